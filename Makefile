@@ -1,0 +1,60 @@
+# Thin wrapper over CMake. `make` builds, `make test` builds and runs every test,
+# `make run` starts the simulator, `make test-asan` runs the tests under ASan+UBSan.
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
+
+.PHONY: all deps build test test-asan test-tsan format format-check lint bench run clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release >/dev/null
+
+build: deps $(BUILD)/CMakeCache.txt
+	@cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+$(BUILD_ASAN)/CMakeCache.txt: | deps
+	@cmake -S . -B $(BUILD_ASAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DK32_SANITIZE=ON >/dev/null
+
+test-asan: deps $(BUILD_ASAN)/CMakeCache.txt
+	@cmake --build $(BUILD_ASAN) -j $(JOBS)
+	@cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --output-on-failure -j $(JOBS) -LE no-asan
+
+$(BUILD_TSAN)/CMakeCache.txt: | deps
+	@cmake -S . -B $(BUILD_TSAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DK32_TSAN=ON >/dev/null
+
+# ThreadSanitizer run of the tests labelled "threads" (kobj stress, platform tasks).
+test-tsan: deps $(BUILD_TSAN)/CMakeCache.txt
+	@cmake --build $(BUILD_TSAN) -j $(JOBS)
+	@cd $(BUILD_TSAN) && ctest --output-on-failure -j $(JOBS) -L threads
+
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+
+format:
+	@clang-format -i $(FORMAT_FILES)
+
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "format-check: $(words $(FORMAT_FILES)) files clean"
+
+lint: deps
+	@scripts/lint.sh
+
+bench: build
+	@scripts/bench.sh $(BUILD)
+
+run: build
+	@scripts/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)

@@ -1,0 +1,66 @@
+/*
+ * k32_json.h - JSON helpers over cJSON.
+ *
+ * cJSON is the library ESP-IDF ships, so the same code runs on a board. These helpers add
+ * what cJSON lacks: allocation routed through a k32_allocator, a nesting-depth limit checked
+ * before cJSON recurses (K32_JSON_MAX_DEPTH), and typed getters whose errors name the field
+ * and what was wrong ("spec.replicas: expected an integer, found a string").
+ *
+ * Paths are dotted field names ("metadata.name"); no array indexing.
+ * Context: k32_json_use_allocator is process-wide (cJSON's hooks are global): call it once at
+ * start-up before any thread parses. The allocator must be thread-safe.
+ */
+#ifndef K32_JSON_H
+#define K32_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/k32_alloc.h"
+#include "base/k32_status.h"
+
+/* Routes cJSON's malloc/free through alloc (which must outlive every cJSON object). NULL
+ * restores the default heap allocator. */
+void k32_json_use_allocator(const struct k32_allocator *alloc);
+
+/*
+ * Parses text[0..len) into *out (free with cJSON_Delete). INVALID_ARGS with the byte offset
+ * on a syntax error or trailing data; OUT_OF_RANGE when nesting passes K32_JSON_MAX_DEPTH;
+ * NO_MEMORY when the allocator refuses.
+ */
+k32_status_t k32_json_parse(const char *text, size_t len, cJSON **out, struct k32_err *err);
+
+/*
+ * Typed getters. path is dotted ("spec.replicas") from obj. Each returns:
+ *   K32_OK and the value;
+ *   K32_ERR_NOT_FOUND  "<path>: required field is missing";
+ *   K32_ERR_WRONG_TYPE "<path>: expected <type>, found <type>".
+ * The _opt forms return K32_OK with the default when the field is missing or null.
+ */
+k32_status_t k32_json_get_str(const cJSON *obj, const char *path, const char **out,
+			      struct k32_err *err);
+k32_status_t k32_json_get_i64(const cJSON *obj, const char *path, int64_t *out,
+			      struct k32_err *err);
+k32_status_t k32_json_get_bool(const cJSON *obj, const char *path, bool *out,
+			       struct k32_err *err);
+k32_status_t k32_json_get_obj(const cJSON *obj, const char *path, const cJSON **out,
+			      struct k32_err *err);
+k32_status_t k32_json_get_arr(const cJSON *obj, const char *path, const cJSON **out,
+			      struct k32_err *err);
+k32_status_t k32_json_get_str_opt(const cJSON *obj, const char *path, const char *dflt,
+				  const char **out, struct k32_err *err);
+k32_status_t k32_json_get_i64_opt(const cJSON *obj, const char *path, int64_t dflt,
+				  int64_t *out, struct k32_err *err);
+k32_status_t k32_json_get_bool_opt(const cJSON *obj, const char *path, bool dflt, bool *out,
+				   struct k32_err *err);
+
+/* The item at a dotted path, or NULL. */
+const cJSON *k32_json_find(const cJSON *obj, const char *path);
+
+/* Name of an item's type for messages ("string", "number", "object", ...). */
+const char *k32_json_type_name(const cJSON *item);
+
+#endif /* K32_JSON_H */
