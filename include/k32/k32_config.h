@@ -63,6 +63,88 @@
 
 /* ==== http ============================================================================== */
 
+/* Connections one HTTP server holds at once (watches included); the next client gets 503 and
+ * is closed. Bytes: 16 per slot fixed + ~200 per open idle connection (+~35 KiB with TLS).
+ * Ceiling 65535 (slot index is 16 bits in a stream id). */
+#ifndef K32_HTTP_MAX_CONNS
+#define K32_HTTP_MAX_CONNS 1024
+#endif
+
+/* Bytes of a request line plus headers; over it the server answers 431 and closes. It is also
+ * what an input buffer may hold before the body. Ceiling 1 MiB. */
+#ifndef K32_HTTP_MAX_HEADER_BYTES
+#define K32_HTTP_MAX_HEADER_BYTES 16384
+#endif
+
+/* Header lines in one request (431 past it). Bytes: 32 per header while a request is read. */
+#ifndef K32_HTTP_MAX_HEADERS
+#define K32_HTTP_MAX_HEADERS 64
+#endif
+
+/* Bytes of a request body after de-chunking; 413 past it (the API's documented 3 MiB, like
+ * the kube-apiserver's request size limit). */
+#ifndef K32_HTTP_MAX_BODY_BYTES
+#define K32_HTTP_MAX_BODY_BYTES (3u * 1024u * 1024u)
+#endif
+
+/* Bytes of one whole (non-streamed) response body, server and client side. */
+#ifndef K32_HTTP_MAX_RESPONSE_BYTES
+#define K32_HTTP_MAX_RESPONSE_BYTES (16u * 1024u * 1024u)
+#endif
+
+/* Bytes of extra response header lines a handler may add. */
+#ifndef K32_HTTP_MAX_RESP_HEADER_BYTES
+#define K32_HTTP_MAX_RESP_HEADER_BYTES 2048
+#endif
+
+/* Bytes a stream may have queued but unsent before http_stream_write says SHOULD_WAIT. */
+#ifndef K32_HTTP_STREAM_BUF_BYTES
+#define K32_HTTP_STREAM_BUF_BYTES (64u * 1024u)
+#endif
+
+/* Milliseconds from a request's first byte to the end of its headers (slow-loris guard). */
+#ifndef K32_HTTP_HEADER_TIMEOUT_MS
+#define K32_HTTP_HEADER_TIMEOUT_MS 10000
+#endif
+
+/* Milliseconds from the end of the headers to the end of the body. */
+#ifndef K32_HTTP_BODY_TIMEOUT_MS
+#define K32_HTTP_BODY_TIMEOUT_MS 60000
+#endif
+
+/* Milliseconds a response (or a stream with queued data) may make no write progress. */
+#ifndef K32_HTTP_WRITE_TIMEOUT_MS
+#define K32_HTTP_WRITE_TIMEOUT_MS 30000
+#endif
+
+/* Milliseconds a kept-alive connection may sit with no request (Go's client keeps 90 s). */
+#ifndef K32_HTTP_IDLE_TIMEOUT_MS
+#define K32_HTTP_IDLE_TIMEOUT_MS 120000
+#endif
+
+/* Default per-call timeout of the HTTP client, in milliseconds. */
+#ifndef K32_HTTP_CLIENT_TIMEOUT_MS
+#define K32_HTTP_CLIENT_TIMEOUT_MS 30000
+#endif
+
+/* Longest line the client's line-streaming mode delivers (one watch event). */
+#ifndef K32_HTTP_CLIENT_MAX_LINE
+#define K32_HTTP_CLIENT_MAX_LINE (4u * 1024u * 1024u)
+#endif
+
+/* Extra subject-alternative names on the serving certificate. */
+#ifndef K32_HTTP_MAX_TLS_NAMES
+#define K32_HTTP_MAX_TLS_NAMES 8
+#endif
+
+/* Bytes of a certificate or key path (data_dir + "/pki/server.key"). */
+#ifndef K32_HTTP_PATH_LEN
+#define K32_HTTP_PATH_LEN 256
+#endif
+
+_Static_assert(K32_HTTP_MAX_CONNS >= 1 && K32_HTTP_MAX_CONNS <= 65535, "K32_HTTP_MAX_CONNS out of range");
+_Static_assert(K32_HTTP_MAX_HEADER_BYTES >= 256 && K32_HTTP_MAX_HEADER_BYTES <= 1048576, "K32_HTTP_MAX_HEADER_BYTES out of range");
+
 /* ==== api =============================================================================== */
 
 /* ==== ctrl / kubelet / hw =============================================================== */

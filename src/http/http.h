@@ -1,0 +1,407 @@
+/*
+ * http.h - a small HTTP/1.1 server and client over the platform sockets, with TLS.
+ *
+ * SERVER. One event-loop task per server (Redis's ae model): poll() over the listener, a
+ * wake socket and every connection, all non-blocking. Requests are parsed with Debian's
+ * http-parser; a complete request is handed to the handler ON THE LOOP TASK, which fills a
+ * struct http_response (status, headers, body) and returns. Handlers must therefore not
+ * block for long (a store write with its fsync is fine; waiting for an event is not: use a
+ * stream). A slow or half-open client costs only its connection slot: nothing ever blocks
+ * on its socket, and it is closed when a timeout expires:
+ *   header_timeout_us  first byte of a request to the end of its headers (slow-loris),
+ *   body_timeout_us    end of headers to the end of the body,
+ *   write_timeout_us   a response (not a stream) makes no write progress for this long,
+ *   idle_timeout_us    keep-alive connection with no request in progress.
+ * Keep-alive is the default for HTTP/1.1 (and for 1.0 with "Connection: keep-alive").
+ * Pipelining works: requests are answered one after the other, in order; bytes of the
+ * next request wait in the connection's input buffer while the current one is answered.
+ *
+ * Limits (each named in k32_config.h, overridable per server in struct http_server_config):
+ *   - request line + headers over max_header_bytes, or more than K32_HTTP_MAX_HEADERS
+ *     header lines: 431, connection closed;
+ *   - body (Content-Length or chunked, after de-chunking) over max_body_bytes: 413,
+ *     connection closed (a declared Content-Length is refused before the body is read);
+ *   - a syntax error (http-parser error): 400, connection closed;
+ *   - max_conns connections open: a further client gets a short 503 and is closed;
+ *   - a response body over max_response_bytes: the handler's append fails (k32_buf cap).
+ *
+ * STREAMS (watch, logs -f). A handler may turn its response into a chunked stream with
+ * http_response_stream(): the server sends the status and headers with
+ * "Transfer-Encoding: chunked", then calls ops->pull on the loop task whenever there is
+ * something to do (the producer woke it with http_server_stream_wake() from any thread, the
+ * connection drained its output, or the stream's timer expired). pull writes chunks with
+ * http_stream_write() and returns K32_OK to stay open, or any other status to end the
+ * stream (the server flushes, sends the terminating chunk and goes on with keep-alive).
+ * ops->close is called exactly once, on the loop task, when the stream ends for any reason
+ * (pull ended it, the client went away or timed out writing, the server stops); after that
+ * the stream id is dead and wakes with it are ignored, so a producer that races with the
+ * close is harmless. No thread per stream: a stream is a connection slot plus an output
+ * buffer that exists only while data waits to be sent.
+ *
+ * MEMORY. Fixed at start: a slot table of max_conns * 16 bytes. Per connection: a struct of
+ * about 200 bytes while idle (input buffer, parser and output buffer are allocated only
+ * while a request is being read or a response written, and freed after). While reading a
+ * request: + input buffer (grows to max_header_bytes + body framing) + ~1.2 KiB parse state
+ * + the body. A TLS connection adds mbedTLS's context (two 16 KiB record buffers plus
+ * ~2 KiB; Debian's mbedTLS has no variable buffer length), so TLS is ~35 KiB per
+ * connection. Everything comes from the server's allocator except mbedTLS's own buffers,
+ * which use the C library (Debian builds mbedTLS without MBEDTLS_PLATFORM_MEMORY).
+ *
+ * TLS. With cfg.tls the server, on first start, creates <data_dir>/pki/ with a self-signed
+ * CA (ECDSA P-256, ca.crt / ca.key) and a serving certificate signed by it (server.crt /
+ * server.key, SAN 127.0.0.1, localhost and cfg.tls_names), and reuses them on later starts
+ * (a serving certificate whose SAN list lacks a configured name is re-issued from the same
+ * CA). TLS 1.2 (Debian's mbedTLS 2.28 has no 1.3). http_server_ca_file() gives the CA path
+ * for a kubeconfig's certificate-authority(-data).
+ *
+ * AUTH. The server extracts "Authorization: Bearer <token>" into req->bearer_token (empty
+ * when absent or another scheme). An optional cfg.authenticate callback runs before the
+ * handler; it may set req->identity, or fill the response (e.g. a 401 Status) and return
+ * false to skip the handler.
+ *
+ * CLIENT. Blocking, one connection per struct http_client, reused with keep-alive and
+ * re-opened transparently when the server closed it between requests. Plain or TLS
+ * (verifying the server against a CA file). Every call has a timeout. Whole responses
+ * (Content-Length, chunked or until close) into a capped buffer, or streamed to a callback
+ * chunk by chunk or line by line.
+ *
+ * Context: http_server_start/stop from any one thread; http_server_stream_wake from any
+ * thread; handler, authenticate and stream ops on the server's loop task only. A client is
+ * used by one thread at a time. Nothing here aborts on bad input or allocation failure.
+ */
+#ifndef K32_HTTP_H
+#define K32_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/k32_alloc.h"
+#include "base/k32_buf.h"
+#include "base/k32_status.h"
+#include "k32/k32_config.h"
+
+struct http_server;
+struct http_stream;
+
+/* Names a stream across threads: connection slot and generation. 0 is never valid. */
+typedef uint32_t http_stream_id_t;
+
+/* One request header as received (name case kept; compare case-insensitively). */
+struct http_header {
+	struct k32_str name;  /* field name */
+	struct k32_str value; /* value, leading/trailing blanks removed */
+};
+
+/*
+ * A parsed request. Every view points into connection buffers that live until the
+ * handler (or authenticate) returns; copy what must outlive it.
+ */
+struct http_request {
+	const char *method;		   /* "GET", "POST", ... (static string) */
+	struct k32_str target;		   /* raw request target: path and query, as sent */
+	struct k32_str path;		   /* raw (still percent-encoded) path, no query */
+	struct k32_str query;		   /* raw query without '?'; empty when none */
+	const struct http_header *headers; /* header_count entries, in arrival order */
+	size_t header_count;
+	const uint8_t *body; /* body_len bytes (de-chunked), NUL-terminated; never NULL */
+	size_t body_len;
+	struct k32_str bearer_token;	/* token of "Authorization: Bearer X"; empty if none */
+	void *identity;			/* set by cfg.authenticate; NULL otherwise */
+	bool tls;			/* arrived over TLS */
+	bool keep_alive;		/* the server will keep the connection after answering */
+	uint8_t http_major, http_minor; /* protocol version of the request */
+	uint64_t conn_seq;		/* connection number (1, 2, ...), for logs */
+	struct http_server *server;	/* the server (for http_server_stream_wake etc.) */
+};
+
+/*
+ * What a handler fills. The server passes it with status 200, no headers and an empty body.
+ * headers holds extra header lines, each "Name: value\r\n" (use http_response_header);
+ * the server adds Content-Length (or Transfer-Encoding), Connection and never duplicates
+ * them. body is capped at max_response_bytes; the handler appends to it directly (e.g.
+ * k32_buf_append, k32_buf_printf). Both buffers belong to the server and are reused.
+ */
+struct http_response {
+	int status;		/* HTTP status code, 100..599 */
+	struct k32_buf headers; /* extra header lines, capped at K32_HTTP_MAX_RESP_HEADER_BYTES */
+	struct k32_buf body;	/* response body, capped at max_response_bytes */
+	bool close;		/* set to close the connection after this response */
+	struct http_stream *stream_; /* internal: set by http_response_stream */
+};
+
+/* Handler: called on the loop task for each complete request. Fill resp; return nothing. */
+typedef void (*http_handler_fn)(void *ctx, struct http_request *req, struct http_response *resp);
+
+/*
+ * Optional authentication hook, called on the loop task before the handler. Return true to
+ * go on to the handler (optionally after setting req->identity); false to answer with resp
+ * as filled (e.g. status 401 and a Status body) without calling the handler.
+ */
+typedef bool (*http_auth_fn)(void *ctx, struct http_request *req, struct http_response *resp);
+
+struct http_server_config {
+	const char *host;	   /* address to bind: "127.0.0.1" (default), "0.0.0.0" */
+	uint16_t port;		   /* 0 picks a free port (see http_server_port) */
+	http_handler_fn handler;   /* required */
+	http_auth_fn authenticate; /* optional */
+	void *ctx;		   /* passed to handler and authenticate */
+	/* TLS */
+	bool tls;		      /* serve HTTPS (needs data_dir) */
+	const char *data_dir;	      /* certificates go to <data_dir>/pki/ (created if absent) */
+	const char *const *tls_names; /* extra SAN entries (DNS names or IPv4), tls_name_count */
+	size_t tls_name_count;	      /* at most K32_HTTP_MAX_TLS_NAMES */
+	/* limits; http_server_config_init sets the k32_config.h defaults */
+	uint32_t max_conns;	   /* K32_HTTP_MAX_CONNS */
+	size_t max_header_bytes;   /* K32_HTTP_MAX_HEADER_BYTES */
+	size_t max_body_bytes;	   /* K32_HTTP_MAX_BODY_BYTES */
+	size_t max_response_bytes; /* K32_HTTP_MAX_RESPONSE_BYTES */
+	size_t stream_buf_bytes;   /* K32_HTTP_STREAM_BUF_BYTES: buffered stream output cap */
+	int64_t header_timeout_us; /* K32_HTTP_HEADER_TIMEOUT_MS */
+	int64_t body_timeout_us;   /* K32_HTTP_BODY_TIMEOUT_MS */
+	int64_t write_timeout_us;  /* K32_HTTP_WRITE_TIMEOUT_MS */
+	int64_t idle_timeout_us;   /* K32_HTTP_IDLE_TIMEOUT_MS */
+	const struct k32_allocator *alloc; /* thread-safe allocator; NULL: the default heap */
+};
+
+struct http_server_stats {
+	uint32_t conns_open;	 /* connections now open */
+	uint32_t conns_peak;	 /* most open at once */
+	uint32_t streams_open;	 /* streaming responses now open */
+	uint64_t conns_accepted; /* total accepted */
+	uint64_t conns_refused;	 /* refused at max_conns (503) */
+	uint64_t requests;	 /* requests handed to the handler or authenticate */
+	uint64_t errors_4xx;	 /* requests refused by the server itself (400/413/431) */
+	uint64_t timeouts;	 /* connections closed by a timeout */
+	size_t mem_bytes;	 /* bytes the server holds from its allocator now */
+	size_t mem_peak_bytes;	 /* highest mem_bytes */
+};
+
+/* Fills cfg with host 127.0.0.1, port 0, plain HTTP and every k32_config.h default. */
+void http_server_config_init(struct http_server_config *cfg);
+
+/*
+ * Binds, prepares TLS material (creating it on first start) and starts the loop task.
+ * @retval K32_OK               *out is running; stop it with http_server_stop
+ * @retval K32_ERR_INVALID_ARGS missing handler, tls without data_dir, a zero limit
+ * @retval K32_ERR_IO           bind/listen failed, a certificate file unreadable/unwritable
+ * @retval K32_ERR_CORRUPT      a stored key or certificate does not parse
+ * @retval K32_ERR_NO_MEMORY    the allocator refused
+ * Context: may block (key generation, file I/O). err gets the detail.
+ */
+k32_status_t http_server_start(const struct http_server_config *cfg, struct http_server **out,
+			       struct k32_err *err);
+
+/*
+ * Stops the loop, closes every connection (calling each open stream's close with
+ * K32_ERR_CANCELED), joins the task and frees everything. NULL is ignored.
+ * Context: not from a handler or stream callback.
+ */
+void http_server_stop(struct http_server *srv);
+
+/* The port actually bound (useful with port 0). */
+uint16_t http_server_port(const struct http_server *srv);
+
+/* Path of the CA certificate (PEM) clients should trust; NULL when serving plain HTTP. */
+const char *http_server_ca_file(const struct http_server *srv);
+
+/* Snapshot of the counters. Any thread. */
+void http_server_get_stats(struct http_server *srv, struct http_server_stats *out);
+
+/* ---- request helpers (pure functions, any thread) ------------------------------------- */
+
+/* Finds the first header named name (case-insensitive). false when absent. */
+bool http_request_header(const struct http_request *req, const char *name,
+			 struct k32_str *out_value);
+
+/*
+ * Percent-decodes in into out (cap bytes, NUL-terminated); plus_is_space turns '+' into ' '
+ * (query strings). *out_len (may be NULL) gets the decoded length.
+ * @retval K32_ERR_INVALID_ARGS   a '%' not followed by two hex digits, or a decoded NUL
+ * @retval K32_ERR_BUFFER_TOO_SMALL  out cannot hold the result and its NUL
+ */
+k32_status_t http_url_decode(struct k32_str in, bool plus_is_space, char *out, size_t cap,
+			     size_t *out_len);
+
+/*
+ * Iterates a raw query string "a=1&b=x%20y&c": each call takes the next non-empty pair off
+ * *rest and returns its raw key and raw value (value empty when there is no '='). Decode
+ * with http_url_decode(..., true, ...). false when nothing is left.
+ */
+bool http_query_next(struct k32_str *rest, struct k32_str *out_key, struct k32_str *out_value);
+
+/*
+ * Decoded value of the first parameter whose decoded key equals name.
+ * @retval K32_ERR_NOT_FOUND  no such parameter
+ * other statuses as http_url_decode.
+ */
+k32_status_t http_query_get(struct k32_str query, const char *name, char *out, size_t cap,
+			    size_t *out_len);
+
+/* Reason phrase of a status code ("Not Found"); "Unknown" for unlisted codes. */
+const char *http_status_reason(int status);
+
+/* ---- response helpers (loop task) ------------------------------------------------------ */
+
+/*
+ * Appends "name: value\r\n" to resp->headers. INVALID_ARGS if name or value holds CR/LF
+ * (header injection); NO_RESOURCES past K32_HTTP_MAX_RESP_HEADER_BYTES.
+ */
+k32_status_t http_response_header(struct http_response *resp, const char *name, const char *value);
+
+/* Sets status, Content-Type and the body (copied) in one call. */
+k32_status_t http_response_set(struct http_response *resp, int status, const char *content_type,
+			       const void *body, size_t len);
+
+/* ---- streams (loop task unless noted) -------------------------------------------------- */
+
+/* Why pull was called (bit set). */
+#define HTTP_STREAM_EV_START	0x1u /* first call, right after the headers were queued */
+#define HTTP_STREAM_EV_WAKE	0x2u /* http_server_stream_wake was called since last pull */
+#define HTTP_STREAM_EV_WRITABLE 0x4u /* output drained after http_stream_write said SHOULD_WAIT */
+#define HTTP_STREAM_EV_TIMER	0x8u /* the deadline of http_stream_set_timer passed */
+
+struct http_stream_ops {
+	/* Write chunks with http_stream_write. K32_OK keeps the stream open; any other
+	 * status ends it (use K32_ERR_CANCELED for "done"). Must not block. */
+	k32_status_t (*pull)(void *ctx, struct http_stream *s, uint32_t events);
+	/* Exactly once, when the stream ended: why is the status pull returned, or
+	 * K32_ERR_PEER_CLOSED (client gone), K32_ERR_TIMED_OUT (client not reading),
+	 * K32_ERR_CANCELED (server stopping). ctx may be freed here. */
+	void (*close)(void *ctx, k32_status_t why);
+};
+
+/*
+ * Turns resp into a chunked stream: status and resp->headers are sent, resp->body is
+ * ignored, then ops->pull runs with HTTP_STREAM_EV_START. *out_id (may be NULL) names the
+ * stream for http_server_stream_wake; it is valid as soon as this returns, and a wake that
+ * arrives before the first pull is kept. ops must outlive the stream.
+ * @retval K32_ERR_BAD_STATE  called twice for one response
+ * @retval K32_ERR_NO_RESOURCES  (never for now; reserved for a stream limit)
+ * If this fails, the response is sent as a normal one and close is never called.
+ */
+k32_status_t http_response_stream(struct http_response *resp, const struct http_stream_ops *ops,
+				  void *ctx, http_stream_id_t *out_id);
+
+/*
+ * Queues data as one chunk (len 0 is a no-op).
+ * @retval K32_ERR_SHOULD_WAIT  buffered output is already at stream_buf_bytes: nothing was
+ *                              queued; pull is called again with HTTP_STREAM_EV_WRITABLE
+ * @retval K32_ERR_NO_MEMORY    allocator refused (the stream should end)
+ * @retval K32_ERR_PEER_CLOSED  the connection is failing; end the stream
+ */
+k32_status_t http_stream_write(struct http_stream *s, const void *data, size_t len);
+
+/* Calls pull with HTTP_STREAM_EV_TIMER at deadline_us (monotonic); K32_FOREVER cancels. */
+void http_stream_set_timer(struct http_stream *s, int64_t deadline_us);
+
+/* The id of a stream (for a producer registered from pull). */
+http_stream_id_t http_stream_id(const struct http_stream *s);
+
+/*
+ * Asks the loop to call the stream's pull with HTTP_STREAM_EV_WAKE soon. Any thread; never
+ * blocks for long (a mutex and one byte written to a loopback socket, coalesced). A dead or
+ * unknown id is ignored. Returns K32_ERR_NOT_FOUND for a dead id (informational).
+ */
+k32_status_t http_server_stream_wake(struct http_server *srv, http_stream_id_t id);
+
+/* ---- TLS material (used by the server; exposed for tools and tests) ------------------- */
+
+struct http_tls_files {
+	char ca_crt[K32_HTTP_PATH_LEN];	    /* <data_dir>/pki/ca.crt */
+	char ca_key[K32_HTTP_PATH_LEN];	    /* <data_dir>/pki/ca.key */
+	char server_crt[K32_HTTP_PATH_LEN]; /* <data_dir>/pki/server.crt */
+	char server_key[K32_HTTP_PATH_LEN]; /* <data_dir>/pki/server.key */
+};
+
+/*
+ * Creates (first start) or loads and checks the CA and serving certificate under
+ * <data_dir>/pki/; names are extra SANs besides 127.0.0.1 and localhost. *out_created
+ * (may be NULL) tells whether anything was generated. Blocks (key generation ~10 ms).
+ */
+k32_status_t http_tls_ensure(const char *data_dir, const char *const *names, size_t name_count,
+			     struct http_tls_files *out, bool *out_created, struct k32_err *err);
+
+/* ---- client ----------------------------------------------------------------------------- */
+
+struct http_client;
+
+struct http_client_config {
+	const char *host; /* "127.0.0.1" or "localhost" */
+	uint16_t port;
+	bool tls;		  /* HTTPS */
+	const char *ca_file;	  /* PEM CA to verify the server with (required for tls) */
+	const char *server_name;  /* name checked against the certificate; NULL: host */
+	const char *bearer_token; /* sent as "Authorization: Bearer ..." when non-NULL */
+	int64_t
+	    timeout_us; /* per call: connect + send + whole response; K32_HTTP_CLIENT_TIMEOUT_MS */
+	size_t max_response_bytes; /* cap on a whole response body; K32_HTTP_MAX_RESPONSE_BYTES */
+	const struct k32_allocator *alloc; /* NULL: the default heap */
+};
+
+/* Fills cfg with 127.0.0.1, no TLS, no token and the config defaults (host/port to set). */
+void http_client_config_init(struct http_client_config *cfg);
+
+/* Creates a client (copies the strings; connects lazily on the first request). */
+k32_status_t http_client_new(const struct http_client_config *cfg, struct http_client **out,
+			     struct k32_err *err);
+/* Closes the connection and frees the client. NULL is ignored. */
+void http_client_free(struct http_client *c);
+
+/* One request. body may be NULL when body_len is 0. */
+struct http_client_request {
+	const char *method;	  /* "GET", "POST", "PUT", "PATCH", "DELETE" */
+	const char *target;	  /* path and query, e.g. "/api/v1/pods?watch=true" */
+	const char *content_type; /* NULL: no Content-Type header */
+	const char *headers;	  /* extra raw lines, each "Name: value\r\n"; NULL for none */
+	const void *body;
+	size_t body_len;
+	int64_t timeout_us; /* 0: the client's timeout_us */
+};
+
+/* A whole response. Free with http_client_response_fini. */
+struct http_client_response {
+	int status;		/* status code */
+	struct k32_buf headers; /* the raw header block, "Name: value\r\n" lines */
+	struct k32_buf body;	/* de-chunked body (NUL-terminated) */
+};
+
+/*
+ * Sends req and reads the whole response into *out (initialised here; fini it even on
+ * error). Reuses the kept-alive connection, reconnecting once if the server had closed it.
+ * @retval K32_OK                 *out holds any status code the server sent
+ * @retval K32_ERR_TIMED_OUT      the call's timeout passed
+ * @retval K32_ERR_IO / PEER_CLOSED  connect, TLS or socket failure
+ * @retval K32_ERR_CORRUPT        the response did not parse
+ * @retval K32_ERR_NO_RESOURCES   body over max_response_bytes
+ */
+k32_status_t http_client_do(struct http_client *c, const struct http_client_request *req,
+			    struct http_client_response *out, struct k32_err *err);
+
+/* Finds a response header (case-insensitive). */
+bool http_client_response_header(const struct http_client_response *resp, const char *name,
+				 struct k32_str *out_value);
+void http_client_response_fini(struct http_client_response *resp);
+
+/*
+ * Called with each piece of a streamed body: a whole line without its '\n' (lines mode;
+ * a last line without '\n' too) or each received block (raw mode). Return K32_OK to go on,
+ * anything else to stop (http_client_stream then returns that status and closes the
+ * connection).
+ */
+typedef k32_status_t (*http_client_data_fn)(void *ctx, const uint8_t *data, size_t len);
+
+/*
+ * Sends req and streams the response body to on_data. *out_status (may be NULL) gets the
+ * status code as soon as headers arrive; non-2xx bodies are streamed too. req->timeout_us
+ * here bounds the wait for the response headers and for each following piece (idle
+ * timeout), not the whole stream; lines are capped at K32_HTTP_CLIENT_MAX_LINE bytes
+ * (NO_RESOURCES past it).
+ * @retval K32_OK  the stream ended normally (terminating chunk or close)
+ * other statuses as http_client_do, or whatever on_data returned.
+ */
+k32_status_t http_client_stream(struct http_client *c, const struct http_client_request *req,
+				bool lines, http_client_data_fn on_data, void *ctx, int *out_status,
+				struct k32_err *err);
+
+#endif /* K32_HTTP_H */
