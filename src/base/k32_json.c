@@ -1,0 +1,311 @@
+/*
+ * k32_json.c - cJSON with kube32's allocator, a depth limit and typed getters.
+ *
+ * cJSON's hooks are malloc(size)/free(ptr), without the size that a k32_allocator needs on
+ * free, so each block carries an 8-byte header holding its size. The depth limit is checked
+ * by a linear pre-scan before cJSON (which recurses once per nesting level) sees the text.
+ */
+#include "base/k32_json.h"
+
+#include <math.h>
+#include <string.h>
+
+#define JSON_HDR 8 /* bytes in front of each cJSON block: its size; keeps 8-byte alignment */
+
+static const struct k32_allocator *json_alloc;
+
+static void *json_malloc(size_t len)
+{
+	const struct k32_allocator *a = json_alloc ? json_alloc : k32_default_allocator();
+	uint8_t *p;
+
+	if (len > SIZE_MAX - JSON_HDR)
+		return NULL;
+	p = k32_alloc(a, len + JSON_HDR);
+	if (!p)
+		return NULL;
+	memcpy(p, &len, sizeof(len));
+	return p + JSON_HDR;
+}
+
+static void json_free(void *ptr)
+{
+	const struct k32_allocator *a = json_alloc ? json_alloc : k32_default_allocator();
+	uint8_t *p = ptr;
+	size_t len;
+
+	if (!p)
+		return;
+	p -= JSON_HDR;
+	memcpy(&len, p, sizeof(len));
+	k32_free(a, p, len + JSON_HDR);
+}
+
+_Static_assert(sizeof(size_t) <= JSON_HDR, "JSON block header too small for size_t");
+
+static void json_install_hooks(void)
+{
+	static bool installed;
+	cJSON_Hooks hooks = {json_malloc, json_free};
+
+	/* Racing first callers all install the same two pointers; the flag only saves work. */
+	if (!__atomic_exchange_n(&installed, true, __ATOMIC_ACQ_REL))
+		cJSON_InitHooks(&hooks);
+}
+
+void k32_json_use_allocator(const struct k32_allocator *alloc)
+{
+	json_alloc = alloc;
+	json_install_hooks();
+}
+
+/* Deepest nesting of objects and arrays in text, ignoring brackets inside strings; stops
+ * early once past limit. */
+static size_t json_depth(const char *text, size_t len, size_t limit, size_t *out_at)
+{
+	size_t depth = 0;
+	size_t max = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		if (c == '"') {
+			in_str = true;
+		} else if (c == '{' || c == '[') {
+			if (++depth > max) {
+				max = depth;
+				if (max > limit) {
+					*out_at = i;
+					return max;
+				}
+			}
+		} else if ((c == '}' || c == ']') && depth > 0) {
+			depth--;
+		}
+	}
+	return max;
+}
+
+k32_status_t k32_json_parse(const char *text, size_t len, cJSON **out, struct k32_err *err)
+{
+	const char *end = NULL;
+	size_t at = 0;
+	cJSON *root;
+
+	*out = NULL;
+	json_install_hooks();
+	if (!text || len == 0)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, "json",
+				   "empty JSON document; send an object or array");
+	if (json_depth(text, len, K32_JSON_MAX_DEPTH, &at) > K32_JSON_MAX_DEPTH)
+		return k32_err_set(err, K32_ERR_OUT_OF_RANGE, "json",
+				   "JSON nested deeper than %d levels at byte %zu (K32_JSON_MAX_DEPTH)",
+				   K32_JSON_MAX_DEPTH, at);
+	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	if (!root) {
+		size_t off = end && end >= text ? (size_t)(end - text) : 0;
+
+		/* cJSON reports an allocation failure as a parse error at the point it failed;
+		 * we cannot tell them apart from here, so name both. */
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, "json",
+				   "malformed JSON at byte %zu of %zu (or out of memory while parsing)",
+				   off, len);
+	}
+	while (end && (size_t)(end - text) < len &&
+	       (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n' || *end == '\0'))
+		end++;
+	if (end && (size_t)(end - text) < len) {
+		size_t off = (size_t)(end - text);
+
+		cJSON_Delete(root);
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, "json",
+				   "unexpected data after the JSON value at byte %zu", off);
+	}
+	*out = root;
+	return K32_OK;
+}
+
+const cJSON *k32_json_find(const cJSON *obj, const char *path)
+{
+	const char *seg = path;
+	char name[64];
+
+	while (obj && seg && *seg) {
+		const char *dot = strchr(seg, '.');
+		size_t n = dot ? (size_t)(dot - seg) : strlen(seg);
+
+		if (n >= sizeof(name) || !cJSON_IsObject(obj))
+			return NULL;
+		memcpy(name, seg, n);
+		name[n] = '\0';
+		obj = cJSON_GetObjectItemCaseSensitive(obj, name);
+		seg = dot ? dot + 1 : NULL;
+	}
+	return obj;
+}
+
+const char *k32_json_type_name(const cJSON *item)
+{
+	if (!item || cJSON_IsInvalid(item))
+		return "nothing";
+	if (cJSON_IsNull(item))
+		return "null";
+	if (cJSON_IsBool(item))
+		return "a boolean";
+	if (cJSON_IsNumber(item))
+		return "a number";
+	if (cJSON_IsString(item))
+		return "a string";
+	if (cJSON_IsArray(item))
+		return "an array";
+	if (cJSON_IsObject(item))
+		return "an object";
+	return "a raw value";
+}
+
+/* Looks up path; NOT_FOUND (when required) or the item. */
+static k32_status_t json_lookup(const cJSON *obj, const char *path, bool required,
+				const cJSON **out, struct k32_err *err)
+{
+	const cJSON *item = k32_json_find(obj, path);
+
+	*out = NULL;
+	if (!item || cJSON_IsNull(item)) {
+		if (required)
+			return k32_err_set(err, K32_ERR_NOT_FOUND, "json",
+					   "%s: required field is missing", path);
+		return K32_OK;
+	}
+	*out = item;
+	return K32_OK;
+}
+
+static k32_status_t json_wrong_type(const char *path, const char *want, const cJSON *item,
+				    struct k32_err *err)
+{
+	return k32_err_set(err, K32_ERR_WRONG_TYPE, "json", "%s: expected %s, found %s", path,
+			   want, k32_json_type_name(item));
+}
+
+static k32_status_t json_str(const cJSON *obj, const char *path, bool required,
+			     const char *dflt, const char **out, struct k32_err *err)
+{
+	const cJSON *item;
+	k32_status_t st = json_lookup(obj, path, required, &item, err);
+
+	*out = dflt;
+	if (st != K32_OK || !item)
+		return st;
+	if (!cJSON_IsString(item))
+		return json_wrong_type(path, "a string", item, err);
+	*out = item->valuestring;
+	return K32_OK;
+}
+
+static k32_status_t json_i64(const cJSON *obj, const char *path, bool required, int64_t dflt,
+			     int64_t *out, struct k32_err *err)
+{
+	const cJSON *item;
+	k32_status_t st = json_lookup(obj, path, required, &item, err);
+	double d;
+
+	*out = dflt;
+	if (st != K32_OK || !item)
+		return st;
+	if (!cJSON_IsNumber(item))
+		return json_wrong_type(path, "an integer", item, err);
+	d = item->valuedouble;
+	/* 2^63 is exactly representable; anything at or above it does not fit an int64. */
+	if (d != floor(d) || d < -9223372036854775808.0 || d >= 9223372036854775808.0)
+		return k32_err_set(err, K32_ERR_WRONG_TYPE, "json",
+				   "%s: expected an integer, found %g", path, d);
+	*out = (int64_t)d;
+	return K32_OK;
+}
+
+static k32_status_t json_bool(const cJSON *obj, const char *path, bool required, bool dflt,
+			      bool *out, struct k32_err *err)
+{
+	const cJSON *item;
+	k32_status_t st = json_lookup(obj, path, required, &item, err);
+
+	*out = dflt;
+	if (st != K32_OK || !item)
+		return st;
+	if (!cJSON_IsBool(item))
+		return json_wrong_type(path, "a boolean", item, err);
+	*out = cJSON_IsTrue(item);
+	return K32_OK;
+}
+
+k32_status_t k32_json_get_str(const cJSON *obj, const char *path, const char **out,
+			      struct k32_err *err)
+{
+	return json_str(obj, path, true, NULL, out, err);
+}
+
+k32_status_t k32_json_get_str_opt(const cJSON *obj, const char *path, const char *dflt,
+				  const char **out, struct k32_err *err)
+{
+	return json_str(obj, path, false, dflt, out, err);
+}
+
+k32_status_t k32_json_get_i64(const cJSON *obj, const char *path, int64_t *out,
+			      struct k32_err *err)
+{
+	return json_i64(obj, path, true, 0, out, err);
+}
+
+k32_status_t k32_json_get_i64_opt(const cJSON *obj, const char *path, int64_t dflt,
+				  int64_t *out, struct k32_err *err)
+{
+	return json_i64(obj, path, false, dflt, out, err);
+}
+
+k32_status_t k32_json_get_bool(const cJSON *obj, const char *path, bool *out,
+			       struct k32_err *err)
+{
+	return json_bool(obj, path, true, false, out, err);
+}
+
+k32_status_t k32_json_get_bool_opt(const cJSON *obj, const char *path, bool dflt, bool *out,
+				   struct k32_err *err)
+{
+	return json_bool(obj, path, false, dflt, out, err);
+}
+
+static k32_status_t json_container(const cJSON *obj, const char *path, bool want_obj,
+				   const cJSON **out, struct k32_err *err)
+{
+	const cJSON *item;
+	k32_status_t st = json_lookup(obj, path, true, &item, err);
+
+	if (st != K32_OK)
+		return st;
+	if (want_obj ? !cJSON_IsObject(item) : !cJSON_IsArray(item)) {
+		*out = NULL;
+		return json_wrong_type(path, want_obj ? "an object" : "an array", item, err);
+	}
+	*out = item;
+	return K32_OK;
+}
+
+k32_status_t k32_json_get_obj(const cJSON *obj, const char *path, const cJSON **out,
+			      struct k32_err *err)
+{
+	return json_container(obj, path, true, out, err);
+}
+
+k32_status_t k32_json_get_arr(const cJSON *obj, const char *path, const cJSON **out,
+			      struct k32_err *err)
+{
+	return json_container(obj, path, false, out, err);
+}
