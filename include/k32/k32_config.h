@@ -61,6 +61,66 @@
 
 /* ==== store ============================================================================= */
 
+/* Bytes of a store key "/<group>/<resource>/<ns>/<name>" (Kubernetes names are at most 253,
+ * namespaces 63). Bounds the stack buffers of the store and its continue tokens; ceiling
+ * 1024 (keys sit on the stack of every write). */
+#ifndef K32_STORE_KEY_MAX
+#define K32_STORE_KEY_MAX 384
+#endif
+
+/* Bytes of one object's JSON text (ConfigMaps and Secrets are the big ones; Kubernetes caps
+ * them near 1 MiB). Ceiling 16 MiB: a log record's length is checked against it on replay. */
+#ifndef K32_STORE_VALUE_MAX
+#define K32_STORE_VALUE_MAX (1024 * 1024)
+#endif
+
+/* Live objects in the embedded store. The index costs 8 bytes per slot (a sorted array of
+ * pointers that grows by doubling up to this); each object ~32 bytes + key + value. */
+#ifndef K32_STORE_MAX_OBJECTS
+#define K32_STORE_MAX_OBJECTS 8192
+#endif
+
+/* Bytes of live object versions (headers, keys, values) the embedded store keeps. The
+ * control plane's whole budget is 4 MiB RSS; 10 nodes + 100 pods + events take ~300 KiB. */
+#ifndef K32_STORE_MAX_BYTES
+#define K32_STORE_MAX_BYTES (2 * 1024 * 1024)
+#endif
+
+/* Events in the watch history ring (32 bytes each, allocated at open). Watches and
+ * continued lists reach back this many revisions; older ones get K32_ERR_COMPACTED. */
+#ifndef K32_STORE_HISTORY_EVENTS
+#define K32_STORE_HISTORY_EVENTS 1024
+#endif
+
+/* Bytes of object versions the history ring may keep alive (counted per event, new and
+ * previous version); the oldest events go first when it is passed. */
+#ifndef K32_STORE_HISTORY_BYTES
+#define K32_STORE_HISTORY_BYTES (512 * 1024)
+#endif
+
+/* Matching events a watcher may have pending (not yet taken) before it is closed with
+ * K32_ERR_COMPACTED. Costs nothing per event (watchers share the ring); it bounds how far a
+ * slow client can hold history back. At most K32_STORE_HISTORY_EVENTS is useful. */
+#ifndef K32_STORE_WATCH_QUEUE
+#define K32_STORE_WATCH_QUEUE 256
+#endif
+
+/* Watchers open at once (~100 bytes each). */
+#ifndef K32_STORE_MAX_WATCHERS
+#define K32_STORE_MAX_WATCHERS 1024
+#endif
+
+/* Log size that triggers a snapshot and a fresh log. A snapshot holds every live object, so
+ * it is written from one buffer of about the live bytes; replay on start reads the log
+ * whole. Logs past 4x this (snapshots failing) refuse writes with K32_ERR_IO. */
+#ifndef K32_STORE_LOG_ROTATE_BYTES
+#define K32_STORE_LOG_ROTATE_BYTES (1024 * 1024)
+#endif
+
+_Static_assert(K32_STORE_KEY_MAX >= 64 && K32_STORE_KEY_MAX <= 1024, "K32_STORE_KEY_MAX out of range");
+_Static_assert(K32_STORE_VALUE_MAX > 0 && K32_STORE_VALUE_MAX <= 16 * 1024 * 1024, "K32_STORE_VALUE_MAX out of range");
+_Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too small");
+
 /* ==== http ============================================================================== */
 
 /* Connections one HTTP server holds at once (watches included); the next client gets 503 and
