@@ -1,0 +1,287 @@
+/*
+ * platform_test.c - tests for the platform ops: clock, mutex/cond with deadlines, tasks and
+ * their CPU accounting, TCP over loopback, files, and replacing an op at run time (the
+ * fault-injection hook other modules' tests use). Only 127.0.0.1 is used.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "platform/k32_platform.h"
+
+static const struct k32_platform_ops *P;
+
+static void test_clock(void **state)
+{
+	uint64_t a, b;
+
+	(void)state;
+	a = k32_now_us();
+	P->sleep_us(2000);
+	b = k32_now_us();
+	assert_true(b >= a + 2000);
+	assert_true(P->wall_s() > 1600000000u);
+	assert_true(P->core_count() >= 1);
+	uint8_t r1[16] = {0}, r2[16] = {0};
+	assert_int_equal(P->random(r1, sizeof(r1)), K32_OK);
+	assert_int_equal(P->random(r2, sizeof(r2)), K32_OK);
+	assert_memory_not_equal(r1, r2, sizeof(r1));
+}
+
+struct handoff {
+	struct k32_mutex lock;
+	struct k32_cond cond;
+	int value;
+	uint64_t spin_until_cpu_us;
+};
+
+static void producer(void *arg)
+{
+	struct handoff *h = arg;
+
+	/* Burn some CPU so the task's CPU time is visibly non-zero. */
+	while (P->thread_cpu_us() < h->spin_until_cpu_us) {
+	}
+	k32_mutex_lock(&h->lock);
+	h->value = 42;
+	P->cond_signal(&h->cond);
+	k32_mutex_unlock(&h->lock);
+}
+
+static void test_mutex_cond_and_tasks(void **state)
+{
+	struct handoff h = {.value = 0};
+	struct k32_task *t;
+	struct k32_err err;
+	struct k32_task_info info[K32_PLAT_MAX_TASKS];
+	size_t count;
+	bool found = false;
+
+	(void)state;
+	P->mutex_init(&h.lock);
+	P->cond_init(&h.cond);
+	h.spin_until_cpu_us = 20000;
+
+	/* A deadline that passes with no signal is TIMED_OUT. */
+	k32_mutex_lock(&h.lock);
+	assert_int_equal(P->cond_wait(&h.cond, &h.lock, k32_deadline_after(1000)),
+			 K32_ERR_TIMED_OUT);
+	k32_mutex_unlock(&h.lock);
+
+	assert_int_equal(P->task_create(&t, "producer", producer, &h, 64 * 1024, -1, &err),
+			 K32_OK);
+	k32_mutex_lock(&h.lock);
+	while (h.value == 0)
+		P->cond_wait(&h.cond, &h.lock, K32_FOREVER);
+	k32_mutex_unlock(&h.lock);
+	assert_int_equal(h.value, 42);
+
+	/* Wait until the task has returned, then check the TASKS row. */
+	for (int i = 0; i < 5000 && !found; i++) {
+		P->task_list(info, K32_PLAT_MAX_TASKS, &count);
+		for (size_t j = 0; j < count && j < K32_PLAT_MAX_TASKS; j++) {
+			if (strcmp(info[j].name, "producer") == 0 && !info[j].running) {
+				assert_true(info[j].cpu_us >= 20000);
+				found = true;
+			}
+		}
+		if (!found)
+			P->sleep_us(1000);
+	}
+	assert_true(found);
+	P->task_join(t);
+	P->task_list(info, K32_PLAT_MAX_TASKS, &count);
+	for (size_t j = 0; j < count; j++)
+		assert_string_not_equal(info[j].name, "producer");
+	P->cond_fini(&h.cond);
+	P->mutex_fini(&h.lock);
+}
+
+struct gate {
+	struct k32_mutex lock;
+	struct k32_cond cond;
+	bool open;
+};
+
+static void wait_gate(void *arg)
+{
+	struct gate *g = arg;
+
+	k32_mutex_lock(&g->lock);
+	while (!g->open)
+		P->cond_wait(&g->cond, &g->lock, K32_FOREVER);
+	k32_mutex_unlock(&g->lock);
+}
+
+static void test_task_limit(void **state)
+{
+	static struct k32_task *tasks[K32_PLAT_MAX_TASKS + 1];
+	struct gate g = {.open = false};
+	struct k32_err err;
+	size_t started = 0;
+	k32_status_t st = K32_OK;
+
+	(void)state;
+	P->mutex_init(&g.lock);
+	P->cond_init(&g.cond);
+	while (started < K32_PLAT_MAX_TASKS + 1) {
+		st = P->task_create(&tasks[started], "waiter", wait_gate, &g, 0, -1, &err);
+		if (st != K32_OK)
+			break;
+		started++;
+	}
+	assert_int_equal(st, K32_ERR_NO_RESOURCES);
+	assert_int_equal(started, K32_PLAT_MAX_TASKS);
+	assert_non_null(strstr(err.msg, "K32_PLAT_MAX_TASKS"));
+	k32_mutex_lock(&g.lock);
+	g.open = true;
+	P->cond_broadcast(&g.cond);
+	k32_mutex_unlock(&g.lock);
+	for (size_t i = 0; i < started; i++)
+		P->task_join(tasks[i]);
+	P->cond_fini(&g.cond);
+	P->mutex_fini(&g.lock);
+}
+
+static void test_tcp_loopback(void **state)
+{
+	k32_sock_t lst, cli, srv;
+	uint16_t port = 0;
+	struct k32_err err;
+	size_t n, ready;
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(P->tcp_listen("127.0.0.1", 0, 8, &lst, &err), K32_OK);
+	assert_int_equal(P->sock_port(lst, &port), K32_OK);
+	assert_true(port != 0);
+	assert_int_equal(P->sock_set_nonblock(lst, true), K32_OK);
+	assert_int_equal(P->tcp_accept(lst, &srv), K32_ERR_SHOULD_WAIT);
+	assert_int_equal(P->tcp_connect("localhost", port, 1000000, &cli, &err), K32_OK);
+
+	struct k32_pollfd pfd = {lst, K32_POLL_IN, 0};
+	assert_int_equal(P->poll(&pfd, 1, 1000000, &ready), K32_OK);
+	assert_int_equal(ready, 1);
+	assert_int_equal(P->tcp_accept(lst, &srv), K32_OK);
+
+	assert_int_equal(P->sock_send(cli, "ping", 4, &n), K32_OK);
+	assert_int_equal(n, 4);
+	assert_int_equal(P->sock_recv(srv, buf, sizeof(buf), &n), K32_OK);
+	assert_int_equal(n, 4);
+	assert_memory_equal(buf, "ping", 4);
+
+	/* Non-blocking receive with nothing pending. */
+	assert_int_equal(P->sock_set_nonblock(srv, true), K32_OK);
+	assert_int_equal(P->sock_recv(srv, buf, sizeof(buf), &n), K32_ERR_SHOULD_WAIT);
+	pfd.sock = srv;
+	assert_int_equal(P->poll(&pfd, 1, 0, &ready), K32_OK);
+	assert_int_equal(ready, 0);
+
+	/* Orderly close is PEER_CLOSED on the other side. */
+	P->sock_close(cli);
+	assert_int_equal(P->poll(&pfd, 1, 1000000, &ready), K32_OK);
+	assert_int_equal(ready, 1);
+	assert_int_equal(P->sock_recv(srv, buf, sizeof(buf), &n), K32_ERR_PEER_CLOSED);
+	P->sock_close(srv);
+
+	/* A second listener on the same port is refused; a closed port refuses connects. */
+	assert_int_equal(P->tcp_listen("127.0.0.1", port, 8, &srv, &err), K32_ERR_ALREADY_EXISTS);
+	P->sock_close(lst);
+	assert_int_equal(P->tcp_connect("127.0.0.1", port, 1000000, &cli, &err),
+			 K32_ERR_PEER_CLOSED);
+	assert_int_equal(P->tcp_listen("not-an-ip", 0, 8, &lst, &err), K32_ERR_INVALID_ARGS);
+}
+
+static void test_files(void **state)
+{
+	char dir[256], path[300], log[300];
+	struct k32_heap heap;
+	struct k32_allocator a;
+	struct k32_err err;
+	struct k32_file *f;
+	uint8_t *data;
+	size_t len;
+	uint64_t size;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/k32-platform-test-%u/a/b", (unsigned)P->now_us());
+	assert_int_equal(P->dir_create(dir, &err), K32_OK);
+	assert_int_equal(P->dir_create(dir, &err), K32_OK); /* idempotent */
+	snprintf(path, sizeof(path), "%s/snap", dir);
+	snprintf(log, sizeof(log), "%s/wal", dir);
+	k32_heap_init(&heap, 0);
+	a = k32_heap_allocator(&heap);
+
+	assert_int_equal(P->file_read_all(path, &a, 100, &data, &len, &err), K32_ERR_NOT_FOUND);
+	assert_false(P->file_exists(path));
+	assert_int_equal(P->file_write_atomic(path, "first", 5, &err), K32_OK);
+	assert_int_equal(P->file_write_atomic(path, "second!", 7, &err), K32_OK);
+	assert_int_equal(P->file_read_all(path, &a, 100, &data, &len, &err), K32_OK);
+	assert_int_equal(len, 7);
+	assert_string_equal((char *)data, "second!");
+	k32_free(&a, data, len + 1);
+	assert_int_equal(P->file_read_all(path, &a, 6, &data, &len, &err), K32_ERR_OUT_OF_RANGE);
+	k32_heap_fail_nth(&heap, 1);
+	assert_int_equal(P->file_read_all(path, &a, 100, &data, &len, &err), K32_ERR_NO_MEMORY);
+	assert_int_equal(heap.stats.cur_bytes, 0);
+
+	assert_int_equal(P->file_open_append(log, &f, &err), K32_OK);
+	assert_int_equal(P->file_append(f, "abc", 3, &err), K32_OK);
+	assert_int_equal(P->file_append(f, "defg", 4, &err), K32_OK);
+	assert_int_equal(P->file_sync(f, &err), K32_OK);
+	assert_int_equal(P->file_size(f, &size), K32_OK);
+	assert_int_equal(size, 7);
+	assert_int_equal(P->file_truncate(f, 5, &err), K32_OK);
+	assert_int_equal(P->file_append(f, "X", 1, &err), K32_OK); /* appends after the cut */
+	P->file_close(f);
+	assert_int_equal(P->file_read_all(log, &a, 100, &data, &len, &err), K32_OK);
+	assert_string_equal((char *)data, "abcdeX");
+	k32_free(&a, data, len + 1);
+
+	assert_int_equal(P->file_remove(path, &err), K32_OK);
+	assert_int_equal(P->file_remove(path, &err), K32_OK); /* absent is fine */
+	assert_int_equal(P->file_remove(log, &err), K32_OK);
+	assert_int_equal(heap.stats.cur_bytes, 0);
+}
+
+static k32_status_t failing_sync(struct k32_file *f, struct k32_err *err)
+{
+	(void)f;
+	return k32_err_set(err, K32_ERR_IO, "test", "injected fsync failure");
+}
+
+static void test_ops_replacement(void **state)
+{
+	struct k32_platform_ops faulty = *k32_plat_native();
+	struct k32_err err;
+
+	(void)state;
+	faulty.file_sync = failing_sync;
+	k32_plat_set_ops(&faulty);
+	assert_ptr_equal(k32_plat(), &faulty);
+	assert_int_equal(k32_plat()->file_sync(NULL, &err), K32_ERR_IO);
+	assert_string_equal(err.msg, "injected fsync failure");
+	k32_plat_set_ops(NULL);
+	assert_ptr_equal(k32_plat(), k32_plat_native());
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_mutex_cond_and_tasks),
+		cmocka_unit_test(test_task_limit),
+		cmocka_unit_test(test_tcp_loopback),
+		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_ops_replacement),
+	};
+
+	P = k32_plat();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
