@@ -1,0 +1,291 @@
+/*
+ * api_int.h - internals shared by the files of the Kubernetes API layer (src/api/).
+ *
+ * Division of the module:
+ *   api_registry.c  the served kinds: group/version/kind, plural, scope, verbs, short names,
+ *                   categories, subresources, field-selector fields, table type.
+ *   api_status.c    Kubernetes Status error objects (struct api_fail -> JSON).
+ *   api_select.c    label and field selector parser + matcher.
+ *   api_discovery.c /version, /api, /apis, per-group-version lists, aggregated discovery.
+ *   api_openapi.c   /openapi/v3 index and per-group-version documents.
+ *   api_table.c     Table output (as=Table) per kind.
+ *   api_validate.c  defaulting and validation per kind (422 Invalid with field causes).
+ *   api_patch.c     JSON merge patch, strategic merge patch, JSON patch.
+ *   api_pb.c        the protobuf request-body decoder kubectl 1.32 needs.
+ *   api_server.c    router, CRUD, watch, auth (needs the store and http layers).
+ *
+ * Invariants: every function that can fail on client input fills a struct api_fail (HTTP
+ * code, reason, message, causes) instead of aborting; nothing here recurses without a depth
+ * bound (K32_API_MAX_DEPTH); strings returned from the registry are static.
+ * Context: the registry is read-only after start; all other helpers are reentrant.
+ */
+#ifndef API_INT_H
+#define API_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "k32/k32_config.h"
+#include "base/k32_buf.h"
+#include "base/k32_status.h"
+
+/* ---- limits (defaults; see include/k32/k32_config.h "api" for the public ones) ---------- */
+
+#ifndef K32_API_MAX_SELECTOR_TERMS
+#define K32_API_MAX_SELECTOR_TERMS 16 /* requirements in one label or field selector */
+#endif
+#ifndef K32_API_MAX_SELECTOR_VALUES
+#define K32_API_MAX_SELECTOR_VALUES 8 /* values in one `in (...)` set */
+#endif
+#ifndef K32_API_SELECTOR_LEN
+#define K32_API_SELECTOR_LEN 512 /* bytes of one selector string */
+#endif
+#ifndef K32_API_MAX_CAUSES
+#define K32_API_MAX_CAUSES 8 /* field causes kept in one Invalid error */
+#endif
+#ifndef K32_API_MAX_DEPTH
+#define K32_API_MAX_DEPTH 24 /* nesting depth patches and the protobuf decoder accept */
+#endif
+
+/* ---- verbs ----------------------------------------------------------------------------- */
+
+enum {
+	API_VERB_CREATE = 1u << 0,
+	API_VERB_DELETE = 1u << 1,
+	API_VERB_DELETECOLLECTION = 1u << 2,
+	API_VERB_GET = 1u << 3,
+	API_VERB_LIST = 1u << 4,
+	API_VERB_PATCH = 1u << 5,
+	API_VERB_UPDATE = 1u << 6,
+	API_VERB_WATCH = 1u << 7,
+};
+#define API_VERBS_ALL 0xffu
+
+/* Subresources a kind serves. */
+enum {
+	API_SUB_STATUS = 1u << 0,
+	API_SUB_SCALE = 1u << 1,
+	API_SUB_BINDING = 1u << 2,
+	API_SUB_EVICTION = 1u << 3,
+	API_SUB_LOG = 1u << 4,
+};
+
+/* How a kind is printed as a Table. */
+enum api_table_type {
+	API_TABLE_DEFAULT = 0, /* Name Age */
+	API_TABLE_POD,
+	API_TABLE_NODE,
+	API_TABLE_NAMESPACE,
+	API_TABLE_DEPLOYMENT,
+	API_TABLE_REPLICASET,
+	API_TABLE_DAEMONSET,
+	API_TABLE_JOB,
+	API_TABLE_CONFIGMAP,
+	API_TABLE_SECRET,
+	API_TABLE_EVENT,
+	API_TABLE_LEASE,
+	API_TABLE_DEVICE,
+	API_TABLE_SSAR,
+};
+
+/* One served resource. Static, read-only. */
+struct api_resource {
+	const char *group;	   /* "" for core */
+	const char *version;	   /* "v1" */
+	const char *kind;	   /* "Pod" */
+	const char *plural;	   /* "pods" (the URL segment and store key) */
+	const char *singular;	   /* "pod" */
+	bool namespaced;	   /* Namespaced or Cluster scope */
+	uint32_t verbs;		   /* API_VERB_* */
+	uint32_t subresources;	   /* API_SUB_* */
+	const char *short_names;   /* comma-separated ("po"), or "" */
+	bool in_all;		   /* category "all" */
+	const char *fields;	   /* comma-separated extra field-selector fields */
+	enum api_table_type table; /* Table columns */
+	const char *description;   /* one-line description for explain */
+};
+
+/* All served resources, in discovery order (core first). */
+const struct api_resource *api_registry_all(size_t *out_count);
+/* The resource served at group/version/plural, or NULL. */
+const struct api_resource *api_registry_find(const char *group, const char *version,
+					     const char *plural);
+/* The resource of an apiVersion ("apps/v1", "v1") and kind, or NULL. */
+const struct api_resource *api_registry_find_kind(const char *api_version, const char *kind);
+/* "apps/v1" or "v1" into buf; returns buf. */
+const char *api_resource_api_version(const struct api_resource *res, char *buf, size_t cap);
+/* "deployments.apps" or "pods" (as upstream messages name resources) into buf. */
+const char *api_resource_qualified(const struct api_resource *res, char *buf, size_t cap);
+/* Whether field is a field-selector field of res (metadata.name/namespace always are). */
+bool api_resource_has_field(const struct api_resource *res, const char *field);
+
+/* ---- Status errors --------------------------------------------------------------------- */
+
+struct api_cause {
+	char reason[24]; /* FieldValueInvalid, FieldValueRequired, ... */
+	char field[64];	 /* "metadata.name" */
+	char message[160];
+};
+
+/* A failure to report as a Kubernetes Status. Fixed size: filling it never allocates. */
+struct api_fail {
+	int code;	    /* HTTP status code (404, 409, 422, ...) */
+	const char *reason; /* static: "NotFound", "Invalid", ... */
+	char message[320];  /* the Status message */
+	char name[96];	    /* details.name */
+	char kind[64];	    /* details.kind */
+	char group[48];	    /* details.group */
+	struct api_cause causes[K32_API_MAX_CAUSES];
+	size_t cause_count;
+	uint32_t retry_after_s; /* details.retryAfterSeconds for 429 (0 = absent) */
+};
+
+/* Clears f (code 0 means no failure). */
+void api_fail_clear(struct api_fail *f);
+/* Sets code, reason and a printf message; returns a k32 status matching the code. */
+k32_status_t api_fail_set(struct api_fail *f, int code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Helpers for the common errors (message forms as upstream prints them). */
+k32_status_t api_fail_not_found(struct api_fail *f, const struct api_resource *res,
+				const char *name);
+k32_status_t api_fail_already_exists(struct api_fail *f, const struct api_resource *res,
+				     const char *name);
+k32_status_t api_fail_conflict(struct api_fail *f, const struct api_resource *res,
+			       const char *name);
+k32_status_t api_fail_forbidden(struct api_fail *f, const struct api_resource *res,
+				const char *name, const char *why);
+/* Adds a field cause (ignored past K32_API_MAX_CAUSES; the message says how many). */
+void api_fail_add_cause(struct api_fail *f, const char *reason, const char *field, const char *fmt,
+			...) __attribute__((format(printf, 4, 5)));
+/* Turns collected causes into a 422 Invalid for kind "name". Returns INVALID_ARGS. */
+k32_status_t api_fail_invalid(struct api_fail *f, const char *kind, const char *name);
+/* The Status JSON of f. */
+cJSON *api_fail_to_json(const struct api_fail *f);
+/* The k32 status that matches an HTTP code. */
+k32_status_t api_status_for_code(int code);
+
+/* ---- selectors ------------------------------------------------------------------------- */
+
+enum api_sel_op {
+	API_SEL_EQ,
+	API_SEL_NEQ,
+	API_SEL_IN,
+	API_SEL_NOTIN,
+	API_SEL_EXISTS,
+	API_SEL_NOTEXISTS,
+};
+
+struct api_sel_term {
+	const char *key; /* points into the selector's text copy */
+	enum api_sel_op op;
+	const char *values[K32_API_MAX_SELECTOR_VALUES];
+	size_t value_count;
+};
+
+struct api_selector {
+	char text[K32_API_SELECTOR_LEN]; /* NUL-separated copy of the tokens */
+	struct api_sel_term terms[K32_API_MAX_SELECTOR_TERMS];
+	size_t term_count;
+};
+
+/* Parses a label selector (k=v, k==v, k!=v, k in (a,b), k notin (a), k, !k). "" matches all. */
+k32_status_t api_label_selector_parse(const char *s, struct api_selector *out, struct api_fail *f);
+/* Whether labels (a JSON object or NULL) satisfy sel. */
+bool api_label_selector_match(const struct api_selector *sel, const cJSON *labels);
+/* Parses a field selector (k=v, k==v, k!=v), checking each field is supported by res. */
+k32_status_t api_field_selector_parse(const char *s, const struct api_resource *res,
+				      struct api_selector *out, struct api_fail *f);
+/* Whether obj's fields satisfy sel (missing field compares as ""). */
+bool api_field_selector_match(const struct api_selector *sel, const cJSON *obj);
+/* The string value of a dotted field of obj for selectors ("" if absent; numbers/bools as
+ * text into buf). */
+const char *api_field_value(const cJSON *obj, const char *path, char *buf, size_t cap);
+/* Builds "k=v,k2=v2" from a matchLabels object into buf; false if it did not fit. */
+bool api_selector_from_match_labels(const cJSON *match_labels, char *buf, size_t cap);
+
+/* ---- JSON output helpers --------------------------------------------------------------- */
+
+/* Serialises item compactly into buf (appending). */
+k32_status_t api_json_append(struct k32_buf *buf, const cJSON *item, struct k32_err *err);
+/* RFC 3339 UTC timestamp of wall seconds into buf (>= 21 bytes). */
+void api_format_time(uint64_t wall_s, char *buf, size_t cap);
+/* Parses RFC 3339 "2006-01-02T15:04:05Z" (fraction and offset tolerated); false if bad. */
+bool api_parse_time(const char *s, uint64_t *out_wall_s);
+/* Age as kubectl prints it ("5s", "2m10s", "3h", "4d") into buf. */
+void api_format_age(uint64_t now_s, uint64_t then_s, char *buf, size_t cap);
+
+/* ---- discovery and openapi ------------------------------------------------------------- */
+
+/* Which discovery document a request wants. */
+enum api_disc_fmt {
+	API_DISC_LEGACY = 0, /* APIVersions / APIGroupList / APIResourceList */
+	API_DISC_V2,	     /* aggregated apidiscovery.k8s.io/v2 */
+	API_DISC_V2BETA1,    /* aggregated apidiscovery.k8s.io/v2beta1 */
+};
+#define API_CT_DISC_V2 "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+#define API_CT_DISC_V2BETA1                                                                        \
+	"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+#define API_CT_TABLE "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+/* The aggregated format the Accept header prefers first, or LEGACY. */
+enum api_disc_fmt api_discovery_pick(const char *accept);
+cJSON *api_discovery_version(void);
+/* /api (legacy=false is core group only) or /apis, in fmt. server_addr for legacy /api. */
+cJSON *api_discovery_root(bool core, enum api_disc_fmt fmt, const char *server_addr);
+/* APIResourceList of group/version, or NULL if not served. */
+cJSON *api_discovery_group_version(const char *group, const char *version);
+/* APIGroup for /apis/<group>, or NULL. */
+cJSON *api_discovery_group(const char *group);
+
+/* /openapi/v3 index. */
+cJSON *api_openapi_index(void);
+/* /openapi/v3/api/v1 or /openapi/v3/apis/<g>/<v>; NULL if not served. */
+cJSON *api_openapi_group_version(const char *group, const char *version);
+
+/* ---- Table output ---------------------------------------------------------------------- */
+
+/* A Table for the objects (array of full objects) of res; now_s for AGE. Each row carries
+ * a PartialObjectMetadata. rv is the list resourceVersion (may be NULL). */
+cJSON *api_table_build(const struct api_resource *res, const cJSON *const *objs, size_t count,
+		       uint64_t now_s, const char *rv, bool with_columns);
+
+/* ---- defaulting and validation --------------------------------------------------------- */
+
+/* Fills defaults of a new object of res (phase Pending, replicas 1, ...). */
+k32_status_t api_default(const struct api_resource *res, cJSON *obj, struct api_fail *f);
+/* Validates obj of res; on failure f holds a 422 Invalid with field causes. */
+k32_status_t api_validate(const struct api_resource *res, const cJSON *obj, struct api_fail *f);
+/* Checks a DNS-1123 subdomain (253, [a-z0-9.-]); NULL if fine, else the reason. */
+const char *api_check_dns_subdomain(const char *s);
+/* Checks a DNS-1123 label (63, [a-z0-9-]); NULL if fine, else the reason. */
+const char *api_check_dns_label(const char *s);
+/* Checks label key / value syntax; NULL if fine. */
+const char *api_check_label_key(const char *s);
+const char *api_check_label_value(const char *s);
+
+/* ---- patches --------------------------------------------------------------------------- */
+
+enum api_patch_type {
+	API_PATCH_MERGE,     /* application/merge-patch+json (RFC 7386) */
+	API_PATCH_STRATEGIC, /* application/strategic-merge-patch+json */
+	API_PATCH_JSON,	     /* application/json-patch+json (RFC 6902) */
+	API_PATCH_APPLY,     /* application/apply-patch+yaml (merged like strategic) */
+};
+
+/* Applies patch to *doc (replaced in place; the old tree is freed on success). */
+k32_status_t api_patch_apply(enum api_patch_type type, cJSON **doc, const cJSON *patch,
+			     struct api_fail *f);
+
+/* ---- protobuf ------------------------------------------------------------------------- */
+
+/* Magic prefix of application/vnd.kubernetes.protobuf bodies. */
+#define API_PB_MAGIC "k8s\0"
+
+/* Decodes a kubectl 1.32 protobuf body (Namespace, ConfigMap, Secret, Deployment,
+ * SelfSubjectAccessReview, SelfSubjectRulesReview) into the JSON object it stands for. */
+k32_status_t api_pb_decode(const uint8_t *body, size_t len, cJSON **out, struct api_fail *f);
+
+#endif /* API_INT_H */

@@ -1,0 +1,140 @@
+/*
+ * api_registry.c - the table of served kinds.
+ *
+ * One static row per resource, in discovery order: core/v1 first, then the groups in the
+ * order /apis lists them. Everything else in the API layer (discovery, OpenAPI, routing,
+ * field selectors, Table output) reads this table, so adding a kind starts here.
+ * Read-only; any thread.
+ */
+#include "api/api_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define V_STD  (API_VERBS_ALL)
+#define V_NOWR (API_VERB_CREATE)
+
+/* clang-format off */
+static const struct api_resource api_resources[] = {
+	{"", "v1", "Namespace", "namespaces", "namespace", false, API_VERBS_ALL & ~API_VERB_DELETECOLLECTION,
+	 API_SUB_STATUS, "ns", false, "status.phase", API_TABLE_NAMESPACE,
+	 "Namespace provides a scope for names. Deleting one deletes everything in it."},
+	{"", "v1", "Node", "nodes", "node", false, V_STD, API_SUB_STATUS, "no", false,
+	 "spec.unschedulable", API_TABLE_NODE,
+	 "Node is a board in the cluster; its kubelet registers it and renews its Lease."},
+	{"", "v1", "Pod", "pods", "pod", true, V_STD,
+	 API_SUB_STATUS | API_SUB_BINDING | API_SUB_EVICTION | API_SUB_LOG, "po", true,
+	 "spec.nodeName,status.phase,spec.restartPolicy,spec.schedulerName,"
+	 "spec.serviceAccountName,status.podIP,status.nominatedNodeName",
+	 API_TABLE_POD,
+	 "Pod is a WebAssembly module run by a node's interpreter, with memory and gas limits."},
+	{"", "v1", "ConfigMap", "configmaps", "configmap", true, V_STD, 0, "cm", false, "",
+	 API_TABLE_CONFIGMAP, "ConfigMap holds configuration data for pods to consume."},
+	{"", "v1", "Secret", "secrets", "secret", true, V_STD, 0, "", false, "type",
+	 API_TABLE_SECRET, "Secret holds secret data of a certain type."},
+	{"", "v1", "Event", "events", "event", true, V_STD, 0, "ev", false,
+	 "involvedObject.kind,involvedObject.apiVersion,involvedObject.name,"
+	 "involvedObject.namespace,involvedObject.uid,involvedObject.resourceVersion,"
+	 "involvedObject.fieldPath,reason,reportingComponent,source,type",
+	 API_TABLE_EVENT, "Event is a report of an event somewhere in the cluster."},
+	{"apps", "v1", "Deployment", "deployments", "deployment", true, V_STD,
+	 API_SUB_STATUS | API_SUB_SCALE, "deploy", true, "", API_TABLE_DEPLOYMENT,
+	 "Deployment enables declarative updates for Pods and ReplicaSets."},
+	{"apps", "v1", "ReplicaSet", "replicasets", "replicaset", true, V_STD,
+	 API_SUB_STATUS | API_SUB_SCALE, "rs", true, "status.replicas", API_TABLE_REPLICASET,
+	 "ReplicaSet ensures that a specified number of pod replicas are running at any time."},
+	{"apps", "v1", "DaemonSet", "daemonsets", "daemonset", true, V_STD, API_SUB_STATUS, "ds",
+	 true, "", API_TABLE_DAEMONSET,
+	 "DaemonSet represents the configuration of a daemon set: one pod per matching node."},
+	{"batch", "v1", "Job", "jobs", "job", true, V_STD, API_SUB_STATUS, "", true,
+	 "status.successful", API_TABLE_JOB, "Job represents the configuration of a single job."},
+	{"coordination.k8s.io", "v1", "Lease", "leases", "lease", true, V_STD, 0, "", false, "",
+	 API_TABLE_LEASE, "Lease defines a lease concept (node heartbeats, leader election)."},
+	{"events.k8s.io", "v1", "Event", "events", "event", true, V_STD, 0, "ev", false,
+	 "regarding.kind,regarding.apiVersion,regarding.name,regarding.namespace,"
+	 "regarding.uid,reason,reportingController,type",
+	 API_TABLE_EVENT, "Event is a report of an event somewhere in the cluster."},
+	{"authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
+	 "selfsubjectaccessreview", false, V_NOWR, 0, "", false, "", API_TABLE_SSAR,
+	 "SelfSubjectAccessReview checks whether the current user can perform an action."},
+	{"authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
+	 "selfsubjectrulesreview", false, V_NOWR, 0, "", false, "", API_TABLE_SSAR,
+	 "SelfSubjectRulesReview enumerates the actions the current user can perform."},
+	{"kube32.io", "v1alpha1", "Device", "devices", "device", true, V_STD, API_SUB_STATUS,
+	 "dev", false, "spec.node,spec.model", API_TABLE_DEVICE,
+	 "Device is an I2C peripheral on a node's bus, read by a driver pod."},
+};
+/* clang-format on */
+
+#define API_RES_COUNT (sizeof(api_resources) / sizeof(api_resources[0]))
+
+const struct api_resource *api_registry_all(size_t *out_count)
+{
+	*out_count = API_RES_COUNT;
+	return api_resources;
+}
+
+const struct api_resource *api_registry_find(const char *group, const char *version,
+					     const char *plural)
+{
+	for (size_t i = 0; i < API_RES_COUNT; i++) {
+		const struct api_resource *r = &api_resources[i];
+		if (!strcmp(r->group, group) && !strcmp(r->version, version) &&
+		    !strcmp(r->plural, plural))
+			return r;
+	}
+	return NULL;
+}
+
+const struct api_resource *api_registry_find_kind(const char *api_version, const char *kind)
+{
+	const char *slash = strchr(api_version, '/');
+	size_t glen = slash ? (size_t)(slash - api_version) : 0;
+	const char *ver = slash ? slash + 1 : api_version;
+	for (size_t i = 0; i < API_RES_COUNT; i++) {
+		const struct api_resource *r = &api_resources[i];
+		if (strcmp(r->kind, kind) || strcmp(r->version, ver))
+			continue;
+		if (strlen(r->group) == glen && !strncmp(r->group, api_version, glen))
+			return r;
+	}
+	return NULL;
+}
+
+const char *api_resource_api_version(const struct api_resource *res, char *buf, size_t cap)
+{
+	if (res->group[0])
+		snprintf(buf, cap, "%s/%s", res->group, res->version);
+	else
+		snprintf(buf, cap, "%s", res->version);
+	return buf;
+}
+
+const char *api_resource_qualified(const struct api_resource *res, char *buf, size_t cap)
+{
+	if (res->group[0])
+		snprintf(buf, cap, "%s.%s", res->plural, res->group);
+	else
+		snprintf(buf, cap, "%s", res->plural);
+	return buf;
+}
+
+bool api_resource_has_field(const struct api_resource *res, const char *field)
+{
+	if (!strcmp(field, "metadata.name"))
+		return true;
+	if (!strcmp(field, "metadata.namespace"))
+		return res->namespaced;
+	size_t flen = strlen(field);
+	const char *p = res->fields;
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == flen && !strncmp(p, field, n))
+			return true;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return false;
+}

@@ -1,0 +1,274 @@
+/*
+ * api_status.c - Kubernetes Status errors, and small JSON/time helpers.
+ *
+ * struct api_fail is filled on every error path of the API layer; the router turns it into
+ * the Status body kubectl prints as `Error from server (<reason>): <message>`. Message forms
+ * follow upstream (kubectl-api.md section 23) so scripts that grep them keep working.
+ * Never allocates except in api_fail_to_json / api_json_append. Any thread.
+ */
+#include "api/api_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+void api_fail_clear(struct api_fail *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+k32_status_t api_status_for_code(int code)
+{
+	switch (code) {
+	case 0:
+	case 200:
+	case 201:
+		return K32_OK;
+	case 404:
+		return K32_ERR_NOT_FOUND;
+	case 409:
+		return K32_ERR_CONFLICT;
+	case 403:
+	case 401:
+		return K32_ERR_ACCESS_DENIED;
+	case 410:
+		return K32_ERR_COMPACTED;
+	case 413:
+	case 429:
+		return K32_ERR_NO_RESOURCES;
+	case 405:
+	case 415:
+		return K32_ERR_NOT_SUPPORTED;
+	case 500:
+		return K32_ERR_INTERNAL;
+	default:
+		return K32_ERR_INVALID_ARGS;
+	}
+}
+
+k32_status_t api_fail_set(struct api_fail *f, int code, const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+	f->code = code;
+	f->reason = reason;
+	va_start(ap, fmt);
+	vsnprintf(f->message, sizeof(f->message), fmt, ap);
+	va_end(ap);
+	return api_status_for_code(code);
+}
+
+static void api_fail_details(struct api_fail *f, const struct api_resource *res, const char *name)
+{
+	snprintf(f->name, sizeof(f->name), "%s", name ? name : "");
+	snprintf(f->kind, sizeof(f->kind), "%s", res ? res->plural : "");
+	snprintf(f->group, sizeof(f->group), "%s", res ? res->group : "");
+}
+
+k32_status_t api_fail_not_found(struct api_fail *f, const struct api_resource *res,
+				const char *name)
+{
+	char q[96];
+	api_resource_qualified(res, q, sizeof(q));
+	api_fail_details(f, res, name);
+	return api_fail_set(f, 404, "NotFound", "%s \"%s\" not found", q, name);
+}
+
+k32_status_t api_fail_already_exists(struct api_fail *f, const struct api_resource *res,
+				     const char *name)
+{
+	char q[96];
+	api_resource_qualified(res, q, sizeof(q));
+	api_fail_details(f, res, name);
+	return api_fail_set(f, 409, "AlreadyExists", "%s \"%s\" already exists", q, name);
+}
+
+k32_status_t api_fail_conflict(struct api_fail *f, const struct api_resource *res, const char *name)
+{
+	char q[96];
+	api_resource_qualified(res, q, sizeof(q));
+	api_fail_details(f, res, name);
+	return api_fail_set(
+	    f, 409, "Conflict",
+	    "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please "
+	    "apply your changes to the latest version and try again",
+	    q, name);
+}
+
+k32_status_t api_fail_forbidden(struct api_fail *f, const struct api_resource *res,
+				const char *name, const char *why)
+{
+	char q[96];
+	api_resource_qualified(res, q, sizeof(q));
+	api_fail_details(f, res, name);
+	if (name && name[0])
+		return api_fail_set(f, 403, "Forbidden", "%s \"%s\" is forbidden: %s", q, name,
+				    why);
+	return api_fail_set(f, 403, "Forbidden", "%s is forbidden: %s", q, why);
+}
+
+void api_fail_add_cause(struct api_fail *f, const char *reason, const char *field, const char *fmt,
+			...)
+{
+	if (f->cause_count >= K32_API_MAX_CAUSES) {
+		f->cause_count++; /* counted so the message can say how many were dropped */
+		return;
+	}
+	struct api_cause *c = &f->causes[f->cause_count++];
+	va_list ap;
+	snprintf(c->reason, sizeof(c->reason), "%s", reason);
+	snprintf(c->field, sizeof(c->field), "%s", field);
+	va_start(ap, fmt);
+	vsnprintf(c->message, sizeof(c->message), fmt, ap);
+	va_end(ap);
+}
+
+k32_status_t api_fail_invalid(struct api_fail *f, const char *kind, const char *name)
+{
+	size_t n = f->cause_count < K32_API_MAX_CAUSES ? f->cause_count : K32_API_MAX_CAUSES;
+	int off = snprintf(f->message, sizeof(f->message), "%s \"%s\" is invalid: ", kind,
+			   name && name[0] ? name : "");
+	if (n > 1 && off > 0 && (size_t)off < sizeof(f->message))
+		off += snprintf(f->message + off, sizeof(f->message) - (size_t)off, "[");
+	for (size_t i = 0; i < n && off > 0 && (size_t)off < sizeof(f->message); i++)
+		off += snprintf(f->message + off, sizeof(f->message) - (size_t)off, "%s%s: %s",
+				i ? ", " : "", f->causes[i].field, f->causes[i].message);
+	if (f->cause_count > K32_API_MAX_CAUSES && off > 0 && (size_t)off < sizeof(f->message))
+		off += snprintf(f->message + off, sizeof(f->message) - (size_t)off,
+				", and %zu more (K32_API_MAX_CAUSES=%d)",
+				f->cause_count - K32_API_MAX_CAUSES, K32_API_MAX_CAUSES);
+	if (n > 1 && off > 0 && (size_t)off < sizeof(f->message))
+		snprintf(f->message + off, sizeof(f->message) - (size_t)off, "]");
+	f->code = 422;
+	f->reason = "Invalid";
+	snprintf(f->name, sizeof(f->name), "%s", name ? name : "");
+	snprintf(f->kind, sizeof(f->kind), "%s", kind);
+	return K32_ERR_INVALID_ARGS;
+}
+
+cJSON *api_fail_to_json(const struct api_fail *f)
+{
+	cJSON *st = cJSON_CreateObject();
+	if (!st)
+		return NULL;
+	cJSON_AddStringToObject(st, "kind", "Status");
+	cJSON_AddStringToObject(st, "apiVersion", "v1");
+	cJSON_AddItemToObject(st, "metadata", cJSON_CreateObject());
+	cJSON_AddStringToObject(st, "status", "Failure");
+	cJSON_AddStringToObject(st, "message", f->message);
+	cJSON_AddStringToObject(st, "reason", f->reason ? f->reason : "InternalError");
+	if (f->name[0] || f->kind[0] || f->cause_count || f->retry_after_s) {
+		cJSON *d = cJSON_AddObjectToObject(st, "details");
+		if (d && f->name[0])
+			cJSON_AddStringToObject(d, "name", f->name);
+		if (d && f->group[0])
+			cJSON_AddStringToObject(d, "group", f->group);
+		if (d && f->kind[0])
+			cJSON_AddStringToObject(d, "kind", f->kind);
+		if (d && f->retry_after_s)
+			cJSON_AddNumberToObject(d, "retryAfterSeconds", f->retry_after_s);
+		size_t n =
+		    f->cause_count < K32_API_MAX_CAUSES ? f->cause_count : K32_API_MAX_CAUSES;
+		cJSON *arr = n && d ? cJSON_AddArrayToObject(d, "causes") : NULL;
+		for (size_t i = 0; arr && i < n; i++) {
+			cJSON *c = cJSON_CreateObject();
+			if (!c)
+				break;
+			cJSON_AddStringToObject(c, "reason", f->causes[i].reason);
+			cJSON_AddStringToObject(c, "message", f->causes[i].message);
+			cJSON_AddStringToObject(c, "field", f->causes[i].field);
+			cJSON_AddItemToArray(arr, c);
+		}
+	}
+	cJSON_AddNumberToObject(st, "code", f->code ? f->code : 500);
+	return st;
+}
+
+k32_status_t api_json_append(struct k32_buf *buf, const cJSON *item, struct k32_err *err)
+{
+	char *s = cJSON_PrintUnformatted(item);
+	if (!s)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "api",
+				   "serialising a response: out of memory; retry later");
+	k32_status_t st = k32_buf_append_str(buf, s, err);
+	cJSON_free(s);
+	return st;
+}
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; Howard Hinnant's algorithm). */
+static int64_t api_days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	y -= m <= 2;
+	const int64_t era = (y >= 0 ? y : y - 399) / 400;
+	const unsigned yoe = (unsigned)(y - era * 400);
+	const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+void api_format_time(uint64_t wall_s, char *buf, size_t cap)
+{
+	int64_t z = (int64_t)(wall_s / 86400) + 719468;
+	unsigned sod = (unsigned)(wall_s % 86400);
+	const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	const unsigned doe = (unsigned)(z - era * 146097);
+	const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t y = (int64_t)yoe + era * 400;
+	const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	const unsigned mp = (5 * doy + 2) / 153;
+	const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+	const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+	y += m <= 2;
+	snprintf(buf, cap, "%04lld-%02u-%02uT%02u:%02u:%02uZ", (long long)y, m, d, sod / 3600,
+		 sod / 60 % 60, sod % 60);
+}
+
+bool api_parse_time(const char *s, uint64_t *out_wall_s)
+{
+	unsigned y, mo, d, h, mi, se;
+	int n = 0;
+	if (!s || sscanf(s, "%4u-%2u-%2uT%2u:%2u:%2u%n", &y, &mo, &d, &h, &mi, &se, &n) != 6)
+		return false;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+		return false;
+	const char *p = s + n;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			;
+	int64_t off = 0;
+	if (*p == '+' || *p == '-') {
+		unsigned oh, om;
+		if (sscanf(p + 1, "%2u:%2u", &oh, &om) != 2)
+			return false;
+		off = (int64_t)(oh * 3600 + om * 60) * (*p == '+' ? 1 : -1);
+	} else if (*p != 'Z' && *p != 'z') {
+		return false;
+	}
+	int64_t t = api_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - off;
+	if (t < 0)
+		return false;
+	*out_wall_s = (uint64_t)t;
+	return true;
+}
+
+void api_format_age(uint64_t now_s, uint64_t then_s, char *buf, size_t cap)
+{
+	uint64_t s = now_s > then_s ? now_s - then_s : 0;
+	if (s < 120)
+		snprintf(buf, cap, "%llus", (unsigned long long)s);
+	else if (s < 600)
+		snprintf(buf, cap, "%llum%llus", (unsigned long long)(s / 60),
+			 (unsigned long long)(s % 60));
+	else if (s < 3 * 3600)
+		snprintf(buf, cap, "%llum", (unsigned long long)(s / 60));
+	else if (s < 8 * 3600 && s % 3600 / 60)
+		snprintf(buf, cap, "%lluh%llum", (unsigned long long)(s / 3600),
+			 (unsigned long long)(s % 3600 / 60));
+	else if (s < 48 * 3600)
+		snprintf(buf, cap, "%lluh", (unsigned long long)(s / 3600));
+	else if (s < 8 * 86400 && s % 86400 / 3600)
+		snprintf(buf, cap, "%llud%lluh", (unsigned long long)(s / 86400),
+			 (unsigned long long)(s % 86400 / 3600));
+	else
+		snprintf(buf, cap, "%llud", (unsigned long long)(s / 86400));
+}
