@@ -258,6 +258,12 @@ cJSON *api_table_build(const struct api_resource *res, const cJSON *const *objs,
 k32_status_t api_default(const struct api_resource *res, cJSON *obj, struct api_fail *f);
 /* Validates obj of res; on failure f holds a 422 Invalid with field causes. */
 k32_status_t api_validate(const struct api_resource *res, const cJSON *obj, struct api_fail *f);
+/* fieldValidation=Strict: 400 "strict decoding error: unknown field" for fields this server
+ * models (top level, metadata, workload and pod specs, containers); others pass. */
+k32_status_t api_check_unknown_fields(const struct api_resource *res, const cJSON *obj,
+				      struct api_fail *f);
+/* Base64 of in[0..len) as a new cJSON string (NULL when out of memory). */
+cJSON *api_b64_string(const uint8_t *in, size_t len);
 /* Checks a DNS-1123 subdomain (253, [a-z0-9.-]); NULL if fine, else the reason. */
 const char *api_check_dns_subdomain(const char *s);
 /* Checks a DNS-1123 label (63, [a-z0-9-]); NULL if fine, else the reason. */

@@ -1,0 +1,473 @@
+/*
+ * api_pb.c - decoder for the protobuf request bodies kubectl 1.32 sends.
+ *
+ * kubectl's typed clients (create namespace|configmap|secret|deployment, auth can-i) POST
+ * `application/vnd.kubernetes.protobuf`: the magic "k8s\0", then runtime.Unknown
+ * {1 typeMeta{1 apiVersion, 2 kind}, 2 raw, 3 contentEncoding, 4 contentType}, where raw is
+ * the object's own message. This file turns those messages into the JSON object they stand
+ * for, driven by field tables (field number -> JSON name and type) transcribed from the
+ * upstream generated.proto field numbers (kubectl-api.md appendix A). Unknown fields are
+ * skipped by wire type. Empty strings, zero numbers, false and an empty Time are dropped
+ * (Go sends non-pointer fields even when empty). Nesting is bounded by K32_API_MAX_DEPTH.
+ * Answers are always JSON. Reentrant; allocates only cJSON nodes.
+ */
+#include "api/api_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum pb_type {
+	PB_STR,	     /* string */
+	PB_BYTES64,  /* bytes, base64 in JSON */
+	PB_INT,	     /* varint (int32/int64) */
+	PB_BOOL,     /* varint 0/1 */
+	PB_MSG,	     /* nested message (desc) */
+	PB_REP_STR,  /* repeated string */
+	PB_REP_MSG,  /* repeated message */
+	PB_MAP_SS,   /* map<string,string> */
+	PB_MAP_SB,   /* map<string,bytes> (values base64) */
+	PB_MAP_SQ,   /* map<string,Quantity> */
+	PB_TIME,     /* meta.v1.Time {1 seconds, 2 nanos} as RFC 3339 */
+	PB_INTORSTR, /* IntOrString {1 type, 2 intVal, 3 strVal} */
+};
+
+struct pb_field {
+	uint32_t num;
+	const char *name;
+	enum pb_type type;
+	const struct pb_field *sub; /* PB_MSG / PB_REP_MSG: fields of the message, {0}-ended */
+};
+
+/* clang-format off */
+static const struct pb_field pb_owner_ref[] = {
+	{1, "kind", PB_STR, NULL}, {3, "name", PB_STR, NULL}, {4, "uid", PB_STR, NULL},
+	{5, "apiVersion", PB_STR, NULL}, {6, "controller", PB_BOOL, NULL},
+	{7, "blockOwnerDeletion", PB_BOOL, NULL}, {0}};
+static const struct pb_field pb_meta[] = {
+	{1, "name", PB_STR, NULL}, {2, "generateName", PB_STR, NULL},
+	{3, "namespace", PB_STR, NULL}, {5, "uid", PB_STR, NULL},
+	{6, "resourceVersion", PB_STR, NULL}, {7, "generation", PB_INT, NULL},
+	{8, "creationTimestamp", PB_TIME, NULL}, {9, "deletionTimestamp", PB_TIME, NULL},
+	{10, "deletionGracePeriodSeconds", PB_INT, NULL}, {11, "labels", PB_MAP_SS, NULL},
+	{12, "annotations", PB_MAP_SS, NULL}, {13, "ownerReferences", PB_REP_MSG, pb_owner_ref},
+	{14, "finalizers", PB_REP_STR, NULL}, {0}};
+static const struct pb_field pb_ns_spec[] = {{1, "finalizers", PB_REP_STR, NULL}, {0}};
+static const struct pb_field pb_namespace[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_ns_spec}, {0}};
+static const struct pb_field pb_configmap[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "data", PB_MAP_SS, NULL},
+	{3, "binaryData", PB_MAP_SB, NULL}, {4, "immutable", PB_BOOL, NULL}, {0}};
+static const struct pb_field pb_secret[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "data", PB_MAP_SB, NULL}, {3, "type", PB_STR, NULL},
+	{4, "stringData", PB_MAP_SS, NULL}, {5, "immutable", PB_BOOL, NULL}, {0}};
+static const struct pb_field pb_sel_req[] = {
+	{1, "key", PB_STR, NULL}, {2, "operator", PB_STR, NULL}, {3, "values", PB_REP_STR, NULL},
+	{0}};
+static const struct pb_field pb_label_selector[] = {
+	{1, "matchLabels", PB_MAP_SS, NULL}, {2, "matchExpressions", PB_REP_MSG, pb_sel_req},
+	{0}};
+static const struct pb_field pb_env[] = {
+	{1, "name", PB_STR, NULL}, {2, "value", PB_STR, NULL}, {0}};
+static const struct pb_field pb_port[] = {
+	{1, "name", PB_STR, NULL}, {2, "hostPort", PB_INT, NULL},
+	{3, "containerPort", PB_INT, NULL}, {4, "protocol", PB_STR, NULL},
+	{5, "hostIP", PB_STR, NULL}, {0}};
+static const struct pb_field pb_resources[] = {
+	{1, "limits", PB_MAP_SQ, NULL}, {2, "requests", PB_MAP_SQ, NULL}, {0}};
+static const struct pb_field pb_mount[] = {
+	{1, "name", PB_STR, NULL}, {2, "readOnly", PB_BOOL, NULL}, {3, "mountPath", PB_STR, NULL},
+	{4, "subPath", PB_STR, NULL}, {0}};
+static const struct pb_field pb_container[] = {
+	{1, "name", PB_STR, NULL}, {2, "image", PB_STR, NULL}, {3, "command", PB_REP_STR, NULL},
+	{4, "args", PB_REP_STR, NULL}, {5, "workingDir", PB_STR, NULL},
+	{6, "ports", PB_REP_MSG, pb_port}, {7, "env", PB_REP_MSG, pb_env},
+	{8, "resources", PB_MSG, pb_resources}, {9, "volumeMounts", PB_REP_MSG, pb_mount},
+	{13, "terminationMessagePath", PB_STR, NULL}, {14, "imagePullPolicy", PB_STR, NULL},
+	{16, "stdin", PB_BOOL, NULL}, {17, "stdinOnce", PB_BOOL, NULL}, {18, "tty", PB_BOOL, NULL},
+	{20, "terminationMessagePolicy", PB_STR, NULL}, {0}};
+static const struct pb_field pb_volume[] = {{1, "name", PB_STR, NULL}, {0}};
+static const struct pb_field pb_pod_spec[] = {
+	{1, "volumes", PB_REP_MSG, pb_volume}, {2, "containers", PB_REP_MSG, pb_container},
+	{3, "restartPolicy", PB_STR, NULL}, {4, "terminationGracePeriodSeconds", PB_INT, NULL},
+	{5, "activeDeadlineSeconds", PB_INT, NULL}, {6, "dnsPolicy", PB_STR, NULL},
+	{7, "nodeSelector", PB_MAP_SS, NULL}, {8, "serviceAccountName", PB_STR, NULL},
+	{10, "nodeName", PB_STR, NULL}, {11, "hostNetwork", PB_BOOL, NULL},
+	{12, "hostPID", PB_BOOL, NULL}, {13, "hostIPC", PB_BOOL, NULL},
+	{16, "hostname", PB_STR, NULL}, {17, "subdomain", PB_STR, NULL},
+	{19, "schedulerName", PB_STR, NULL}, {20, "initContainers", PB_REP_MSG, pb_container},
+	{0}};
+static const struct pb_field pb_template[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_pod_spec}, {0}};
+static const struct pb_field pb_rolling[] = {
+	{1, "maxUnavailable", PB_INTORSTR, NULL}, {2, "maxSurge", PB_INTORSTR, NULL}, {0}};
+static const struct pb_field pb_strategy[] = {
+	{1, "type", PB_STR, NULL}, {2, "rollingUpdate", PB_MSG, pb_rolling}, {0}};
+static const struct pb_field pb_deploy_spec[] = {
+	{1, "replicas", PB_INT, NULL}, {2, "selector", PB_MSG, pb_label_selector},
+	{3, "template", PB_MSG, pb_template}, {4, "strategy", PB_MSG, pb_strategy},
+	{5, "minReadySeconds", PB_INT, NULL}, {6, "revisionHistoryLimit", PB_INT, NULL},
+	{7, "paused", PB_BOOL, NULL}, {9, "progressDeadlineSeconds", PB_INT, NULL}, {0}};
+static const struct pb_field pb_deployment[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_deploy_spec}, {0}};
+static const struct pb_field pb_res_attr[] = {
+	{1, "namespace", PB_STR, NULL}, {2, "verb", PB_STR, NULL}, {3, "group", PB_STR, NULL},
+	{4, "version", PB_STR, NULL}, {5, "resource", PB_STR, NULL},
+	{6, "subresource", PB_STR, NULL}, {7, "name", PB_STR, NULL}, {0}};
+static const struct pb_field pb_nonres_attr[] = {
+	{1, "path", PB_STR, NULL}, {2, "verb", PB_STR, NULL}, {0}};
+static const struct pb_field pb_ssar_spec[] = {
+	{1, "resourceAttributes", PB_MSG, pb_res_attr},
+	{2, "nonResourceAttributes", PB_MSG, pb_nonres_attr}, {0}};
+static const struct pb_field pb_ssar[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_ssar_spec}, {0}};
+static const struct pb_field pb_ssrr_spec[] = {{1, "namespace", PB_STR, NULL}, {0}};
+static const struct pb_field pb_ssrr[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_ssrr_spec}, {0}};
+
+static const struct { const char *kind; const struct pb_field *fields; } pb_kinds[] = {
+	{"Namespace", pb_namespace}, {"ConfigMap", pb_configmap}, {"Secret", pb_secret},
+	{"Deployment", pb_deployment}, {"SelfSubjectAccessReview", pb_ssar},
+	{"SelfSubjectRulesReview", pb_ssrr},
+};
+/* clang-format on */
+
+struct pb_reader {
+	const uint8_t *p;
+	const uint8_t *end;
+};
+
+static bool pb_varint(struct pb_reader *r, uint64_t *out)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (r->p >= r->end)
+			return false;
+		uint8_t b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Reads a tag; for wire type 2 also the length-delimited bytes. */
+static bool pb_field_next(struct pb_reader *r, uint32_t *num, uint32_t *wt, uint64_t *ival,
+			  struct pb_reader *sub)
+{
+	uint64_t tag;
+	if (!pb_varint(r, &tag))
+		return false;
+	*num = (uint32_t)(tag >> 3);
+	*wt = (uint32_t)(tag & 7);
+	switch (*wt) {
+	case 0:
+		return pb_varint(r, ival);
+	case 1:
+		if (r->end - r->p < 8)
+			return false;
+		r->p += 8;
+		return true;
+	case 5:
+		if (r->end - r->p < 4)
+			return false;
+		r->p += 4;
+		return true;
+	case 2: {
+		uint64_t len;
+		if (!pb_varint(r, &len) || len > (uint64_t)(r->end - r->p))
+			return false;
+		sub->p = r->p;
+		sub->end = r->p + len;
+		r->p += len;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+static cJSON *pb_string(struct pb_reader *s)
+{
+	size_t n = (size_t)(s->end - s->p);
+	char stackbuf[256];
+	char *tmp = n < sizeof(stackbuf) ? stackbuf : cJSON_malloc(n + 1);
+	if (!tmp)
+		return NULL;
+	memcpy(tmp, s->p, n);
+	tmp[n] = 0;
+	cJSON *j = cJSON_CreateString(tmp);
+	if (tmp != stackbuf)
+		cJSON_free(tmp);
+	return j;
+}
+
+static k32_status_t pb_bad(struct api_fail *f, const char *what)
+{
+	return api_fail_set(f, 400, "BadRequest",
+			    "protobuf body: %s; send the object as application/json instead", what);
+}
+
+static k32_status_t pb_decode_msg(struct pb_reader *r, const struct pb_field *fields, cJSON *out,
+				  int depth, struct api_fail *f);
+
+/* Decodes a map entry {1 key, 2 value}. */
+static k32_status_t pb_map_entry(struct pb_reader *e, enum pb_type type, cJSON *map,
+				 struct api_fail *f)
+{
+	struct pb_reader key = {0}, val = {0};
+	bool have_key = false;
+	while (e->p < e->end) {
+		uint32_t num, wt;
+		uint64_t iv;
+		struct pb_reader sub = {0};
+		if (!pb_field_next(e, &num, &wt, &iv, &sub))
+			return pb_bad(f, "truncated map entry");
+		if (num == 1 && wt == 2) {
+			key = sub;
+			have_key = true;
+		} else if (num == 2 && wt == 2) {
+			val = sub;
+		}
+	}
+	if (!have_key)
+		return pb_bad(f, "map entry without a key");
+	cJSON *k = pb_string(&key);
+	if (!k)
+		return api_fail_set(f, 500, "InternalError", "protobuf body: out of memory");
+	cJSON *v = NULL;
+	if (type == PB_MAP_SS) {
+		v = val.p ? pb_string(&val) : cJSON_CreateString("");
+	} else if (type == PB_MAP_SB) {
+		v = api_b64_string(val.p, val.p ? (size_t)(val.end - val.p) : 0);
+	} else { /* Quantity {1 string} */
+		struct pb_reader q = val;
+		v = NULL;
+		while (q.p && q.p < q.end) {
+			uint32_t num, wt;
+			uint64_t iv;
+			struct pb_reader sub = {0};
+			if (!pb_field_next(&q, &num, &wt, &iv, &sub))
+				break;
+			if (num == 1 && wt == 2) {
+				cJSON_Delete(v);
+				v = pb_string(&sub);
+			}
+		}
+		if (!v)
+			v = cJSON_CreateString("0");
+	}
+	if (!v) {
+		cJSON_Delete(k);
+		return api_fail_set(f, 500, "InternalError", "protobuf body: out of memory");
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(map, k->valuestring);
+	cJSON_AddItemToObject(map, k->valuestring, v);
+	cJSON_Delete(k);
+	return K32_OK;
+}
+
+static cJSON *pb_time(struct pb_reader *s)
+{
+	int64_t secs = 0;
+	while (s->p < s->end) {
+		uint32_t num, wt;
+		uint64_t iv = 0;
+		struct pb_reader sub = {0};
+		if (!pb_field_next(s, &num, &wt, &iv, &sub))
+			return NULL;
+		if (num == 1 && wt == 0)
+			secs = (int64_t)iv;
+	}
+	if (secs <= 0)
+		return NULL;
+	char buf[32];
+	api_format_time((uint64_t)secs, buf, sizeof(buf));
+	return cJSON_CreateString(buf);
+}
+
+static cJSON *pb_intorstr(struct pb_reader *s)
+{
+	uint64_t type = 0, ival = 0;
+	cJSON *str = NULL;
+	while (s->p < s->end) {
+		uint32_t num, wt;
+		uint64_t iv = 0;
+		struct pb_reader sub = {0};
+		if (!pb_field_next(s, &num, &wt, &iv, &sub))
+			break;
+		if (num == 1 && wt == 0)
+			type = iv;
+		else if (num == 2 && wt == 0)
+			ival = iv;
+		else if (num == 3 && wt == 2) {
+			cJSON_Delete(str);
+			str = pb_string(&sub);
+		}
+	}
+	if (type == 1 && str)
+		return str;
+	cJSON_Delete(str);
+	return cJSON_CreateNumber((double)(int32_t)ival);
+}
+
+static const struct pb_field *pb_find(const struct pb_field *fields, uint32_t num)
+{
+	for (const struct pb_field *fd = fields; fd->num; fd++)
+		if (fd->num == num)
+			return fd;
+	return NULL;
+}
+
+static k32_status_t pb_decode_msg(struct pb_reader *r, const struct pb_field *fields, cJSON *out,
+				  int depth, struct api_fail *f)
+{
+	if (depth > K32_API_MAX_DEPTH)
+		return pb_bad(f, "nested deeper than K32_API_MAX_DEPTH");
+	while (r->p < r->end) {
+		uint32_t num, wt;
+		uint64_t iv = 0;
+		struct pb_reader sub = {0};
+		if (!pb_field_next(r, &num, &wt, &iv, &sub))
+			return pb_bad(f, "truncated or malformed field");
+		const struct pb_field *fd = pb_find(fields, num);
+		if (!fd)
+			continue;
+		bool len_type = fd->type != PB_INT && fd->type != PB_BOOL;
+		if (len_type != (wt == 2))
+			return pb_bad(f, "field has the wrong wire type");
+		cJSON *v = NULL;
+		switch (fd->type) {
+		case PB_STR:
+			if (sub.end > sub.p)
+				v = pb_string(&sub);
+			break;
+		case PB_BYTES64:
+			v = api_b64_string(sub.p, (size_t)(sub.end - sub.p));
+			break;
+		case PB_INT:
+			if (iv)
+				v = cJSON_CreateNumber((double)(int64_t)iv);
+			break;
+		case PB_BOOL:
+			if (iv)
+				v = cJSON_CreateTrue();
+			break;
+		case PB_TIME:
+			v = pb_time(&sub);
+			break;
+		case PB_INTORSTR:
+			v = pb_intorstr(&sub);
+			break;
+		case PB_MSG: {
+			cJSON *m = cJSON_GetObjectItemCaseSensitive(out, fd->name);
+			if (!m)
+				m = cJSON_AddObjectToObject(out, fd->name);
+			if (!m)
+				return api_fail_set(f, 500, "InternalError",
+						    "protobuf body: out of memory");
+			k32_status_t st = pb_decode_msg(&sub, fd->sub, m, depth + 1, f);
+			if (st)
+				return st;
+			continue;
+		}
+		case PB_REP_STR:
+		case PB_REP_MSG: {
+			cJSON *arr = cJSON_GetObjectItemCaseSensitive(out, fd->name);
+			if (!arr)
+				arr = cJSON_AddArrayToObject(out, fd->name);
+			cJSON *item =
+			    fd->type == PB_REP_STR ? pb_string(&sub) : cJSON_CreateObject();
+			if (!arr || !item) {
+				cJSON_Delete(item);
+				return api_fail_set(f, 500, "InternalError",
+						    "protobuf body: out of memory");
+			}
+			cJSON_AddItemToArray(arr, item);
+			if (fd->type == PB_REP_MSG) {
+				k32_status_t st = pb_decode_msg(&sub, fd->sub, item, depth + 1, f);
+				if (st)
+					return st;
+			}
+			continue;
+		}
+		case PB_MAP_SS:
+		case PB_MAP_SB:
+		case PB_MAP_SQ: {
+			cJSON *map = cJSON_GetObjectItemCaseSensitive(out, fd->name);
+			if (!map)
+				map = cJSON_AddObjectToObject(out, fd->name);
+			if (!map)
+				return api_fail_set(f, 500, "InternalError",
+						    "protobuf body: out of memory");
+			k32_status_t st = pb_map_entry(&sub, fd->type, map, f);
+			if (st)
+				return st;
+			continue;
+		}
+		}
+		if (v) {
+			cJSON_DeleteItemFromObjectCaseSensitive(out, fd->name);
+			cJSON_AddItemToObject(out, fd->name, v);
+		}
+	}
+	return K32_OK;
+}
+
+k32_status_t api_pb_decode(const uint8_t *body, size_t len, cJSON **out, struct api_fail *f)
+{
+	*out = NULL;
+	if (len < 4 || memcmp(body, API_PB_MAGIC, 4))
+		return pb_bad(f, "missing the \"k8s\\0\" magic prefix");
+	struct pb_reader r = {body + 4, body + len};
+	struct pb_reader raw = {0};
+	char api_version[64] = "", kind[64] = "";
+	while (r.p < r.end) {
+		uint32_t num, wt;
+		uint64_t iv;
+		struct pb_reader sub = {0};
+		if (!pb_field_next(&r, &num, &wt, &iv, &sub))
+			return pb_bad(f, "truncated runtime.Unknown envelope");
+		if (num == 1 && wt == 2) {
+			while (sub.p < sub.end) {
+				struct pb_reader s2 = {0};
+				if (!pb_field_next(&sub, &num, &wt, &iv, &s2))
+					return pb_bad(f, "truncated typeMeta");
+				size_t n = (size_t)(s2.end - s2.p);
+				char *dst = num == 1 ? api_version : num == 2 ? kind : NULL;
+				if (dst && wt == 2 && n < 64) {
+					memcpy(dst, s2.p, n);
+					dst[n] = 0;
+				}
+			}
+		} else if (num == 2 && wt == 2) {
+			raw = sub;
+		} else if (num == 3 && wt == 2 && sub.end > sub.p) {
+			return pb_bad(f, "contentEncoding is not supported");
+		}
+	}
+	const struct pb_field *fields = NULL;
+	for (size_t i = 0; i < sizeof(pb_kinds) / sizeof(pb_kinds[0]); i++)
+		if (!strcmp(pb_kinds[i].kind, kind))
+			fields = pb_kinds[i].fields;
+	if (!fields)
+		return api_fail_set(
+		    f, 415, "UnsupportedMediaType",
+		    "protobuf body of kind \"%.60s\" is not supported by kube32 (Namespace, "
+		    "ConfigMap, Secret, Deployment, SelfSubjectAccessReview, "
+		    "SelfSubjectRulesReview are); send application/json",
+		    kind);
+	cJSON *obj = cJSON_CreateObject();
+	if (!obj)
+		return api_fail_set(f, 500, "InternalError", "protobuf body: out of memory");
+	cJSON_AddStringToObject(obj, "apiVersion", api_version);
+	cJSON_AddStringToObject(obj, "kind", kind);
+	k32_status_t st = raw.p ? pb_decode_msg(&raw, fields, obj, 0, f) : K32_OK;
+	if (st) {
+		cJSON_Delete(obj);
+		return st;
+	}
+	*out = obj;
+	return K32_OK;
+}

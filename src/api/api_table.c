@@ -1,0 +1,590 @@
+/*
+ * api_table.c - Table output (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`).
+ *
+ * kubectl get prints the server's columns verbatim, adding NAMESPACE (-A) and LABELS
+ * (--show-labels) from each row's PartialObjectMetadata. Columns follow upstream's printers
+ * so the output looks native (kubectl-api.md section 5); priority-1 columns appear only with
+ * -o wide. Cells are computed here, including AGE, from the full objects.
+ * Every function returns a fresh cJSON tree or NULL when out of memory. Reentrant.
+ */
+#include "api/api_int.h"
+#include "base/k32_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct api_col {
+	const char *name;
+	const char *type; /* "string" or "integer" */
+	int priority;	  /* 1: -o wide only */
+	const char *desc;
+};
+
+#define COL_NAME                                                                                   \
+	{                                                                                          \
+		"Name", "string", 0, "Name must be unique within a namespace."                     \
+	}
+#define COL_AGE                                                                                    \
+	{                                                                                          \
+		"Age", "string", 0,                                                                \
+		    "CreationTimestamp is a timestamp representing the server time when this "     \
+		    "object was created."                                                          \
+	}
+
+/* clang-format off */
+static const struct api_col cols_default[] = {COL_NAME, COL_AGE, {0}};
+static const struct api_col cols_pod[] = {
+	COL_NAME,
+	{"Ready", "string", 0, "The aggregate readiness state of this pod for accepting traffic."},
+	{"Status", "string", 0, "The aggregate status of the containers in this pod."},
+	{"Restarts", "string", 0, "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."},
+	COL_AGE,
+	{"IP", "string", 1, "IP address allocated to the pod."},
+	{"Node", "string", 1, "Name of the Node this pod is assigned to."},
+	{"Nominated Node", "string", 1, "Name of the node nominated by the scheduler."},
+	{"Readiness Gates", "string", 1, "Pod readiness gates."},
+	{0}};
+static const struct api_col cols_node[] = {
+	COL_NAME,
+	{"Status", "string", 0, "The status of the node"},
+	{"Roles", "string", 0, "The roles of the node"},
+	COL_AGE,
+	{"Version", "string", 0, "Kubelet Version reported by the node."},
+	{"Internal-IP", "string", 1, "List of internal IPs for the node."},
+	{"External-IP", "string", 1, "List of external IPs for the node."},
+	{"OS-Image", "string", 1, "OS Image reported by the node."},
+	{"Kernel-Version", "string", 1, "Kernel Version reported by the node."},
+	{"Container-Runtime", "string", 1, "Container Runtime Version reported by the node."},
+	{0}};
+static const struct api_col cols_ns[] = {
+	COL_NAME, {"Status", "string", 0, "The status of the namespace"}, COL_AGE, {0}};
+static const struct api_col cols_deploy[] = {
+	COL_NAME,
+	{"Ready", "string", 0, "Number of the pod with ready state"},
+	{"Up-to-date", "integer", 0, "Total number of non-terminated pods targeted by this deployment that have the desired template spec."},
+	{"Available", "integer", 0, "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."},
+	COL_AGE,
+	{"Containers", "string", 1, "Names of each container in the template."},
+	{"Images", "string", 1, "Images referenced by each container in the template."},
+	{"Selector", "string", 1, "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment."},
+	{0}};
+static const struct api_col cols_rs[] = {
+	COL_NAME,
+	{"Desired", "integer", 0, "Number of desired pods."},
+	{"Current", "integer", 0, "The most recently observed number of replicas."},
+	{"Ready", "integer", 0, "The number of ready replicas for this replica set."},
+	COL_AGE,
+	{"Containers", "string", 1, "Names of each container in the template."},
+	{"Images", "string", 1, "Images referenced by each container in the template."},
+	{"Selector", "string", 1, "Selector is a label query over pods that should match the replica count."},
+	{0}};
+static const struct api_col cols_ds[] = {
+	COL_NAME,
+	{"Desired", "integer", 0, "The total number of nodes that should be running the daemon pod."},
+	{"Current", "integer", 0, "The number of nodes running at least one daemon pod and are supposed to."},
+	{"Ready", "integer", 0, "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready."},
+	{"Up-to-date", "integer", 0, "The total number of nodes that are running updated daemon pod"},
+	{"Available", "integer", 0, "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available."},
+	{"Node Selector", "string", 0, "NodeSelector is a selector which must be true for the pod to fit on a node."},
+	COL_AGE,
+	{0}};
+static const struct api_col cols_job[] = {
+	COL_NAME,
+	{"Status", "string", 0, "Status of the job."},
+	{"Completions", "string", 0, "The desired number of successfully finished pods the job should be run with."},
+	{"Duration", "string", 0, "Time required to complete the job."},
+	COL_AGE,
+	{0}};
+static const struct api_col cols_cm[] = {
+	COL_NAME, {"Data", "integer", 0, "Number of entries in data and binaryData."}, COL_AGE, {0}};
+static const struct api_col cols_secret[] = {
+	COL_NAME,
+	{"Type", "string", 0, "The type of secret"},
+	{"Data", "integer", 0, "Number of entries in data."},
+	COL_AGE,
+	{0}};
+static const struct api_col cols_event[] = {
+	{"Last Seen", "string", 0, "Time when the most recent occurrence of this event was recorded."},
+	{"Type", "string", 0, "Type of this event (Normal, Warning)."},
+	{"Reason", "string", 0, "Why the action was taken."},
+	{"Object", "string", 0, "The object that this event is about."},
+	{"Message", "string", 0, "A human-readable description of the status of this operation."},
+	{0}};
+static const struct api_col cols_lease[] = {
+	COL_NAME, {"Holder", "string", 0, "The holder of the lease."}, COL_AGE, {0}};
+static const struct api_col cols_device[] = {
+	COL_NAME,
+	{"Node", "string", 0, "Node whose kubelet owns the bus."},
+	{"Model", "string", 0, "Device model (selects the driver image)."},
+	{"Reading", "string", 0, "The most recent readings, shortened."},
+	COL_AGE,
+	{"Address", "string", 1, "7-bit I2C address (hex), with bus and multiplexer channel."},
+	{"Ready", "string", 1, "Status of the Ready condition."},
+	{"Driver", "string", 1, "Driver pod."},
+	{0}};
+/* clang-format on */
+
+static const struct api_col *api_table_cols(enum api_table_type t)
+{
+	switch (t) {
+	case API_TABLE_POD:
+		return cols_pod;
+	case API_TABLE_NODE:
+		return cols_node;
+	case API_TABLE_NAMESPACE:
+		return cols_ns;
+	case API_TABLE_DEPLOYMENT:
+		return cols_deploy;
+	case API_TABLE_REPLICASET:
+		return cols_rs;
+	case API_TABLE_DAEMONSET:
+		return cols_ds;
+	case API_TABLE_JOB:
+		return cols_job;
+	case API_TABLE_CONFIGMAP:
+		return cols_cm;
+	case API_TABLE_SECRET:
+		return cols_secret;
+	case API_TABLE_EVENT:
+		return cols_event;
+	case API_TABLE_LEASE:
+		return cols_lease;
+	case API_TABLE_DEVICE:
+		return cols_device;
+	default:
+		return cols_default;
+	}
+}
+
+static const char *jstr(const cJSON *obj, const char *path, const char *dflt)
+{
+	const cJSON *cur = obj;
+	char seg[64];
+	const char *p = path;
+	while (cur && *p) {
+		const char *dot = strchr(p, '.');
+		size_t n = dot ? (size_t)(dot - p) : strlen(p);
+		if (n >= sizeof(seg))
+			return dflt;
+		memcpy(seg, p, n);
+		seg[n] = 0;
+		cur = cJSON_GetObjectItemCaseSensitive(cur, seg);
+		p = dot ? dot + 1 : p + n;
+	}
+	return cJSON_IsString(cur) && cur->valuestring[0] ? cur->valuestring : dflt;
+}
+
+static long long jint(const cJSON *obj, const char *path, long long dflt)
+{
+	const cJSON *cur = obj;
+	char seg[64];
+	const char *p = path;
+	while (cur && *p) {
+		const char *dot = strchr(p, '.');
+		size_t n = dot ? (size_t)(dot - p) : strlen(p);
+		if (n >= sizeof(seg))
+			return dflt;
+		memcpy(seg, p, n);
+		seg[n] = 0;
+		cur = cJSON_GetObjectItemCaseSensitive(cur, seg);
+		p = dot ? dot + 1 : p + n;
+	}
+	return cJSON_IsNumber(cur) ? (long long)cur->valuedouble : dflt;
+}
+
+static const cJSON *jget(const cJSON *obj, const char *a, const char *b)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, a);
+	return b ? cJSON_GetObjectItemCaseSensitive(x, b) : x;
+}
+
+static void cell_str(cJSON *cells, const char *s)
+{
+	cJSON_AddItemToArray(cells, cJSON_CreateString(s));
+}
+
+static void cell_int(cJSON *cells, long long v)
+{
+	cJSON_AddItemToArray(cells, cJSON_CreateNumber((double)v));
+}
+
+static void cell_age(cJSON *cells, const cJSON *obj, uint64_t now_s)
+{
+	char buf[24];
+	uint64_t t;
+	if (api_parse_time(jstr(obj, "metadata.creationTimestamp", ""), &t))
+		api_format_age(now_s, t, buf, sizeof(buf));
+	else
+		snprintf(buf, sizeof(buf), "<unknown>");
+	cell_str(cells, buf);
+}
+
+/* Condition status of type in arr ("True"/"False"/"Unknown"), or NULL. */
+static const char *cond_status(const cJSON *conds, const char *type)
+{
+	const cJSON *c;
+	cJSON_ArrayForEach(c, conds)
+	{
+		if (!strcmp(jstr(c, "type", ""), type))
+			return jstr(c, "status", "Unknown");
+	}
+	return NULL;
+}
+
+/* Joins the string field of every element of arr with ",". */
+static void join_field(const cJSON *arr, const char *field, char *buf, size_t cap)
+{
+	size_t off = 0;
+	const cJSON *e;
+	buf[0] = 0;
+	cJSON_ArrayForEach(e, arr)
+	{
+		int n = snprintf(buf + off, cap - off, "%s%s", off ? "," : "", jstr(e, field, ""));
+		if (n < 0 || (size_t)n >= cap - off)
+			break;
+		off += (size_t)n;
+	}
+	if (!buf[0])
+		snprintf(buf, cap, "<none>");
+}
+
+static void row_pod(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	const cJSON *containers = jget(o, "spec", "containers");
+	const cJSON *statuses = jget(o, "status", "containerStatuses");
+	int total = cJSON_GetArraySize(containers), ready = 0;
+	long long restarts = 0;
+	const char *reason = NULL;
+	const cJSON *cs;
+	cJSON_ArrayForEach(cs, statuses)
+	{
+		if (cJSON_IsTrue(cJSON_GetObjectItem(cs, "ready")))
+			ready++;
+		restarts += jint(cs, "restartCount", 0);
+		const char *w = jstr(cs, "state.waiting.reason", NULL);
+		const char *t = jstr(cs, "state.terminated.reason", NULL);
+		if (!reason && (w || t))
+			reason = w ? w : t;
+	}
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%d/%d", ready, total);
+	cell_str(cells, buf);
+	const char *status = jstr(o, "status.phase", "Pending");
+	if (jstr(o, "status.reason", NULL))
+		status = jstr(o, "status.reason", NULL);
+	if (reason && strcmp(status, "Succeeded") && strcmp(status, "Failed"))
+		status = reason;
+	if (jstr(o, "metadata.deletionTimestamp", NULL))
+		status = "Terminating";
+	cell_str(cells, status);
+	snprintf(buf, sizeof(buf), "%lld", restarts);
+	cell_str(cells, buf);
+	cell_age(cells, o, now_s);
+	cell_str(cells, jstr(o, "status.podIP", "<none>"));
+	cell_str(cells, jstr(o, "spec.nodeName", "<none>"));
+	cell_str(cells, jstr(o, "status.nominatedNodeName", "<none>"));
+	cell_str(cells, "<none>");
+}
+
+static void row_node(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	const char *ready = cond_status(jget(o, "status", "conditions"), "Ready");
+	char buf[96];
+	snprintf(buf, sizeof(buf), "%s%s",
+		 !ready			   ? "Unknown"
+		 : !strcmp(ready, "True")  ? "Ready"
+		 : !strcmp(ready, "False") ? "NotReady"
+					   : "Unknown",
+		 cJSON_IsTrue(jget(o, "spec", "unschedulable")) ? ",SchedulingDisabled" : "");
+	cell_str(cells, buf);
+	size_t off = 0;
+	const cJSON *l;
+	buf[0] = 0;
+	cJSON_ArrayForEach(l, jget(o, "metadata", "labels"))
+	{
+		static const char pfx[] = "node-role.kubernetes.io/";
+		if (strncmp(l->string, pfx, sizeof(pfx) - 1) || !l->string[sizeof(pfx) - 1])
+			continue;
+		int n = snprintf(buf + off, sizeof(buf) - off, "%s%s", off ? "," : "",
+				 l->string + sizeof(pfx) - 1);
+		if (n < 0 || (size_t)n >= sizeof(buf) - off)
+			break;
+		off += (size_t)n;
+	}
+	cell_str(cells, buf[0] ? buf : "<none>");
+	cell_age(cells, o, now_s);
+	cell_str(cells, jstr(o, "status.nodeInfo.kubeletVersion", ""));
+	const char *internal = "<none>", *external = "<none>";
+	const cJSON *a;
+	cJSON_ArrayForEach(a, jget(o, "status", "addresses"))
+	{
+		if (!strcmp(jstr(a, "type", ""), "InternalIP"))
+			internal = jstr(a, "address", "<none>");
+		if (!strcmp(jstr(a, "type", ""), "ExternalIP"))
+			external = jstr(a, "address", "<none>");
+	}
+	cell_str(cells, internal);
+	cell_str(cells, external);
+	cell_str(cells, jstr(o, "status.nodeInfo.osImage", "<unknown>"));
+	cell_str(cells, jstr(o, "status.nodeInfo.kernelVersion", "<unknown>"));
+	cell_str(cells, jstr(o, "status.nodeInfo.containerRuntimeVersion", "<unknown>"));
+}
+
+static void cells_template(cJSON *cells, const cJSON *o)
+{
+	char buf[256];
+	const cJSON *containers = k32_json_find(o, "spec.template.spec.containers");
+	join_field(containers, "name", buf, sizeof(buf));
+	cell_str(cells, buf);
+	join_field(containers, "image", buf, sizeof(buf));
+	cell_str(cells, buf);
+	const cJSON *ml = k32_json_find(o, "spec.selector.matchLabels");
+	if (!ml || !api_selector_from_match_labels(ml, buf, sizeof(buf)) || !buf[0])
+		snprintf(buf, sizeof(buf), "<none>");
+	cell_str(cells, buf);
+}
+
+static void row_deploy(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	char buf[48];
+	snprintf(buf, sizeof(buf), "%lld/%lld", jint(o, "status.readyReplicas", 0),
+		 jint(o, "spec.replicas", 1));
+	cell_str(cells, buf);
+	cell_int(cells, jint(o, "status.updatedReplicas", 0));
+	cell_int(cells, jint(o, "status.availableReplicas", 0));
+	cell_age(cells, o, now_s);
+	cells_template(cells, o);
+}
+
+static void row_rs(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	cell_int(cells, jint(o, "spec.replicas", 1));
+	cell_int(cells, jint(o, "status.replicas", 0));
+	cell_int(cells, jint(o, "status.readyReplicas", 0));
+	cell_age(cells, o, now_s);
+	cells_template(cells, o);
+}
+
+static void row_ds(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	char buf[256];
+	cell_int(cells, jint(o, "status.desiredNumberScheduled", 0));
+	cell_int(cells, jint(o, "status.currentNumberScheduled", 0));
+	cell_int(cells, jint(o, "status.numberReady", 0));
+	cell_int(cells, jint(o, "status.updatedNumberScheduled", 0));
+	cell_int(cells, jint(o, "status.numberAvailable", 0));
+	const cJSON *ns = k32_json_find(o, "spec.template.spec.nodeSelector");
+	if (!ns || !api_selector_from_match_labels(ns, buf, sizeof(buf)) || !buf[0])
+		snprintf(buf, sizeof(buf), "<none>");
+	cell_str(cells, buf);
+	cell_age(cells, o, now_s);
+}
+
+static void row_job(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	const cJSON *conds = jget(o, "status", "conditions");
+	const char *complete = cond_status(conds, "Complete");
+	const char *failed = cond_status(conds, "Failed");
+	const char *status = "Running";
+	if (complete && !strcmp(complete, "True"))
+		status = "Complete";
+	else if (failed && !strcmp(failed, "True"))
+		status = "Failed";
+	cell_str(cells, status);
+	char buf[48];
+	snprintf(buf, sizeof(buf), "%lld/%lld", jint(o, "status.succeeded", 0),
+		 jint(o, "spec.completions", 1));
+	cell_str(cells, buf);
+	uint64_t a, b;
+	if (api_parse_time(jstr(o, "status.startTime", ""), &a) &&
+	    api_parse_time(jstr(o, "status.completionTime", ""), &b))
+		api_format_age(b, a, buf, sizeof(buf));
+	else if (api_parse_time(jstr(o, "status.startTime", ""), &a))
+		api_format_age(now_s, a, buf, sizeof(buf));
+	else
+		buf[0] = 0;
+	cell_str(cells, buf);
+	cell_age(cells, o, now_s);
+}
+
+static void row_event(cJSON *cells, const cJSON *o, uint64_t now_s, bool core)
+{
+	char buf[160];
+	uint64_t t;
+	const char *last = jstr(o, core ? "lastTimestamp" : "deprecatedLastTimestamp", NULL);
+	if (!last)
+		last = jstr(o, "eventTime", NULL);
+	if (!last)
+		last = jstr(o, "series.lastObservedTime", NULL);
+	if (!last)
+		last = jstr(o, "metadata.creationTimestamp", "");
+	if (api_parse_time(last, &t))
+		api_format_age(now_s, t, buf, sizeof(buf));
+	else
+		snprintf(buf, sizeof(buf), "<unknown>");
+	cell_str(cells, buf);
+	cell_str(cells, jstr(o, "type", ""));
+	cell_str(cells, jstr(o, "reason", ""));
+	const cJSON *io = jget(o, core ? "involvedObject" : "regarding", NULL);
+	char kind[48];
+	snprintf(kind, sizeof(kind), "%s", jstr(io, "kind", ""));
+	for (char *k = kind; *k; k++)
+		if (*k >= 'A' && *k <= 'Z')
+			*k = (char)(*k - 'A' + 'a');
+	snprintf(buf, sizeof(buf), "%s/%s", kind, jstr(io, "name", ""));
+	cell_str(cells, buf);
+	cell_str(cells, jstr(o, core ? "message" : "note", ""));
+}
+
+static void row_device(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	char buf[96];
+	cell_str(cells, jstr(o, "spec.node", "<none>"));
+	cell_str(cells, jstr(o, "spec.model", "<none>"));
+	size_t off = 0;
+	int shown = 0;
+	const cJSON *r;
+	buf[0] = 0;
+	cJSON_ArrayForEach(r, jget(o, "status", "readings"))
+	{
+		if (!cJSON_IsString(r))
+			continue;
+		if (shown == 2) {
+			snprintf(buf + off, sizeof(buf) - off, ",...");
+			break;
+		}
+		int n = snprintf(buf + off, sizeof(buf) - off, "%s%s=%s", off ? "," : "", r->string,
+				 r->valuestring);
+		if (n < 0 || (size_t)n >= sizeof(buf) - off)
+			break;
+		off += (size_t)n;
+		shown++;
+	}
+	cell_str(cells, buf[0] ? buf : "<none>");
+	cell_age(cells, o, now_s);
+	long long mux = jint(o, "spec.muxChannel", -1);
+	if (mux >= 0)
+		snprintf(buf, sizeof(buf), "0x%02llx (bus %lld, mux %lld)",
+			 jint(o, "spec.address", 0), jint(o, "spec.bus", 0), mux);
+	else
+		snprintf(buf, sizeof(buf), "0x%02llx (bus %lld)", jint(o, "spec.address", 0),
+			 jint(o, "spec.bus", 0));
+	cell_str(cells, buf);
+	const char *ready = cond_status(jget(o, "status", "conditions"), "Ready");
+	cell_str(cells, ready ? ready : "Unknown");
+	cell_str(cells, jstr(o, "status.driverPod", "<none>"));
+}
+
+static void api_table_cells(enum api_table_type type, const char *group, cJSON *cells,
+			    const cJSON *o, uint64_t now_s)
+{
+	char buf[32];
+	if (type != API_TABLE_EVENT)
+		cell_str(cells, jstr(o, "metadata.name", ""));
+	switch (type) {
+	case API_TABLE_POD:
+		row_pod(cells, o, now_s);
+		break;
+	case API_TABLE_NODE:
+		row_node(cells, o, now_s);
+		break;
+	case API_TABLE_NAMESPACE:
+		cell_str(cells, jstr(o, "status.phase", "Active"));
+		cell_age(cells, o, now_s);
+		break;
+	case API_TABLE_DEPLOYMENT:
+		row_deploy(cells, o, now_s);
+		break;
+	case API_TABLE_REPLICASET:
+		row_rs(cells, o, now_s);
+		break;
+	case API_TABLE_DAEMONSET:
+		row_ds(cells, o, now_s);
+		break;
+	case API_TABLE_JOB:
+		row_job(cells, o, now_s);
+		break;
+	case API_TABLE_CONFIGMAP:
+		cell_int(cells, cJSON_GetArraySize(jget(o, "data", NULL)) +
+				    cJSON_GetArraySize(jget(o, "binaryData", NULL)));
+		cell_age(cells, o, now_s);
+		break;
+	case API_TABLE_SECRET:
+		cell_str(cells, jstr(o, "type", "Opaque"));
+		cell_int(cells, cJSON_GetArraySize(jget(o, "data", NULL)));
+		cell_age(cells, o, now_s);
+		break;
+	case API_TABLE_EVENT:
+		row_event(cells, o, now_s, group[0] == 0);
+		break;
+	case API_TABLE_LEASE:
+		cell_str(cells, jstr(o, "spec.holderIdentity", "<none>"));
+		cell_age(cells, o, now_s);
+		break;
+	case API_TABLE_DEVICE:
+		row_device(cells, o, now_s);
+		break;
+	default:
+		cell_age(cells, o, now_s);
+		break;
+	}
+	(void)buf;
+}
+
+/* PartialObjectMetadata of o (a copy of its metadata). */
+static cJSON *api_partial_meta(const cJSON *o)
+{
+	cJSON *p = cJSON_CreateObject();
+	if (!p)
+		return NULL;
+	cJSON_AddStringToObject(p, "kind", "PartialObjectMetadata");
+	cJSON_AddStringToObject(p, "apiVersion", "meta.k8s.io/v1");
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	cJSON *copy = md ? cJSON_Duplicate(md, true) : cJSON_CreateObject();
+	if (copy) {
+		/* managed fields and the last-applied annotation are large and unused here */
+		cJSON_DeleteItemFromObjectCaseSensitive(copy, "managedFields");
+		cJSON_AddItemToObject(p, "metadata", copy);
+	}
+	return p;
+}
+
+cJSON *api_table_build(const struct api_resource *res, const cJSON *const *objs, size_t count,
+		       uint64_t now_s, const char *rv, bool with_columns)
+{
+	cJSON *t = cJSON_CreateObject();
+	if (!t)
+		return NULL;
+	cJSON_AddStringToObject(t, "kind", "Table");
+	cJSON_AddStringToObject(t, "apiVersion", "meta.k8s.io/v1");
+	cJSON *md = cJSON_AddObjectToObject(t, "metadata");
+	if (md && rv)
+		cJSON_AddStringToObject(md, "resourceVersion", rv);
+	cJSON *cd = cJSON_AddArrayToObject(t, "columnDefinitions");
+	for (const struct api_col *c = api_table_cols(res->table); with_columns && cd && c->name;
+	     c++) {
+		cJSON *col = cJSON_CreateObject();
+		if (!col)
+			break;
+		cJSON_AddStringToObject(col, "name", c->name);
+		cJSON_AddStringToObject(col, "type", c->type);
+		cJSON_AddStringToObject(
+		    col, "format",
+		    c == api_table_cols(res->table) && res->table != API_TABLE_EVENT ? "name" : "");
+		cJSON_AddStringToObject(col, "description", c->desc);
+		cJSON_AddNumberToObject(col, "priority", c->priority);
+		cJSON_AddItemToArray(cd, col);
+	}
+	cJSON *rows = cJSON_AddArrayToObject(t, "rows");
+	for (size_t i = 0; rows && i < count; i++) {
+		cJSON *row = cJSON_CreateObject();
+		if (!row)
+			break;
+		cJSON *cells = cJSON_AddArrayToObject(row, "cells");
+		if (cells)
+			api_table_cells(res->table, res->group, cells, objs[i], now_s);
+		cJSON_AddItemToObject(row, "object", api_partial_meta(objs[i]));
+		cJSON_AddItemToArray(rows, row);
+	}
+	return t;
+}

@@ -1,0 +1,693 @@
+/*
+ * api_validate.c - defaulting, validation and strict field checking per kind.
+ *
+ * api_default fills what the API server defaults upstream and what clients rely on (a new
+ * pod is Pending; a Deployment has 1 replica and a RollingUpdate strategy; a Secret's
+ * stringData is folded into base64 data). api_validate collects every problem as a field
+ * cause and answers one 422 Invalid naming them all, in upstream's message form
+ * (`metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain ...`).
+ * api_check_unknown_fields implements fieldValidation=Strict for the fields this server
+ * knows (kubectl sends Strict by default). Reentrant; allocates only through cJSON.
+ */
+#include "api/api_int.h"
+#include "base/k32_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static cJSON *obj_child(cJSON *o, const char *key)
+{
+	cJSON *c = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (cJSON_IsObject(c))
+		return c;
+	if (c)
+		cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+	return cJSON_AddObjectToObject(o, key);
+}
+
+static void set_default_str(cJSON *o, const char *key, const char *v)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!cJSON_IsString(c) || !c->valuestring[0]) {
+		cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+		cJSON_AddStringToObject(o, key, v);
+	}
+}
+
+static void set_default_num(cJSON *o, const char *key, double v)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!cJSON_IsNumber(c)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+		cJSON_AddNumberToObject(o, key, v);
+	}
+}
+
+/* ---- base64 ---------------------------------------------------------------------------- */
+
+static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static bool api_b64_valid(const char *s)
+{
+	size_t n = strlen(s), pad = 0;
+	if (n % 4)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '=') {
+			pad++;
+			if (i < n - 2)
+				return false;
+		} else if (pad || !strchr(b64chars, s[i]) || !s[i]) {
+			return false;
+		}
+	}
+	return true;
+}
+
+cJSON *api_b64_string(const uint8_t *in, size_t len)
+{
+	size_t out_len = (len + 2) / 3 * 4;
+	char stackbuf[256];
+	char *out = out_len < sizeof(stackbuf) ? stackbuf : cJSON_malloc(out_len + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16;
+		if (i + 1 < len)
+			v |= (uint32_t)in[i + 1] << 8;
+		if (i + 2 < len)
+			v |= in[i + 2];
+		out[o++] = b64chars[(v >> 18) & 63];
+		out[o++] = b64chars[(v >> 12) & 63];
+		out[o++] = i + 1 < len ? b64chars[(v >> 6) & 63] : '=';
+		out[o++] = i + 2 < len ? b64chars[v & 63] : '=';
+	}
+	out[o] = 0;
+	cJSON *s = cJSON_CreateString(out);
+	if (out != stackbuf)
+		cJSON_free(out);
+	return s;
+}
+
+/* ---- defaulting ------------------------------------------------------------------------ */
+
+static void default_pod_spec(cJSON *spec)
+{
+	if (!spec)
+		return;
+	set_default_str(spec, "restartPolicy", "Always");
+	set_default_str(spec, "dnsPolicy", "ClusterFirst");
+	set_default_str(spec, "schedulerName", "default-scheduler");
+	set_default_num(spec, "terminationGracePeriodSeconds", 30);
+	cJSON *c;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "containers"))
+	{
+		if (!cJSON_IsObject(c))
+			continue;
+		set_default_str(c, "imagePullPolicy", "IfNotPresent");
+		set_default_str(c, "terminationMessagePath", "/dev/termination-log");
+		set_default_str(c, "terminationMessagePolicy", "File");
+		cJSON *p;
+		cJSON_ArrayForEach(
+		    p, cJSON_GetObjectItemCaseSensitive(c, "ports")) if (cJSON_IsObject(p))
+		    set_default_str(p, "protocol", "TCP");
+	}
+}
+
+static void default_workload(cJSON *obj, bool replicas)
+{
+	cJSON *spec = obj_child(obj, "spec");
+	if (!spec)
+		return;
+	if (replicas)
+		set_default_num(spec, "replicas", 1);
+	cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
+	default_pod_spec(cJSON_GetObjectItemCaseSensitive(tmpl, "spec"));
+	/* a selector-less workload selects its template's labels (apps/v1 requires one, so
+	 * validation reports it; this only fills matchLabels when the template has labels) */
+}
+
+k32_status_t api_default(const struct api_resource *res, cJSON *obj, struct api_fail *f)
+{
+	(void)f;
+	cJSON *md = obj_child(obj, "metadata");
+	if (!md)
+		return api_fail_set(f, 500, "InternalError", "defaulting %s: out of memory",
+				    res->kind);
+	switch (res->table) {
+	case API_TABLE_POD: {
+		cJSON *spec = obj_child(obj, "spec");
+		default_pod_spec(spec);
+		cJSON *st = obj_child(obj, "status");
+		if (st) {
+			set_default_str(st, "phase", "Pending");
+			set_default_str(st, "qosClass", "BestEffort");
+		}
+		break;
+	}
+	case API_TABLE_DEPLOYMENT: {
+		default_workload(obj, true);
+		cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+		cJSON *strat = obj_child(spec, "strategy");
+		if (strat) {
+			set_default_str(strat, "type", "RollingUpdate");
+			if (!strcmp(jstr(strat, "type"), "RollingUpdate")) {
+				cJSON *ru = obj_child(strat, "rollingUpdate");
+				if (ru && !cJSON_GetObjectItem(ru, "maxUnavailable"))
+					cJSON_AddStringToObject(ru, "maxUnavailable", "25%");
+				if (ru && !cJSON_GetObjectItem(ru, "maxSurge"))
+					cJSON_AddStringToObject(ru, "maxSurge", "25%");
+			}
+		}
+		set_default_num(spec, "revisionHistoryLimit", 10);
+		set_default_num(spec, "progressDeadlineSeconds", 600);
+		break;
+	}
+	case API_TABLE_REPLICASET:
+		default_workload(obj, true);
+		break;
+	case API_TABLE_DAEMONSET: {
+		default_workload(obj, false);
+		cJSON *us =
+		    obj_child(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "updateStrategy");
+		if (us)
+			set_default_str(us, "type", "RollingUpdate");
+		break;
+	}
+	case API_TABLE_JOB: {
+		default_workload(obj, false);
+		cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+		set_default_num(spec, "completions", 1);
+		set_default_num(spec, "parallelism", 1);
+		set_default_num(spec, "backoffLimit", 6);
+		break;
+	}
+	case API_TABLE_NAMESPACE: {
+		cJSON *st = obj_child(obj, "status");
+		if (st)
+			set_default_str(st, "phase", "Active");
+		break;
+	}
+	case API_TABLE_SECRET: {
+		set_default_str(obj, "type", "Opaque");
+		cJSON *sd = cJSON_GetObjectItemCaseSensitive(obj, "stringData");
+		if (cJSON_IsObject(sd)) {
+			cJSON *data = obj_child(obj, "data");
+			cJSON *e;
+			cJSON_ArrayForEach(e, sd)
+			{
+				if (!cJSON_IsString(e) || !data)
+					continue;
+				cJSON_DeleteItemFromObjectCaseSensitive(data, e->string);
+				cJSON_AddItemToObject(
+				    data, e->string,
+				    api_b64_string((const uint8_t *)e->valuestring,
+						   strlen(e->valuestring)));
+			}
+		}
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, "stringData");
+		break;
+	}
+	case API_TABLE_DEVICE: {
+		cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+		const char *model = jstr(spec, "model");
+		if (cJSON_IsObject(spec))
+			set_default_num(spec, "pollIntervalMs",
+					model && !strcmp(model, "rfid") ? 200 : 3000);
+		if (cJSON_IsObject(spec))
+			set_default_num(spec, "bus", 0);
+		break;
+	}
+	default:
+		break;
+	}
+	return K32_OK;
+}
+
+/* ---- validation ------------------------------------------------------------------------ */
+
+static void cause_invalid(struct api_fail *f, const char *field, const char *value, const char *why)
+{
+	api_fail_add_cause(f, "FieldValueInvalid", field, "Invalid value: \"%.60s\": %s",
+			   value ? value : "", why);
+}
+
+static void cause_required(struct api_fail *f, const char *field)
+{
+	api_fail_add_cause(f, "FieldValueRequired", field, "Required value");
+}
+
+static void validate_labels(struct api_fail *f, const cJSON *labels, const char *field)
+{
+	const cJSON *l;
+	char path[64];
+	cJSON_ArrayForEach(l, labels)
+	{
+		const char *why = api_check_label_key(l->string);
+		snprintf(path, sizeof(path), "%s", field);
+		if (why) {
+			cause_invalid(f, path, l->string, why);
+			continue;
+		}
+		if (!cJSON_IsString(l)) {
+			api_fail_add_cause(f, "FieldValueTypeInvalid", path,
+					   "Invalid value: label %s must be a string", l->string);
+			continue;
+		}
+		why = api_check_label_value(l->valuestring);
+		if (why)
+			cause_invalid(f, path, l->valuestring, why);
+	}
+}
+
+static void validate_meta(const struct api_resource *res, const cJSON *obj, struct api_fail *f)
+{
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const char *name = jstr(md, "name");
+	if (!name || !name[0]) {
+		api_fail_add_cause(f, "FieldValueRequired", "metadata.name",
+				   "Required value: name or generateName is required");
+	} else {
+		const char *why = res->table == API_TABLE_NAMESPACE ? api_check_dns_label(name)
+								    : api_check_dns_subdomain(name);
+		if (why)
+			cause_invalid(f, "metadata.name", name, why);
+	}
+	validate_labels(f, cJSON_GetObjectItemCaseSensitive(md, "labels"), "metadata.labels");
+	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+	const cJSON *a;
+	size_t total = 0;
+	cJSON_ArrayForEach(a, ann)
+	{
+		if (!cJSON_IsString(a)) {
+			api_fail_add_cause(f, "FieldValueTypeInvalid", "metadata.annotations",
+					   "Invalid value: annotation %s must be a string",
+					   a->string);
+			continue;
+		}
+		if (api_check_label_key(a->string))
+			cause_invalid(f, "metadata.annotations", a->string,
+				      api_check_label_key(a->string));
+		total += strlen(a->string) + strlen(a->valuestring);
+	}
+	if (total > 256 * 1024)
+		api_fail_add_cause(f, "FieldValueTooLong", "metadata.annotations",
+				   "Too long: must have at most 262144 bytes");
+}
+
+static bool validate_containers(struct api_fail *f, const cJSON *list, const char *field,
+				bool required)
+{
+	char path[96];
+	if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) {
+		if (required)
+			cause_required(f, field);
+		return false;
+	}
+	int i = 0;
+	const cJSON *c;
+	cJSON_ArrayForEach(c, list)
+	{
+		const char *name = jstr(c, "name");
+		snprintf(path, sizeof(path), "%s[%d].name", field, i);
+		if (!name || !name[0])
+			cause_required(f, path);
+		else if (api_check_dns_label(name))
+			cause_invalid(f, path, name, api_check_dns_label(name));
+		for (const cJSON *d = list->child; d && d != c; d = d->next)
+			if (name && jstr(d, "name") && !strcmp(jstr(d, "name"), name))
+				api_fail_add_cause(f, "FieldValueDuplicate", path,
+						   "Duplicate value: \"%s\"", name);
+		snprintf(path, sizeof(path), "%s[%d].image", field, i);
+		const char *image = jstr(c, "image");
+		if (!image || !image[0])
+			cause_required(f, path);
+		const char *pp = jstr(c, "imagePullPolicy");
+		if (pp && strcmp(pp, "Always") && strcmp(pp, "IfNotPresent") &&
+		    strcmp(pp, "Never")) {
+			snprintf(path, sizeof(path), "%s[%d].imagePullPolicy", field, i);
+			api_fail_add_cause(f, "FieldValueNotSupported", path,
+					   "Unsupported value: \"%s\": supported values: "
+					   "\"Always\", \"IfNotPresent\", \"Never\"",
+					   pp);
+		}
+		i++;
+	}
+	return true;
+}
+
+static void validate_pod_spec(struct api_fail *f, const cJSON *spec, const char *field, bool job)
+{
+	char path[96];
+	if (!cJSON_IsObject(spec)) {
+		cause_required(f, field);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s.containers", field);
+	validate_containers(f, cJSON_GetObjectItemCaseSensitive(spec, "containers"), path, true);
+	snprintf(path, sizeof(path), "%s.initContainers", field);
+	validate_containers(f, cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), path,
+			    false);
+	const char *rp = jstr(spec, "restartPolicy");
+	snprintf(path, sizeof(path), "%s.restartPolicy", field);
+	if (job && rp && strcmp(rp, "OnFailure") && strcmp(rp, "Never"))
+		api_fail_add_cause(
+		    f, "FieldValueNotSupported", path,
+		    "Unsupported value: \"%s\": supported values: \"OnFailure\", \"Never\"", rp);
+	else if (job && !rp)
+		cause_required(f, path);
+	else if (rp && strcmp(rp, "Always") && strcmp(rp, "OnFailure") && strcmp(rp, "Never"))
+		api_fail_add_cause(f, "FieldValueNotSupported", path,
+				   "Unsupported value: \"%s\": supported values: \"Always\", "
+				   "\"OnFailure\", \"Never\"",
+				   rp);
+}
+
+static void validate_replicas(struct api_fail *f, const cJSON *spec)
+{
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(spec, "replicas");
+	if (r && (!cJSON_IsNumber(r) || r->valuedouble < 0 || r->valuedouble > 1e9 ||
+		  r->valuedouble != (double)(long long)r->valuedouble))
+		api_fail_add_cause(f, "FieldValueInvalid", "spec.replicas",
+				   "Invalid value: must be a non-negative integer");
+}
+
+static void validate_workload(struct api_fail *f, const cJSON *obj, bool job)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	if (!cJSON_IsObject(spec)) {
+		cause_required(f, "spec");
+		return;
+	}
+	validate_replicas(f, spec);
+	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
+	const cJSON *tlabels = k32_json_find(tmpl, "metadata.labels");
+	const cJSON *sel = cJSON_GetObjectItemCaseSensitive(spec, "selector");
+	const cJSON *ml = cJSON_GetObjectItemCaseSensitive(sel, "matchLabels");
+	const cJSON *me = cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions");
+	if (!job && (!cJSON_IsObject(sel) ||
+		     (cJSON_GetArraySize(ml) == 0 && cJSON_GetArraySize(me) == 0))) {
+		cause_required(f, "spec.selector");
+	} else if (cJSON_IsObject(ml)) {
+		validate_labels(f, ml, "spec.selector.matchLabels");
+		const cJSON *l;
+		cJSON_ArrayForEach(l, ml)
+		{
+			const char *tv = jstr(tlabels, l->string);
+			if (!tv || !cJSON_IsString(l) || strcmp(tv, l->valuestring)) {
+				api_fail_add_cause(
+				    f, "FieldValueInvalid", "spec.template.metadata.labels",
+				    "Invalid value: `selector` does not match template `labels`");
+				break;
+			}
+		}
+	}
+	validate_labels(f, tlabels, "spec.template.metadata.labels");
+	validate_pod_spec(f, cJSON_GetObjectItemCaseSensitive(tmpl, "spec"), "spec.template.spec",
+			  job);
+}
+
+static bool api_config_key_ok(const char *k)
+{
+	if (!k[0] || strlen(k) > 253 || !strcmp(k, ".") || !strcmp(k, ".."))
+		return false;
+	for (const char *p = k; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return false;
+	return true;
+}
+
+static void validate_data(struct api_fail *f, const cJSON *obj, const char *field, bool b64)
+{
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(obj, field);
+	const cJSON *e;
+	char path[80];
+	if (data && !cJSON_IsObject(data)) {
+		api_fail_add_cause(f, "FieldValueTypeInvalid", field,
+				   "Invalid value: must be an object of strings");
+		return;
+	}
+	cJSON_ArrayForEach(e, data)
+	{
+		snprintf(path, sizeof(path), "%s[%s]", field, e->string);
+		if (!api_config_key_ok(e->string))
+			cause_invalid(f, path, e->string,
+				      "a valid config key must consist of alphanumeric characters, "
+				      "'-', '_' or '.'");
+		else if (!cJSON_IsString(e))
+			api_fail_add_cause(f, "FieldValueTypeInvalid", path,
+					   "Invalid value: must be a string");
+		else if (b64 && !api_b64_valid(e->valuestring))
+			cause_invalid(f, path, "<secret>", "illegal base64 data");
+	}
+}
+
+static void validate_device(struct api_fail *f, const cJSON *obj)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	if (!cJSON_IsObject(spec)) {
+		cause_required(f, "spec");
+		return;
+	}
+	const char *node = jstr(spec, "node");
+	if (!node || !node[0])
+		cause_required(f, "spec.node");
+	const char *model = jstr(spec, "model");
+	if (!model)
+		cause_required(f, "spec.model");
+	else if (strcmp(model, "bme688") && strcmp(model, "miniscale") && strcmp(model, "rfid"))
+		api_fail_add_cause(f, "FieldValueNotSupported", "spec.model",
+				   "Unsupported value: \"%s\": supported values: \"bme688\", "
+				   "\"miniscale\", \"rfid\"",
+				   model);
+	/* clang-format off */
+	static const struct { const char *k; long lo, hi; bool req; } nums[] = {
+		{"bus", 0, 7, false}, {"muxChannel", 0, 7, false}, {"address", 0x08, 0x77, true},
+		{"pollIntervalMs", 10, 3600000, false},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, nums[i].k);
+		char path[48];
+		snprintf(path, sizeof(path), "spec.%s", nums[i].k);
+		if (!v) {
+			if (nums[i].req)
+				cause_required(f, path);
+			continue;
+		}
+		if (!cJSON_IsNumber(v) || v->valuedouble < nums[i].lo ||
+		    v->valuedouble > nums[i].hi)
+			api_fail_add_cause(f, "FieldValueInvalid", path,
+					   "Invalid value: must be an integer between %ld and %ld",
+					   nums[i].lo, nums[i].hi);
+	}
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(spec, "params");
+	const cJSON *p;
+	cJSON_ArrayForEach(p, params)
+	{
+		if (!cJSON_IsString(p))
+			api_fail_add_cause(f, "FieldValueTypeInvalid", "spec.params",
+					   "Invalid value: param %s must be a string", p->string);
+	}
+}
+
+k32_status_t api_validate(const struct api_resource *res, const cJSON *obj, struct api_fail *f)
+{
+	f->cause_count = 0;
+	validate_meta(res, obj, f);
+	switch (res->table) {
+	case API_TABLE_POD:
+		validate_pod_spec(f, cJSON_GetObjectItemCaseSensitive(obj, "spec"), "spec", false);
+		break;
+	case API_TABLE_DEPLOYMENT:
+	case API_TABLE_REPLICASET:
+	case API_TABLE_DAEMONSET:
+		validate_workload(f, obj, false);
+		break;
+	case API_TABLE_JOB:
+		validate_workload(f, obj, true);
+		break;
+	case API_TABLE_CONFIGMAP:
+		validate_data(f, obj, "data", false);
+		validate_data(f, obj, "binaryData", true);
+		break;
+	case API_TABLE_SECRET:
+		validate_data(f, obj, "data", true);
+		break;
+	case API_TABLE_DEVICE:
+		validate_device(f, obj);
+		break;
+	default:
+		break;
+	}
+	if (!f->cause_count)
+		return K32_OK;
+	return api_fail_invalid(f, res->kind, jstr(cJSON_GetObjectItem(obj, "metadata"), "name"));
+}
+
+/* ---- strict field checking ------------------------------------------------------------- */
+
+/* clang-format off */
+static const char known_meta[] =
+	"name,generateName,namespace,selfLink,uid,resourceVersion,generation,creationTimestamp,"
+	"deletionTimestamp,deletionGracePeriodSeconds,labels,annotations,ownerReferences,"
+	"finalizers,managedFields";
+static const char known_podspec[] =
+	"volumes,initContainers,containers,ephemeralContainers,restartPolicy,"
+	"terminationGracePeriodSeconds,activeDeadlineSeconds,dnsPolicy,nodeSelector,"
+	"serviceAccountName,serviceAccount,automountServiceAccountToken,nodeName,hostNetwork,"
+	"hostPID,hostIPC,shareProcessNamespace,securityContext,imagePullSecrets,hostname,"
+	"subdomain,affinity,schedulerName,tolerations,hostAliases,priorityClassName,priority,"
+	"dnsConfig,readinessGates,runtimeClassName,enableServiceLinks,preemptionPolicy,overhead,"
+	"topologySpreadConstraints,setHostnameAsFQDN,os,hostUsers,schedulingGates,"
+	"resourceClaims,resources";
+static const char known_container[] =
+	"name,image,command,args,workingDir,ports,envFrom,env,resources,resizePolicy,"
+	"restartPolicy,volumeMounts,volumeDevices,livenessProbe,readinessProbe,startupProbe,"
+	"lifecycle,terminationMessagePath,terminationMessagePolicy,imagePullPolicy,"
+	"securityContext,stdin,stdinOnce,tty";
+static const char known_deploy_spec[] =
+	"replicas,selector,template,strategy,minReadySeconds,revisionHistoryLimit,paused,"
+	"progressDeadlineSeconds";
+static const char known_rs_spec[] = "replicas,minReadySeconds,selector,template";
+static const char known_ds_spec[] =
+	"selector,template,updateStrategy,minReadySeconds,revisionHistoryLimit";
+static const char known_job_spec[] =
+	"parallelism,completions,activeDeadlineSeconds,podFailurePolicy,successPolicy,"
+	"backoffLimit,backoffLimitPerIndex,maxFailedIndexes,selector,manualSelector,template,"
+	"ttlSecondsAfterFinished,completionMode,suspend,podReplacementPolicy,managedBy";
+static const char known_device_spec[] =
+	"node,bus,muxChannel,address,model,pollIntervalMs,params";
+/* clang-format on */
+
+static bool api_in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (l == n && !strncmp(p, name, n))
+			return true;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return false;
+}
+
+static k32_status_t api_unknown(const struct api_resource *res, const cJSON *o, const char *list,
+				const char *prefix, struct api_fail *f)
+{
+	const cJSON *c;
+	if (!cJSON_IsObject(o))
+		return K32_OK;
+	cJSON_ArrayForEach(c, o)
+	{
+		if (!api_in_list(list, c->string))
+			return api_fail_set(f, 400, "BadRequest",
+					    "%s in version \"%s\" cannot be handled as a %s: "
+					    "strict decoding error: unknown field \"%s%s\"",
+					    res->kind, res->version, res->kind, prefix, c->string);
+	}
+	return K32_OK;
+}
+
+static k32_status_t api_unknown_podspec(const struct api_resource *res, const cJSON *spec,
+					const char *prefix, struct api_fail *f)
+{
+	char path[96];
+	k32_status_t st = api_unknown(res, spec, known_podspec, prefix, f);
+	const char *lists[] = {"containers", "initContainers"};
+	for (size_t k = 0; !st && k < 2; k++) {
+		int i = 0;
+		const cJSON *c;
+		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[k]))
+		{
+			snprintf(path, sizeof(path), "%s%s[%d].", prefix, lists[k], i++);
+			st = api_unknown(res, c, known_container, path, f);
+			if (st)
+				break;
+		}
+	}
+	return st;
+}
+
+k32_status_t api_check_unknown_fields(const struct api_resource *res, const cJSON *obj,
+				      struct api_fail *f)
+{
+	static const char top_common[] = "apiVersion,kind,metadata";
+	const char *top = NULL;
+	switch (res->table) {
+	case API_TABLE_CONFIGMAP:
+		top = "data,binaryData,immutable";
+		break;
+	case API_TABLE_SECRET:
+		top = "data,stringData,type,immutable";
+		break;
+	case API_TABLE_EVENT:
+		top = NULL; /* two versions with many fields: not checked */
+		break;
+	case API_TABLE_SSAR:
+		top = NULL;
+		break;
+	default:
+		top = "spec,status";
+		break;
+	}
+	const cJSON *c;
+	if (top)
+		cJSON_ArrayForEach(c, obj)
+		{
+			if (!api_in_list(top_common, c->string) && !api_in_list(top, c->string))
+				return api_fail_set(
+				    f, 400, "BadRequest",
+				    "%s in version \"%s\" cannot be handled as a %s: strict "
+				    "decoding error: unknown field \"%s\"",
+				    res->kind, res->version, res->kind, c->string);
+		}
+	k32_status_t st = api_unknown(res, cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+				      known_meta, "metadata.", f);
+	if (st)
+		return st;
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	const char *spec_list = NULL;
+	switch (res->table) {
+	case API_TABLE_POD:
+		return api_unknown_podspec(res, spec, "spec.", f);
+	case API_TABLE_DEPLOYMENT:
+		spec_list = known_deploy_spec;
+		break;
+	case API_TABLE_REPLICASET:
+		spec_list = known_rs_spec;
+		break;
+	case API_TABLE_DAEMONSET:
+		spec_list = known_ds_spec;
+		break;
+	case API_TABLE_JOB:
+		spec_list = known_job_spec;
+		break;
+	case API_TABLE_DEVICE:
+		return api_unknown(res, spec, known_device_spec, "spec.", f);
+	default:
+		return K32_OK;
+	}
+	st = api_unknown(res, spec, spec_list, "spec.", f);
+	if (st)
+		return st;
+	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
+	st = api_unknown(res, cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"), known_meta,
+			 "spec.template.metadata.", f);
+	if (st)
+		return st;
+	return api_unknown_podspec(res, cJSON_GetObjectItemCaseSensitive(tmpl, "spec"),
+				   "spec.template.spec.", f);
+}
