@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -305,12 +306,72 @@ static void test_time(void **state)
 	assert_string_equal(buf, "0s");
 }
 
+static void test_openapi(void **state)
+{
+	(void)state;
+	cJSON *idx = api_openapi_index();
+	const cJSON *paths = cJSON_GetObjectItem(idx, "paths");
+	assert_non_null(cJSON_GetObjectItem(paths, "api/v1"));
+	assert_non_null(cJSON_GetObjectItem(paths, "apis/apps/v1"));
+	assert_non_null(cJSON_GetObjectItem(paths, "apis/kube32.io/v1alpha1"));
+	cJSON_Delete(idx);
+	assert_null(api_openapi_group_version("apps", "v9"));
+	cJSON *doc = api_openapi_group_version("apps", "v1");
+	const cJSON *patch = k32_json_find(cJSON_GetObjectItem(doc, "paths"), "x");
+	assert_null(patch);
+	const cJSON *item =
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "paths"),
+				"/apis/apps/v1/namespaces/{namespace}/deployments/{name}");
+	assert_non_null(item);
+	const cJSON *op = cJSON_GetObjectItem(item, "patch");
+	assert_string_equal(k32_json_find(op, "x-kubernetes-group-version-kind.kind")->valuestring,
+			    "Deployment");
+	bool fv = false;
+	const cJSON *p;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(op, "parameters")) fv =
+	    fv || !strcmp(cJSON_GetObjectItem(p, "name")->valuestring, "fieldValidation");
+	assert_true(fv);
+	/* every $ref resolves to a schema in the same document */
+	const cJSON *schemas = k32_json_find(doc, "components.schemas");
+	const cJSON *dep = cJSON_GetObjectItem(schemas, "io.k8s.api.apps.v1.Deployment");
+	assert_non_null(dep);
+	assert_string_equal(
+	    cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(dep, "x-kubernetes-group-version-kind"), 0),
+		"kind")
+		->valuestring,
+	    "Deployment");
+	char *text = cJSON_PrintUnformatted(doc);
+	const char *r = text;
+	int refs = 0;
+	while ((r = strstr(r, "\"$ref\":\"#/components/schemas/"))) {
+		r += strlen("\"$ref\":\"#/components/schemas/");
+		char name[128];
+		size_t n = strcspn(r, "\"");
+		snprintf(name, sizeof(name), "%.*s", (int)n, r);
+		if (!cJSON_GetObjectItem(schemas, name))
+			fail_msg("dangling $ref %s", name);
+		refs++;
+	}
+	assert_true(refs > 20);
+	cJSON_free(text);
+	cJSON_Delete(doc);
+	doc = api_openapi_group_version("", "v1");
+	assert_non_null(k32_json_find(doc, "components.schemas"));
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "paths"),
+					    "/api/v1/namespaces/{namespace}/pods/{name}"));
+	assert_non_null(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "paths"), "/api/v1/nodes/{name}"));
+	cJSON_Delete(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_registry),	    cmocka_unit_test(test_status),
 	    cmocka_unit_test(test_label_selectors), cmocka_unit_test(test_field_selectors),
 	    cmocka_unit_test(test_discovery),	    cmocka_unit_test(test_time),
+	    cmocka_unit_test(test_openapi),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
