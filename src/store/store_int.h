@@ -173,6 +173,10 @@ k32_status_t store_mem_reserve(struct store_mem *m, struct k32_err *err);
 
 /* store_wal.c: open-time load (snapshot, then log replay with tail repair). */
 k32_status_t store_wal_load(struct store_mem *m, struct k32_err *err);
+/* Replays log records in data[0..len) onto m; *out_good is the length of the valid prefix.
+ * A bad tail is reported and left out; a bad record followed by valid ones is CORRUPT. */
+k32_status_t store_wal_replay(struct store_mem *m, const uint8_t *data, size_t len,
+			      size_t *out_good, struct k32_err *err);
 /* Appends one record and fsyncs; on failure truncates back (or marks m->broken). */
 k32_status_t store_wal_append(struct store_mem *m, uint8_t type, const char *key, uint16_t key_len,
 			      const void *val, uint32_t val_len, uint64_t rev, uint64_t aux,

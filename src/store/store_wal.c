@@ -395,10 +395,10 @@ static bool valid_record_after(const uint8_t *data, size_t len, size_t from, uin
 	return false;
 }
 
-/* Replays the log; *out_good is the length of its valid prefix. */
-static k32_status_t replay(struct store_mem *m, const uint8_t *data, size_t len, size_t *out_good,
-			   struct k32_err *err)
+k32_status_t store_wal_replay(struct store_mem *m, const uint8_t *data, size_t len,
+			      size_t *out_good, struct k32_err *err)
 {
+	const char *name = m->log_path ? m->log_path : "log";
 	struct store_rec rec;
 	size_t off = 0, used, next;
 	const char *fault = NULL;
@@ -437,11 +437,11 @@ static k32_status_t replay(struct store_mem *m, const uint8_t *data, size_t len,
 		    err, K32_ERR_CORRUPT, MOD,
 		    "store: %s: bad record at offset %zu (%s) but valid records follow at %zu; "
 		    "refusing to drop acknowledged writes: repair or move the log away",
-		    m->log_path, off, fault, next);
+		    name, off, fault, next);
 	K32_LOGW(MOD,
 		 "store: %s: dropping %zu bytes at offset %zu of %zu: %s (torn or corrupt tail of "
 		 "an unacknowledged write); state is revision %llu",
-		 m->log_path, len - off, off, len, fault, (unsigned long long)m->rev);
+		 name, len - off, off, len, fault, (unsigned long long)m->rev);
 	return K32_OK;
 }
 
@@ -475,7 +475,7 @@ k32_status_t store_wal_load(struct store_mem *m, struct k32_err *err)
 	data = NULL;
 	s = ops->file_read_all(m->log_path, &m->alloc, log_max, &data, &len, err);
 	if (s == K32_OK) {
-		s = replay(m, data, len, &good, err);
+		s = store_wal_replay(m, data, len, &good, err);
 		k32_free(&m->alloc, data, len + 1);
 		if (s != K32_OK)
 			return s;
