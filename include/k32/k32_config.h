@@ -59,6 +59,142 @@
 
 /* ==== kobj ============================================================================== */
 
+/* Handle slots per owner table (pod or native service). 12 bytes per slot on a 32-bit target.
+ * Hard ceiling 256: the slot index is the low 8 bits of a handle. Full: NO_RESOURCES. */
+#ifndef K32_KOBJ_MAX_HANDLES
+#define K32_KOBJ_MAX_HANDLES 64
+#endif
+
+/* Channel pairs alive at once (both endpoints count as one). ~104 B per pair on 32-bit. */
+#ifndef K32_KOBJ_MAX_CHANNELS
+#define K32_KOBJ_MAX_CHANNELS 64
+#endif
+
+/* Bytes in one channel message. Zircon: 65536. MCU profiles use 4096; the simulator keeps
+ * 65536 so the Zircon-sized benchmarks run. */
+#ifndef K32_KOBJ_CHANNEL_MAX_MSG_BYTES
+#define K32_KOBJ_CHANNEL_MAX_MSG_BYTES 65536
+#endif
+
+/* Handles in one channel message (Zircon: 64). Each costs 8 B in the message header. */
+#ifndef K32_KOBJ_CHANNEL_MAX_MSG_HANDLES
+#define K32_KOBJ_CHANNEL_MAX_MSG_HANDLES 8
+#endif
+
+/* Messages queued on one endpoint; the writer gets SHOULD_WAIT beyond it. */
+#ifndef K32_KOBJ_CHANNEL_MAX_QUEUE_MSGS
+#define K32_KOBJ_CHANNEL_MAX_QUEUE_MSGS 16
+#endif
+
+/* Bytes queued on one endpoint. MCU: 8192. The simulator allows two 64 KiB messages. */
+#ifndef K32_KOBJ_CHANNEL_MAX_QUEUE_BYTES
+#define K32_KOBJ_CHANNEL_MAX_QUEUE_BYTES 131072
+#endif
+
+/* Message headers in the node (all channels). Header: 24 B + 8 B per handle + inline bytes. */
+#ifndef K32_KOBJ_MAX_MESSAGES
+#define K32_KOBJ_MAX_MESSAGES 256
+#endif
+
+/* Bytes carried inside the message header; longer messages add chunks. */
+#ifndef K32_KOBJ_MSG_INLINE_BYTES
+#define K32_KOBJ_MSG_INLINE_BYTES 128
+#endif
+
+/* Bytes per message chunk, and chunks in the node (all channels). 1024 x 512 B = 512 KiB in
+ * the simulator; MCU profiles use e.g. 64 x 256 B. */
+#ifndef K32_KOBJ_MSG_CHUNK_BYTES
+#define K32_KOBJ_MSG_CHUNK_BYTES 512
+#endif
+#ifndef K32_KOBJ_MSG_CHUNKS
+#define K32_KOBJ_MSG_CHUNKS 1024
+#endif
+
+/* Socket pairs alive at once. The rings come from the socket ring region below. */
+#ifndef K32_KOBJ_MAX_SOCKETS
+#define K32_KOBJ_MAX_SOCKETS 32
+#endif
+
+/* Ring bytes per direction: default, and the range socket_create accepts (spec: 256 B to
+ * 64 KiB). */
+#ifndef K32_KOBJ_SOCKET_DEFAULT_CAP
+#define K32_KOBJ_SOCKET_DEFAULT_CAP 1024
+#endif
+#ifndef K32_KOBJ_SOCKET_MIN_CAP
+#define K32_KOBJ_SOCKET_MIN_CAP 256
+#endif
+#ifndef K32_KOBJ_SOCKET_MAX_CAP
+#define K32_KOBJ_SOCKET_MAX_CAP 65536
+#endif
+
+/* Bytes for all socket rings and VMOs together (one first-fit region; a socket takes 2 x cap).
+ * Simulator: 2 MiB; MCU profiles: tens of KiB. Exhausted: NO_MEMORY. */
+#ifndef K32_KOBJ_REGION_BYTES
+#define K32_KOBJ_REGION_BYTES (2u * 1024u * 1024u)
+#endif
+
+/* Events and event pairs alive at once (a pair counts once). */
+#ifndef K32_KOBJ_MAX_EVENTS
+#define K32_KOBJ_MAX_EVENTS 128
+#endif
+#ifndef K32_KOBJ_MAX_EVENTPAIRS
+#define K32_KOBJ_MAX_EVENTPAIRS 32
+#endif
+
+/* Ports alive at once. */
+#ifndef K32_KOBJ_MAX_PORTS
+#define K32_KOBJ_MAX_PORTS 16
+#endif
+
+/* wait_async observers armed or queued, node-wide. Each embeds its 48 B packet (~80 B). */
+#ifndef K32_KOBJ_MAX_PORT_OBSERVERS
+#define K32_KOBJ_MAX_PORT_OBSERVERS 128
+#endif
+
+/* User packets one port may hold (port_queue gets SHOULD_WAIT beyond), and node-wide. */
+#ifndef K32_KOBJ_PORT_USER_BUDGET
+#define K32_KOBJ_PORT_USER_BUDGET 16
+#endif
+#ifndef K32_KOBJ_MAX_USER_PACKETS
+#define K32_KOBJ_MAX_USER_PACKETS 128
+#endif
+
+/* Fifo pairs alive at once, and bytes of one fifo's ring (Zircon: 4096). */
+#ifndef K32_KOBJ_MAX_FIFOS
+#define K32_KOBJ_MAX_FIFOS 16
+#endif
+#ifndef K32_KOBJ_FIFO_MAX_BYTES
+#define K32_KOBJ_FIFO_MAX_BYTES 4096
+#endif
+
+/* Timers alive at once (served by one timer thread). */
+#ifndef K32_KOBJ_MAX_TIMERS
+#define K32_KOBJ_MAX_TIMERS 32
+#endif
+
+/* VMOs alive at once; their bytes come from K32_KOBJ_REGION_BYTES. */
+#ifndef K32_KOBJ_MAX_VMOS
+#define K32_KOBJ_MAX_VMOS 32
+#endif
+
+/* Items in one wait_many (Zircon keeps a small fixed cap too; use a port for more). */
+#ifndef K32_KOBJ_WAIT_MANY_MAX
+#define K32_KOBJ_WAIT_MANY_MAX 8
+#endif
+
+/* Nanoseconds a blocking wait spins before sleeping (pays when the waker is on the other
+ * core; kobj_set_spin_ns changes it at run time). */
+#ifndef K32_KOBJ_SPIN_NS
+#define K32_KOBJ_SPIN_NS 2000
+#endif
+
+_Static_assert(K32_KOBJ_MAX_HANDLES >= 4 && K32_KOBJ_MAX_HANDLES <= 256, "K32_KOBJ_MAX_HANDLES: 4..256 (8 slot bits)");
+_Static_assert(K32_KOBJ_CHANNEL_MAX_MSG_HANDLES <= 64, "K32_KOBJ_CHANNEL_MAX_MSG_HANDLES over Zircon's 64");
+_Static_assert(K32_KOBJ_CHANNEL_MAX_QUEUE_BYTES >= K32_KOBJ_CHANNEL_MAX_MSG_BYTES, "a channel queue must hold one maximal message");
+_Static_assert(K32_KOBJ_MSG_CHUNK_BYTES >= 64, "K32_KOBJ_MSG_CHUNK_BYTES too small");
+_Static_assert(K32_KOBJ_WAIT_MANY_MAX >= 1 && K32_KOBJ_WAIT_MANY_MAX <= 64, "K32_KOBJ_WAIT_MANY_MAX: 1..64");
+_Static_assert((K32_KOBJ_SOCKET_MIN_CAP & (K32_KOBJ_SOCKET_MIN_CAP - 1)) == 0, "socket caps are powers of 2");
+
 /* ==== store ============================================================================= */
 
 /* Bytes of a store key "/<group>/<resource>/<ns>/<name>" (Kubernetes names are at most 253,

@@ -1,0 +1,540 @@
+/*
+ * kobj_channel.c - channels: bidirectional message pipes that carry bytes and handles.
+ *
+ * Storage. A channel pair is one pool block (shared lock + two endpoints, ~104 B on 32-bit).
+ * A queued message is a header from the message pool (K32_KOBJ_MAX_MESSAGES) holding the
+ * first K32_KOBJ_MSG_INLINE_BYTES inline and the handles in flight; longer messages chain
+ * chunks from the chunk pool. Bytes are copied once on write (outside the channel lock) and
+ * once on read (outside the lock); the lock covers only linking and signal updates.
+ *
+ * Each endpoint's queue is bounded (K32_KOBJ_CHANNEL_MAX_QUEUE_MSGS / _BYTES): a write into a
+ * full queue returns SHOULD_WAIT and deasserts WRITABLE on the writer until the reader drains
+ * one message (a deliberate deviation from Zircon, whose channels are always writable).
+ */
+#include "kobj/kobj_int.h"
+
+struct kobj_chunk {
+	struct kobj_chunk *next;
+	uint8_t data[K32_KOBJ_MSG_CHUNK_BYTES];
+};
+
+struct kobj_msg_handle {
+	struct kobj_object *obj;
+	uint32_t rights;
+};
+
+struct kobj_msg {
+	struct kobj_msg *next;	   /* queue link (free-list link when free) */
+	struct kobj_chunk *chunks; /* bytes past the inline part */
+	uint32_t len;		   /* bytes */
+	uint32_t nh;		   /* handles */
+	struct kobj_msg_handle h[K32_KOBJ_CHANNEL_MAX_MSG_HANDLES];
+	uint8_t inl[K32_KOBJ_MSG_INLINE_BYTES];
+};
+
+struct kobj_channel {
+	struct kobj_object hdr;
+	struct kobj_msg *head, *tail; /* messages queued for this endpoint to read */
+	uint32_t count;		      /* messages queued */
+	uint32_t bytes;		      /* bytes queued */
+};
+
+struct kobj_channel_pair {
+	struct kobj_core core;
+	struct kobj_channel ep[2];
+};
+
+static struct kobj_channel_pair pair_store[K32_KOBJ_MAX_CHANNELS];
+static struct kobj_msg msg_store[K32_KOBJ_MAX_MESSAGES];
+static struct kobj_chunk chunk_store[K32_KOBJ_MSG_CHUNKS];
+static struct kobj_pool pair_pool, msg_pool, chunk_pool;
+
+#define CH_RIGHTS (KOBJ_RIGHTS_BASIC | KOBJ_RIGHTS_IO | KOBJ_RIGHT_SIGNAL | KOBJ_RIGHT_SIGNAL_PEER)
+
+void kobj_channel_setup(void)
+{
+	kobj_pool_setup(&pair_pool, pair_store, sizeof(pair_store[0]), K32_KOBJ_MAX_CHANNELS,
+			"K32_KOBJ_MAX_CHANNELS");
+	kobj_pool_setup(&msg_pool, msg_store, sizeof(msg_store[0]), K32_KOBJ_MAX_MESSAGES,
+			"K32_KOBJ_MAX_MESSAGES");
+	kobj_pool_setup(&chunk_pool, chunk_store, sizeof(chunk_store[0]), K32_KOBJ_MSG_CHUNKS,
+			"K32_KOBJ_MSG_CHUNKS");
+}
+
+void kobj_channel_stats(struct kobj_stats *st)
+{
+	st->in_use[KOBJ_TYPE_CHANNEL] = kobj_pool_used(&pair_pool);
+	st->messages = kobj_pool_used(&msg_pool);
+	st->chunks = kobj_pool_used(&chunk_pool);
+}
+
+static inline struct kobj_channel *ch(struct kobj_object *o)
+{
+	return (struct kobj_channel *)o;
+}
+
+/* Frees a message; its handles (if release) are dropped as closed. */
+static void msg_free(struct kobj_msg *m, bool release)
+{
+	struct kobj_chunk *c = m->chunks, *next;
+	for (; c; c = next) {
+		next = c->next;
+		kobj_pool_put(&chunk_pool, c);
+	}
+	if (release)
+		for (uint32_t i = 0; i < m->nh; i++)
+			kobj_unref(m->h[i].obj, KOBJ_REF_HANDLE);
+	kobj_pool_put(&msg_pool, m);
+}
+
+static void ch_on_zero(struct kobj_object *obj)
+{
+	struct kobj_channel *c = ch(obj);
+	kobj_lock(&obj->core->lock);
+	struct kobj_msg *m = c->head;
+	c->head = c->tail = NULL;
+	c->count = c->bytes = 0;
+	if (!obj->peer->closed)
+		kobj_signal_locked(obj->peer, KOBJ_SIG_WRITABLE, KOBJ_SIG_PEER_CLOSED);
+	kobj_unlock(&obj->core->lock);
+	while (m) {
+		struct kobj_msg *next = m->next;
+		msg_free(m, true);
+		m = next;
+	}
+}
+
+static void ch_destroy(struct kobj_object *obj)
+{
+	struct kobj_channel *first = ch(obj) - obj->side;
+	kobj_pool_put(&pair_pool, (uint8_t *)first - offsetof(struct kobj_channel_pair, ep));
+}
+
+static uint32_t ch_queued(struct kobj_object *obj)
+{
+	return ch(obj)->count;
+}
+
+const struct kobj_type_ops kobj_channel_ops = {
+    .on_zero_handles = ch_on_zero,
+    .destroy = ch_destroy,
+    .default_rights = CH_RIGHTS,
+    .user_signals = KOBJ_SIG_USER_ALL,
+    .peer_signals = KOBJ_SIG_USER_ALL,
+    .queued = ch_queued,
+};
+
+k32_status_t kobj_channel_create(struct kobj_owner *owner, uint32_t opts, kobj_handle_t *out0,
+				 kobj_handle_t *out1)
+{
+	if (opts != 0)
+		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+				 "%s: channel_create opts 0x%x, must be 0", owner->name, opts);
+	if (!kobj_owner_has_room(owner, 2))
+		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
+				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
+				 "handles or raise the limit",
+				 owner->name, owner->used, owner->cap);
+	struct kobj_channel_pair *p = kobj_pool_get(&pair_pool);
+	if (!p)
+		return kobj_fail(owner, K32_ERR_NO_MEMORY,
+				 "%s: all K32_KOBJ_MAX_CHANNELS=%u channels in use; close some or "
+				 "raise the limit",
+				 owner->name, (unsigned)K32_KOBJ_MAX_CHANNELS);
+	atomic_init(&p->core.lock.v, 0u);
+	atomic_init(&p->core.live, 2u);
+	for (int i = 0; i < 2; i++) {
+		kobj_object_init(&p->ep[i].hdr, KOBJ_TYPE_CHANNEL, &p->core, KOBJ_SIG_WRITABLE);
+		p->ep[i].hdr.side = (uint8_t)i;
+		p->ep[i].hdr.peer = &p->ep[!i].hdr;
+		p->ep[i].head = p->ep[i].tail = NULL;
+		p->ep[i].count = p->ep[i].bytes = 0;
+	}
+	kobj_handle_install(owner, &p->ep[0].hdr, CH_RIGHTS, out0);
+	kobj_handle_install(owner, &p->ep[1].hdr, CH_RIGHTS, out1);
+	return K32_OK;
+}
+
+/* Drops every listed handle that is live (the sender loses them whatever happens), except
+ * the channel's own handle, which stays usable. */
+static void close_list(struct kobj_owner *owner, kobj_handle_t self, const kobj_handle_t *handles,
+		       uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (handles[i] != self)
+			kobj_handle_close(owner, handles[i]);
+}
+
+/*
+ * Cycle guard. A channel endpoint sent into a queue that it can itself reach (its queue holds
+ * an endpoint whose queue holds ... the destination) would keep the whole ring alive with no
+ * handle left outside: a leak no teardown could undo. Writes that carry channel endpoints are
+ * serialised by xfer_lock (only they add such edges) and walk the graph, bounded by the
+ * channel pool, before enqueueing. Lock order: xfer_lock -> pair locks (one at a time).
+ */
+static struct kobj_lock xfer_lock;
+static struct kobj_object *walk_seen[2 * K32_KOBJ_MAX_CHANNELS];
+
+static bool reaches(struct kobj_object *from, const struct kobj_object *target)
+{
+	uint32_t top = 0, seen = 0;
+	struct kobj_object *stack[2 * K32_KOBJ_MAX_CHANNELS];
+	stack[top++] = from;
+	walk_seen[seen++] = from;
+	while (top) {
+		struct kobj_object *e = stack[--top];
+		if (e == target)
+			return true;
+		kobj_lock(&e->core->lock);
+		for (struct kobj_msg *m = ch(e)->head; m; m = m->next) {
+			for (uint32_t i = 0; i < m->nh; i++) {
+				struct kobj_object *f = m->h[i].obj;
+				uint32_t k;
+				if (f->type != KOBJ_TYPE_CHANNEL)
+					continue;
+				for (k = 0; k < seen && walk_seen[k] != f; k++) {
+				}
+				if (k < seen || seen == 2 * K32_KOBJ_MAX_CHANNELS)
+					continue;
+				walk_seen[seen++] = f;
+				stack[top++] = f;
+			}
+		}
+		kobj_unlock(&e->core->lock);
+	}
+	return false;
+}
+
+/* Copies len bytes into a fresh message (header + chunks). NULL when a pool is spent. */
+static struct kobj_msg *msg_build(const uint8_t *src, uint32_t len)
+{
+	struct kobj_msg *m = kobj_pool_get(&msg_pool);
+	if (!m)
+		return NULL;
+	m->next = NULL;
+	m->chunks = NULL;
+	m->len = len;
+	m->nh = 0;
+	uint32_t n = len < K32_KOBJ_MSG_INLINE_BYTES ? len : K32_KOBJ_MSG_INLINE_BYTES;
+	if (n)
+		memcpy(m->inl, src, n);
+	struct kobj_chunk **link = &m->chunks;
+	for (uint32_t off = n; off < len;) {
+		struct kobj_chunk *c = kobj_pool_get(&chunk_pool);
+		if (!c) {
+			msg_free(m, false);
+			return NULL;
+		}
+		uint32_t k =
+		    len - off < K32_KOBJ_MSG_CHUNK_BYTES ? len - off : K32_KOBJ_MSG_CHUNK_BYTES;
+		memcpy(c->data, src + off, k);
+		c->next = NULL;
+		*link = c;
+		link = &c->next;
+		off += k;
+	}
+	return m;
+}
+
+static void msg_copy_out(const struct kobj_msg *m, uint8_t *dst)
+{
+	uint32_t n = m->len < K32_KOBJ_MSG_INLINE_BYTES ? m->len : K32_KOBJ_MSG_INLINE_BYTES;
+	if (n)
+		memcpy(dst, m->inl, n);
+	const struct kobj_chunk *c = m->chunks;
+	for (uint32_t off = n; off < m->len; c = c->next) {
+		uint32_t k = m->len - off < K32_KOBJ_MSG_CHUNK_BYTES ? m->len - off
+								     : K32_KOBJ_MSG_CHUNK_BYTES;
+		memcpy(dst + off, c->data, k);
+		off += k;
+	}
+}
+
+static inline bool queue_full(const struct kobj_channel *c)
+{
+	return c->count >= K32_KOBJ_CHANNEL_MAX_QUEUE_MSGS ||
+	       c->bytes >= K32_KOBJ_CHANNEL_MAX_QUEUE_BYTES;
+}
+
+/* Validates the handle list: live, TRANSFER, not the channel itself, no repeats. */
+static k32_status_t check_list(struct kobj_owner *owner, kobj_handle_t self,
+			       const kobj_handle_t *handles, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct kobj_object *o;
+		if (handles[i] == self)
+			return kobj_fail(owner, K32_ERR_NOT_SUPPORTED,
+					 "%s: channel_write lists the channel's own handle",
+					 owner->name);
+		k32_status_t st = kobj_lookup(owner, handles[i], 0, KOBJ_RIGHT_TRANSFER, &o);
+		if (st != K32_OK)
+			return kobj_fail(owner, st, "%s: channel_write handle #%u (0x%x): %s",
+					 owner->name, i, handles[i],
+					 st == K32_ERR_ACCESS_DENIED ? "no TRANSFER right"
+								     : "not a live handle");
+		for (uint32_t j = 0; j < i; j++)
+			if (handles[j] == handles[i])
+				return kobj_fail(owner, K32_ERR_BAD_HANDLE,
+						 "%s: channel_write lists handle 0x%x twice",
+						 owner->name, handles[i]);
+	}
+	return K32_OK;
+}
+
+k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint32_t opts,
+				const void *bytes, uint32_t len, const kobj_handle_t *handles,
+				uint32_t handle_count)
+{
+	struct kobj_object *obj = NULL;
+	bool xfer = false;
+	k32_status_t st = kobj_lookup(owner, h, KOBJ_TYPE_CHANNEL, KOBJ_RIGHT_WRITE, &obj);
+	if (KOBJ_UNLIKELY(st != K32_OK || opts != 0 || handle_count)) {
+		if (st == K32_OK && opts != 0)
+			st = K32_ERR_INVALID_ARGS;
+		if (st == K32_OK && handle_count > K32_KOBJ_CHANNEL_MAX_MSG_HANDLES)
+			st = kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
+				       "%s: message with %u handles, limit "
+				       "K32_KOBJ_CHANNEL_MAX_MSG_HANDLES=%u",
+				       owner->name, handle_count, K32_KOBJ_CHANNEL_MAX_MSG_HANDLES);
+		if (st == K32_OK && !handles)
+			st = K32_ERR_INVALID_ARGS;
+		if (st == K32_OK)
+			st = check_list(owner, h, handles, handle_count);
+		for (uint32_t i = 0; st == K32_OK && i < handle_count; i++) {
+			struct kobj_object *x = owner->slots[handles[i] & KOBJ_SLOT_MASK].obj;
+			if (x->type != KOBJ_TYPE_CHANNEL)
+				continue;
+			if (!xfer) {
+				kobj_lock(&xfer_lock);
+				xfer = true;
+			}
+			if (x == obj || reaches(x, obj->peer))
+				st = kobj_fail(
+				    owner, K32_ERR_NOT_SUPPORTED,
+				    "%s: channel_write of handle 0x%x would put a channel "
+				    "inside its own queue (a cycle that could never be "
+				    "freed)",
+				    owner->name, handles[i]);
+		}
+		if (st != K32_OK) {
+			if (xfer)
+				kobj_unlock(&xfer_lock);
+			if (handles && handle_count <= 64)
+				close_list(owner, h, handles, handle_count);
+			return st;
+		}
+	}
+	if (KOBJ_UNLIKELY(len > K32_KOBJ_CHANNEL_MAX_MSG_BYTES || (len && !bytes))) {
+		if (xfer)
+			kobj_unlock(&xfer_lock);
+		close_list(owner, h, handles, handle_count);
+		if (len && !bytes)
+			return K32_ERR_INVALID_ARGS;
+		return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
+				 "%s: message of %u bytes, limit K32_KOBJ_CHANNEL_MAX_MSG_BYTES=%u",
+				 owner->name, len, K32_KOBJ_CHANNEL_MAX_MSG_BYTES);
+	}
+	struct kobj_msg *m = msg_build(bytes, len);
+	if (KOBJ_UNLIKELY(!m)) {
+		if (xfer)
+			kobj_unlock(&xfer_lock);
+		close_list(owner, h, handles, handle_count);
+		return kobj_fail(owner, K32_ERR_NO_MEMORY,
+				 "%s: channel message pool spent (K32_KOBJ_MAX_MESSAGES=%u, "
+				 "K32_KOBJ_MSG_CHUNKS=%u); drain readers or raise the limits",
+				 owner->name, K32_KOBJ_MAX_MESSAGES, K32_KOBJ_MSG_CHUNKS);
+	}
+	for (uint32_t i = 0; i < handle_count; i++) {
+		struct kobj_slot *s = &owner->slots[handles[i] & KOBJ_SLOT_MASK];
+		m->h[i].obj = s->obj;
+		m->h[i].rights = s->rights;
+		kobj_handle_detach(owner, handles[i]);
+	}
+	m->nh = handle_count;
+
+	struct kobj_object *peer = obj->peer;
+	struct kobj_channel *pc = ch(peer);
+	kobj_lock(&obj->core->lock);
+	if (KOBJ_UNLIKELY(peer->closed)) {
+		st = K32_ERR_PEER_CLOSED;
+	} else if (KOBJ_UNLIKELY(queue_full(pc) ||
+				 pc->bytes + len > K32_KOBJ_CHANNEL_MAX_QUEUE_BYTES)) {
+		kobj_signal_locked(obj, KOBJ_SIG_WRITABLE, 0);
+		st = K32_ERR_SHOULD_WAIT;
+	} else {
+		if (pc->tail)
+			pc->tail->next = m;
+		else
+			pc->head = m;
+		pc->tail = m;
+		pc->count++;
+		pc->bytes += len;
+		if (pc->count == 1)
+			kobj_signal_locked(peer, 0, KOBJ_SIG_READABLE);
+		if (queue_full(pc))
+			kobj_signal_locked(obj, KOBJ_SIG_WRITABLE, 0);
+	}
+	kobj_unlock(&obj->core->lock);
+	if (xfer)
+		kobj_unlock(&xfer_lock);
+	if (KOBJ_UNLIKELY(st != K32_OK))
+		msg_free(m, true);
+	return st;
+}
+
+/* Unlinks m (which is in c's queue, prev its predecessor or NULL). Lock held. */
+static void dequeue_locked(struct kobj_channel *c, struct kobj_msg *prev, struct kobj_msg *m)
+{
+	struct kobj_object *obj = &c->hdr;
+	if (prev)
+		prev->next = m->next;
+	else
+		c->head = m->next;
+	if (c->tail == m)
+		c->tail = prev;
+	c->count--;
+	c->bytes -= m->len;
+	if (c->count == 0)
+		kobj_signal_locked(obj, KOBJ_SIG_READABLE, 0);
+	/* The writer regains WRITABLE as soon as the queue has room again. */
+	if (!obj->peer->closed && !(kobj_sig(obj->peer) & KOBJ_SIG_WRITABLE) && !queue_full(c))
+		kobj_signal_locked(obj->peer, 0, KOBJ_SIG_WRITABLE);
+}
+
+/* Copies m out and installs its handles (room checked), then frees it. */
+static void deliver(struct kobj_owner *owner, struct kobj_msg *m, void *bytes,
+		    kobj_handle_t *handles)
+{
+	if (m->len)
+		msg_copy_out(m, bytes);
+	for (uint32_t i = 0; i < m->nh; i++)
+		kobj_handle_install(owner, m->h[i].obj, m->h[i].rights, &handles[i]);
+	msg_free(m, false);
+}
+
+k32_status_t kobj_channel_read(struct kobj_owner *owner, kobj_handle_t h, uint32_t opts,
+			       void *bytes, kobj_handle_t *handles, uint32_t bytes_cap,
+			       uint32_t handles_cap, uint32_t *out_actual_bytes,
+			       uint32_t *out_actual_handles)
+{
+	struct kobj_object *obj = NULL;
+	k32_status_t st = kobj_lookup(owner, h, KOBJ_TYPE_CHANNEL, KOBJ_RIGHT_READ, &obj);
+	if (KOBJ_UNLIKELY(st != K32_OK))
+		return st;
+	if (KOBJ_UNLIKELY(opts & ~KOBJ_CHANNEL_READ_MAY_DISCARD))
+		return K32_ERR_INVALID_ARGS;
+	struct kobj_channel *c = ch(obj);
+	kobj_lock(&obj->core->lock);
+	struct kobj_msg *m = c->head;
+	if (!m) {
+		bool gone = obj->peer->closed;
+		kobj_unlock(&obj->core->lock);
+		return gone ? K32_ERR_PEER_CLOSED : K32_ERR_SHOULD_WAIT;
+	}
+	if (out_actual_bytes)
+		*out_actual_bytes = m->len;
+	if (out_actual_handles)
+		*out_actual_handles = m->nh;
+	if (KOBJ_UNLIKELY(m->len > bytes_cap || m->nh > handles_cap || (m->len && !bytes) ||
+			  (m->nh && !handles))) {
+		if (opts & KOBJ_CHANNEL_READ_MAY_DISCARD) {
+			dequeue_locked(c, NULL, m);
+			kobj_unlock(&obj->core->lock);
+			msg_free(m, true);
+		} else {
+			kobj_unlock(&obj->core->lock);
+		}
+		return K32_ERR_BUFFER_TOO_SMALL;
+	}
+	if (KOBJ_UNLIKELY(m->nh && !kobj_owner_has_room(owner, m->nh))) {
+		kobj_unlock(&obj->core->lock);
+		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
+				 "%s: message carries %u handles but the table has %u free of "
+				 "K32_KOBJ_MAX_HANDLES=%u; message kept",
+				 owner->name, m->nh, owner->cap - owner->used, owner->cap);
+	}
+	dequeue_locked(c, NULL, m);
+	kobj_unlock(&obj->core->lock);
+	deliver(owner, m, bytes, handles);
+	return K32_OK;
+}
+
+/* Looks for the reply whose first 4 bytes are txid; removes it if it fits. */
+static k32_status_t take_reply(struct kobj_owner *owner, struct kobj_object *obj, uint32_t txid,
+			       const struct kobj_channel_call_args *a, uint32_t *ab, uint32_t *ah)
+{
+	struct kobj_channel *c = ch(obj);
+	struct kobj_msg *m, *prev = NULL;
+	kobj_lock(&obj->core->lock);
+	for (m = c->head; m; prev = m, m = m->next) {
+		uint32_t id;
+		if (m->len < 4)
+			continue;
+		memcpy(&id, m->inl, 4);
+		if (id == txid)
+			break;
+	}
+	if (!m) {
+		bool gone = obj->peer->closed;
+		kobj_unlock(&obj->core->lock);
+		return gone ? K32_ERR_PEER_CLOSED : K32_ERR_SHOULD_WAIT;
+	}
+	if (ab)
+		*ab = m->len;
+	if (ah)
+		*ah = m->nh;
+	if (m->len > a->rd_num_bytes || m->nh > a->rd_num_handles) {
+		dequeue_locked(c, prev, m);
+		kobj_unlock(&obj->core->lock);
+		msg_free(m, true);
+		return K32_ERR_BUFFER_TOO_SMALL;
+	}
+	if (m->nh && !kobj_owner_has_room(owner, m->nh)) {
+		dequeue_locked(c, prev, m);
+		kobj_unlock(&obj->core->lock);
+		msg_free(m, true);
+		return K32_ERR_NO_RESOURCES;
+	}
+	dequeue_locked(c, prev, m);
+	kobj_unlock(&obj->core->lock);
+	deliver(owner, m, a->rd_bytes, a->rd_handles);
+	return K32_OK;
+}
+
+k32_status_t kobj_channel_call(struct kobj_owner *owner, kobj_handle_t h, uint32_t opts,
+			       kobj_time_t deadline, const struct kobj_channel_call_args *args,
+			       uint32_t *out_actual_bytes, uint32_t *out_actual_handles)
+{
+	struct kobj_object *obj = NULL;
+	uint32_t txid;
+	k32_status_t st =
+	    kobj_lookup(owner, h, KOBJ_TYPE_CHANNEL, KOBJ_RIGHT_READ | KOBJ_RIGHT_WRITE, &obj);
+	if (st != K32_OK)
+		return st;
+	if (!args || args->wr_num_bytes < 4 || !args->wr_bytes || opts != 0)
+		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+				 "%s: channel_call needs a request of at least 4 bytes (txid)",
+				 owner->name);
+	memcpy(&txid, args->wr_bytes, 4);
+	st = kobj_channel_write(owner, h, 0, args->wr_bytes, args->wr_num_bytes, args->wr_handles,
+				args->wr_num_handles);
+	if (st != K32_OK)
+		return st;
+	for (;;) {
+		st = take_reply(owner, obj, txid, args, out_actual_bytes, out_actual_handles);
+		if (st != K32_ERR_SHOULD_WAIT)
+			return st;
+		uint32_t seen = 0;
+		if (kobj_sig(obj) & KOBJ_SIG_READABLE) {
+			/* Queued messages belong to other calls: poll gently until ours comes. */
+			if (deadline != KOBJ_TIME_INFINITE && kobj_now_ns() >= deadline)
+				return K32_ERR_TIMED_OUT;
+			k32_plat()->sleep_us(20);
+			continue;
+		}
+		st = kobj_object_wait_one(owner, h, KOBJ_SIG_READABLE | KOBJ_SIG_PEER_CLOSED,
+					  deadline, &seen);
+		if (st != K32_OK)
+			return st;
+	}
+}

@@ -1,0 +1,869 @@
+/*
+ * kobj_core.c - the parts every object shares: spinlock slow path, fixed pools, the byte
+ * region, handle tables, reference counting with the zero-handle work list, signals,
+ * observers, waiters, wait_one / wait_many, object_signal(_peer) and get_info.
+ *
+ * Waiting. A waiter links one kobj_wait_node per object (on its stack: no pool) and then
+ * spins for a short budget, then sleeps on a mutex + condition variable initialised only at
+ * that point. A waker runs under the object's lock: it unlinks the node and exchanges the
+ * waiter state to DONE; only if the waiter was SLEEPING does it touch the mutex and signal.
+ * Before returning, a waiter takes the lock of every object it registered on, so no waker can
+ * still be touching its stack (wakers act only while holding that lock).
+ *
+ * Context: any thread; see kobj.h for the handle-table rule.
+ */
+#include "kobj/kobj_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static atomic_uint spin_ns = K32_KOBJ_SPIN_NS;
+static unsigned core_count = 1;
+static bool inited;
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+void kobj_lock_slow(struct kobj_lock *l)
+{
+	unsigned spins = 0;
+	for (;;) {
+		while (atomic_load_explicit(&l->v, memory_order_relaxed)) {
+			cpu_relax();
+			/* The holder may be preempted on this very core: let it run. */
+			if (++spins >= 256) {
+				k32_plat()->sleep_us(0);
+				spins = 0;
+			}
+		}
+		if (!atomic_exchange_explicit(&l->v, 1u, memory_order_acquire))
+			return;
+	}
+}
+
+/* ---- pools ------------------------------------------------------------------------------- */
+
+void kobj_pool_setup(struct kobj_pool *p, void *base, size_t elem, uint32_t count,
+		     const char *limit_name)
+{
+	atomic_init(&p->lock.v, 0u);
+	p->free = NULL;
+	p->used = 0;
+	p->cap = count;
+	p->limit_name = limit_name;
+	for (uint32_t i = count; i > 0; i--) {
+		void **blk = (void **)((uint8_t *)base + (size_t)(i - 1) * elem);
+		*blk = p->free;
+		p->free = blk;
+	}
+}
+
+void *kobj_pool_get(struct kobj_pool *p)
+{
+	kobj_lock(&p->lock);
+	void **blk = p->free;
+	if (blk) {
+		p->free = *blk;
+		p->used++;
+	}
+	kobj_unlock(&p->lock);
+	return blk;
+}
+
+void kobj_pool_put(struct kobj_pool *p, void *blk)
+{
+	kobj_lock(&p->lock);
+	*(void **)blk = p->free;
+	p->free = blk;
+	p->used--;
+	kobj_unlock(&p->lock);
+}
+
+uint32_t kobj_pool_used(struct kobj_pool *p)
+{
+	kobj_lock(&p->lock);
+	uint32_t n = p->used;
+	kobj_unlock(&p->lock);
+	return n;
+}
+
+/*
+ * The region: one static byte array shared by socket rings and VMOs, first fit over a small
+ * sorted table of live blocks (one per socket pair, fifo pair and VMO, so a
+ * scan is bounded). Allocation happens at create time only, never on a data path.
+ */
+#define REGION_BLOCKS (K32_KOBJ_MAX_SOCKETS + K32_KOBJ_MAX_FIFOS + K32_KOBJ_MAX_VMOS)
+static _Alignas(16) uint8_t region[K32_KOBJ_REGION_BYTES];
+static struct {
+	uint32_t off, len;
+} region_blk[REGION_BLOCKS];
+static uint32_t region_nblk, region_bytes;
+static struct kobj_lock region_lock;
+
+k32_status_t kobj_region_alloc(uint32_t len, uint8_t **out)
+{
+	uint32_t need = (len + 15u) & ~15u, pos = 0, i;
+	if (need < len)
+		return K32_ERR_NO_MEMORY;
+	kobj_lock(&region_lock);
+	if (region_nblk == REGION_BLOCKS)
+		goto out_full;
+	for (i = 0; i < region_nblk; i++) {
+		if (region_blk[i].off - pos >= need)
+			break;
+		pos = region_blk[i].off + region_blk[i].len;
+	}
+	if (i == region_nblk && K32_KOBJ_REGION_BYTES - pos < need)
+		goto out_full;
+	memmove(&region_blk[i + 1], &region_blk[i], (region_nblk - i) * sizeof(region_blk[0]));
+	region_blk[i].off = pos;
+	region_blk[i].len = need;
+	region_nblk++;
+	region_bytes += need;
+	kobj_unlock(&region_lock);
+	*out = region + pos;
+	memset(*out, 0, len);
+	return K32_OK;
+out_full:
+	kobj_unlock(&region_lock);
+	return K32_ERR_NO_MEMORY;
+}
+
+void kobj_region_free(uint8_t *p, uint32_t len)
+{
+	uint32_t off = (uint32_t)(p - region);
+	(void)len;
+	kobj_lock(&region_lock);
+	for (uint32_t i = 0; i < region_nblk; i++) {
+		if (region_blk[i].off == off) {
+			region_bytes -= region_blk[i].len;
+			memmove(&region_blk[i], &region_blk[i + 1],
+				(region_nblk - i - 1) * sizeof(region_blk[0]));
+			region_nblk--;
+			break;
+		}
+	}
+	kobj_unlock(&region_lock);
+}
+
+uint32_t kobj_region_used(void)
+{
+	kobj_lock(&region_lock);
+	uint32_t n = region_bytes;
+	kobj_unlock(&region_lock);
+	return n;
+}
+
+/* ---- module ------------------------------------------------------------------------------ */
+
+const struct kobj_type_ops *const kobj_type_ops[KOBJ_TYPE_COUNT] = {
+    [KOBJ_TYPE_CHANNEL] = &kobj_channel_ops, [KOBJ_TYPE_SOCKET] = &kobj_socket_ops,
+    [KOBJ_TYPE_EVENT] = &kobj_event_ops,     [KOBJ_TYPE_EVENTPAIR] = &kobj_eventpair_ops,
+    [KOBJ_TYPE_PORT] = &kobj_port_ops,	     [KOBJ_TYPE_FIFO] = &kobj_fifo_ops,
+    [KOBJ_TYPE_TIMER] = &kobj_timer_ops,     [KOBJ_TYPE_VMO] = &kobj_vmo_ops,
+};
+
+void kobj_stats_get(struct kobj_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	kobj_channel_stats(out);
+	kobj_socket_stats(out);
+	kobj_event_stats(out);
+	kobj_port_stats(out);
+	kobj_fifo_stats(out);
+	kobj_timer_stats(out);
+	kobj_vmo_stats(out);
+	out->vmo_bytes = kobj_region_used();
+}
+
+k32_status_t kobj_init(struct k32_err *err)
+{
+	if (inited) {
+		struct kobj_stats st;
+		kobj_stats_get(&st);
+		for (int t = 0; t < KOBJ_TYPE_COUNT; t++) {
+			if (st.in_use[t]) {
+				if (err) {
+					err->status = K32_ERR_BAD_STATE;
+					err->module = "kobj";
+					snprintf(
+					    err->msg, sizeof(err->msg),
+					    "kobj_init: %u objects of type %d still alive; close "
+					    "their owners first",
+					    st.in_use[t], t);
+				}
+				return K32_ERR_BAD_STATE;
+			}
+		}
+		kobj_timer_stop();
+	}
+	core_count = k32_plat()->core_count();
+	if (core_count < 1)
+		core_count = 1;
+	region_nblk = 0;
+	region_bytes = 0;
+	atomic_init(&region_lock.v, 0u);
+	kobj_channel_setup();
+	kobj_socket_setup();
+	kobj_event_setup();
+	kobj_port_setup();
+	kobj_fifo_setup();
+	kobj_timer_setup();
+	kobj_vmo_setup();
+	inited = true;
+	return K32_OK;
+}
+
+void kobj_fini(void)
+{
+	kobj_timer_stop();
+}
+
+kobj_time_t kobj_now_ns(void)
+{
+	return (kobj_time_t)(k32_now_us() * 1000u);
+}
+
+kobj_time_t kobj_deadline_after(int64_t ns)
+{
+	if (ns < 0)
+		return KOBJ_TIME_INFINITE;
+	kobj_time_t now = kobj_now_ns();
+	if (ns > KOBJ_TIME_INFINITE - now)
+		return KOBJ_TIME_INFINITE;
+	return now + ns;
+}
+
+void kobj_set_spin_ns(uint32_t ns)
+{
+	atomic_store(&spin_ns, ns);
+}
+
+k32_status_t kobj_fail(struct kobj_owner *owner, k32_status_t st, const char *fmt, ...)
+{
+	va_list ap;
+	owner->last_err.status = st;
+	owner->last_err.module = "kobj";
+	va_start(ap, fmt);
+	vsnprintf(owner->last_err.msg, sizeof(owner->last_err.msg), fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+/* ---- objects and references -------------------------------------------------------------- */
+
+void kobj_object_init(struct kobj_object *obj, uint8_t type, struct kobj_core *core,
+		      uint32_t signals)
+{
+	atomic_init(&obj->signals, signals);
+	atomic_init(&obj->refs, KOBJ_REF_HANDLE);
+	obj->core = core;
+	atomic_init(&obj->obs, NULL);
+	obj->peer = NULL;
+	obj->next_dead = NULL;
+	obj->type = type;
+	obj->side = 0;
+	obj->closed = 0;
+	obj->pad = 0;
+}
+
+static _Thread_local struct kobj_object *dead_head;
+static _Thread_local bool dead_busy;
+
+static void release_half(struct kobj_object *obj)
+{
+	if (atomic_fetch_sub_explicit(&obj->core->live, 1u, memory_order_acq_rel) == 1u)
+		kobj_type_ops[obj->type]->destroy(obj);
+}
+
+static void zero_handles(struct kobj_object *obj)
+{
+	kobj_lock(&obj->core->lock);
+	obj->closed = 1;
+	kobj_obs_cancel_all_locked(obj);
+	kobj_unlock(&obj->core->lock);
+	if (kobj_type_ops[obj->type]->on_zero_handles)
+		kobj_type_ops[obj->type]->on_zero_handles(obj);
+	kobj_unref(obj, KOBJ_REF_OTHER);
+}
+
+void kobj_unref(struct kobj_object *obj, uint32_t amount)
+{
+	uint32_t old, now;
+	if (amount == KOBJ_REF_HANDLE) {
+		old = atomic_load_explicit(&obj->refs, memory_order_relaxed);
+		do {
+			now = old - KOBJ_REF_HANDLE;
+			/* The last handle keeps the object alive while on_zero_handles runs. */
+			if (KOBJ_HANDLES(old) == 1u)
+				now += KOBJ_REF_OTHER;
+		} while (!atomic_compare_exchange_weak_explicit(
+		    &obj->refs, &old, now, memory_order_acq_rel, memory_order_relaxed));
+		if (KOBJ_LIKELY(KOBJ_HANDLES(old) != 1u))
+			return;
+		/* Deferred through a per-thread list: a message can hold the last handle of a
+		 * channel whose queue holds more handles; a loop, not recursion. */
+		obj->next_dead = dead_head;
+		dead_head = obj;
+		if (dead_busy)
+			return;
+		dead_busy = true;
+		while ((obj = dead_head) != NULL) {
+			dead_head = obj->next_dead;
+			zero_handles(obj);
+		}
+		dead_busy = false;
+		return;
+	}
+	old = atomic_fetch_sub_explicit(&obj->refs, amount, memory_order_acq_rel);
+	if (old == amount)
+		release_half(obj);
+}
+
+/* ---- handle tables ----------------------------------------------------------------------- */
+
+void kobj_owner_init(struct kobj_owner *owner, const char *name, uint32_t cap)
+{
+	if (cap == 0 || cap > K32_KOBJ_MAX_HANDLES)
+		cap = K32_KOBJ_MAX_HANDLES;
+	owner->name = name ? name : "owner";
+	owner->cap = cap;
+	owner->used = 0;
+	owner->torn_down = false;
+	owner->last_err.status = K32_OK;
+	owner->last_err.module = "kobj";
+	owner->last_err.msg[0] = '\0';
+	for (uint32_t i = 0; i < K32_KOBJ_MAX_HANDLES; i++) {
+		owner->slots[i].obj = NULL;
+		owner->slots[i].gen = 1;
+		owner->slots[i].rights = (i + 1 < cap) ? i + 2 : 0;
+	}
+	owner->free_head = 1;
+}
+
+uint32_t kobj_owner_handle_count(const struct kobj_owner *owner)
+{
+	return owner->used;
+}
+
+const char *kobj_owner_last_error(const struct kobj_owner *owner)
+{
+	return owner->last_err.msg;
+}
+
+bool kobj_owner_has_room(const struct kobj_owner *owner, uint32_t n)
+{
+	return !owner->torn_down && owner->cap - owner->used >= n;
+}
+
+k32_status_t kobj_handle_install(struct kobj_owner *owner, struct kobj_object *obj, uint32_t rights,
+				 kobj_handle_t *out)
+{
+	if (KOBJ_UNLIKELY(owner->free_head == 0 || owner->torn_down)) {
+		kobj_unref(obj, KOBJ_REF_HANDLE);
+		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
+				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
+				 "handles or raise the limit",
+				 owner->name, owner->used, owner->cap);
+	}
+	uint32_t idx = owner->free_head - 1;
+	struct kobj_slot *s = &owner->slots[idx];
+	owner->free_head = s->rights;
+	s->obj = obj;
+	s->rights = rights;
+	owner->used++;
+	*out = (s->gen << KOBJ_SLOT_BITS) | idx;
+	return K32_OK;
+}
+
+static void slot_free(struct kobj_owner *owner, uint32_t idx)
+{
+	struct kobj_slot *s = &owner->slots[idx];
+	s->obj = NULL;
+	s->gen = (s->gen + 1u) & KOBJ_GEN_MASK;
+	if (s->gen == 0)
+		s->gen = 1;
+	s->rights = owner->free_head;
+	owner->free_head = idx + 1;
+	owner->used--;
+}
+
+/* Cancels observers registered through (owner, h). */
+static void cancel_for_handle(struct kobj_object *obj, const struct kobj_owner *owner,
+			      kobj_handle_t h)
+{
+	if (KOBJ_LIKELY(atomic_load_explicit(&obj->obs, memory_order_relaxed) == NULL))
+		return;
+	kobj_lock(&obj->core->lock);
+	struct kobj_obs *o = atomic_load_explicit(&obj->obs, memory_order_relaxed), *next;
+	for (; o; o = next) {
+		next = o->next;
+		if (o->owner != owner || o->handle != h)
+			continue;
+		kobj_obs_unlink(obj, o);
+		o->canceled = 1;
+		if (o->kind == KOBJ_OBS_WAIT)
+			kobj_waiter_wake(((struct kobj_wait_node *)o)->w);
+		else
+			kobj_port_obs_cancel(o);
+	}
+	kobj_unlock(&obj->core->lock);
+}
+
+void kobj_handle_detach(struct kobj_owner *owner, kobj_handle_t h)
+{
+	struct kobj_object *obj = owner->slots[h & KOBJ_SLOT_MASK].obj;
+	slot_free(owner, h & KOBJ_SLOT_MASK);
+	cancel_for_handle(obj, owner, h);
+}
+
+k32_status_t kobj_handle_close(struct kobj_owner *owner, kobj_handle_t h)
+{
+	struct kobj_object *obj = NULL;
+	if (h == KOBJ_HANDLE_INVALID)
+		return K32_OK;
+	k32_status_t st = kobj_lookup(owner, h, 0, 0, &obj);
+	if (KOBJ_UNLIKELY(st != K32_OK))
+		return st;
+	slot_free(owner, h & KOBJ_SLOT_MASK);
+	cancel_for_handle(obj, owner, h);
+	kobj_unref(obj, KOBJ_REF_HANDLE);
+	return K32_OK;
+}
+
+static k32_status_t reduce_rights(struct kobj_owner *owner, uint32_t have, uint32_t want,
+				  uint32_t *out)
+{
+	if (want == KOBJ_RIGHT_SAME_RIGHTS) {
+		*out = have;
+		return K32_OK;
+	}
+	if (KOBJ_UNLIKELY(want & ~have))
+		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+				 "%s: rights 0x%x are not a subset of the handle's 0x%x",
+				 owner->name, want, have);
+	*out = want;
+	return K32_OK;
+}
+
+k32_status_t kobj_handle_duplicate(struct kobj_owner *owner, kobj_handle_t h, uint32_t rights,
+				   kobj_handle_t *out)
+{
+	struct kobj_object *obj = NULL;
+	uint32_t r = 0;
+	k32_status_t st = kobj_lookup(owner, h, 0, KOBJ_RIGHT_DUPLICATE, &obj);
+	if (KOBJ_UNLIKELY(st != K32_OK))
+		return st;
+	st = reduce_rights(owner, kobj_handle_rights(owner, h), rights, &r);
+	if (KOBJ_UNLIKELY(st != K32_OK))
+		return st;
+	atomic_fetch_add_explicit(&obj->refs, KOBJ_REF_HANDLE, memory_order_relaxed);
+	return kobj_handle_install(owner, obj, r, out);
+}
+
+k32_status_t kobj_handle_replace(struct kobj_owner *owner, kobj_handle_t h, uint32_t rights,
+				 kobj_handle_t *out)
+{
+	struct kobj_object *obj = NULL;
+	uint32_t r = 0;
+	k32_status_t st = kobj_lookup(owner, h, 0, 0, &obj);
+	if (st != K32_OK)
+		return st;
+	st = reduce_rights(owner, kobj_handle_rights(owner, h), rights, &r);
+	if (st != K32_OK) {
+		kobj_handle_close(owner, h);
+		return st;
+	}
+	/* Same slot, new generation: the old value goes stale in one step. */
+	uint32_t idx = h & KOBJ_SLOT_MASK;
+	struct kobj_slot *s = &owner->slots[idx];
+	cancel_for_handle(obj, owner, h);
+	s->gen = (s->gen + 1u) & KOBJ_GEN_MASK;
+	if (s->gen == 0)
+		s->gen = 1;
+	s->rights = r;
+	*out = (s->gen << KOBJ_SLOT_BITS) | idx;
+	return K32_OK;
+}
+
+void kobj_owner_fini(struct kobj_owner *owner)
+{
+	for (uint32_t i = 0; i < owner->cap; i++) {
+		struct kobj_slot *s = &owner->slots[i];
+		if (s->obj)
+			kobj_handle_close(owner, (s->gen << KOBJ_SLOT_BITS) | i);
+	}
+	owner->torn_down = true;
+	owner->free_head = 0;
+}
+
+k32_status_t kobj_object_get_info(struct kobj_owner *owner, kobj_handle_t h, struct kobj_info *out)
+{
+	struct kobj_object *obj = NULL;
+	k32_status_t st = kobj_lookup(owner, h, 0, KOBJ_RIGHT_INSPECT, &obj);
+	if (st != K32_OK)
+		return st;
+	memset(out, 0, sizeof(*out));
+	out->type = obj->type;
+	out->rights = kobj_handle_rights(owner, h);
+	kobj_lock(&obj->core->lock);
+	out->signals = kobj_sig(obj);
+	out->handles = KOBJ_HANDLES(atomic_load(&obj->refs));
+	if (kobj_type_ops[obj->type]->queued)
+		out->queued = kobj_type_ops[obj->type]->queued(obj);
+	kobj_unlock(&obj->core->lock);
+	if (obj->type == KOBJ_TYPE_TIMER) {
+		extern uint64_t kobj_timer_fired(struct kobj_object * obj);
+		out->timer_fired = kobj_timer_fired(obj);
+	}
+	return K32_OK;
+}
+
+/* ---- observers and signals --------------------------------------------------------------- */
+
+void kobj_obs_link(struct kobj_object *obj, struct kobj_obs *o)
+{
+	struct kobj_obs *head = atomic_load_explicit(&obj->obs, memory_order_relaxed);
+	o->prev = NULL;
+	o->next = head;
+	if (head)
+		head->prev = o;
+	atomic_store_explicit(&obj->obs, o, memory_order_relaxed);
+	o->linked = 1;
+}
+
+void kobj_obs_unlink(struct kobj_object *obj, struct kobj_obs *o)
+{
+	if (o->prev)
+		o->prev->next = o->next;
+	else
+		atomic_store_explicit(&obj->obs, o->next, memory_order_relaxed);
+	if (o->next)
+		o->next->prev = o->prev;
+	o->next = o->prev = NULL;
+	o->linked = 0;
+}
+
+static void obs_fire(struct kobj_object *obj, struct kobj_obs *o, uint32_t sig)
+{
+	kobj_obs_unlink(obj, o);
+	if (o->kind == KOBJ_OBS_WAIT) {
+		struct kobj_wait_node *n = (struct kobj_wait_node *)o;
+		n->observed = sig;
+		n->fired = 1;
+		kobj_waiter_wake(n->w);
+	} else {
+		kobj_port_obs_fire(o, sig);
+	}
+}
+
+void kobj_signal_locked(struct kobj_object *obj, uint32_t clear, uint32_t set)
+{
+	uint32_t old = atomic_load_explicit(&obj->signals, memory_order_relaxed);
+	uint32_t now = (old & ~clear) | set;
+	if (now != old)
+		atomic_store_explicit(&obj->signals, now, memory_order_release);
+	struct kobj_obs *o = atomic_load_explicit(&obj->obs, memory_order_relaxed), *next;
+	if (KOBJ_LIKELY(o == NULL) || now == old)
+		return;
+	for (; o; o = next) {
+		next = o->next;
+		if (o->mask & now)
+			obs_fire(obj, o, now);
+	}
+}
+
+void kobj_obs_cancel_all_locked(struct kobj_object *obj)
+{
+	struct kobj_obs *o;
+	while ((o = atomic_load_explicit(&obj->obs, memory_order_relaxed)) != NULL) {
+		kobj_obs_unlink(obj, o);
+		o->canceled = 1;
+		if (o->kind == KOBJ_OBS_WAIT)
+			kobj_waiter_wake(((struct kobj_wait_node *)o)->w);
+		else
+			kobj_port_obs_cancel(o);
+	}
+}
+
+k32_status_t kobj_object_signal(struct kobj_owner *owner, kobj_handle_t h, uint32_t clear,
+				uint32_t set)
+{
+	struct kobj_object *obj = NULL;
+	k32_status_t st = kobj_lookup(owner, h, 0, KOBJ_RIGHT_SIGNAL, &obj);
+	if (KOBJ_UNLIKELY(st != K32_OK))
+		return st;
+	const struct kobj_type_ops *ops = kobj_type_ops[obj->type];
+	uint32_t allowed = ops->user_signals;
+	if (obj->type == KOBJ_TYPE_TIMER && (set & KOBJ_SIG_SIGNALED))
+		allowed &= ~KOBJ_SIG_SIGNALED; /* a timer's SIGNALED is only cleared by hand */
+	if (KOBJ_UNLIKELY((clear | set) & ~allowed))
+		return kobj_fail(
+		    owner, K32_ERR_INVALID_ARGS,
+		    "%s: object_signal bits 0x%x not allowed on type %u (allowed 0x%x)",
+		    owner->name, (clear | set) & ~allowed, obj->type, allowed);
+	if (!(clear | set))
+		return K32_OK;
+	kobj_lock(&obj->core->lock);
+	kobj_signal_locked(obj, clear, set);
+	kobj_unlock(&obj->core->lock);
+	return K32_OK;
+}
+
+k32_status_t kobj_object_signal_peer(struct kobj_owner *owner, kobj_handle_t h, uint32_t clear,
+				     uint32_t set)
+{
+	struct kobj_object *obj = NULL;
+	k32_status_t st = kobj_lookup(owner, h, 0, KOBJ_RIGHT_SIGNAL_PEER, &obj);
+	if (st != K32_OK)
+		return st;
+	uint32_t allowed = kobj_type_ops[obj->type]->peer_signals;
+	if (!obj->peer)
+		return K32_ERR_NOT_SUPPORTED;
+	if ((clear | set) & ~allowed)
+		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+				 "%s: signal_peer bits 0x%x not allowed on type %u (allowed 0x%x)",
+				 owner->name, (clear | set) & ~allowed, obj->type, allowed);
+	kobj_lock(&obj->core->lock);
+	if (obj->peer->closed) {
+		kobj_unlock(&obj->core->lock);
+		return K32_ERR_PEER_CLOSED;
+	}
+	kobj_signal_locked(obj->peer, clear, set);
+	kobj_unlock(&obj->core->lock);
+	return K32_OK;
+}
+
+/* ---- waiters ----------------------------------------------------------------------------- */
+
+void kobj_waiter_wake(struct kobj_waiter *w)
+{
+	int old = atomic_exchange_explicit(&w->state, KOBJ_W_DONE, memory_order_acq_rel);
+	if (old != KOBJ_W_SLEEPING)
+		return;
+	const struct k32_platform_ops *p = k32_plat();
+	p->mutex_lock(&w->m);
+	p->cond_signal(&w->c);
+	p->mutex_unlock(&w->m);
+}
+
+static int64_t deadline_us(kobj_time_t deadline)
+{
+	if (deadline == KOBJ_TIME_INFINITE)
+		return K32_FOREVER;
+	if (deadline <= 0)
+		return 0;
+	return (deadline + 999) / 1000;
+}
+
+k32_status_t kobj_waiter_block(struct kobj_waiter *w, kobj_time_t deadline)
+{
+	uint32_t budget = atomic_load_explicit(&spin_ns, memory_order_relaxed);
+	if (budget && core_count > 1) {
+		kobj_time_t start = kobj_now_ns();
+		for (unsigned i = 1;; i++) {
+			if (atomic_load_explicit(&w->state, memory_order_acquire) == KOBJ_W_DONE)
+				return K32_OK;
+			cpu_relax();
+			if ((i & 63u) == 0) {
+				kobj_time_t now = kobj_now_ns();
+				if (now - start >= (kobj_time_t)budget || now >= deadline)
+					break;
+			}
+		}
+	}
+	if (deadline != KOBJ_TIME_INFINITE && kobj_now_ns() >= deadline)
+		return atomic_load(&w->state) == KOBJ_W_DONE ? K32_OK : K32_ERR_TIMED_OUT;
+	const struct k32_platform_ops *p = k32_plat();
+	p->mutex_init(&w->m);
+	p->cond_init(&w->c);
+	w->slept = true;
+	k32_status_t res = K32_OK;
+	int expect = KOBJ_W_WAITING;
+	p->mutex_lock(&w->m);
+	if (atomic_compare_exchange_strong(&w->state, &expect, KOBJ_W_SLEEPING)) {
+		int64_t dl = deadline_us(deadline);
+		while (atomic_load(&w->state) != KOBJ_W_DONE) {
+			if (p->cond_wait(&w->c, &w->m, dl) == K32_ERR_TIMED_OUT &&
+			    atomic_load(&w->state) != KOBJ_W_DONE) {
+				res = K32_ERR_TIMED_OUT;
+				break;
+			}
+		}
+	}
+	p->mutex_unlock(&w->m);
+	return res;
+}
+
+/* Called after the waiter left every object's list (so no waker can touch it). */
+void kobj_waiter_fini(struct kobj_waiter *w)
+{
+	if (w->slept) {
+		k32_plat()->cond_fini(&w->c);
+		k32_plat()->mutex_fini(&w->m);
+	}
+}
+
+static void node_init(struct kobj_wait_node *n, struct kobj_waiter *w, struct kobj_object *obj,
+		      const struct kobj_owner *owner, kobj_handle_t h, uint32_t mask)
+{
+	memset(n, 0, sizeof(*n));
+	n->obs.kind = KOBJ_OBS_WAIT;
+	n->obs.mask = mask;
+	n->obs.owner = owner;
+	n->obs.handle = h;
+	n->w = w;
+	n->obj = obj;
+}
+
+k32_status_t kobj_object_wait_one(struct kobj_owner *owner, kobj_handle_t h, uint32_t signals,
+				  kobj_time_t deadline, uint32_t *out_observed)
+{
+	struct kobj_object *obj = NULL;
+	uint32_t sig, dummy;
+	k32_status_t st = kobj_lookup(owner, h, 0, KOBJ_RIGHT_WAIT, &obj);
+	if (KOBJ_UNLIKELY(st != K32_OK))
+		return st;
+	if (!out_observed)
+		out_observed = &dummy;
+	if (KOBJ_UNLIKELY(obj->type == KOBJ_TYPE_PORT))
+		return K32_ERR_NOT_SUPPORTED;
+	/* Fast path: already active. No lock, no scheduler. */
+	sig = kobj_sig(obj);
+	if (KOBJ_LIKELY(sig & signals)) {
+		*out_observed = sig;
+		return K32_OK;
+	}
+	if (deadline <= 0) {
+		*out_observed = sig;
+		return K32_ERR_TIMED_OUT;
+	}
+
+	struct kobj_waiter w;
+	struct kobj_wait_node n;
+	atomic_init(&w.state, KOBJ_W_WAITING);
+	w.slept = false;
+	node_init(&n, &w, obj, owner, h, signals);
+	kobj_ref_other(obj);
+	kobj_lock(&obj->core->lock);
+	sig = kobj_sig(obj);
+	if (sig & signals) {
+		kobj_unlock(&obj->core->lock);
+		kobj_unref(obj, KOBJ_REF_OTHER);
+		*out_observed = sig;
+		return K32_OK;
+	}
+	kobj_obs_link(obj, &n.obs);
+	kobj_unlock(&obj->core->lock);
+
+	st = kobj_waiter_block(&w, deadline);
+
+	kobj_lock(&obj->core->lock);
+	if (n.obs.linked)
+		kobj_obs_unlink(obj, &n.obs);
+	sig = kobj_sig(obj);
+	kobj_unlock(&obj->core->lock);
+	kobj_waiter_fini(&w);
+	kobj_unref(obj, KOBJ_REF_OTHER);
+
+	if (n.obs.canceled) {
+		*out_observed = sig | KOBJ_SIG_HANDLE_CLOSED;
+		return K32_ERR_CANCELED;
+	}
+	if (n.fired) {
+		*out_observed = n.observed;
+		return K32_OK;
+	}
+	*out_observed = sig;
+	return (sig & signals) ? K32_OK : K32_ERR_TIMED_OUT;
+}
+
+k32_status_t kobj_object_wait_many(struct kobj_owner *owner, struct kobj_wait_item *items,
+				   uint32_t count, kobj_time_t deadline)
+{
+	struct kobj_object *objs[K32_KOBJ_WAIT_MANY_MAX];
+	struct kobj_wait_node nodes[K32_KOBJ_WAIT_MANY_MAX];
+	struct kobj_waiter w;
+	uint32_t i, linked = 0;
+	bool any = false, canceled = false;
+	k32_status_t st;
+
+	if (count > K32_KOBJ_WAIT_MANY_MAX)
+		return kobj_fail(
+		    owner, K32_ERR_OUT_OF_RANGE,
+		    "%s: wait_many of %u items, limit K32_KOBJ_WAIT_MANY_MAX=%u; use a "
+		    "port for more",
+		    owner->name, count, K32_KOBJ_WAIT_MANY_MAX);
+	if (count > 0 && !items)
+		return K32_ERR_INVALID_ARGS;
+	for (i = 0; i < count; i++) {
+		st = kobj_lookup(owner, items[i].handle, 0, KOBJ_RIGHT_WAIT, &objs[i]);
+		if (st != K32_OK)
+			return st;
+		if (objs[i]->type == KOBJ_TYPE_PORT)
+			return K32_ERR_NOT_SUPPORTED;
+	}
+	for (i = 0; i < count; i++) {
+		items[i].pending = kobj_sig(objs[i]);
+		any |= (items[i].pending & items[i].waitfor) != 0;
+	}
+	if (any)
+		return K32_OK;
+	if (deadline <= 0 || count == 0) {
+		if (count == 0 && deadline > 0 && deadline != KOBJ_TIME_INFINITE) {
+			/* Zircon allows a pure sleep with zero items. */
+			while (kobj_now_ns() < deadline)
+				k32_plat()->sleep_us((uint64_t)(deadline - kobj_now_ns() + 999) /
+						     1000);
+		}
+		return K32_ERR_TIMED_OUT;
+	}
+
+	atomic_init(&w.state, KOBJ_W_WAITING);
+	w.slept = false;
+	for (i = 0; i < count; i++) {
+		struct kobj_object *obj = objs[i];
+		node_init(&nodes[i], &w, obj, owner, items[i].handle, items[i].waitfor);
+		kobj_ref_other(obj);
+		kobj_lock(&obj->core->lock);
+		uint32_t sig = kobj_sig(obj);
+		if (sig & items[i].waitfor) {
+			kobj_unlock(&obj->core->lock);
+			kobj_unref(obj, KOBJ_REF_OTHER);
+			any = true;
+			break;
+		}
+		kobj_obs_link(obj, &nodes[i].obs);
+		kobj_unlock(&obj->core->lock);
+		linked++;
+	}
+	st = any ? K32_OK : kobj_waiter_block(&w, deadline);
+	for (i = 0; i < linked; i++) {
+		struct kobj_object *obj = objs[i];
+		kobj_lock(&obj->core->lock);
+		if (nodes[i].obs.linked)
+			kobj_obs_unlink(obj, &nodes[i].obs);
+		kobj_unlock(&obj->core->lock);
+		canceled |= nodes[i].obs.canceled != 0;
+	}
+	kobj_waiter_fini(&w);
+	any = false;
+	for (i = 0; i < count; i++) {
+		items[i].pending = kobj_sig(objs[i]);
+		if (i < linked && nodes[i].fired)
+			items[i].pending |= nodes[i].observed;
+		if (i < linked && nodes[i].obs.canceled)
+			items[i].pending |= KOBJ_SIG_HANDLE_CLOSED;
+		any |= (items[i].pending & items[i].waitfor) != 0;
+	}
+	for (i = 0; i < linked; i++)
+		kobj_unref(objs[i], KOBJ_REF_OTHER);
+	if (canceled)
+		return K32_ERR_CANCELED;
+	(void)st;
+	return any ? K32_OK : K32_ERR_TIMED_OUT;
+}

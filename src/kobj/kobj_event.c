@@ -1,0 +1,126 @@
+/*
+ * kobj_event.c - events and event pairs: objects with a signal word and nothing else.
+ *
+ * An event carries SIGNALED and the user bits, changed by object_signal. An event pair is
+ * two such halves sharing one lock; object_signal_peer changes the other half, and closing
+ * the last handle of one half asserts PEER_CLOSED on the other (the liveness token between
+ * a pod and the runtime).
+ */
+#include "kobj/kobj_int.h"
+
+struct kobj_event {
+	struct kobj_object hdr;
+	struct kobj_core core;
+};
+
+struct kobj_eventpair {
+	struct kobj_core core;
+	struct kobj_object half[2];
+};
+
+static struct kobj_event event_store[K32_KOBJ_MAX_EVENTS];
+static struct kobj_eventpair pair_store[K32_KOBJ_MAX_EVENTPAIRS];
+static struct kobj_pool event_pool, pair_pool;
+
+#define EV_RIGHTS (KOBJ_RIGHTS_BASIC | KOBJ_RIGHT_SIGNAL)
+#define EP_RIGHTS (KOBJ_RIGHTS_BASIC | KOBJ_RIGHT_SIGNAL | KOBJ_RIGHT_SIGNAL_PEER)
+
+void kobj_event_setup(void)
+{
+	kobj_pool_setup(&event_pool, event_store, sizeof(event_store[0]), K32_KOBJ_MAX_EVENTS,
+			"K32_KOBJ_MAX_EVENTS");
+	kobj_pool_setup(&pair_pool, pair_store, sizeof(pair_store[0]), K32_KOBJ_MAX_EVENTPAIRS,
+			"K32_KOBJ_MAX_EVENTPAIRS");
+}
+
+void kobj_event_stats(struct kobj_stats *st)
+{
+	st->in_use[KOBJ_TYPE_EVENT] = kobj_pool_used(&event_pool);
+	st->in_use[KOBJ_TYPE_EVENTPAIR] = kobj_pool_used(&pair_pool);
+}
+
+static void ev_destroy(struct kobj_object *obj)
+{
+	kobj_pool_put(&event_pool, obj);
+}
+
+static void ep_on_zero(struct kobj_object *obj)
+{
+	kobj_lock(&obj->core->lock);
+	if (!obj->peer->closed)
+		kobj_signal_locked(obj->peer, 0, KOBJ_SIG_PEER_CLOSED);
+	kobj_unlock(&obj->core->lock);
+}
+
+static void ep_destroy(struct kobj_object *obj)
+{
+	kobj_pool_put(&pair_pool, (struct kobj_eventpair *)((uint8_t *)(obj - obj->side) -
+							    offsetof(struct kobj_eventpair, half)));
+}
+
+const struct kobj_type_ops kobj_event_ops = {
+    .destroy = ev_destroy,
+    .default_rights = EV_RIGHTS,
+    .user_signals = KOBJ_SIG_USER_ALL | KOBJ_SIG_SIGNALED,
+};
+
+const struct kobj_type_ops kobj_eventpair_ops = {
+    .on_zero_handles = ep_on_zero,
+    .destroy = ep_destroy,
+    .default_rights = EP_RIGHTS,
+    .user_signals = KOBJ_SIG_USER_ALL | KOBJ_SIG_SIGNALED,
+    .peer_signals = KOBJ_SIG_USER_ALL | KOBJ_SIG_SIGNALED,
+};
+
+k32_status_t kobj_event_create(struct kobj_owner *owner, uint32_t opts, kobj_handle_t *out)
+{
+	if (opts != 0)
+		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+				 "%s: event_create opts 0x%x, must be 0", owner->name, opts);
+	if (!kobj_owner_has_room(owner, 1))
+		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
+				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
+				 "handles or raise the limit",
+				 owner->name, owner->used, owner->cap);
+	struct kobj_event *e = kobj_pool_get(&event_pool);
+	if (!e)
+		return kobj_fail(
+		    owner, K32_ERR_NO_MEMORY,
+		    "%s: all K32_KOBJ_MAX_EVENTS=%u events in use; close some or raise "
+		    "the limit",
+		    owner->name, (unsigned)K32_KOBJ_MAX_EVENTS);
+	atomic_init(&e->core.lock.v, 0u);
+	atomic_init(&e->core.live, 1u);
+	kobj_object_init(&e->hdr, KOBJ_TYPE_EVENT, &e->core, 0);
+	return kobj_handle_install(owner, &e->hdr, EV_RIGHTS, out);
+}
+
+k32_status_t kobj_eventpair_create(struct kobj_owner *owner, uint32_t opts, kobj_handle_t *out0,
+				   kobj_handle_t *out1)
+{
+	if (opts != 0)
+		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+				 "%s: eventpair_create opts 0x%x, must be 0", owner->name, opts);
+	if (!kobj_owner_has_room(owner, 2))
+		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
+				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
+				 "handles or raise the limit",
+				 owner->name, owner->used, owner->cap);
+	struct kobj_eventpair *p = kobj_pool_get(&pair_pool);
+	if (!p)
+		return kobj_fail(
+		    owner, K32_ERR_NO_MEMORY,
+		    "%s: all K32_KOBJ_MAX_EVENTPAIRS=%u event pairs in use; close some "
+		    "or raise the limit",
+		    owner->name, (unsigned)K32_KOBJ_MAX_EVENTPAIRS);
+	atomic_init(&p->core.lock.v, 0u);
+	atomic_init(&p->core.live, 2u);
+	for (int i = 0; i < 2; i++) {
+		kobj_object_init(&p->half[i], KOBJ_TYPE_EVENTPAIR, &p->core, 0);
+		p->half[i].side = (uint8_t)i;
+		p->half[i].peer = &p->half[!i];
+	}
+	kobj_handle_install(owner, &p->half[0], EP_RIGHTS, out0);
+	kobj_handle_install(owner, &p->half[1], EP_RIGHTS, out1);
+	return K32_OK;
+}

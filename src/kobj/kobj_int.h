@@ -1,0 +1,240 @@
+/*
+ * kobj_int.h - what the kobj files share: the object header, the spinlock, observers,
+ * waiters, the fixed pools and the handle lookup used on every hot path.
+ *
+ * Invariants:
+ *  - Every object starts with struct kobj_object. Objects that come in pairs (channel,
+ *    socket, event pair, fifo) share one lock and one pool block; the block returns to its
+ *    pool when both halves have no reference left (struct kobj_core.live reaches 0).
+ *  - obj->refs counts handles in its low 16 bits (table slots + handles in flight inside
+ *    channel messages) and other references (blocked waiters, port observers) in the high
+ *    16 bits. When the handle count reaches 0 the type's on_zero_handles runs (peer sees
+ *    PEER_CLOSED, queues drain); when all of refs reaches 0 the half is dead.
+ *  - The observer list and every mutable field of an object are guarded by *obj->lock. The
+ *    signal word is written under the lock but read lock-free (the wait fast path).
+ *  - Lock order: object lock -> port lock -> pool locks -> waiter mutex. Nothing blocks while
+ *    holding a spinlock except the waiter mutex, which is held only for a few instructions.
+ */
+#ifndef KOBJ_INT_H
+#define KOBJ_INT_H
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "kobj/kobj.h"
+#include "platform/k32_platform.h"
+
+#define KOBJ_LIKELY(x)	 __builtin_expect(!!(x), 1)
+#define KOBJ_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define KOBJ_SLOT_MASK	((1u << KOBJ_SLOT_BITS) - 1u)
+#define KOBJ_GEN_MASK	0x00ffffffu
+#define KOBJ_REF_HANDLE 1u
+#define KOBJ_REF_OTHER	(1u << 16)
+#define KOBJ_HANDLES(r) ((r)&0xffffu)
+
+/* ---- spinlock ---------------------------------------------------------------------------- */
+
+struct kobj_lock {
+	atomic_uint v; /* 0 free, 1 held */
+};
+
+void kobj_lock_slow(struct kobj_lock *l);
+
+static inline void kobj_lock(struct kobj_lock *l)
+{
+	if (KOBJ_LIKELY(!atomic_exchange_explicit(&l->v, 1u, memory_order_acquire)))
+		return;
+	kobj_lock_slow(l);
+}
+
+static inline void kobj_unlock(struct kobj_lock *l)
+{
+	atomic_store_explicit(&l->v, 0u, memory_order_release);
+}
+
+/* ---- objects ----------------------------------------------------------------------------- */
+
+/* What a pool block shares between the halves of a pair (or holds for a single object). */
+struct kobj_core {
+	struct kobj_lock lock; /* guards both halves */
+	atomic_uint live;      /* halves with refs != 0; the block is freed at 0 */
+};
+
+struct kobj_obs;
+
+struct kobj_object {
+	atomic_uint signals;		/* KOBJ_SIG_* word; written under lock, read lock-free */
+	atomic_uint refs;		/* handles (low 16) + other references (high 16) */
+	struct kobj_core *core;		/* lock and liveness of the pool block */
+	_Atomic(struct kobj_obs *) obs; /* observers (waiters, port observers); changed under
+					 * lock, read lock-free only as a hint */
+	struct kobj_object *peer;	/* other half of a pair, NULL for single objects */
+	struct kobj_object *next_dead;	/* link in the thread's zero-handle work list */
+	uint8_t type;			/* enum kobj_type */
+	uint8_t side;			/* 0 or 1 within a pair */
+	uint8_t closed;			/* on_zero_handles ran (handle count reached 0) */
+	uint8_t pad;
+};
+
+/* Observers on an object's list. */
+enum { KOBJ_OBS_WAIT = 1, KOBJ_OBS_PORT = 2 };
+
+struct kobj_obs {
+	struct kobj_obs *next, *prev;
+	uint32_t mask;	  /* signals that fire it */
+	uint8_t kind;	  /* KOBJ_OBS_* */
+	uint8_t linked;	  /* still on the object's list */
+	uint8_t canceled; /* removed because its handle closed */
+	uint8_t pad;
+	const struct kobj_owner *owner; /* handle it was registered through, for cancel-on-close */
+	kobj_handle_t handle;
+};
+
+/* A blocked (or spinning) thread. Lives on the waiter's stack. */
+enum { KOBJ_W_WAITING = 0, KOBJ_W_DONE = 1, KOBJ_W_SLEEPING = 2 };
+struct kobj_waiter {
+	atomic_int state;   /* KOBJ_W_* */
+	bool slept;	    /* the mutex and cond below were initialised */
+	struct k32_mutex m; /* initialised only when the waiter goes to sleep */
+	struct k32_cond c;
+};
+
+/* A waiter's registration on one object. */
+struct kobj_wait_node {
+	struct kobj_obs obs;
+	struct kobj_waiter *w;
+	struct kobj_object *obj;
+	uint32_t observed; /* signals when it fired */
+	uint8_t fired;
+};
+
+/* ---- pools ------------------------------------------------------------------------------- */
+
+struct kobj_pool {
+	struct kobj_lock lock;
+	void *free;		/* intrusive free list (first word of each block) */
+	uint32_t used;		/* blocks handed out */
+	uint32_t cap;		/* blocks in the pool */
+	const char *limit_name; /* "K32_KOBJ_MAX_CHANNELS" */
+};
+
+void kobj_pool_setup(struct kobj_pool *p, void *base, size_t elem, uint32_t count,
+		     const char *limit_name);
+void *kobj_pool_get(struct kobj_pool *p);
+void kobj_pool_put(struct kobj_pool *p, void *blk);
+uint32_t kobj_pool_used(struct kobj_pool *p);
+
+/* First-fit byte region for socket rings and VMO bytes. */
+k32_status_t kobj_region_alloc(uint32_t len, uint8_t **out);
+void kobj_region_free(uint8_t *p, uint32_t len);
+uint32_t kobj_region_used(void);
+
+/* ---- per-type hooks ---------------------------------------------------------------------- */
+
+struct kobj_type_ops {
+	/* Last handle closed (lock not held). May release handles (they go to the work list). */
+	void (*on_zero_handles)(struct kobj_object *obj);
+	/* Both halves dead: return the block (and any buffers) to the pools. */
+	void (*destroy)(struct kobj_object *obj);
+	uint32_t default_rights;
+	uint32_t user_signals; /* bits object_signal may touch */
+	uint32_t peer_signals; /* bits object_signal_peer may touch (0: no peer) */
+	/* Messages, bytes, elements or packets queued for reading (lock held); may be NULL. */
+	uint32_t (*queued)(struct kobj_object *obj);
+};
+extern const struct kobj_type_ops *const kobj_type_ops[KOBJ_TYPE_COUNT];
+extern const struct kobj_type_ops kobj_channel_ops, kobj_socket_ops, kobj_event_ops,
+    kobj_eventpair_ops, kobj_port_ops, kobj_fifo_ops, kobj_timer_ops, kobj_vmo_ops;
+
+void kobj_channel_setup(void);
+void kobj_socket_setup(void);
+void kobj_event_setup(void);
+void kobj_port_setup(void);
+void kobj_fifo_setup(void);
+void kobj_timer_setup(void);
+void kobj_timer_stop(void);
+void kobj_vmo_setup(void);
+void kobj_channel_stats(struct kobj_stats *st);
+void kobj_socket_stats(struct kobj_stats *st);
+void kobj_event_stats(struct kobj_stats *st);
+void kobj_port_stats(struct kobj_stats *st);
+void kobj_fifo_stats(struct kobj_stats *st);
+void kobj_timer_stats(struct kobj_stats *st);
+void kobj_vmo_stats(struct kobj_stats *st);
+
+/* ---- core helpers (kobj_core.c) ---------------------------------------------------------- */
+
+/* Initialises a header; refs starts at one handle. */
+void kobj_object_init(struct kobj_object *obj, uint8_t type, struct kobj_core *core,
+		      uint32_t signals);
+/* Adds/drops references. Dropping the last handle runs on_zero_handles (deferred through a
+ * per-thread work list, so nested objects never recurse). */
+static inline void kobj_ref_other(struct kobj_object *obj)
+{
+	atomic_fetch_add_explicit(&obj->refs, KOBJ_REF_OTHER, memory_order_relaxed);
+}
+void kobj_unref(struct kobj_object *obj, uint32_t amount);
+/* Installs obj (with one handle reference already counted) in the owner's table. On failure
+ * (table full) the reference is dropped and NO_RESOURCES returned. */
+k32_status_t kobj_handle_install(struct kobj_owner *owner, struct kobj_object *obj, uint32_t rights,
+				 kobj_handle_t *out);
+/* Reserves n free slots' availability check (no change). */
+bool kobj_owner_has_room(const struct kobj_owner *owner, uint32_t n);
+/* Removes a slot without dropping its reference (channel transfer). Cancels observers that
+ * were registered through it. */
+void kobj_handle_detach(struct kobj_owner *owner, kobj_handle_t h);
+
+/* Sets the signal word to (old & ~clear) | set and fires matching observers. Lock held. */
+void kobj_signal_locked(struct kobj_object *obj, uint32_t clear, uint32_t set);
+/* Removes (and cancels) every observer. Lock held. Used when the handle count reaches 0. */
+void kobj_obs_cancel_all_locked(struct kobj_object *obj);
+void kobj_obs_link(struct kobj_object *obj, struct kobj_obs *o);
+void kobj_obs_unlink(struct kobj_object *obj, struct kobj_obs *o);
+/* Wakes a waiter (lock of the object it was linked on held). */
+void kobj_waiter_wake(struct kobj_waiter *w);
+/* Blocks until woken or deadline; returns K32_OK or K32_ERR_TIMED_OUT. */
+k32_status_t kobj_waiter_block(struct kobj_waiter *w, kobj_time_t deadline);
+void kobj_waiter_fini(struct kobj_waiter *w);
+
+k32_status_t kobj_fail(struct kobj_owner *owner, k32_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Port delivery, called with the source object's lock held (kobj_port.c). */
+void kobj_port_obs_fire(struct kobj_obs *o, uint32_t observed);
+void kobj_port_obs_cancel(struct kobj_obs *o);
+
+/*
+ * The hot path: slot index, generation, type and rights in one go. Not locked: the table
+ * belongs to the calling thread (see kobj.h).
+ */
+static inline k32_status_t kobj_lookup(struct kobj_owner *owner, kobj_handle_t h, uint8_t type,
+				       uint32_t rights, struct kobj_object **out)
+{
+	uint32_t idx = h & KOBJ_SLOT_MASK;
+	if (KOBJ_UNLIKELY(idx >= K32_KOBJ_MAX_HANDLES))
+		return K32_ERR_BAD_HANDLE;
+	struct kobj_slot *s = &owner->slots[idx];
+	struct kobj_object *obj = s->obj;
+	if (KOBJ_UNLIKELY(!obj || s->gen != (h >> KOBJ_SLOT_BITS)))
+		return K32_ERR_BAD_HANDLE;
+	if (KOBJ_UNLIKELY(type && obj->type != type))
+		return K32_ERR_WRONG_TYPE;
+	if (KOBJ_UNLIKELY((s->rights & rights) != rights))
+		return K32_ERR_ACCESS_DENIED;
+	*out = obj;
+	return K32_OK;
+}
+
+/* Rights of a live handle (after a successful lookup). */
+static inline uint32_t kobj_handle_rights(const struct kobj_owner *owner, kobj_handle_t h)
+{
+	return owner->slots[h & KOBJ_SLOT_MASK].rights;
+}
+
+static inline uint32_t kobj_sig(const struct kobj_object *obj)
+{
+	return atomic_load_explicit(&((struct kobj_object *)obj)->signals, memory_order_acquire);
+}
+
+#endif /* KOBJ_INT_H */

@@ -1,0 +1,278 @@
+/*
+ * kobj_timer.c - timers (one-shot and periodic, with slack) and the timer service thread.
+ *
+ * Design: one service thread ("kobj-timer", started on the first timer_create, stopped by
+ * kobj_fini) keeps the armed timers in a list sorted by deadline and sleeps on a platform
+ * condition variable until the earliest "latest allowed" time, min(deadline + slack). When it
+ * wakes at time W it fires every timer whose deadline is <= W, so a timer never fires early
+ * and at most its slack late (plus scheduling latency): slack lets nearby timers coalesce
+ * into one wake-up. On the ESP32 the same loop runs as a FreeRTOS task, or is replaced by an
+ * esp_timer callback with the same contract.
+ *
+ * Timer fields (deadline, period, slack, armed, fired) are guarded by the service mutex;
+ * the signal word by the object lock. Lock order: service mutex -> object lock.
+ */
+#include "kobj/kobj_int.h"
+
+struct kobj_timer {
+	struct kobj_object hdr;
+	struct kobj_core core;
+	struct kobj_timer *next; /* armed list, sorted by deadline */
+	kobj_time_t deadline;	 /* next expiry */
+	int64_t slack;		 /* ns it may fire late */
+	int64_t period;		 /* 0: one-shot */
+	uint64_t fired;		 /* expirations so far */
+	bool armed;
+};
+
+static struct kobj_timer timer_store[K32_KOBJ_MAX_TIMERS];
+static struct kobj_pool timer_pool;
+
+static struct k32_mutex svc_m;
+static struct k32_cond svc_c;
+static struct kobj_timer *armed_head;
+static struct k32_task *svc_task;
+static bool svc_stop, svc_ready, svc_sync; /* svc_sync: mutex/cond exist (kept for good) */
+static struct kobj_lock svc_start_lock;
+
+#define TIMER_RIGHTS (KOBJ_RIGHTS_BASIC | KOBJ_RIGHT_WRITE | KOBJ_RIGHT_SIGNAL)
+
+void kobj_timer_setup(void)
+{
+	kobj_pool_setup(&timer_pool, timer_store, sizeof(timer_store[0]), K32_KOBJ_MAX_TIMERS,
+			"K32_KOBJ_MAX_TIMERS");
+	armed_head = NULL;
+}
+
+void kobj_timer_stats(struct kobj_stats *st)
+{
+	st->in_use[KOBJ_TYPE_TIMER] = kobj_pool_used(&timer_pool);
+}
+
+static inline struct kobj_timer *tm(struct kobj_object *o)
+{
+	return (struct kobj_timer *)o;
+}
+
+/* Service mutex held. */
+static void list_remove(struct kobj_timer *t)
+{
+	struct kobj_timer **link;
+	for (link = &armed_head; *link; link = &(*link)->next) {
+		if (*link == t) {
+			*link = t->next;
+			break;
+		}
+	}
+	t->next = NULL;
+	t->armed = false;
+}
+
+static void list_insert(struct kobj_timer *t)
+{
+	struct kobj_timer **link = &armed_head;
+	while (*link && (*link)->deadline <= t->deadline)
+		link = &(*link)->next;
+	t->next = *link;
+	*link = t;
+	t->armed = true;
+}
+
+static int64_t to_us(kobj_time_t ns)
+{
+	if (ns == KOBJ_TIME_INFINITE)
+		return K32_FOREVER;
+	return ns <= 0 ? 0 : (ns + 999) / 1000;
+}
+
+static void service(void *arg)
+{
+	const struct k32_platform_ops *p = k32_plat();
+	(void)arg;
+	p->mutex_lock(&svc_m);
+	while (!svc_stop) {
+		kobj_time_t wake = KOBJ_TIME_INFINITE;
+		for (struct kobj_timer *t = armed_head; t; t = t->next) {
+			kobj_time_t latest = t->deadline > KOBJ_TIME_INFINITE - t->slack
+						 ? KOBJ_TIME_INFINITE
+						 : t->deadline + t->slack;
+			if (latest < wake)
+				wake = latest;
+		}
+		kobj_time_t now = kobj_now_ns();
+		if (wake > now) {
+			p->cond_wait(&svc_c, &svc_m, to_us(wake));
+			continue;
+		}
+		/* Fire everything due by now (coalescing the ones whose slack allowed it). */
+		while (armed_head && armed_head->deadline <= now) {
+			struct kobj_timer *t = armed_head;
+			list_remove(t);
+			t->fired++;
+			kobj_lock(&t->core.lock);
+			kobj_signal_locked(&t->hdr, 0, KOBJ_SIG_SIGNALED);
+			kobj_unlock(&t->core.lock);
+			if (t->period > 0) {
+				int64_t behind = now - t->deadline;
+				t->deadline += t->period * (behind / t->period + 1);
+				list_insert(t);
+			}
+		}
+	}
+	p->mutex_unlock(&svc_m);
+}
+
+static k32_status_t service_start(struct kobj_owner *owner)
+{
+	k32_status_t st = K32_OK;
+	kobj_lock(&svc_start_lock);
+	if (!svc_ready) {
+		const struct k32_platform_ops *p = k32_plat();
+		struct k32_err err;
+		if (!svc_sync) {
+			p->mutex_init(&svc_m);
+			p->cond_init(&svc_c);
+			svc_sync = true;
+		}
+		svc_stop = false;
+		st = p->task_create(&svc_task, "kobj-timer", service, NULL, 0, -1, &err);
+		if (st == K32_OK) {
+			svc_ready = true;
+		} else {
+			kobj_fail(owner, st, "%s: cannot start the timer thread: %s", owner->name,
+				  err.msg);
+		}
+	}
+	kobj_unlock(&svc_start_lock);
+	return st;
+}
+
+void kobj_timer_stop(void)
+{
+	kobj_lock(&svc_start_lock);
+	if (svc_ready) {
+		const struct k32_platform_ops *p = k32_plat();
+		p->mutex_lock(&svc_m);
+		svc_stop = true;
+		p->cond_signal(&svc_c);
+		p->mutex_unlock(&svc_m);
+		p->task_join(svc_task);
+		svc_ready = false;
+		svc_task = NULL;
+	}
+	kobj_unlock(&svc_start_lock);
+}
+
+static void timer_on_zero(struct kobj_object *obj)
+{
+	const struct k32_platform_ops *p = k32_plat();
+	p->mutex_lock(&svc_m);
+	if (tm(obj)->armed)
+		list_remove(tm(obj));
+	p->mutex_unlock(&svc_m);
+}
+
+static void timer_destroy(struct kobj_object *obj)
+{
+	kobj_pool_put(&timer_pool, obj);
+}
+
+uint64_t kobj_timer_fired(struct kobj_object *obj);
+uint64_t kobj_timer_fired(struct kobj_object *obj)
+{
+	const struct k32_platform_ops *p = k32_plat();
+	p->mutex_lock(&svc_m);
+	uint64_t n = tm(obj)->fired;
+	p->mutex_unlock(&svc_m);
+	return n;
+}
+
+const struct kobj_type_ops kobj_timer_ops = {
+    .on_zero_handles = timer_on_zero,
+    .destroy = timer_destroy,
+    .default_rights = TIMER_RIGHTS,
+    .user_signals = KOBJ_SIG_USER_ALL | KOBJ_SIG_SIGNALED,
+};
+
+k32_status_t kobj_timer_create(struct kobj_owner *owner, uint32_t opts, uint32_t clock_id,
+			       kobj_handle_t *out)
+{
+	if (opts != 0 || clock_id != KOBJ_CLOCK_MONOTONIC)
+		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+				 "%s: timer_create opts 0x%x clock %u; only 0 and MONOTONIC (0)",
+				 owner->name, opts, clock_id);
+	if (!kobj_owner_has_room(owner, 1))
+		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
+				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
+				 "handles or raise the limit",
+				 owner->name, owner->used, owner->cap);
+	k32_status_t st = service_start(owner);
+	if (st != K32_OK)
+		return st;
+	struct kobj_timer *t = kobj_pool_get(&timer_pool);
+	if (!t)
+		return kobj_fail(
+		    owner, K32_ERR_NO_MEMORY,
+		    "%s: all K32_KOBJ_MAX_TIMERS=%u timers in use; close some or raise "
+		    "the limit",
+		    owner->name, (unsigned)K32_KOBJ_MAX_TIMERS);
+	atomic_init(&t->core.lock.v, 0u);
+	atomic_init(&t->core.live, 1u);
+	kobj_object_init(&t->hdr, KOBJ_TYPE_TIMER, &t->core, 0);
+	t->next = NULL;
+	t->deadline = 0;
+	t->slack = t->period = 0;
+	t->fired = 0;
+	t->armed = false;
+	return kobj_handle_install(owner, &t->hdr, TIMER_RIGHTS, out);
+}
+
+k32_status_t kobj_timer_set(struct kobj_owner *owner, kobj_handle_t h, kobj_time_t deadline,
+			    int64_t slack, int64_t period)
+{
+	struct kobj_object *obj = NULL;
+	k32_status_t st = kobj_lookup(owner, h, KOBJ_TYPE_TIMER, KOBJ_RIGHT_WRITE, &obj);
+	if (st != K32_OK)
+		return st;
+	if (slack < 0 || period < 0)
+		return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
+				 "%s: timer_set slack %lld / period %lld must be >= 0", owner->name,
+				 (long long)slack, (long long)period);
+	if (period > 0 && period < 1000)
+		return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
+				 "%s: timer period %lld ns under the 1 us minimum", owner->name,
+				 (long long)period);
+	struct kobj_timer *t = tm(obj);
+	const struct k32_platform_ops *p = k32_plat();
+	p->mutex_lock(&svc_m);
+	if (t->armed)
+		list_remove(t);
+	kobj_lock(&t->core.lock);
+	kobj_signal_locked(obj, KOBJ_SIG_SIGNALED, 0);
+	kobj_unlock(&t->core.lock);
+	t->deadline = deadline;
+	t->slack = slack;
+	t->period = period;
+	list_insert(t);
+	p->cond_signal(&svc_c);
+	p->mutex_unlock(&svc_m);
+	return K32_OK;
+}
+
+k32_status_t kobj_timer_cancel(struct kobj_owner *owner, kobj_handle_t h)
+{
+	struct kobj_object *obj = NULL;
+	k32_status_t st = kobj_lookup(owner, h, KOBJ_TYPE_TIMER, KOBJ_RIGHT_WRITE, &obj);
+	if (st != K32_OK)
+		return st;
+	struct kobj_timer *t = tm(obj);
+	const struct k32_platform_ops *p = k32_plat();
+	p->mutex_lock(&svc_m);
+	if (t->armed)
+		list_remove(t);
+	kobj_lock(&t->core.lock);
+	kobj_signal_locked(obj, KOBJ_SIG_SIGNALED, 0);
+	kobj_unlock(&t->core.lock);
+	p->mutex_unlock(&svc_m);
+	return K32_OK;
+}
