@@ -57,6 +57,84 @@
 
 /* ==== wasm ============================================================================== */
 
+/* Functions (imported + defined) a module may declare. 24 bytes of module state each. */
+#ifndef K32_WASM_MAX_FUNCS
+#define K32_WASM_MAX_FUNCS 100000
+#endif
+
+/* Function types a module may declare; parameters and results per type. The spec's own
+ * implementation limit is 1000 each; a slot is 8 bytes of value stack. */
+#ifndef K32_WASM_MAX_TYPES
+#define K32_WASM_MAX_TYPES 100000
+#endif
+#ifndef K32_WASM_MAX_PARAMS
+#define K32_WASM_MAX_PARAMS 1000
+#endif
+
+/* Locals (params included) per function: each is one 8-byte slot on the value stack. */
+#ifndef K32_WASM_MAX_LOCALS
+#define K32_WASM_MAX_LOCALS 50000
+#endif
+
+/* Nesting depth of blocks in one function (validator control stack, ~40 bytes an entry,
+ * allocated once per load). */
+#ifndef K32_WASM_MAX_BLOCK_DEPTH
+#define K32_WASM_MAX_BLOCK_DEPTH 1024
+#endif
+
+/* Operand stack height per function (validator type stack, 1 byte a slot). */
+#ifndef K32_WASM_MAX_OPERANDS
+#define K32_WASM_MAX_OPERANDS 16384
+#endif
+
+/* br_table targets per instruction (8 bytes of compiled code each). */
+#ifndef K32_WASM_MAX_BR_TABLE
+#define K32_WASM_MAX_BR_TABLE 65536
+#endif
+
+/* Imports, exports, globals, tables, element and data segments per module. */
+#ifndef K32_WASM_MAX_ENTRIES
+#define K32_WASM_MAX_ENTRIES 100000
+#endif
+
+/* Results a host function may return (copied through a native array of this size). */
+#ifndef K32_WASM_MAX_HOST_RESULTS
+#define K32_WASM_MAX_HOST_RESULTS 16
+#endif
+
+/* Host tables and named instances one struct wrt_linker holds. */
+#ifndef K32_WASM_LINKER_HOST_TABLES
+#define K32_WASM_LINKER_HOST_TABLES 8
+#endif
+#ifndef K32_WASM_LINKER_INSTANCES
+#define K32_WASM_LINKER_INSTANCES 32
+#endif
+
+/* Default per-instance limits (struct wrt_limits); the kubelet sets them per pod. */
+/* Linear memory in bytes (a pod's resources.limits.memory); 4 GiB is the Wasm32 ceiling. */
+#ifndef K32_WASM_DEFAULT_MEM_BYTES
+#define K32_WASM_DEFAULT_MEM_BYTES (64u * 1024u)
+#endif
+/* Value stack bytes (8 per slot). */
+#ifndef K32_WASM_DEFAULT_STACK_BYTES
+#define K32_WASM_DEFAULT_STACK_BYTES (16u * 1024u)
+#endif
+/* Call depth (24 bytes a frame). */
+#ifndef K32_WASM_DEFAULT_FRAMES
+#define K32_WASM_DEFAULT_FRAMES 256
+#endif
+/* Elements per table (8 bytes each). */
+#ifndef K32_WASM_DEFAULT_TABLE_ELEMS
+#define K32_WASM_DEFAULT_TABLE_ELEMS 1024
+#endif
+/* Gas per invocation (one unit per Wasm instruction). */
+#ifndef K32_WASM_DEFAULT_GAS
+#define K32_WASM_DEFAULT_GAS 100000000ull
+#endif
+
+_Static_assert(K32_WASM_MAX_PARAMS <= 65535 && K32_WASM_MAX_LOCALS < (1 << 24), "wasm slot indices must fit compiled immediates");
+_Static_assert(K32_WASM_MAX_BLOCK_DEPTH >= 16 && K32_WASM_MAX_HOST_RESULTS >= 1, "wasm limits too small");
+
 /* ==== kobj ============================================================================== */
 
 /* Handle slots per owner table (pod or native service). 12 bytes per slot on a 32-bit target.
@@ -260,10 +338,11 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
 /* ==== http ============================================================================== */
 
 /* Connections one HTTP server holds at once (watches included); the next client gets 503 and
- * is closed. Bytes: 16 per slot fixed + ~200 per open idle connection (+~35 KiB with TLS).
- * Ceiling 65535 (slot index is 16 bits in a stream id). */
+ * is closed. Bytes: ~40 per slot fixed (slot, poll entry) + ~250 per open idle connection
+ * (+~35 KiB with TLS). Ceiling 65534 (16-bit slot index in a stream id), and the posix poll
+ * op takes at most 1024 sockets, 2 of which the server uses itself: hence 1000. */
 #ifndef K32_HTTP_MAX_CONNS
-#define K32_HTTP_MAX_CONNS 1024
+#define K32_HTTP_MAX_CONNS 1000
 #endif
 
 /* Bytes of a request line plus headers; over it the server answers 431 and closes. It is also
@@ -338,7 +417,7 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
 #define K32_HTTP_PATH_LEN 256
 #endif
 
-_Static_assert(K32_HTTP_MAX_CONNS >= 1 && K32_HTTP_MAX_CONNS <= 65535, "K32_HTTP_MAX_CONNS out of range");
+_Static_assert(K32_HTTP_MAX_CONNS >= 1 && K32_HTTP_MAX_CONNS <= 65534, "K32_HTTP_MAX_CONNS out of range");
 _Static_assert(K32_HTTP_MAX_HEADER_BYTES >= 256 && K32_HTTP_MAX_HEADER_BYTES <= 1048576, "K32_HTTP_MAX_HEADER_BYTES out of range");
 
 /* ==== api =============================================================================== */

@@ -1,0 +1,1304 @@
+/*
+ * http_server.c - the HTTP/1.1 server: one event-loop task, non-blocking sockets, poll.
+ *
+ * Connections live in a slot table of max_conns entries (struct http_slot, 16 bytes each,
+ * fixed at start). A connection struct is allocated at accept and freed at close; its
+ * input buffer, request state and output buffers exist only while in use, so an idle
+ * keep-alive connection or a quiet watch stream costs one struct http_conn.
+ *
+ * Connection states:
+ *   HANDSHAKE  TLS handshake in progress (header timeout applies)
+ *   READ       reading a request (idle timeout before its first byte, header timeout to the
+ *              end of the head, body timeout to the end of the body)
+ *   WRITE      sending a whole response (write timeout on no progress)
+ *   STREAM     a chunked stream: pull runs when woken, drained or its timer fires; the
+ *              socket is still read so a client that leaves is noticed at once
+ *   LINGER     after an error answer (400/413/431): the response is flushed, then input is
+ *              read and dropped until the client closes or 2 s pass, so the client sees the
+ *              answer instead of a reset caused by its unread request bytes
+ *
+ * Waking streams from other threads: each slot carries a generation and a woken flag,
+ * guarded by srv->mu. A stream id is (generation << 16) | (slot + 1); the generation moves
+ * on whenever a stream ends or a connection closes, so a stale id never reaches a new
+ * stream. The waker sets the flag and, if the loop was not already signalled, writes one
+ * byte to a loopback TCP pair (made at start with the platform's tcp ops: listen on
+ * 127.0.0.1 port 0, connect, accept) whose read end is in the poll set.
+ *
+ * Handlers, authenticate and stream ops run on the loop task with srv->mu NOT held, so they
+ * may call http_server_stream_wake.
+ */
+#include "http/http_int.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/k32_log.h"
+
+#define ACCEPT_BATCH   64      /* connections accepted per loop turn */
+#define DRIVE_STEPS    64      /* state-machine steps per connection per turn */
+#define LINGER_US      2000000 /* LINGER state limit */
+#define TLS_RECORD_MAX 16384   /* bytes handed to one mbedtls_ssl_write */
+#define SLOT_NONE      0xffffu
+
+enum conn_state {
+	CS_HANDSHAKE,
+	CS_READ,
+	CS_WRITE,
+	CS_STREAM,
+	CS_LINGER,
+};
+
+enum drive_result {
+	DR_AGAIN,  /* progress made: run the state machine again */
+	DR_WAIT,   /* blocked on the socket: wait for poll */
+	DR_CLOSED, /* the connection was closed and freed */
+};
+
+struct http_conn;
+
+struct http_stream {
+	struct http_conn *conn;		   /* owner */
+	const struct http_stream_ops *ops; /* NULL: no stream requested */
+	void *ctx;			   /* producer state */
+	uint32_t events;		   /* HTTP_STREAM_EV_* waiting for pull */
+	int64_t timer_us;		   /* K32_FOREVER: none */
+	bool blocked;			   /* write said SHOULD_WAIT: wait for the drain */
+	bool ending;			   /* terminating chunk queued */
+	bool chunked;			   /* HTTP/1.1 chunked; false: raw bytes then close */
+	k32_status_t why;		   /* status that ended it */
+};
+
+/* The request being read: parser, header offsets and body. */
+struct http_reqstate {
+	struct http_msgp mp;
+	struct k32_buf body;
+	bool head_seen; /* headers_done was handled (deadline moved, Expect answered) */
+};
+
+struct http_conn {
+	struct http_server *srv;
+	k32_sock_t sock;
+	uint16_t slot;		   /* index in srv->slots */
+	uint8_t state;		   /* enum conn_state */
+	bool keep_alive;	   /* keep the connection after the current response */
+	bool tls_ready;		   /* handshake done (close_notify allowed) */
+	bool peer_eof;		   /* LINGER: the client closed its side */
+	bool again;		   /* DRIVE_STEPS ran out with work left: drive next turn */
+	uint32_t tls_want;	   /* poll events the TLS layer asked for (0: none) */
+	size_t tls_pending_len;	   /* length of a TLS write to repeat after SHOULD_WAIT */
+	uint64_t seq;		   /* connection number */
+	int64_t deadline_us;	   /* when the current timeout expires (K32_FOREVER: none) */
+	struct k32_buf in;	   /* raw input, allocated while needed */
+	struct k32_buf out;	   /* status line, headers, chunks */
+	struct k32_buf out2;	   /* a whole response body, sent after out */
+	size_t out_off;		   /* bytes of out already sent */
+	size_t out2_off;	   /* bytes of out2 already sent */
+	struct http_reqstate *rs;  /* request being read, or NULL */
+	struct http_tls_conn *tls; /* TLS session, or NULL */
+	struct http_stream st;	   /* the stream, when state is CS_STREAM */
+};
+
+struct http_slot {
+	struct http_conn *conn; /* NULL when free */
+	uint16_t gen;		/* moves on at every close and stream end */
+	bool stream_live;	/* a stream with id (gen, slot) exists */
+	bool woken;		/* http_server_stream_wake called since the last collect */
+};
+
+struct http_server {
+	struct http_server_config cfg; /* copy; strings below */
+	char host[64];
+	char data_dir[K32_HTTP_PATH_LEN];
+	const struct k32_allocator *base_alloc; /* the caller's allocator */
+	struct k32_allocator alloc;		/* counting wrapper over base_alloc */
+	atomic_size_t mem_bytes;
+	atomic_size_t mem_peak;
+	k32_sock_t listener;
+	k32_sock_t wake_r; /* read end of the wake pair (in the poll set) */
+	k32_sock_t wake_w; /* write end, used by wakers under mu */
+	uint16_t port;
+	struct http_tls_server *tls;
+	struct http_tls_files files;
+	struct k32_task *task;
+	struct k32_mutex mu; /* guards slots[].gen/stream_live/woken, signalled, stop, stats */
+	bool signalled;	     /* a wake byte is in flight */
+	bool stop;	     /* the loop should exit */
+	bool any_woken;	     /* some slot has woken set */
+	int64_t accept_pause_until; /* accept failed for lack of descriptors: wait until then */
+	struct http_slot *slots;    /* cfg.max_conns entries */
+	uint16_t *free_slots;	    /* stack of free slot indexes */
+	uint32_t free_count;
+	struct k32_pollfd *pfds;	/* cfg.max_conns + 2 */
+	struct http_conn **pconns;	/* connection of pfds[i] */
+	struct http_server_stats stats; /* under mu */
+	uint64_t conn_seq;
+	struct http_header hdrs[K32_HTTP_MAX_HEADERS]; /* scratch for the request being handled */
+	struct http_response resp;		       /* scratch response */
+};
+
+static k32_status_t conn_queue_error(struct http_conn *c, int status, const char *detail);
+
+/* ---- counting allocator ------------------------------------------------------------------ */
+
+static void *count_alloc(void *ud, void *ptr, size_t old_len, size_t new_len)
+{
+	struct http_server *srv = ud;
+	void *r = srv->base_alloc->fn(srv->base_alloc->ud, ptr, old_len, new_len);
+
+	if (new_len == 0) {
+		if (ptr)
+			atomic_fetch_sub(&srv->mem_bytes, old_len);
+		return r;
+	}
+	if (r) {
+		size_t cur;
+
+		if (new_len >= old_len)
+			cur = atomic_fetch_add(&srv->mem_bytes, new_len - old_len) + new_len -
+			      old_len;
+		else
+			cur = atomic_fetch_sub(&srv->mem_bytes, old_len - new_len) -
+			      (old_len - new_len);
+		if (cur > atomic_load(&srv->mem_peak))
+			atomic_store(&srv->mem_peak, cur);
+	}
+	return r;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static const struct k32_platform_ops *pl(void)
+{
+	return k32_plat();
+}
+
+static void stat_add(struct http_server *srv, uint64_t *field, int64_t delta)
+{
+	k32_mutex_lock(&srv->mu);
+	*field = (uint64_t)((int64_t)*field + delta);
+	k32_mutex_unlock(&srv->mu);
+}
+
+static int64_t after(int64_t timeout_us)
+{
+	if (timeout_us <= 0)
+		return K32_FOREVER;
+	return (int64_t)k32_now_us() + timeout_us;
+}
+
+static size_t out_pending(const struct http_conn *c)
+{
+	return (c->out.len - c->out_off) + (c->out2.len - c->out2_off);
+}
+
+static http_stream_id_t make_id(uint16_t gen, uint16_t slot)
+{
+	return ((uint32_t)gen << 16) | (uint32_t)(slot + 1u);
+}
+
+/* ---- socket I/O (plain or TLS) ------------------------------------------------------------ */
+
+static k32_status_t conn_recv(struct http_conn *c, void *buf, size_t cap, size_t *out_len)
+{
+	uint32_t want = 0;
+	k32_status_t st;
+
+	if (!c->tls)
+		return pl()->sock_recv(c->sock, buf, cap, out_len);
+	st = http_tls_read(c->tls, buf, cap, out_len, &want, NULL);
+	if (st == K32_ERR_SHOULD_WAIT && want == K32_POLL_OUT)
+		c->tls_want = K32_POLL_OUT;
+	return st;
+}
+
+/* Sends queued output. K32_OK when all of it went, SHOULD_WAIT, or an error. */
+static k32_status_t conn_flush(struct http_conn *c)
+{
+	bool progress = false;
+	k32_status_t st = K32_OK;
+
+	while (out_pending(c) > 0) {
+		struct k32_buf *b = c->out.len > c->out_off ? &c->out : &c->out2;
+		size_t *off = b == &c->out ? &c->out_off : &c->out2_off;
+		size_t len = b->len - *off, sent = 0;
+
+		if (c->tls) {
+			uint32_t want = 0;
+
+			if (c->tls_pending_len)
+				len = c->tls_pending_len;
+			else if (len > TLS_RECORD_MAX)
+				len = TLS_RECORD_MAX;
+			st = http_tls_write(c->tls, b->data + *off, len, &sent, &want, NULL);
+			if (st == K32_ERR_SHOULD_WAIT) {
+				c->tls_pending_len = len;
+				c->tls_want = want;
+				break;
+			}
+			c->tls_pending_len = 0;
+		} else {
+			st = pl()->sock_send(c->sock, b->data + *off, len, &sent);
+		}
+		if (st != K32_OK)
+			break;
+		*off += sent;
+		progress = true;
+	}
+	if (progress && c->state != CS_LINGER)
+		c->deadline_us = after(c->srv->cfg.write_timeout_us);
+	if (out_pending(c) == 0) {
+		k32_buf_fini(&c->out);
+		k32_buf_fini(&c->out2);
+		k32_buf_init(&c->out, &c->srv->alloc, SIZE_MAX / 2, "response head");
+		k32_buf_init(&c->out2, &c->srv->alloc, SIZE_MAX / 2, "response body");
+		c->out_off = 0;
+		c->out2_off = 0;
+		return K32_OK;
+	}
+	return st;
+}
+
+/* ---- slots and connections --------------------------------------------------------------- */
+
+static void stream_end(struct http_conn *c, k32_status_t why)
+{
+	struct http_server *srv = c->srv;
+	struct http_stream *st = &c->st;
+	const struct http_stream_ops *ops = st->ops;
+
+	if (!ops)
+		return;
+	k32_mutex_lock(&srv->mu);
+	srv->slots[c->slot].stream_live = false;
+	srv->slots[c->slot].woken = false;
+	srv->slots[c->slot].gen++;
+	srv->stats.streams_open--;
+	k32_mutex_unlock(&srv->mu);
+	st->ops = NULL;
+	if (ops->close)
+		ops->close(st->ctx, why);
+}
+
+static void reqstate_free(struct http_conn *c)
+{
+	if (!c->rs)
+		return;
+	k32_buf_fini(&c->rs->body);
+	k32_free(&c->srv->alloc, c->rs, sizeof(*c->rs));
+	c->rs = NULL;
+}
+
+static void conn_close(struct http_conn *c, k32_status_t why)
+{
+	struct http_server *srv = c->srv;
+
+	stream_end(c, why);
+	if (c->tls) {
+		if (c->tls_ready)
+			http_tls_close_notify(c->tls);
+		http_tls_conn_free(c->tls);
+	}
+	pl()->sock_close(c->sock);
+	reqstate_free(c);
+	k32_buf_fini(&c->in);
+	k32_buf_fini(&c->out);
+	k32_buf_fini(&c->out2);
+	k32_mutex_lock(&srv->mu);
+	srv->slots[c->slot].conn = NULL;
+	srv->slots[c->slot].gen++;
+	srv->slots[c->slot].woken = false;
+	srv->free_slots[srv->free_count++] = c->slot;
+	srv->stats.conns_open--;
+	k32_mutex_unlock(&srv->mu);
+	k32_free(&srv->alloc, c, sizeof(*c));
+}
+
+static void conn_new(struct http_server *srv, k32_sock_t sock)
+{
+	struct http_conn *c;
+	uint16_t slot;
+
+	if (pl()->sock_set_nonblock(sock, true) != K32_OK) {
+		pl()->sock_close(sock);
+		return;
+	}
+	k32_mutex_lock(&srv->mu);
+	if (srv->free_count == 0) {
+		srv->stats.conns_refused++;
+		k32_mutex_unlock(&srv->mu);
+		/* Over max_conns: one best-effort 503, then close. */
+		static const char busy[] =
+		    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+		    "Content-Length: 57\r\nConnection: close\r\n\r\n"
+		    "server at max_conns (K32_HTTP_MAX_CONNS); retry later\r\n\r\n";
+		size_t sent;
+
+		if (!srv->tls)
+			pl()->sock_send(sock, busy, sizeof(busy) - 1, &sent);
+		pl()->sock_close(sock);
+		return;
+	}
+	slot = srv->free_slots[--srv->free_count];
+	k32_mutex_unlock(&srv->mu);
+
+	c = k32_calloc(&srv->alloc, sizeof(*c));
+	if (!c) {
+		pl()->sock_close(sock);
+		k32_mutex_lock(&srv->mu);
+		srv->free_slots[srv->free_count++] = slot;
+		k32_mutex_unlock(&srv->mu);
+		return;
+	}
+	c->srv = srv;
+	c->sock = sock;
+	c->slot = slot;
+	c->seq = ++srv->conn_seq;
+	c->state = CS_READ;
+	c->deadline_us = after(srv->cfg.idle_timeout_us);
+	k32_buf_init(&c->in, &srv->alloc, srv->cfg.max_header_bytes + 2 * HTTP_READ_CHUNK,
+		     "request input");
+	k32_buf_init(&c->out, &srv->alloc, SIZE_MAX / 2, "response head");
+	k32_buf_init(&c->out2, &srv->alloc, SIZE_MAX / 2, "response body");
+	c->st.conn = c;
+	c->st.timer_us = K32_FOREVER;
+	if (srv->tls) {
+		if (http_tls_conn_new_server(srv->tls, sock, &c->tls, NULL) != K32_OK) {
+			pl()->sock_close(sock);
+			k32_free(&srv->alloc, c, sizeof(*c));
+			k32_mutex_lock(&srv->mu);
+			srv->free_slots[srv->free_count++] = slot;
+			k32_mutex_unlock(&srv->mu);
+			return;
+		}
+		c->state = CS_HANDSHAKE;
+		c->deadline_us = after(srv->cfg.header_timeout_us);
+	}
+	k32_mutex_lock(&srv->mu);
+	srv->slots[slot].conn = c;
+	srv->slots[slot].woken = false;
+	srv->slots[slot].stream_live = false;
+	srv->stats.conns_open++;
+	srv->stats.conns_accepted++;
+	if (srv->stats.conns_open > srv->stats.conns_peak)
+		srv->stats.conns_peak = srv->stats.conns_open;
+	k32_mutex_unlock(&srv->mu);
+}
+
+/* ---- requests ------------------------------------------------------------------------------ */
+
+static struct k32_str hdr_value(const struct http_msgp *mp, const char *name)
+{
+	for (uint32_t i = 0; i < mp->header_count; i++) {
+		const struct http_hdr_off *h = &mp->hdr[i];
+
+		if (http_str_ieq(http_msgp_str(mp, h->name_off, h->name_len), name))
+			return k32_str_trim(http_msgp_str(mp, h->val_off, h->val_len));
+	}
+	return (struct k32_str){"", 0};
+}
+
+static bool ieq_prefix(struct k32_str s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	struct k32_str head = {s.p, n};
+
+	return s.len >= n && http_str_ieq(head, prefix);
+}
+
+static void build_request(struct http_conn *c, struct http_request *req)
+{
+	struct http_server *srv = c->srv;
+	struct http_msgp *mp = &c->rs->mp;
+	struct k32_str q;
+
+	memset(req, 0, sizeof(*req));
+	req->method = http_method_str((enum http_method)mp->p.method);
+	req->target = http_msgp_str(mp, mp->url_off, mp->url_len);
+	if (k32_str_cut(req->target, '?', &req->path, &q))
+		req->query = q;
+	else
+		req->query = (struct k32_str){req->target.p + req->target.len, 0};
+	for (uint32_t i = 0; i < mp->header_count; i++) {
+		const struct http_hdr_off *h = &mp->hdr[i];
+
+		srv->hdrs[i].name = http_msgp_str(mp, h->name_off, h->name_len);
+		srv->hdrs[i].value = k32_str_trim(http_msgp_str(mp, h->val_off, h->val_len));
+		if (ieq_prefix(srv->hdrs[i].name, "authorization") && srv->hdrs[i].name.len == 13 &&
+		    ieq_prefix(srv->hdrs[i].value, "bearer ")) {
+			struct k32_str tok = {srv->hdrs[i].value.p + 7, srv->hdrs[i].value.len - 7};
+
+			req->bearer_token = k32_str_trim(tok);
+		}
+	}
+	req->headers = srv->hdrs;
+	req->header_count = mp->header_count;
+	req->body = c->rs->body.data ? c->rs->body.data : (const uint8_t *)"";
+	req->body_len = c->rs->body.len;
+	req->tls = c->tls != NULL;
+	req->keep_alive = c->keep_alive;
+	req->http_major = (uint8_t)mp->p.http_major;
+	req->http_minor = (uint8_t)mp->p.http_minor;
+	req->conn_seq = c->seq;
+	req->server = srv;
+	if (!req->bearer_token.p)
+		req->bearer_token = (struct k32_str){"", 0};
+}
+
+static void resp_reset(struct http_server *srv, struct http_conn *c)
+{
+	struct http_response *r = &srv->resp;
+
+	r->status = 200;
+	r->close = false;
+	k32_buf_reset(&r->headers);
+	k32_buf_reset(&r->body);
+	c->st.ops = NULL;
+	c->st.ctx = NULL;
+	r->stream_ = &c->st;
+}
+
+/* Queues the head (and takes the body) of srv->resp for c. */
+static k32_status_t queue_response(struct http_conn *c, bool head_only, bool minor0)
+{
+	struct http_server *srv = c->srv;
+	struct http_response *r = &srv->resp;
+	bool stream = c->st.ops != NULL;
+	bool no_body = r->status < 200 || r->status == 204 || r->status == 304;
+	k32_status_t st;
+	int status = r->status;
+
+	if (status < 100 || status > 599)
+		status = 500;
+	if (r->close)
+		c->keep_alive = false;
+	if (stream && minor0)
+		c->keep_alive = false;
+	st = k32_buf_printf(&c->out, NULL, "HTTP/1.1 %d %s\r\n%s", status,
+			    http_status_reason(status), k32_buf_cstr(&r->headers));
+	if (st == K32_OK && stream && !minor0)
+		st = k32_buf_append_str(&c->out, "Transfer-Encoding: chunked\r\n", NULL);
+	if (st == K32_OK && !stream && !no_body)
+		st = k32_buf_printf(&c->out, NULL, "Content-Length: %zu\r\n", r->body.len);
+	if (st == K32_OK && !c->keep_alive)
+		st = k32_buf_append_str(&c->out, "Connection: close\r\n", NULL);
+	else if (st == K32_OK && minor0)
+		st = k32_buf_append_str(&c->out, "Connection: keep-alive\r\n", NULL);
+	if (st == K32_OK)
+		st = k32_buf_append(&c->out, "\r\n", 2, NULL);
+	if (st != K32_OK)
+		return st;
+	if (!stream && !head_only && !no_body && r->body.len > 0) {
+		/* Hand the body buffer over instead of copying it. */
+		k32_buf_fini(&c->out2);
+		c->out2 = r->body;
+		c->out2_off = 0;
+		k32_buf_init(&r->body, &srv->alloc, srv->cfg.max_response_bytes, "response body");
+	}
+	return K32_OK;
+}
+
+static void start_stream(struct http_conn *c, bool minor0)
+{
+	struct http_stream *st = &c->st;
+
+	st->events = HTTP_STREAM_EV_START;
+	st->timer_us = K32_FOREVER;
+	st->blocked = false;
+	st->ending = false;
+	st->chunked = !minor0;
+	st->why = K32_OK;
+	c->state = CS_STREAM;
+	c->deadline_us = K32_FOREVER;
+}
+
+/* The request in c->rs is complete: run auth and the handler, queue the answer. */
+static enum drive_result dispatch(struct http_conn *c)
+{
+	struct http_server *srv = c->srv;
+	struct http_msgp *mp = &c->rs->mp;
+	struct http_request req;
+	bool head_only = mp->p.method == HTTP_HEAD;
+	bool minor0 = mp->p.http_major == 1 && mp->p.http_minor == 0;
+	bool run = true;
+	k32_status_t st;
+
+	c->keep_alive = http_should_keep_alive(&mp->p) && !mp->p.upgrade;
+	build_request(c, &req);
+	resp_reset(srv, c);
+	stat_add(srv, &srv->stats.requests, 1);
+	if (srv->cfg.authenticate)
+		run = srv->cfg.authenticate(srv->cfg.ctx, &req, &srv->resp);
+	if (run)
+		srv->cfg.handler(srv->cfg.ctx, &req, &srv->resp);
+	srv->resp.stream_ = NULL;
+
+	st = queue_response(c, head_only, minor0);
+	/* The request's bytes and state are no longer needed. */
+	k32_buf_consume(&c->in, http_msgp_consumed(mp));
+	reqstate_free(c);
+	if (c->in.len == 0)
+		k32_buf_fini(&c->in);
+	if (st != K32_OK) {
+		K32_LOGW(HTTP_MOD, "conn %llu: cannot queue response: %s; closing",
+			 (unsigned long long)c->seq, k32_status_name(st));
+		conn_close(c, K32_ERR_NO_MEMORY);
+		return DR_CLOSED;
+	}
+	if (c->st.ops) {
+		start_stream(c, minor0);
+	} else {
+		c->state = CS_WRITE;
+		c->deadline_us = after(srv->cfg.write_timeout_us);
+	}
+	k32_buf_reset(&srv->resp.headers);
+	if (srv->resp.body.cap > 64 * 1024) {
+		k32_buf_fini(&srv->resp.body);
+		k32_buf_init(&srv->resp.body, &srv->alloc, srv->cfg.max_response_bytes,
+			     "response body");
+	}
+	return DR_AGAIN;
+}
+
+static k32_status_t conn_queue_error(struct http_conn *c, int status, const char *detail)
+{
+	k32_status_t st;
+
+	k32_buf_reset(&c->out);
+	c->out_off = 0;
+	st = k32_buf_printf(&c->out, NULL,
+			    "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+			    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s\n",
+			    status, http_status_reason(status), strlen(detail) + 1, detail);
+	c->keep_alive = false;
+	c->state = CS_LINGER;
+	c->deadline_us = after(LINGER_US);
+	reqstate_free(c);
+	k32_buf_reset(&c->in);
+	stat_add(c->srv, &c->srv->stats.errors_4xx, 1);
+	return st;
+}
+
+/* Steps once the head of a request is known: body deadline, 100-continue. */
+static void head_seen(struct http_conn *c)
+{
+	struct http_msgp *mp = &c->rs->mp;
+
+	c->rs->head_seen = true;
+	c->deadline_us = after(c->srv->cfg.body_timeout_us);
+	if (!mp->complete && http_str_ieq(hdr_value(mp, "expect"), "100-continue") &&
+	    c->rs->body.len == 0)
+		k32_buf_append_str(&c->out, "HTTP/1.1 100 Continue\r\n\r\n", NULL);
+}
+
+static enum drive_result read_request(struct http_conn *c)
+{
+	struct http_server *srv = c->srv;
+	struct k32_err err;
+	k32_status_t st;
+
+	if (!c->rs) {
+		c->rs = k32_calloc(&srv->alloc, sizeof(*c->rs));
+		if (!c->rs) {
+			conn_close(c, K32_ERR_NO_MEMORY);
+			return DR_CLOSED;
+		}
+		k32_buf_init(&c->rs->body, &srv->alloc, srv->cfg.max_body_bytes, "request body");
+		http_msgp_init(&c->rs->mp, HTTP_REQUEST, &c->in, srv->cfg.max_header_bytes,
+			       srv->cfg.max_body_bytes, &c->rs->body);
+		if (c->in.len > 0)
+			c->deadline_us = after(srv->cfg.header_timeout_us);
+	}
+	for (;;) {
+		struct http_msgp *mp = &c->rs->mp;
+		size_t got = 0;
+		bool had = mp->parsed < c->in.len;
+
+		if (had) {
+			st = http_msgp_feed(mp, &err);
+			if (st != K32_OK) {
+				if (conn_queue_error(c, mp->error_status ? mp->error_status : 400,
+						     err.msg) != K32_OK) {
+					conn_close(c, K32_ERR_NO_MEMORY);
+					return DR_CLOSED;
+				}
+				return DR_AGAIN;
+			}
+			if (mp->headers_done && !c->rs->head_seen)
+				head_seen(c);
+			if (mp->complete)
+				return dispatch(c);
+		}
+		if (out_pending(c) > 0) {
+			st = conn_flush(c);
+			if (st != K32_OK && st != K32_ERR_SHOULD_WAIT) {
+				conn_close(c, K32_ERR_PEER_CLOSED);
+				return DR_CLOSED;
+			}
+		}
+		st = k32_buf_reserve(&c->in, HTTP_READ_CHUNK, NULL);
+		if (st != K32_OK) {
+			if (conn_queue_error(c, 431, "request head too large (max_header_bytes)") !=
+			    K32_OK) {
+				conn_close(c, K32_ERR_NO_MEMORY);
+				return DR_CLOSED;
+			}
+			return DR_AGAIN;
+		}
+		st = conn_recv(c, c->in.data + c->in.len, HTTP_READ_CHUNK, &got);
+		if (st == K32_ERR_SHOULD_WAIT) {
+			if (c->in.len == 0 && c->rs->mp.parsed == 0) {
+				/* Idle: drop the buffers until the next request starts. */
+				k32_buf_fini(&c->in);
+				reqstate_free(c);
+			}
+			return DR_WAIT;
+		}
+		if (st != K32_OK) {
+			conn_close(c, K32_ERR_PEER_CLOSED);
+			return DR_CLOSED;
+		}
+		if (c->in.len == 0 && mp->parsed == 0)
+			c->deadline_us = after(srv->cfg.header_timeout_us);
+		c->in.len += got;
+		c->in.data[c->in.len] = 0;
+	}
+}
+
+/* ---- streams ------------------------------------------------------------------------------ */
+
+k32_status_t http_response_stream(struct http_response *resp, const struct http_stream_ops *ops,
+				  void *ctx, http_stream_id_t *out_id)
+{
+	struct http_stream *st = resp->stream_;
+	struct http_conn *c;
+	struct http_server *srv;
+	http_stream_id_t id;
+
+	if (!st || !ops || !ops->pull)
+		return K32_ERR_INVALID_ARGS;
+	if (st->ops)
+		return K32_ERR_BAD_STATE;
+	c = st->conn;
+	srv = c->srv;
+	st->ops = ops;
+	st->ctx = ctx;
+	k32_mutex_lock(&srv->mu);
+	srv->slots[c->slot].stream_live = true;
+	srv->slots[c->slot].woken = false;
+	srv->stats.streams_open++;
+	id = make_id(srv->slots[c->slot].gen, c->slot);
+	k32_mutex_unlock(&srv->mu);
+	if (out_id)
+		*out_id = id;
+	return K32_OK;
+}
+
+k32_status_t http_stream_write(struct http_stream *s, const void *data, size_t len)
+{
+	struct http_conn *c = s->conn;
+	k32_status_t st;
+	size_t before = c->out.len;
+
+	if (len == 0)
+		return K32_OK;
+	if (s->ending)
+		return K32_ERR_BAD_STATE;
+	if (out_pending(c) >= c->srv->cfg.stream_buf_bytes) {
+		s->blocked = true;
+		return K32_ERR_SHOULD_WAIT;
+	}
+	if (s->chunked)
+		st = k32_buf_printf(&c->out, NULL, "%zx\r\n", len);
+	else
+		st = K32_OK;
+	if (st == K32_OK)
+		st = k32_buf_append(&c->out, data, len, NULL);
+	if (st == K32_OK && s->chunked)
+		st = k32_buf_append(&c->out, "\r\n", 2, NULL);
+	if (st != K32_OK) {
+		c->out.len = before;
+		if (c->out.data)
+			c->out.data[before] = 0;
+		return K32_ERR_NO_MEMORY;
+	}
+	return K32_OK;
+}
+
+void http_stream_set_timer(struct http_stream *s, int64_t deadline_us)
+{
+	s->timer_us = deadline_us < 0 ? K32_FOREVER : deadline_us;
+}
+
+http_stream_id_t http_stream_id(const struct http_stream *s)
+{
+	struct http_conn *c = s->conn;
+	struct http_server *srv = c->srv;
+	http_stream_id_t id;
+
+	k32_mutex_lock(&srv->mu);
+	id = make_id(srv->slots[c->slot].gen, c->slot);
+	k32_mutex_unlock(&srv->mu);
+	return id;
+}
+
+k32_status_t http_server_stream_wake(struct http_server *srv, http_stream_id_t id)
+{
+	uint32_t idx = (id & 0xffffu);
+	k32_status_t st = K32_ERR_NOT_FOUND;
+
+	if (!srv || idx == 0 || idx > srv->cfg.max_conns)
+		return K32_ERR_NOT_FOUND;
+	idx--;
+	k32_mutex_lock(&srv->mu);
+	if (srv->slots[idx].conn && srv->slots[idx].stream_live &&
+	    srv->slots[idx].gen == (uint16_t)(id >> 16)) {
+		srv->slots[idx].woken = true;
+		srv->any_woken = true;
+		st = K32_OK;
+		if (!srv->signalled) {
+			size_t sent;
+
+			srv->signalled = true;
+			pl()->sock_send(srv->wake_w, "w", 1, &sent);
+		}
+	}
+	k32_mutex_unlock(&srv->mu);
+	return st;
+}
+
+/* Runs the stream: flush, pull when there is a reason, end it when pull says so. */
+static enum drive_result stream_step(struct http_conn *c)
+{
+	struct http_stream *s = &c->st;
+	k32_status_t st = conn_flush(c);
+	uint32_t ev;
+
+	if (st != K32_OK && st != K32_ERR_SHOULD_WAIT) {
+		conn_close(c, K32_ERR_PEER_CLOSED);
+		return DR_CLOSED;
+	}
+	if (s->ending) {
+		if (out_pending(c) > 0)
+			return DR_WAIT;
+		stream_end(c, s->why);
+		if (!c->keep_alive) {
+			conn_close(c, s->why);
+			return DR_CLOSED;
+		}
+		c->state = CS_READ;
+		c->deadline_us = after(c->srv->cfg.idle_timeout_us);
+		return DR_AGAIN;
+	}
+	if (s->blocked && out_pending(c) == 0) {
+		s->blocked = false;
+		s->events |= HTTP_STREAM_EV_WRITABLE;
+	}
+	if (s->timer_us != K32_FOREVER && (int64_t)k32_now_us() >= s->timer_us) {
+		s->timer_us = K32_FOREVER;
+		s->events |= HTTP_STREAM_EV_TIMER;
+	}
+	ev = s->events;
+	if (ev == 0 || s->blocked) {
+		if (out_pending(c) == 0)
+			c->deadline_us = K32_FOREVER;
+		else if (c->deadline_us == K32_FOREVER)
+			c->deadline_us = after(c->srv->cfg.write_timeout_us);
+		return DR_WAIT;
+	}
+	s->events = 0;
+	st = s->ops->pull(s->ctx, s, ev);
+	if (st != K32_OK) {
+		s->ending = true;
+		s->why = st;
+		if (s->chunked && k32_buf_append_str(&c->out, "0\r\n\r\n", NULL) != K32_OK) {
+			conn_close(c, K32_ERR_NO_MEMORY);
+			return DR_CLOSED;
+		}
+		if (!s->chunked)
+			c->keep_alive = false;
+	}
+	if (out_pending(c) > 0 && c->deadline_us == K32_FOREVER)
+		c->deadline_us = after(c->srv->cfg.write_timeout_us);
+	return DR_AGAIN;
+}
+
+/* A stream connection became readable: keep bytes for later, notice a departed client. */
+static enum drive_result stream_read(struct http_conn *c)
+{
+	uint8_t scratch[256];
+
+	for (;;) {
+		size_t got = 0;
+		k32_status_t st;
+
+		if (c->in.len + sizeof(scratch) > c->in.max_len)
+			return DR_WAIT; /* pipelined bytes wait; stop reading */
+		st = conn_recv(c, scratch, sizeof(scratch), &got);
+		if (st == K32_ERR_SHOULD_WAIT)
+			return DR_WAIT;
+		if (st != K32_OK) {
+			conn_close(c, K32_ERR_PEER_CLOSED);
+			return DR_CLOSED;
+		}
+		if (k32_buf_append(&c->in, scratch, got, NULL) != K32_OK)
+			return DR_WAIT;
+	}
+}
+
+/* ---- the state machine --------------------------------------------------------------------- */
+
+static enum drive_result linger_step(struct http_conn *c)
+{
+	k32_status_t st = conn_flush(c);
+	uint8_t scratch[512];
+
+	if (st != K32_OK && st != K32_ERR_SHOULD_WAIT) {
+		conn_close(c, K32_ERR_PEER_CLOSED);
+		return DR_CLOSED;
+	}
+	while (!c->peer_eof) {
+		size_t got;
+
+		st = conn_recv(c, scratch, sizeof(scratch), &got);
+		if (st == K32_ERR_SHOULD_WAIT)
+			return DR_WAIT;
+		if (st != K32_OK)
+			c->peer_eof = true;
+	}
+	if (out_pending(c) == 0) {
+		conn_close(c, K32_ERR_PEER_CLOSED);
+		return DR_CLOSED;
+	}
+	return DR_WAIT;
+}
+
+static enum drive_result step(struct http_conn *c, uint32_t revents)
+{
+	struct http_server *srv = c->srv;
+	k32_status_t st;
+	uint32_t want = 0;
+
+	switch (c->state) {
+	case CS_HANDSHAKE:
+		st = http_tls_handshake(c->tls, &want, NULL);
+		if (st == K32_OK) {
+			c->tls_ready = true;
+			c->tls_want = 0;
+			c->state = CS_READ;
+			c->deadline_us = after(srv->cfg.idle_timeout_us);
+			return DR_AGAIN;
+		}
+		if (st == K32_ERR_SHOULD_WAIT) {
+			c->tls_want = want;
+			return DR_WAIT;
+		}
+		conn_close(c, K32_ERR_PEER_CLOSED);
+		return DR_CLOSED;
+	case CS_READ:
+		c->tls_want = 0;
+		return read_request(c);
+	case CS_WRITE:
+		c->tls_want = 0;
+		st = conn_flush(c);
+		if (st == K32_ERR_SHOULD_WAIT)
+			return DR_WAIT;
+		if (st != K32_OK) {
+			conn_close(c, K32_ERR_PEER_CLOSED);
+			return DR_CLOSED;
+		}
+		if (!c->keep_alive) {
+			conn_close(c, K32_OK);
+			return DR_CLOSED;
+		}
+		c->state = CS_READ;
+		c->deadline_us = after(srv->cfg.idle_timeout_us);
+		return DR_AGAIN;
+	case CS_STREAM:
+		c->tls_want = 0;
+		if (revents & (K32_POLL_IN | K32_POLL_ERR)) {
+			if (stream_read(c) == DR_CLOSED)
+				return DR_CLOSED;
+		}
+		return stream_step(c);
+	case CS_LINGER:
+		c->tls_want = 0;
+		return linger_step(c);
+	default:
+		conn_close(c, K32_ERR_INTERNAL);
+		return DR_CLOSED;
+	}
+}
+
+/* Runs c's state machine until it blocks or closes. */
+static void drive(struct http_conn *c, uint32_t revents)
+{
+	c->again = false;
+	for (int i = 0; i < DRIVE_STEPS; i++) {
+		enum drive_result r = step(c, revents);
+
+		if (r != DR_AGAIN)
+			return;
+		revents = 0;
+	}
+	/* Still busy (a long pipelined batch): drive it again next turn, after the others. */
+	c->again = true;
+}
+
+static uint32_t conn_events(const struct http_conn *c)
+{
+	uint32_t ev = 0;
+
+	switch (c->state) {
+	case CS_HANDSHAKE:
+		return c->tls_want ? c->tls_want : K32_POLL_IN;
+	case CS_READ:
+		ev = K32_POLL_IN;
+		break;
+	case CS_WRITE:
+		ev = K32_POLL_OUT;
+		break;
+	case CS_STREAM:
+		if (c->in.len + 256 <= c->in.max_len)
+			ev |= K32_POLL_IN;
+		break;
+	case CS_LINGER:
+		ev = c->peer_eof ? 0 : K32_POLL_IN;
+		break;
+	}
+	if (out_pending(c) > 0)
+		ev |= K32_POLL_OUT;
+	if (c->tls_want)
+		ev |= c->tls_want;
+	return ev;
+}
+
+/* ---- the loop -------------------------------------------------------------------------------- */
+
+static void accept_some(struct http_server *srv)
+{
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		k32_sock_t s;
+
+		k32_status_t st = pl()->tcp_accept(srv->listener, &s);
+
+		if (st == K32_ERR_NO_RESOURCES) {
+			/* Out of descriptors: the listener stays readable, so stop polling it for a
+			 * moment instead of spinning. */
+			K32_LOGW(
+			    HTTP_MOD,
+			    "accept: out of file descriptors with %u connections open; pausing "
+			    "accepts for 100 ms (raise the fd limit or lower max_conns)",
+			    srv->stats.conns_open);
+			srv->accept_pause_until = (int64_t)k32_now_us() + 100000;
+			return;
+		}
+		if (st != K32_OK)
+			return;
+		conn_new(srv, s);
+	}
+}
+
+/* Takes the woken flags (under mu) into the streams' event masks. */
+static void collect_wakes(struct http_server *srv)
+{
+	uint8_t scratch[64];
+	size_t got;
+
+	while (pl()->sock_recv(srv->wake_r, scratch, sizeof(scratch), &got) == K32_OK)
+		;
+	k32_mutex_lock(&srv->mu);
+	srv->signalled = false;
+	if (srv->any_woken) {
+		srv->any_woken = false;
+		for (uint32_t i = 0; i < srv->cfg.max_conns; i++) {
+			struct http_slot *sl = &srv->slots[i];
+
+			if (sl->woken && sl->conn && sl->stream_live) {
+				sl->conn->st.events |= HTTP_STREAM_EV_WAKE;
+				sl->woken = false;
+			}
+		}
+	}
+	k32_mutex_unlock(&srv->mu);
+}
+
+static bool stopping(struct http_server *srv)
+{
+	bool stop;
+
+	k32_mutex_lock(&srv->mu);
+	stop = srv->stop;
+	k32_mutex_unlock(&srv->mu);
+	return stop;
+}
+
+static void loop(void *arg)
+{
+	struct http_server *srv = arg;
+
+	while (!stopping(srv)) {
+		size_t n = 2, ready = 0;
+		int64_t now = (int64_t)k32_now_us(), next = K32_FOREVER, timeout;
+
+		srv->pfds[0] = (struct k32_pollfd){srv->listener, K32_POLL_IN, 0};
+		if (srv->accept_pause_until > now) {
+			srv->pfds[0].events = 0;
+			next = srv->accept_pause_until;
+		}
+		srv->pfds[1] = (struct k32_pollfd){srv->wake_r, K32_POLL_IN, 0};
+		for (uint32_t i = 0; i < srv->cfg.max_conns; i++) {
+			struct http_conn *c = srv->slots[i].conn;
+
+			if (!c)
+				continue;
+			srv->pfds[n] = (struct k32_pollfd){c->sock, conn_events(c), 0};
+			srv->pconns[n++] = c;
+			if (c->deadline_us != K32_FOREVER &&
+			    (next == K32_FOREVER || c->deadline_us < next))
+				next = c->deadline_us;
+			if (c->again || (c->state == CS_STREAM && c->st.events && !c->st.blocked))
+				next = now;
+			if (c->state == CS_STREAM && c->st.timer_us != K32_FOREVER &&
+			    (next == K32_FOREVER || c->st.timer_us < next))
+				next = c->st.timer_us;
+		}
+		timeout = next == K32_FOREVER ? K32_FOREVER : (next > now ? next - now : 0);
+		if (pl()->poll(srv->pfds, n, timeout, &ready) != K32_OK)
+			pl()->sleep_us(1000);
+
+		if (srv->pfds[1].revents)
+			collect_wakes(srv);
+		for (size_t i = 2; i < n; i++) {
+			if (srv->pfds[i].revents)
+				drive(srv->pconns[i], srv->pfds[i].revents);
+		}
+		/* Timeouts, timers and pending stream events. */
+		now = (int64_t)k32_now_us();
+		for (uint32_t i = 0; i < srv->cfg.max_conns; i++) {
+			struct http_conn *c = srv->slots[i].conn;
+
+			if (!c)
+				continue;
+			if (c->deadline_us != K32_FOREVER && now >= c->deadline_us) {
+				stat_add(srv, &srv->stats.timeouts, 1);
+				conn_close(c, K32_ERR_TIMED_OUT);
+				continue;
+			}
+			if (c->again ||
+			    (c->state == CS_STREAM &&
+			     ((c->st.events && !c->st.blocked) ||
+			      (c->st.timer_us != K32_FOREVER && now >= c->st.timer_us))))
+				drive(c, 0);
+		}
+		if (srv->pfds[0].revents)
+			accept_some(srv);
+	}
+	for (uint32_t i = 0; i < srv->cfg.max_conns; i++) {
+		if (srv->slots[i].conn)
+			conn_close(srv->slots[i].conn, K32_ERR_CANCELED);
+	}
+}
+
+/* ---- start / stop -----------------------------------------------------------------------------
+ */
+
+/* A connected loopback pair: the platform has no pipe, so listen, connect, accept. */
+static k32_status_t make_wake_pair(struct http_server *srv, struct k32_err *err)
+{
+	k32_sock_t l = K32_SOCK_INVALID;
+	uint16_t port = 0;
+	k32_status_t st;
+
+	st = pl()->tcp_listen("127.0.0.1", 0, 1, &l, err);
+	if (st == K32_OK)
+		st = pl()->sock_port(l, &port);
+	if (st == K32_OK)
+		st = pl()->tcp_connect("127.0.0.1", port, 2000000, &srv->wake_w, err);
+	if (st == K32_OK)
+		st = pl()->tcp_accept(l, &srv->wake_r);
+	if (l != K32_SOCK_INVALID)
+		pl()->sock_close(l);
+	if (st == K32_OK)
+		st = pl()->sock_set_nonblock(srv->wake_r, true);
+	if (st == K32_OK)
+		st = pl()->sock_set_nonblock(srv->wake_w, true);
+	if (st != K32_OK)
+		return k32_err_set(err, st, HTTP_MOD,
+				   "cannot make the loopback wake socket pair on 127.0.0.1 (%s)",
+				   k32_status_name(st));
+	return K32_OK;
+}
+
+void http_server_config_init(struct http_server_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->host = "127.0.0.1";
+	cfg->max_conns = K32_HTTP_MAX_CONNS;
+	cfg->max_header_bytes = K32_HTTP_MAX_HEADER_BYTES;
+	cfg->max_body_bytes = K32_HTTP_MAX_BODY_BYTES;
+	cfg->max_response_bytes = K32_HTTP_MAX_RESPONSE_BYTES;
+	cfg->stream_buf_bytes = K32_HTTP_STREAM_BUF_BYTES;
+	cfg->header_timeout_us = (int64_t)K32_HTTP_HEADER_TIMEOUT_MS * 1000;
+	cfg->body_timeout_us = (int64_t)K32_HTTP_BODY_TIMEOUT_MS * 1000;
+	cfg->write_timeout_us = (int64_t)K32_HTTP_WRITE_TIMEOUT_MS * 1000;
+	cfg->idle_timeout_us = (int64_t)K32_HTTP_IDLE_TIMEOUT_MS * 1000;
+}
+
+static k32_status_t check_config(const struct http_server_config *cfg, struct k32_err *err)
+{
+	if (!cfg->handler)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
+				   "server config has no handler; set cfg.handler");
+	if (cfg->max_conns == 0 || cfg->max_conns > 65534)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
+				   "max_conns %u out of range 1..65534", cfg->max_conns);
+	if (cfg->max_header_bytes < 256 || cfg->max_body_bytes == 0 ||
+	    cfg->max_response_bytes == 0 || cfg->stream_buf_bytes == 0)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
+				   "a size limit is zero (or max_header_bytes %zu < 256); start "
+				   "from http_server_config_init",
+				   cfg->max_header_bytes);
+	if (cfg->tls && (!cfg->data_dir || !*cfg->data_dir))
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
+				   "tls needs data_dir for its certificates; set cfg.data_dir");
+	if (!cfg->host || strlen(cfg->host) >= 64)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
+				   "host missing or longer than 63 bytes");
+	if (cfg->data_dir && strlen(cfg->data_dir) >= K32_HTTP_PATH_LEN)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
+				   "data_dir longer than %d bytes (K32_HTTP_PATH_LEN)",
+				   K32_HTTP_PATH_LEN - 1);
+	return K32_OK;
+}
+
+static void server_free(struct http_server *srv)
+{
+	const struct k32_allocator *a = &srv->alloc;
+	uint32_t max = srv->cfg.max_conns;
+
+	if (srv->listener != K32_SOCK_INVALID)
+		pl()->sock_close(srv->listener);
+	if (srv->wake_r != K32_SOCK_INVALID)
+		pl()->sock_close(srv->wake_r);
+	if (srv->wake_w != K32_SOCK_INVALID)
+		pl()->sock_close(srv->wake_w);
+	http_tls_server_free(srv->tls);
+	k32_buf_fini(&srv->resp.headers);
+	k32_buf_fini(&srv->resp.body);
+	k32_free(a, srv->slots, sizeof(*srv->slots) * max);
+	k32_free(a, srv->free_slots, sizeof(*srv->free_slots) * max);
+	k32_free(a, srv->pfds, sizeof(*srv->pfds) * (max + 2));
+	k32_free(a, srv->pconns, sizeof(*srv->pconns) * (max + 2));
+	pl()->mutex_fini(&srv->mu);
+	k32_free(srv->base_alloc, srv, sizeof(*srv));
+}
+
+k32_status_t http_server_start(const struct http_server_config *cfg, struct http_server **out,
+			       struct k32_err *err)
+{
+	const struct k32_allocator *base = cfg->alloc ? cfg->alloc : k32_default_allocator();
+	struct http_server *srv;
+	uint32_t max;
+	k32_status_t st;
+
+	st = check_config(cfg, err);
+	if (st != K32_OK)
+		return st;
+	srv = k32_calloc(base, sizeof(*srv));
+	if (!srv)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, HTTP_MOD,
+				   "no memory for the server (%zu bytes)", sizeof(*srv));
+	srv->cfg = *cfg;
+	srv->base_alloc = base;
+	srv->alloc.fn = count_alloc;
+	srv->alloc.ud = srv;
+	srv->listener = srv->wake_r = srv->wake_w = K32_SOCK_INVALID;
+	pl()->mutex_init(&srv->mu);
+	snprintf(srv->host, sizeof(srv->host), "%s", cfg->host);
+	srv->cfg.host = srv->host;
+	if (cfg->data_dir) {
+		snprintf(srv->data_dir, sizeof(srv->data_dir), "%s", cfg->data_dir);
+		srv->cfg.data_dir = srv->data_dir;
+	}
+	srv->cfg.tls_names = NULL; /* only used during start */
+	srv->cfg.tls_name_count = 0;
+	max = cfg->max_conns;
+	srv->slots = k32_calloc(&srv->alloc, sizeof(*srv->slots) * max);
+	srv->free_slots = k32_calloc(&srv->alloc, sizeof(*srv->free_slots) * max);
+	srv->pfds = k32_calloc(&srv->alloc, sizeof(*srv->pfds) * (max + 2));
+	srv->pconns = k32_calloc(&srv->alloc, sizeof(*srv->pconns) * (max + 2));
+	if (!srv->slots || !srv->free_slots || !srv->pfds || !srv->pconns) {
+		st = k32_err_set(err, K32_ERR_NO_MEMORY, HTTP_MOD,
+				 "no memory for %u connection slots (max_conns)", max);
+		goto fail;
+	}
+	for (uint32_t i = 0; i < max; i++)
+		srv->free_slots[i] = (uint16_t)(max - 1 - i);
+	srv->free_count = max;
+	k32_buf_init(&srv->resp.headers, &srv->alloc, K32_HTTP_MAX_RESP_HEADER_BYTES,
+		     "response headers");
+	k32_buf_init(&srv->resp.body, &srv->alloc, cfg->max_response_bytes, "response body");
+
+	if (cfg->tls) {
+		st = http_tls_server_new(cfg->data_dir, cfg->tls_names, cfg->tls_name_count,
+					 &srv->alloc, &srv->tls, &srv->files, err);
+		if (st != K32_OK)
+			goto fail;
+	}
+	st = make_wake_pair(srv, err);
+	if (st != K32_OK)
+		goto fail;
+	st = pl()->tcp_listen(srv->host, cfg->port, 128, &srv->listener, err);
+	if (st == K32_OK)
+		st = pl()->sock_port(srv->listener, &srv->port);
+	if (st == K32_OK)
+		st = pl()->sock_set_nonblock(srv->listener, true);
+	if (st != K32_OK) {
+		if (err && err->status == K32_OK)
+			k32_err_set(err, st, HTTP_MOD, "cannot listen on %s:%u (%s)", srv->host,
+				    cfg->port, k32_status_name(st));
+		goto fail;
+	}
+	st = pl()->task_create(&srv->task, "http", loop, srv, 0, -1, err);
+	if (st != K32_OK)
+		goto fail;
+	*out = srv;
+	return K32_OK;
+fail:
+	server_free(srv);
+	return st;
+}
+
+void http_server_stop(struct http_server *srv)
+{
+	size_t sent;
+
+	if (!srv)
+		return;
+	k32_mutex_lock(&srv->mu);
+	srv->stop = true;
+	pl()->sock_send(srv->wake_w, "s", 1, &sent);
+	k32_mutex_unlock(&srv->mu);
+	pl()->task_join(srv->task);
+	server_free(srv);
+}
+
+uint16_t http_server_port(const struct http_server *srv)
+{
+	return srv->port;
+}
+
+const char *http_server_ca_file(const struct http_server *srv)
+{
+	return srv->tls ? srv->files.ca_crt : NULL;
+}
+
+void http_server_get_stats(struct http_server *srv, struct http_server_stats *out)
+{
+	k32_mutex_lock(&srv->mu);
+	*out = srv->stats;
+	k32_mutex_unlock(&srv->mu);
+	out->mem_bytes = atomic_load(&srv->mem_bytes);
+	out->mem_peak_bytes = atomic_load(&srv->mem_peak);
+}

@@ -1,0 +1,1047 @@
+/*
+ * http_test.c - tests of src/http: helpers, the server driven by the client and by raw
+ * sockets (keep-alive, pipelining, chunked bodies, limits, malformed input, slow clients,
+ * connection limit, streams), TLS with the generated CA (and its reuse), bearer tokens,
+ * curl against the TLS server, and memory per open stream.
+ *
+ * Every server listens on 127.0.0.1 port 0 and is stopped by the test that started it.
+ * No test asserts a duration: waits are bounded only so that a bug fails instead of hanging.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "http/http.h"
+#include "platform/k32_platform.h"
+
+#define WAIT_US 10000000 /* upper bound of any wait in these tests (10 s) */
+
+static const struct k32_platform_ops *P;
+
+/* ---- the test handler ---------------------------------------------------------------------- */
+
+struct stream_prod {
+	int total;	      /* lines to send */
+	atomic_int sent;      /* lines sent so far */
+	atomic_int closed;    /* close callback ran */
+	atomic_int close_why; /* its status */
+	bool wait_for_wake;   /* send the next line only after a wake */
+};
+
+static struct stream_prod g_prod;
+static atomic_uint g_stream_id;
+static struct http_server *g_srv;
+
+static k32_status_t prod_pull(void *ctx, struct http_stream *s, uint32_t events)
+{
+	struct stream_prod *p = ctx;
+	char line[64];
+
+	if (!(events & (HTTP_STREAM_EV_START | HTTP_STREAM_EV_WAKE | HTTP_STREAM_EV_WRITABLE)))
+		return K32_OK;
+	while (atomic_load(&p->sent) < p->total) {
+		int n = snprintf(line, sizeof(line), "{\"type\":\"ADDED\",\"n\":%d}\n",
+				 atomic_load(&p->sent) + 1);
+		k32_status_t st = http_stream_write(s, line, (size_t)n);
+
+		if (st == K32_ERR_SHOULD_WAIT)
+			return K32_OK;
+		if (st != K32_OK)
+			return st;
+		atomic_fetch_add(&p->sent, 1);
+		if (p->wait_for_wake)
+			break;
+	}
+	return atomic_load(&p->sent) >= p->total ? K32_ERR_CANCELED : K32_OK;
+}
+
+static void prod_close(void *ctx, k32_status_t why)
+{
+	struct stream_prod *p = ctx;
+
+	atomic_store(&p->close_why, why);
+	atomic_store(&p->closed, 1);
+}
+
+static const struct http_stream_ops prod_ops = {prod_pull, prod_close};
+
+/* Idle streams for the memory test: never write, close when the client leaves. */
+static atomic_int g_idle_closed;
+
+static k32_status_t idle_pull(void *ctx, struct http_stream *s, uint32_t events)
+{
+	(void)ctx;
+	(void)s;
+	(void)events;
+	return K32_OK;
+}
+
+static void idle_close(void *ctx, k32_status_t why)
+{
+	(void)ctx;
+	(void)why;
+	atomic_fetch_add(&g_idle_closed, 1);
+}
+
+static const struct http_stream_ops idle_ops = {idle_pull, idle_close};
+
+static void handler(void *ctx, struct http_request *req, struct http_response *resp)
+{
+	char q[64] = "";
+	size_t qlen = 0;
+
+	(void)ctx;
+	if (k32_str_eq_cstr(req->path, "/stream")) {
+		http_stream_id_t id = 0;
+
+		http_response_header(resp, "Content-Type", "application/json");
+		assert_int_equal(http_response_stream(resp, &prod_ops, &g_prod, &id), K32_OK);
+		assert_int_equal(http_response_stream(resp, &prod_ops, &g_prod, NULL),
+				 K32_ERR_BAD_STATE);
+		assert_true(id != 0);
+		atomic_store(&g_stream_id, id);
+		return;
+	}
+	if (k32_str_eq_cstr(req->path, "/idle-stream")) {
+		http_response_stream(resp, &idle_ops, NULL, NULL);
+		return;
+	}
+	if (k32_str_eq_cstr(req->path, "/big")) {
+		resp->status = 200;
+		for (int i = 0; i < 20000; i++)
+			k32_buf_printf(&resp->body, NULL, "line %05d of a big body\n", i);
+		return;
+	}
+	if (k32_str_eq_cstr(req->path, "/close")) {
+		resp->close = true;
+		http_response_set(resp, 200, "text/plain", "bye", 3);
+		return;
+	}
+	/* /echo and everything else */
+	http_query_get(req->query, "q", q, sizeof(q), &qlen);
+	resp->status = k32_str_eq_cstr(req->path, "/echo") ? 200 : 404;
+	http_response_header(resp, "Content-Type", "text/plain");
+	k32_buf_printf(&resp->body, NULL, "method=%s path=%.*s q=%s token=%.*s tls=%d body=%.*s",
+		       req->method, (int)req->path.len, req->path.p, q, (int)req->bearer_token.len,
+		       req->bearer_token.p, req->tls, (int)req->body_len, (const char *)req->body);
+}
+
+static bool authenticate(void *ctx, struct http_request *req, struct http_response *resp)
+{
+	(void)ctx;
+	if (k32_str_eq_cstr(req->bearer_token, "good-token")) {
+		req->identity = (void *)"admin";
+		return true;
+	}
+	http_response_set(resp, 401, "application/json", "{\"reason\":\"Unauthorized\"}", 25);
+	return false;
+}
+
+static struct http_server *start(struct http_server_config *cfg)
+{
+	struct http_server *srv = NULL;
+	struct k32_err err;
+
+	cfg->handler = handler;
+	if (http_server_start(cfg, &srv, &err) != K32_OK)
+		fail_msg("server start: %s", err.msg);
+	g_srv = srv;
+	return srv;
+}
+
+static struct http_server *start_default(void)
+{
+	struct http_server_config cfg;
+
+	http_server_config_init(&cfg);
+	return start(&cfg);
+}
+
+static struct http_client *client_for(struct http_server *srv, const char *token)
+{
+	struct http_client_config cc;
+	struct http_client *c = NULL;
+	struct k32_err err;
+
+	http_client_config_init(&cc);
+	cc.port = http_server_port(srv);
+	cc.bearer_token = token;
+	cc.timeout_us = WAIT_US;
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	return c;
+}
+
+/* ---- raw socket helpers ---------------------------------------------------------------------- */
+
+static k32_sock_t raw_connect(struct http_server *srv)
+{
+	k32_sock_t s;
+	struct k32_err err;
+
+	assert_int_equal(P->tcp_connect("127.0.0.1", http_server_port(srv), WAIT_US, &s, &err),
+			 K32_OK);
+	return s;
+}
+
+static void raw_send(k32_sock_t s, const char *data, size_t len)
+{
+	while (len > 0) {
+		size_t n = 0;
+
+		assert_int_equal(P->sock_send(s, data, len, &n), K32_OK);
+		data += n;
+		len -= n;
+	}
+}
+
+static void raw_send_str(k32_sock_t s, const char *data)
+{
+	raw_send(s, data, strlen(data));
+}
+
+/*
+ * Reads until buf holds `until` (if non-NULL), the peer closes, or cap fills. Returns bytes
+ * read; *out_closed tells whether the peer closed.
+ */
+static size_t raw_read(k32_sock_t s, char *buf, size_t cap, const char *until, bool *out_closed)
+{
+	size_t len = 0;
+	int64_t deadline = (int64_t)k32_now_us() + WAIT_US;
+
+	*out_closed = false;
+	buf[0] = 0;
+	while (len + 1 < cap && (!until || !strstr(buf, until))) {
+		struct k32_pollfd p = {s, K32_POLL_IN, 0};
+		size_t ready = 0, n = 0;
+		int64_t left = deadline - (int64_t)k32_now_us();
+		k32_status_t st;
+
+		if (left <= 0)
+			fail_msg("raw_read: nothing for %d s (have %zu bytes: %.80s)",
+				 WAIT_US / 1000000, len, buf);
+		P->poll(&p, 1, left, &ready);
+		if (ready == 0)
+			continue;
+		st = P->sock_recv(s, buf + len, cap - 1 - len, &n);
+		if (st != K32_OK) {
+			*out_closed = true;
+			break;
+		}
+		len += n;
+		buf[len] = 0;
+	}
+	return len;
+}
+
+/* Reads until the peer closes (bounded); returns bytes. */
+static size_t raw_read_all(k32_sock_t s, char *buf, size_t cap)
+{
+	bool closed = false;
+	size_t n = raw_read(s, buf, cap, NULL, &closed);
+
+	assert_true(closed);
+	return n;
+}
+
+/* ---- helper tests -------------------------------------------------------------------------------
+ */
+
+static void test_url_decode(void **state)
+{
+	static const struct {
+		const char *in;
+		bool plus;
+		k32_status_t st;
+		const char *out;
+	} cases[] = {
+	    {"abc", true, K32_OK, "abc"},
+	    {"a%20b", false, K32_OK, "a b"},
+	    {"a+b", true, K32_OK, "a b"},
+	    {"a+b", false, K32_OK, "a+b"},
+	    {"metadata.name%3Dx", true, K32_OK, "metadata.name=x"},
+	    {"%zz", true, K32_ERR_INVALID_ARGS, NULL},
+	    {"%4", true, K32_ERR_INVALID_ARGS, NULL},
+	    {"%", true, K32_ERR_INVALID_ARGS, NULL},
+	    {"%00", true, K32_ERR_INVALID_ARGS, NULL},
+	    {"0123456789abcdef", true, K32_ERR_BUFFER_TOO_SMALL, NULL},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[16];
+		size_t len = 0;
+		k32_status_t st = http_url_decode(k32_str_from(cases[i].in), cases[i].plus, out,
+						  sizeof(out), &len);
+
+		assert_int_equal(st, cases[i].st);
+		if (cases[i].out) {
+			assert_string_equal(out, cases[i].out);
+			assert_int_equal(len, strlen(cases[i].out));
+		}
+	}
+}
+
+static void test_query(void **state)
+{
+	struct k32_str q = k32_str_from("watch=true&&fieldSelector=metadata.name%3Dx&flag&a+b=c+d");
+	struct k32_str rest = q, k, v;
+	char out[64];
+	int count = 0;
+
+	(void)state;
+	while (http_query_next(&rest, &k, &v))
+		count++;
+	assert_int_equal(count, 4);
+	assert_int_equal(http_query_get(q, "watch", out, sizeof(out), NULL), K32_OK);
+	assert_string_equal(out, "true");
+	assert_int_equal(http_query_get(q, "fieldSelector", out, sizeof(out), NULL), K32_OK);
+	assert_string_equal(out, "metadata.name=x");
+	assert_int_equal(http_query_get(q, "flag", out, sizeof(out), NULL), K32_OK);
+	assert_string_equal(out, "");
+	assert_int_equal(http_query_get(q, "a b", out, sizeof(out), NULL), K32_OK);
+	assert_string_equal(out, "c d");
+	assert_int_equal(http_query_get(q, "missing", out, sizeof(out), NULL), K32_ERR_NOT_FOUND);
+	assert_string_equal(http_status_reason(404), "Not Found");
+	assert_string_equal(http_status_reason(431), "Request Header Fields Too Large");
+	assert_string_equal(http_status_reason(799), "Unknown");
+}
+
+static void test_config_errors(void **state)
+{
+	struct http_server_config cfg;
+	struct http_server *srv = NULL;
+	struct k32_err err;
+
+	(void)state;
+	http_server_config_init(&cfg);
+	assert_int_equal(http_server_start(&cfg, &srv, &err),
+			 K32_ERR_INVALID_ARGS); /* no handler */
+	assert_non_null(strstr(err.msg, "handler"));
+	cfg.handler = handler;
+	cfg.tls = true;
+	assert_int_equal(http_server_start(&cfg, &srv, &err), K32_ERR_INVALID_ARGS); /* no dir */
+	assert_non_null(strstr(err.msg, "data_dir"));
+	cfg.tls = false;
+	cfg.max_conns = 0;
+	assert_int_equal(http_server_start(&cfg, &srv, &err), K32_ERR_INVALID_ARGS);
+	assert_null(srv);
+}
+
+/* ---- server behaviour
+ * ---------------------------------------------------------------------------- */
+
+static void test_keepalive_methods_token(void **state)
+{
+	struct http_server *srv = start_default();
+	struct http_client *c = client_for(srv, "tok-123");
+	static const char *methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
+	struct http_server_stats stats;
+	struct k32_err err;
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++) {
+		struct http_client_request req = {.method = methods[i],
+						  .target = "/echo?q=a%20b",
+						  .content_type = "application/json",
+						  .body = "{\"x\":1}",
+						  .body_len = 7};
+		struct http_client_response resp;
+		char want[160];
+		struct k32_str ct;
+
+		if (i == 0) {
+			req.body = NULL;
+			req.body_len = 0;
+		}
+		assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+		assert_int_equal(resp.status, 200);
+		snprintf(want, sizeof(want),
+			 "method=%s path=/echo q=a b token=tok-123 tls=0 body=%s", methods[i],
+			 i == 0 ? "" : "{\"x\":1}");
+		assert_string_equal(k32_buf_cstr(&resp.body), want);
+		assert_true(http_client_response_header(&resp, "content-type", &ct));
+		assert_true(k32_str_eq_cstr(ct, "text/plain"));
+		http_client_response_fini(&resp);
+	}
+	http_server_get_stats(srv, &stats);
+	assert_int_equal(stats.conns_accepted, 1); /* all five on one kept-alive connection */
+	assert_int_equal(stats.requests, 5);
+	http_client_free(c);
+	http_server_stop(srv);
+}
+
+static void test_not_found_and_close(void **state)
+{
+	struct http_server *srv = start_default();
+	struct http_client *c = client_for(srv, NULL);
+	struct http_client_request req = {.method = "GET", .target = "/nope"};
+	struct http_client_response resp;
+	struct http_server_stats stats;
+	struct k32_err err;
+
+	(void)state;
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 404);
+	http_client_response_fini(&resp);
+	/* A response with resp->close ends the connection; the client reconnects. */
+	req.target = "/close";
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	assert_string_equal(k32_buf_cstr(&resp.body), "bye");
+	http_client_response_fini(&resp);
+	req.target = "/echo";
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 200);
+	http_client_response_fini(&resp);
+	/* A big body goes out whole. */
+	req.target = "/big";
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.body.len, 20000 * 25);
+	assert_non_null(strstr(k32_buf_cstr(&resp.body), "line 19999 of a big body\n"));
+	http_client_response_fini(&resp);
+	http_server_get_stats(srv, &stats);
+	assert_int_equal(stats.conns_accepted, 2);
+	http_client_free(c);
+	http_server_stop(srv);
+}
+
+static void test_chunked_request_and_pipelining(void **state)
+{
+	struct http_server *srv = start_default();
+	k32_sock_t s = raw_connect(srv);
+	char buf[4096];
+	bool closed;
+	char *second;
+
+	(void)state;
+	raw_send_str(s, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+			"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+	raw_read(s, buf, sizeof(buf), "world", &closed);
+	assert_false(closed);
+	assert_non_null(strstr(buf, "HTTP/1.1 200 OK\r\n"));
+	assert_non_null(strstr(buf, "body=hello world"));
+
+	/* Two requests in one write: answered in order on the same connection. */
+	raw_send_str(s, "GET /echo?q=one HTTP/1.1\r\nHost: x\r\n\r\n"
+			"GET /echo?q=two HTTP/1.1\r\nHost: x\r\n\r\n");
+	raw_read(s, buf, sizeof(buf), "q=two", &closed);
+	second = strstr(buf, "q=two");
+	assert_non_null(strstr(buf, "q=one"));
+	assert_non_null(second);
+	assert_true(strstr(buf, "q=one") < second);
+
+	/* HTTP/1.0 without keep-alive: answered, then closed. */
+	raw_send_str(s, "GET /echo HTTP/1.0\r\n\r\n");
+	raw_read_all(s, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "Connection: close"));
+	P->sock_close(s);
+	http_server_stop(srv);
+}
+
+static void test_limits(void **state)
+{
+	struct http_server_config cfg;
+	struct http_server *srv;
+	char buf[4096], big[3000];
+	k32_sock_t s;
+
+	(void)state;
+	http_server_config_init(&cfg);
+	cfg.max_body_bytes = 1024;
+	cfg.max_header_bytes = 2048;
+	srv = start(&cfg);
+
+	/* Declared body over the limit: 413 before the body is sent, then closed. */
+	s = raw_connect(srv);
+	raw_send_str(s, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1025\r\n\r\n");
+	raw_read_all(s, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 413 Payload Too Large"));
+	assert_non_null(strstr(buf, "max_body_bytes"));
+	P->sock_close(s);
+
+	/* Chunked body growing over the limit. */
+	s = raw_connect(srv);
+	memset(big, 'a', sizeof(big));
+	raw_send_str(s, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+			"800\r\n");
+	raw_send(s, big, 0x800);
+	raw_send_str(s, "\r\n");
+	raw_read_all(s, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 413"));
+	P->sock_close(s);
+
+	/* Exactly at the limit is fine. */
+	{
+		struct http_client *c = client_for(srv, NULL);
+		struct http_client_request req = {
+		    .method = "PUT", .target = "/echo", .body = big, .body_len = 1024};
+		struct http_client_response resp;
+		struct k32_err err;
+
+		assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+		assert_int_equal(resp.status, 200);
+		http_client_response_fini(&resp);
+		http_client_free(c);
+	}
+
+	/* Head over max_header_bytes: 431. */
+	s = raw_connect(srv);
+	memset(big, 'h', sizeof(big));
+	big[sizeof(big) - 1] = 0;
+	raw_send_str(s, "GET /echo HTTP/1.1\r\nX-Big: ");
+	raw_send_str(s, big);
+	raw_send_str(s, "\r\n\r\n");
+	raw_read_all(s, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 431"));
+	P->sock_close(s);
+
+	/* Too many header lines: 431. */
+	s = raw_connect(srv);
+	raw_send_str(s, "GET /echo HTTP/1.1\r\n");
+	for (int i = 0; i < K32_HTTP_MAX_HEADERS + 1; i++)
+		raw_send_str(s, "A: b\r\n");
+	raw_send_str(s, "\r\n");
+	raw_read_all(s, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 431"));
+	P->sock_close(s);
+	http_server_stop(srv);
+}
+
+static void test_malformed(void **state)
+{
+	static const char *bad[] = {
+	    "BLAH\r\n\r\n",
+	    "GET / HTTP/9.9\r\n\r\n",
+	    "GET / HTTP/1.1\r\nBad Header\r\n\r\n",
+	    "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+	    "GET / HTTP/1.1\r\nHost: a\r\n\x01\r\n\r\n",
+	};
+	struct http_server *srv = start_default();
+	struct http_server_stats stats;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		k32_sock_t s = raw_connect(srv);
+		char buf[2048];
+
+		raw_send_str(s, bad[i]);
+		raw_read_all(s, buf, sizeof(buf)); /* answered, then closed */
+		if (!strstr(buf, "HTTP/1.1 400 Bad Request"))
+			fail_msg("case %zu: expected 400, got: %.100s", i, buf);
+		P->sock_close(s);
+	}
+	http_server_get_stats(srv, &stats);
+	assert_int_equal(stats.errors_4xx, sizeof(bad) / sizeof(bad[0]));
+	assert_int_equal(stats.requests, 0);
+	http_server_stop(srv);
+}
+
+static void test_slow_client_and_timeout(void **state)
+{
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_client *c;
+	struct http_client_request req = {.method = "GET", .target = "/echo"};
+	struct http_client_response resp;
+	struct http_server_stats stats;
+	struct k32_err err;
+	k32_sock_t slow, idle;
+	char buf[256];
+
+	(void)state;
+	http_server_config_init(&cfg);
+	cfg.header_timeout_us = 300000; /* short, so the test does not wait 10 s */
+	srv = start(&cfg);
+	slow = raw_connect(srv);
+	idle = raw_connect(srv);
+	raw_send_str(slow, "GET /echo HTTP/1.1\r\nHost: x"); /* never finished */
+
+	/* Another client is served while the slow one hangs. */
+	c = client_for(srv, NULL);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+		assert_int_equal(resp.status, 200);
+		http_client_response_fini(&resp);
+	}
+	/* The slow client is dropped at its header timeout; the idle one is not. */
+	raw_read_all(slow, buf, sizeof(buf));
+	http_server_get_stats(srv, &stats);
+	assert_true(stats.timeouts >= 1);
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	http_client_response_fini(&resp);
+	raw_send_str(idle, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+	raw_read(idle, buf, sizeof(buf), "body=", &(bool){false});
+	assert_non_null(strstr(buf, "200 OK"));
+	P->sock_close(slow);
+	P->sock_close(idle);
+	http_client_free(c);
+	http_server_stop(srv);
+}
+
+static void test_conn_limit(void **state)
+{
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_server_stats stats;
+	k32_sock_t s[3];
+	char buf[512];
+	bool closed;
+
+	(void)state;
+	http_server_config_init(&cfg);
+	cfg.max_conns = 2;
+	srv = start(&cfg);
+	for (int i = 0; i < 2; i++) {
+		s[i] = raw_connect(srv);
+		raw_send_str(s[i], "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+		raw_read(s[i], buf, sizeof(buf), "body=", &closed);
+		assert_false(closed);
+	}
+	s[2] = raw_connect(srv);
+	raw_read_all(s[2], buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 503"));
+	http_server_get_stats(srv, &stats);
+	assert_int_equal(stats.conns_refused, 1);
+	assert_int_equal(stats.conns_open, 2);
+	assert_int_equal(stats.conns_peak, 2);
+	/* Freeing a slot lets the next client in. */
+	P->sock_close(s[0]);
+	P->sock_close(s[2]);
+	for (int tries = 0; tries < 1000; tries++) {
+		http_server_get_stats(srv, &stats);
+		if (stats.conns_open == 1)
+			break;
+		P->sleep_us(10000);
+	}
+	s[0] = raw_connect(srv);
+	raw_send_str(s[0], "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+	raw_read(s[0], buf, sizeof(buf), "body=", &closed);
+	assert_non_null(strstr(buf, "200 OK"));
+	P->sock_close(s[0]);
+	P->sock_close(s[1]);
+	http_server_stop(srv);
+}
+
+/* ---- streams
+ * --------------------------------------------------------------------------------------- */
+
+struct line_sink {
+	int lines;
+	int stop_after; /* 0: never */
+	char last[128];
+};
+
+static k32_status_t on_line(void *ctx, const uint8_t *data, size_t len)
+{
+	struct line_sink *s = ctx;
+
+	s->lines++;
+	snprintf(s->last, sizeof(s->last), "%.*s", (int)len, (const char *)data);
+	/* In wake mode the producer has sent exactly the lines received so far: each line
+	 * reached the client before the next was produced (delivery is incremental). */
+	if (g_prod.wait_for_wake)
+		assert_int_equal(atomic_load(&g_prod.sent), s->lines);
+	/* Only now may the producer send the next line (NOT_FOUND once the stream ended). */
+	http_server_stream_wake(g_srv, atomic_load(&g_stream_id));
+	if (s->stop_after && s->lines >= s->stop_after)
+		return K32_ERR_CANCELED;
+	return K32_OK;
+}
+
+static void test_stream_incremental(void **state)
+{
+	struct http_server *srv = start_default();
+	struct http_client *c = client_for(srv, NULL);
+	struct http_client_request req = {.method = "GET", .target = "/stream?watch=true"};
+	struct line_sink sink = {0};
+	struct http_server_stats stats;
+	struct k32_err err;
+	int status = 0;
+
+	(void)state;
+	memset(&g_prod, 0, sizeof(g_prod));
+	g_prod.total = 5;
+	g_prod.wait_for_wake = true;
+	assert_int_equal(http_client_stream(c, &req, true, on_line, &sink, &status, &err), K32_OK);
+	assert_int_equal(status, 200);
+	assert_int_equal(sink.lines, 5);
+	assert_string_equal(sink.last, "{\"type\":\"ADDED\",\"n\":5}");
+	for (int tries = 0; tries < 1000 && !atomic_load(&g_prod.closed); tries++)
+		P->sleep_us(10000);
+	assert_int_equal(atomic_load(&g_prod.closed), 1);
+	assert_int_equal(atomic_load(&g_prod.close_why), K32_ERR_CANCELED);
+	/* The id is dead now: a late wake is ignored. */
+	assert_int_equal(http_server_stream_wake(srv, atomic_load(&g_stream_id)),
+			 K32_ERR_NOT_FOUND);
+	assert_int_equal(http_server_stream_wake(srv, 0), K32_ERR_NOT_FOUND);
+
+	/* The connection stays usable after a finished stream. */
+	{
+		struct http_client_request r2 = {.method = "GET", .target = "/echo"};
+		struct http_client_response resp;
+
+		assert_int_equal(http_client_do(c, &r2, &resp, &err), K32_OK);
+		assert_int_equal(resp.status, 200);
+		http_client_response_fini(&resp);
+	}
+	http_server_get_stats(srv, &stats);
+	assert_int_equal(stats.conns_accepted, 1);
+	assert_int_equal(stats.streams_open, 0);
+
+	/* A client that leaves mid-stream: close runs with PEER_CLOSED. */
+	memset(&g_prod, 0, sizeof(g_prod));
+	g_prod.total = 1000;
+	g_prod.wait_for_wake = true;
+	sink = (struct line_sink){.stop_after = 2};
+	assert_int_equal(http_client_stream(c, &req, true, on_line, &sink, &status, &err),
+			 K32_ERR_CANCELED);
+	for (int tries = 0; tries < 1000 && !atomic_load(&g_prod.closed); tries++)
+		P->sleep_us(10000);
+	assert_int_equal(atomic_load(&g_prod.closed), 1);
+	assert_int_equal(atomic_load(&g_prod.close_why), K32_ERR_PEER_CLOSED);
+	http_client_free(c);
+	http_server_stop(srv);
+}
+
+static void test_stream_backpressure(void **state)
+{
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_client *c;
+	struct http_client_request req = {.method = "GET", .target = "/stream"};
+	struct line_sink sink = {0};
+	struct k32_err err;
+	int status = 0;
+
+	(void)state;
+	http_server_config_init(&cfg);
+	cfg.stream_buf_bytes = 256; /* forces SHOULD_WAIT and WRITABLE rounds */
+	srv = start(&cfg);
+	c = client_for(srv, NULL);
+	memset(&g_prod, 0, sizeof(g_prod));
+	g_prod.total = 2000;
+	assert_int_equal(http_client_stream(c, &req, true, on_line, &sink, &status, &err), K32_OK);
+	assert_int_equal(sink.lines, 2000);
+	assert_string_equal(sink.last, "{\"type\":\"ADDED\",\"n\":2000}");
+	http_client_free(c);
+	http_server_stop(srv);
+}
+
+/* Many open, quiet streams: memory the server holds per stream stays small. */
+static void test_stream_memory(void **state)
+{
+	enum { N = 500 };
+	static k32_sock_t socks[N];
+	struct http_server *srv = start_default();
+	struct http_server_stats before, after;
+	char buf[512];
+	bool closed;
+	size_t per;
+
+	(void)state;
+	atomic_store(&g_idle_closed, 0);
+	http_server_get_stats(srv, &before);
+	for (int i = 0; i < N; i++) {
+		socks[i] = raw_connect(srv);
+		raw_send_str(socks[i], "GET /idle-stream?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+	}
+	for (int i = 0; i < N; i++) {
+		raw_read(socks[i], buf, sizeof(buf), "\r\n\r\n", &closed);
+		assert_false(closed);
+		assert_non_null(strstr(buf, "Transfer-Encoding: chunked"));
+	}
+	http_server_get_stats(srv, &after);
+	assert_int_equal(after.streams_open, N);
+	per = (after.mem_bytes - before.mem_bytes) / N;
+	print_message("http: %d open streams hold %zu bytes of server memory (%zu per stream)\n", N,
+		      after.mem_bytes - before.mem_bytes, per);
+	assert_true(per < 1024);
+	for (int i = 0; i < N; i++)
+		P->sock_close(socks[i]);
+	for (int tries = 0; tries < 1000 && atomic_load(&g_idle_closed) < N; tries++)
+		P->sleep_us(10000);
+	assert_int_equal(atomic_load(&g_idle_closed), N);
+	http_server_stop(srv);
+}
+
+/* ---- TLS
+ * ------------------------------------------------------------------------------------------- */
+
+static void remove_pki(const char *dir)
+{
+	static const char *files[] = {"ca.crt", "ca.key", "server.crt", "server.key",
+				      "server.names"};
+	char path[512];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/pki/%s", dir, files[i]);
+		P->file_remove(path, NULL);
+	}
+}
+
+static void read_whole(const char *path, char *out, size_t cap)
+{
+	uint8_t *data;
+	size_t len;
+	struct k32_err err;
+
+	assert_int_equal(
+	    P->file_read_all(path, k32_default_allocator(), cap - 1, &data, &len, &err), K32_OK);
+	memcpy(out, data, len + 1);
+	k32_free(k32_default_allocator(), data, len + 1);
+}
+
+static void test_tls(void **state)
+{
+	static const char *names[] = {"kube32.local", "10.1.2.3"};
+	static char ca1[8192], ca2[8192], crt1[8192], crt2[8192];
+	const char *dir = "http_test_data";
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_client_config cc;
+	struct http_client *c;
+	struct http_client_request req = {
+	    .method = "POST", .target = "/echo", .body = "hi", .body_len = 2};
+	struct http_client_response resp;
+	struct http_tls_files files;
+	struct k32_err err;
+	bool created = true;
+
+	(void)state;
+	remove_pki(dir);
+	http_server_config_init(&cfg);
+	cfg.tls = true;
+	cfg.data_dir = dir;
+	cfg.tls_names = names;
+	cfg.tls_name_count = 2;
+	cfg.authenticate = authenticate;
+	srv = start(&cfg);
+	assert_non_null(http_server_ca_file(srv));
+	assert_string_equal(http_server_ca_file(srv), "http_test_data/pki/ca.crt");
+	read_whole("http_test_data/pki/ca.crt", ca1, sizeof(ca1));
+	read_whole("http_test_data/pki/server.crt", crt1, sizeof(crt1));
+	assert_non_null(strstr(ca1, "-----BEGIN CERTIFICATE-----"));
+
+	http_client_config_init(&cc);
+	cc.port = http_server_port(srv);
+	cc.tls = true;
+	cc.ca_file = http_server_ca_file(srv);
+	cc.bearer_token = "good-token";
+	cc.timeout_us = WAIT_US;
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+		assert_int_equal(resp.status, 200);
+		assert_string_equal(k32_buf_cstr(&resp.body),
+				    "method=POST path=/echo q= token=good-token tls=1 body=hi");
+		http_client_response_fini(&resp);
+	}
+	/* A big response crosses many TLS records. */
+	req.method = "GET";
+	req.target = "/big";
+	req.body_len = 0;
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.body.len, 20000 * 25);
+	http_client_response_fini(&resp);
+	http_client_free(c);
+
+	/* Wrong token: authenticate answers 401 and the handler does not run. */
+	cc.bearer_token = "bad";
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	req.target = "/echo";
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 401);
+	assert_string_equal(k32_buf_cstr(&resp.body), "{\"reason\":\"Unauthorized\"}");
+	http_client_response_fini(&resp);
+	http_client_free(c);
+
+	/* curl trusts the generated CA, by IP and by name. */
+	if (P->file_exists("/usr/bin/curl")) {
+		char cmd[1024], out[512];
+
+		for (int i = 0; i < 2; i++) {
+			snprintf(cmd, sizeof(cmd),
+				 "curl -sS --max-time 10 --cacert %s -H 'Authorization: Bearer "
+				 "good-token' "
+				 "-o http_test_data/curl.out https://%s:%u/echo?q=curl",
+				 http_server_ca_file(srv), i == 0 ? "127.0.0.1" : "localhost",
+				 http_server_port(srv));
+			assert_int_equal(system(cmd), 0);
+			read_whole("http_test_data/curl.out", out, sizeof(out));
+			assert_string_equal(
+			    out, "method=GET path=/echo q=curl token=good-token tls=1 body=");
+		}
+	} else {
+		print_message(
+		    "curl missing: skipping the curl check (install it: scripts/deps.sh)\n");
+		if (getenv("CI") && strcmp(getenv("CI"), "true") == 0)
+			fail_msg("curl is missing with CI=true");
+	}
+	http_server_stop(srv);
+
+	/* Restart: the same CA and serving certificate are reused. */
+	srv = start(&cfg);
+	read_whole("http_test_data/pki/ca.crt", ca2, sizeof(ca2));
+	read_whole("http_test_data/pki/server.crt", crt2, sizeof(crt2));
+	assert_string_equal(ca1, ca2);
+	assert_string_equal(crt1, crt2);
+	http_server_stop(srv);
+	assert_int_equal(http_tls_ensure(dir, names, 2, &files, &created, &err), K32_OK);
+	assert_false(created);
+	/* Another name list: the serving certificate alone is re-issued. */
+	assert_int_equal(http_tls_ensure(dir, names, 1, &files, &created, &err), K32_OK);
+	assert_true(created);
+	read_whole("http_test_data/pki/ca.crt", ca2, sizeof(ca2));
+	read_whole("http_test_data/pki/server.crt", crt2, sizeof(crt2));
+	assert_string_equal(ca1, ca2);
+	assert_string_not_equal(crt1, crt2);
+
+	/* A client trusting another CA refuses the server. */
+	remove_pki("http_test_data2");
+	assert_int_equal(http_tls_ensure("http_test_data2", NULL, 0, &files, &created, &err),
+			 K32_OK);
+	assert_true(created);
+	srv = start(&cfg);
+	cc.port = http_server_port(srv);
+	cc.ca_file = "http_test_data2/pki/ca.crt";
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_ERR_ACCESS_DENIED);
+	assert_non_null(strstr(err.msg, "certificate"));
+	http_client_response_fini(&resp);
+	http_client_free(c);
+	/* Plain HTTP to a TLS port fails cleanly, it does not hang. */
+	cc.tls = false;
+	cc.timeout_us = 2000000;
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	assert_int_not_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	http_client_response_fini(&resp);
+	http_client_free(c);
+	http_server_stop(srv);
+
+	/* Corrupt material is reported, not trusted. */
+	assert_int_equal(P->file_write_atomic("http_test_data2/pki/ca.crt", "junk", 4, &err),
+			 K32_OK);
+	assert_int_equal(http_tls_ensure("http_test_data2", NULL, 0, &files, &created, &err),
+			 K32_ERR_CORRUPT);
+	assert_non_null(strstr(err.msg, "ca.crt"));
+}
+
+static void test_client_errors(void **state)
+{
+	struct http_client_config cc;
+	struct http_client *c = NULL;
+	struct http_client_request req = {.method = "GET", .target = "/"};
+	struct http_client_response resp;
+	struct http_server *srv;
+	struct k32_err err;
+	k32_sock_t l;
+	uint16_t port;
+
+	(void)state;
+	http_client_config_init(&cc);
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_ERR_INVALID_ARGS); /* no port */
+	cc.tls = true;
+	cc.port = 1;
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_ERR_INVALID_ARGS); /* no CA */
+	cc.tls = false;
+	cc.bearer_token = "a\r\nb";
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_ERR_INVALID_ARGS);
+
+	/* A listener that never answers: the call times out. */
+	assert_int_equal(P->tcp_listen("127.0.0.1", 0, 4, &l, &err), K32_OK);
+	assert_int_equal(P->sock_port(l, &port), K32_OK);
+	http_client_config_init(&cc);
+	cc.port = port;
+	cc.timeout_us = 200000;
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_ERR_TIMED_OUT);
+	http_client_response_fini(&resp);
+	http_client_free(c);
+	P->sock_close(l);
+
+	/* Bad request lines are refused before sending. */
+	srv = start_default();
+	c = client_for(srv, NULL);
+	req.target = "no-slash";
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_ERR_INVALID_ARGS);
+	http_client_response_fini(&resp);
+	req.target = "/with space";
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_ERR_INVALID_ARGS);
+	http_client_response_fini(&resp);
+	http_client_free(c);
+	http_server_stop(srv);
+}
+
+/* Allocation failures at every step of a request: clean errors, no crash, no leak. */
+static void test_alloc_failures(void **state)
+{
+	struct k32_heap heap;
+	struct k32_allocator a;
+	struct http_server_config cfg;
+	struct http_server *srv = NULL;
+	struct k32_err err;
+	int ok_runs = 0;
+
+	(void)state;
+	for (uint32_t n = 1; n < 40; n++) {
+		struct http_client *c;
+		struct http_client_request req = {
+		    .method = "POST", .target = "/echo", .body = "x", .body_len = 1};
+		struct http_client_response resp;
+		k32_status_t st;
+
+		k32_heap_init(&heap, 0);
+		a = k32_heap_allocator(&heap);
+		http_server_config_init(&cfg);
+		cfg.handler = handler;
+		cfg.alloc = &a;
+		cfg.max_conns = 4;
+		k32_heap_fail_nth(&heap, n);
+		st = http_server_start(&cfg, &srv, &err);
+		if (st != K32_OK) {
+			assert_int_equal(st, K32_ERR_NO_MEMORY);
+			assert_int_equal(heap.stats.cur_bytes, 0);
+			continue;
+		}
+		c = client_for(srv, NULL);
+		st = http_client_do(c, &req, &resp, &err);
+		if (st == K32_OK && resp.status == 200)
+			ok_runs++;
+		http_client_response_fini(&resp);
+		http_client_free(c);
+		http_server_stop(srv);
+		assert_int_equal(heap.stats.cur_bytes, 0);
+	}
+	assert_true(ok_runs > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_url_decode),
+	    cmocka_unit_test(test_query),
+	    cmocka_unit_test(test_config_errors),
+	    cmocka_unit_test(test_keepalive_methods_token),
+	    cmocka_unit_test(test_not_found_and_close),
+	    cmocka_unit_test(test_chunked_request_and_pipelining),
+	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_slow_client_and_timeout),
+	    cmocka_unit_test(test_conn_limit),
+	    cmocka_unit_test(test_stream_incremental),
+	    cmocka_unit_test(test_stream_backpressure),
+	    cmocka_unit_test(test_stream_memory),
+	    cmocka_unit_test(test_tls),
+	    cmocka_unit_test(test_client_errors),
+	    cmocka_unit_test(test_alloc_failures),
+	};
+
+	P = k32_plat();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
