@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# `make bench`: runs each subsystem's benchmark program from the build directory $1 and
-# prints its lines. Each section skips (and says so) when its program was not built.
-# Numbers are measured here, side by side, on this machine's disk and cores.
+# `make bench`: runs each built benchmark in turn on this machine and prints its table.
+# Figures are only meaningful as ratios measured side by side in one run (the machine is
+# shared and noisy); each benchmark prints its own comparison rows.
+# Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
-BUILD="${1:-build}"
+build=${1:-build}
+ran=0
 
-# store: fsynced single-write latency, list of 100 objects, watcher memory
-if [ -x "$BUILD/src/store/store-bench" ]; then
-	mkdir -p "$BUILD/store-bench-data"
-	"$BUILD/src/store/store-bench" "$BUILD/store-bench-data"
-else
-	echo "bench: store-bench not built; skipping"
+bench() { # bench RELATIVE_BINARY [ARGS...]
+	local bin=$build/$1
+	shift
+	if [ -x "$bin" ]; then
+		echo "== $(basename "$bin") $*"
+		"$bin" "$@"
+		echo
+		ran=$((ran + 1))
+	fi
+}
+
+# One line per benchmark, in the order of the benchmarks page.
+
+if [ "$ran" -eq 0 ]; then
+	echo "bench: no benchmark is built yet; nothing was measured"
 fi
