@@ -1,0 +1,2072 @@
+/*
+ * wrt_load.c - decode, validate and compile a Wasm 2.0 binary module (no SIMD) in one pass.
+ *
+ * Sections are decoded in order; each function body is validated with the spec's algorithm
+ * (operand type stack + control stack, both explicit arrays with named limits, no recursion)
+ * and compiled in the same pass into the word code described in wrt_ops.h. While code is
+ * reachable, the validator's type-stack height is also the run-time stack height, so every
+ * branch gets its target and stack adjustment resolved here; unreachable code is validated
+ * but not emitted.
+ *
+ * Gas: a GAS op opens each straight-line region (function entry, loop header, if/else arms,
+ * merge points after block ends that are branch targets); its immediate counts the Wasm
+ * instructions up to the next such point.
+ *
+ * Errors: decoding stops at the first error; ld->st latches it and every reader returns 0
+ * after that, so loops check ld->st. Messages carry the byte offset and the rule broken.
+ * Malformed binaries give K32_ERR_CORRUPT, invalid modules K32_ERR_INVALID_ARGS.
+ *
+ * Context: any thread; allocates only from the caller's allocator; frees all on failure.
+ */
+#include "wasm/wrt_int.h"
+
+#include <stdio.h>
+
+#define WRT_T_UNKNOWN 0
+
+enum { CTL_BLOCK, CTL_LOOP, CTL_IF, CTL_ELSE, CTL_FUNC };
+
+struct wrt_ctl {
+	uint8_t kind;		/* CTL_* */
+	bool unreachable;	/* rest of this block is unreachable */
+	bool dead;		/* pushed in unreachable code: nothing emitted for it */
+	uint8_t single;		/* storage for a one-value block type */
+	uint32_t height;	/* type-stack height at entry, params excluded */
+	uint32_t np, nr;	/* params, results */
+	const uint8_t *params;	/* param types */
+	const uint8_t *results; /* result types */
+	uint32_t label_pc;	/* loop: word index of its header */
+	uint32_t patch;		/* chain of forward references to the end, WRT_NO_INDEX ends */
+	uint32_t else_pos;	/* if: word of BR_IFZ's offset, WRT_NO_INDEX if none */
+};
+
+struct wrt_ld {
+	struct wrt_module *m;
+	const uint8_t *b; /* module bytes */
+	size_t pos, end;  /* cursor and end of the current section or body */
+	k32_status_t st;  /* first error */
+	struct k32_err *err;
+	/* validator */
+	uint8_t *vt;	     /* operand types */
+	uint32_t vh, vmax;   /* height, highest height in this function */
+	struct wrt_ctl *ctl; /* control stack */
+	uint32_t cd;	     /* control depth */
+	uint8_t *locals;     /* local types of the current function */
+	uint32_t nlocals, locals_cap;
+	uint8_t *declared;  /* bitmap: functions ref.func may name */
+	uint32_t datacount; /* from the data count section */
+	/* compiler */
+	uint32_t *code; /* all functions' code */
+	uint32_t ncode, code_cap;
+	struct wrt_srcmap *sm; /* trap source map */
+	uint32_t nsm, sm_cap;
+	uint32_t gas_pos;		  /* word of the open GAS immediate, WRT_NO_INDEX if none */
+	const struct wrt_functype *ftype; /* current function's type */
+};
+
+/* ---- errors -------------------------------------------------------------------------- */
+
+static k32_status_t ld_fail(struct wrt_ld *ld, k32_status_t st, size_t off, const char *what,
+			    const char *detail)
+{
+	if (ld->st)
+		return ld->st;
+	ld->st = st;
+	k32_err_set(ld->err, st, "wasm", "%s at byte %zu: %s%s%s",
+		    st == K32_ERR_CORRUPT ? "malformed module" : "invalid module", off, what,
+		    detail ? ": " : "", detail ? detail : "");
+	return st;
+}
+
+static void malformed(struct wrt_ld *ld, size_t off, const char *what)
+{
+	ld_fail(ld, K32_ERR_CORRUPT, off, what, NULL);
+}
+
+static void invalid(struct wrt_ld *ld, size_t off, const char *what)
+{
+	ld_fail(ld, K32_ERR_INVALID_ARGS, off, what, NULL);
+}
+
+static void limit_hit(struct wrt_ld *ld, size_t off, const char *what, const char *name)
+{
+	ld_fail(ld, K32_ERR_NO_RESOURCES, off, what, name);
+}
+
+static void no_memory(struct wrt_ld *ld, size_t off)
+{
+	ld_fail(ld, K32_ERR_NO_MEMORY, off, "out of memory while loading",
+		"the allocator refused; raise the pod's memory pool");
+}
+
+/* ---- module storage -------------------------------------------------------------------- */
+
+void *wrt_mod_alloc(struct wrt_module *m, size_t len)
+{
+	struct wrt_chunk *c = m->chunks;
+	len = (len + 7) & ~(size_t)7;
+	if (!c || c->len - c->used < len) {
+		size_t clen = sizeof(*c) + (len > 4000 ? len : 4000);
+		clen = (clen + 7) & ~(size_t)7;
+		c = k32_alloc(&m->alloc, clen);
+		if (!c)
+			return NULL;
+		c->next = m->chunks;
+		c->len = clen;
+		c->used = (sizeof(*c) + 7) & ~(size_t)7;
+		m->chunks = c;
+		m->bytes += clen;
+	}
+	void *p = (uint8_t *)c + c->used;
+	c->used += len;
+	memset(p, 0, len);
+	return p;
+}
+
+static void *ld_alloc(struct wrt_ld *ld, size_t len)
+{
+	if (ld->st)
+		return NULL;
+	void *p = wrt_mod_alloc(ld->m, len ? len : 1);
+	if (!p)
+		no_memory(ld, ld->pos);
+	return p;
+}
+
+/* ---- readers --------------------------------------------------------------------------- */
+
+static uint8_t rd_u8(struct wrt_ld *ld)
+{
+	if (ld->st)
+		return 0;
+	if (ld->pos >= ld->end) {
+		malformed(ld, ld->pos, "unexpected end of section or function");
+		return 0;
+	}
+	return ld->b[ld->pos++];
+}
+
+static uint64_t rd_leb(struct wrt_ld *ld, unsigned bits, bool sign)
+{
+	uint64_t r = 0;
+	unsigned shift = 0, maxb = (bits + 6) / 7;
+	uint8_t byte = 0;
+	for (unsigned i = 0; i < maxb; i++) {
+		if (ld->st)
+			return 0;
+		if (ld->pos >= ld->end) {
+			malformed(ld, ld->pos, "unexpected end (LEB128 integer runs past the end)");
+			return 0;
+		}
+		byte = ld->b[ld->pos++];
+		if (i == maxb - 1) {
+			unsigned used = bits - 7 * i;
+			uint8_t mask = (uint8_t)((0x7Fu >> used) << used);
+			if (byte & 0x80) {
+				malformed(ld, ld->pos - 1, "integer representation too long");
+				return 0;
+			}
+			if (!sign && (byte & mask)) {
+				malformed(ld, ld->pos - 1, "integer too large");
+				return 0;
+			}
+			if (sign) {
+				bool neg = (byte >> (used - 1)) & 1;
+				if ((byte & mask) != (neg ? mask : 0)) {
+					malformed(ld, ld->pos - 1, "integer too large");
+					return 0;
+				}
+			}
+		}
+		r |= (uint64_t)(byte & 0x7F) << shift;
+		shift += 7;
+		if (!(byte & 0x80))
+			break;
+	}
+	if (sign && shift < 64 && (byte & 0x40))
+		r |= ~0ull << shift;
+	return r;
+}
+
+static uint32_t rd_u32(struct wrt_ld *ld)
+{
+	return (uint32_t)rd_leb(ld, 32, false);
+}
+
+/* A vector count: each element takes at least one byte, so it cannot exceed what is left. */
+static uint32_t rd_count(struct wrt_ld *ld, uint32_t limit, const char *limit_name)
+{
+	size_t off = ld->pos;
+	uint32_t n = rd_u32(ld);
+	if (ld->st)
+		return 0;
+	if (n > ld->end - ld->pos) {
+		malformed(ld, off, "length out of bounds (vector count larger than its section)");
+		return 0;
+	}
+	if (n > limit) {
+		limit_hit(ld, off, "too many entries", limit_name);
+		return 0;
+	}
+	return n;
+}
+
+static bool utf8_valid(const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		uint8_t c = s[i];
+		uint32_t cp, need;
+		if (c < 0x80) {
+			i++;
+			continue;
+		} else if ((c & 0xE0) == 0xC0) {
+			need = 1;
+			cp = c & 0x1F;
+		} else if ((c & 0xF0) == 0xE0) {
+			need = 2;
+			cp = c & 0x0F;
+		} else if ((c & 0xF8) == 0xF0) {
+			need = 3;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		if (n - i <= need)
+			return false;
+		for (uint32_t k = 1; k <= need; k++) {
+			if ((s[i + k] & 0xC0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + k] & 0x3F);
+		}
+		if ((need == 1 && cp < 0x80) || (need == 2 && cp < 0x800) ||
+		    (need == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+		    (cp >= 0xD800 && cp <= 0xDFFF))
+			return false;
+		i += need + 1;
+	}
+	return true;
+}
+
+static const char *rd_name(struct wrt_ld *ld, uint32_t *out_len)
+{
+	size_t off = ld->pos;
+	uint32_t n = rd_u32(ld);
+	*out_len = 0;
+	if (ld->st)
+		return "";
+	if (n > ld->end - ld->pos) {
+		malformed(ld, off, "unexpected end (name length out of bounds)");
+		return "";
+	}
+	const char *s = (const char *)ld->b + ld->pos;
+	if (!utf8_valid(ld->b + ld->pos, n)) {
+		malformed(ld, off, "malformed UTF-8 encoding");
+		return "";
+	}
+	ld->pos += n;
+	*out_len = n;
+	return s;
+}
+
+static bool is_numtype(uint8_t t)
+{
+	return t == WRT_I32 || t == WRT_I64 || t == WRT_F32 || t == WRT_F64;
+}
+
+static bool is_reftype(uint8_t t)
+{
+	return t == WRT_FUNCREF || t == WRT_EXTERNREF;
+}
+
+static uint8_t rd_valtype(struct wrt_ld *ld)
+{
+	size_t off = ld->pos;
+	uint8_t t = rd_u8(ld);
+	if (ld->st)
+		return 0;
+	if (t == 0x7B) {
+		ld_fail(ld, K32_ERR_NOT_SUPPORTED, off, "v128 (SIMD) is not supported",
+			"build the pod without -msimd128");
+		return 0;
+	}
+	if (!is_numtype(t) && !is_reftype(t)) {
+		malformed(ld, off, "malformed value type");
+		return 0;
+	}
+	return t;
+}
+
+static uint8_t rd_reftype(struct wrt_ld *ld)
+{
+	size_t off = ld->pos;
+	uint8_t t = rd_u8(ld);
+	if (!ld->st && !is_reftype(t))
+		malformed(ld, off, "malformed reference type");
+	return t;
+}
+
+static void rd_limits(struct wrt_ld *ld, struct wrt_limits_decl *l, uint32_t max_allowed,
+		      const char *what)
+{
+	size_t off = ld->pos;
+	uint8_t flags = rd_u8(ld);
+	if (ld->st)
+		return;
+	if (flags > 1) {
+		malformed(ld, off, "integer too large (limits flags must be 0 or 1)");
+		return;
+	}
+	l->min = rd_u32(ld);
+	l->has_max = flags == 1;
+	l->max = l->has_max ? rd_u32(ld) : WRT_NO_INDEX;
+	if (ld->st)
+		return;
+	if (l->min > max_allowed || (l->has_max && l->max > max_allowed)) {
+		invalid(ld, off, what);
+		return;
+	}
+	if (l->has_max && l->min > l->max)
+		invalid(ld, off, "size minimum must not be greater than maximum");
+}
+
+/* ---- constant expressions ------------------------------------------------------------ */
+
+static void rd_const(struct wrt_ld *ld, struct wrt_global_decl *g, uint8_t type,
+		     uint32_t nglobals_visible)
+{
+	struct wrt_module *m = ld->m;
+	size_t off = ld->pos;
+	uint8_t op = rd_u8(ld);
+	uint8_t got = 0;
+	g->op = op;
+	switch (op) {
+	case 0x41:
+		g->imm = (uint32_t)rd_leb(ld, 32, true);
+		got = WRT_I32;
+		break;
+	case 0x42:
+		g->imm = rd_leb(ld, 64, true);
+		got = WRT_I64;
+		break;
+	case 0x43:
+		for (int i = 0; i < 4; i++)
+			g->imm |= (uint64_t)rd_u8(ld) << (8 * i);
+		got = WRT_F32;
+		break;
+	case 0x44:
+		for (int i = 0; i < 8; i++)
+			g->imm |= (uint64_t)rd_u8(ld) << (8 * i);
+		got = WRT_F64;
+		break;
+	case 0x23: {
+		uint32_t x = rd_u32(ld);
+		if (ld->st)
+			return;
+		if (x >= nglobals_visible) {
+			invalid(ld, off, "unknown global");
+			return;
+		}
+		if (m->globals[x].mut) {
+			invalid(ld, off,
+				"constant expression required (global.get of a mutable global)");
+			return;
+		}
+		g->imm = x;
+		got = m->globals[x].type;
+		break;
+	}
+	case 0xD0:
+		got = rd_reftype(ld);
+		break;
+	case 0xD2: {
+		uint32_t x = rd_u32(ld);
+		if (ld->st)
+			return;
+		if (x >= m->nfuncs) {
+			invalid(ld, off, "unknown function");
+			return;
+		}
+		ld->declared[x / 8] |= (uint8_t)(1u << (x % 8));
+		g->imm = x;
+		got = WRT_FUNCREF;
+		break;
+	}
+	default:
+		if (!ld->st)
+			invalid(ld, off, "constant expression required");
+		return;
+	}
+	size_t eoff = ld->pos;
+	uint8_t e = rd_u8(ld);
+	if (ld->st)
+		return;
+	if (e != 0x0B) {
+		if (eoff >= ld->end)
+			malformed(ld, eoff, "unexpected end");
+		else
+			invalid(ld, eoff,
+				"constant expression required (one instruction, then end)");
+		return;
+	}
+	if (got != type)
+		invalid(ld, off, "type mismatch (constant expression)");
+}
+
+/* ---- sections -------------------------------------------------------------------------- */
+
+static void sec_types(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	uint32_t n = rd_count(ld, K32_WASM_MAX_TYPES, "K32_WASM_MAX_TYPES");
+	m->types = ld_alloc(ld, (size_t)n * sizeof(*m->types));
+	for (uint32_t i = 0; i < n && !ld->st; i++) {
+		size_t off = ld->pos;
+		if (rd_u8(ld) != 0x60) {
+			malformed(
+			    ld, off,
+			    "integer representation too long (function type must start with 0x60)");
+			return;
+		}
+		uint32_t np = rd_count(ld, K32_WASM_MAX_PARAMS, "K32_WASM_MAX_PARAMS");
+		size_t ppos = ld->pos;
+		for (uint32_t k = 0; k < np; k++)
+			rd_valtype(ld);
+		uint32_t nr = rd_count(ld, K32_WASM_MAX_PARAMS, "K32_WASM_MAX_PARAMS");
+		size_t rpos = ld->pos;
+		for (uint32_t k = 0; k < nr; k++)
+			rd_valtype(ld);
+		uint8_t *t = ld_alloc(ld, np + nr);
+		if (ld->st)
+			return;
+		memcpy(t, ld->b + ppos, np);
+		memcpy(t + np, ld->b + rpos, nr);
+		struct wrt_functype *ft = &m->types[i];
+		ft->nparams = np;
+		ft->nresults = nr;
+		ft->types = t;
+		ft->canon = i;
+		for (uint32_t j = 0; j < i; j++) {
+			if (wrt_functype_eq(ft, &m->types[j])) {
+				ft->canon = j;
+				break;
+			}
+		}
+		m->ntypes = i + 1;
+	}
+}
+
+static void sec_imports(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	uint32_t n = rd_count(ld, K32_WASM_MAX_ENTRIES, "K32_WASM_MAX_ENTRIES");
+	m->imports = ld_alloc(ld, (size_t)n * sizeof(*m->imports));
+	/* Count first so the per-kind arrays are allocated once. */
+	size_t save = ld->pos;
+	uint32_t counts[4] = {0, 0, 0, 0};
+	for (int pass = 0; pass < 2 && !ld->st; pass++) {
+		ld->pos = save;
+		if (pass == 1) {
+			m->funcs = ld_alloc(ld, (size_t)counts[0] * sizeof(*m->funcs));
+			m->tables = ld_alloc(ld, (size_t)counts[1] * sizeof(*m->tables));
+			m->globals = ld_alloc(ld, (size_t)counts[3] * sizeof(*m->globals));
+		}
+		for (uint32_t i = 0; i < n && !ld->st; i++) {
+			struct wrt_import *im = &m->imports[i];
+			im->module = rd_name(ld, &im->module_len);
+			im->name = rd_name(ld, &im->name_len);
+			size_t off = ld->pos;
+			im->kind = rd_u8(ld);
+			if (ld->st)
+				return;
+			switch (im->kind) {
+			case WRT_EXTERN_FUNC: {
+				uint32_t t = rd_u32(ld);
+				if (!ld->st && t >= m->ntypes)
+					invalid(ld, off, "unknown type");
+				if (pass == 1) {
+					im->index = m->nfuncs++;
+					m->funcs[im->index].type = t;
+					m->funcs[im->index].code_off = WRT_NO_INDEX;
+				}
+				break;
+			}
+			case WRT_EXTERN_TABLE: {
+				struct wrt_table_decl td;
+				td.type = rd_reftype(ld);
+				rd_limits(ld, &td.lim, 0xFFFFFFFFu, "table size");
+				if (pass == 1) {
+					im->index = m->ntables++;
+					m->tables[im->index] = td;
+				}
+				break;
+			}
+			case WRT_EXTERN_MEMORY: {
+				struct wrt_limits_decl l;
+				rd_limits(ld, &l, WRT_MAX_PAGES,
+					  "memory size must be at most 65536 pages (4GiB)");
+				if (pass == 1) {
+					if (m->nmems) {
+						invalid(ld, off, "multiple memories");
+						return;
+					}
+					im->index = m->nmems++;
+					m->mem = l;
+				}
+				break;
+			}
+			case WRT_EXTERN_GLOBAL: {
+				uint8_t t = rd_valtype(ld);
+				size_t moff = ld->pos;
+				uint8_t mut = rd_u8(ld);
+				if (!ld->st && mut > 1)
+					malformed(ld, moff, "malformed mutability");
+				if (pass == 1) {
+					im->index = m->nglobals++;
+					m->globals[im->index].type = t;
+					m->globals[im->index].mut = mut == 1;
+				}
+				break;
+			}
+			default:
+				malformed(ld, off, "malformed import kind");
+				return;
+			}
+			if (pass == 0)
+				counts[im->kind]++;
+		}
+	}
+	m->nimports = n;
+	m->nfunc_imports = m->nfuncs;
+	m->ntable_imports = m->ntables;
+	m->nmem_imports = m->nmems;
+	m->nglobal_imports = m->nglobals;
+}
+
+static void grow_array(struct wrt_ld *ld, void **arr, size_t elem, uint32_t old_n, uint32_t add)
+{
+	void *p = ld_alloc(ld, elem * ((size_t)old_n + add));
+	if (!p)
+		return;
+	if (old_n)
+		memcpy(p, *arr, elem * old_n);
+	*arr = p; /* the old block stays in the chunk until the module is freed */
+}
+
+static void sec_funcs(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	uint32_t n = rd_count(ld, K32_WASM_MAX_FUNCS, "K32_WASM_MAX_FUNCS");
+	if ((uint64_t)n + m->nfuncs > K32_WASM_MAX_FUNCS) {
+		limit_hit(ld, ld->pos, "too many functions", "K32_WASM_MAX_FUNCS");
+		return;
+	}
+	grow_array(ld, (void **)&m->funcs, sizeof(*m->funcs), m->nfuncs, n);
+	for (uint32_t i = 0; i < n && !ld->st; i++) {
+		size_t off = ld->pos;
+		uint32_t t = rd_u32(ld);
+		if (!ld->st && t >= m->ntypes)
+			invalid(ld, off, "unknown type");
+		m->funcs[m->nfuncs].type = t;
+		m->funcs[m->nfuncs].code_off = WRT_NO_INDEX;
+		m->nfuncs++;
+	}
+}
+
+static void sec_tables(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	uint32_t n = rd_count(ld, K32_WASM_MAX_ENTRIES, "K32_WASM_MAX_ENTRIES");
+	grow_array(ld, (void **)&m->tables, sizeof(*m->tables), m->ntables, n);
+	for (uint32_t i = 0; i < n && !ld->st; i++) {
+		struct wrt_table_decl *td = &m->tables[m->ntables];
+		td->type = rd_reftype(ld);
+		rd_limits(ld, &td->lim, 0xFFFFFFFFu, "table size");
+		m->ntables++;
+	}
+}
+
+static void sec_mems(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	uint32_t n = rd_count(ld, K32_WASM_MAX_ENTRIES, "K32_WASM_MAX_ENTRIES");
+	for (uint32_t i = 0; i < n && !ld->st; i++) {
+		size_t off = ld->pos;
+		struct wrt_limits_decl l;
+		rd_limits(ld, &l, WRT_MAX_PAGES, "memory size must be at most 65536 pages (4GiB)");
+		if (ld->st)
+			return;
+		if (m->nmems) {
+			invalid(ld, off, "multiple memories");
+			return;
+		}
+		m->mem = l;
+		m->nmems++;
+	}
+}
+
+static void sec_globals(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	uint32_t n = rd_count(ld, K32_WASM_MAX_ENTRIES, "K32_WASM_MAX_ENTRIES");
+	grow_array(ld, (void **)&m->globals, sizeof(*m->globals), m->nglobals, n);
+	for (uint32_t i = 0; i < n && !ld->st; i++) {
+		struct wrt_global_decl *g = &m->globals[m->nglobals];
+		g->type = rd_valtype(ld);
+		size_t moff = ld->pos;
+		uint8_t mut = rd_u8(ld);
+		if (!ld->st && mut > 1) {
+			malformed(ld, moff, "malformed mutability");
+			return;
+		}
+		g->mut = mut == 1;
+		rd_const(ld, g, g->type, m->nglobal_imports);
+		m->nglobals++;
+	}
+}
+
+static void sec_exports(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	uint32_t n = rd_count(ld, K32_WASM_MAX_ENTRIES, "K32_WASM_MAX_ENTRIES");
+	m->exports = ld_alloc(ld, (size_t)n * sizeof(*m->exports));
+	for (uint32_t i = 0; i < n && !ld->st; i++) {
+		struct wrt_export *e = &m->exports[i];
+		size_t noff = ld->pos;
+		e->name = rd_name(ld, &e->name_len);
+		size_t off = ld->pos;
+		e->kind = rd_u8(ld);
+		e->index = rd_u32(ld);
+		if (ld->st)
+			return;
+		uint32_t lim[4] = {m->nfuncs, m->ntables, m->nmems, m->nglobals};
+		static const char *const unknown[4] = {"unknown function", "unknown table",
+						       "unknown memory", "unknown global"};
+		if (e->kind > 3) {
+			malformed(ld, off, "malformed export kind");
+			return;
+		}
+		if (e->index >= lim[e->kind]) {
+			invalid(ld, off, unknown[e->kind]);
+			return;
+		}
+		if (e->kind == WRT_EXTERN_FUNC)
+			ld->declared[e->index / 8] |= (uint8_t)(1u << (e->index % 8));
+		for (uint32_t j = 0; j < i; j++) {
+			if (m->exports[j].name_len == e->name_len &&
+			    !memcmp(m->exports[j].name, e->name, e->name_len)) {
+				invalid(ld, noff, "duplicate export name");
+				return;
+			}
+		}
+		m->nexports = i + 1;
+	}
+}
+
+static void sec_start(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	size_t off = ld->pos;
+	m->start = rd_u32(ld);
+	if (ld->st)
+		return;
+	if (m->start >= m->nfuncs) {
+		invalid(ld, off, "unknown function (start)");
+		return;
+	}
+	const struct wrt_functype *ft = &m->types[m->funcs[m->start].type];
+	if (ft->nparams || ft->nresults)
+		invalid(ld, off, "start function must take and return nothing");
+}
+
+static void sec_elems(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	uint32_t n = rd_count(ld, K32_WASM_MAX_ENTRIES, "K32_WASM_MAX_ENTRIES");
+	m->elems = ld_alloc(ld, (size_t)n * sizeof(*m->elems));
+	for (uint32_t i = 0; i < n && !ld->st; i++) {
+		struct wrt_elem *e = &m->elems[i];
+		size_t off = ld->pos;
+		uint32_t flags = rd_u32(ld);
+		if (ld->st)
+			return;
+		if (flags > 7) {
+			malformed(ld, off, "malformed elements segment kind");
+			return;
+		}
+		e->mode = (flags & 1) ? ((flags & 2) ? 2 : 1) : 0;
+		e->type = WRT_FUNCREF;
+		e->table = 0;
+		if (e->mode == 0) {
+			if (flags & 2)
+				e->table = rd_u32(ld);
+			if (!ld->st && e->table >= m->ntables) {
+				invalid(ld, off, "unknown table");
+				return;
+			}
+			rd_const(ld, &e->offset, WRT_I32, m->nglobal_imports);
+		}
+		bool exprs = flags & 4;
+		if (flags & 3) {
+			size_t koff = ld->pos;
+			if (exprs) {
+				e->type = rd_reftype(ld);
+			} else if (rd_u8(ld) != 0x00 && !ld->st) {
+				malformed(ld, koff, "malformed element kind");
+				return;
+			}
+		}
+		e->count = rd_count(ld, K32_WASM_MAX_ENTRIES * 10u, "K32_WASM_MAX_ENTRIES");
+		e->items = ld_alloc(ld, (size_t)e->count * sizeof(*e->items));
+		for (uint32_t k = 0; k < e->count && !ld->st; k++) {
+			if (exprs) {
+				rd_const(ld, &e->items[k], e->type, m->nglobal_imports);
+				continue;
+			}
+			size_t xoff = ld->pos;
+			uint32_t x = rd_u32(ld);
+			if (!ld->st && x >= m->nfuncs) {
+				invalid(ld, xoff, "unknown function");
+				return;
+			}
+			ld->declared[x / 8] |= (uint8_t)(1u << (x % 8));
+			e->items[k].op = 0xD2;
+			e->items[k].imm = x;
+		}
+		if (!ld->st && e->mode == 0 && m->tables[e->table].type != e->type)
+			invalid(ld, off, "type mismatch (element type differs from table type)");
+		m->nelems = i + 1;
+	}
+}
+
+static void sec_datacount(struct wrt_ld *ld)
+{
+	ld->datacount = rd_u32(ld);
+	ld->m->has_datacount = true;
+}
+
+static void sec_datas(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	size_t coff = ld->pos;
+	uint32_t n = rd_count(ld, K32_WASM_MAX_ENTRIES, "K32_WASM_MAX_ENTRIES");
+	if (!ld->st && m->has_datacount && n != ld->datacount) {
+		malformed(ld, coff, "data count and data section have inconsistent lengths");
+		return;
+	}
+	m->datas = ld_alloc(ld, (size_t)n * sizeof(*m->datas));
+	for (uint32_t i = 0; i < n && !ld->st; i++) {
+		struct wrt_data *d = &m->datas[i];
+		size_t off = ld->pos;
+		uint32_t flags = rd_u32(ld);
+		if (ld->st)
+			return;
+		if (flags > 2) {
+			malformed(ld, off, "malformed data segment kind");
+			return;
+		}
+		d->mode = flags == 1 ? 1 : 0;
+		if (flags != 1) {
+			uint32_t mi = flags == 2 ? rd_u32(ld) : 0;
+			if (!ld->st && mi >= m->nmems) {
+				invalid(ld, off, "unknown memory");
+				return;
+			}
+			rd_const(ld, &d->offset, WRT_I32, m->nglobal_imports);
+		}
+		size_t loff = ld->pos;
+		uint32_t len = rd_u32(ld);
+		if (ld->st)
+			return;
+		if (len > ld->end - ld->pos) {
+			malformed(ld, loff, "unexpected end of section or function (data length)");
+			return;
+		}
+		d->bytes = ld->b + ld->pos;
+		d->len = len;
+		ld->pos += len;
+		m->ndatas = i + 1;
+	}
+}
+
+/* ---- code emission ------------------------------------------------------------------- */
+
+static void emit(struct wrt_ld *ld, uint32_t w)
+{
+	if (ld->st)
+		return;
+	if (ld->ncode == ld->code_cap) {
+		uint32_t ncap = ld->code_cap ? ld->code_cap * 2 : 1024;
+		uint32_t *p = k32_realloc(&ld->m->alloc, ld->code, (size_t)ld->code_cap * 4,
+					  (size_t)ncap * 4);
+		if (!p) {
+			no_memory(ld, ld->pos);
+			return;
+		}
+		ld->code = p;
+		ld->code_cap = ncap;
+	}
+	ld->code[ld->ncode++] = w;
+}
+
+static void srcmap(struct wrt_ld *ld, size_t wasm_off)
+{
+	if (ld->st)
+		return;
+	if (ld->nsm == ld->sm_cap) {
+		uint32_t ncap = ld->sm_cap ? ld->sm_cap * 2 : 256;
+		struct wrt_srcmap *p =
+		    k32_realloc(&ld->m->alloc, ld->sm, (size_t)ld->sm_cap * sizeof(*p),
+				(size_t)ncap * sizeof(*p));
+		if (!p) {
+			no_memory(ld, ld->pos);
+			return;
+		}
+		ld->sm = p;
+		ld->sm_cap = ncap;
+	}
+	ld->sm[ld->nsm].code = ld->ncode;
+	ld->sm[ld->nsm].wasm = (uint32_t)wasm_off;
+	ld->nsm++;
+}
+
+static struct wrt_ctl *top(struct wrt_ld *ld)
+{
+	return &ld->ctl[ld->cd - 1];
+}
+
+static bool live(struct wrt_ld *ld)
+{
+	struct wrt_ctl *c = top(ld);
+	return !c->dead && !c->unreachable;
+}
+
+/* Opens a new straight-line region: a GAS op whose count later instructions increment. */
+static void gas_leader(struct wrt_ld *ld, size_t wasm_off)
+{
+	if (!ld->m->metered || !live(ld))
+		return;
+	if (ld->gas_pos != WRT_NO_INDEX && ld->gas_pos == ld->ncode - 1)
+		return; /* nothing since the last one: reuse it */
+	srcmap(ld, wasm_off);
+	emit(ld, WRT_OP_GAS);
+	emit(ld, 0);
+	ld->gas_pos = ld->ncode - 1;
+}
+
+/* Resolves every word of a forward-reference chain to target (offsets relative to the word). */
+static void patch_chain(struct wrt_ld *ld, uint32_t head, uint32_t target)
+{
+	while (head != WRT_NO_INDEX && !ld->st) {
+		uint32_t next = ld->code[head];
+		ld->code[head] = target - head;
+		head = next;
+	}
+}
+
+/* ---- type stack ------------------------------------------------------------------------ */
+
+static void push(struct wrt_ld *ld, uint8_t t)
+{
+	if (ld->st)
+		return;
+	if (ld->vh >= K32_WASM_MAX_OPERANDS) {
+		limit_hit(ld, ld->pos, "operand stack too deep", "K32_WASM_MAX_OPERANDS");
+		return;
+	}
+	ld->vt[ld->vh++] = t;
+	if (ld->vh > ld->vmax)
+		ld->vmax = ld->vh;
+}
+
+static uint8_t pop(struct wrt_ld *ld, size_t off)
+{
+	struct wrt_ctl *c = top(ld);
+	if (ld->st)
+		return WRT_T_UNKNOWN;
+	if (ld->vh == c->height) {
+		if (c->unreachable)
+			return WRT_T_UNKNOWN;
+		invalid(ld, off, "type mismatch (operand stack underflow)");
+		return WRT_T_UNKNOWN;
+	}
+	return ld->vt[--ld->vh];
+}
+
+static uint8_t pop_expect(struct wrt_ld *ld, uint8_t want, size_t off)
+{
+	uint8_t t = pop(ld, off);
+	if (!ld->st && t != want && t != WRT_T_UNKNOWN && want != WRT_T_UNKNOWN)
+		invalid(ld, off, "type mismatch");
+	return t;
+}
+
+static void pop_types(struct wrt_ld *ld, const uint8_t *ts, uint32_t n, size_t off)
+{
+	for (uint32_t i = n; i > 0 && !ld->st; i--)
+		pop_expect(ld, ts[i - 1], off);
+}
+
+static void push_types(struct wrt_ld *ld, const uint8_t *ts, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		push(ld, ts[i]);
+}
+
+static void set_unreachable(struct wrt_ld *ld)
+{
+	struct wrt_ctl *c = top(ld);
+	ld->vh = c->height;
+	c->unreachable = true;
+}
+
+static void push_ctl(struct wrt_ld *ld, uint8_t kind, const uint8_t *params, uint32_t np,
+		     const uint8_t *results, uint32_t nr, size_t off)
+{
+	if (ld->st)
+		return;
+	if (ld->cd >= K32_WASM_MAX_BLOCK_DEPTH) {
+		limit_hit(ld, off, "blocks nested too deep", "K32_WASM_MAX_BLOCK_DEPTH");
+		return;
+	}
+	bool dead = ld->cd ? !live(ld) : false;
+	struct wrt_ctl *c = &ld->ctl[ld->cd++];
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	c->dead = dead;
+	c->height = ld->vh;
+	c->params = params;
+	c->np = np;
+	c->nr = nr;
+	c->results = results;
+	c->patch = WRT_NO_INDEX;
+	c->else_pos = WRT_NO_INDEX;
+	c->label_pc = WRT_NO_INDEX;
+	push_types(ld, params, np);
+}
+
+/* Reads a block type; for a single value type the result points at *single. */
+static void rd_blocktype(struct wrt_ld *ld, uint8_t *single, const uint8_t **params, uint32_t *np,
+			 const uint8_t **results, uint32_t *nr)
+{
+	size_t off = ld->pos;
+	*np = *nr = 0;
+	*params = *results = NULL;
+	if (ld->pos >= ld->end) {
+		malformed(ld, off, "unexpected end");
+		return;
+	}
+	uint8_t b = ld->b[ld->pos];
+	if (b == 0x40) {
+		ld->pos++;
+		return;
+	}
+	if (is_numtype(b) || is_reftype(b) || b == 0x7B) {
+		*single = rd_valtype(ld);
+		*results = single;
+		*nr = 1;
+		return;
+	}
+	int64_t x = (int64_t)rd_leb(ld, 33, true);
+	if (ld->st)
+		return;
+	if (x < 0) {
+		malformed(ld, off, "malformed block type");
+		return;
+	}
+	if ((uint64_t)x >= ld->m->ntypes) {
+		invalid(ld, off, "unknown type");
+		return;
+	}
+	const struct wrt_functype *ft = &ld->m->types[x];
+	*params = ft->types;
+	*np = ft->nparams;
+	*results = ft->types + ft->nparams;
+	*nr = ft->nresults;
+}
+
+static void label_types(struct wrt_ctl *c, const uint8_t **ts, uint32_t *n)
+{
+	if (c->kind == CTL_LOOP) {
+		*ts = c->params;
+		*n = c->np;
+	} else {
+		*ts = c->results;
+		*n = c->nr;
+	}
+}
+
+/* Emits the word that names a branch target: resolved for loops, chained otherwise. */
+static void emit_target(struct wrt_ld *ld, struct wrt_ctl *c)
+{
+	if (c->kind == CTL_LOOP) {
+		emit(ld, c->label_pc - ld->ncode);
+	} else {
+		uint32_t pos = ld->ncode;
+		emit(ld, c->patch);
+		if (!ld->st)
+			c->patch = pos;
+	}
+}
+
+/* A branch (br, br_if) to c with arity values on top of a stack of height h. */
+static void emit_branch(struct wrt_ld *ld, uint32_t op, uint32_t op_move, struct wrt_ctl *c,
+			uint32_t arity, uint32_t h)
+{
+	uint32_t dst = ld->nlocals + c->height;
+	uint32_t src = ld->nlocals + h - arity;
+	if (arity == 0 || dst == src) {
+		emit(ld, op);
+		emit_target(ld, c);
+	} else {
+		emit(ld, op_move);
+		emit_target(ld, c);
+		emit(ld, dst);
+		emit(ld, arity);
+	}
+}
+
+static uint32_t rd_label(struct wrt_ld *ld, size_t off)
+{
+	uint32_t l = rd_u32(ld);
+	if (!ld->st && l >= ld->cd) {
+		invalid(ld, off, "unknown label");
+		return 0;
+	}
+	return l;
+}
+
+/* ---- function bodies ------------------------------------------------------------------- */
+
+struct wrt_numinfo {
+	uint16_t op;	 /* enum wrt_op */
+	const char *sig; /* "ii:i" */
+};
+
+/* clang-format off */
+static const struct wrt_numinfo wrt_num_by_byte[256] = {
+#define WRT_X(name, byte, sig, kind, tin, tout, expr) [byte] = {WRT_OP_##name, sig},
+	WRT_NUMERIC(WRT_X)
+#undef WRT_X
+};
+static const struct wrt_numinfo wrt_fc_by_sub[8] = {
+#define WRT_X(name, byte, sig, kind, tin, tout, expr) [byte] = {WRT_OP_##name, sig},
+	WRT_NUMERIC_FC(WRT_X)
+#undef WRT_X
+};
+struct wrt_meminfo {
+	uint16_t op;
+	const char *sig;
+	uint8_t align;
+};
+static const struct wrt_meminfo wrt_mem_by_byte[0x3F] = {
+#define WRT_X(name, byte, sig, size, align) [byte] = {WRT_OP_##name, sig, align},
+	WRT_MEMOPS(WRT_X)
+#undef WRT_X
+};
+/* clang-format on */
+
+static uint8_t sig_type(char c)
+{
+	switch (c) {
+	case 'i':
+		return WRT_I32;
+	case 'I':
+		return WRT_I64;
+	case 'f':
+		return WRT_F32;
+	default:
+		return WRT_F64;
+	}
+}
+
+/* Validates a "ab:c" signature against the stack and emits op. */
+static void simple_op(struct wrt_ld *ld, uint32_t op, const char *sig, size_t off)
+{
+	const char *colon = strchr(sig, ':');
+	for (const char *p = colon; p > sig && !ld->st; p--)
+		pop_expect(ld, sig_type(p[-1]), off);
+	for (const char *p = colon + 1; *p; p++)
+		push(ld, sig_type(*p));
+	if (live(ld))
+		emit(ld, op);
+}
+
+static void need_mem(struct wrt_ld *ld, size_t off)
+{
+	if (!ld->st && ld->m->nmems == 0)
+		invalid(ld, off, "unknown memory 0");
+}
+
+static void zero_byte(struct wrt_ld *ld)
+{
+	size_t off = ld->pos;
+	if (rd_u8(ld) != 0 && !ld->st)
+		malformed(ld, off, "zero byte expected");
+}
+
+static uint32_t rd_table(struct wrt_ld *ld, size_t off)
+{
+	uint32_t t = rd_u32(ld);
+	if (!ld->st && t >= ld->m->ntables) {
+		invalid(ld, off, "unknown table");
+		return 0;
+	}
+	return t;
+}
+
+static void op_emit1(struct wrt_ld *ld, uint32_t op, uint32_t imm)
+{
+	if (live(ld)) {
+		emit(ld, op);
+		emit(ld, imm);
+	}
+}
+
+static void op_fc(struct wrt_ld *ld, size_t off)
+{
+	struct wrt_module *m = ld->m;
+	uint32_t sub = rd_u32(ld);
+	if (ld->st)
+		return;
+	if (sub < 8) {
+		simple_op(ld, wrt_fc_by_sub[sub].op, wrt_fc_by_sub[sub].sig, off);
+		return;
+	}
+	bool lv = live(ld);
+	switch (sub) {
+	case 8: { /* memory.init */
+		uint32_t d = rd_u32(ld);
+		zero_byte(ld);
+		need_mem(ld, off);
+		if (!ld->st && !m->has_datacount)
+			invalid(ld, off, "data count section required");
+		if (!ld->st && d >= ld->datacount)
+			invalid(ld, off, "unknown data segment");
+		pop_expect(ld, WRT_I32, off);
+		pop_expect(ld, WRT_I32, off);
+		pop_expect(ld, WRT_I32, off);
+		if (lv)
+			srcmap(ld, off);
+		op_emit1(ld, WRT_OP_MEMORY_INIT, d);
+		return;
+	}
+	case 9: { /* data.drop */
+		uint32_t d = rd_u32(ld);
+		if (!ld->st && !m->has_datacount)
+			invalid(ld, off, "data count section required");
+		if (!ld->st && d >= ld->datacount)
+			invalid(ld, off, "unknown data segment");
+		op_emit1(ld, WRT_OP_DATA_DROP, d);
+		return;
+	}
+	case 10: /* memory.copy */
+	case 11: /* memory.fill */
+		zero_byte(ld);
+		if (sub == 10)
+			zero_byte(ld);
+		need_mem(ld, off);
+		pop_expect(ld, WRT_I32, off);
+		pop_expect(ld, WRT_I32, off);
+		pop_expect(ld, WRT_I32, off);
+		if (lv) {
+			srcmap(ld, off);
+			emit(ld, sub == 10 ? WRT_OP_MEMORY_COPY : WRT_OP_MEMORY_FILL);
+		}
+		return;
+	case 12: { /* table.init elem table */
+		uint32_t e = rd_u32(ld);
+		uint32_t t = rd_table(ld, off);
+		if (!ld->st && e >= m->nelems)
+			invalid(ld, off, "unknown elem segment");
+		if (!ld->st && m->elems[e].type != m->tables[t].type)
+			invalid(ld, off, "type mismatch (element segment and table types differ)");
+		pop_expect(ld, WRT_I32, off);
+		pop_expect(ld, WRT_I32, off);
+		pop_expect(ld, WRT_I32, off);
+		if (lv) {
+			srcmap(ld, off);
+			emit(ld, WRT_OP_TABLE_INIT);
+			emit(ld, e);
+			emit(ld, t);
+		}
+		return;
+	}
+	case 13: { /* elem.drop */
+		uint32_t e = rd_u32(ld);
+		if (!ld->st && e >= m->nelems)
+			invalid(ld, off, "unknown elem segment");
+		op_emit1(ld, WRT_OP_ELEM_DROP, e);
+		return;
+	}
+	case 14: { /* table.copy dst src */
+		uint32_t d = rd_table(ld, off);
+		uint32_t s = rd_table(ld, off);
+		if (!ld->st && m->tables[d].type != m->tables[s].type)
+			invalid(ld, off, "type mismatch (table.copy between different types)");
+		pop_expect(ld, WRT_I32, off);
+		pop_expect(ld, WRT_I32, off);
+		pop_expect(ld, WRT_I32, off);
+		if (lv) {
+			srcmap(ld, off);
+			emit(ld, WRT_OP_TABLE_COPY);
+			emit(ld, d);
+			emit(ld, s);
+		}
+		return;
+	}
+	case 15: { /* table.grow */
+		uint32_t t = rd_table(ld, off);
+		pop_expect(ld, WRT_I32, off);
+		pop_expect(ld, ld->st ? 0 : m->tables[t].type, off);
+		push(ld, WRT_I32);
+		op_emit1(ld, WRT_OP_TABLE_GROW, t);
+		return;
+	}
+	case 16: { /* table.size */
+		uint32_t t = rd_table(ld, off);
+		push(ld, WRT_I32);
+		op_emit1(ld, WRT_OP_TABLE_SIZE, t);
+		return;
+	}
+	case 17: { /* table.fill */
+		uint32_t t = rd_table(ld, off);
+		pop_expect(ld, WRT_I32, off);
+		pop_expect(ld, ld->st ? 0 : m->tables[t].type, off);
+		pop_expect(ld, WRT_I32, off);
+		if (lv)
+			srcmap(ld, off);
+		op_emit1(ld, WRT_OP_TABLE_FILL, t);
+		return;
+	}
+	default:
+		malformed(ld, off, "illegal opcode (unknown 0xFC sub-opcode)");
+	}
+}
+
+static void op_end(struct wrt_ld *ld, size_t off)
+{
+	struct wrt_ctl *c = top(ld);
+	pop_types(ld, c->results, c->nr, off);
+	if (ld->st)
+		return;
+	if (ld->vh != c->height) {
+		invalid(ld, off, "type mismatch (values left on the stack at end of block)");
+		return;
+	}
+	if (c->kind == CTL_IF &&
+	    (c->np != c->nr || (c->np && memcmp(c->params, c->results, c->np)))) {
+		invalid(ld, off, "type mismatch (if without else must leave its params)");
+		return;
+	}
+	bool was_target = c->patch != WRT_NO_INDEX || c->kind == CTL_IF || c->kind == CTL_ELSE ||
+			  c->kind == CTL_LOOP;
+	if (!c->dead) {
+		if (c->else_pos != WRT_NO_INDEX)
+			patch_chain(ld, c->else_pos, ld->ncode);
+		patch_chain(ld, c->patch, ld->ncode);
+	}
+	if (c->kind == CTL_FUNC) {
+		if (!c->dead) { /* also when unreachable: branches to the end land here */
+			emit(ld, WRT_OP_RETURN);
+			emit(ld, c->nr);
+		}
+		ld->cd--;
+		return;
+	}
+	const uint8_t *res = c->results;
+	uint32_t nr = c->nr;
+	uint8_t single = c->single;
+	if (res == &c->single)
+		res = &single;
+	ld->cd--;
+	push_types(ld, res, nr);
+	if (was_target)
+		gas_leader(ld, off);
+}
+
+/* Validates and compiles one instruction. Returns false after the function's final end. */
+static bool body_op(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	size_t off = ld->pos;
+	uint8_t op = rd_u8(ld);
+	if (ld->st)
+		return false;
+	bool lv = live(ld);
+	if (lv && ld->gas_pos != WRT_NO_INDEX)
+		ld->code[ld->gas_pos]++;
+	if (op >= 0x45 && op <= 0xC4) {
+		simple_op(ld, wrt_num_by_byte[op].op, wrt_num_by_byte[op].sig, off);
+		return true;
+	}
+	if (op >= 0x28 && op <= 0x3E) {
+		const struct wrt_meminfo *mi = &wrt_mem_by_byte[op];
+		uint32_t align = rd_u32(ld);
+		uint32_t moff = rd_u32(ld);
+		need_mem(ld, off);
+		if (!ld->st && align > mi->align) {
+			invalid(ld, off, "alignment must not be larger than natural");
+			return false;
+		}
+		if (lv)
+			srcmap(ld, off);
+		simple_op(ld, mi->op, mi->sig, off);
+		if (lv)
+			emit(ld, moff);
+		return true;
+	}
+	switch (op) {
+	case 0x00: /* unreachable */
+		if (lv) {
+			srcmap(ld, off);
+			emit(ld, WRT_OP_UNREACHABLE);
+		}
+		set_unreachable(ld);
+		break;
+	case 0x01: /* nop */
+		break;
+	case 0x02:   /* block */
+	case 0x03:   /* loop */
+	case 0x04: { /* if */
+		uint8_t single = 0;
+		const uint8_t *ps, *rs;
+		uint32_t np, nr;
+		rd_blocktype(ld, &single, &ps, &np, &rs, &nr);
+		if (op == 0x04)
+			pop_expect(ld, WRT_I32, off);
+		pop_types(ld, ps, np, off);
+		if (ld->st)
+			return false;
+		push_ctl(ld,
+			 op == 0x02   ? CTL_BLOCK
+			 : op == 0x03 ? CTL_LOOP
+				      : CTL_IF,
+			 ps, np, rs, nr, off);
+		if (ld->st)
+			return false;
+		struct wrt_ctl *c = top(ld);
+		if (rs == &single) {
+			c->single = single;
+			c->results = &c->single;
+		}
+		if (op == 0x03 && lv) {
+			uint32_t pc = ld->ncode;
+			gas_leader(ld, off);
+			c->label_pc =
+			    (m->metered && pc >= 2 && ld->gas_pos == pc - 1) ? pc - 2 : pc;
+		} else if (op == 0x04 && lv) {
+			emit(ld, WRT_OP_BR_IFZ);
+			c->else_pos = ld->ncode;
+			emit(ld, WRT_NO_INDEX);
+			gas_leader(ld, off);
+		}
+		break;
+	}
+	case 0x05: { /* else */
+		struct wrt_ctl *c = top(ld);
+		if (c->kind != CTL_IF) {
+			invalid(ld, off, "else without matching if");
+			return false;
+		}
+		pop_types(ld, c->results, c->nr, off);
+		if (!ld->st && ld->vh != c->height)
+			invalid(ld, off, "type mismatch (values left on the stack at else)");
+		if (ld->st)
+			return false;
+		if (!c->dead) {
+			if (!c->unreachable) {
+				emit(ld, WRT_OP_BR);
+				emit_target(ld, c);
+			}
+			patch_chain(ld, c->else_pos, ld->ncode);
+			c->else_pos = WRT_NO_INDEX;
+		}
+		c->kind = CTL_ELSE;
+		c->unreachable = false;
+		push_types(ld, c->params, c->np);
+		gas_leader(ld, off);
+		break;
+	}
+	case 0x0B: /* end */
+		op_end(ld, off);
+		return ld->cd > 0 && !ld->st;
+	case 0x0C:   /* br */
+	case 0x0D: { /* br_if */
+		uint32_t l = rd_label(ld, off);
+		if (ld->st)
+			return false;
+		struct wrt_ctl *c = &ld->ctl[ld->cd - 1 - l];
+		const uint8_t *ts;
+		uint32_t n;
+		label_types(c, &ts, &n);
+		if (op == 0x0D)
+			pop_expect(ld, WRT_I32, off);
+		uint32_t h = ld->vh;
+		pop_types(ld, ts, n, off);
+		if (ld->st)
+			return false;
+		if (lv) {
+			if (op == 0x0C)
+				emit_branch(ld, WRT_OP_BR, WRT_OP_BR_MOVE, c, n, h);
+			else
+				emit_branch(ld, WRT_OP_BR_IF, WRT_OP_BR_IF_MOVE, c, n, h);
+		}
+		if (op == 0x0C)
+			set_unreachable(ld);
+		else
+			push_types(ld, ts, n);
+		break;
+	}
+	case 0x0E: { /* br_table */
+		uint32_t n = rd_count(ld, K32_WASM_MAX_BR_TABLE, "K32_WASM_MAX_BR_TABLE");
+		size_t lpos = ld->pos;
+		uint32_t dl = 0;
+		for (uint32_t i = 0; i <= n && !ld->st; i++)
+			dl = rd_label(ld, off); /* the last one read is the default */
+		size_t after = ld->pos;
+		pop_expect(ld, WRT_I32, off);
+		if (ld->st)
+			return false;
+		const uint8_t *dts;
+		uint32_t arity;
+		label_types(&ld->ctl[ld->cd - 1 - dl], &dts, &arity);
+		uint32_t h = ld->vh;
+		struct wrt_ctl *cur = top(ld);
+		if (lv) {
+			emit(ld, WRT_OP_BR_TABLE);
+			emit(ld, n);
+			emit(ld, arity);
+			emit(ld, ld->nlocals + h - arity);
+		}
+		ld->pos = lpos;
+		for (uint32_t i = 0; i <= n && !ld->st; i++) {
+			struct wrt_ctl *c = &ld->ctl[ld->cd - 1 - rd_u32(ld)];
+			const uint8_t *ts;
+			uint32_t cn;
+			label_types(c, &ts, &cn);
+			if (cn != arity) {
+				invalid(ld, off,
+					"type mismatch (br_table labels of different arity)");
+				return false;
+			}
+			for (uint32_t k = 0; k < cn; k++) {
+				uint32_t depth = cn - k; /* from the top */
+				if (h - cur->height < depth) {
+					if (cur->unreachable)
+						continue;
+					invalid(ld, off, "type mismatch (br_table operands)");
+					return false;
+				}
+				uint8_t have = ld->vt[h - depth];
+				if (have != ts[k] && have != WRT_T_UNKNOWN) {
+					invalid(ld, off, "type mismatch (br_table operands)");
+					return false;
+				}
+			}
+			if (lv) {
+				emit_target(ld, c);
+				emit(ld, ld->nlocals + c->height);
+			}
+		}
+		ld->pos = after;
+		pop_types(ld, dts, arity, off);
+		set_unreachable(ld);
+		break;
+	}
+	case 0x0F: { /* return */
+		const struct wrt_functype *ft = ld->ftype;
+		pop_types(ld, ft->types + ft->nparams, ft->nresults, off);
+		if (lv) {
+			emit(ld, WRT_OP_RETURN);
+			emit(ld, ft->nresults);
+		}
+		set_unreachable(ld);
+		break;
+	}
+	case 0x10: { /* call */
+		uint32_t f = rd_u32(ld);
+		if (!ld->st && f >= m->nfuncs) {
+			invalid(ld, off, "unknown function");
+			return false;
+		}
+		if (ld->st)
+			return false;
+		const struct wrt_functype *ft = &m->types[m->funcs[f].type];
+		pop_types(ld, ft->types, ft->nparams, off);
+		push_types(ld, ft->types + ft->nparams, ft->nresults);
+		if (lv) {
+			srcmap(ld, off);
+			emit(ld, WRT_OP_CALL);
+			emit(ld, f);
+		}
+		break;
+	}
+	case 0x11: { /* call_indirect */
+		uint32_t ti = rd_u32(ld);
+		uint32_t tab = rd_table(ld, off);
+		if (!ld->st && ti >= m->ntypes)
+			invalid(ld, off, "unknown type");
+		if (!ld->st && m->tables[tab].type != WRT_FUNCREF)
+			invalid(ld, off, "type mismatch (call_indirect needs a funcref table)");
+		if (ld->st)
+			return false;
+		pop_expect(ld, WRT_I32, off);
+		const struct wrt_functype *ft = &m->types[ti];
+		pop_types(ld, ft->types, ft->nparams, off);
+		push_types(ld, ft->types + ft->nparams, ft->nresults);
+		if (lv) {
+			srcmap(ld, off);
+			emit(ld, WRT_OP_CALL_INDIRECT);
+			emit(ld, ti);
+			emit(ld, tab);
+		}
+		break;
+	}
+	case 0x1A: /* drop */
+		pop(ld, off);
+		if (lv)
+			emit(ld, WRT_OP_DROP);
+		break;
+	case 0x1B:   /* select */
+	case 0x1C: { /* select t */
+		uint8_t t = 0;
+		if (op == 0x1C) {
+			size_t coff = ld->pos;
+			uint32_t n = rd_u32(ld);
+			if (!ld->st && n != 1) {
+				invalid(ld, coff, "invalid result arity (select takes one type)");
+				return false;
+			}
+			t = rd_valtype(ld);
+		}
+		pop_expect(ld, WRT_I32, off);
+		uint8_t t1 = pop_expect(ld, t, off);
+		uint8_t t2 = pop_expect(ld, t, off);
+		if (ld->st)
+			return false;
+		if (op == 0x1B) {
+			if ((t1 && !is_numtype(t1)) || (t2 && !is_numtype(t2)) ||
+			    (t1 && t2 && t1 != t2)) {
+				invalid(ld, off, "type mismatch (select operands)");
+				return false;
+			}
+			t = t1 ? t1 : t2;
+		}
+		push(ld, t);
+		if (lv)
+			emit(ld, WRT_OP_SELECT);
+		break;
+	}
+	case 0x20:   /* local.get */
+	case 0x21:   /* local.set */
+	case 0x22: { /* local.tee */
+		uint32_t x = rd_u32(ld);
+		if (!ld->st && x >= ld->nlocals) {
+			invalid(ld, off, "unknown local");
+			return false;
+		}
+		if (ld->st)
+			return false;
+		uint8_t t = ld->locals[x];
+		if (op == 0x20) {
+			push(ld, t);
+		} else {
+			pop_expect(ld, t, off);
+			if (op == 0x22)
+				push(ld, t);
+		}
+		op_emit1(ld,
+			 op == 0x20   ? WRT_OP_LOCAL_GET
+			 : op == 0x21 ? WRT_OP_LOCAL_SET
+				      : WRT_OP_LOCAL_TEE,
+			 x);
+		break;
+	}
+	case 0x23:   /* global.get */
+	case 0x24: { /* global.set */
+		uint32_t x = rd_u32(ld);
+		if (!ld->st && x >= m->nglobals) {
+			invalid(ld, off, "unknown global");
+			return false;
+		}
+		if (ld->st)
+			return false;
+		if (op == 0x23) {
+			push(ld, m->globals[x].type);
+		} else {
+			if (!m->globals[x].mut) {
+				invalid(ld, off, "global is immutable");
+				return false;
+			}
+			pop_expect(ld, m->globals[x].type, off);
+		}
+		op_emit1(ld, op == 0x23 ? WRT_OP_GLOBAL_GET : WRT_OP_GLOBAL_SET, x);
+		break;
+	}
+	case 0x25:   /* table.get */
+	case 0x26: { /* table.set */
+		uint32_t t = rd_table(ld, off);
+		if (ld->st)
+			return false;
+		if (op == 0x25) {
+			pop_expect(ld, WRT_I32, off);
+			push(ld, m->tables[t].type);
+		} else {
+			pop_expect(ld, m->tables[t].type, off);
+			pop_expect(ld, WRT_I32, off);
+		}
+		if (lv)
+			srcmap(ld, off);
+		op_emit1(ld, op == 0x25 ? WRT_OP_TABLE_GET : WRT_OP_TABLE_SET, t);
+		break;
+	}
+	case 0x3F: /* memory.size */
+	case 0x40: /* memory.grow */
+		zero_byte(ld);
+		need_mem(ld, off);
+		if (op == 0x40)
+			pop_expect(ld, WRT_I32, off);
+		push(ld, WRT_I32);
+		if (lv)
+			emit(ld, op == 0x3F ? WRT_OP_MEMORY_SIZE : WRT_OP_MEMORY_GROW);
+		break;
+	case 0x41: { /* i32.const */
+		uint32_t v = (uint32_t)rd_leb(ld, 32, true);
+		push(ld, WRT_I32);
+		op_emit1(ld, WRT_OP_CONST32, v);
+		break;
+	}
+	case 0x42:   /* i64.const */
+	case 0x44: { /* f64.const */
+		uint64_t v = 0;
+		if (op == 0x42) {
+			v = rd_leb(ld, 64, true);
+		} else {
+			for (int i = 0; i < 8; i++)
+				v |= (uint64_t)rd_u8(ld) << (8 * i);
+		}
+		push(ld, op == 0x42 ? WRT_I64 : WRT_F64);
+		if (lv && (v >> 32) == 0) {
+			op_emit1(ld, WRT_OP_CONST32, (uint32_t)v);
+		} else if (lv) {
+			emit(ld, WRT_OP_CONST64);
+			emit(ld, (uint32_t)v);
+			emit(ld, (uint32_t)(v >> 32));
+		}
+		break;
+	}
+	case 0x43: { /* f32.const */
+		uint32_t v = 0;
+		for (int i = 0; i < 4; i++)
+			v |= (uint32_t)rd_u8(ld) << (8 * i);
+		push(ld, WRT_F32);
+		op_emit1(ld, WRT_OP_CONST32, v);
+		break;
+	}
+	case 0xD0: { /* ref.null */
+		uint8_t t = rd_reftype(ld);
+		push(ld, t);
+		op_emit1(ld, WRT_OP_CONST32, 0);
+		break;
+	}
+	case 0xD1: { /* ref.is_null */
+		uint8_t t = pop(ld, off);
+		if (!ld->st && t != WRT_T_UNKNOWN && !is_reftype(t)) {
+			invalid(ld, off, "type mismatch (ref.is_null of a number)");
+			return false;
+		}
+		push(ld, WRT_I32);
+		if (lv)
+			emit(ld, WRT_OP_REF_IS_NULL);
+		break;
+	}
+	case 0xD2: { /* ref.func */
+		uint32_t x = rd_u32(ld);
+		if (!ld->st && x >= m->nfuncs) {
+			invalid(ld, off, "unknown function");
+			return false;
+		}
+		if (!ld->st && !(ld->declared[x / 8] & (1u << (x % 8)))) {
+			invalid(ld, off, "undeclared function reference");
+			return false;
+		}
+		push(ld, WRT_FUNCREF);
+		op_emit1(ld, WRT_OP_REF_FUNC, x);
+		break;
+	}
+	case 0xFC:
+		op_fc(ld, off);
+		break;
+	case 0xFD:
+		ld_fail(ld, K32_ERR_NOT_SUPPORTED, off, "SIMD instructions are not supported",
+			"build the pod without -msimd128");
+		return false;
+	default:
+		malformed(ld, off, "illegal opcode");
+		return false;
+	}
+	return !ld->st;
+}
+
+static void compile_func(struct wrt_ld *ld, struct wrt_func *f, size_t body_end)
+{
+	struct wrt_module *m = ld->m;
+	const struct wrt_functype *ft = &m->types[f->type];
+	ld->ftype = ft;
+	/* locals */
+	uint32_t ngroups = rd_count(ld, K32_WASM_MAX_LOCALS, "K32_WASM_MAX_LOCALS");
+	uint64_t total = ft->nparams;
+	size_t lpos = ld->pos;
+	for (uint32_t i = 0; i < ngroups && !ld->st; i++) {
+		size_t off = ld->pos;
+		total += rd_u32(ld);
+		rd_valtype(ld);
+		if (!ld->st && total > 0xFFFFFFFFull) {
+			malformed(ld, off, "too many locals");
+			return;
+		}
+		if (!ld->st && total > K32_WASM_MAX_LOCALS) {
+			limit_hit(ld, off, "too many locals", "K32_WASM_MAX_LOCALS");
+			return;
+		}
+	}
+	if (ld->st)
+		return;
+	if (total >= ld->locals_cap) {
+		uint32_t ncap = (uint32_t)total + 64;
+		uint8_t *p = k32_realloc(&m->alloc, ld->locals, ld->locals_cap, ncap);
+		if (!p) {
+			no_memory(ld, ld->pos);
+			return;
+		}
+		ld->locals = p;
+		ld->locals_cap = ncap;
+	}
+	memcpy(ld->locals, ft->types, ft->nparams);
+	ld->nlocals = ft->nparams;
+	ld->pos = lpos;
+	for (uint32_t i = 0; i < ngroups; i++) {
+		uint32_t n = rd_u32(ld);
+		uint8_t t = rd_valtype(ld);
+		memset(ld->locals + ld->nlocals, t, n);
+		ld->nlocals += n;
+	}
+	f->nlocals = ld->nlocals;
+	f->code_off = ld->ncode;
+	ld->vh = ld->vmax = 0;
+	ld->cd = 0;
+	ld->gas_pos = WRT_NO_INDEX;
+	push_ctl(ld, CTL_FUNC, NULL, 0, ft->types + ft->nparams, ft->nresults, ld->pos);
+	gas_leader(ld, ld->pos);
+	while (body_op(ld))
+		;
+	if (ld->st)
+		return;
+	if (ld->cd != 0) {
+		malformed(ld, ld->pos, "END opcode expected");
+		return;
+	}
+	if (ld->pos != body_end)
+		malformed(ld, ld->pos, "section size mismatch (bytes after the function's end)");
+	f->max_slots = ld->nlocals + ld->vmax;
+}
+
+static void sec_code(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	size_t coff = ld->pos;
+	uint32_t n = rd_count(ld, K32_WASM_MAX_FUNCS, "K32_WASM_MAX_FUNCS");
+	if (ld->st)
+		return;
+	if (n != m->nfuncs - m->nfunc_imports) {
+		malformed(ld, coff, "function and code section have inconsistent lengths");
+		return;
+	}
+	size_t sec_end = ld->end;
+	for (uint32_t i = 0; i < n && !ld->st; i++) {
+		size_t off = ld->pos;
+		uint32_t len = rd_u32(ld);
+		if (ld->st)
+			return;
+		if (len > sec_end - ld->pos) {
+			malformed(ld, off, "unexpected end of section or function (body size)");
+			return;
+		}
+		struct wrt_func *f = &m->funcs[m->nfunc_imports + i];
+		f->wasm_off = (uint32_t)ld->pos;
+		ld->end = ld->pos + len;
+		m->wasm_code_bytes += len;
+		compile_func(ld, f, ld->end);
+		ld->end = sec_end;
+	}
+}
+
+static void sec_names(struct wrt_ld *ld, size_t start, size_t end)
+{
+	struct wrt_module *m = ld->m;
+	struct wrt_ld sub = *ld; /* lenient: a bad name section is ignored */
+	struct k32_err scratch;
+	sub.err = &scratch;
+	sub.st = K32_OK;
+	sub.pos = start;
+	sub.end = end;
+	while (sub.pos < end && !sub.st) {
+		uint8_t id = rd_u8(&sub);
+		uint32_t len = rd_u32(&sub);
+		if (sub.st || len > end - sub.pos)
+			return;
+		size_t next = sub.pos + len;
+		if (id == 1) {
+			size_t save_end = sub.end;
+			sub.end = next;
+			uint32_t n = rd_u32(&sub);
+			for (uint32_t i = 0; i < n && !sub.st; i++) {
+				uint32_t idx = rd_u32(&sub);
+				uint32_t nlen;
+				const char *s = rd_name(&sub, &nlen);
+				if (!sub.st && idx < m->nfuncs) {
+					m->funcs[idx].name = s;
+					m->funcs[idx].name_len = nlen;
+				}
+			}
+			sub.end = save_end;
+		}
+		sub.pos = next;
+	}
+}
+
+/* Section id to its required position (custom sections excluded). */
+static int sec_rank(uint8_t id)
+{
+	static const int8_t rank[13] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 10};
+	return rank[id];
+}
+
+void wrt_load_opts_default(struct wrt_load_opts *opts)
+{
+	opts->gas_metering = true;
+}
+
+static void ld_free_scratch(struct wrt_ld *ld)
+{
+	const struct k32_allocator *a = &ld->m->alloc;
+	k32_free(a, ld->vt, K32_WASM_MAX_OPERANDS);
+	k32_free(a, ld->ctl, sizeof(*ld->ctl) * K32_WASM_MAX_BLOCK_DEPTH);
+	k32_free(a, ld->locals, ld->locals_cap);
+	ld->vt = NULL;
+	ld->ctl = NULL;
+	ld->locals = NULL;
+}
+
+static void ld_sections(struct wrt_ld *ld, size_t len)
+{
+	struct wrt_module *m = ld->m;
+	static const uint8_t hdr[8] = {0, 'a', 's', 'm', 1, 0, 0, 0};
+	size_t names_start = 0, names_end = 0;
+	if (len < 4 || memcmp(ld->b, hdr, 4)) {
+		malformed(ld, 0, "magic header not detected");
+		return;
+	}
+	if (len < 8 || memcmp(ld->b + 4, hdr + 4, 4)) {
+		malformed(ld, 4, "unknown binary version");
+		return;
+	}
+	ld->pos = 8;
+	int last = 0;
+	bool have_funcs = false, have_code = false;
+	while (ld->pos < len && !ld->st) {
+		size_t off = ld->pos;
+		ld->end = len;
+		uint8_t id = rd_u8(ld);
+		uint32_t slen = rd_u32(ld);
+		if (ld->st)
+			return;
+		if (id > 12) {
+			malformed(ld, off, "malformed section id");
+			return;
+		}
+		if (slen > len - ld->pos) {
+			malformed(ld, off, "section size mismatch (length out of bounds)");
+			return;
+		}
+		size_t send = ld->pos + slen;
+		ld->end = send;
+		if (id == 0) {
+			uint32_t nlen;
+			const char *name = rd_name(ld, &nlen);
+			if (!ld->st && nlen == 4 && !memcmp(name, "name", 4)) {
+				names_start = ld->pos;
+				names_end = send;
+			}
+			ld->pos = send;
+			continue;
+		}
+		int r = sec_rank(id);
+		if (r <= last) {
+			malformed(ld, off,
+				  "unexpected content after last section (section out of order or "
+				  "repeated)");
+			return;
+		}
+		last = r;
+		switch (id) {
+		case 1:
+			sec_types(ld);
+			break;
+		case 2:
+			sec_imports(ld);
+			break;
+		case 3:
+			sec_funcs(ld);
+			have_funcs = true;
+			break;
+		case 4:
+			sec_tables(ld);
+			break;
+		case 5:
+			sec_mems(ld);
+			break;
+		case 6:
+			sec_globals(ld);
+			break;
+		case 7:
+			sec_exports(ld);
+			break;
+		case 8:
+			sec_start(ld);
+			break;
+		case 9:
+			sec_elems(ld);
+			break;
+		case 10:
+			sec_code(ld);
+			have_code = true;
+			break;
+		case 11:
+			if (!have_code && m->nfuncs > m->nfunc_imports) {
+				malformed(ld, off,
+					  "function and code section have inconsistent lengths");
+				return;
+			}
+			sec_datas(ld);
+			break;
+		case 12:
+			sec_datacount(ld);
+			break;
+		}
+		if (!ld->st && ld->pos != send)
+			malformed(ld, ld->pos, "section size mismatch");
+		/* declared[] (ref.func targets) is sized once the function count is known */
+		if ((id == 2 || id == 3) && !ld->st)
+			ld->declared = ld_alloc(ld, m->nfuncs / 8 + 1);
+	}
+	(void)have_funcs;
+	if (ld->st)
+		return;
+	if (!have_code && m->nfuncs > m->nfunc_imports) {
+		malformed(ld, len, "function and code section have inconsistent lengths");
+		return;
+	}
+	if (m->has_datacount && ld->datacount != m->ndatas) {
+		malformed(ld, len, "data count and data section have inconsistent lengths");
+		return;
+	}
+	if (names_end)
+		sec_names(ld, names_start, names_end);
+}
+
+k32_status_t wrt_module_load(const struct k32_allocator *alloc, const uint8_t *bytes, size_t len,
+			     const struct wrt_load_opts *opts, struct wrt_module **out_mod,
+			     struct k32_err *err)
+{
+	struct wrt_load_opts dflt;
+	struct wrt_ld ld;
+	*out_mod = NULL;
+	if (!alloc || (!bytes && len))
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, "wasm",
+				   "wrt_module_load: NULL allocator or bytes");
+	if (!opts) {
+		wrt_load_opts_default(&dflt);
+		opts = &dflt;
+	}
+	struct wrt_module *m = k32_alloc(alloc, sizeof(*m));
+	if (!m)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "wasm",
+				   "out of memory allocating the module (%zu bytes)", sizeof(*m));
+	memset(m, 0, sizeof(*m));
+	m->alloc = *alloc;
+	m->bytes = sizeof(*m);
+	m->start = WRT_NO_INDEX;
+	m->metered = opts->gas_metering;
+	memset(&ld, 0, sizeof(ld));
+	ld.m = m;
+	ld.b = bytes;
+	ld.end = len;
+	ld.err = err;
+	ld.vt = k32_alloc(alloc, K32_WASM_MAX_OPERANDS);
+	ld.ctl = k32_alloc(alloc, sizeof(*ld.ctl) * K32_WASM_MAX_BLOCK_DEPTH);
+	if (!ld.vt || !ld.ctl)
+		no_memory(&ld, 0);
+	if (!ld.st)
+		ld.declared = ld_alloc(&ld, 1);
+	if (!ld.st)
+		ld_sections(&ld, len);
+	ld_free_scratch(&ld);
+	if (!ld.st && ld.ncode) {
+		/* shrink code and source map to their exact size */
+		uint32_t *c =
+		    k32_realloc(alloc, ld.code, (size_t)ld.code_cap * 4, (size_t)ld.ncode * 4);
+		if (c) {
+			ld.code = c;
+			ld.code_cap = ld.ncode;
+		}
+	}
+	if (!ld.st && ld.nsm) {
+		struct wrt_srcmap *s = k32_realloc(alloc, ld.sm, (size_t)ld.sm_cap * sizeof(*s),
+						   (size_t)ld.nsm * sizeof(*s));
+		if (s) {
+			ld.sm = s;
+			ld.sm_cap = ld.nsm;
+		}
+	}
+	m->code = ld.code;
+	m->code_words = ld.code_cap;
+	m->srcmap = ld.sm;
+	m->nsrcmap = ld.sm_cap;
+	m->bytes += (size_t)ld.code_cap * 4 + (size_t)ld.sm_cap * sizeof(*ld.sm);
+	if (ld.st) {
+		wrt_module_free(m);
+		return ld.st;
+	}
+	m->nsrcmap = ld.nsm;
+	*out_mod = m;
+	return K32_OK;
+}
+
+void wrt_module_free(struct wrt_module *m)
+{
+	if (!m)
+		return;
+	struct k32_allocator a = m->alloc;
+	k32_free(&a, m->code, (size_t)m->code_words * 4);
+	k32_free(&a, m->srcmap, (size_t)m->nsrcmap * sizeof(*m->srcmap));
+	struct wrt_chunk *c = m->chunks;
+	while (c) {
+		struct wrt_chunk *next = c->next;
+		k32_free(&a, c, c->len);
+		c = next;
+	}
+	k32_free(&a, m, sizeof(*m));
+}
+
+size_t wrt_module_bytes(const struct wrt_module *m)
+{
+	return m->bytes;
+}
+
+void wrt_module_code_size(const struct wrt_module *m, size_t *out_compiled, size_t *out_wasm)
+{
+	*out_compiled = (size_t)m->code_words * 4;
+	*out_wasm = m->wasm_code_bytes;
+}
