@@ -20,6 +20,10 @@ bench() { # bench RELATIVE_BINARY [ARGS...]
 
 # One line per benchmark, in the order of the benchmarks page.
 
+# Control plane store: fsynced single-write latency, list of 100 objects, watcher memory.
+mkdir -p "$build/store-bench-data"
+bench src/store/store-bench "$build/store-bench-data"
+
 if [ "$ran" -eq 0 ]; then
 	echo "bench: no benchmark is built yet; nothing was measured"
 fi
