@@ -1,0 +1,1483 @@
+/*
+ * api_crud.c - get, list, create, update, patch, delete and deletecollection, with the
+ * status, scale, binding, eviction and log subresources.
+ *
+ * Objects are stored as JSON text whose key order is normalised (apiVersion, kind,
+ * metadata first; in metadata name, namespace, uid, resourceVersion first) so the
+ * resourceVersion slot the store stamps is found at a fixed, validated position: no user
+ * string can precede it. Reads answer the stored text as is; only Table output, selectors
+ * and writes parse it.
+ *
+ * Write rules (kubectl-api.md section 25): a PUT whose resourceVersion differs from the
+ * stored one is a Conflict; a write that changes nothing keeps the resourceVersion and
+ * emits no event; the main resource ignores status and the status subresource ignores
+ * everything else (for kinds with a status subresource); generation is bumped when spec
+ * changes; dryRun=All validates and answers without storing.
+ *
+ * Deletion: an object with finalizers gets deletionTimestamp and stays until they are
+ * removed; a pod bound to a node is deleted gracefully (deletionTimestamp, then its kubelet
+ * deletes it with grace 0); a namespace turns Terminating, its contents are deleted, then
+ * it goes. Background/Foreground deletion removes dependents (ownerReferences.uid) at once,
+ * up to K32_API_MAX_CASCADE levels; Orphan strips their ownerReferences.
+ *
+ * Context: the http loop task or an api_do caller; the store serialises writes.
+ */
+#include "api/api_srv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/k32_json.h"
+
+#define API_RV_SENTINEL "~K32RV~"
+
+/* ---- store helpers --------------------------------------------------------------------- */
+
+void api_key(const struct api_resource *res, const char *ns, const char *name,
+	     struct store_key *key)
+{
+	key->group = res->group;
+	key->resource = res->plural;
+	key->ns = res->namespaced && ns ? ns : "";
+	key->name = name;
+}
+
+k32_status_t api_store_err(struct api_fail *f, const struct api_resource *res, const char *name,
+			   k32_status_t st, const struct k32_err *err)
+{
+	switch (st) {
+	case K32_ERR_NOT_FOUND:
+		return api_fail_not_found(f, res, name);
+	case K32_ERR_ALREADY_EXISTS:
+		return api_fail_already_exists(f, res, name);
+	case K32_ERR_CONFLICT:
+		return api_fail_conflict(f, res, name);
+	case K32_ERR_OUT_OF_RANGE:
+		return api_fail_set(f, 413, "RequestEntityTooLarge", "%s",
+				    err ? err->msg : "object too large");
+	case K32_ERR_NO_RESOURCES:
+		f->retry_after_s = 10;
+		return api_fail_set(f, 429, "TooManyRequests", "%s",
+				    err ? err->msg : "store limit reached");
+	case K32_ERR_COMPACTED:
+		return api_fail_set(f, 410, "Expired", "%s",
+				    err ? err->msg : "too old resource version");
+	case K32_ERR_INVALID_ARGS:
+		return api_fail_set(f, 400, "BadRequest", "%s", err ? err->msg : "bad request");
+	default:
+		return api_fail_set(f, 500, "InternalError", "store: %s",
+				    err ? err->msg : "failure");
+	}
+}
+
+k32_status_t api_get_obj(struct api_server *api, const struct api_resource *res, const char *ns,
+			 const char *name, struct store_obj **out, struct api_fail *f)
+{
+	struct store_key key;
+	struct k32_err err;
+	api_key(res, ns, name, &key);
+	k32_err_clear(&err);
+	k32_status_t st = store_get(api->store, &key, out, &err);
+	if (st)
+		return api_store_err(f, res, name, st, &err);
+	return K32_OK;
+}
+
+cJSON *api_parse_obj(const struct store_obj *o)
+{
+	return cJSON_ParseWithLength(store_obj_data(o), o->len);
+}
+
+static void api_move_first(cJSON *dst, cJSON *src, const char *key)
+{
+	cJSON *it = cJSON_DetachItemFromObjectCaseSensitive(src, key);
+	if (it)
+		cJSON_AddItemToObject(dst, key, it);
+}
+
+/* Reorders obj (in place) so the resourceVersion slot precedes any user string. */
+static bool api_normalise(cJSON *obj)
+{
+	cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	cJSON *nm = cJSON_CreateObject();
+	cJSON *no = cJSON_CreateObject();
+	if (!nm || !no || !cJSON_IsObject(md)) {
+		cJSON_Delete(nm);
+		cJSON_Delete(no);
+		return false;
+	}
+	api_move_first(nm, md, "name");
+	api_move_first(nm, md, "namespace");
+	api_move_first(nm, md, "uid");
+	cJSON_DeleteItemFromObjectCaseSensitive(md, "resourceVersion");
+	cJSON_AddStringToObject(nm, "resourceVersion", API_RV_SENTINEL);
+	while (md->child) {
+		cJSON *it = cJSON_DetachItemViaPointer(md, md->child);
+		cJSON_AddItemToObject(nm, it->string, it);
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, "metadata");
+	api_move_first(no, obj, "apiVersion");
+	api_move_first(no, obj, "kind");
+	cJSON_AddItemToObject(no, "metadata", nm);
+	while (obj->child) {
+		cJSON *it = cJSON_DetachItemViaPointer(obj, obj->child);
+		cJSON_AddItemToObject(no, it->string, it);
+	}
+	while (no->child) {
+		cJSON *it = cJSON_DetachItemViaPointer(no, no->child);
+		cJSON_AddItemToObject(obj, it->string, it);
+	}
+	cJSON_Delete(no);
+	return true;
+}
+
+k32_status_t api_put_obj(struct api_server *api, const struct api_resource *res, cJSON *obj,
+			 bool create, uint64_t expect_rev, struct store_obj **out,
+			 struct api_fail *f)
+{
+	if (!api_normalise(obj))
+		return api_fail_set(f, 500, "InternalError", "preparing %s: out of memory",
+				    res->kind);
+	char *text = cJSON_PrintUnformatted(obj);
+	if (!text)
+		return api_fail_set(f, 500, "InternalError", "serialising %s: out of memory",
+				    res->kind);
+	static const char pat[] = "\"resourceVersion\":\"" API_RV_SENTINEL "\"";
+	char *hit = strstr(text, pat);
+	size_t len = strlen(text);
+	struct store_value val = {.data = text, .len = len, .rv_off = STORE_NO_STAMP};
+	if (hit) {
+		char *s = hit + sizeof("\"resourceVersion\":\"") - 1;
+		size_t sl = sizeof(API_RV_SENTINEL) - 1;
+		memmove(s, s + sl, len - (size_t)(s - text) - sl + 1);
+		val.len = len - sl;
+		val.rv_off = (size_t)(s - text);
+	}
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "namespace"));
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+	struct store_key key;
+	struct k32_err err;
+	k32_err_clear(&err);
+	api_key(res, ns ? ns : "", name ? name : "", &key);
+	k32_status_t st = create ? store_create(api->store, &key, &val, out, &err)
+				 : store_update(api->store, &key, &val, expect_rev, out, &err);
+	cJSON_free(text);
+	if (st)
+		return api_store_err(f, res, name ? name : "", st, &err);
+	return K32_OK;
+}
+
+/* ---- request decoding ------------------------------------------------------------------ */
+
+static k32_status_t api_decode_body(const struct api_req *rq, cJSON **out, struct api_fail *f)
+{
+	*out = NULL;
+	if (rq->body_len >= 4 && !memcmp(rq->body, API_PB_MAGIC, 4))
+		return api_pb_decode(rq->body, rq->body_len, out, f);
+	if (strstr(rq->ctype, "protobuf"))
+		return api_fail_set(f, 400, "BadRequest",
+				    "a protobuf body must start with the \"k8s\\0\" magic");
+	if (strstr(rq->ctype, "yaml") && !strstr(rq->ctype, "apply-patch"))
+		return api_fail_set(
+		    f, 415, "UnsupportedMediaType",
+		    "the body of type %.60s is not supported: send application/json (kubectl does)",
+		    rq->ctype);
+	if (rq->ctype[0] && !strstr(rq->ctype, "json") && !strstr(rq->ctype, "apply-patch") &&
+	    !strstr(rq->ctype, "*/*"))
+		return api_fail_set(
+		    f, 415, "UnsupportedMediaType",
+		    "the body of type %.60s is not supported: send application/json", rq->ctype);
+	struct k32_err err;
+	k32_err_clear(&err);
+	k32_status_t st = k32_json_parse((const char *)rq->body, rq->body_len, out, &err);
+	if (st) {
+		*out = NULL;
+		if (strstr(rq->ctype, "apply-patch"))
+			return api_fail_set(f, 415, "UnsupportedMediaType",
+					    "apply patch: kube32 reads the YAML body only in its "
+					    "JSON form (as kubectl sends it): %s",
+					    err.msg);
+		return api_fail_set(f, 400, "BadRequest", "the request body is not valid JSON: %s",
+				    err.msg);
+	}
+	return K32_OK;
+}
+
+static bool api_dry_run(const struct api_req *rq)
+{
+	char v[16];
+	return api_q(rq, "dryRun", v, sizeof(v)) && !strcmp(v, "All");
+}
+
+static bool api_strict(const struct api_req *rq)
+{
+	char v[16];
+	return api_q(rq, "fieldValidation", v, sizeof(v)) && !strcmp(v, "Strict");
+}
+
+static const char *jstr(const cJSON *o, const char *path)
+{
+	const cJSON *v = k32_json_find(o, path);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static cJSON *api_meta(cJSON *obj)
+{
+	cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	if (cJSON_IsObject(md))
+		return md;
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, "metadata");
+	return cJSON_AddObjectToObject(obj, "metadata");
+}
+
+static void api_set_str(cJSON *o, const char *key, const char *v)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+	cJSON_AddStringToObject(o, key, v);
+}
+
+static void api_set_num(cJSON *o, const char *key, double v)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+	cJSON_AddNumberToObject(o, key, v);
+}
+
+static void api_set_type(cJSON *obj, const struct api_resource *res)
+{
+	char av[64];
+	api_resource_api_version(res, av, sizeof(av));
+	api_set_str(obj, "apiVersion", av);
+	api_set_str(obj, "kind", res->kind);
+}
+
+static bool api_has_spec_kind(const struct api_resource *res)
+{
+	return res->table != API_TABLE_CONFIGMAP && res->table != API_TABLE_SECRET &&
+	       res->table != API_TABLE_EVENT;
+}
+
+/* ---- responses ------------------------------------------------------------------------- */
+
+static void api_out_obj(struct api_req *rq, struct api_out *out, int code,
+			const struct store_obj *o)
+{
+	if (rq->table) {
+		cJSON *j = api_parse_obj(o);
+		const cJSON *objs[] = {j};
+		char rv[24];
+		snprintf(rv, sizeof(rv), "%llu", (unsigned long long)o->mod_rev);
+		cJSON *t = j ? api_table_build(rq->res, objs, 1, api_now_s(), rv, true) : NULL;
+		cJSON_Delete(j);
+		snprintf(out->ctype, sizeof(out->ctype), "%s", API_CT_TABLE);
+		api_out_json(out, code, t);
+		return;
+	}
+	api_out_text(out, code, "application/json", store_obj_data(o), o->len);
+}
+
+static void api_out_cjson_obj(struct api_req *rq, struct api_out *out, int code, cJSON *obj)
+{
+	if (rq->table) {
+		const cJSON *objs[] = {obj};
+		cJSON *t = api_table_build(rq->res, objs, 1, api_now_s(), NULL, true);
+		cJSON_Delete(obj);
+		snprintf(out->ctype, sizeof(out->ctype), "%s", API_CT_TABLE);
+		api_out_json(out, code, t);
+		return;
+	}
+	out->ctype[0] = 0;
+	api_out_json(out, code, obj);
+}
+
+/* ---- list ------------------------------------------------------------------------------ */
+
+struct api_filter {
+	struct api_selector lsel, fsel;
+	bool has_l, has_f;
+	const char *owner_uid; /* dependents of this owner only (cascades) */
+};
+
+static bool api_filter_obj(const struct api_filter *flt, const cJSON *j)
+{
+	if (!j)
+		return false;
+	if (flt->has_l &&
+	    !api_label_selector_match(&flt->lsel, k32_json_find(j, "metadata.labels")))
+		return false;
+	if (flt->has_f && !api_field_selector_match(&flt->fsel, j))
+		return false;
+	if (flt->owner_uid) {
+		const cJSON *r;
+		bool owned = false;
+		cJSON_ArrayForEach(r, k32_json_find(j, "metadata.ownerReferences"))
+		{
+			const char *u = jstr(r, "uid");
+			owned = owned || (u && !strcmp(u, flt->owner_uid));
+		}
+		if (!owned)
+			return false;
+	}
+	return true;
+}
+
+static bool api_store_filter(void *ctx, const struct store_obj *o)
+{
+	const struct api_filter *flt = ctx;
+	cJSON *j = api_parse_obj(o);
+	bool ok = api_filter_obj(flt, j);
+	cJSON_Delete(j);
+	return ok;
+}
+
+/* Parses labelSelector/fieldSelector of rq into flt. */
+static k32_status_t api_filter_init(const struct api_req *rq, struct api_filter *flt,
+				    struct api_fail *f)
+{
+	char *buf = malloc(K32_API_SELECTOR_LEN + 1);
+	k32_status_t st = K32_OK;
+	memset(flt, 0, sizeof(*flt));
+	if (!buf)
+		return api_fail_set(f, 500, "InternalError", "out of memory parsing selectors");
+	if (api_q(rq, "labelSelector", buf, K32_API_SELECTOR_LEN + 1) && buf[0]) {
+		st = api_label_selector_parse(buf, &flt->lsel, f);
+		flt->has_l = flt->lsel.term_count > 0;
+	}
+	if (!st && api_q(rq, "fieldSelector", buf, K32_API_SELECTOR_LEN + 1) && buf[0]) {
+		st = api_field_selector_parse(buf, rq->res, &flt->fsel, f);
+		flt->has_f = flt->fsel.term_count > 0;
+	}
+	free(buf);
+	return st;
+}
+
+static void api_list(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	struct api_filter *flt = calloc(1, sizeof(*flt));
+	struct store_list list;
+	char tok[STORE_CONTINUE_LEN], v[32];
+	memset(&list, 0, sizeof(list));
+	api_fail_clear(&f);
+	if (!flt) {
+		api_fail_set(&f, 500, "InternalError", "out of memory");
+		api_out_fail(out, &f);
+		return;
+	}
+	if (api_filter_init(rq, flt, &f)) {
+		api_out_fail(out, &f);
+		goto out_free;
+	}
+	struct store_list_opts opts = {0};
+	if (api_q(rq, "limit", v, sizeof(v)) && v[0]) {
+		char *end;
+		unsigned long l = strtoul(v, &end, 10);
+		if (*end || v[0] == '-') {
+			api_fail_set(&f, 400, "BadRequest",
+				     "limit=%s: expected a non-negative integer", v);
+			api_out_fail(out, &f);
+			goto out_free;
+		}
+		opts.limit = l > 100000 ? 100000 : (uint32_t)l;
+	}
+	if (api_q(rq, "continue", tok, sizeof(tok)) && tok[0])
+		opts.continue_token = tok;
+	if (flt->has_l || flt->has_f) {
+		opts.filter = api_store_filter;
+		opts.filter_ctx = flt;
+	}
+	struct store_key key;
+	struct k32_err err;
+	k32_err_clear(&err);
+	api_key(rq->res, rq->ns, "", &key);
+	k32_status_t st = store_list(api->store, &key, &opts, &list, &err);
+	if (st) {
+		if (st == K32_ERR_COMPACTED)
+			api_fail_set(&f, 410, "Expired",
+				     "The provided continue parameter is too old to display a "
+				     "consistent list result. You can start a new list without the "
+				     "continue parameter. (%s)",
+				     err.msg);
+		else
+			api_store_err(&f, rq->res, "", st, &err);
+		api_out_fail(out, &f);
+		goto out_fini;
+	}
+	char rv[24];
+	snprintf(rv, sizeof(rv), "%llu", (unsigned long long)list.rev);
+	if (rq->table) {
+		const cJSON **objs = calloc(list.count ? list.count : 1, sizeof(*objs));
+		for (uint32_t i = 0; objs && i < list.count; i++)
+			objs[i] = api_parse_obj(list.items[i]);
+		cJSON *t =
+		    objs ? api_table_build(rq->res, objs, list.count, api_now_s(), rv, true) : NULL;
+		for (uint32_t i = 0; objs && i < list.count; i++)
+			cJSON_Delete((cJSON *)objs[i]);
+		free(objs);
+		if (t && list.continue_token[0])
+			cJSON_AddStringToObject(cJSON_GetObjectItem(t, "metadata"), "continue",
+						list.continue_token);
+		snprintf(out->ctype, sizeof(out->ctype), "%s", API_CT_TABLE);
+		api_out_json(out, 200, t);
+		goto out_fini;
+	}
+	/* plain list: the stored texts, concatenated (no parse) */
+	char av[64];
+	api_resource_api_version(rq->res, av, sizeof(av));
+	struct k32_buf *b = out->body;
+	k32_buf_reset(b);
+	k32_err_clear(&err);
+	st = k32_buf_printf(
+	    b, &err,
+	    "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%s\"",
+	    rq->res->kind, av, rv);
+	if (!st && list.continue_token[0]) {
+		cJSON *ts = cJSON_CreateString(list.continue_token);
+		char *tj = ts ? cJSON_PrintUnformatted(ts) : NULL;
+		st = tj ? k32_buf_printf(b, &err, ",\"continue\":%s", tj) : K32_ERR_NO_MEMORY;
+		cJSON_free(tj);
+		cJSON_Delete(ts);
+	}
+	if (!st)
+		st = k32_buf_append_str(b, "},\"items\":[", &err);
+	for (uint32_t i = 0; !st && i < list.count; i++) {
+		if (i)
+			st = k32_buf_append(b, ",", 1, &err);
+		if (!st)
+			st = k32_buf_append(b, store_obj_data(list.items[i]), list.items[i]->len,
+					    &err);
+	}
+	if (!st)
+		st = k32_buf_append_str(b, "]}", &err);
+	if (st) {
+		api_fail_set(&f, 500, "InternalError",
+			     "the list does not fit in the response (%s); use limit and continue",
+			     err.msg);
+		api_out_fail(out, &f);
+		goto out_fini;
+	}
+	out->code = 200;
+	snprintf(out->ctype, sizeof(out->ctype), "application/json");
+out_fini:
+	store_list_fini(api->store, &list);
+out_free:
+	free(flt);
+}
+
+/* ---- create ---------------------------------------------------------------------------- */
+
+static k32_status_t api_check_type(const struct api_req *rq, const cJSON *obj, struct api_fail *f)
+{
+	const char *kind = jstr(obj, "kind");
+	const char *av = jstr(obj, "apiVersion");
+	char want[64];
+	api_resource_api_version(rq->res, want, sizeof(want));
+	if (kind && kind[0] && strcmp(kind, rq->res->kind))
+		return api_fail_set(f, 400, "BadRequest",
+				    "the body is a %s, but the URL is for %s (%s)", kind,
+				    rq->res->plural, rq->res->kind);
+	if (av && av[0] && strcmp(av, want))
+		return api_fail_set(
+		    f, 400, "BadRequest",
+		    "the API version in the data (%s) does not match the expected API version (%s)",
+		    av, want);
+	return K32_OK;
+}
+
+static k32_status_t api_ns_usable(struct api_server *api, const char *ns, struct api_fail *f)
+{
+	const struct api_resource *nsres = api_registry_find("", "v1", "namespaces");
+	struct store_obj *o = NULL;
+	k32_status_t st = api_get_obj(api, nsres, "", ns, &o, f);
+	if (st)
+		return st;
+	cJSON *j = api_parse_obj(o);
+	const char *phase = jstr(j, "status.phase");
+	if (phase && !strcmp(phase, "Terminating"))
+		st = api_fail_forbidden(
+		    f, nsres, ns,
+		    "unable to create new content in namespace because it is being terminated");
+	cJSON_Delete(j);
+	store_obj_unref(api->store, o);
+	return st;
+}
+
+static k32_status_t api_prepare_new(struct api_server *api, struct api_req *rq, cJSON *obj,
+				    struct api_fail *f)
+{
+	k32_status_t st = api_check_type(rq, obj, f);
+	if (st)
+		return st;
+	if (api_strict(rq) && (st = api_check_unknown_fields(rq->res, obj, f)))
+		return st;
+	api_set_type(obj, rq->res);
+	cJSON *md = api_meta(obj);
+	if (!md)
+		return api_fail_set(f, 500, "InternalError", "out of memory");
+	const char *bns = jstr(md, "namespace");
+	if (rq->res->namespaced) {
+		if (bns && bns[0] && rq->ns[0] && strcmp(bns, rq->ns))
+			return api_fail_set(f, 400, "BadRequest",
+					    "the namespace of the provided object (%s) does not "
+					    "match the namespace sent on the request (%s)",
+					    bns, rq->ns);
+		if (!rq->ns[0] && !(bns && bns[0]))
+			return api_fail_set(f, 400, "BadRequest",
+					    "%s is namespaced: create it under /namespaces/<ns>/%s",
+					    rq->res->kind, rq->res->plural);
+		if (rq->ns[0])
+			api_set_str(md, "namespace", rq->ns);
+	} else {
+		cJSON_DeleteItemFromObjectCaseSensitive(md, "namespace");
+	}
+	const char *name = jstr(md, "name");
+	const char *gen = jstr(md, "generateName");
+	if ((!name || !name[0]) && gen && gen[0]) {
+		static const char alnum[] = "bcdfghjklmnpqrstvwxz2456789";
+		uint8_t r[5];
+		char nm[260];
+		if (k32_plat()->random(r, sizeof(r)) != K32_OK)
+			for (size_t i = 0; i < 5; i++)
+				r[i] = (uint8_t)(++api->name_seq * 7 + i);
+		snprintf(nm, sizeof(nm), "%.247s%c%c%c%c%c", gen, alnum[r[0] % 27],
+			 alnum[r[1] % 27], alnum[r[2] % 27], alnum[r[3] % 27], alnum[r[4] % 27]);
+		api_set_str(md, "name", nm);
+	}
+	st = api_default(rq->res, obj, f);
+	if (st)
+		return st;
+	st = api_validate(rq->res, obj, f);
+	if (st)
+		return st;
+	char uid[40], ts[32];
+	api_new_uid(uid, sizeof(uid));
+	api_format_time(api_now_s(), ts, sizeof(ts));
+	api_set_str(md, "uid", uid);
+	api_set_str(md, "creationTimestamp", ts);
+	cJSON_DeleteItemFromObjectCaseSensitive(md, "deletionTimestamp");
+	cJSON_DeleteItemFromObjectCaseSensitive(md, "deletionGracePeriodSeconds");
+	cJSON_DeleteItemFromObjectCaseSensitive(md, "managedFields");
+	cJSON_DeleteItemFromObjectCaseSensitive(md, "selfLink");
+	if (api_has_spec_kind(rq->res))
+		api_set_num(md, "generation", 1);
+	else
+		cJSON_DeleteItemFromObjectCaseSensitive(md, "generation");
+	return K32_OK;
+}
+
+static void api_create(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	cJSON *obj = NULL;
+	char why[320];
+	api_fail_clear(&f);
+	if (api_decode_body(rq, &obj, &f))
+		goto out_fail;
+	if (!cJSON_IsObject(obj)) {
+		api_fail_set(&f, 400, "BadRequest", "the request body must be a JSON object");
+		goto out_fail;
+	}
+	if (api_prepare_new(api, rq, obj, &f))
+		goto out_fail;
+	const char *name = jstr(obj, "metadata.name");
+	const char *ns = jstr(obj, "metadata.namespace");
+	if (!api_authorize(rq->who, "create", rq->res, "", ns, name, obj, why, sizeof(why))) {
+		api_fail_forbidden(&f, rq->res, name, why);
+		goto out_fail;
+	}
+	if (rq->res->namespaced && api_ns_usable(api, ns, &f))
+		goto out_fail;
+	if (api_dry_run(rq)) {
+		api_out_cjson_obj(rq, out, 201, obj);
+		return;
+	}
+	struct store_obj *so = NULL;
+	if (api_put_obj(api, rq->res, obj, true, 0, &so, &f))
+		goto out_fail;
+	cJSON_Delete(obj);
+	api_out_obj(rq, out, 201, so);
+	store_obj_unref(api->store, so);
+	return;
+out_fail:
+	cJSON_Delete(obj);
+	api_out_fail(out, &f);
+}
+
+/* ---- update / patch -------------------------------------------------------------------- */
+
+/* Carries the server-owned metadata of old into upd and bumps generation on spec change. */
+static void api_carry_meta(const struct api_resource *res, const cJSON *old, cJSON *upd)
+{
+	cJSON *md = api_meta(upd);
+	const cJSON *omd = cJSON_GetObjectItemCaseSensitive(old, "metadata");
+	static const char *const keep[] = {
+	    "uid",  "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+	    "name", "namespace"};
+	for (size_t i = 0; md && i < sizeof(keep) / sizeof(keep[0]); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(omd, keep[i]);
+		cJSON_DeleteItemFromObjectCaseSensitive(md, keep[i]);
+		if (v)
+			cJSON_AddItemToObject(md, keep[i], cJSON_Duplicate(v, true));
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(md, "managedFields");
+	cJSON_DeleteItemFromObjectCaseSensitive(md, "selfLink");
+	if (api_has_spec_kind(res)) {
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(omd, "generation");
+		double gen = cJSON_IsNumber(g) ? g->valuedouble : 1;
+		if (!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(old, "spec"),
+				   cJSON_GetObjectItemCaseSensitive(upd, "spec"), true))
+			gen += 1;
+		api_set_num(md, "generation", gen);
+	}
+	api_set_type(upd, res);
+}
+
+/* Whether two versions are equal ignoring resourceVersion. */
+static bool api_same(const cJSON *a, const cJSON *b)
+{
+	cJSON *x = cJSON_Duplicate(a, true), *y = cJSON_Duplicate(b, true);
+	bool same = false;
+	if (x && y) {
+		cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItem(x, "metadata"),
+							"resourceVersion");
+		cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItem(y, "metadata"),
+							"resourceVersion");
+		same = cJSON_Compare(x, y, true);
+	}
+	cJSON_Delete(x);
+	cJSON_Delete(y);
+	return same;
+}
+
+static cJSON *api_scale_of(const struct api_resource *res, const cJSON *o, uint64_t rv)
+{
+	cJSON *s = cJSON_CreateObject();
+	if (!s)
+		return NULL;
+	cJSON_AddStringToObject(s, "kind", "Scale");
+	cJSON_AddStringToObject(s, "apiVersion", "autoscaling/v1");
+	cJSON *md = cJSON_AddObjectToObject(s, "metadata");
+	static const char *const keys[][2] = {{"name", "metadata.name"},
+					      {"namespace", "metadata.namespace"},
+					      {"uid", "metadata.uid"},
+					      {"creationTimestamp", "metadata.creationTimestamp"}};
+	for (size_t i = 0; i < 4; i++) {
+		const char *v = jstr(o, keys[i][1]);
+		if (v)
+			cJSON_AddStringToObject(md, keys[i][0], v);
+	}
+	char rvs[24];
+	snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
+	cJSON_AddStringToObject(md, "resourceVersion", rvs);
+	const cJSON *rep = k32_json_find(o, "spec.replicas");
+	cJSON *spec = cJSON_AddObjectToObject(s, "spec");
+	cJSON_AddNumberToObject(spec, "replicas", cJSON_IsNumber(rep) ? rep->valuedouble : 1);
+	cJSON *st = cJSON_AddObjectToObject(s, "status");
+	const cJSON *cur = k32_json_find(o, "status.replicas");
+	cJSON_AddNumberToObject(st, "replicas", cJSON_IsNumber(cur) ? cur->valuedouble : 0);
+	char sel[256];
+	const cJSON *ml = k32_json_find(o, "spec.selector.matchLabels");
+	if (ml && api_selector_from_match_labels(ml, sel, sizeof(sel)))
+		cJSON_AddStringToObject(st, "selector", sel);
+	(void)res;
+	return s;
+}
+
+enum api_write_kind {
+	API_WRITE_PUT,
+	API_WRITE_PATCH,
+};
+
+/* One attempt of an update or patch; returns K32_ERR_CONFLICT (f filled) to retry. */
+static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, struct api_out *out,
+				    enum api_write_kind wk, enum api_patch_type pt,
+				    const cJSON *body, struct api_fail *f)
+{
+	struct store_obj *old = NULL;
+	cJSON *oldj = NULL, *upd = NULL;
+	char why[320];
+	k32_status_t st = api_get_obj(api, rq->res, rq->ns, rq->name, &old, f);
+	if (st == K32_ERR_NOT_FOUND && pt == API_PATCH_APPLY && !rq->sub[0]) {
+		/* server-side apply of a new object creates it */
+		api_fail_clear(f);
+		cJSON *obj = cJSON_Duplicate(body, true);
+		if (!obj)
+			return api_fail_set(f, 500, "InternalError", "out of memory");
+		if ((st = api_prepare_new(api, rq, obj, f)) == K32_OK &&
+		    !api_authorize(rq->who, "create", rq->res, "", rq->ns, rq->name, obj, why,
+				   sizeof(why)))
+			st = api_fail_forbidden(f, rq->res, rq->name, why);
+		if (!st && rq->res->namespaced)
+			st = api_ns_usable(api, rq->ns, f);
+		struct store_obj *so = NULL;
+		if (!st && api_dry_run(rq)) {
+			api_out_cjson_obj(rq, out, 201, obj);
+			return K32_OK;
+		}
+		if (!st)
+			st = api_put_obj(api, rq->res, obj, true, 0, &so, f);
+		cJSON_Delete(obj);
+		if (!st) {
+			api_out_obj(rq, out, 201, so);
+			store_obj_unref(api->store, so);
+		}
+		return st;
+	}
+	if (st)
+		return st;
+	oldj = api_parse_obj(old);
+	if (!oldj) {
+		st = api_fail_set(f, 500, "InternalError", "stored %s %s does not parse",
+				  rq->res->kind, rq->name);
+		goto out;
+	}
+	const char *verb = wk == API_WRITE_PUT ? "update" : "patch";
+	if (!api_authorize(rq->who, verb, rq->res, rq->sub, rq->ns, rq->name, oldj, why,
+			   sizeof(why))) {
+		st = api_fail_forbidden(f, rq->res, rq->name, why);
+		goto out;
+	}
+	bool scale = !strcmp(rq->sub, "scale");
+	bool status = !strcmp(rq->sub, "status");
+	cJSON *input = NULL; /* the object (or Scale) after the client's change */
+	if (scale) {
+		input = api_scale_of(rq->res, oldj, old->mod_rev);
+		if (!input) {
+			st = api_fail_set(f, 500, "InternalError", "out of memory");
+			goto out;
+		}
+	}
+	if (wk == API_WRITE_PUT) {
+		cJSON_Delete(input);
+		input = cJSON_Duplicate(body, true);
+		if (!input) {
+			st = api_fail_set(f, 500, "InternalError", "out of memory");
+			goto out;
+		}
+		const char *bname = jstr(input, "metadata.name");
+		if (bname && strcmp(bname, rq->name)) {
+			st = api_fail_set(
+			    f, 400, "BadRequest",
+			    "the name of the object (%s) does not match the name on the URL (%s)",
+			    bname, rq->name);
+			cJSON_Delete(input);
+			goto out;
+		}
+		if (!scale && (st = api_check_type(rq, input, f))) {
+			cJSON_Delete(input);
+			goto out;
+		}
+		if (!scale && api_strict(rq) &&
+		    (st = api_check_unknown_fields(rq->res, input, f))) {
+			cJSON_Delete(input);
+			goto out;
+		}
+	} else {
+		if (!input)
+			input = cJSON_Duplicate(oldj, true);
+		if (!input) {
+			st = api_fail_set(f, 500, "InternalError", "out of memory");
+			goto out;
+		}
+		st = api_patch_apply(pt == API_PATCH_APPLY ? API_PATCH_STRATEGIC : pt, &input, body,
+				     f);
+		if (st) {
+			cJSON_Delete(input);
+			goto out;
+		}
+		if (!scale && api_strict(rq) &&
+		    (st = api_check_unknown_fields(rq->res, input, f))) {
+			cJSON_Delete(input);
+			goto out;
+		}
+	}
+	/* optimistic concurrency: a resourceVersion in the input must be the stored one */
+	const char *irv = jstr(input, "metadata.resourceVersion");
+	char cur_rv[24];
+	snprintf(cur_rv, sizeof(cur_rv), "%llu", (unsigned long long)old->mod_rev);
+	if (irv && irv[0] && strcmp(irv, cur_rv)) {
+		st = api_fail_conflict(f, rq->res, rq->name);
+		cJSON_Delete(input);
+		goto out_noretry;
+	}
+	/* compose the new version */
+	if (scale) {
+		const cJSON *r = k32_json_find(input, "spec.replicas");
+		upd = cJSON_Duplicate(oldj, true);
+		cJSON *spec = upd ? cJSON_GetObjectItem(upd, "spec") : NULL;
+		if (!cJSON_IsNumber(r) || r->valuedouble < 0) {
+			api_fail_add_cause(f, "FieldValueInvalid", "spec.replicas",
+					   "Invalid value: must be a non-negative integer");
+			st = api_fail_invalid(f, "Scale", rq->name);
+		} else if (spec) {
+			api_set_num(spec, "replicas", r->valuedouble);
+		}
+		cJSON_Delete(input);
+	} else if (status) {
+		upd = cJSON_Duplicate(oldj, true);
+		cJSON *ns = cJSON_DetachItemFromObjectCaseSensitive(input, "status");
+		if (upd) {
+			cJSON_DeleteItemFromObjectCaseSensitive(upd, "status");
+			if (ns)
+				cJSON_AddItemToObject(upd, "status", ns);
+		} else {
+			cJSON_Delete(ns);
+		}
+		cJSON_Delete(input);
+	} else {
+		upd = input;
+		if (rq->res->subresources & API_SUB_STATUS) {
+			cJSON_DeleteItemFromObjectCaseSensitive(upd, "status");
+			const cJSON *os = cJSON_GetObjectItemCaseSensitive(oldj, "status");
+			if (os)
+				cJSON_AddItemToObject(upd, "status", cJSON_Duplicate(os, true));
+		}
+	}
+	if (st)
+		goto out_noretry;
+	if (!upd) {
+		st = api_fail_set(f, 500, "InternalError", "out of memory");
+		goto out;
+	}
+	api_carry_meta(rq->res, oldj, upd);
+	if ((st = api_default(rq->res, upd, f)) || (st = api_validate(rq->res, upd, f)))
+		goto out_noretry;
+	struct store_obj *so = NULL;
+	const cJSON *fins = k32_json_find(upd, "metadata.finalizers");
+	bool finish_delete =
+	    jstr(upd, "metadata.deletionTimestamp") && cJSON_GetArraySize(fins) == 0;
+	if (api_same(oldj, upd) || api_dry_run(rq)) {
+		if (scale)
+			api_out_json(out, 200, api_scale_of(rq->res, upd, old->mod_rev));
+		else if (api_dry_run(rq))
+			api_out_cjson_obj(rq, out, 200, cJSON_Duplicate(upd, true));
+		else
+			api_out_obj(rq, out, 200, old);
+		goto out;
+	}
+	st = api_put_obj(api, rq->res, upd, false, old->mod_rev, &so, f);
+	if (st)
+		goto out; /* a store Conflict here is retried by the caller */
+	if (finish_delete) {
+		/* the last finalizer went: the deletion completes now */
+		struct store_obj *gone = NULL;
+		k32_status_t dst = api_delete_now(api, rq->res, rq->ns, rq->name, so->mod_rev,
+						  "Background", 0, &gone, f);
+		store_obj_unref(api->store, gone);
+		if (dst && dst != K32_ERR_NOT_FOUND) {
+			store_obj_unref(api->store, so);
+			st = dst;
+			goto out_noretry;
+		}
+		api_fail_clear(f);
+	}
+	if (scale) {
+		cJSON *nj = api_parse_obj(so);
+		out->ctype[0] = 0;
+		api_out_json(out, 200, nj ? api_scale_of(rq->res, nj, so->mod_rev) : NULL);
+		cJSON_Delete(nj);
+	} else {
+		api_out_obj(rq, out, 200, so);
+	}
+	store_obj_unref(api->store, so);
+	goto out;
+out_noretry:
+	if (st == K32_ERR_CONFLICT)
+		st = K32_ERR_BAD_STATE; /* a client-side conflict: do not retry */
+out:
+	cJSON_Delete(upd);
+	cJSON_Delete(oldj);
+	store_obj_unref(api->store, old);
+	return st;
+}
+
+static void api_update(struct api_server *api, struct api_req *rq, struct api_out *out,
+		       enum api_write_kind wk)
+{
+	struct api_fail f;
+	cJSON *body = NULL;
+	enum api_patch_type pt = API_PATCH_MERGE;
+	api_fail_clear(&f);
+	if (wk == API_WRITE_PATCH) {
+		if (strstr(rq->ctype, "application/json-patch+json"))
+			pt = API_PATCH_JSON;
+		else if (strstr(rq->ctype, "application/merge-patch+json"))
+			pt = API_PATCH_MERGE;
+		else if (strstr(rq->ctype, "application/strategic-merge-patch+json"))
+			pt = API_PATCH_STRATEGIC;
+		else if (strstr(rq->ctype, "application/apply-patch"))
+			pt = API_PATCH_APPLY;
+		else {
+			api_fail_set(&f, 415, "UnsupportedMediaType",
+				     "the body of the request was in an unknown format - accepted "
+				     "media types include: application/json-patch+json, "
+				     "application/merge-patch+json, application/apply-patch+yaml, "
+				     "application/strategic-merge-patch+json (got \"%.60s\")",
+				     rq->ctype);
+			api_out_fail(out, &f);
+			return;
+		}
+	}
+	if (api_decode_body(rq, &body, &f)) {
+		api_out_fail(out, &f);
+		return;
+	}
+	if (wk == API_WRITE_PUT && !cJSON_IsObject(body)) {
+		cJSON_Delete(body);
+		api_fail_set(&f, 400, "BadRequest", "the request body must be a JSON object");
+		api_out_fail(out, &f);
+		return;
+	}
+	k32_status_t st = K32_ERR_CONFLICT;
+	/* a conflict with a concurrent writer (not a stale client version) is retried */
+	for (int attempt = 0; attempt < 3 && st == K32_ERR_CONFLICT; attempt++) {
+		api_fail_clear(&f);
+		k32_buf_reset(out->body);
+		st = api_update_once(api, rq, out, wk, pt, body, &f);
+		if (st == K32_ERR_CONFLICT &&
+		    (wk == API_WRITE_PUT && jstr(body, "metadata.resourceVersion")))
+			break;
+	}
+	cJSON_Delete(body);
+	if (st)
+		api_out_fail(out, &f);
+}
+
+/* ---- delete ---------------------------------------------------------------------------- */
+
+/* Orphans (strips ownerReferences to uid) or deletes the dependents of owner uid. */
+static void api_cascade(struct api_server *api, const struct api_resource *owner, const char *ns,
+			const char *uid, const char *policy, int depth)
+{
+	const char *deps[2] = {NULL, NULL};
+	if (!strcmp(owner->plural, "deployments")) {
+		deps[0] = "replicasets";
+	} else if (!strcmp(owner->plural, "replicasets") || !strcmp(owner->plural, "daemonsets") ||
+		   !strcmp(owner->plural, "jobs")) {
+		deps[0] = "pods";
+	} else {
+		return;
+	}
+	const struct api_resource *dres = !strcmp(deps[0], "pods")
+					      ? api_registry_find("", "v1", "pods")
+					      : api_registry_find("apps", "v1", "replicasets");
+	struct api_filter *flt = calloc(1, sizeof(*flt));
+	if (!flt)
+		return;
+	flt->owner_uid = uid;
+	struct store_list_opts opts = {.filter = api_store_filter, .filter_ctx = flt};
+	struct store_list list;
+	struct store_key key;
+	struct k32_err err;
+	memset(&list, 0, sizeof(list));
+	api_key(dres, ns, "", &key);
+	if (store_list(api->store, &key, &opts, &list, &err) == K32_OK) {
+		for (uint32_t i = 0; i < list.count; i++) {
+			cJSON *j = api_parse_obj(list.items[i]);
+			const char *name = jstr(j, "metadata.name");
+			struct api_fail f;
+			api_fail_clear(&f);
+			if (name && !strcmp(policy, "Orphan")) {
+				cJSON *refs = cJSON_GetObjectItem(
+				    cJSON_GetObjectItem(j, "metadata"), "ownerReferences");
+				cJSON *r = refs ? refs->child : NULL;
+				while (r) {
+					cJSON *next = r->next;
+					const char *u = jstr(r, "uid");
+					if (u && !strcmp(u, uid))
+						cJSON_Delete(cJSON_DetachItemViaPointer(refs, r));
+					r = next;
+				}
+				struct store_obj *so = NULL;
+				if (api_put_obj(api, dres, j, false, list.items[i]->mod_rev, &so,
+						&f) == K32_OK)
+					store_obj_unref(api->store, so);
+			} else if (name) {
+				struct store_obj *prev = NULL;
+				api_delete_now(api, dres, ns, name, 0, policy, depth + 1, &prev,
+					       &f);
+				store_obj_unref(api->store, prev);
+			}
+			cJSON_Delete(j);
+		}
+	}
+	store_list_fini(api->store, &list);
+	free(flt);
+}
+
+k32_status_t api_delete_now(struct api_server *api, const struct api_resource *res, const char *ns,
+			    const char *name, uint64_t expect_rev, const char *policy, int depth,
+			    struct store_obj **out_prev, struct api_fail *f)
+{
+	struct store_key key;
+	struct k32_err err;
+	k32_err_clear(&err);
+	api_key(res, ns, name, &key);
+	*out_prev = NULL;
+	k32_status_t st = store_delete(api->store, &key, expect_rev, out_prev, NULL, &err);
+	if (st)
+		return api_store_err(f, res, name, st, &err);
+	if (depth < K32_API_MAX_CASCADE && *out_prev) {
+		cJSON *j = api_parse_obj(*out_prev);
+		const char *uid = jstr(j, "metadata.uid");
+		if (uid)
+			api_cascade(api, res, ns, uid, policy ? policy : "Background", depth);
+		cJSON_Delete(j);
+	}
+	return K32_OK;
+}
+
+/* Deletes everything in namespace ns (bounded by the store's own limits). */
+static void api_purge_namespace(struct api_server *api, const char *ns)
+{
+	size_t n;
+	const struct api_resource *all = api_registry_all(&n);
+	for (size_t i = 0; i < n; i++) {
+		const struct api_resource *r = &all[i];
+		if (!r->namespaced || !(r->verbs & API_VERB_DELETE))
+			continue;
+		struct store_list list;
+		struct store_key key;
+		struct k32_err err;
+		memset(&list, 0, sizeof(list));
+		api_key(r, ns, "", &key);
+		struct store_list_opts opts = {0};
+		if (store_list(api->store, &key, &opts, &list, &err) == K32_OK) {
+			for (uint32_t k = 0; k < list.count; k++) {
+				const char *kstr = store_obj_key(list.items[k]);
+				const char *nm = strrchr(kstr, '/');
+				struct store_key dk;
+				api_key(r, ns, nm ? nm + 1 : "", &dk);
+				store_delete(api->store, &dk, 0, NULL, NULL, &err);
+			}
+		}
+		store_list_fini(api->store, &list);
+	}
+}
+
+struct api_delopts {
+	char policy[32];
+	int64_t grace; /* -1: default */
+	char pre_uid[40];
+	char pre_rv[24];
+	bool dry;
+};
+
+static k32_status_t api_delopts_parse(const struct api_req *rq, struct api_delopts *o,
+				      struct api_fail *f)
+{
+	char v[32];
+	memset(o, 0, sizeof(*o));
+	o->grace = -1;
+	snprintf(o->policy, sizeof(o->policy), "Background");
+	o->dry = api_dry_run(rq);
+	if (api_q(rq, "propagationPolicy", v, sizeof(v)) && v[0])
+		snprintf(o->policy, sizeof(o->policy), "%s", v);
+	if (api_q(rq, "gracePeriodSeconds", v, sizeof(v)) && v[0])
+		o->grace = strtoll(v, NULL, 10);
+	if (rq->body_len) {
+		cJSON *b = NULL;
+		k32_status_t st = api_decode_body(rq, &b, f);
+		if (st)
+			return st;
+		const char *p = jstr(b, "propagationPolicy");
+		if (p)
+			snprintf(o->policy, sizeof(o->policy), "%s", p);
+		const cJSON *g = cJSON_GetObjectItem(b, "gracePeriodSeconds");
+		if (cJSON_IsNumber(g))
+			o->grace = (int64_t)g->valuedouble;
+		const char *u = jstr(b, "preconditions.uid");
+		const char *r = jstr(b, "preconditions.resourceVersion");
+		if (u)
+			snprintf(o->pre_uid, sizeof(o->pre_uid), "%s", u);
+		if (r)
+			snprintf(o->pre_rv, sizeof(o->pre_rv), "%s", r);
+		const cJSON *dr = cJSON_GetObjectItem(b, "dryRun");
+		if (cJSON_IsArray(dr) && cJSON_GetArraySize(dr))
+			o->dry = true;
+		cJSON_Delete(b);
+	}
+	if (strcmp(o->policy, "Background") && strcmp(o->policy, "Foreground") &&
+	    strcmp(o->policy, "Orphan"))
+		return api_fail_set(
+		    f, 400, "BadRequest",
+		    "propagationPolicy \"%.16s\" is not one of Background, Foreground, Orphan",
+		    o->policy);
+	return K32_OK;
+}
+
+/* Marks old as being deleted (deletionTimestamp, optional grace, Terminating phase). */
+static k32_status_t api_mark_deleting(struct api_server *api, const struct api_resource *res,
+				      struct store_obj *old, cJSON *oldj, int64_t grace,
+				      struct store_obj **out, struct api_fail *f)
+{
+	cJSON *upd = cJSON_Duplicate(oldj, true);
+	if (!upd)
+		return api_fail_set(f, 500, "InternalError", "out of memory");
+	cJSON *md = api_meta(upd);
+	if (!jstr(upd, "metadata.deletionTimestamp")) {
+		char ts[32];
+		api_format_time(api_now_s() + (grace > 0 ? (uint64_t)grace : 0), ts, sizeof(ts));
+		api_set_str(md, "deletionTimestamp", ts);
+	}
+	if (grace >= 0)
+		api_set_num(md, "deletionGracePeriodSeconds", (double)grace);
+	if (res->table == API_TABLE_NAMESPACE) {
+		cJSON *st = cJSON_GetObjectItem(upd, "status");
+		if (!st)
+			st = cJSON_AddObjectToObject(upd, "status");
+		api_set_str(st, "phase", "Terminating");
+	}
+	k32_status_t st = api_put_obj(api, res, upd, false, old->mod_rev, out, f);
+	cJSON_Delete(upd);
+	return st;
+}
+
+static void api_delete(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	struct api_delopts o;
+	struct store_obj *old = NULL, *so = NULL;
+	cJSON *oldj = NULL;
+	char why[320];
+	api_fail_clear(&f);
+	if (api_delopts_parse(rq, &o, &f) || api_get_obj(api, rq->res, rq->ns, rq->name, &old, &f))
+		goto out_fail;
+	oldj = api_parse_obj(old);
+	if (!oldj) {
+		api_fail_set(&f, 500, "InternalError", "stored object does not parse");
+		goto out_fail;
+	}
+	if (!api_authorize(rq->who, "delete", rq->res, "", rq->ns, rq->name, oldj, why,
+			   sizeof(why))) {
+		api_fail_forbidden(&f, rq->res, rq->name, why);
+		goto out_fail;
+	}
+	char rv[24];
+	snprintf(rv, sizeof(rv), "%llu", (unsigned long long)old->mod_rev);
+	const char *uid = jstr(oldj, "metadata.uid");
+	if ((o.pre_uid[0] && (!uid || strcmp(o.pre_uid, uid))) ||
+	    (o.pre_rv[0] && strcmp(o.pre_rv, rv))) {
+		api_fail_set(&f, 409, "Conflict",
+			     "Precondition failed: UID in precondition: %s, UID in object meta: %s "
+			     "(resourceVersion %s, stored %s)",
+			     o.pre_uid[0] ? o.pre_uid : "<none>", uid ? uid : "", o.pre_rv, rv);
+		goto out_fail;
+	}
+	if (rq->res->table == API_TABLE_NAMESPACE &&
+	    (!strcmp(rq->name, "default") || !strcmp(rq->name, "kube-system") ||
+	     !strcmp(rq->name, "kube-public"))) {
+		api_fail_forbidden(&f, rq->res, rq->name, "this namespace may not be deleted");
+		goto out_fail;
+	}
+	if (o.dry) {
+		api_out_obj(rq, out, 200, old);
+		goto out;
+	}
+	bool has_fin = cJSON_GetArraySize(k32_json_find(oldj, "metadata.finalizers")) > 0;
+	bool bound_pod = rq->res->table == API_TABLE_POD && jstr(oldj, "spec.nodeName") &&
+			 o.grace != 0 && !jstr(oldj, "metadata.deletionTimestamp");
+	if (rq->res->table == API_TABLE_NAMESPACE) {
+		if (api_mark_deleting(api, rq->res, old, oldj, -1, &so, &f))
+			goto out_fail;
+		api_out_obj(rq, out, 200, so);
+		api_purge_namespace(api, rq->name);
+		if (!has_fin) {
+			struct store_obj *prev = NULL;
+			api_delete_now(api, rq->res, "", rq->name, 0, o.policy, 0, &prev, &f);
+			store_obj_unref(api->store, prev);
+		}
+		goto out;
+	}
+	if (has_fin || bound_pod) {
+		int64_t grace = o.grace;
+		if (bound_pod && grace < 0) {
+			const cJSON *g = k32_json_find(oldj, "spec.terminationGracePeriodSeconds");
+			grace = cJSON_IsNumber(g) ? (int64_t)g->valuedouble : 30;
+		}
+		if (api_mark_deleting(api, rq->res, old, oldj, grace, &so, &f))
+			goto out_fail;
+		api_out_obj(rq, out, 200, so);
+		goto out;
+	}
+	struct store_obj *prev = NULL;
+	if (api_delete_now(api, rq->res, rq->ns, rq->name, old->mod_rev, o.policy, 0, &prev, &f)) {
+		store_obj_unref(api->store, prev);
+		goto out_fail;
+	}
+	api_out_obj(rq, out, 200, prev ? prev : old);
+	store_obj_unref(api->store, prev);
+	goto out;
+out_fail:
+	api_out_fail(out, &f);
+out:
+	store_obj_unref(api->store, so);
+	store_obj_unref(api->store, old);
+	cJSON_Delete(oldj);
+}
+
+static void api_delete_collection(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	struct api_delopts o;
+	struct api_filter *flt = calloc(1, sizeof(*flt));
+	struct store_list list;
+	memset(&list, 0, sizeof(list));
+	api_fail_clear(&f);
+	if (!flt) {
+		api_fail_set(&f, 500, "InternalError", "out of memory");
+		api_out_fail(out, &f);
+		return;
+	}
+	char why[320];
+	if (!api_authorize(rq->who, "deletecollection", rq->res, "", rq->ns, NULL, NULL, why,
+			   sizeof(why))) {
+		api_fail_forbidden(&f, rq->res, "", why);
+		goto out_fail;
+	}
+	if (api_delopts_parse(rq, &o, &f) || api_filter_init(rq, flt, &f))
+		goto out_fail;
+	struct store_list_opts opts = {0};
+	if (flt->has_l || flt->has_f) {
+		opts.filter = api_store_filter;
+		opts.filter_ctx = flt;
+	}
+	struct store_key key;
+	struct k32_err err;
+	api_key(rq->res, rq->ns, "", &key);
+	k32_status_t st = store_list(api->store, &key, &opts, &list, &err);
+	if (st) {
+		api_store_err(&f, rq->res, "", st, &err);
+		goto out_fail;
+	}
+	uint32_t deleted = 0;
+	for (uint32_t i = 0; !o.dry && i < list.count; i++) {
+		const char *k = store_obj_key(list.items[i]);
+		const char *nm = strrchr(k, '/');
+		char ns[64] = "";
+		if (rq->res->namespaced) {
+			/* key: /<group>/<resource>/<ns>/<name> */
+			const char *p = k;
+			for (int s = 0; s < 3 && p; s++)
+				p = strchr(p + 1, '/');
+			if (p && nm && nm > p)
+				snprintf(ns, sizeof(ns), "%.*s", (int)(nm - p - 1), p + 1);
+		}
+		struct store_obj *prev = NULL;
+		struct api_fail df;
+		api_fail_clear(&df);
+		if (api_delete_now(api, rq->res, ns, nm ? nm + 1 : "", 0, o.policy, 0, &prev,
+				   &df) == K32_OK)
+			deleted++;
+		store_obj_unref(api->store, prev);
+	}
+	char name[32];
+	snprintf(name, sizeof(name), "%u deleted", (unsigned)deleted);
+	api_out_status_ok(out, 200, rq->res->plural, name);
+	goto out;
+out_fail:
+	api_out_fail(out, &f);
+out:
+	store_list_fini(api->store, &list);
+	free(flt);
+}
+
+/* ---- pod subresources ------------------------------------------------------------------ */
+
+static void api_binding(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	cJSON *b = NULL, *pod = NULL;
+	struct store_obj *old = NULL, *so = NULL;
+	char why[320];
+	api_fail_clear(&f);
+	if (api_decode_body(rq, &b, &f) || api_get_obj(api, rq->res, rq->ns, rq->name, &old, &f))
+		goto out_fail;
+	const char *node = jstr(b, "target.name");
+	if (!node || !node[0]) {
+		api_fail_add_cause(&f, "FieldValueRequired", "target.name", "Required value");
+		api_fail_invalid(&f, "Binding", rq->name);
+		goto out_fail;
+	}
+	pod = api_parse_obj(old);
+	if (!pod) {
+		api_fail_set(&f, 500, "InternalError", "stored pod does not parse");
+		goto out_fail;
+	}
+	if (!api_authorize(rq->who, "create", rq->res, "binding", rq->ns, rq->name, pod, why,
+			   sizeof(why))) {
+		api_fail_forbidden(&f, rq->res, rq->name, why);
+		goto out_fail;
+	}
+	const char *cur = jstr(pod, "spec.nodeName");
+	if (cur && cur[0]) {
+		api_fail_set(&f, 409, "Conflict",
+			     "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is "
+			     "already assigned to node \"%s\"",
+			     rq->name, rq->name, cur);
+		goto out_fail;
+	}
+	cJSON *spec = cJSON_GetObjectItem(pod, "spec");
+	if (!spec)
+		spec = cJSON_AddObjectToObject(pod, "spec");
+	api_set_str(spec, "nodeName", node);
+	if (api_put_obj(api, rq->res, pod, false, old->mod_rev, &so, &f))
+		goto out_fail;
+	api_out_status_ok(out, 201, "pods", rq->name);
+	goto out;
+out_fail:
+	api_out_fail(out, &f);
+out:
+	cJSON_Delete(b);
+	cJSON_Delete(pod);
+	store_obj_unref(api->store, old);
+	store_obj_unref(api->store, so);
+}
+
+static void api_log(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	struct store_obj *o = NULL;
+	api_fail_clear(&f);
+	if (api_get_obj(api, rq->res, rq->ns, rq->name, &o, &f)) {
+		api_out_fail(out, &f);
+		return;
+	}
+	cJSON *pod = api_parse_obj(o);
+	store_obj_unref(api->store, o);
+	char container[64] = "";
+	const cJSON *cs = k32_json_find(pod, "spec.containers");
+	if (!api_q(rq, "container", container, sizeof(container)) || !container[0]) {
+		if (cJSON_GetArraySize(cs) > 1) {
+			api_fail_set(&f, 400, "BadRequest",
+				     "a container name must be specified for pod %s", rq->name);
+			goto out_fail;
+		}
+		const char *c0 = jstr(cJSON_GetArrayItem(cs, 0), "name");
+		snprintf(container, sizeof(container), "%s", c0 ? c0 : "");
+	}
+	const char *phase = jstr(pod, "status.phase");
+	if (!phase || !strcmp(phase, "Pending")) {
+		api_fail_set(
+		    &f, 400, "BadRequest",
+		    "container \"%s\" in pod \"%s\" is waiting to start: ContainerCreating",
+		    container, rq->name);
+		goto out_fail;
+	}
+	/* logs live on the node; the control plane keeps none (the kubelet serves them) */
+	api_out_text(out, 200, "text/plain", "", 0);
+	cJSON_Delete(pod);
+	return;
+out_fail:
+	cJSON_Delete(pod);
+	api_out_fail(out, &f);
+}
+
+static void api_eviction(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	/* no PodDisruptionBudgets: an eviction is a delete */
+	rq->body_len = 0;
+	struct k32_buf *saved = out->body;
+	api_delete(api, rq, out);
+	out->body = saved;
+	if (out->code == 200)
+		api_out_status_ok(out, 201, "pods", rq->name);
+}
+
+static void api_get(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	struct store_obj *o = NULL;
+	api_fail_clear(&f);
+	if (api_get_obj(api, rq->res, rq->ns, rq->name, &o, &f)) {
+		api_out_fail(out, &f);
+		return;
+	}
+	if (!strcmp(rq->sub, "scale")) {
+		cJSON *j = api_parse_obj(o);
+		api_out_json(out, 200, j ? api_scale_of(rq->res, j, o->mod_rev) : NULL);
+		cJSON_Delete(j);
+	} else {
+		api_out_obj(rq, out, 200, o);
+	}
+	store_obj_unref(api->store, o);
+}
+
+void api_crud(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	const char *m = rq->method;
+	const struct api_resource *res = rq->res;
+	bool named = rq->name[0] != 0;
+	uint32_t need = 0;
+	api_fail_clear(&f);
+	if (res->namespaced && !rq->ns[0] && named)
+		goto ns_required;
+	if (!strcmp(m, "GET")) {
+		bool watch = api_q_bool(rq, "watch", false);
+		need = watch ? API_VERB_WATCH : named ? API_VERB_GET : API_VERB_LIST;
+		if (!(res->verbs & need))
+			goto not_allowed;
+		if (watch) {
+			api_watch(api, rq, out);
+		} else if (!strcmp(rq->sub, "log")) {
+			api_log(api, rq, out);
+		} else if (named) {
+			if (rq->sub[0] && strcmp(rq->sub, "status") && strcmp(rq->sub, "scale"))
+				goto not_allowed;
+			api_get(api, rq, out);
+		} else {
+			api_list(api, rq, out);
+		}
+		return;
+	}
+	if (!strcmp(m, "POST")) {
+		if (named && !strcmp(rq->sub, "binding")) {
+			api_binding(api, rq, out);
+			return;
+		}
+		if (named && !strcmp(rq->sub, "eviction")) {
+			api_eviction(api, rq, out);
+			return;
+		}
+		if (named || !(res->verbs & API_VERB_CREATE))
+			goto not_allowed;
+		if (res->namespaced && !rq->ns[0])
+			goto ns_required;
+		api_create(api, rq, out);
+		return;
+	}
+	if (!strcmp(m, "PUT") || !strcmp(m, "PATCH")) {
+		bool put = m[1] == 'U';
+		if (!named || !(res->verbs & (put ? API_VERB_UPDATE : API_VERB_PATCH)) ||
+		    (rq->sub[0] && strcmp(rq->sub, "status") && strcmp(rq->sub, "scale")))
+			goto not_allowed;
+		api_update(api, rq, out, put ? API_WRITE_PUT : API_WRITE_PATCH);
+		return;
+	}
+	if (!strcmp(m, "DELETE")) {
+		if (rq->sub[0])
+			goto not_allowed;
+		if (named && (res->verbs & API_VERB_DELETE)) {
+			api_delete(api, rq, out);
+			return;
+		}
+		if (!named && (res->verbs & API_VERB_DELETECOLLECTION)) {
+			api_delete_collection(api, rq, out);
+			return;
+		}
+	}
+ns_required:
+	api_fail_set(&f, 404, "NotFound",
+		     "the server could not find the requested resource: %s is namespaced, use "
+		     "/namespaces/<ns>/%s",
+		     res->plural, res->plural);
+	api_out_fail(out, &f);
+	return;
+not_allowed:
+	api_fail_set(&f, 405, "MethodNotAllowed",
+		     "the server does not allow this method on the requested resource (%s %s%s%s)",
+		     m, res->plural, rq->sub[0] ? "/" : "", rq->sub);
+	api_out_fail(out, &f);
+}

@@ -1,0 +1,157 @@
+/*
+ * api_events.c - the Events recorder controllers and the kubelet use.
+ *
+ * api_event_record writes a core/v1 Event through the API (api_do, so it is validated and
+ * watched like any other write). Repeats are folded into one Event as kube's recorder does:
+ * the same (namespace, object, type, reason, message) within K32_API_EVENT_SERIES_S seconds
+ * bumps `count` and `lastTimestamp` of the existing Event instead of creating another. The
+ * series table is fixed (K32_API_EVENT_SERIES_MAX slots, least recently used replaced), so
+ * a burst of distinct events costs no memory beyond it.
+ * Context: any thread (api->mu guards the table; the store writes are outside it).
+ */
+#include "api/api_srv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static uint32_t api_fnv(uint32_t h, const char *s)
+{
+	for (; s && *s; s++) {
+		h ^= (uint8_t)*s;
+		h *= 16777619u;
+	}
+	return (h * 16777619u) ^ 0x2f; /* field separator */
+}
+
+static cJSON *api_event_json(const struct api_event_ref *ref, const char *ns, const char *name,
+			     const char *type, const char *reason, const char *message,
+			     const char *component, const char *ts)
+{
+	cJSON *e = cJSON_CreateObject();
+	if (!e)
+		return NULL;
+	cJSON_AddStringToObject(e, "apiVersion", "v1");
+	cJSON_AddStringToObject(e, "kind", "Event");
+	cJSON *md = cJSON_AddObjectToObject(e, "metadata");
+	cJSON_AddStringToObject(md, "name", name);
+	cJSON_AddStringToObject(md, "namespace", ns);
+	cJSON *io = cJSON_AddObjectToObject(e, "involvedObject");
+	cJSON_AddStringToObject(io, "apiVersion", ref->api_version ? ref->api_version : "v1");
+	cJSON_AddStringToObject(io, "kind", ref->kind);
+	cJSON_AddStringToObject(io, "name", ref->name);
+	if (ref->ns && ref->ns[0])
+		cJSON_AddStringToObject(io, "namespace", ref->ns);
+	if (ref->uid)
+		cJSON_AddStringToObject(io, "uid", ref->uid);
+	cJSON_AddStringToObject(e, "reason", reason);
+	cJSON_AddStringToObject(e, "message", message);
+	cJSON_AddStringToObject(e, "type", type);
+	cJSON_AddNumberToObject(e, "count", 1);
+	cJSON *src = cJSON_AddObjectToObject(e, "source");
+	cJSON_AddStringToObject(src, "component", component);
+	cJSON_AddStringToObject(e, "firstTimestamp", ts);
+	cJSON_AddStringToObject(e, "lastTimestamp", ts);
+	cJSON_AddStringToObject(e, "reportingComponent", component);
+	cJSON_AddStringToObject(e, "reportingInstance", "");
+	return e;
+}
+
+/* Bumps count and lastTimestamp of an existing event; false if it is gone. */
+static bool api_event_bump(struct api_server *api, const char *ns, const char *name, const char *ts,
+			   struct k32_err *err)
+{
+	char target[300];
+	struct k32_buf out;
+	int code = 0;
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events/%s", ns, name);
+	k32_buf_init(&out, k32_default_allocator(), 256 * 1024, "event");
+	bool ok = false;
+	if (api_do(api, "GET", target, NULL, NULL, 0, &code, &out, err) == K32_OK && code == 200) {
+		cJSON *e = cJSON_ParseWithLength(k32_buf_cstr(&out), out.len);
+		const cJSON *c = cJSON_GetObjectItem(e, "count");
+		char patch[160];
+		int n = snprintf(patch, sizeof(patch), "{\"count\":%d,\"lastTimestamp\":\"%s\"}",
+				 cJSON_IsNumber(c) ? c->valueint + 1 : 2, ts);
+		cJSON_Delete(e);
+		k32_buf_reset(&out);
+		ok = api_do(api, "PATCH", target, "application/merge-patch+json", patch, (size_t)n,
+			    &code, &out, err) == K32_OK &&
+		     code == 200;
+	}
+	k32_buf_fini(&out);
+	return ok;
+}
+
+k32_status_t api_event_record(struct api_server *api, const struct api_event_ref *ref,
+			      const char *type, const char *reason, const char *message,
+			      const char *component, struct k32_err *err)
+{
+	if (!ref || !ref->kind || !ref->name || !type || !reason || !message)
+		return k32_err_set(
+		    err, K32_ERR_INVALID_ARGS, "api",
+		    "api_event_record: object kind/name, type, reason and message are required");
+	const char *ns = ref->ns && ref->ns[0] ? ref->ns : "default";
+	uint64_t now = api_now_s();
+	char ts[32];
+	api_format_time(now, ts, sizeof(ts));
+	uint32_t h = 2166136261u;
+	h = api_fnv(h, ns);
+	h = api_fnv(h, ref->kind);
+	h = api_fnv(h, ref->name);
+	h = api_fnv(h, ref->uid);
+	h = api_fnv(h, type);
+	h = api_fnv(h, reason);
+	h = api_fnv(h, message);
+	if (!h)
+		h = 1;
+	/* a recent event of the same series? */
+	char name[120] = "";
+	k32_mutex_lock(&api->mu);
+	struct api_series *slot = NULL, *lru = &api->series[0];
+	for (size_t i = 0; i < K32_API_EVENT_SERIES_MAX; i++) {
+		struct api_series *s = &api->series[i];
+		if (s->hash == h && !strcmp(s->ns, ns) && now - s->last_s <= K32_API_EVENT_SERIES_S)
+			slot = s;
+		if (s->last_s < lru->last_s)
+			lru = s;
+	}
+	if (slot) {
+		slot->last_s = now;
+		snprintf(name, sizeof(name), "%s", slot->name);
+	}
+	k32_mutex_unlock(&api->mu);
+	if (name[0] && api_event_bump(api, ns, name, ts, err))
+		return K32_OK;
+	/* a new event: name as upstream, <object>.<hex time> */
+	snprintf(name, sizeof(name), "%.90s.%llx%04x", ref->name, (unsigned long long)k32_now_us(),
+		 (unsigned)(h & 0xffff));
+	cJSON *e = api_event_json(ref, ns, name, type, reason, message,
+				  component ? component : "kube32", ts);
+	char *text = e ? cJSON_PrintUnformatted(e) : NULL;
+	cJSON_Delete(e);
+	if (!text)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "api",
+				   "recording event %s: out of memory", reason);
+	char target[160];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events", ns);
+	struct k32_buf out;
+	int code = 0;
+	k32_buf_init(&out, k32_default_allocator(), 256 * 1024, "event");
+	k32_status_t st =
+	    api_do(api, "POST", target, "application/json", text, strlen(text), &code, &out, err);
+	cJSON_free(text);
+	if (!st && code != 201)
+		st = k32_err_set(err, api_status_for_code(code), "api",
+				 "recording event %s for %s/%s: HTTP %d: %.80s", reason, ref->kind,
+				 ref->name, code, k32_buf_cstr(&out));
+	k32_buf_fini(&out);
+	if (st)
+		return st;
+	k32_mutex_lock(&api->mu);
+	lru->hash = h;
+	lru->last_s = now;
+	snprintf(lru->ns, sizeof(lru->ns), "%s", ns);
+	snprintf(lru->name, sizeof(lru->name), "%s", name);
+	k32_mutex_unlock(&api->mu);
+	return K32_OK;
+}

@@ -1,0 +1,843 @@
+/*
+ * api_server.c - the API server's front: HTTP glue, routing, discovery and OpenAPI
+ * endpoints, bearer-token authentication, authorization (admin and NodeRestriction),
+ * SelfSubjectAccessReview / SelfSubjectRulesReview, and the in-process client api_do.
+ *
+ * Tokens file (<data_dir>/tokens): the static token file format of kube-apiserver, one
+ * identity per line `token,user,uid,"group1,group2"`; `#` starts a comment. A user in group
+ * system:masters is an admin; user system:node:<name> (group system:nodes) is that node.
+ * On first start the file is created with one admin token. Unknown token -> 401.
+ *
+ * Context: api_http_* on the http loop task; api_do and token functions on any thread
+ * (tokens are guarded by api->mu).
+ */
+#include "api/api_srv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/k32_json.h"
+#include "base/k32_log.h"
+
+/* ---- small helpers --------------------------------------------------------------------- */
+
+uint64_t api_now_s(void)
+{
+	return k32_plat()->wall_s();
+}
+
+void api_new_uid(char *buf, size_t cap)
+{
+	uint8_t r[16];
+	if (k32_plat()->random(r, sizeof(r)) != K32_OK) {
+		static uint32_t ctr;
+		uint64_t t = k32_now_us();
+		for (size_t i = 0; i < 16; i++)
+			r[i] = (uint8_t)((t >> (i % 8 * 8)) ^ (++ctr * 131u));
+	}
+	r[6] = (uint8_t)((r[6] & 0x0f) | 0x40);
+	r[8] = (uint8_t)((r[8] & 0x3f) | 0x80);
+	snprintf(buf, cap, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+		 r[13], r[14], r[15]);
+}
+
+bool api_q(const struct api_req *rq, const char *name, char *buf, size_t cap)
+{
+	return http_query_get(rq->query, name, buf, cap, NULL) == K32_OK;
+}
+
+bool api_q_bool(const struct api_req *rq, const char *name, bool dflt)
+{
+	char v[16];
+	if (!api_q(rq, name, v, sizeof(v)))
+		return dflt;
+	/* Go's strconv.ParseBool */
+	if (!strcmp(v, "1") || !strcmp(v, "t") || !strcmp(v, "T") || !strcmp(v, "true") ||
+	    !strcmp(v, "TRUE") || !strcmp(v, "True"))
+		return true;
+	if (!strcmp(v, "0") || !strcmp(v, "f") || !strcmp(v, "F") || !strcmp(v, "false") ||
+	    !strcmp(v, "FALSE") || !strcmp(v, "False"))
+		return false;
+	return dflt;
+}
+
+void api_out_text(struct api_out *out, int code, const char *ctype, const char *text, size_t len)
+{
+	struct k32_err err;
+	out->code = code;
+	if (ctype != out->ctype)
+		snprintf(out->ctype, sizeof(out->ctype), "%s", ctype);
+	k32_buf_reset(out->body);
+	if (k32_buf_append(out->body, text, len, &err) != K32_OK) {
+		static const char tl[] =
+		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+		    "\"Failure\",\"message\":\"the response is larger than the server's response "
+		    "limit (K32_HTTP_MAX_RESPONSE_BYTES); use "
+		    "limit/continue\",\"reason\":\"InternalError\",\"code\":500}";
+		k32_buf_reset(out->body);
+		k32_buf_append(out->body, tl, sizeof(tl) - 1, NULL);
+		out->code = 500;
+		snprintf(out->ctype, sizeof(out->ctype), "application/json");
+	}
+}
+
+void api_out_json(struct api_out *out, int code, cJSON *j)
+{
+	char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+	cJSON_Delete(j);
+	if (!s) {
+		static const char oom[] =
+		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+		    "\"Failure\",\"message\":\"out of memory building the response; retry "
+		    "later\",\"reason\":\"InternalError\",\"code\":500}";
+		api_out_text(out, 500, "application/json", oom, sizeof(oom) - 1);
+		return;
+	}
+	api_out_text(out, code, out->ctype[0] ? out->ctype : "application/json", s, strlen(s));
+	cJSON_free(s);
+}
+
+void api_out_fail(struct api_out *out, const struct api_fail *f)
+{
+	out->ctype[0] = 0;
+	api_out_json(out, f->code ? f->code : 500, api_fail_to_json(f));
+}
+
+void api_out_status_ok(struct api_out *out, int code, const char *kind, const char *name)
+{
+	cJSON *st = cJSON_CreateObject();
+	if (st) {
+		cJSON_AddStringToObject(st, "kind", "Status");
+		cJSON_AddStringToObject(st, "apiVersion", "v1");
+		cJSON_AddItemToObject(st, "metadata", cJSON_CreateObject());
+		cJSON_AddStringToObject(st, "status", "Success");
+		cJSON *d = cJSON_AddObjectToObject(st, "details");
+		cJSON_AddStringToObject(d, "name", name);
+		cJSON_AddStringToObject(d, "kind", kind);
+		cJSON_AddNumberToObject(st, "code", code);
+	}
+	out->ctype[0] = 0;
+	api_out_json(out, code, st);
+}
+
+/* ---- tokens ---------------------------------------------------------------------------- */
+
+static void api_identity_from(struct api_identity *id, const char *user, const char *groups)
+{
+	memset(id, 0, sizeof(*id));
+	snprintf(id->user, sizeof(id->user), "%s", user);
+	id->admin = strstr(groups, "system:masters") != NULL;
+	static const char np[] = "system:node:";
+	if (!strncmp(user, np, sizeof(np) - 1))
+		snprintf(id->node, sizeof(id->node), "%s", user + sizeof(np) - 1);
+}
+
+/* Parses the tokens file text into api->tokens (caller holds mu). */
+static k32_status_t api_tokens_parse(struct api_server *api, char *text, struct k32_err *err)
+{
+	api->token_count = 0;
+	char *save = NULL;
+	int lineno = 0;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		lineno++;
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!*line || *line == '#')
+			continue;
+		char *f[4] = {0};
+		char *p = line;
+		for (int i = 0; i < 4 && p; i++) {
+			f[i] = p;
+			if (i == 3 && *p == '"') {
+				f[i] = p + 1;
+				char *q = strchr(p + 1, '"');
+				if (q)
+					*q = 0;
+				break;
+			}
+			char *c = strchr(p, ',');
+			if (c)
+				*c = 0;
+			p = c ? c + 1 : NULL;
+		}
+		if (!f[0] || !f[1] || !f[0][0] || strlen(f[0]) > API_TOKEN_LEN)
+			return k32_err_set(err, K32_ERR_CORRUPT, "api",
+					   "%s line %d: expected token,user,uid,\"groups\" with a "
+					   "token of 1..%d characters; fix or remove the line",
+					   api->tokens_path, lineno, API_TOKEN_LEN);
+		if (api->token_count >= K32_API_MAX_TOKENS)
+			return k32_err_set(
+			    err, K32_ERR_NO_RESOURCES, "api",
+			    "%s: more than %d identities (K32_API_MAX_TOKENS); remove some",
+			    api->tokens_path, K32_API_MAX_TOKENS);
+		struct api_token *t = &api->tokens[api->token_count++];
+		snprintf(t->token, sizeof(t->token), "%s", f[0]);
+		api_identity_from(&t->id, f[1], f[3] ? f[3] : "");
+	}
+	return K32_OK;
+}
+
+static void api_random_token(char *out)
+{
+	uint8_t r[API_TOKEN_LEN / 2];
+	if (k32_plat()->random(r, sizeof(r)) != K32_OK) {
+		uint64_t t = k32_now_us();
+		for (size_t i = 0; i < sizeof(r); i++)
+			r[i] = (uint8_t)(t >> (i % 8 * 8)) ^ (uint8_t)(i * 37);
+	}
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(out + 2 * i, 3, "%02x", r[i]);
+}
+
+/* Appends a line to the tokens file (caller holds mu) and reloads. */
+static k32_status_t api_tokens_append(struct api_server *api, const char *line, struct k32_err *err)
+{
+	const struct k32_platform_ops *plat = k32_plat();
+	struct k32_file *fp;
+	k32_status_t st = plat->file_open_append(api->tokens_path, &fp, err);
+	if (st)
+		return st;
+	st = plat->file_append(fp, line, strlen(line), err);
+	if (!st)
+		st = plat->file_sync(fp, err);
+	plat->file_close(fp);
+	return st;
+}
+
+static k32_status_t api_tokens_load(struct api_server *api, struct k32_err *err)
+{
+	const struct k32_platform_ops *plat = k32_plat();
+	uint8_t *data = NULL;
+	size_t len = 0;
+	const struct k32_allocator *a = k32_default_allocator();
+	k32_status_t st = plat->file_read_all(api->tokens_path, a, 64 * 1024, &data, &len, err);
+	if (st == K32_ERR_NOT_FOUND) {
+		char tok[API_TOKEN_LEN + 1];
+		char line[256];
+		api_random_token(tok);
+		snprintf(line, sizeof(line),
+			 "# kube32 static tokens: "
+			 "token,user,uid,\"groups\"\n%s,admin,admin,\"system:masters\"\n",
+			 tok);
+		st = plat->file_write_atomic(api->tokens_path, line, strlen(line), err);
+		if (st)
+			return st;
+		st = plat->file_read_all(api->tokens_path, a, 64 * 1024, &data, &len, err);
+	}
+	if (st)
+		return st;
+	st = api_tokens_parse(api, (char *)data, err);
+	k32_free(a, data, len + 1);
+	return st;
+}
+
+const char *api_server_admin_token(const struct api_server *api)
+{
+	for (size_t i = 0; i < api->token_count; i++)
+		if (api->tokens[i].id.admin)
+			return api->tokens[i].token;
+	return "";
+}
+
+k32_status_t api_server_node_token(struct api_server *api, const char *node, char *out, size_t cap,
+				   struct k32_err *err)
+{
+	char user[96];
+	if (api_check_dns_subdomain(node))
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, "api", "node name \"%.60s\": %s",
+				   node, api_check_dns_subdomain(node));
+	if (cap < API_TOKEN_LEN + 1)
+		return k32_err_set(err, K32_ERR_BUFFER_TOO_SMALL, "api",
+				   "node token buffer is %zu bytes, needs %d", cap,
+				   API_TOKEN_LEN + 1);
+	snprintf(user, sizeof(user), "system:node:%s", node);
+	k32_mutex_lock(&api->mu);
+	k32_status_t st = K32_OK;
+	for (size_t i = 0; i < api->token_count; i++) {
+		if (!strcmp(api->tokens[i].id.user, user)) {
+			snprintf(out, cap, "%s", api->tokens[i].token);
+			goto out_unlock;
+		}
+	}
+	if (api->token_count >= K32_API_MAX_TOKENS) {
+		st = k32_err_set(err, K32_ERR_NO_RESOURCES, "api",
+				 "cannot add node %s: %d identities already (K32_API_MAX_TOKENS)",
+				 node, K32_API_MAX_TOKENS);
+		goto out_unlock;
+	}
+	char tok[API_TOKEN_LEN + 1], line[400];
+	api_random_token(tok);
+	snprintf(line, sizeof(line), "%s,%s,%s,\"system:nodes\"\n", tok, user, user);
+	if (api->auth) {
+		st = api_tokens_append(api, line, err);
+		if (st)
+			goto out_unlock;
+	}
+	struct api_token *t = &api->tokens[api->token_count++];
+	snprintf(t->token, sizeof(t->token), "%s", tok);
+	api_identity_from(&t->id, user, "system:nodes");
+	snprintf(out, cap, "%s", tok);
+out_unlock:
+	k32_mutex_unlock(&api->mu);
+	return st;
+}
+
+/* ---- authorization --------------------------------------------------------------------- */
+
+static bool api_is_read(const char *verb)
+{
+	return !strcmp(verb, "get") || !strcmp(verb, "list") || !strcmp(verb, "watch");
+}
+
+bool api_authorize(const struct api_identity *who, const char *verb, const struct api_resource *res,
+		   const char *sub, const char *ns, const char *name, const cJSON *obj, char *why,
+		   size_t cap)
+{
+	if (who->admin)
+		return true;
+	if (!who->node[0]) {
+		snprintf(why, cap, "User \"%s\" cannot %s resource \"%s\" in API group \"%s\"",
+			 who->user, verb, res ? res->plural : "", res ? res->group : "");
+		return false;
+	}
+	/* NodeRestriction: a node reads everything, writes only what is its own */
+	if (api_is_read(verb) || !res)
+		return true;
+	const char *plural = res->plural;
+	sub = sub ? sub : "";
+	bool ok = false;
+	if (!strcmp(plural, "nodes")) {
+		ok = name && !strcmp(name, who->node);
+	} else if (!strcmp(plural, "leases")) {
+		ok = ns && !strcmp(ns, "kube-node-lease") && name && !strcmp(name, who->node);
+	} else if (!strcmp(plural, "events")) {
+		ok = strcmp(verb, "delete") && strcmp(verb, "deletecollection");
+	} else if (!strcmp(plural, "pods")) {
+		const cJSON *nn = obj ? k32_json_find(obj, "spec.nodeName") : NULL;
+		ok = strcmp(verb, "create") && cJSON_IsString(nn) &&
+		     !strcmp(nn->valuestring, who->node) &&
+		     (!strcmp(sub, "status") || !strcmp(verb, "delete") || !strcmp(sub, ""));
+		if (ok && !sub[0] && strcmp(verb, "delete"))
+			ok = false; /* a node changes a pod's status, never its spec */
+	} else if (!strcmp(plural, "devices")) {
+		const cJSON *nn = obj ? k32_json_find(obj, "spec.node") : NULL;
+		ok = !strcmp(sub, "status") && cJSON_IsString(nn) &&
+		     !strcmp(nn->valuestring, who->node);
+	} else if (!strcmp(plural, "selfsubjectaccessreviews") ||
+		   !strcmp(plural, "selfsubjectrulesreviews")) {
+		ok = true;
+	}
+	if (!ok)
+		snprintf(why, cap,
+			 "User \"%s\" cannot %s resource \"%s%s%s\" in API group \"%s\"%s%s: node "
+			 "%s may only modify its own Node and Lease and the pods bound to it",
+			 who->user, verb, plural, sub[0] ? "/" : "", sub, res->group,
+			 ns && ns[0] ? " in the namespace " : "", ns && ns[0] ? ns : "", who->node);
+	return ok;
+}
+
+static void api_ssar(struct api_server *api, struct api_req *rq, struct api_out *out, cJSON *obj)
+{
+	(void)api;
+	const cJSON *ra = k32_json_find(obj, "spec.resourceAttributes");
+	const cJSON *nra = k32_json_find(obj, "spec.nonResourceAttributes");
+	bool allowed;
+	char why[256] = "";
+	if (ra) {
+		const char *verb = cJSON_GetStringValue(cJSON_GetObjectItem(ra, "verb"));
+		const char *group = cJSON_GetStringValue(cJSON_GetObjectItem(ra, "group"));
+		const char *resource = cJSON_GetStringValue(cJSON_GetObjectItem(ra, "resource"));
+		const char *ns = cJSON_GetStringValue(cJSON_GetObjectItem(ra, "namespace"));
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(ra, "name"));
+		const char *sub = cJSON_GetStringValue(cJSON_GetObjectItem(ra, "subresource"));
+		size_t n;
+		const struct api_resource *all = api_registry_all(&n), *res = NULL;
+		for (size_t i = 0; resource && i < n; i++)
+			if (!strcmp(all[i].plural, resource) &&
+			    (!group || !strcmp(all[i].group, group) || !strcmp(group, "*")))
+				res = &all[i];
+		if (!res && !rq->who->admin) {
+			allowed = false;
+			snprintf(why, sizeof(why), "resource %s is not served",
+				 resource ? resource : "");
+		} else {
+			allowed = api_authorize(rq->who, verb ? verb : "", res, sub, ns, name, NULL,
+						why, sizeof(why));
+			/* a node may write pods bound to it: "maybe" is reported as allowed
+			 * only for the admin; nodes get the precise per-object check later */
+		}
+	} else if (nra) {
+		allowed = rq->who->admin || rq->who->node[0];
+	} else {
+		struct api_fail f;
+		api_fail_clear(&f);
+		api_fail_add_cause(&f, "FieldValueRequired", "spec.resourceAttributes",
+				   "Required value: exactly one of nonResourceAttributes or "
+				   "resourceAttributes must be specified");
+		api_fail_invalid(&f, "SelfSubjectAccessReview", "");
+		api_out_fail(out, &f);
+		return;
+	}
+	cJSON_DeleteItemFromObject(obj, "status");
+	cJSON *st = cJSON_AddObjectToObject(obj, "status");
+	cJSON_AddBoolToObject(st, "allowed", allowed);
+	if (!allowed && why[0])
+		cJSON_AddStringToObject(st, "reason", why);
+	else if (allowed)
+		cJSON_AddStringToObject(st, "reason",
+					rq->who->admin ? "admin (system:masters)" : "node");
+	out->ctype[0] = 0;
+	api_out_json(out, 201, cJSON_Duplicate(obj, true));
+}
+
+static void api_ssrr(struct api_req *rq, struct api_out *out, cJSON *obj)
+{
+	cJSON_DeleteItemFromObject(obj, "status");
+	cJSON *st = cJSON_AddObjectToObject(obj, "status");
+	cJSON *rr = cJSON_AddArrayToObject(st, "resourceRules");
+	cJSON *nr = cJSON_AddArrayToObject(st, "nonResourceRules");
+	cJSON *r = cJSON_CreateObject();
+	if (rq->who->admin) {
+		cJSON_AddItemToObject(r, "verbs",
+				      cJSON_CreateStringArray((const char *[]){"*"}, 1));
+		cJSON_AddItemToObject(r, "apiGroups",
+				      cJSON_CreateStringArray((const char *[]){"*"}, 1));
+		cJSON_AddItemToObject(r, "resources",
+				      cJSON_CreateStringArray((const char *[]){"*"}, 1));
+	} else {
+		cJSON_AddItemToObject(
+		    r, "verbs",
+		    cJSON_CreateStringArray((const char *[]){"get", "list", "watch"}, 3));
+		cJSON_AddItemToObject(r, "apiGroups",
+				      cJSON_CreateStringArray((const char *[]){"*"}, 1));
+		cJSON_AddItemToObject(r, "resources",
+				      cJSON_CreateStringArray((const char *[]){"*"}, 1));
+	}
+	cJSON_AddItemToArray(rr, r);
+	cJSON *n = cJSON_CreateObject();
+	cJSON_AddItemToObject(n, "verbs", cJSON_CreateStringArray((const char *[]){"get"}, 1));
+	cJSON_AddItemToObject(n, "nonResourceURLs",
+			      cJSON_CreateStringArray((const char *[]){"*"}, 1));
+	cJSON_AddItemToArray(nr, n);
+	cJSON_AddBoolToObject(st, "incomplete", false);
+	out->ctype[0] = 0;
+	api_out_json(out, 201, cJSON_Duplicate(obj, true));
+}
+
+/* ---- routing --------------------------------------------------------------------------- */
+
+/* Splits path into at most cap segments (in place); returns the count. */
+static size_t api_split(char *path, char **seg, size_t cap)
+{
+	size_t n = 0;
+	char *p = path;
+	while (*p == '/')
+		p++;
+	while (*p && n < cap) {
+		seg[n++] = p;
+		char *s = strchr(p, '/');
+		if (!s)
+			break;
+		*s = 0;
+		p = s + 1;
+	}
+	if (n && !seg[n - 1][0])
+		n--;
+	return n;
+}
+
+static void api_not_found_path(struct api_out *out, const char *path)
+{
+	struct api_fail f;
+	api_fail_clear(&f);
+	api_fail_set(&f, 404, "NotFound",
+		     "the server could not find the requested resource (path %.200s)", path);
+	api_out_fail(out, &f);
+}
+
+static bool api_route_resource(struct api_req *rq, char **seg, size_t n, struct api_fail *f)
+{
+	/* seg: [namespaces, ns,] plural [, name [, sub]] */
+	size_t i = 0;
+	const char *plural = NULL;
+	if (n >= 1 && !strcmp(seg[0], "namespaces") && n >= 3 &&
+	    !(n == 3 && (!strcmp(seg[2], "status") || !strcmp(seg[2], "finalize")))) {
+		snprintf(rq->ns, sizeof(rq->ns), "%s", seg[1]);
+		i = 2;
+	}
+	if (i >= n)
+		return false;
+	plural = seg[i++];
+	if (i < n)
+		snprintf(rq->name, sizeof(rq->name), "%s", seg[i++]);
+	if (i < n)
+		snprintf(rq->sub, sizeof(rq->sub), "%s", seg[i++]);
+	if (i < n)
+		return false;
+	rq->res = api_registry_find(rq->group, rq->version, plural);
+	if (!rq->res)
+		return false;
+	if (rq->ns[0] && !rq->res->namespaced) {
+		api_fail_set(f, 404, "NotFound",
+			     "the server could not find the requested resource: %s is "
+			     "cluster-scoped; drop the namespaces/%s part",
+			     plural, rq->ns);
+		return false;
+	}
+	if (!strcmp(rq->sub, "finalize"))
+		snprintf(rq->sub, sizeof(rq->sub), "status");
+	if (rq->sub[0]) {
+		static const struct {
+			const char *name;
+			uint32_t bit;
+		} subs[] = {{"status", API_SUB_STATUS},
+			    {"scale", API_SUB_SCALE},
+			    {"binding", API_SUB_BINDING},
+			    {"eviction", API_SUB_EVICTION},
+			    {"log", API_SUB_LOG}};
+		bool ok = false;
+		for (size_t k = 0; k < sizeof(subs) / sizeof(subs[0]); k++)
+			if (!strcmp(rq->sub, subs[k].name) && (rq->res->subresources & subs[k].bit))
+				ok = true;
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static void api_route(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	char buf[512];
+	char *seg[10];
+	snprintf(buf, sizeof(buf), "%s", rq->path);
+	size_t n = api_split(buf, seg, 10);
+	bool get = !strcmp(rq->method, "GET");
+	struct api_fail f;
+	api_fail_clear(&f);
+	if (n == 1 && !strcmp(seg[0], "version")) {
+		api_out_json(out, 200, api_discovery_version());
+		return;
+	}
+	if (n == 1 &&
+	    (!strcmp(seg[0], "healthz") || !strcmp(seg[0], "livez") || !strcmp(seg[0], "readyz"))) {
+		api_out_text(out, 200, "text/plain; charset=utf-8", "ok", 2);
+		return;
+	}
+	if (n >= 1 && !strcmp(seg[0], "openapi")) {
+		cJSON *doc = NULL;
+		if (n == 2 && !strcmp(seg[1], "v3"))
+			doc = api_openapi_index();
+		else if (n == 4 && !strcmp(seg[1], "v3") && !strcmp(seg[2], "api"))
+			doc = api_openapi_group_version("", seg[3]);
+		else if (n == 5 && !strcmp(seg[1], "v3") && !strcmp(seg[2], "apis"))
+			doc = api_openapi_group_version(seg[3], seg[4]);
+		if (!doc) {
+			/* /openapi/v2 must be 404: kubectl cannot parse a JSON v2 document */
+			api_not_found_path(out, rq->path);
+			return;
+		}
+		api_out_json(out, 200, doc);
+		return;
+	}
+	bool core = n >= 1 && !strcmp(seg[0], "api");
+	bool apis = n >= 1 && !strcmp(seg[0], "apis");
+	if ((core || apis) && n == 1 && get) {
+		enum api_disc_fmt fmt = api_discovery_pick(rq->accept);
+		if (fmt == API_DISC_V2)
+			snprintf(out->ctype, sizeof(out->ctype), "%s", API_CT_DISC_V2);
+		else if (fmt == API_DISC_V2BETA1)
+			snprintf(out->ctype, sizeof(out->ctype), "%s", API_CT_DISC_V2BETA1);
+		api_out_json(out, 200, api_discovery_root(core, fmt, api->server_addr));
+		return;
+	}
+	if (core && n == 2 && get) {
+		cJSON *l = api_discovery_group_version("", seg[1]);
+		if (l)
+			api_out_json(out, 200, l);
+		else
+			api_not_found_path(out, rq->path);
+		return;
+	}
+	if (apis && n == 2 && get) {
+		cJSON *g = api_discovery_group(seg[1]);
+		if (g)
+			api_out_json(out, 200, g);
+		else
+			api_not_found_path(out, rq->path);
+		return;
+	}
+	if (apis && n == 3 && get) {
+		cJSON *l = api_discovery_group_version(seg[1], seg[2]);
+		if (l)
+			api_out_json(out, 200, l);
+		else
+			api_not_found_path(out, rq->path);
+		return;
+	}
+	size_t base;
+	if (core && n >= 3) {
+		rq->group[0] = 0;
+		snprintf(rq->version, sizeof(rq->version), "%s", seg[1]);
+		base = 2;
+	} else if (apis && n >= 4) {
+		snprintf(rq->group, sizeof(rq->group), "%s", seg[1]);
+		snprintf(rq->version, sizeof(rq->version), "%s", seg[2]);
+		base = 3;
+	} else {
+		api_not_found_path(out, rq->path);
+		return;
+	}
+	if (!api_route_resource(rq, seg + base, n - base, &f)) {
+		if (f.code)
+			api_out_fail(out, &f);
+		else
+			api_not_found_path(out, rq->path);
+		return;
+	}
+	/* reviews: computed, never stored */
+	if (rq->res->table == API_TABLE_SSAR) {
+		if (strcmp(rq->method, "POST") || rq->name[0]) {
+			api_fail_set(&f, 405, "MethodNotAllowed",
+				     "%s %s is not supported: only create (POST) is", rq->method,
+				     rq->res->plural);
+			api_out_fail(out, &f);
+			return;
+		}
+		cJSON *obj = NULL;
+		if (rq->body_len >= 4 && !memcmp(rq->body, API_PB_MAGIC, 4)) {
+			if (api_pb_decode(rq->body, rq->body_len, &obj, &f)) {
+				api_out_fail(out, &f);
+				return;
+			}
+		} else {
+			obj = cJSON_ParseWithLength((const char *)rq->body, rq->body_len);
+			if (!cJSON_IsObject(obj)) {
+				cJSON_Delete(obj);
+				api_fail_set(&f, 400, "BadRequest",
+					     "the request body is not a JSON object");
+				api_out_fail(out, &f);
+				return;
+			}
+		}
+		cJSON_DeleteItemFromObject(obj, "apiVersion");
+		cJSON_DeleteItemFromObject(obj, "kind");
+		cJSON_AddStringToObject(obj, "apiVersion", "authorization.k8s.io/v1");
+		cJSON_AddStringToObject(obj, "kind", rq->res->kind);
+		if (!strcmp(rq->res->plural, "selfsubjectaccessreviews"))
+			api_ssar(api, rq, out, obj);
+		else
+			api_ssrr(rq, out, obj);
+		cJSON_Delete(obj);
+		return;
+	}
+	api_crud(api, rq, out);
+}
+
+/* ---- HTTP glue ------------------------------------------------------------------------- */
+
+static void api_header_copy(const struct http_request *req, const char *name, char *dst, size_t cap)
+{
+	struct k32_str v;
+	dst[0] = 0;
+	if (http_request_header(req, name, &v))
+		k32_str_copy(v, dst, cap);
+}
+
+static void api_serve(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	rq->table = strstr(rq->accept, "as=Table") != NULL;
+	api_route(api, rq, out);
+}
+
+bool api_http_authenticate(void *ctx, struct http_request *req, struct http_response *resp)
+{
+	struct api_server *api = ctx;
+	if (!api->auth) {
+		req->identity = &api->admin;
+		return true;
+	}
+	const struct api_identity *id = NULL;
+	k32_mutex_lock(&api->mu);
+	for (size_t i = 0; i < api->token_count && req->bearer_token.len; i++) {
+		const char *t = api->tokens[i].token;
+		if (strlen(t) == req->bearer_token.len &&
+		    !memcmp(t, req->bearer_token.p, req->bearer_token.len))
+			id = &api->tokens[i].id;
+	}
+	k32_mutex_unlock(&api->mu);
+	/* discovery of the version is open (the kubectl dispatcher asks before it has a
+	 * token for the right binary; kube-apiserver allows /version anonymously too) */
+	if (!id && req->path.len == 8 && !memcmp(req->path.p, "/version", 8)) {
+		req->identity = NULL;
+		return true;
+	}
+	if (id) {
+		req->identity = (void *)id;
+		return true;
+	}
+	static const char body[] =
+	    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+	    "\"message\":\"Unauthorized: a valid bearer token is required (see <data-dir>/tokens "
+	    "or the generated kubeconfig)\",\"reason\":\"Unauthorized\",\"code\":401}";
+	http_response_set(resp, 401, "application/json", body, sizeof(body) - 1);
+	return false;
+}
+
+void api_http_handler(void *ctx, struct http_request *req, struct http_response *resp)
+{
+	struct api_server *api = ctx;
+	static const struct api_identity anonymous = {"system:anonymous", "", false};
+	struct api_req *rq = calloc(1, sizeof(*rq));
+	if (!rq) {
+		static const char oom[] =
+		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+		    "\"Failure\",\"message\":\"out of memory; retry "
+		    "later\",\"reason\":\"InternalError\",\"code\":500}";
+		http_response_set(resp, 500, "application/json", oom, sizeof(oom) - 1);
+		return;
+	}
+	rq->method = req->method;
+	rq->query = req->query;
+	if (http_url_decode(req->path, false, rq->path, sizeof(rq->path), NULL) != K32_OK)
+		snprintf(rq->path, sizeof(rq->path), "/invalid-path");
+	api_header_copy(req, "Accept", rq->accept, sizeof(rq->accept));
+	api_header_copy(req, "Content-Type", rq->ctype, sizeof(rq->ctype));
+	rq->body = req->body;
+	rq->body_len = req->body_len;
+	rq->who = req->identity ? req->identity : &anonymous;
+	rq->http = resp;
+	struct api_out out = {.code = 200, .body = &resp->body};
+	if (!req->identity && strcmp(rq->path, "/version")) {
+		struct api_fail f;
+		api_fail_clear(&f);
+		api_fail_set(&f, 401, "Unauthorized", "Unauthorized");
+		api_out_fail(&out, &f);
+	} else {
+		api_serve(api, rq, &out);
+	}
+	if (out.code > 0) { /* 0: the response became a stream */
+		resp->status = out.code;
+		http_response_header(resp, "Content-Type",
+				     out.ctype[0] ? out.ctype : "application/json");
+		http_response_header(resp, "Cache-Control", "no-cache, private");
+	}
+	free(rq);
+}
+
+k32_status_t api_do(struct api_server *api, const char *method, const char *target,
+		    const char *content_type, const void *body, size_t body_len, int *out_code,
+		    struct k32_buf *outbuf, struct k32_err *err)
+{
+	struct api_req *rq = calloc(1, sizeof(*rq));
+	if (!rq)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "api", "api_do: out of memory");
+	const char *q = strchr(target, '?');
+	size_t plen = q ? (size_t)(q - target) : strlen(target);
+	struct k32_str raw = {target, plen};
+	rq->method = method;
+	if (http_url_decode(raw, false, rq->path, sizeof(rq->path), NULL) != K32_OK) {
+		free(rq);
+		return k32_err_set(
+		    err, K32_ERR_INVALID_ARGS, "api",
+		    "api_do: bad path \"%.80s\" (percent-encoding or over %zu bytes)", target,
+		    sizeof(rq->path) - 1);
+	}
+	rq->query = q ? k32_str_from(q + 1) : k32_str_from("");
+	snprintf(rq->accept, sizeof(rq->accept), "application/json");
+	snprintf(rq->ctype, sizeof(rq->ctype), "%s", content_type ? content_type : "");
+	rq->body = body ? body : (const uint8_t *)"";
+	rq->body_len = body_len;
+	rq->who = &api->admin;
+	struct api_out out = {.code = 200, .body = outbuf};
+	api_serve(api, rq, &out);
+	*out_code = out.code;
+	free(rq);
+	return K32_OK;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------- */
+
+static k32_status_t api_bootstrap(struct api_server *api, struct k32_err *err)
+{
+	static const char *const names[] = {"default", "kube-system", "kube-public",
+					    "kube-node-lease"};
+	for (size_t i = 0; i < 4; i++) {
+		char body[160];
+		int len = snprintf(
+		    body, sizeof(body),
+		    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+		    names[i]);
+		struct k32_buf out;
+		int code = 0;
+		k32_buf_init(&out, k32_default_allocator(), 64 * 1024, "bootstrap response");
+		k32_status_t st = api_do(api, "POST", "/api/v1/namespaces", "application/json",
+					 body, (size_t)len, &code, &out, err);
+		if (!st && code != 201 && code != 409)
+			st = k32_err_set(err, K32_ERR_INTERNAL, "api",
+					 "creating namespace %s at start: HTTP %d: %.80s", names[i],
+					 code, k32_buf_cstr(&out));
+		k32_buf_fini(&out);
+		if (st)
+			return st;
+	}
+	return K32_OK;
+}
+
+k32_status_t api_server_new(const struct api_config *cfg, struct api_server **out,
+			    struct k32_err *err)
+{
+	*out = NULL;
+	if (!cfg || !cfg->store)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, "api",
+				   "api_server_new: a store is required");
+	struct api_server *api = calloc(1, sizeof(*api));
+	if (!api)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "api", "api_server_new: out of memory");
+	api->store = cfg->store;
+	k32_plat()->mutex_init(&api->mu);
+	snprintf(api->admin.user, sizeof(api->admin.user), "admin");
+	api->admin.admin = true;
+	snprintf(api->server_addr, sizeof(api->server_addr), "%s",
+		 cfg->server_addr ? cfg->server_addr : "");
+	k32_status_t st = K32_OK;
+	if (cfg->data_dir) {
+		api->auth = true;
+		int n = snprintf(api->tokens_path, sizeof(api->tokens_path), "%s/tokens",
+				 cfg->data_dir);
+		if (n < 0 || (size_t)n >= sizeof(api->tokens_path)) {
+			st = k32_err_set(err, K32_ERR_INVALID_ARGS, "api",
+					 "data dir path is too long (%d bytes, limit %zu)", n,
+					 sizeof(api->tokens_path) - 8);
+			goto out_free;
+		}
+		st = api_tokens_load(api, err);
+		if (st)
+			goto out_free;
+	}
+	if (cfg->bootstrap) {
+		st = api_bootstrap(api, err);
+		if (st)
+			goto out_free;
+	}
+	*out = api;
+	return K32_OK;
+out_free:
+	k32_plat()->mutex_fini(&api->mu);
+	free(api);
+	return st;
+}
+
+void api_server_attach_http(struct api_server *api, struct http_server *srv)
+{
+	api->http = srv;
+}
+
+void api_server_free(struct api_server *api)
+{
+	if (!api)
+		return;
+	k32_plat()->mutex_fini(&api->mu);
+	free(api);
+}

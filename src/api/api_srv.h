@@ -1,0 +1,137 @@
+/*
+ * api_srv.h - internals of the API server proper (router, CRUD, watch, auth, events), the
+ * part of src/api that needs the store and the http layer. Pure helpers live in api_int.h.
+ *
+ * A request is turned into a struct api_req (method, decoded path split into group,
+ * version, namespace, resource, name, subresource; the raw query; Accept and Content-Type;
+ * the body; the caller's identity) and answered into a struct api_out (code, content type,
+ * body buffer). Only watch needs the http response itself (to become a stream).
+ */
+#ifndef API_SRV_H
+#define API_SRV_H
+
+#include "api/api.h"
+#include "api/api_int.h"
+#include "platform/k32_platform.h"
+
+#ifndef K32_API_MAX_TOKENS
+#define K32_API_MAX_TOKENS 64 /* identities in the tokens file; 200 bytes each */
+#endif
+#ifndef K32_API_EVENT_SERIES_MAX
+#define K32_API_EVENT_SERIES_MAX 64 /* event series remembered for de-duplication; 200 B each */
+#endif
+#ifndef K32_API_EVENT_SERIES_S
+#define K32_API_EVENT_SERIES_S 600 /* seconds a repeat joins an existing event series */
+#endif
+#ifndef K32_API_WATCH_BATCH
+#define K32_API_WATCH_BATCH 32 /* events one watch stream takes from the store per pull */
+#endif
+#ifndef K32_API_BOOKMARK_S
+#define K32_API_BOOKMARK_S 60 /* seconds between BOOKMARK events (allowWatchBookmarks) */
+#endif
+#ifndef K32_API_MAX_CASCADE
+#define K32_API_MAX_CASCADE 4 /* owner levels a cascading delete follows (Deployment>RS>Pod) */
+#endif
+
+#define API_TOKEN_LEN 64 /* hex characters of a generated token */
+
+struct api_identity {
+	char user[96]; /* "admin", "system:node:n1" */
+	char node[64]; /* node name for node identities, "" otherwise */
+	bool admin;    /* member of system:masters */
+};
+
+struct api_token {
+	char token[API_TOKEN_LEN + 1];
+	struct api_identity id;
+};
+
+struct api_series {
+	uint32_t hash;	 /* hash of ns, object, type, reason, message; 0 = free slot */
+	uint64_t last_s; /* wall seconds of the last occurrence */
+	char ns[64];	 /* namespace of the event */
+	char name[120];	 /* name of the Event object */
+};
+
+struct api_server {
+	struct store *store;
+	struct http_server *http; /* for waking watch streams; may be NULL */
+	bool auth;		  /* tokens required */
+	char tokens_path[300];
+	char server_addr[64];
+	struct k32_mutex mu; /* guards tokens and series */
+	struct api_token tokens[K32_API_MAX_TOKENS];
+	size_t token_count;
+	struct api_identity admin; /* identity of in-process calls */
+	struct api_series series[K32_API_EVENT_SERIES_MAX];
+	uint32_t name_seq; /* for generated names */
+};
+
+struct api_req {
+	const char *method;
+	char path[512];	      /* decoded path, no query */
+	struct k32_str query; /* raw query */
+	char accept[512];     /* Accept header (truncated) */
+	char ctype[128];      /* Content-Type header, "" when absent */
+	const uint8_t *body;
+	size_t body_len;
+	const struct api_identity *who;
+	struct http_response *http; /* NULL for in-process calls */
+	/* route */
+	const struct api_resource *res;
+	char group[64], version[16];
+	char ns[64];	/* from the URL */
+	char name[254]; /* from the URL */
+	char sub[24];	/* subresource */
+	bool table;	/* Accept asks for a Table */
+};
+
+struct api_out {
+	int code;
+	char ctype[96];
+	struct k32_buf *body;
+};
+
+/* Query parameter name into buf (decoded); false when absent or undecodable. */
+bool api_q(const struct api_req *rq, const char *name, char *buf, size_t cap);
+/* Go ParseBool of a query parameter; dflt when absent. */
+bool api_q_bool(const struct api_req *rq, const char *name, bool dflt);
+
+/* Answer helpers. */
+void api_out_json(struct api_out *out, int code, cJSON *j); /* frees j */
+void api_out_text(struct api_out *out, int code, const char *ctype, const char *text, size_t len);
+void api_out_fail(struct api_out *out, const struct api_fail *f);
+void api_out_status_ok(struct api_out *out, int code, const char *kind, const char *name);
+
+/* Store access with API errors. */
+void api_key(const struct api_resource *res, const char *ns, const char *name,
+	     struct store_key *key);
+k32_status_t api_get_obj(struct api_server *api, const struct api_resource *res, const char *ns,
+			 const char *name, struct store_obj **out, struct api_fail *f);
+cJSON *api_parse_obj(const struct store_obj *o);
+k32_status_t api_store_err(struct api_fail *f, const struct api_resource *res, const char *name,
+			   k32_status_t st, const struct k32_err *err);
+/* Writes obj (create, or update with expect_rev); stamps resourceVersion. */
+k32_status_t api_put_obj(struct api_server *api, const struct api_resource *res, cJSON *obj,
+			 bool create, uint64_t expect_rev, struct store_obj **out,
+			 struct api_fail *f);
+/* Deletes one object now (cascading to dependents by policy). */
+k32_status_t api_delete_now(struct api_server *api, const struct api_resource *res, const char *ns,
+			    const char *name, uint64_t expect_rev, const char *policy, int depth,
+			    struct store_obj **out_prev, struct api_fail *f);
+
+/* Authorization: may who do verb on res (ns/name; obj the object involved, may be NULL)? */
+bool api_authorize(const struct api_identity *who, const char *verb, const struct api_resource *res,
+		   const char *sub, const char *ns, const char *name, const cJSON *obj, char *why,
+		   size_t cap);
+
+/* The CRUD entry points (api_crud.c). */
+void api_crud(struct api_server *api, struct api_req *rq, struct api_out *out);
+/* Watch (api_watch.c): turns the response into a stream. */
+void api_watch(struct api_server *api, struct api_req *rq, struct api_out *out);
+
+/* Wall-clock helpers. */
+uint64_t api_now_s(void);
+void api_new_uid(char *buf, size_t cap);
+
+#endif /* API_SRV_H */
