@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/k32_hostcall.h"
 #include "base/k32_status.h"
 #include "k32/k32_config.h"
 
@@ -366,5 +367,36 @@ k32_status_t kobj_vmo_get_size(struct kobj_owner *owner, kobj_handle_t h, uint64
 k32_status_t kobj_vmo_borrow(struct kobj_owner *owner, kobj_handle_t h, void **out_ptr,
 			     uint64_t *out_size);
 k32_status_t kobj_vmo_return(struct kobj_owner *owner, kobj_handle_t h);
+
+/* ---- pod bindings (kobj_pod.c) ----------------------------------------------------------
+ *
+ * The kx_* host functions give a Wasm pod the same objects. They are a table of struct
+ * k32_hostfn_def (import module "kube32") that the embedder (kubelet) links into a pod
+ * instance by module, name and signature, so the Wasm runtime never depends on kobj. Each is
+ * the verify half of a verify/impl pair: every (pointer, length) is checked against the
+ * caller's linear memory with k32_hostcall_mem, handles come from the pod's own table, and the
+ * kobj_* call copies straight between linear memory and the object (one copy). A bad pointer
+ * gives K32_ERR_INVALID_ARGS as the call's result; nothing a pod passes can trap the node or
+ * reach another pod's objects. Every kx_* returns an i32 status; out-values are written
+ * little-endian at pod addresses. Layouts and prototypes for pod authors: sdk/k32.h.
+ */
+/* How the bindings find the calling pod's handle table. */
+struct kobj_pod_env {
+	/* Returns the owner of an instance (the instance_user the embedder set). NULL hook:
+	 * instance_user itself is the struct kobj_owner. */
+	struct kobj_owner *(*owner_of)(void *instance_user);
+};
+
+/* Number of kx_* functions. */
+#define KOBJ_POD_HOSTFN_COUNT 36
+
+/*
+ * Fills out[0..cap) with the kx_* definitions bound to env (which may be NULL; it is kept by
+ * pointer) and returns how many it wrote (KOBJ_POD_HOSTFN_COUNT when cap allows).
+ */
+size_t kobj_pod_hostfns(const struct kobj_pod_env *env, struct k32_hostfn_def *out, size_t cap);
+
+/* The table bound to env = NULL (instance_user is the owner). */
+extern const struct k32_hostfn_def kobj_pod_hostfn_table[KOBJ_POD_HOSTFN_COUNT];
 
 #endif /* KOBJ_H */
