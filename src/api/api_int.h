@@ -44,7 +44,7 @@
 #define K32_API_SELECTOR_LEN 512 /* bytes of one selector string */
 #endif
 #ifndef K32_API_MAX_CAUSES
-#define K32_API_MAX_CAUSES 8 /* field causes kept in one Invalid error */
+#define K32_API_MAX_CAUSES 6 /* field causes kept in one Invalid error */
 #endif
 #ifndef K32_API_MAX_DEPTH
 #define K32_API_MAX_DEPTH 24 /* nesting depth patches and the protobuf decoder accept */
@@ -127,14 +127,14 @@ bool api_resource_has_field(const struct api_resource *res, const char *field);
 struct api_cause {
 	char reason[24]; /* FieldValueInvalid, FieldValueRequired, ... */
 	char field[64];	 /* "metadata.name" */
-	char message[160];
+	char message[224];
 };
 
 /* A failure to report as a Kubernetes Status. Fixed size: filling it never allocates. */
 struct api_fail {
 	int code;	    /* HTTP status code (404, 409, 422, ...) */
 	const char *reason; /* static: "NotFound", "Invalid", ... */
-	char message[320];  /* the Status message */
+	char message[480];  /* the Status message */
 	char name[96];	    /* details.name */
 	char kind[64];	    /* details.kind */
 	char group[48];	    /* details.group */

@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# End-to-end: start kube32-server on a free loopback port with a temporary data directory,
+# drive it with the real kubectl (over https with a bearer token) through the acceptance list
+# of issue 5, then with python3-kubernetes (python_e2e.py), checking outputs, not only exit
+# codes. Stops the server at the end (SIGTERM) and checks it exits cleanly.
+#
+#   kubectl_e2e.sh /path/to/kube32-server
+#
+# Exit 0: all checks passed; 1: a check failed; 77: kubectl or python3-kubernetes missing
+# (skipped; under CI=true a missing tool is a failure).
+set -u
+
+SERVER=${1:?usage: kubectl_e2e.sh /path/to/kube32-server}
+HERE=$(cd "$(dirname "$0")" && pwd)
+KUBECTL=${KUBECTL:-/usr/bin/kubectl}
+PY=${PY:-/usr/bin/python3}
+
+missing() {
+	echo "e2e: $1 is missing: $2" >&2
+	if [ "${CI:-}" = "true" ]; then
+		echo "e2e: FAIL (CI=true requires it)" >&2
+		exit 1
+	fi
+	echo "e2e: SKIPPED" >&2
+	exit 77
+}
+[ -x "$KUBECTL" ] || missing kubectl "expected at $KUBECTL (set KUBECTL=...)"
+"$PY" -c 'import kubernetes' 2>/dev/null || missing python3-kubernetes "install the Debian package python3-kubernetes"
+
+WORK=$(mktemp -d /tmp/kube32-e2e.XXXXXX)
+DATA=$WORK/data
+export HOME=$WORK/home # fresh ~/.kube/cache: discovery is never stale
+export KUBECONFIG=$DATA/admin.kubeconfig
+mkdir -p "$HOME" "$DATA"
+SRV_PID=
+cleanup() {
+	if [ -n "$SRV_PID" ] && kill -0 "$SRV_PID" 2>/dev/null; then
+		kill -9 "$SRV_PID" 2>/dev/null
+	fi
+	if [ "${KEEP:-}" != "1" ]; then rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+# Tokens: an admin and the node "mcu-1" (NodeRestriction checks use it).
+ADMIN_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+NODE_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+cat >"$DATA/tokens" <<EOF
+# e2e identities
+$ADMIN_TOKEN,admin,admin,"system:masters"
+$NODE_TOKEN,system:node:mcu-1,system:node:mcu-1,"system:nodes"
+EOF
+
+"$SERVER" --data-dir "$DATA" --port 0 --port-file "$WORK/port" >"$WORK/server.log" 2>&1 &
+SRV_PID=$!
+for _ in $(seq 100); do
+	[ -s "$WORK/port" ] && [ -s "$KUBECONFIG" ] && break
+	sleep 0.1
+done
+if [ ! -s "$WORK/port" ]; then
+	echo "e2e: FAIL: kube32-server did not start:" >&2
+	cat "$WORK/server.log" >&2
+	exit 1
+fi
+PORT=$(cat "$WORK/port")
+echo "e2e: kube32-server pid $SRV_PID on https://127.0.0.1:$PORT (data $DATA)"
+
+PASS=0
+FAIL=0
+FAILED=()
+OUT=
+# check NAME REGEX CMD...: runs CMD (stdout+stderr), passes when REGEX matches the output.
+check() {
+	local name=$1 re=$2
+	shift 2
+	OUT=$(timeout 60 bash -c '"$@"' check "$@" 2>&1)
+	if grep -Eq -- "$re" <<<"$OUT"; then
+		PASS=$((PASS + 1))
+		echo "ok   $name"
+	else
+		FAIL=$((FAIL + 1))
+		FAILED+=("$name")
+		echo "FAIL $name: expected /$re/ from: $*" >&2
+		sed 's/^/     | /' <<<"$OUT" | head -20 >&2
+	fi
+}
+# check_rc NAME RC CMD...: passes when CMD exits with RC.
+check_rc() {
+	local name=$1 want=$2
+	shift 2
+	timeout 60 bash -c '"$@"' check "$@" >/dev/null 2>&1
+	local rc=$?
+	if [ "$rc" = "$want" ]; then
+		PASS=$((PASS + 1))
+		echo "ok   $name"
+	else
+		FAIL=$((FAIL + 1))
+		FAILED+=("$name")
+		echo "FAIL $name: exit $rc, want $want: $*" >&2
+	fi
+}
+k() { "$KUBECTL" "$@"; }
+kn() { "$KUBECTL" -n e2e "$@"; }
+export -f k kn
+export KUBECTL
+
+# ---- discovery -----------------------------------------------------------------------------
+check version 'Server Version: v1\.32\.0-kube32' k version
+check api-resources 'deployments +deploy +apps/v1 +true +Deployment' k api-resources
+check api-resources-devices 'devices +dev +kube32\.io/v1alpha1 +true +Device' k api-resources
+check api-resources-wide 'pods +po +v1 +true +Pod +create,delete,deletecollection,get,list,patch,update,watch +all' k api-resources -o wide
+check api-versions 'apps/v1' k api-versions
+
+# ---- create --------------------------------------------------------------------------------
+check create-namespace '^namespace/e2e created$' k create namespace e2e
+check create-configmap '^configmap/cfg created$' kn create configmap cfg --from-literal=a=1 --from-literal=b=two
+check configmap-data '^two$' kn get configmap cfg -o 'jsonpath={.data.b}'
+check create-secret '^secret/s1 created$' kn create secret generic s1 --from-literal=k=v
+check secret-data '^dg==$' kn get secret s1 -o 'jsonpath={.data.k}'
+check create-deployment-pb '^deployment.apps/hello created$' kn create deployment hello --image=hello.wasm
+check deployment-pb-fields '^hello=hello hello-wasm-[a-z0-9]{5}$' kn get deploy hello -o 'jsonpath={.spec.selector.matchLabels.app}{"="}{.spec.template.metadata.labels.app}{" "}{.spec.template.spec.containers[0].name}'
+
+cat >"$WORK/web.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: e2e
+  labels: {app: web}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: main
+        image: web.wasm
+        env:
+        - name: RATE
+          value: "1"
+EOF
+check apply-create '^deployment.apps/web created$' k apply -f "$WORK/web.yaml"
+check apply-unchanged '^deployment.apps/web unchanged$' k apply -f "$WORK/web.yaml"
+sed -i 's/value: "1"/value: "2"/' "$WORK/web.yaml"
+check apply-changed '^deployment.apps/web configured$' k apply -f "$WORK/web.yaml"
+check apply-result '^2 2$' kn get deploy web -o 'jsonpath={.spec.template.spec.containers[0].env[0].value}{" "}{.metadata.generation}'
+
+# ---- get -----------------------------------------------------------------------------------
+check get-table '^web +0/2 +0 +0 +[0-9]+s$' kn get deploy web
+check get-wide 'NAME +READY +UP-TO-DATE +AVAILABLE +AGE +CONTAINERS +IMAGES +SELECTOR' kn get deploy -o wide
+check get-wide-row '^web +0/2 +0 +0 +[0-9]+s +main +web\.wasm +app=web$' kn get deploy -o wide
+check get-yaml 'kubectl.kubernetes.io/last-applied-configuration' kn get deploy web -o yaml
+check get-yaml-kind '^kind: Deployment$' kn get deploy web -o yaml
+check get-json '"kind": "Deployment"' kn get deploy web -o json
+check get-json-list '"kind": "List"' kn get cm -o json
+check get-name '^deployment.apps/web$' kn get deploy -o name -l app=web
+check get-jsonpath '^cfg s1$' sh -c "$KUBECTL -n e2e get cm cfg -o jsonpath='{.metadata.name}'; printf ' '; $KUBECTL -n e2e get secret s1 -o jsonpath='{.metadata.name}'"
+check get-all-namespaces '^e2e +cfg +2 +[0-9]+s$' k get cm -A
+check get-label-selector '^web ' kn get deploy -l 'app in (web,other)'
+check get-label-nomatch 'No resources found in e2e namespace' kn get deploy -l app=nope
+check get-field-selector '^e2e +Active' k get ns --field-selector metadata.name=e2e
+check get-field-selector-bad 'field label not supported: spec.bogus' k get pods -A --field-selector spec.bogus=1
+check get-label-selector-bad 'unable to parse requirement' kn get cm -l 'a in ('
+check get-show-labels 'app=web' kn get deploy web --show-labels
+check get-nodes-empty 'No resources found' k get nodes
+
+# get -w: a watch with a timeout sees a create and a change
+(timeout 4 "$KUBECTL" -n e2e get cm -w >"$WORK/watch.out" 2>&1 &)
+sleep 1.5
+kn create configmap watched --from-literal=x=y >/dev/null 2>&1
+kn label configmap watched round=2 >/dev/null 2>&1
+sleep 3
+check get-watch '^watched +1 +[0-9]+s' cat "$WORK/watch.out"
+check get-watch-two-events "$(printf '^watched.*')" sh -c "grep -c '^watched' '$WORK/watch.out' | grep -qx 2 && echo watched-twice"
+
+# ---- describe, label, annotate, edit, scale ------------------------------------------------
+check describe 'Replicas: +2 desired \| 0 updated \| 0 total \| 0 available \| 0 unavailable' kn describe deploy web
+check describe-pod-template 'RATE: +2' kn describe deploy web
+check label '^deployment.apps/web labeled$' kn label deploy web tier=fe
+check label-value '^fe$' kn get deploy web -o 'jsonpath={.metadata.labels.tier}'
+check label-remove '^deployment.apps/web unlabeled$' kn label deploy web tier-
+check annotate '^deployment.apps/web annotated$' kn annotate deploy web note=hello
+check edit '^deployment.apps/web edited$' env KUBE_EDITOR="sed -i s/note:\ hello/note:\ edited/" "$KUBECTL" -n e2e edit deploy web
+check edit-value '^edited$' kn get deploy web -o 'jsonpath={.metadata.annotations.note}'
+check scale '^deployment.apps/web scaled$' kn scale deploy web --replicas=3
+check scale-value '^3$' kn get deploy web -o 'jsonpath={.spec.replicas}'
+check scale-current '^deployment.apps/web scaled$' kn scale deploy web --current-replicas=3 --replicas=4
+check scale-subresource '^4$' kn get deploy web --subresource=scale -o 'jsonpath={.spec.replicas}'
+check patch-json '^deployment.apps/web patched$' kn patch deploy web --type=json -p '[{"op":"replace","path":"/spec/replicas","value":1}]'
+check patch-merge '^configmap/cfg patched$' kn patch cm cfg --type=merge -p '{"data":{"c":"3"}}'
+check patch-strategic-result '^1 3$' sh -c "$KUBECTL -n e2e get deploy web -o jsonpath='{.spec.replicas}'; printf ' '; $KUBECTL -n e2e get cm cfg -o jsonpath='{.data.c}'"
+
+# ---- pods, wait, delete --------------------------------------------------------------------
+check run '^pod/p1 created$' kn run p1 --image=blinky.wasm --labels=app=blinky
+check get-pod '^p1 +0/1 +Pending +0 +[0-9]+s$' kn get pod p1
+check get-pod-wide '^p1 +0/1 +Pending +0 +[0-9]+s +<none> +<none> +<none> +<none>$' kn get pod p1 -o wide
+check pod-field-selector '^p1 ' kn get pods --field-selector status.phase=Pending
+check wait-jsonpath 'pod/p1 condition met' kn wait --for=jsonpath='{.status.phase}'=Pending pod/p1 --timeout=10s
+check delete-wait '^pod "p1" deleted$' kn delete pod p1
+check deleted-gone 'NotFound' kn get pod p1
+check delete-nowait '^configmap "watched" deleted$' kn delete cm watched --wait=false
+check wait-delete '' kn wait --for=delete cm/watched --timeout=10s
+
+# ---- events --------------------------------------------------------------------------------
+cat >"$WORK/event.yaml" <<'EOF'
+apiVersion: v1
+kind: Event
+metadata: {name: cfg.e2e1, namespace: e2e}
+involvedObject: {apiVersion: v1, kind: ConfigMap, name: cfg, namespace: e2e}
+reason: Tested
+message: configmap checked by the e2e suite
+type: Normal
+count: 1
+source: {component: e2e}
+firstTimestamp: "2025-01-01T00:00:00Z"
+lastTimestamp: "2025-01-01T00:00:00Z"
+EOF
+check create-event '^event/cfg.e2e1 created$' k create -f "$WORK/event.yaml"
+check events 'Normal +Tested +ConfigMap/cfg +configmap checked by the e2e suite' kn events
+check events-for 'Tested' kn events --for configmap/cfg
+check get-events 'Normal +Tested +configmap/cfg' kn get events
+
+# ---- explain, auth -------------------------------------------------------------------------
+check explain 'KIND: +Pod' k explain pods
+check explain-field 'FIELD: +replicas <integer>' k explain deployment.spec.replicas
+check explain-device 'GROUP: +kube32\.io' k explain devices
+check auth-can-i '^yes$' kn auth can-i create pods
+check auth-can-i-list '\*\.\*' k auth can-i --list
+check_rc auth-can-i-node-no 1 "$KUBECTL" --token="$NODE_TOKEN" -n e2e auth can-i create deployments
+check auth-can-i-node-read '^yes$' "$KUBECTL" --token="$NODE_TOKEN" -n e2e auth can-i list pods
+check node-restriction 'Forbidden' "$KUBECTL" --token="$NODE_TOKEN" -n e2e label cm cfg x=y
+check bad-token 'Unauthorized|must be logged in' "$KUBECTL" --token=wrong get ns
+
+# ---- errors --------------------------------------------------------------------------------
+check err-notfound 'Error from server \(NotFound\): configmaps "nope" not found' kn get cm nope
+check err-notfound-group 'Error from server \(NotFound\): deployments.apps "nope" not found' kn get deploy nope
+check err-alreadyexists 'Error from server \(AlreadyExists\): namespaces "e2e" already exists' k create namespace e2e
+kn get cm cfg -o json >"$WORK/cfg.json"
+kn annotate cm cfg bump=1 >/dev/null 2>&1
+check err-conflict 'Error from server \(Conflict\).*Operation cannot be fulfilled on configmaps "cfg": the object has been modified' k replace -f "$WORK/cfg.json"
+check err-invalid 'ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"' kn create configmap Bad_Name
+cat >"$WORK/unknown.yaml" <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: strict, namespace: e2e}
+dato: {a: b}
+EOF
+check err-unknown-field 'strict decoding error: unknown field "dato"' k apply -f "$WORK/unknown.yaml"
+check err-invalid-apply 'is invalid' sh -c "sed 's/name: web/name: Web_Bad/' '$WORK/web.yaml' | $KUBECTL apply -f -"
+
+# ---- delete --------------------------------------------------------------------------------
+check delete-deploy '^deployment.apps "web" deleted$' kn delete deploy web
+check delete-namespace '^namespace "e2e" deleted$' k delete namespace e2e --timeout=20s
+check namespace-gone 'NotFound' k get namespace e2e
+
+# ---- python3-kubernetes ---------------------------------------------------------------------
+check python-client '^python: all checks passed$' "$PY" "$HERE/python_e2e.py"
+
+# ---- clean stop ----------------------------------------------------------------------------
+kill -TERM "$SRV_PID"
+for _ in $(seq 50); do
+	kill -0 "$SRV_PID" 2>/dev/null || break
+	sleep 0.1
+done
+if kill -0 "$SRV_PID" 2>/dev/null; then
+	FAIL=$((FAIL + 1))
+	FAILED+=("sigterm-stop")
+	echo "FAIL sigterm-stop: server still running 5 s after SIGTERM" >&2
+else
+	wait "$SRV_PID"
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		PASS=$((PASS + 1))
+		echo "ok   sigterm-stop"
+	else
+		FAIL=$((FAIL + 1))
+		FAILED+=("sigterm-stop")
+		echo "FAIL sigterm-stop: exit status $rc" >&2
+	fi
+fi
+SRV_PID=
+
+echo "e2e: $PASS passed, $FAIL failed"
+if [ "$FAIL" -ne 0 ]; then
+	echo "e2e: failed: ${FAILED[*]}" >&2
+	echo "e2e: server log:" >&2
+	tail -20 "$WORK/server.log" >&2
+	exit 1
+fi
+exit 0
