@@ -1,0 +1,2 @@
+;; The start function traps: instantiation returns TRAP.
+(module (func $s unreachable) (start $s))
