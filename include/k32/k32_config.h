@@ -422,6 +422,71 @@ _Static_assert(K32_HTTP_MAX_HEADER_BYTES >= 256 && K32_HTTP_MAX_HEADER_BYTES <= 
 
 /* ==== api =============================================================================== */
 
+/* Requirements in one label or field selector ("a=b,c in (d)" is 2). Bytes: 88 per term in
+ * struct api_selector, which lives in a request or a watch. Ceiling 64. */
+#ifndef K32_API_MAX_SELECTOR_TERMS
+#define K32_API_MAX_SELECTOR_TERMS 16
+#endif
+
+/* Values in one `in (...)` / `notin (...)` set. Bytes: 8 per value per term. */
+#ifndef K32_API_MAX_SELECTOR_VALUES
+#define K32_API_MAX_SELECTOR_VALUES 8
+#endif
+
+/* Bytes of one selector string (the parsed tokens are copied into a buffer this size). */
+#ifndef K32_API_SELECTOR_LEN
+#define K32_API_SELECTOR_LEN 512
+#endif
+
+/* Field causes kept in one 422 Invalid answer; more are counted in the message. Bytes: ~330
+ * per cause in struct api_fail, which lives on the request path's stack. */
+#ifndef K32_API_MAX_CAUSES
+#define K32_API_MAX_CAUSES 6
+#endif
+
+/* Nesting depth patches and protobuf bodies may have (the appliers recurse once per level;
+ * JSON parsing is bounded separately by K32_JSON_MAX_DEPTH). */
+#ifndef K32_API_MAX_DEPTH
+#define K32_API_MAX_DEPTH 24
+#endif
+
+/* Identities in <data-dir>/tokens (admin, nodes, ...). Bytes: ~230 each, fixed. */
+#ifndef K32_API_MAX_TOKENS
+#define K32_API_MAX_TOKENS 64
+#endif
+
+/* Event series remembered for de-duplication (count++ instead of a new Event). Bytes: ~200
+ * each, fixed; the least recently used series is forgotten first. */
+#ifndef K32_API_EVENT_SERIES_MAX
+#define K32_API_EVENT_SERIES_MAX 64
+#endif
+
+/* Seconds within which a repeated event joins its series (kube's recorder uses 10 min). */
+#ifndef K32_API_EVENT_SERIES_S
+#define K32_API_EVENT_SERIES_S 600
+#endif
+
+/* Store events one watch stream takes per pull. Bytes: 32 per event per open watch. */
+#ifndef K32_API_WATCH_BATCH
+#define K32_API_WATCH_BATCH 8
+#endif
+
+/* Seconds between BOOKMARK events on watches that allow them. */
+#ifndef K32_API_BOOKMARK_S
+#define K32_API_BOOKMARK_S 60
+#endif
+
+/* Owner levels a cascading delete follows (Deployment > ReplicaSet > Pod is 2). */
+#ifndef K32_API_MAX_CASCADE
+#define K32_API_MAX_CASCADE 4
+#endif
+
+_Static_assert(K32_API_MAX_SELECTOR_TERMS >= 1 && K32_API_MAX_SELECTOR_TERMS <= 64, "K32_API_MAX_SELECTOR_TERMS out of range");
+_Static_assert(K32_API_SELECTOR_LEN >= 64 && K32_API_SELECTOR_LEN <= 8192, "K32_API_SELECTOR_LEN out of range");
+_Static_assert(K32_API_MAX_CAUSES >= 1 && K32_API_MAX_CAUSES <= 32, "K32_API_MAX_CAUSES out of range");
+_Static_assert(K32_API_MAX_DEPTH >= 8 && K32_API_MAX_DEPTH <= 64, "K32_API_MAX_DEPTH out of range");
+_Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256, "K32_API_WATCH_BATCH out of range");
+
 /* ==== ctrl / kubelet / hw =============================================================== */
 
 _Static_assert(K32_ERR_MSG_LEN >= 64 && K32_ERR_MSG_LEN <= 512, "K32_ERR_MSG_LEN out of range");

@@ -335,7 +335,7 @@ static bool api_store_filter(void *ctx, const struct store_obj *o)
 static k32_status_t api_filter_init(const struct api_req *rq, struct api_filter *flt,
 				    struct api_fail *f)
 {
-	char *buf = malloc(K32_API_SELECTOR_LEN + 1);
+	char *buf = api_zalloc(K32_API_SELECTOR_LEN + 1);
 	k32_status_t st = K32_OK;
 	memset(flt, 0, sizeof(*flt));
 	if (!buf)
@@ -348,14 +348,14 @@ static k32_status_t api_filter_init(const struct api_req *rq, struct api_filter 
 		st = api_field_selector_parse(buf, rq->res, &flt->fsel, f);
 		flt->has_f = flt->fsel.term_count > 0;
 	}
-	free(buf);
+	api_free(buf, K32_API_SELECTOR_LEN + 1);
 	return st;
 }
 
 static void api_list(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
 	struct api_fail f;
-	struct api_filter *flt = calloc(1, sizeof(*flt));
+	struct api_filter *flt = api_zalloc(sizeof(*flt));
 	struct store_list list;
 	char tok[STORE_CONTINUE_LEN], v[32];
 	memset(&list, 0, sizeof(list));
@@ -407,14 +407,15 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 	char rv[24];
 	snprintf(rv, sizeof(rv), "%llu", (unsigned long long)list.rev);
 	if (rq->table) {
-		const cJSON **objs = calloc(list.count ? list.count : 1, sizeof(*objs));
+		size_t objs_len = (list.count ? list.count : 1) * sizeof(const cJSON *);
+		const cJSON **objs = api_zalloc(objs_len);
 		for (uint32_t i = 0; objs && i < list.count; i++)
 			objs[i] = api_parse_obj(list.items[i]);
 		cJSON *t =
 		    objs ? api_table_build(rq->res, objs, list.count, api_now_s(), rv, true) : NULL;
 		for (uint32_t i = 0; objs && i < list.count; i++)
 			cJSON_Delete((cJSON *)objs[i]);
-		free(objs);
+		api_free(objs, objs_len);
 		if (t && list.continue_token[0])
 			cJSON_AddStringToObject(cJSON_GetObjectItem(t, "metadata"), "continue",
 						list.continue_token);
@@ -462,7 +463,7 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 out_fini:
 	store_list_fini(api->store, &list);
 out_free:
-	free(flt);
+	api_free(flt, sizeof(*flt));
 }
 
 /* ---- create ---------------------------------------------------------------------------- */
@@ -962,7 +963,7 @@ static void api_cascade(struct api_server *api, const struct api_resource *owner
 	const struct api_resource *dres = !strcmp(deps[0], "pods")
 					      ? api_registry_find("", "v1", "pods")
 					      : api_registry_find("apps", "v1", "replicasets");
-	struct api_filter *flt = calloc(1, sizeof(*flt));
+	struct api_filter *flt = api_zalloc(sizeof(*flt));
 	if (!flt)
 		return;
 	flt->owner_uid = uid;
@@ -1003,7 +1004,7 @@ static void api_cascade(struct api_server *api, const struct api_resource *owner
 		}
 	}
 	store_list_fini(api->store, &list);
-	free(flt);
+	api_free(flt, sizeof(*flt));
 }
 
 k32_status_t api_delete_now(struct api_server *api, const struct api_resource *res, const char *ns,
@@ -1221,7 +1222,7 @@ static void api_delete_collection(struct api_server *api, struct api_req *rq, st
 {
 	struct api_fail f;
 	struct api_delopts o;
-	struct api_filter *flt = calloc(1, sizeof(*flt));
+	struct api_filter *flt = api_zalloc(sizeof(*flt));
 	struct store_list list;
 	memset(&list, 0, sizeof(list));
 	api_fail_clear(&f);
@@ -1280,7 +1281,7 @@ out_fail:
 	api_out_fail(out, &f);
 out:
 	store_list_fini(api->store, &list);
-	free(flt);
+	api_free(flt, sizeof(*flt));
 }
 
 /* ---- pod subresources ------------------------------------------------------------------ */

@@ -32,23 +32,7 @@
 #include "base/k32_buf.h"
 #include "base/k32_status.h"
 
-/* ---- limits (defaults; see include/k32/k32_config.h "api" for the public ones) ---------- */
-
-#ifndef K32_API_MAX_SELECTOR_TERMS
-#define K32_API_MAX_SELECTOR_TERMS 16 /* requirements in one label or field selector */
-#endif
-#ifndef K32_API_MAX_SELECTOR_VALUES
-#define K32_API_MAX_SELECTOR_VALUES 8 /* values in one `in (...)` set */
-#endif
-#ifndef K32_API_SELECTOR_LEN
-#define K32_API_SELECTOR_LEN 512 /* bytes of one selector string */
-#endif
-#ifndef K32_API_MAX_CAUSES
-#define K32_API_MAX_CAUSES 6 /* field causes kept in one Invalid error */
-#endif
-#ifndef K32_API_MAX_DEPTH
-#define K32_API_MAX_DEPTH 24 /* nesting depth patches and the protobuf decoder accept */
-#endif
+/* Limits: K32_API_* in include/k32/k32_config.h ("api" section). */
 
 /* ---- verbs ----------------------------------------------------------------------------- */
 

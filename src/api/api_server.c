@@ -14,7 +14,6 @@
 #include "api/api_srv.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/k32_json.h"
@@ -689,7 +688,7 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 {
 	struct api_server *api = ctx;
 	static const struct api_identity anonymous = {"system:anonymous", "", false};
-	struct api_req *rq = calloc(1, sizeof(*rq));
+	struct api_req *rq = api_zalloc(sizeof(*rq));
 	if (!rq) {
 		static const char oom[] =
 		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
@@ -723,14 +722,14 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 				     out.ctype[0] ? out.ctype : "application/json");
 		http_response_header(resp, "Cache-Control", "no-cache, private");
 	}
-	free(rq);
+	api_free(rq, sizeof(*rq));
 }
 
 k32_status_t api_do(struct api_server *api, const char *method, const char *target,
 		    const char *content_type, const void *body, size_t body_len, int *out_code,
 		    struct k32_buf *outbuf, struct k32_err *err)
 {
-	struct api_req *rq = calloc(1, sizeof(*rq));
+	struct api_req *rq = api_zalloc(sizeof(*rq));
 	if (!rq)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, "api", "api_do: out of memory");
 	const char *q = strchr(target, '?');
@@ -738,7 +737,7 @@ k32_status_t api_do(struct api_server *api, const char *method, const char *targ
 	struct k32_str raw = {target, plen};
 	rq->method = method;
 	if (http_url_decode(raw, false, rq->path, sizeof(rq->path), NULL) != K32_OK) {
-		free(rq);
+		api_free(rq, sizeof(*rq));
 		return k32_err_set(
 		    err, K32_ERR_INVALID_ARGS, "api",
 		    "api_do: bad path \"%.80s\" (percent-encoding or over %zu bytes)", target,
@@ -753,7 +752,7 @@ k32_status_t api_do(struct api_server *api, const char *method, const char *targ
 	struct api_out out = {.code = 200, .body = outbuf};
 	api_serve(api, rq, &out);
 	*out_code = out.code;
-	free(rq);
+	api_free(rq, sizeof(*rq));
 	return K32_OK;
 }
 
@@ -792,7 +791,7 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 	if (!cfg || !cfg->store)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, "api",
 				   "api_server_new: a store is required");
-	struct api_server *api = calloc(1, sizeof(*api));
+	struct api_server *api = api_zalloc(sizeof(*api));
 	if (!api)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, "api", "api_server_new: out of memory");
 	api->store = cfg->store;
@@ -825,7 +824,7 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 	return K32_OK;
 out_free:
 	k32_plat()->mutex_fini(&api->mu);
-	free(api);
+	api_free(api, sizeof(*api));
 	return st;
 }
 
@@ -839,5 +838,5 @@ void api_server_free(struct api_server *api)
 	if (!api)
 		return;
 	k32_plat()->mutex_fini(&api->mu);
-	free(api);
+	api_free(api, sizeof(*api));
 }

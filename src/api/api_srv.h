@@ -14,25 +14,6 @@
 #include "api/api_int.h"
 #include "platform/k32_platform.h"
 
-#ifndef K32_API_MAX_TOKENS
-#define K32_API_MAX_TOKENS 64 /* identities in the tokens file; 200 bytes each */
-#endif
-#ifndef K32_API_EVENT_SERIES_MAX
-#define K32_API_EVENT_SERIES_MAX 64 /* event series remembered for de-duplication; 200 B each */
-#endif
-#ifndef K32_API_EVENT_SERIES_S
-#define K32_API_EVENT_SERIES_S 600 /* seconds a repeat joins an existing event series */
-#endif
-#ifndef K32_API_WATCH_BATCH
-#define K32_API_WATCH_BATCH 32 /* events one watch stream takes from the store per pull */
-#endif
-#ifndef K32_API_BOOKMARK_S
-#define K32_API_BOOKMARK_S 60 /* seconds between BOOKMARK events (allowWatchBookmarks) */
-#endif
-#ifndef K32_API_MAX_CASCADE
-#define K32_API_MAX_CASCADE 4 /* owner levels a cascading delete follows (Deployment>RS>Pod) */
-#endif
-
 #define API_TOKEN_LEN 64 /* hex characters of a generated token */
 
 struct api_identity {
@@ -91,6 +72,16 @@ struct api_out {
 	char ctype[96];
 	struct k32_buf *body;
 };
+
+/* Zeroed block from the default heap (NULL when out of memory); api_free takes its size. */
+static inline void *api_zalloc(size_t len)
+{
+	return k32_calloc(k32_default_allocator(), len);
+}
+static inline void api_free(void *p, size_t len)
+{
+	k32_free(k32_default_allocator(), p, len);
+}
 
 /* Query parameter name into buf (decoded); false when absent or undecodable. */
 bool api_q(const struct api_req *rq, const char *name, char *buf, size_t cap);

@@ -32,8 +32,8 @@ struct api_wctx {
 	const struct api_resource *res;
 	struct store_watch *w;
 	_Atomic http_stream_id_t sid; /* set after http_response_stream; read by notify */
-	struct api_selector lsel, fsel;
-	bool has_l, has_f;
+	struct api_selector *lsel;    /* allocated only when the watch has a label selector */
+	struct api_selector *fsel;    /* ... a field selector */
 	bool table;
 	bool bookmarks;
 	bool ending;		/* the pending line is the last one (ERROR) */
@@ -59,9 +59,9 @@ static bool api_watch_match(const struct api_wctx *wc, const cJSON *j)
 {
 	if (!j)
 		return false;
-	if (wc->has_l && !api_label_selector_match(&wc->lsel, k32_json_find(j, "metadata.labels")))
+	if (wc->lsel && !api_label_selector_match(wc->lsel, k32_json_find(j, "metadata.labels")))
 		return false;
-	if (wc->has_f && !api_field_selector_match(&wc->fsel, j))
+	if (wc->fsel && !api_field_selector_match(wc->fsel, j))
 		return false;
 	return true;
 }
@@ -177,7 +177,7 @@ static bool api_watch_next_line(struct api_wctx *wc, const struct store_event *e
 			   : ev->type == STORE_EVENT_MODIFIED ? "MODIFIED"
 							      : "DELETED";
 	uint64_t rv = ev->type == STORE_EVENT_DELETED ? ev->rev : 0;
-	if (!wc->has_l && !wc->has_f)
+	if (!wc->lsel && !wc->fsel)
 		return api_watch_format(wc, type, ev->obj, NULL, rv) == K32_OK;
 	cJSON *now = api_parse_obj(ev->obj);
 	bool m_now = api_watch_match(wc, now);
@@ -225,7 +225,7 @@ static k32_status_t api_watch_pull(void *ctx, struct http_stream *s, uint32_t ev
 		struct store_obj *o = wc->init.items[wc->init_idx++];
 		bool send = true;
 		cJSON *j = NULL;
-		if (wc->has_l || wc->has_f) {
+		if (wc->lsel || wc->fsel) {
 			j = api_parse_obj(o);
 			send = api_watch_match(wc, j);
 		}
@@ -306,7 +306,9 @@ static void api_wctx_free(struct api_wctx *wc)
 		store_watch_close(wc->w);
 	store_list_fini(wc->api->store, &wc->init);
 	k32_buf_fini(&wc->line);
-	free(wc);
+	api_free(wc->lsel, sizeof(*wc->lsel));
+	api_free(wc->fsel, sizeof(*wc->fsel));
+	api_free(wc, sizeof(*wc));
 }
 
 static void api_watch_close(void *ctx, k32_status_t why)
@@ -332,7 +334,7 @@ void api_watch(struct api_server *api, struct api_req *rq, struct api_out *out)
 		api_out_fail(out, &f);
 		return;
 	}
-	struct api_wctx *wc = calloc(1, sizeof(*wc));
+	struct api_wctx *wc = api_zalloc(sizeof(*wc));
 	if (!wc) {
 		api_fail_set(&f, 500, "InternalError", "out of memory for a watch; retry later");
 		api_out_fail(out, &f);
@@ -343,23 +345,23 @@ void api_watch(struct api_server *api, struct api_req *rq, struct api_out *out)
 	wc->table = rq->table;
 	wc->bookmarks = api_q_bool(rq, "allowWatchBookmarks", false);
 	k32_buf_init(&wc->line, k32_default_allocator(), K32_HTTP_STREAM_BUF_BYTES, "watch event");
-	char *sel = malloc(K32_API_SELECTOR_LEN + 1);
+	char *sel = api_zalloc(K32_API_SELECTOR_LEN + 1);
 	k32_status_t st = sel ? K32_OK : api_fail_set(&f, 500, "InternalError", "out of memory");
 	if (!st && api_q(rq, "labelSelector", sel, K32_API_SELECTOR_LEN + 1) && sel[0]) {
-		st = api_label_selector_parse(sel, &wc->lsel, &f);
-		wc->has_l = wc->lsel.term_count > 0;
+		wc->lsel = api_zalloc(sizeof(*wc->lsel));
+		st = wc->lsel ? api_label_selector_parse(sel, wc->lsel, &f)
+			      : api_fail_set(&f, 500, "InternalError", "out of memory");
 	}
-	if (!st && api_q(rq, "fieldSelector", sel, K32_API_SELECTOR_LEN + 1) && sel[0]) {
-		st = api_field_selector_parse(sel, rq->res, &wc->fsel, &f);
-		wc->has_f = wc->fsel.term_count > 0;
+	if (!st && rq->name[0]) /* GET .../pods/NAME?watch=true: that one object */
+		snprintf(sel, K32_API_SELECTOR_LEN + 1, "metadata.name=%s", rq->name);
+	else if (!st && !(api_q(rq, "fieldSelector", sel, K32_API_SELECTOR_LEN + 1) && sel[0]))
+		sel[0] = 0;
+	if (!st && sel[0]) {
+		wc->fsel = api_zalloc(sizeof(*wc->fsel));
+		st = wc->fsel ? api_field_selector_parse(sel, rq->res, wc->fsel, &f)
+			      : api_fail_set(&f, 500, "InternalError", "out of memory");
 	}
-	if (!st && rq->name[0]) { /* GET .../pods/NAME?watch=true: that one object */
-		char fs[300];
-		snprintf(fs, sizeof(fs), "metadata.name=%s", rq->name);
-		st = api_field_selector_parse(fs, rq->res, &wc->fsel, &f);
-		wc->has_f = true;
-	}
-	free(sel);
+	api_free(sel, K32_API_SELECTOR_LEN + 1);
 	if (st)
 		goto out_fail;
 	wc->end_us = K32_FOREVER;
