@@ -140,6 +140,16 @@ typedef void (*http_handler_fn)(void *ctx, struct http_request *req, struct http
  */
 typedef bool (*http_auth_fn)(void *ctx, struct http_request *req, struct http_response *resp);
 
+/*
+ * Optional hook for the answers the server makes itself (400 malformed, 413 body too large,
+ * 431 head too large), so they can carry the API's error format (e.g. a Kubernetes Status).
+ * Called on the loop task with resp->status preset and empty headers and body; detail is a
+ * one-line reason. The connection is closed after the answer whatever resp->close says, and
+ * http_response_stream is refused here. Without the hook the body is text/plain detail.
+ */
+typedef void (*http_error_fn)(void *ctx, int status, const char *detail,
+			      struct http_response *resp);
+
 struct http_server_config {
 	const char *host;	   /* address to bind: "127.0.0.1" (default), "0.0.0.0" */
 	uint16_t port;		   /* 0 picks a free port (see http_server_port) */
@@ -162,6 +172,7 @@ struct http_server_config {
 	int64_t write_timeout_us;  /* K32_HTTP_WRITE_TIMEOUT_MS */
 	int64_t idle_timeout_us;   /* K32_HTTP_IDLE_TIMEOUT_MS */
 	const struct k32_allocator *alloc; /* thread-safe allocator; NULL: the default heap */
+	http_error_fn error_body;	   /* optional, see http_error_fn; ctx as above */
 };
 
 struct http_server_stats {

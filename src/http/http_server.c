@@ -562,15 +562,27 @@ static enum drive_result dispatch(struct http_conn *c)
 
 static k32_status_t conn_queue_error(struct http_conn *c, int status, const char *detail)
 {
+	struct http_server *srv = c->srv;
 	k32_status_t st;
 
 	k32_buf_reset(&c->out);
 	c->out_off = 0;
-	st = k32_buf_printf(&c->out, NULL,
-			    "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-			    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s\n",
-			    status, http_status_reason(status), strlen(detail) + 1, detail);
 	c->keep_alive = false;
+	if (srv->cfg.error_body) {
+		resp_reset(srv, c);
+		srv->resp.stream_ = NULL; /* no streams from the error hook */
+		srv->resp.status = status;
+		srv->cfg.error_body(srv->cfg.ctx, status, detail, &srv->resp);
+		c->keep_alive = false;
+		st = queue_response(c, false, false);
+		k32_buf_reset(&srv->resp.headers);
+		k32_buf_reset(&srv->resp.body);
+	} else {
+		st = k32_buf_printf(&c->out, NULL,
+				    "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+				    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s\n",
+				    status, http_status_reason(status), strlen(detail) + 1, detail);
+	}
 	c->state = CS_LINGER;
 	c->deadline_us = after(LINGER_US);
 	reqstate_free(c);

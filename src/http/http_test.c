@@ -512,6 +512,45 @@ static void test_limits(void **state)
 	http_server_stop(srv);
 }
 
+static void error_json(void *ctx, int status, const char *detail, struct http_response *resp)
+{
+	(void)ctx;
+	http_response_header(resp, "Content-Type", "application/json");
+	k32_buf_printf(&resp->body, NULL, "{\"kind\":\"Status\",\"code\":%d,\"message\":\"%s\"}",
+		       status, detail);
+	/* A stream cannot start from here. */
+	assert_int_not_equal(http_response_stream(resp, &idle_ops, NULL, NULL), K32_OK);
+}
+
+static void test_error_hook(void **state)
+{
+	struct http_server_config cfg;
+	struct http_server *srv;
+	char buf[2048];
+	k32_sock_t s;
+
+	(void)state;
+	http_server_config_init(&cfg);
+	cfg.max_body_bytes = 16;
+	cfg.error_body = error_json;
+	srv = start(&cfg);
+	s = raw_connect(srv);
+	raw_send_str(s, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 17\r\n\r\n");
+	raw_read_all(s, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 413 Payload Too Large\r\n"));
+	assert_non_null(strstr(buf, "Content-Type: application/json\r\n"));
+	assert_non_null(strstr(buf, "Connection: close\r\n"));
+	assert_non_null(
+	    strstr(buf, "{\"kind\":\"Status\",\"code\":413,\"message\":\"body over 16 bytes"));
+	P->sock_close(s);
+	s = raw_connect(srv);
+	raw_send_str(s, "NOT HTTP\r\n\r\n");
+	raw_read_all(s, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"code\":400"));
+	P->sock_close(s);
+	http_server_stop(srv);
+}
+
 static void test_malformed(void **state)
 {
 	static const char *bad[] = {
@@ -1032,6 +1071,7 @@ int main(void)
 	    cmocka_unit_test(test_chunked_request_and_pipelining),
 	    cmocka_unit_test(test_limits),
 	    cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_error_hook),
 	    cmocka_unit_test(test_slow_client_and_timeout),
 	    cmocka_unit_test(test_conn_limit),
 	    cmocka_unit_test(test_stream_incremental),
