@@ -435,6 +435,15 @@ static void test_chunked_request_and_pipelining(void **state)
 	assert_non_null(second);
 	assert_true(strstr(buf, "q=one") < second);
 
+	/* Expect: 100-continue gets the interim answer before the body is sent. */
+	raw_send_str(s, "PUT /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+			"Content-Length: 5\r\n\r\n");
+	raw_read(s, buf, sizeof(buf), "\r\n\r\n", &closed);
+	assert_string_equal(buf, "HTTP/1.1 100 Continue\r\n\r\n");
+	raw_send_str(s, "12345");
+	raw_read(s, buf, sizeof(buf), "body=12345", &closed);
+	assert_non_null(strstr(buf, "HTTP/1.1 200 OK"));
+
 	/* HTTP/1.0 without keep-alive: answered, then closed. */
 	raw_send_str(s, "GET /echo HTTP/1.0\r\n\r\n");
 	raw_read_all(s, buf, sizeof(buf));
