@@ -24,6 +24,9 @@ bench() { # bench RELATIVE_BINARY [ARGS...]
 mkdir -p "$build/store-bench-data"
 bench src/store/store-bench "$build/store-bench-data"
 
+# Kernel objects: the zircon-benchmarks list vs pipe/socketpair/eventfd/futex/condvar/pthread.
+bench cmd/kube32-bench/kube32-bench micro
+
 if [ "$ran" -eq 0 ]; then
 	echo "bench: no benchmark is built yet; nothing was measured"
 fi

@@ -260,6 +260,13 @@ _Static_assert(K32_WASM_MAX_BLOCK_DEPTH >= 16 && K32_WASM_MAX_HOST_RESULTS >= 1,
 #define K32_KOBJ_WAIT_MANY_MAX 8
 #endif
 
+/* Threads that can sleep in kobj waits at once; each owns a platform mutex + condition
+ * variable for the node's lifetime (~128 B here, far less on FreeRTOS). Beyond it waiters
+ * poll every 100 us (correct, slower). */
+#ifndef K32_KOBJ_MAX_SLEEPERS
+#define K32_KOBJ_MAX_SLEEPERS 64
+#endif
+
 /* Nanoseconds a blocking wait spins before sleeping (pays when the waker is on the other
  * core; kobj_set_spin_ns changes it at run time). */
 #ifndef K32_KOBJ_SPIN_NS

@@ -209,6 +209,13 @@ k32_status_t kobj_handle_duplicate(struct kobj_owner *owner, kobj_handle_t h, ui
 /* Like duplicate without needing DUPLICATE, and h is consumed even when it fails. */
 k32_status_t kobj_handle_replace(struct kobj_owner *owner, kobj_handle_t h, uint32_t rights,
 				 kobj_handle_t *out);
+/*
+ * Moves h from one owner's table to another's (the runtime handing an object to a pod, or a
+ * service to its worker). The handle keeps its rights; observers registered through h are
+ * removed. NO_RESOURCES (h untouched) if `to` is full.
+ */
+k32_status_t kobj_handle_transfer(struct kobj_owner *from, kobj_handle_t h, struct kobj_owner *to,
+				  kobj_handle_t *out);
 /* Type, rights, signals, counts. Needs INSPECT. */
 k32_status_t kobj_object_get_info(struct kobj_owner *owner, kobj_handle_t h, struct kobj_info *out);
 

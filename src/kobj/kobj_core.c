@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 static atomic_uint spin_ns = K32_KOBJ_SPIN_NS;
+static void sleepers_setup(void);
 static unsigned core_count = 1;
 static bool inited;
 
@@ -201,6 +202,7 @@ k32_status_t kobj_init(struct k32_err *err)
 		}
 		kobj_timer_stop();
 	}
+	sleepers_setup();
 	core_count = k32_plat()->core_count();
 	if (core_count < 1)
 		core_count = 1;
@@ -490,6 +492,23 @@ k32_status_t kobj_handle_replace(struct kobj_owner *owner, kobj_handle_t h, uint
 	return K32_OK;
 }
 
+k32_status_t kobj_handle_transfer(struct kobj_owner *from, kobj_handle_t h, struct kobj_owner *to,
+				  kobj_handle_t *out)
+{
+	struct kobj_object *obj;
+	k32_status_t st = kobj_lookup(from, h, 0, 0, &obj);
+	if (st != K32_OK)
+		return st;
+	if (!kobj_owner_has_room(to, 1))
+		return kobj_fail(from, K32_ERR_NO_RESOURCES,
+				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
+				 "handles or raise the limit",
+				 to->name, to->used, to->cap);
+	uint32_t rights = kobj_handle_rights(from, h);
+	kobj_handle_detach(from, h);
+	return kobj_handle_install(to, obj, rights, out);
+}
+
 void kobj_owner_fini(struct kobj_owner *owner)
 {
 	for (uint32_t i = 0; i < owner->cap; i++) {
@@ -640,15 +659,57 @@ k32_status_t kobj_object_signal_peer(struct kobj_owner *owner, kobj_handle_t h, 
 
 /* ---- waiters ----------------------------------------------------------------------------- */
 
+/* ---- sleepers and deferred wake-ups ----------------------------------------------------- */
+
+static struct kobj_sleeper sleepers[K32_KOBJ_MAX_SLEEPERS];
+static struct kobj_sleeper *sleeper_free;
+static struct kobj_lock sleeper_lock;
+static bool sleepers_ready;
+
+_Thread_local unsigned kobj_tls_depth;
+_Thread_local unsigned kobj_tls_nwake;
+static _Thread_local struct kobj_sleeper *wake_q[16];
+
+static void sleepers_setup(void)
+{
+	if (sleepers_ready)
+		return;
+	for (unsigned i = 0; i < K32_KOBJ_MAX_SLEEPERS; i++) {
+		k32_plat()->mutex_init(&sleepers[i].m);
+		k32_plat()->cond_init(&sleepers[i].c);
+		sleepers[i].next = i + 1 < K32_KOBJ_MAX_SLEEPERS ? &sleepers[i + 1] : NULL;
+	}
+	sleeper_free = &sleepers[0];
+	sleepers_ready = true;
+}
+
+static void sleeper_kick(struct kobj_sleeper *sl)
+{
+	const struct k32_platform_ops *p = k32_plat();
+	/* Lock/unlock orders this after the waiter's check of its state (no lost wake-up);
+	 * the signal itself needs no lock. */
+	p->mutex_lock(&sl->m);
+	p->mutex_unlock(&sl->m);
+	p->cond_broadcast(&sl->c);
+}
+
+void kobj_flush_wakes(void)
+{
+	while (kobj_tls_nwake) {
+		struct kobj_sleeper *sl = wake_q[--kobj_tls_nwake];
+		sleeper_kick(sl);
+	}
+}
+
 void kobj_waiter_wake(struct kobj_waiter *w)
 {
 	int old = atomic_exchange_explicit(&w->state, KOBJ_W_DONE, memory_order_acq_rel);
 	if (old != KOBJ_W_SLEEPING)
 		return;
-	const struct k32_platform_ops *p = k32_plat();
-	p->mutex_lock(&w->m);
-	p->cond_signal(&w->c);
-	p->mutex_unlock(&w->m);
+	if (kobj_tls_nwake < sizeof(wake_q) / sizeof(wake_q[0]))
+		wake_q[kobj_tls_nwake++] = w->sl;
+	else
+		sleeper_kick(w->sl); /* queue full: wake now, under the lock (rare) */
 }
 
 static int64_t deadline_us(kobj_time_t deadline)
@@ -676,36 +737,41 @@ k32_status_t kobj_waiter_block(struct kobj_waiter *w, kobj_time_t deadline)
 			}
 		}
 	}
-	if (deadline != KOBJ_TIME_INFINITE && kobj_now_ns() >= deadline)
-		return atomic_load(&w->state) == KOBJ_W_DONE ? K32_OK : K32_ERR_TIMED_OUT;
 	const struct k32_platform_ops *p = k32_plat();
-	p->mutex_init(&w->m);
-	p->cond_init(&w->c);
-	w->slept = true;
+	kobj_lock(&sleeper_lock);
+	struct kobj_sleeper *sl = sleeper_free;
+	if (sl)
+		sleeper_free = sl->next;
+	kobj_unlock(&sleeper_lock);
+	if (KOBJ_UNLIKELY(!sl)) {
+		/* All K32_KOBJ_MAX_SLEEPERS in use: poll (correct, slower). */
+		while (atomic_load(&w->state) != KOBJ_W_DONE) {
+			if (deadline != KOBJ_TIME_INFINITE && kobj_now_ns() >= deadline)
+				return K32_ERR_TIMED_OUT;
+			p->sleep_us(100);
+		}
+		return K32_OK;
+	}
 	k32_status_t res = K32_OK;
 	int expect = KOBJ_W_WAITING;
-	p->mutex_lock(&w->m);
+	int64_t dl = deadline_us(deadline);
+	p->mutex_lock(&sl->m);
+	w->sl = sl;
 	if (atomic_compare_exchange_strong(&w->state, &expect, KOBJ_W_SLEEPING)) {
-		int64_t dl = deadline_us(deadline);
 		while (atomic_load(&w->state) != KOBJ_W_DONE) {
-			if (p->cond_wait(&w->c, &w->m, dl) == K32_ERR_TIMED_OUT &&
+			if (p->cond_wait(&sl->c, &sl->m, dl) == K32_ERR_TIMED_OUT &&
 			    atomic_load(&w->state) != KOBJ_W_DONE) {
 				res = K32_ERR_TIMED_OUT;
 				break;
 			}
 		}
 	}
-	p->mutex_unlock(&w->m);
+	p->mutex_unlock(&sl->m);
+	kobj_lock(&sleeper_lock);
+	sl->next = sleeper_free;
+	sleeper_free = sl;
+	kobj_unlock(&sleeper_lock);
 	return res;
-}
-
-/* Called after the waiter left every object's list (so no waker can touch it). */
-void kobj_waiter_fini(struct kobj_waiter *w)
-{
-	if (w->slept) {
-		k32_plat()->cond_fini(&w->c);
-		k32_plat()->mutex_fini(&w->m);
-	}
 }
 
 static void node_init(struct kobj_wait_node *n, struct kobj_waiter *w, struct kobj_object *obj,
@@ -746,7 +812,6 @@ k32_status_t kobj_object_wait_one(struct kobj_owner *owner, kobj_handle_t h, uin
 	struct kobj_waiter w;
 	struct kobj_wait_node n;
 	atomic_init(&w.state, KOBJ_W_WAITING);
-	w.slept = false;
 	node_init(&n, &w, obj, owner, h, signals);
 	kobj_ref_other(obj);
 	kobj_lock(&obj->core->lock);
@@ -767,7 +832,6 @@ k32_status_t kobj_object_wait_one(struct kobj_owner *owner, kobj_handle_t h, uin
 		kobj_obs_unlink(obj, &n.obs);
 	sig = kobj_sig(obj);
 	kobj_unlock(&obj->core->lock);
-	kobj_waiter_fini(&w);
 	kobj_unref(obj, KOBJ_REF_OTHER);
 
 	if (n.obs.canceled) {
@@ -824,7 +888,6 @@ k32_status_t kobj_object_wait_many(struct kobj_owner *owner, struct kobj_wait_it
 	}
 
 	atomic_init(&w.state, KOBJ_W_WAITING);
-	w.slept = false;
 	for (i = 0; i < count; i++) {
 		struct kobj_object *obj = objs[i];
 		node_init(&nodes[i], &w, obj, owner, items[i].handle, items[i].waitfor);
@@ -850,7 +913,6 @@ k32_status_t kobj_object_wait_many(struct kobj_owner *owner, struct kobj_wait_it
 		kobj_unlock(&obj->core->lock);
 		canceled |= nodes[i].obs.canceled != 0;
 	}
-	kobj_waiter_fini(&w);
 	any = false;
 	for (i = 0; i < count; i++) {
 		items[i].pending = kobj_sig(objs[i]);

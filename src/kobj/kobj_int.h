@@ -41,8 +41,18 @@ struct kobj_lock {
 
 void kobj_lock_slow(struct kobj_lock *l);
 
+/*
+ * Wake-ups of sleeping waiters are deferred until the thread holds no kobj lock, so no
+ * system call (futex wake) ever runs under a spinlock: on a single core the woken thread
+ * would otherwise preempt the waker and spin on the lock the waker still holds.
+ */
+extern _Thread_local unsigned kobj_tls_depth; /* kobj spinlocks held by this thread */
+extern _Thread_local unsigned kobj_tls_nwake; /* deferred wake-ups queued */
+void kobj_flush_wakes(void);
+
 static inline void kobj_lock(struct kobj_lock *l)
 {
+	kobj_tls_depth++;
 	if (KOBJ_LIKELY(!atomic_exchange_explicit(&l->v, 1u, memory_order_acquire)))
 		return;
 	kobj_lock_slow(l);
@@ -51,6 +61,8 @@ static inline void kobj_lock(struct kobj_lock *l)
 static inline void kobj_unlock(struct kobj_lock *l)
 {
 	atomic_store_explicit(&l->v, 0u, memory_order_release);
+	if (--kobj_tls_depth == 0 && KOBJ_UNLIKELY(kobj_tls_nwake != 0))
+		kobj_flush_wakes();
 }
 
 /* ---- objects ----------------------------------------------------------------------------- */
@@ -91,13 +103,23 @@ struct kobj_obs {
 	kobj_handle_t handle;
 };
 
+/*
+ * What a sleeping waiter blocks on: a mutex + condition variable from a static pool
+ * (K32_KOBJ_MAX_SLEEPERS), initialised once and never destroyed, so a waker may signal it
+ * after dropping every lock, even after the waiter has left (a late signal is only a
+ * spurious wake-up for the sleeper's next user, who re-checks its state).
+ */
+struct kobj_sleeper {
+	struct k32_mutex m;
+	struct k32_cond c;
+	struct kobj_sleeper *next; /* free list */
+};
+
 /* A blocked (or spinning) thread. Lives on the waiter's stack. */
 enum { KOBJ_W_WAITING = 0, KOBJ_W_DONE = 1, KOBJ_W_SLEEPING = 2 };
 struct kobj_waiter {
-	atomic_int state;   /* KOBJ_W_* */
-	bool slept;	    /* the mutex and cond below were initialised */
-	struct k32_mutex m; /* initialised only when the waiter goes to sleep */
-	struct k32_cond c;
+	atomic_int state;	 /* KOBJ_W_* */
+	struct kobj_sleeper *sl; /* set before state becomes SLEEPING */
 };
 
 /* A waiter's registration on one object. */
@@ -191,11 +213,11 @@ void kobj_signal_locked(struct kobj_object *obj, uint32_t clear, uint32_t set);
 void kobj_obs_cancel_all_locked(struct kobj_object *obj);
 void kobj_obs_link(struct kobj_object *obj, struct kobj_obs *o);
 void kobj_obs_unlink(struct kobj_object *obj, struct kobj_obs *o);
-/* Wakes a waiter (lock of the object it was linked on held). */
+/* Wakes a waiter (lock of the object it was linked on held; the system call, if the waiter
+ * sleeps, happens when this thread releases its last kobj lock). */
 void kobj_waiter_wake(struct kobj_waiter *w);
 /* Blocks until woken or deadline; returns K32_OK or K32_ERR_TIMED_OUT. */
 k32_status_t kobj_waiter_block(struct kobj_waiter *w, kobj_time_t deadline);
-void kobj_waiter_fini(struct kobj_waiter *w);
 
 k32_status_t kobj_fail(struct kobj_owner *owner, k32_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

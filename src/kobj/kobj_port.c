@@ -312,7 +312,6 @@ k32_status_t kobj_port_wait(struct kobj_owner *owner, kobj_handle_t h, kobj_time
 		struct kobj_waiter w;
 		struct kobj_wait_node n;
 		atomic_init(&w.state, KOBJ_W_WAITING);
-		w.slept = false;
 		memset(&n, 0, sizeof(n));
 		n.obs.kind = KOBJ_OBS_WAIT;
 		n.obs.mask = KOBJ_SIG_READABLE;
@@ -328,7 +327,6 @@ k32_status_t kobj_port_wait(struct kobj_owner *owner, kobj_handle_t h, kobj_time
 		if (n.obs.linked)
 			kobj_obs_unlink(obj, &n.obs);
 		kobj_unlock(&p->core.lock);
-		kobj_waiter_fini(&w);
 		kobj_unref(obj, KOBJ_REF_OTHER);
 		if (n.obs.canceled)
 			return K32_ERR_CANCELED;

@@ -1146,12 +1146,28 @@ static void test_vmo(void **state)
 /* Moves a handle between owners, as the runtime does when it hands objects to a pod. */
 static kobj_handle_t move_to(struct kobj_owner *from, kobj_handle_t h, struct kobj_owner *to)
 {
-	struct kobj_object *obj = obj_of(from, h);
-	uint32_t rights = kobj_handle_rights(from, h);
 	kobj_handle_t out;
-	kobj_handle_detach(from, h);
-	assert_int_equal(kobj_handle_install(to, obj, rights, &out), K32_OK);
+	assert_int_equal(kobj_handle_transfer(from, h, to, &out), K32_OK);
+	assert_int_equal(kobj_handle_close(from, h), K32_ERR_BAD_HANDLE);
 	return out;
+}
+
+static void test_transfer_errors(void **state)
+{
+	(void)state;
+	struct kobj_owner tiny;
+	kobj_handle_t e, x, out;
+	kobj_owner_init(&tiny, "pod tiny", 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(kobj_event_create(&tiny, 0, &x), K32_OK);
+	assert_int_equal(kobj_event_create(&A, 0, &e), K32_OK);
+	assert_int_equal(kobj_handle_transfer(&A, e, &tiny, &out), K32_ERR_NO_RESOURCES);
+	assert_int_equal(kobj_object_signal(&A, e, 0, KOBJ_SIG_SIGNALED), K32_OK); /* kept */
+	assert_int_equal(kobj_handle_transfer(&A, 0x777, &tiny, &out), K32_ERR_BAD_HANDLE);
+	kobj_owner_fini(&tiny);
+	assert_int_equal(kobj_handle_transfer(&A, e, &tiny, &out), K32_ERR_NO_RESOURCES);
+	assert_int_equal(kobj_handle_transfer(&A, e, &B, &out), K32_OK);
+	assert_int_equal(kobj_object_wait_one(&B, out, KOBJ_SIG_SIGNALED, 0, NULL), K32_OK);
 }
 
 static void test_owner_teardown(void **state)
@@ -1244,6 +1260,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_timer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_vmo, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_transfer_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_owner_teardown, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_init_refuses_live_objects, setup, teardown),
 	};
