@@ -169,7 +169,7 @@ static size_t der_len(uint8_t *p, size_t len)
 static k32_status_t build_san(const char *const *names, size_t count, uint8_t *out, size_t *out_len,
 			      struct k32_err *err)
 {
-	uint8_t body[SAN_DER_MAX];
+	uint8_t body[SAN_DER_MAX] = {0};
 	size_t n = 0, hdr;
 
 	for (size_t i = 0; i < count; i++) {
