@@ -83,6 +83,14 @@ k32_status_t api_do(struct api_server *api, const char *method, const char *targ
 		    const char *content_type, const void *body, size_t body_len, int *out_code,
 		    struct k32_buf *out, struct k32_err *err);
 
+/*
+ * api_do as the identity of token (a line of the tokens file, or one from
+ * api_server_node_token); NULL token is the admin. ACCESS_DENIED for an unknown token.
+ */
+k32_status_t api_do_as(struct api_server *api, const char *token, const char *method,
+		       const char *target, const char *content_type, const void *body,
+		       size_t body_len, int *out_code, struct k32_buf *out, struct k32_err *err);
+
 /* The object an event is about. */
 struct api_event_ref {
 	const char *api_version; /* "v1", "apps/v1" */

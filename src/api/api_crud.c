@@ -1260,7 +1260,7 @@ static void api_delete_collection(struct api_server *api, struct api_req *rq, st
 		if (rq->res->namespaced) {
 			/* key: /<group>/<resource>/<ns>/<name> */
 			const char *p = k;
-			for (int s = 0; s < 3 && p; s++)
+			for (int s = 0; s < 2 && p; s++)
 				p = strchr(p + 1, '/');
 			if (p && nm && nm > p)
 				snprintf(ns, sizeof(ns), "%.*s", (int)(nm - p - 1), p + 1);

@@ -729,6 +729,27 @@ k32_status_t api_do(struct api_server *api, const char *method, const char *targ
 		    const char *content_type, const void *body, size_t body_len, int *out_code,
 		    struct k32_buf *outbuf, struct k32_err *err)
 {
+	return api_do_as(api, NULL, method, target, content_type, body, body_len, out_code, outbuf,
+			 err);
+}
+
+k32_status_t api_do_as(struct api_server *api, const char *token, const char *method,
+		       const char *target, const char *content_type, const void *body,
+		       size_t body_len, int *out_code, struct k32_buf *outbuf, struct k32_err *err)
+{
+	const struct api_identity *who = &api->admin;
+	if (token) {
+		who = NULL;
+		k32_mutex_lock(&api->mu);
+		for (size_t i = 0; i < api->token_count; i++)
+			if (!strcmp(api->tokens[i].token, token))
+				who = &api->tokens[i].id;
+		k32_mutex_unlock(&api->mu);
+		if (!who)
+			return k32_err_set(
+			    err, K32_ERR_ACCESS_DENIED, "api",
+			    "api_do_as: unknown token; use one from the tokens file");
+	}
 	struct api_req *rq = api_zalloc(sizeof(*rq));
 	if (!rq)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, "api", "api_do: out of memory");
@@ -748,7 +769,7 @@ k32_status_t api_do(struct api_server *api, const char *method, const char *targ
 	snprintf(rq->ctype, sizeof(rq->ctype), "%s", content_type ? content_type : "");
 	rq->body = body ? body : (const uint8_t *)"";
 	rq->body_len = body_len;
-	rq->who = &api->admin;
+	rq->who = who;
 	struct api_out out = {.code = 200, .body = outbuf};
 	api_serve(api, rq, &out);
 	*out_code = out.code;

@@ -1,0 +1,679 @@
+/*
+ * api_server_test.c - the API server over a memory store: CRUD semantics, subresources,
+ * deletion (finalizers, namespaces, cascades), NodeRestriction, reviews, events, errors,
+ * and watch streams over a real loopback HTTP server (port 0).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/api.h"
+#include "api/api_int.h"
+#include "base/k32_json.h"
+#include "base/k32_log.h"
+#include "http/http.h"
+#include "platform/k32_platform.h"
+#include "store/store.h"
+
+struct fx {
+	struct store *store;
+	struct api_server *api;
+	struct k32_buf out;
+};
+
+static int fx_setup(void **state)
+{
+	static struct fx fx;
+	struct k32_err err;
+	memset(&fx, 0, sizeof(fx));
+	k32_log_set_stderr(false);
+	struct store_config sc = {.data_dir = NULL, .history_events = 16};
+	assert_int_equal(store_open(&sc, &fx.store, &err), K32_OK);
+	struct api_config ac = {.store = fx.store, .bootstrap = true};
+	if (api_server_new(&ac, &fx.api, &err))
+		fail_msg("api_server_new: %s", err.msg);
+	k32_buf_init(&fx.out, k32_default_allocator(), 4 << 20, "test response");
+	*state = &fx;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *fx = *state;
+	k32_buf_fini(&fx->out);
+	api_server_free(fx->api);
+	store_close(fx->store);
+	return 0;
+}
+
+/* Runs one request; returns the code; the body is in fx->out. */
+static int req_as(struct fx *fx, const char *token, const char *method, const char *target,
+		  const char *ctype, const char *body)
+{
+	struct k32_err err;
+	int code = 0;
+	k32_buf_reset(&fx->out);
+	assert_int_equal(api_do_as(fx->api, token, method, target, ctype, body,
+				   body ? strlen(body) : 0, &code, &fx->out, &err),
+			 K32_OK);
+	return code;
+}
+
+static int req(struct fx *fx, const char *method, const char *target, const char *body)
+{
+	const char *ct = NULL;
+	if (!strcmp(method, "PATCH"))
+		ct = "application/merge-patch+json";
+	else if (body)
+		ct = "application/json";
+	return req_as(fx, NULL, method, target, ct, body);
+}
+
+/* The out body as JSON (freed by the caller). */
+static cJSON *outj(struct fx *fx)
+{
+	cJSON *j = cJSON_ParseWithLength(k32_buf_cstr(&fx->out), fx->out.len);
+	if (!j)
+		fail_msg("response is not JSON: %s", k32_buf_cstr(&fx->out));
+	return j;
+}
+
+static const char *outs(struct fx *fx, const char *path, char *buf, size_t cap)
+{
+	cJSON *j = outj(fx);
+	const cJSON *v = k32_json_find(j, path);
+	if (cJSON_IsString(v))
+		snprintf(buf, cap, "%s", v->valuestring);
+	else if (cJSON_IsNumber(v))
+		snprintf(buf, cap, "%lld", (long long)v->valuedouble);
+	else
+		snprintf(buf, cap, "<absent>");
+	cJSON_Delete(j);
+	return buf;
+}
+
+#define EXPECT(fx, want, call)                                                                     \
+	do {                                                                                       \
+		int code_ = (call);                                                                \
+		if (code_ != (want))                                                               \
+			fail_msg("%s: HTTP %d, want %d: %s", #call, code_, want,                   \
+				 k32_buf_cstr(&(fx)->out));                                        \
+	} while (0)
+
+static const char cm_demo[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm1\",\"labels\":{"
+    "\"app\":\"x\"}},\"data\":{\"a\":\"1\"}}";
+
+static void test_crud(void **state)
+{
+	struct fx *fx = *state;
+	char b[128], rv1[32];
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"crud\"}}"));
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces/crud/configmaps", cm_demo));
+	assert_string_equal(outs(fx, "metadata.namespace", b, sizeof(b)), "crud");
+	assert_string_not_equal(outs(fx, "metadata.uid", b, sizeof(b)), "<absent>");
+	outs(fx, "metadata.resourceVersion", rv1, sizeof(rv1));
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/crud/configmaps/cm1", NULL));
+	assert_string_equal(outs(fx, "metadata.resourceVersion", b, sizeof(b)), rv1);
+	assert_string_equal(outs(fx, "kind", b, sizeof(b)), "ConfigMap");
+	/* errors */
+	EXPECT(fx, 409, req(fx, "POST", "/api/v1/namespaces/crud/configmaps", cm_demo));
+	assert_string_equal(outs(fx, "reason", b, sizeof(b)), "AlreadyExists");
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/crud/configmaps/nope", NULL));
+	assert_string_equal(outs(fx, "message", b, sizeof(b)), "configmaps \"nope\" not found");
+	EXPECT(fx, 404, req(fx, "POST", "/api/v1/namespaces/ghost/configmaps", cm_demo));
+	assert_string_equal(outs(fx, "message", b, sizeof(b)), "namespaces \"ghost\" not found");
+	EXPECT(fx, 400, req(fx, "POST", "/api/v1/namespaces/crud/configmaps", "{\"metadata\":"));
+	EXPECT(fx, 400,
+	       req(fx, "POST", "/api/v1/namespaces/crud/configmaps",
+		   "{\"kind\":\"Secret\",\"metadata\":{\"name\":\"x\"}}"));
+	EXPECT(fx, 422,
+	       req(fx, "POST", "/api/v1/namespaces/crud/configmaps",
+		   "{\"metadata\":{\"name\":\"Bad_Name\"}}"));
+	EXPECT(fx, 400,
+	       req(fx, "POST", "/api/v1/namespaces/crud/configmaps?fieldValidation=Strict",
+		   "{\"metadata\":{\"name\":\"s\"},\"dataa\":{}}"));
+	/* PUT: stale resourceVersion is a Conflict; an unchanged PUT keeps the version */
+	EXPECT(fx, 409,
+	       req(fx, "PUT", "/api/v1/namespaces/crud/configmaps/cm1",
+		   "{\"metadata\":{\"name\":\"cm1\",\"resourceVersion\":\"1\"},\"data\":{\"a\":"
+		   "\"2\"}}"));
+	assert_string_equal(outs(fx, "reason", b, sizeof(b)), "Conflict");
+	EXPECT(fx, 200, req(fx, "PUT", "/api/v1/namespaces/crud/configmaps/cm1", cm_demo));
+	assert_string_equal(outs(fx, "metadata.resourceVersion", b, sizeof(b)), rv1);
+	EXPECT(
+	    fx, 200,
+	    req(fx, "PATCH", "/api/v1/namespaces/crud/configmaps/cm1", "{\"data\":{\"b\":\"2\"}}"));
+	assert_string_not_equal(outs(fx, "metadata.resourceVersion", b, sizeof(b)), rv1);
+	assert_string_equal(outs(fx, "data.b", b, sizeof(b)), "2");
+	/* JSON patch with a failing test changes nothing */
+	EXPECT(fx, 422,
+	       req_as(fx, NULL, "PATCH", "/api/v1/namespaces/crud/configmaps/cm1",
+		      "application/json-patch+json",
+		      "[{\"op\":\"test\",\"path\":\"/data/b\",\"value\":\"9\"}]"));
+	EXPECT(fx, 415,
+	       req_as(fx, NULL, "PATCH", "/api/v1/namespaces/crud/configmaps/cm1", "text/plain",
+		      "{}"));
+	/* dryRun stores nothing */
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/crud/configmaps?dryRun=All",
+		   "{\"metadata\":{\"name\":\"dry\"}}"));
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/crud/configmaps/dry", NULL));
+	/* generateName */
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/crud/configmaps",
+		   "{\"metadata\":{\"generateName\":\"gen-\"}}"));
+	assert_int_equal(strlen(outs(fx, "metadata.name", b, sizeof(b))), 9);
+	/* routing errors */
+	EXPECT(fx, 405, req(fx, "PUT", "/api/v1/namespaces/crud/configmaps", "{}"));
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/crud/widgets", NULL));
+	EXPECT(fx, 404, req(fx, "GET", "/openapi/v2", NULL));
+	EXPECT(fx, 200, req(fx, "GET", "/apis", NULL));
+	EXPECT(fx, 200, req(fx, "GET", "/openapi/v3/apis/apps/v1", NULL));
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/crud/nodes/x", NULL));
+}
+
+static void test_list(void **state)
+{
+	struct fx *fx = *state;
+	char b[600], body[200];
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"lst\"}}"));
+	for (int i = 0; i < 5; i++) {
+		snprintf(
+		    body, sizeof(body),
+		    "{\"metadata\":{\"name\":\"c%d\",\"labels\":{\"i\":\"%d\",\"odd\":\"%s\"}}}", i,
+		    i, i % 2 ? "yes" : "no");
+		EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces/lst/configmaps", body));
+	}
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/lst/configmaps", NULL));
+	cJSON *l = outj(fx);
+	assert_string_equal(cJSON_GetObjectItem(l, "kind")->valuestring, "ConfigMapList");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 5);
+	cJSON_Delete(l);
+	EXPECT(fx, 200,
+	       req(fx, "GET", "/api/v1/namespaces/lst/configmaps?labelSelector=odd%3Dyes", NULL));
+	l = outj(fx);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 2);
+	cJSON_Delete(l);
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/lst/secrets", NULL));
+	assert_non_null(strstr(k32_buf_cstr(&fx->out), "\"items\":[]"));
+	/* paging */
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/lst/configmaps?limit=3", NULL));
+	l = outj(fx);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 3);
+	const cJSON *cont = k32_json_find(l, "metadata.continue");
+	assert_true(cJSON_IsString(cont));
+	char target[700], enc[600];
+	size_t o = 0;
+	for (const char *p = cont->valuestring; *p && o + 4 < sizeof(enc); p++)
+		o +=
+		    (size_t)snprintf(enc + o, sizeof(enc) - o,
+				     (*p == '/' || *p == ':') ? "%%%02X" : "%c", (unsigned char)*p);
+	snprintf(target, sizeof(target), "/api/v1/namespaces/lst/configmaps?limit=3&continue=%s",
+		 enc);
+	cJSON_Delete(l);
+	EXPECT(fx, 200, req(fx, "GET", target, NULL));
+	l = outj(fx);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 2);
+	cJSON_Delete(l);
+	EXPECT(fx, 400,
+	       req(fx, "GET", "/api/v1/namespaces/lst/configmaps?labelSelector=a%20in%20(", NULL));
+	EXPECT(fx, 400, req(fx, "GET", "/api/v1/pods?fieldSelector=spec.bogus%3D1", NULL));
+	EXPECT(fx, 400, req(fx, "GET", "/api/v1/pods?limit=-1", NULL));
+	/* deletecollection by selector */
+	EXPECT(fx, 200,
+	       req(fx, "DELETE", "/api/v1/namespaces/lst/configmaps?labelSelector=odd%3Dno", NULL));
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/lst/configmaps", NULL));
+	l = outj(fx);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 2);
+	cJSON_Delete(l);
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/lst/configmaps/c1", NULL));
+	assert_string_equal(outs(fx, "metadata.labels.odd", b, sizeof(b)), "yes");
+}
+
+static const char deploy[] =
+    "{\"apiVersion\":\"apps/"
+    "v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":2,"
+    "\"selector\":{\"matchLabels\":{\"app\":\"d\"}},\"template\":{\"metadata\":{\"labels\":{"
+    "\"app\":\"d\"}},"
+    "\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":\"m.wasm\"}]}}}}";
+
+static void test_workload(void **state)
+{
+	struct fx *fx = *state;
+	char b[200];
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"wl\"}}"));
+	EXPECT(fx, 201, req(fx, "POST", "/apis/apps/v1/namespaces/wl/deployments", deploy));
+	assert_string_equal(outs(fx, "metadata.generation", b, sizeof(b)), "1");
+	/* status subresource changes only status; the main resource ignores status */
+	EXPECT(fx, 200,
+	       req(fx, "PATCH", "/apis/apps/v1/namespaces/wl/deployments/d/status",
+		   "{\"status\":{\"readyReplicas\":2},\"spec\":{\"replicas\":9}}"));
+	assert_string_equal(outs(fx, "status.readyReplicas", b, sizeof(b)), "2");
+	assert_string_equal(outs(fx, "spec.replicas", b, sizeof(b)), "2");
+	assert_string_equal(outs(fx, "metadata.generation", b, sizeof(b)), "1");
+	EXPECT(fx, 200,
+	       req(fx, "PATCH", "/apis/apps/v1/namespaces/wl/deployments/d",
+		   "{\"status\":{\"readyReplicas\":0},\"spec\":{\"replicas\":3}}"));
+	assert_string_equal(outs(fx, "status.readyReplicas", b, sizeof(b)), "2");
+	assert_string_equal(outs(fx, "metadata.generation", b, sizeof(b)), "2");
+	/* scale */
+	EXPECT(fx, 200, req(fx, "GET", "/apis/apps/v1/namespaces/wl/deployments/d/scale", NULL));
+	assert_string_equal(outs(fx, "kind", b, sizeof(b)), "Scale");
+	assert_string_equal(outs(fx, "status.selector", b, sizeof(b)), "app=d");
+	EXPECT(fx, 200,
+	       req(fx, "PATCH", "/apis/apps/v1/namespaces/wl/deployments/d/scale",
+		   "{\"spec\":{\"replicas\":5}}"));
+	assert_string_equal(outs(fx, "spec.replicas", b, sizeof(b)), "5");
+	EXPECT(fx, 422,
+	       req(fx, "PATCH", "/apis/apps/v1/namespaces/wl/deployments/d/scale",
+		   "{\"spec\":{\"replicas\":-1}}"));
+	/* strategic merge patch with $setElementOrder, as kubectl apply sends it */
+	EXPECT(fx, 200,
+	       req_as(fx, NULL, "PATCH", "/apis/apps/v1/namespaces/wl/deployments/d",
+		      "application/strategic-merge-patch+json",
+		      "{\"spec\":{\"template\":{\"spec\":{\"$setElementOrder/"
+		      "containers\":[{\"name\":\"m\"}],"
+		      "\"containers\":[{\"name\":\"m\",\"env\":[{\"name\":\"A\",\"value\":\"1\"}]}]"
+		      "}}}}"));
+	cJSON *d = outj(fx);
+	const cJSON *c0 = cJSON_GetArrayItem(k32_json_find(d, "spec.template.spec.containers"), 0);
+	assert_string_equal(cJSON_GetObjectItem(c0, "image")->valuestring, "m.wasm");
+	assert_non_null(cJSON_GetObjectItem(c0, "env"));
+	cJSON_Delete(d);
+}
+
+static void test_delete(void **state)
+{
+	struct fx *fx = *state;
+	char b[300], body[600];
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"del\"}}"));
+	/* finalizers hold an object until they are removed */
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/del/configmaps",
+		   "{\"metadata\":{\"name\":\"f\",\"finalizers\":[\"kube32.io/x\"]}}"));
+	EXPECT(fx, 200, req(fx, "DELETE", "/api/v1/namespaces/del/configmaps/f", NULL));
+	assert_string_not_equal(outs(fx, "metadata.deletionTimestamp", b, sizeof(b)), "<absent>");
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/del/configmaps/f", NULL));
+	EXPECT(fx, 200,
+	       req(fx, "PATCH", "/api/v1/namespaces/del/configmaps/f",
+		   "{\"metadata\":{\"finalizers\":null}}"));
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del/configmaps/f", NULL));
+	/* preconditions */
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/del/configmaps",
+		   "{\"metadata\":{\"name\":\"p\"}}"));
+	EXPECT(fx, 409,
+	       req(fx, "DELETE", "/api/v1/namespaces/del/configmaps/p",
+		   "{\"preconditions\":{\"uid\":\"not-it\"}}"));
+	EXPECT(fx, 400,
+	       req(fx, "DELETE", "/api/v1/namespaces/del/configmaps/p",
+		   "{\"propagationPolicy\":\"Sideways\"}"));
+	/* cascade: Deployment > ReplicaSet > Pod by ownerReferences */
+	EXPECT(fx, 201, req(fx, "POST", "/apis/apps/v1/namespaces/del/deployments", deploy));
+	char duid[64], rsuid[64];
+	outs(fx, "metadata.uid", duid, sizeof(duid));
+	snprintf(
+	    body, sizeof(body),
+	    "{\"metadata\":{\"name\":\"d-1\",\"ownerReferences\":[{\"apiVersion\":\"apps/"
+	    "v1\",\"kind\":\"Deployment\",\"name\":\"d\",\"uid\":\"%s\",\"controller\":true}]},"
+	    "\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"d\"}},\"template\":{\"metadata\":{"
+	    "\"labels\":{\"app\":\"d\"}},"
+	    "\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":\"m.wasm\"}]}}}}",
+	    duid);
+	EXPECT(fx, 201, req(fx, "POST", "/apis/apps/v1/namespaces/del/replicasets", body));
+	outs(fx, "metadata.uid", rsuid, sizeof(rsuid));
+	snprintf(body, sizeof(body),
+		 "{\"metadata\":{\"name\":\"d-1-x\",\"ownerReferences\":[{\"apiVersion\":\"apps/"
+		 "v1\",\"kind\":\"ReplicaSet\",\"name\":\"d-1\",\"uid\":\"%s\"}]},"
+		 "\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":\"m.wasm\"}]}}",
+		 rsuid);
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces/del/pods", body));
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/del/pods",
+		   "{\"metadata\":{\"name\":\"lonely\"},\"spec\":{\"containers\":[{\"name\":\"m\","
+		   "\"image\":\"m.wasm\"}]}}"));
+	EXPECT(fx, 200,
+	       req(fx, "DELETE", "/apis/apps/v1/namespaces/del/deployments/d",
+		   "{\"propagationPolicy\":\"Background\"}"));
+	EXPECT(fx, 404, req(fx, "GET", "/apis/apps/v1/namespaces/del/replicasets/d-1", NULL));
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del/pods/d-1-x", NULL));
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/del/pods/lonely", NULL));
+	/* Orphan keeps the dependents and strips their ownerReferences */
+	EXPECT(fx, 201, req(fx, "POST", "/apis/apps/v1/namespaces/del/deployments", deploy));
+	outs(fx, "metadata.uid", duid, sizeof(duid));
+	snprintf(body, sizeof(body),
+		 "{\"metadata\":{\"name\":\"d-2\",\"ownerReferences\":[{\"apiVersion\":\"apps/"
+		 "v1\",\"kind\":\"Deployment\",\"name\":\"d\",\"uid\":\"%s\"}]},"
+		 "\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"d\"}},\"template\":{"
+		 "\"metadata\":{\"labels\":{\"app\":\"d\"}},"
+		 "\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":\"m.wasm\"}]}}}}",
+		 duid);
+	EXPECT(fx, 201, req(fx, "POST", "/apis/apps/v1/namespaces/del/replicasets", body));
+	EXPECT(fx, 200,
+	       req(fx, "DELETE",
+		   "/apis/apps/v1/namespaces/del/deployments/d?propagationPolicy=Orphan", NULL));
+	EXPECT(fx, 200, req(fx, "GET", "/apis/apps/v1/namespaces/del/replicasets/d-2", NULL));
+	assert_string_equal(outs(fx, "metadata.ownerReferences", b, sizeof(b)), "<absent>");
+	cJSON *rs = outj(fx);
+	assert_int_equal(cJSON_GetArraySize(k32_json_find(rs, "metadata.ownerReferences")), 0);
+	cJSON_Delete(rs);
+	/* a pod bound to a node is deleted gracefully: its kubelet finishes with grace 0 */
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/del/pods",
+		   "{\"metadata\":{\"name\":\"bound\"},\"spec\":{\"nodeName\":\"n1\","
+		   "\"containers\":[{\"name\":\"m\",\"image\":\"m.wasm\"}]}}"));
+	EXPECT(fx, 200, req(fx, "DELETE", "/api/v1/namespaces/del/pods/bound", NULL));
+	assert_string_equal(outs(fx, "metadata.deletionGracePeriodSeconds", b, sizeof(b)), "30");
+	EXPECT(
+	    fx, 200,
+	    req(fx, "DELETE", "/api/v1/namespaces/del/pods/bound", "{\"gracePeriodSeconds\":0}"));
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del/pods/bound", NULL));
+	/* namespace deletion removes its contents, and creating inside is refused meanwhile */
+	EXPECT(fx, 200, req(fx, "DELETE", "/api/v1/namespaces/del", NULL));
+	assert_string_equal(outs(fx, "status.phase", b, sizeof(b)), "Terminating");
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del", NULL));
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del/pods/lonely", NULL));
+	EXPECT(fx, 403, req(fx, "DELETE", "/api/v1/namespaces/default", NULL));
+}
+
+static void test_pods_and_nodes(void **state)
+{
+	struct fx *fx = *state;
+	char b[300], tok1[80], tok2[80];
+	struct k32_err err;
+	assert_int_equal(api_server_node_token(fx->api, "n1", tok1, sizeof(tok1), &err), K32_OK);
+	assert_int_equal(api_server_node_token(fx->api, "n2", tok2, sizeof(tok2), &err), K32_OK);
+	char again[80];
+	assert_int_equal(api_server_node_token(fx->api, "n1", again, sizeof(again), &err), K32_OK);
+	assert_string_equal(again, tok1);
+	assert_int_not_equal(api_server_node_token(fx->api, "Bad_Node", again, sizeof(again), &err),
+			     K32_OK);
+	/* a node registers itself, not another */
+	EXPECT(fx, 201,
+	       req_as(fx, tok1, "POST", "/api/v1/nodes", "application/json",
+		      "{\"metadata\":{\"name\":\"n1\"}}"));
+	EXPECT(fx, 403,
+	       req_as(fx, tok1, "POST", "/api/v1/nodes", "application/json",
+		      "{\"metadata\":{\"name\":\"n3\"}}"));
+	assert_string_equal(outs(fx, "reason", b, sizeof(b)), "Forbidden");
+	EXPECT(fx, 201,
+	       req_as(fx, tok2, "POST", "/api/v1/nodes", "application/json",
+		      "{\"metadata\":{\"name\":\"n2\"}}"));
+	EXPECT(fx, 200,
+	       req_as(fx, tok1, "PATCH", "/api/v1/nodes/n1/status", "application/merge-patch+json",
+		      "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}"));
+	EXPECT(fx, 403,
+	       req_as(fx, tok1, "PATCH", "/api/v1/nodes/n2/status", "application/merge-patch+json",
+		      "{\"status\":{}}"));
+	/* leases: its own, in kube-node-lease */
+	EXPECT(fx, 201,
+	       req_as(fx, tok1, "POST",
+		      "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+		      "application/json",
+		      "{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"holderIdentity\":\"n1\"}}"));
+	EXPECT(fx, 403,
+	       req_as(fx, tok1, "POST",
+		      "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+		      "application/json", "{\"metadata\":{\"name\":\"n2\"}}"));
+	/* a pod, bound by the scheduler (binding), then its node writes its status */
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/default/pods",
+		   "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"m\","
+		   "\"image\":\"m.wasm\"}]}}"));
+	assert_string_equal(outs(fx, "status.phase", b, sizeof(b)), "Pending");
+	EXPECT(fx, 403,
+	       req_as(fx, tok1, "POST", "/api/v1/namespaces/default/pods", "application/json",
+		      "{\"metadata\":{\"name\":\"q\"},\"spec\":{\"containers\":[{\"name\":\"m\","
+		      "\"image\":\"m.wasm\"}]}}"));
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/default/pods/p/binding",
+		   "{\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}"));
+	EXPECT(fx, 409,
+	       req(fx, "POST", "/api/v1/namespaces/default/pods/p/binding",
+		   "{\"target\":{\"kind\":\"Node\",\"name\":\"n2\"}}"));
+	EXPECT(fx, 200,
+	       req_as(fx, tok1, "PATCH", "/api/v1/namespaces/default/pods/p/status",
+		      "application/merge-patch+json", "{\"status\":{\"phase\":\"Running\"}}"));
+	EXPECT(fx, 403,
+	       req_as(fx, tok2, "PATCH", "/api/v1/namespaces/default/pods/p/status",
+		      "application/merge-patch+json", "{\"status\":{\"phase\":\"Failed\"}}"));
+	EXPECT(fx, 403,
+	       req_as(fx, tok1, "PATCH", "/api/v1/namespaces/default/pods/p",
+		      "application/merge-patch+json", "{\"spec\":{\"nodeName\":\"n9\"}}"));
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1", NULL));
+	cJSON *l = outj(fx);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 1);
+	cJSON_Delete(l);
+	/* log: the control plane keeps none; pending pods say so */
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/default/pods/p/log", NULL));
+	/* reviews */
+	EXPECT(fx, 201,
+	       req_as(fx, tok1, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+		      "application/json",
+		      "{\"spec\":{\"resourceAttributes\":{\"verb\":\"create\",\"resource\":"
+		      "\"deployments\",\"group\":\"apps\",\"namespace\":\"default\"}}}"));
+	cJSON *r = outj(fx);
+	assert_true(cJSON_IsFalse(k32_json_find(r, "status.allowed")));
+	cJSON_Delete(r);
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+		   "{\"spec\":{\"resourceAttributes\":{\"verb\":\"create\",\"resource\":\"pods\","
+		   "\"namespace\":\"default\"}}}"));
+	r = outj(fx);
+	assert_true(cJSON_IsTrue(k32_json_find(r, "status.allowed")));
+	cJSON_Delete(r);
+	EXPECT(fx, 422,
+	       req(fx, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+		   "{\"spec\":{}}"));
+	/* eviction is a delete (201 Status) */
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/default/pods/p/eviction",
+		   "{\"apiVersion\":\"policy/"
+		   "v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"p\"}}"));
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/default/pods/p", NULL));
+	assert_string_not_equal(outs(fx, "metadata.deletionTimestamp", b, sizeof(b)), "<absent>");
+}
+
+/* kubectl create configmap cfg --from-literal=a=1 --from-literal=b=two -n demo */
+static const uint8_t pb_cm[] = {
+    0x6b, 0x38, 0x73, 0x00, 0x0a, 0x0f, 0x0a, 0x02, 'v',  '1',	0x12, 0x09, 'C',  'o',
+    'n',  'f',	'i',  'g',  'M',  'a',	'p',  0x12, 0x2b, 0x0a, 0x17, 0x0a, 0x03, 'c',
+    'f',  'g',	0x12, 0x00, 0x1a, 0x04, 'd',  'e',  'm',  'o',	0x22, 0x00, 0x2a, 0x00,
+    0x32, 0x00, 0x38, 0x00, 0x42, 0x00, 0x12, 0x06, 0x0a, 0x01, 'a',  0x12, 0x01, '1',
+    0x12, 0x08, 0x0a, 0x01, 'b',  0x12, 0x03, 't',  'w',  'o',	0x1a, 0x00, 0x22, 0x00,
+};
+
+static void test_protobuf_and_events(void **state)
+{
+	struct fx *fx = *state;
+	char b[200];
+	struct k32_err err;
+	int code;
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"demo\"}}"));
+	k32_buf_reset(&fx->out);
+	assert_int_equal(api_do(fx->api, "POST",
+				"/api/v1/namespaces/demo/configmaps?fieldValidation=Strict",
+				"application/vnd.kubernetes.protobuf", pb_cm, sizeof(pb_cm), &code,
+				&fx->out, &err),
+			 K32_OK);
+	assert_int_equal(code, 201);
+	assert_string_equal(outs(fx, "data.b", b, sizeof(b)), "two");
+	k32_buf_reset(&fx->out);
+	assert_int_equal(api_do(fx->api, "POST", "/api/v1/namespaces/demo/configmaps",
+				"application/vnd.kubernetes.protobuf", "k8s", 3, &code, &fx->out,
+				&err),
+			 K32_OK);
+	assert_int_equal(code, 400);
+
+	/* events: a repeat within the series window bumps count on the same Event */
+	struct api_event_ref ref = {"v1", "ConfigMap", "demo", "cfg", NULL};
+	assert_int_equal(
+	    api_event_record(fx->api, &ref, "Normal", "Checked", "looked at it", "test", &err),
+	    K32_OK);
+	assert_int_equal(
+	    api_event_record(fx->api, &ref, "Normal", "Checked", "looked at it", "test", &err),
+	    K32_OK);
+	assert_int_equal(
+	    api_event_record(fx->api, &ref, "Warning", "Other", "something else", "test", &err),
+	    K32_OK);
+	EXPECT(fx, 200,
+	       req(fx, "GET",
+		   "/api/v1/namespaces/demo/"
+		   "events?fieldSelector=involvedObject.name%3Dcfg,reason%3DChecked",
+		   NULL));
+	cJSON *l = outj(fx);
+	const cJSON *items = cJSON_GetObjectItem(l, "items");
+	assert_int_equal(cJSON_GetArraySize(items), 1);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 0), "count")->valueint, 2);
+	cJSON_Delete(l);
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/demo/events", NULL));
+	l = outj(fx);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 2);
+	cJSON_Delete(l);
+	struct api_event_ref bad = {"v1", NULL, "demo", "x", NULL};
+	assert_int_not_equal(api_event_record(fx->api, &bad, "Normal", "R", "m", "t", &err),
+			     K32_OK);
+}
+
+/* ---- watch over HTTP ---------------------------------------------------------------------- */
+
+struct lines {
+	char text[8192];
+	size_t len;
+	int count;
+};
+
+static k32_status_t on_line(void *ctx, const uint8_t *data, size_t len)
+{
+	struct lines *l = ctx;
+	if (l->len + len + 2 < sizeof(l->text)) {
+		memcpy(l->text + l->len, data, len);
+		l->len += len;
+		l->text[l->len++] = '\n';
+		l->text[l->len] = 0;
+	}
+	l->count++;
+	return K32_OK;
+}
+
+static void watch_lines(uint16_t port, const char *target, const char *accept, struct lines *out)
+{
+	struct http_client_config cc;
+	struct http_client *c = NULL;
+	struct k32_err err;
+	http_client_config_init(&cc);
+	cc.port = port;
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	char hdr[256];
+	snprintf(hdr, sizeof(hdr), "Accept: %s\r\n", accept);
+	struct http_client_request r = {
+	    .method = "GET", .target = target, .headers = hdr, .timeout_us = 5000000};
+	int status = 0;
+	memset(out, 0, sizeof(*out));
+	assert_int_equal(http_client_stream(c, &r, true, on_line, out, &status, &err), K32_OK);
+	assert_int_equal(status, 200);
+	http_client_free(c);
+}
+
+static void test_watch(void **state)
+{
+	struct fx *fx = *state;
+	struct http_server_config hc;
+	struct http_server *srv = NULL;
+	struct k32_err err;
+	http_server_config_init(&hc);
+	hc.handler = api_http_handler;
+	hc.authenticate = api_http_authenticate;
+	hc.ctx = fx->api;
+	assert_int_equal(http_server_start(&hc, &srv, &err), K32_OK);
+	api_server_attach_http(fx->api, srv);
+	uint16_t port = http_server_port(srv);
+	char rv[32], target[256];
+
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"w\"}}"));
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/w/configmaps",
+		   "{\"metadata\":{\"name\":\"a\",\"labels\":{\"keep\":\"yes\"}}}"));
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/w/configmaps", NULL));
+	outs(fx, "metadata.resourceVersion", rv, sizeof(rv));
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/w/configmaps",
+		   "{\"metadata\":{\"name\":\"b\",\"labels\":{\"keep\":\"yes\"}}}"));
+	EXPECT(fx, 200,
+	       req(fx, "PATCH", "/api/v1/namespaces/w/configmaps/b",
+		   "{\"metadata\":{\"labels\":{\"keep\":\"no\"}}}"));
+	EXPECT(fx, 200, req(fx, "DELETE", "/api/v1/namespaces/w/configmaps/a", NULL));
+
+	/* from the list's revision: every change after it, in order */
+	struct lines l;
+	snprintf(target, sizeof(target),
+		 "/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=%s&timeoutSeconds=1",
+		 rv);
+	watch_lines(port, target, "application/json", &l);
+	assert_int_equal(l.count, 3);
+	const char *p1 = strstr(l.text, "{\"type\":\"ADDED\"");
+	const char *p2 = strstr(l.text, "{\"type\":\"MODIFIED\"");
+	const char *p3 = strstr(l.text, "{\"type\":\"DELETED\"");
+	assert_true(p1 && p2 && p3 && p1 < p2 && p2 < p3);
+
+	/* with a selector, b leaving it is a DELETED; watch=True (python) works */
+	snprintf(
+	    target, sizeof(target),
+	    "/api/v1/namespaces/w/"
+	    "configmaps?watch=True&resourceVersion=%s&timeoutSeconds=1&labelSelector=keep%%3Dyes",
+	    rv);
+	watch_lines(port, target, "application/json", &l);
+	assert_int_equal(l.count, 3);
+	assert_non_null(strstr(l.text, "\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"v1\","
+				       "\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"b\""));
+	assert_null(strstr(l.text, "MODIFIED"));
+
+	/* without a revision: the current objects as synthetic ADDED, then the end */
+	EXPECT(
+	    fx, 201,
+	    req(fx, "POST", "/api/v1/namespaces/w/configmaps", "{\"metadata\":{\"name\":\"c\"}}"));
+	watch_lines(port, "/api/v1/namespaces/w/configmaps?watch=1&timeoutSeconds=1",
+		    API_CT_TABLE ",application/json", &l);
+	assert_int_equal(l.count, 2);
+	assert_non_null(strstr(l.text, "\"kind\":\"Table\""));
+	/* bookmarks and a single-object watch on its path */
+	watch_lines(port, "/api/v1/namespaces/w/configmaps/c?watch=true&timeoutSeconds=1",
+		    "application/json", &l);
+	assert_int_equal(l.count, 1);
+
+	/* too old: one ERROR event with a 410 Expired Status */
+	for (int i = 0; i < 20; i++)
+		EXPECT(fx, 200,
+		       req(fx, "PATCH", "/api/v1/namespaces/w/configmaps/c",
+			   i % 2 ? "{\"data\":{\"x\":\"1\"}}" : "{\"data\":{\"x\":\"2\"}}"));
+	snprintf(target, sizeof(target),
+		 "/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=%s&timeoutSeconds=1",
+		 rv);
+	watch_lines(port, target, "application/json", &l);
+	assert_int_equal(l.count, 1);
+	assert_non_null(strstr(l.text, "\"type\":\"ERROR\""));
+	assert_non_null(strstr(l.text, "\"code\":410"));
+	assert_non_null(strstr(l.text, "\"reason\":\"Expired\""));
+
+	http_server_stop(srv);
+	api_server_attach_http(fx->api, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_crud),	   cmocka_unit_test(test_list),
+	    cmocka_unit_test(test_workload),	   cmocka_unit_test(test_delete),
+	    cmocka_unit_test(test_pods_and_nodes), cmocka_unit_test(test_protobuf_and_events),
+	    cmocka_unit_test(test_watch),
+	};
+	return cmocka_run_group_tests(tests, fx_setup, fx_teardown);
+}
