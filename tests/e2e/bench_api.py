@@ -141,6 +141,27 @@ def main():
     p99_8 = lat8[int(len(lat8) * 0.99)] * 1e3
     rss_after = rss_kib(proc.pid)
 
+    # 500 concurrent watches (each its own connection, waiting for events)
+    import socket
+    socks = []
+    for i in range(500):
+        sck = socket.create_connection(("127.0.0.1", port))
+        if use_tls:
+            sck = ssl.create_default_context(
+                cafile=os.path.join(data, "pki", "ca.crt")).wrap_socket(
+                    sck, server_hostname="127.0.0.1")
+        sck.sendall(("GET /api/v1/namespaces/default/pods?watch=true&resourceVersion=%s "
+                     "HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n"
+                     % (json.loads(body)["metadata"]["resourceVersion"], token)).encode())
+        socks.append(sck)
+    time.sleep(1.0)
+    for sck in socks[:5]:
+        sck.settimeout(2)
+        assert sck.recv(100).startswith(b"HTTP/1.1 200")
+    rss_watches = rss_kib(proc.pid)
+    for sck in socks:
+        sck.close()
+
     proc.send_signal(signal.SIGTERM)
     rc = proc.wait(10)
     print("api_transport %s" % ("https" if use_tls else "http"))
@@ -152,6 +173,7 @@ def main():
     print("api_get_pods_100_p99_ms_1client %.3f" % p99_1)
     print("api_get_pods_100_median_ms_8clients %.3f" % med8)
     print("api_get_pods_100_p99_ms_8clients %.3f (limit 5.0)" % p99_8)
+    print("api_rss_kib_500_watches %d (extra %d KiB, limit 2048)" % (rss_watches, rss_watches - rss_after))
     print("api_sigterm_exit %d" % rc)
     subprocess.call(["rm", "-rf", work])
     return 0
