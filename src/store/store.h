@@ -258,8 +258,9 @@ struct store_event {
 };
 
 /* Wake-up callback: called from the writing thread with the store lock held, after an event
- * for this watcher (or its closing) is committed. It must not block or call store functions:
- * set a flag, signal a poller. */
+ * for this watcher (or its closing) is committed. It must not block, must not take a lock
+ * that its owner holds while calling store functions, and must not call store functions:
+ * set a flag, write a byte to a wake-up socket, signal a poller. */
 typedef void (*store_notify_fn)(void *ctx);
 
 /*
@@ -285,6 +286,7 @@ k32_status_t store_watch_open(struct store *st, const struct store_key *prefix, 
  * @retval K32_ERR_COMPACTED   the watcher fell behind past K32_STORE_WATCH_QUEUE events or
  *                            the history ring; it is dead (close it; the client relists)
  * @retval K32_ERR_CANCELED    store_watch_cancel() was called
+ * err is filled for COMPACTED and CANCELED only (SHOULD_WAIT and TIMED_OUT are routine).
  * Context: one thread per watcher at a time.
  */
 k32_status_t store_watch_next(struct store_watch *w, struct store_event *out, size_t cap,

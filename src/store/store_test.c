@@ -1227,6 +1227,130 @@ static void test_io_faults(void **state)
 	}
 }
 
+/* ---- concurrency ---------------------------------------------------------------------- */
+
+enum { CW_WRITERS = 4, CW_WRITES = 200, CW_READERS = 2 };
+
+struct conc {
+	struct store *st;
+	int id;
+	k32_status_t status; /* first failure */
+	uint64_t seen;	     /* events (watcher) or lists (reader) */
+};
+
+static void conc_writer(void *arg)
+{
+	struct conc *c = arg;
+	char name[16], json[48];
+
+	for (int i = 0; i < CW_WRITES && c->status == K32_OK; i++) {
+		struct store_key k = key_of("pods", "c", name);
+		struct store_value v;
+
+		snprintf(name, sizeof(name), "w%d-%d", c->id, i % 10);
+		snprintf(json, sizeof(json), "{\"w\":%d,\"i\":%d}", c->id, i);
+		v = val_of(json);
+		if (i < 10)
+			c->status = store_create(c->st, &k, &v, NULL, NULL);
+		else if (i % 7 == 0)
+			c->status = store_delete(c->st, &k, 0, NULL, NULL, NULL) == K32_OK
+					? store_create(c->st, &k, &v, NULL, NULL)
+					: K32_ERR_INTERNAL;
+		else
+			c->status = store_update(c->st, &k, &v, 0, NULL, NULL);
+	}
+}
+
+static void conc_reader(void *arg)
+{
+	struct conc *c = arg;
+	struct store_key ns = key_of("pods", "c", NULL);
+
+	for (int i = 0; i < 300 && c->status == K32_OK; i++) {
+		struct store_list list;
+		struct store_list_opts opts = {.limit = (uint32_t)(i % 5)};
+
+		c->status = store_list(c->st, &ns, &opts, &list, NULL);
+		for (uint32_t j = 1; c->status == K32_OK && j < list.count; j++)
+			if (strcmp(store_obj_key(list.items[j - 1]),
+				   store_obj_key(list.items[j])) >= 0)
+				c->status = K32_ERR_INTERNAL; /* out of order */
+		store_list_fini(c->st, &list);
+		c->seen++;
+	}
+}
+
+static void conc_watcher(void *arg)
+{
+	struct conc *c = arg;
+	struct store_key ns = key_of("pods", "c", NULL);
+	struct store_watch *w;
+	struct store_event ev[16];
+	uint64_t want = 0;
+	size_t n;
+
+	for (int i = 0; i < CW_WRITES; i++) /* a delete + create is two writes */
+		want += (uint64_t)CW_WRITERS * (i >= 10 && i % 7 == 0 ? 2 : 1);
+
+	c->status = store_watch_open(c->st, &ns, 0, NULL, NULL, &w, NULL);
+	if (c->status != K32_OK)
+		return;
+	__atomic_store_n(&c->id, 1, __ATOMIC_RELEASE); /* the watcher is in place */
+	while (c->seen < want && c->status == K32_OK) {
+		/* a generous deadline only so that a bug fails instead of hanging */
+		c->status = store_watch_next(w, ev, ARRAY_LEN(ev), &n,
+					     k32_deadline_after(30 * 1000 * 1000), NULL);
+		for (size_t i = 0; c->status == K32_OK && i < n; i++)
+			if (ev[i].rev != ++c->seen) /* every revision, in order */
+				c->status = K32_ERR_INTERNAL;
+		if (c->status == K32_OK)
+			store_events_release(c->st, ev, n);
+	}
+	store_watch_close(w);
+}
+
+static void test_concurrent_writers_readers_watcher(void **state)
+{
+	struct fixture fx;
+	struct conc wr[CW_WRITERS], rd[CW_READERS], wa = {0};
+	struct k32_task *tw[CW_WRITERS], *tr[CW_READERS], *twa;
+	const struct k32_platform_ops *ops = k32_plat();
+
+	(void)state;
+	fx_init(&fx, false);
+	fx.cfg.history_events = 4096;
+	fx.cfg.history_bytes = 4 << 20;
+	fx.cfg.watch_queue = 4096;
+	fx_open(&fx);
+	wa.st = fx.st;
+	assert_int_equal(ops->task_create(&twa, "watcher", conc_watcher, &wa, 0, -1, NULL), K32_OK);
+	while (!__atomic_load_n(&wa.id, __ATOMIC_ACQUIRE))
+		ops->sleep_us(1000);
+	for (int i = 0; i < CW_READERS; i++) {
+		rd[i] = (struct conc){.st = fx.st, .id = i};
+		assert_int_equal(
+		    ops->task_create(&tr[i], "reader", conc_reader, &rd[i], 0, -1, NULL), K32_OK);
+	}
+	for (int i = 0; i < CW_WRITERS; i++) {
+		wr[i] = (struct conc){.st = fx.st, .id = i};
+		assert_int_equal(
+		    ops->task_create(&tw[i], "writer", conc_writer, &wr[i], 0, -1, NULL), K32_OK);
+	}
+	for (int i = 0; i < CW_WRITERS; i++) {
+		ops->task_join(tw[i]);
+		assert_int_equal(wr[i].status, K32_OK);
+	}
+	for (int i = 0; i < CW_READERS; i++) {
+		ops->task_join(tr[i]);
+		assert_int_equal(rd[i].status, K32_OK);
+		assert_int_equal(rd[i].seen, 300);
+	}
+	ops->task_join(twa);
+	assert_int_equal(wa.status, K32_OK);
+	assert_int_equal(wa.seen, store_rev(fx.st));
+	fx_fini(&fx);
+}
+
 /* ---- record codec --------------------------------------------------------------------- */
 
 static void test_record_codec(void **state)
@@ -1284,6 +1408,7 @@ int main(void)
 	    cmocka_unit_test(test_corrupt_snapshot_refuses),
 	    cmocka_unit_test(test_alloc_faults),
 	    cmocka_unit_test(test_io_faults),
+	    cmocka_unit_test(test_concurrent_writers_readers_watcher),
 	    cmocka_unit_test(test_record_codec),
 	};
 
