@@ -39,15 +39,15 @@
  * buffer that exists only while data waits to be sent.
  *
  * MEMORY. Fixed at start: ~3.9 KiB of server state plus 36 bytes per max_conns (slot 16,
- * poll entry 12, connection pointer 8). Per connection: one struct of 272 bytes (measured
+ * poll entry 12, connection pointer 8). Per connection: one struct of 280 bytes (measured
  * on x86-64) while idle or while a stream is quiet: the input buffer, parse state and output
  * buffers are allocated only while a request is being read or a response or chunk is
- * being written, and freed after (http_test measures 500 open streams at 272 bytes each).
+ * being written, and freed after (http_test measures 500 open streams at 280 bytes each).
  * While reading a request: + input buffer (up to max_header_bytes + 8 KiB) + ~1.2 KiB parse
  * state + the body. A TLS connection adds mbedTLS's session (two ~16.5 KiB record buffers
  * plus ~2 KiB; Debian's mbedTLS 2.28 is built without MBEDTLS_SSL_VARIABLE_BUFFER_LENGTH),
  * ~35 KiB per connection as http-bench measures: 500 watches over TLS need ~17 MiB, over
- * plain HTTP ~133 KiB. On a board, ESP-IDF's mbedTLS options (dynamic buffers, smaller
+ * plain HTTP ~137 KiB. On a board, ESP-IDF's mbedTLS options (dynamic buffers, smaller
  * IN/OUT content lengths) cut that. Everything comes from the server's allocator except
  * mbedTLS's own buffers, which use the C library (no MBEDTLS_PLATFORM_MEMORY in Debian's).
  *

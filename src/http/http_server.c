@@ -12,10 +12,10 @@
  *              end of the head, body timeout to the end of the body)
  *   WRITE      sending a whole response (write timeout on no progress)
  *   STREAM     a chunked stream: pull runs when woken, drained or its timer fires; the
- *              socket is still read so a client that leaves is noticed at once
- *   LINGER     after an error answer (400/413/431): the response is flushed, then input is
- *              read and dropped until the client closes or 2 s pass, so the client sees the
- *              answer instead of a reset caused by its unread request bytes
+ *              socket is still read so a client that leaves is noticed at once *   LINGER     after
+ * an error answer (400/413/431): the response is flushed, then input is read and dropped until the
+ * client closes, no input came for 100 ms, or 2 s pass, so the client sees the answer instead of a
+ * reset caused by request bytes still unread when the socket is closed (Apache's lingering close)
  *
  * Waking streams from other threads: each slot carries a generation and a woken flag,
  * guarded by srv->mu. A stream id is (generation << 16) | (slot + 1); the generation moves
@@ -35,11 +35,12 @@
 
 #include "base/k32_log.h"
 
-#define ACCEPT_BATCH   64      /* connections accepted per loop turn */
-#define DRIVE_STEPS    64      /* state-machine steps per connection per turn */
-#define LINGER_US      2000000 /* LINGER state limit */
-#define TLS_RECORD_MAX 16384   /* bytes handed to one mbedtls_ssl_write */
-#define SLOT_NONE      0xffffu
+#define ACCEPT_BATCH	64	/* connections accepted per loop turn */
+#define DRIVE_STEPS	64	/* state-machine steps per connection per turn */
+#define LINGER_US	2000000 /* LINGER state limit */
+#define LINGER_QUIET_US 100000	/* LINGER ends once output is sent and input is quiet this long */
+#define TLS_RECORD_MAX	16384	/* bytes handed to one mbedtls_ssl_write */
+#define SLOT_NONE	0xffffu
 
 enum conn_state {
 	CS_HANDSHAKE,
@@ -89,6 +90,7 @@ struct http_conn {
 	size_t tls_pending_len;	   /* length of a TLS write to repeat after SHOULD_WAIT */
 	uint64_t seq;		   /* connection number */
 	int64_t deadline_us;	   /* when the current timeout expires (K32_FOREVER: none) */
+	int64_t linger_end_us;	   /* LINGER: hard end */
 	struct k32_buf in;	   /* raw input, allocated while needed */
 	struct k32_buf out;	   /* status line, headers, chunks */
 	struct k32_buf out2;	   /* a whole response body, sent after out */
@@ -584,7 +586,8 @@ static k32_status_t conn_queue_error(struct http_conn *c, int status, const char
 				    status, http_status_reason(status), strlen(detail) + 1, detail);
 	}
 	c->state = CS_LINGER;
-	c->deadline_us = after(LINGER_US);
+	c->linger_end_us = after(LINGER_US);
+	c->deadline_us = c->linger_end_us;
 	reqstate_free(c);
 	k32_buf_reset(&c->in);
 	stat_add(c->srv, &c->srv->stats.errors_4xx, 1);
@@ -860,6 +863,17 @@ static enum drive_result stream_read(struct http_conn *c)
 
 /* ---- the state machine --------------------------------------------------------------------- */
 
+/* LINGER: nothing to read right now; once the answer is out, wait only a quiet spell. */
+static enum drive_result linger_quiet(struct http_conn *c)
+{
+	if (out_pending(c) == 0) {
+		int64_t quiet = after(LINGER_QUIET_US);
+
+		c->deadline_us = quiet < c->linger_end_us ? quiet : c->linger_end_us;
+	}
+	return DR_WAIT;
+}
+
 static enum drive_result linger_step(struct http_conn *c)
 {
 	k32_status_t st = conn_flush(c);
@@ -871,10 +885,9 @@ static enum drive_result linger_step(struct http_conn *c)
 	}
 	while (!c->peer_eof) {
 		size_t got;
-
 		st = conn_recv(c, scratch, sizeof(scratch), &got);
 		if (st == K32_ERR_SHOULD_WAIT)
-			return DR_WAIT;
+			return linger_quiet(c);
 		if (st != K32_OK)
 			c->peer_eof = true;
 	}
@@ -1093,7 +1106,8 @@ static void loop(void *arg)
 			if (!c)
 				continue;
 			if (c->deadline_us != K32_FOREVER && now >= c->deadline_us) {
-				stat_add(srv, &srv->stats.timeouts, 1);
+				if (c->state != CS_LINGER)
+					stat_add(srv, &srv->stats.timeouts, 1);
 				conn_close(c, K32_ERR_TIMED_OUT);
 				continue;
 			}

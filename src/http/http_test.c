@@ -980,6 +980,97 @@ static void test_tls(void **state)
 	assert_non_null(strstr(err.msg, "ca.crt"));
 }
 
+/* ---- short reads and writes (platform ops replaced)
+ * ------------------------------------------------ */
+
+static struct k32_platform_ops g_short_ops;
+static atomic_uint g_short_seq;
+
+/* Moves 1..7 bytes per call, so every partial-I/O path runs. */
+static size_t short_len(size_t len)
+{
+	size_t n = (atomic_fetch_add(&g_short_seq, 1) % 7) + 1;
+
+	return len < n ? len : n;
+}
+
+static k32_status_t short_send(k32_sock_t s, const void *buf, size_t len, size_t *out_sent)
+{
+	return k32_plat_native()->sock_send(s, buf, short_len(len), out_sent);
+}
+
+static k32_status_t short_recv(k32_sock_t s, void *buf, size_t cap, size_t *out_len)
+{
+	return k32_plat_native()->sock_recv(s, buf, short_len(cap), out_len);
+}
+
+static void test_short_io(void **state)
+{
+	static const char *names[] = {"short.local"};
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_client_config cc;
+	struct http_client *c;
+	struct http_client_request req = {.method = "POST",
+					  .target = "/echo?q=short",
+					  .body = "0123456789abcdef",
+					  .body_len = 16};
+	struct http_client_response resp;
+	struct line_sink sink = {0};
+	struct k32_err err;
+	int status = 0;
+
+	(void)state;
+	g_short_ops = *k32_plat_native();
+	g_short_ops.sock_send = short_send;
+	g_short_ops.sock_recv = short_recv;
+	k32_plat_set_ops(&g_short_ops);
+	P = k32_plat();
+	for (int tls = 0; tls < 2; tls++) {
+		http_server_config_init(&cfg);
+		cfg.tls = tls;
+		cfg.data_dir = "http_test_data";
+		cfg.tls_names = names;
+		cfg.tls_name_count = 1;
+		srv = start(&cfg);
+		http_client_config_init(&cc);
+		cc.port = http_server_port(srv);
+		cc.tls = tls;
+		cc.ca_file = http_server_ca_file(srv);
+		cc.bearer_token = "t";
+		cc.timeout_us = WAIT_US;
+		assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+			assert_int_equal(resp.status, 200);
+			assert_string_equal(k32_buf_cstr(&resp.body),
+					    tls ? "method=POST path=/echo q=short token=t tls=1 "
+						  "body=0123456789abcdef"
+						: "method=POST path=/echo q=short token=t tls=0 "
+						  "body=0123456789abcdef");
+			http_client_response_fini(&resp);
+		}
+		/* A stream through the same trickle. */
+		memset(&g_prod, 0, sizeof(g_prod));
+		g_prod.total = 50;
+		sink = (struct line_sink){0};
+		req.method = "GET";
+		req.target = "/stream";
+		req.body_len = 0;
+		assert_int_equal(http_client_stream(c, &req, true, on_line, &sink, &status, &err),
+				 K32_OK);
+		assert_int_equal(sink.lines, 50);
+		assert_string_equal(sink.last, "{\"type\":\"ADDED\",\"n\":50}");
+		req.method = "POST";
+		req.target = "/echo?q=short";
+		req.body_len = 16;
+		http_client_free(c);
+		http_server_stop(srv);
+	}
+	k32_plat_set_ops(NULL);
+	P = k32_plat();
+}
+
 static void test_client_errors(void **state)
 {
 	struct http_client_config cc;
@@ -1087,6 +1178,7 @@ int main(void)
 	    cmocka_unit_test(test_stream_backpressure),
 	    cmocka_unit_test(test_stream_memory),
 	    cmocka_unit_test(test_tls),
+	    cmocka_unit_test(test_short_io),
 	    cmocka_unit_test(test_client_errors),
 	    cmocka_unit_test(test_alloc_failures),
 	};
