@@ -496,6 +496,78 @@ _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256, "K32_API_
 
 /* ==== ctrl / kubelet / hw =============================================================== */
 
+/* ---- ctrl (scheduler and controllers, src/ctrl) ---- */
+
+/* Objects one controller pass acts on (binds, creates, deletes, status writes) before it
+ * yields to the other controllers; it stays dirty and continues on the next loop turn
+ * (Redis dictRehash-style bounded work). Ceiling 1024: a pass holds its page in memory. */
+#ifndef K32_CTRL_BATCH
+#define K32_CTRL_BATCH 32
+#endif
+
+/* Objects per list request a controller makes (limit=, then continue=). Bounds the JSON a
+ * pass holds at once: about page * object size (a pod is ~1.5 KiB). */
+#ifndef K32_CTRL_LIST_PAGE
+#define K32_CTRL_LIST_PAGE 64
+#endif
+
+/* Bytes of one API answer a controller accepts (a list page). Over it the pass fails with
+ * K32_ERR_NO_RESOURCES naming this limit; lower K32_CTRL_LIST_PAGE. */
+#ifndef K32_CTRL_RESP_BYTES
+#define K32_CTRL_RESP_BYTES (1024 * 1024)
+#endif
+
+/* Seconds between passes of a controller when nothing it reads changed. */
+#ifndef K32_CTRL_RESYNC_S
+#define K32_CTRL_RESYNC_S 30
+#endif
+
+/* Seconds between scheduler passes without a pod or node change (unschedulable retry). */
+#ifndef K32_CTRL_SCHED_RESYNC_S
+#define K32_CTRL_SCHED_RESYNC_S 300
+#endif
+
+/* Seconds between node lifecycle checks of Lease ages (they trigger no pass themselves). */
+#ifndef K32_CTRL_NODE_MONITOR_S
+#define K32_CTRL_NODE_MONITOR_S 5
+#endif
+
+/* Seconds a node's Lease may stay unrenewed before the node goes Ready=Unknown with the
+ * node.kubernetes.io/unreachable taints (Kubernetes' node-monitor-grace-period is 40 s). */
+#ifndef K32_CTRL_NODE_GRACE_S
+#define K32_CTRL_NODE_GRACE_S 40
+#endif
+
+/* Seconds after a node went unreachable before its pods that do not tolerate it are
+ * deleted so their controllers recreate them elsewhere (Kubernetes: 300 via default
+ * tolerations; a board cluster wants its pods back sooner). */
+#ifndef K32_CTRL_POD_EVICTION_S
+#define K32_CTRL_POD_EVICTION_S 30
+#endif
+
+/* Nodes the scheduler and node lifecycle track (fixed tables: ~200 bytes per node in the
+ * scheduler's pass, ~120 bytes per node kept for heartbeats). More nodes are ignored with a
+ * WARN naming this limit. */
+#ifndef K32_CTRL_MAX_NODES
+#define K32_CTRL_MAX_NODES 64
+#endif
+
+/* Bytes of a FailedScheduling message (reasons per node count plus per-node details). */
+#ifndef K32_CTRL_MSG_LEN
+#define K32_CTRL_MSG_LEN 768
+#endif
+
+/* Store events taken per watch per drain (32 bytes each, on the ctrl task's stack). */
+#ifndef K32_CTRL_WATCH_BATCH
+#define K32_CTRL_WATCH_BATCH 16
+#endif
+
+_Static_assert(K32_CTRL_BATCH >= 1 && K32_CTRL_BATCH <= 1024, "K32_CTRL_BATCH out of range");
+_Static_assert(K32_CTRL_LIST_PAGE >= 1 && K32_CTRL_LIST_PAGE <= 500, "K32_CTRL_LIST_PAGE out of range");
+_Static_assert(K32_CTRL_MAX_NODES >= 1 && K32_CTRL_MAX_NODES <= 4096, "K32_CTRL_MAX_NODES out of range");
+_Static_assert(K32_CTRL_MSG_LEN >= 128 && K32_CTRL_MSG_LEN <= 4096, "K32_CTRL_MSG_LEN out of range");
+_Static_assert(K32_CTRL_WATCH_BATCH >= 1 && K32_CTRL_WATCH_BATCH <= 256, "K32_CTRL_WATCH_BATCH out of range");
+
 _Static_assert(K32_ERR_MSG_LEN >= 64 && K32_ERR_MSG_LEN <= 512, "K32_ERR_MSG_LEN out of range");
 _Static_assert((K32_ALLOC_ALIGN & (K32_ALLOC_ALIGN - 1)) == 0, "K32_ALLOC_ALIGN must be a power of 2");
 

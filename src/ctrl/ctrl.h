@@ -1,0 +1,147 @@
+/*
+ * ctrl.h - the scheduler and the controllers of the kube32 control plane.
+ *
+ * One struct ctrl runs, on one platform task ("k32-ctrl"), the scheduler and the
+ * controllers: ReplicaSet, Deployment (through ReplicaSets), DaemonSet, Job, node lifecycle
+ * (Lease heartbeats), garbage collector (ownerReferences) and namespace finalisation. They
+ * are clients of the API: every read and write goes through api_do (validation, defaulting,
+ * admission), never the store. docs/controllers.md says what each one does and how it
+ * differs from Kubernetes.
+ *
+ * Triggers: the store is used only as a doorbell. ctrl_start opens store watches on pods,
+ * nodes, replicasets, deployments, daemonsets, jobs and namespaces; a change marks the
+ * controllers that read that kind dirty and wakes the task, which runs a pass of each dirty
+ * controller. Leases and Events are not watched, and a Node update that changes only
+ * heartbeat times triggers nothing. Without a change each controller still runs every
+ * resync_s (30 s), the scheduler every sched_resync_s (5 min: a pod that fits nowhere is
+ * retried only after a pod or node change or then), node lifecycle every node_monitor_s.
+ * A pass acts on at most K32_CTRL_BATCH objects; when it had more it stays dirty and runs
+ * again on the next loop turn, after the other controllers had theirs.
+ *
+ * What a node advertises and a pod asks for (the scheduler's inputs beyond Kubernetes):
+ *   - memory: the pod's need is the sum over containers of resources.limits.memory (else
+ *     resources.requests.memory, else 0), a Kubernetes quantity ("24Ki", "1Mi", "64k",
+ *     "1M", "4096"). The node offers status.allocatable.memory (else status.capacity.memory;
+ *     absent: unlimited) minus the needs of the non-terminal pods already bound to it.
+ *   - pods: status.allocatable.pods (else capacity.pods; absent: 110).
+ *   - hardware: a pod asks with the annotation (or label) "kube32.io/hardware", a comma
+ *     list of items "<bus>:<model>" or "<bus>" (e.g. "i2c:bme688", "i2c"); "none" or empty
+ *     asks nothing. Label values may not hold ':' so in a label write "i2c.bme688" (the first
+ *     '.' or '_' is read as ':'). A node has the items of its annotation "kube32.io/hardware"
+ *     (same syntax, e.g. "i2c:bme688,i2c:miniscale,i2c:rfid") plus "i2c:<model>" for each
+ *     kube32.io Device whose spec.node names it. A pod item "i2c" is met by any "i2c:..." item.
+ *   - readiness: a node whose Ready condition is False or Unknown counts as tainted
+ *     node.kubernetes.io/not-ready:NoSchedule; a node with no Ready condition yet counts as
+ *     ready (the node lifecycle controller marks it Unknown if no Lease arrives within
+ *     node_grace_s). spec.unschedulable counts as the taint
+ *     node.kubernetes.io/unschedulable:NoSchedule (DaemonSet pods tolerate it).
+ *
+ * Heartbeats: a kubelet renews Lease kube-node-lease/<node name> (spec.renewTime) as in
+ * Kubernetes. The controller remembers, per node, when it last saw the lease's renewTime or
+ * the node's Ready lastHeartbeatTime change (on its own clock, so boards' clocks may drift);
+ * silent for node_grace_s -> Ready=Unknown + taints node.kubernetes.io/unreachable
+ * (NoSchedule, NoExecute); pods there that do not tolerate it are deleted (grace 0: the
+ * kubelet cannot confirm) pod_eviction_s later and their controllers recreate them.
+ *
+ * Context: ctrl_start/ctrl_stop from one thread (the one that owns the api_server).
+ * ctrl_run_once and ctrl_kick from any thread. Memory: from the default allocator through
+ * cJSON and k32_buf; nothing is kept between passes except fixed per-node tables.
+ */
+#ifndef CTRL_H
+#define CTRL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/api.h"
+#include "base/k32_status.h"
+#include "k32/k32_config.h"
+#include "store/store.h"
+
+struct ctrl;
+
+/* One bit per controller (ctrl_config.enable, ctrl_run_once's mask). */
+enum ctrl_kind {
+	CTRL_SCHEDULER = 1u << 0,
+	CTRL_REPLICASET = 1u << 1,
+	CTRL_DEPLOYMENT = 1u << 2,
+	CTRL_DAEMONSET = 1u << 3,
+	CTRL_JOB = 1u << 4,
+	CTRL_NODE_LIFECYCLE = 1u << 5,
+	CTRL_GC = 1u << 6,
+	CTRL_NAMESPACE = 1u << 7,
+	CTRL_ALL = 0xffu,
+};
+
+/* Clock functions a test can replace (ctx = ctrl_config.clock_ctx). */
+typedef uint64_t (*ctrl_clock_fn)(void *ctx);
+
+/* Every field may be left 0/NULL for its default. */
+struct ctrl_config {
+	uint32_t enable;	 /* CTRL_* bits to run; 0: CTRL_ALL */
+	bool no_task;		 /* true: start no task and open no watches; the caller drives
+				  * passes with ctrl_run_once (tests) */
+	uint32_t resync_s;	 /* 0: K32_CTRL_RESYNC_S (30) */
+	uint32_t sched_resync_s; /* 0: K32_CTRL_SCHED_RESYNC_S (300) */
+	uint32_t node_monitor_s; /* 0: K32_CTRL_NODE_MONITOR_S (5) */
+	uint32_t node_grace_s;	 /* lease silence before NotReady; 0: K32_CTRL_NODE_GRACE_S (40) */
+	uint32_t pod_eviction_s; /* NotReady to eviction; 0: K32_CTRL_POD_EVICTION_S (30);
+				  * UINT32_MAX: never evict */
+	ctrl_clock_fn now_us;	 /* monotonic microseconds; NULL: k32_now_us */
+	ctrl_clock_fn wall_s;	 /* UTC seconds (condition times, minReadySeconds); NULL: the
+				  * platform's wall clock */
+	void *clock_ctx;	 /* passed to now_us and wall_s */
+};
+
+/* Counters since ctrl_start (any thread may read them through ctrl_get_stats). */
+struct ctrl_stats {
+	uint64_t passes;	 /* controller passes run */
+	uint64_t writes;	 /* API writes made (create, update, patch, delete, binding) */
+	uint64_t write_errors;	 /* API writes answered with an error (retried next pass) */
+	uint64_t bound;		 /* pods bound by the scheduler */
+	uint64_t unschedulable;	 /* scheduling attempts that found no node */
+	uint64_t evicted;	 /* pods deleted by node lifecycle */
+	uint64_t watch_restarts; /* store watches reopened after COMPACTED */
+	uint64_t last_pass_us;	 /* monotonic time of the last pass */
+};
+
+/*
+ * Creates the controllers and, unless cfg->no_task, opens their store watches and starts
+ * task "k32-ctrl", which runs a first pass of every enabled controller at once.
+ * api: the API server every request goes through (not owned; must outlive ctrl_stop).
+ * store: the store behind api, used only for change notification (not owned); NULL: no
+ * watches, passes run on their resync periods only.
+ * @retval K32_OK               *out is the running control plane
+ * @retval K32_ERR_INVALID_ARGS api or out NULL
+ * @retval K32_ERR_NO_MEMORY    allocation failed (nothing left allocated)
+ * @retval K32_ERR_NO_RESOURCES no watcher or task slot (K32_STORE_MAX_WATCHERS,
+ *                              K32_PLAT_MAX_TASKS)
+ * Context: does not block on the API; may be called before the http server starts.
+ */
+k32_status_t ctrl_start(const struct ctrl_config *cfg, struct api_server *api, struct store *store,
+			struct ctrl **out, struct k32_err *err);
+
+/* Stops the task (waits for the pass in progress to end), closes the watches and frees
+ * everything. Call before api_server_free and store_close. NULL is ignored. */
+void ctrl_stop(struct ctrl *c);
+
+/*
+ * Runs one pass of each controller in mask (CTRL_* bits, intersected with cfg->enable), in
+ * the order scheduler, node lifecycle, Deployment, ReplicaSet, DaemonSet, Job, GC,
+ * namespace, in the caller's thread (serialised with the task's passes). For tests and
+ * the CLI: drive the cluster without timers.
+ * *out_more (may be NULL) is set true when a controller stopped at K32_CTRL_BATCH and has
+ * more to do.
+ * @retval K32_OK every pass ran (individual API failures are counted in write_errors and
+ *         retried next pass, not returned)
+ * @retval K32_ERR_* a pass could not read what it needs (err says which request)
+ */
+k32_status_t ctrl_run_once(struct ctrl *c, uint32_t mask, bool *out_more, struct k32_err *err);
+
+/* Marks the controllers in mask dirty and wakes the task (e.g. after a bulk import). */
+void ctrl_kick(struct ctrl *c, uint32_t mask);
+
+/* Copies the counters. */
+void ctrl_get_stats(struct ctrl *c, struct ctrl_stats *out);
+
+#endif /* CTRL_H */
