@@ -13,12 +13,12 @@
 #include <stdint.h>
 
 enum bench_kernel {
-	BENCH_FIB = 0,    /* recursive Fibonacci, n = 15: calls */
+	BENCH_FIB = 0,	  /* recursive Fibonacci, n = 15: calls */
 	BENCH_CRC32 = 1,  /* bitwise CRC-32 of 4 KiB: shifts, xors, loads */
 	BENCH_SIEVE = 2,  /* sieve of Eratosthenes below 4096, byte stores */
-	BENCH_SORT = 3,   /* heapsort of 1024 32-bit words */
+	BENCH_SORT = 3,	  /* heapsort of 1024 32-bit words */
 	BENCH_MANDEL = 4, /* Mandelbrot 32 x 32, 64 iterations, float */
-	BENCH_JSON = 5,   /* format and parse 200 small JSON records */
+	BENCH_JSON = 5,	  /* format and parse 200 small JSON records */
 	BENCH_KERNEL_COUNT = 6,
 };
 
