@@ -27,6 +27,10 @@
 /* Bytes read from a socket at a time (and spare room kept in an input buffer). */
 #define HTTP_READ_CHUNK 4096
 
+/* Bytes of a declared request body reserved before any of it arrived (the rest grows as it
+ * comes, doubling). */
+#define HTTP_BODY_PRERESERVE (64 * 1024)
+
 /* One header as offsets into the input buffer. */
 struct http_hdr_off {
 	uint32_t name_off;

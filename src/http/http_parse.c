@@ -115,8 +115,12 @@ static int on_headers_complete(http_parser *p)
 		return -1;
 	}
 	if (mp->body && (p->flags & F_CONTENTLENGTH) && p->content_length > 0) {
-		/* Reserve once, so a declared body grows the buffer a single time. */
-		if (k32_buf_reserve(mp->body, (size_t)p->content_length, NULL) != K32_OK) {
+		/* Reserve up front, but at most HTTP_BODY_PRERESERVE: a client that declares
+		 * 3 MiB and then trickles must not make the server hold 3 MiB at once. */
+		size_t want = p->content_length < HTTP_BODY_PRERESERVE ? (size_t)p->content_length
+								       : HTTP_BODY_PRERESERVE;
+
+		if (k32_buf_reserve(mp->body, want, NULL) != K32_OK) {
 			mp->error_status = 413;
 			return -1;
 		}

@@ -560,6 +560,34 @@ static void test_error_hook(void **state)
 	http_server_stop(srv);
 }
 
+/* The default 3 MiB body limit, through the client: at the limit fine, one byte over 413. */
+static void test_default_body_limit(void **state)
+{
+	size_t len = K32_HTTP_MAX_BODY_BYTES;
+	char *body = malloc(len + 1);
+	struct http_server *srv = start_default();
+	struct http_client *c = client_for(srv, NULL);
+	struct http_client_request req = {.method = "PUT", .target = "/echo", .body = body};
+	struct http_client_response resp;
+	struct k32_err err;
+
+	(void)state;
+	assert_non_null(body);
+	memset(body, 'b', len + 1);
+	req.body_len = len;
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 200);
+	assert_true(resp.body.len > len);
+	http_client_response_fini(&resp);
+	req.body_len = len + 1;
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 413);
+	http_client_response_fini(&resp);
+	http_client_free(c);
+	http_server_stop(srv);
+	free(body);
+}
+
 static void test_malformed(void **state)
 {
 	static const char *bad[] = {
@@ -1170,6 +1198,7 @@ int main(void)
 	    cmocka_unit_test(test_not_found_and_close),
 	    cmocka_unit_test(test_chunked_request_and_pipelining),
 	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_default_body_limit),
 	    cmocka_unit_test(test_malformed),
 	    cmocka_unit_test(test_error_hook),
 	    cmocka_unit_test(test_slow_client_and_timeout),
