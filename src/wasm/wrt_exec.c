@@ -52,7 +52,7 @@
 
 #if defined(WRT_DISPATCH_GOTO) && !defined(WRT_COUNT_OPS)
 #define OP(name) L_##name
-#define NEXT()	 goto *labels[*pc++]
+#define NEXT()	 goto *labels[*pc & 0xFFFFu]
 #else
 #define OP(name) case WRT_OP_##name
 #define NEXT()	 goto dispatch
@@ -70,7 +70,7 @@ trap(struct k32_err *err, const struct wrt_funcinst *fn, const uint32_t *pc, con
 	va_end(ap);
 	wrt_func_label(fn, where, sizeof(where));
 	const struct wrt_module *m = fn->inst->mod;
-	uint32_t off = wrt_srcmap_find(m, (uint32_t)(pc - 1 - m->code));
+	uint32_t off = wrt_srcmap_find(m, (uint32_t)(pc - m->code));
 	return k32_err_set(err, K32_ERR_TRAP, "wasm", "%s (in %s at byte %u)", what, where, off);
 }
 
@@ -97,16 +97,26 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 #if defined(WRT_DISPATCH_GOTO) && !defined(WRT_COUNT_OPS)
 	/* clang-format off */
 	static const void *const labels[WRT_OP__COUNT] = {
-#define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) [WRT_OP_##name] = &&L_##name,
+#define WRT_L_UN(name) [WRT_OP_##name] = &&L_##name,
+#define WRT_L_UNF(name) [WRT_OP_##name] = &&L_##name,
+#define WRT_L_SPECIAL(name) [WRT_OP_##name] = &&L_##name,
+#define WRT_L_BINF(name) [WRT_OP_##name] = &&L_##name,
+#define WRT_L_DIVOP(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_I] = &&L_##name##_I,
+#define WRT_L_BIN(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_I] = &&L_##name##_I,
+#define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_L_##kind(name)
 #define WRT_X_MEM(name, byte, sig, size, align) [WRT_OP_##name] = &&L_##name,
-#define WRT_X_INT(name, nimm, comment) [WRT_OP_##name] = &&L_##name,
+#define WRT_X_INT(name, comment) [WRT_OP_##name] = &&L_##name,
+#define WRT_X_CMP(name, op, type, inv) [WRT_OP_BR_##name] = &&L_BR_##name, \
+	[WRT_OP_BR_##name##_I] = &&L_BR_##name##_I,
 		WRT_NUMERIC(WRT_X_NUM)
 		WRT_NUMERIC_FC(WRT_X_NUM)
 		WRT_MEMOPS(WRT_X_MEM)
 		WRT_INTERNAL(WRT_X_INT)
+		WRT_CMP32(WRT_X_CMP)
 #undef WRT_X_NUM
 #undef WRT_X_MEM
 #undef WRT_X_INT
+#undef WRT_X_CMP
 	};
 	/* clang-format on */
 #endif
@@ -129,14 +139,30 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 	uint8_t *mem = NULL;
 	uint64_t mem_len = 0;
 	k32_status_t st = K32_OK;
-	wrt_slot *fp = base, *sp;
+	wrt_slot *fp = base;
 	const uint32_t *pc;
+	uint32_t call_base = 0;
 
 #define LOAD_CTX()                                                                                 \
 	do {                                                                                       \
 		globals = ci->globals;                                                             \
 		mem = ci->mem ? ci->mem->data : NULL;                                              \
 		mem_len = ci->mem ? ci->mem->len : 0;                                              \
+	} while (0)
+/* Operand fields of the current instruction (see wrt_ops.h). */
+#define HI0 (pc[0] >> 16)
+#define LO1 (pc[1] & 0xFFFFu)
+#define HI1 (pc[1] >> 16)
+#define TRAP(...)                                                                                  \
+	do {                                                                                       \
+		st = trap(err, cur, pc, __VA_ARGS__);                                              \
+		goto out;                                                                          \
+	} while (0)
+#define CHARGE(g)                                                                                  \
+	do {                                                                                       \
+		gas -= (int64_t)(g);                                                               \
+		if (WRT_UNLIKELY(gas < 0))                                                         \
+			goto out_of_gas;                                                           \
 	} while (0)
 
 	LOAD_CTX();
@@ -149,7 +175,6 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 	}
 	for (uint32_t i = fn->type->nparams; i < fn->func->nlocals; i++)
 		fp[i] = 0;
-	sp = fp + fn->func->nlocals;
 	pc = fn->code;
 
 #if defined(WRT_DISPATCH_GOTO) && !defined(WRT_COUNT_OPS)
@@ -157,146 +182,137 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 #else
 dispatch:
 #if defined(WRT_COUNT_OPS)
-	counts[*pc]++;
+	counts[*pc & 0xFFFFu]++;
 #endif
-	switch (*pc++) {
+	switch (*pc & 0xFFFFu) {
 #endif
 
 	/* ---- numeric ops, generated from the list ---- */
 #define WRT_H_UN(name, tin, tout, expr)                                                            \
 	OP(name) :                                                                                 \
 	{                                                                                          \
-		TYPE_##tin a = GET_##tin(sp[-1]);                                                  \
-		SET_##tout(sp[-1], expr);                                                          \
+		TYPE_##tin a = GET_##tin(fp[pc[1]]);                                               \
+		SET_##tout(fp[HI0], expr);                                                         \
+		pc += 2;                                                                           \
 		NEXT();                                                                            \
 	}
 #define WRT_H_UNF(name, tin, tout, expr)                                                           \
 	OP(name) :                                                                                 \
 	{                                                                                          \
-		TYPE_##tin a = GET_##tin(sp[-1]);                                                  \
+		TYPE_##tin a = GET_##tin(fp[pc[1]]);                                               \
 		TYPE_##tout r = (expr);                                                            \
-		SET_##tout(sp[-1], CANON_##tout(r));                                               \
+		SET_##tout(fp[HI0], CANON_##tout(r));                                              \
+		pc += 2;                                                                           \
 		NEXT();                                                                            \
 	}
 #define WRT_H_BIN(name, tin, tout, expr)                                                           \
 	OP(name) :                                                                                 \
 	{                                                                                          \
-		TYPE_##tin b = GET_##tin(sp[-1]);                                                  \
-		TYPE_##tin a = GET_##tin(sp[-2]);                                                  \
-		sp--;                                                                              \
-		SET_##tout(sp[-1], expr);                                                          \
+		TYPE_##tin a = GET_##tin(fp[LO1]);                                                 \
+		TYPE_##tin b = GET_##tin(fp[HI1]);                                                 \
+		SET_##tout(fp[HI0], expr);                                                         \
+		pc += 2;                                                                           \
+		NEXT();                                                                            \
+	}                                                                                          \
+	OP(name##_I) :                                                                             \
+	{                                                                                          \
+		TYPE_##tin a = GET_##tin(fp[pc[1]]);                                               \
+		TYPE_##tin b = GET_##tin((uint64_t)(int64_t)(int32_t)pc[2]);                       \
+		SET_##tout(fp[HI0], expr);                                                         \
+		pc += 3;                                                                           \
 		NEXT();                                                                            \
 	}
 #define WRT_H_BINF(name, tin, tout, expr)                                                          \
 	OP(name) :                                                                                 \
 	{                                                                                          \
-		TYPE_##tin b = GET_##tin(sp[-1]);                                                  \
-		TYPE_##tin a = GET_##tin(sp[-2]);                                                  \
+		TYPE_##tin a = GET_##tin(fp[LO1]);                                                 \
+		TYPE_##tin b = GET_##tin(fp[HI1]);                                                 \
 		TYPE_##tout r = (expr);                                                            \
-		sp--;                                                                              \
-		SET_##tout(sp[-1], CANON_##tout(r));                                               \
+		SET_##tout(fp[HI0], CANON_##tout(r));                                              \
+		pc += 2;                                                                           \
 		NEXT();                                                                            \
 	}
 #define WRT_H_SPECIAL(name, tin, tout, expr)
+#define WRT_H_DIVOP(name, tin, tout, expr)
 #define WRT_X(name, byte, sig, kind, tin, tout, expr) WRT_H_##kind(name, tin, tout, expr)
 	WRT_NUMERIC(WRT_X)
 	WRT_NUMERIC_FC(WRT_X)
 #undef WRT_X
 
+	/* ---- fused i32 compare and branch ---- */
+#define WRT_H_CMP(name, cop, type, inv)                                                            \
+	OP(BR_##name) :                                                                            \
+	{                                                                                          \
+		if (GET_##type(fp[HI0]) cop GET_##type(fp[pc[1]])) {                               \
+			CHARGE(pc[3]);                                                             \
+			pc += 2 + (int32_t)pc[2];                                                  \
+		} else {                                                                           \
+			pc += 4;                                                                   \
+		}                                                                                  \
+		NEXT();                                                                            \
+	}                                                                                          \
+	OP(BR_##name##_I) :                                                                        \
+	{                                                                                          \
+		if (GET_##type(fp[HI0]) cop GET_##type(pc[1])) {                                   \
+			CHARGE(pc[3]);                                                             \
+			pc += 2 + (int32_t)pc[2];                                                  \
+		} else {                                                                           \
+			pc += 4;                                                                   \
+		}                                                                                  \
+		NEXT();                                                                            \
+	}
+	WRT_CMP32(WRT_H_CMP)
+
 	/* ---- integer division: explicit traps ---- */
 #define DIV_CHECK(b)                                                                               \
-	if (WRT_UNLIKELY((b) == 0)) {                                                              \
-		st = trap(err, cur, pc, "integer divide by zero");                                 \
-		goto out;                                                                          \
+	if (WRT_UNLIKELY((b) == 0))                                                                \
+		TRAP("integer divide by zero");
+#define DIV_OPS(name, T, expr, ovf)                                                                \
+	OP(name) :                                                                                 \
+	{                                                                                          \
+		TYPE_##T a = GET_##T(fp[LO1]), b = GET_##T(fp[HI1]);                               \
+		DIV_CHECK(b);                                                                      \
+		ovf;                                                                               \
+		SET_U64(fp[HI0], expr);                                                            \
+		pc += 2;                                                                           \
+		NEXT();                                                                            \
+	}                                                                                          \
+	OP(name##_I) :                                                                             \
+	{                                                                                          \
+		TYPE_##T a = GET_##T(fp[pc[1]]), b = GET_##T((uint64_t)(int64_t)(int32_t)pc[2]);   \
+		DIV_CHECK(b);                                                                      \
+		ovf;                                                                               \
+		SET_U64(fp[HI0], expr);                                                            \
+		pc += 3;                                                                           \
+		NEXT();                                                                            \
 	}
-	OP(I32_DIV_S) :
-	{
-		int32_t b = GET_S32(sp[-1]), a = GET_S32(sp[-2]);
-		DIV_CHECK(b);
-		if (WRT_UNLIKELY(a == INT32_MIN && b == -1)) {
-			st = trap(err, cur, pc, "integer overflow: -2147483648 / -1");
-			goto out;
-		}
-		sp--;
-		SET_U32(sp[-1], (uint32_t)(a / b));
-		NEXT();
-	}
-	OP(I32_DIV_U) :
-	{
-		uint32_t b = GET_U32(sp[-1]), a = GET_U32(sp[-2]);
-		DIV_CHECK(b);
-		sp--;
-		SET_U32(sp[-1], a / b);
-		NEXT();
-	}
-	OP(I32_REM_S) :
-	{
-		int32_t b = GET_S32(sp[-1]), a = GET_S32(sp[-2]);
-		DIV_CHECK(b);
-		sp--;
-		SET_U32(sp[-1], b == -1 ? 0 : (uint32_t)(a % b));
-		NEXT();
-	}
-	OP(I32_REM_U) :
-	{
-		uint32_t b = GET_U32(sp[-1]), a = GET_U32(sp[-2]);
-		DIV_CHECK(b);
-		sp--;
-		SET_U32(sp[-1], a % b);
-		NEXT();
-	}
-	OP(I64_DIV_S) :
-	{
-		int64_t b = GET_S64(sp[-1]), a = GET_S64(sp[-2]);
-		DIV_CHECK(b);
-		if (WRT_UNLIKELY(a == INT64_MIN && b == -1)) {
-			st = trap(err, cur, pc, "integer overflow: -9223372036854775808 / -1");
-			goto out;
-		}
-		sp--;
-		sp[-1] = (uint64_t)(a / b);
-		NEXT();
-	}
-	OP(I64_DIV_U) :
-	{
-		uint64_t b = sp[-1], a = sp[-2];
-		DIV_CHECK(b);
-		sp--;
-		sp[-1] = a / b;
-		NEXT();
-	}
-	OP(I64_REM_S) :
-	{
-		int64_t b = GET_S64(sp[-1]), a = GET_S64(sp[-2]);
-		DIV_CHECK(b);
-		sp--;
-		sp[-1] = b == -1 ? 0 : (uint64_t)(a % b);
-		NEXT();
-	}
-	OP(I64_REM_U) :
-	{
-		uint64_t b = sp[-1], a = sp[-2];
-		DIV_CHECK(b);
-		sp--;
-		sp[-1] = a % b;
-		NEXT();
-	}
+#define OVF32                                                                                      \
+	if (WRT_UNLIKELY(a == INT32_MIN && b == -1))                                               \
+		TRAP("integer overflow: -2147483648 / -1");
+#define OVF64                                                                                      \
+	if (WRT_UNLIKELY(a == INT64_MIN && b == -1))                                               \
+		TRAP("integer overflow: -9223372036854775808 / -1");
+#define NOCHECK (void)0
+	DIV_OPS(I32_DIV_S, S32, (uint32_t)(a / b), OVF32)
+	DIV_OPS(I32_DIV_U, U32, a / b, NOCHECK)
+	DIV_OPS(I32_REM_S, S32, b == -1 ? 0 : (uint32_t)(a % b), NOCHECK)
+	DIV_OPS(I32_REM_U, U32, a % b, NOCHECK)
+	DIV_OPS(I64_DIV_S, S64, (uint64_t)(a / b), OVF64)
+	DIV_OPS(I64_DIV_U, U64, a / b, NOCHECK)
+	DIV_OPS(I64_REM_S, S64, b == -1 ? 0 : (uint64_t)(a % b), NOCHECK)
+	DIV_OPS(I64_REM_U, U64, a % b, NOCHECK)
 
 	/* ---- float to int truncation: NaN and overflow trap ---- */
 #define TRUNC(name, tin, tout, lo_ok, hi, ctype)                                                   \
 	OP(name) :                                                                                 \
 	{                                                                                          \
-		TYPE_##tin a = GET_##tin(sp[-1]);                                                  \
-		if (WRT_UNLIKELY(a != a)) {                                                        \
-			st = trap(err, cur, pc, "invalid conversion to integer: NaN");             \
-			goto out;                                                                  \
-		}                                                                                  \
-		if (WRT_UNLIKELY(!((lo_ok) && a < (hi)))) {                                        \
-			st = trap(err, cur, pc, "integer overflow: %g does not fit " #ctype,       \
-				  (double)a);                                                      \
-			goto out;                                                                  \
-		}                                                                                  \
-		SET_##tout(sp[-1], (ctype)a);                                                      \
+		TYPE_##tin a = GET_##tin(fp[pc[1]]);                                               \
+		if (WRT_UNLIKELY(a != a))                                                          \
+			TRAP("invalid conversion to integer: NaN");                                \
+		if (WRT_UNLIKELY(!((lo_ok) && a < (hi))))                                          \
+			TRAP("integer overflow: %g does not fit " #ctype, (double)a);              \
+		SET_##tout(fp[HI0], (ctype)a);                                                     \
+		pc += 2;                                                                           \
 		NEXT();                                                                            \
 	}
 	TRUNC(I32_TRUNC_F32_S, F32, U32, a >= -2147483648.0f, 2147483648.0f, int32_t)
@@ -314,15 +330,15 @@ dispatch:
 #define LOAD(name, n, ctype, conv)                                                                 \
 	OP(name) :                                                                                 \
 	{                                                                                          \
-		uint64_t ea = (uint64_t)(uint32_t)sp[-1] + *pc;                                    \
+		uint64_t ea = (uint64_t)(uint32_t)fp[pc[1]] + pc[2];                               \
 		if (WRT_UNLIKELY(ea + (n) > mem_len)) {                                            \
 			st = trap_mem(err, cur, pc, ea, n, mem_len);                               \
 			goto out;                                                                  \
 		}                                                                                  \
 		ctype v;                                                                           \
 		memcpy(&v, mem + ea, n);                                                           \
-		sp[-1] = conv;                                                                     \
-		pc++;                                                                              \
+		fp[HI0] = conv;                                                                    \
+		pc += 3;                                                                           \
 		NEXT();                                                                            \
 	}
 	LOAD(I32_LOAD, 4, uint32_t, v)
@@ -342,15 +358,14 @@ dispatch:
 #define STORE(name, n, ctype)                                                                      \
 	OP(name) :                                                                                 \
 	{                                                                                          \
-		uint64_t ea = (uint64_t)(uint32_t)sp[-2] + *pc;                                    \
+		uint64_t ea = (uint64_t)(uint32_t)fp[HI0] + pc[2];                                 \
 		if (WRT_UNLIKELY(ea + (n) > mem_len)) {                                            \
 			st = trap_mem(err, cur, pc, ea, n, mem_len);                               \
 			goto out;                                                                  \
 		}                                                                                  \
-		ctype v = (ctype)sp[-1];                                                           \
+		ctype v = (ctype)fp[pc[1]];                                                        \
 		memcpy(mem + ea, &v, n);                                                           \
-		sp -= 2;                                                                           \
-		pc++;                                                                              \
+		pc += 3;                                                                           \
 		NEXT();                                                                            \
 	}
 	STORE(I32_STORE, 4, uint32_t)
@@ -366,89 +381,79 @@ dispatch:
 	/* ---- control ---- */
 	OP(UNREACHABLE) :
 	{
-		st = trap(err, cur, pc, "unreachable executed");
-		goto out;
+		TRAP("unreachable executed");
 	}
 	OP(GAS) :
 	{
-		gas -= (int64_t)*pc++;
-		if (WRT_UNLIKELY(gas < 0)) {
-			st = trap(err, cur, pc - 1,
-				  "out of gas: budget of %llu units used up; raise --gas or turn "
-				  "metering off",
-				  (unsigned long long)budget);
-			goto out;
-		}
+		CHARGE(pc[1]);
+		pc += 2;
 		NEXT();
 	}
 	OP(BR) :
 	{
-		pc += (int32_t)*pc;
+		CHARGE(pc[2]);
+		pc += 1 + (int32_t)pc[1];
 		NEXT();
 	}
 	OP(BR_MOVE) :
 	{
-		uint32_t dst = pc[1], n = pc[2];
-		wrt_slot *src = sp - n;
+		uint32_t n = HI0, dst = pc[3] & 0xFFFFu, src = pc[3] >> 16;
 		for (uint32_t i = 0; i < n; i++)
-			fp[dst + i] = src[i];
-		sp = fp + dst + n;
-		pc += (int32_t)*pc;
+			fp[dst + i] = fp[src + i];
+		CHARGE(pc[2]);
+		pc += 1 + (int32_t)pc[1];
 		NEXT();
 	}
 	OP(BR_IF) :
 	{
-		if ((uint32_t) * --sp)
-			pc += (int32_t)*pc;
-		else
-			pc++;
-		NEXT();
-	}
-	OP(BR_IF_MOVE) :
-	{
-		if ((uint32_t) * --sp) {
-			uint32_t dst = pc[1], n = pc[2];
-			wrt_slot *src = sp - n;
-			for (uint32_t i = 0; i < n; i++)
-				fp[dst + i] = src[i];
-			sp = fp + dst + n;
-			pc += (int32_t)*pc;
+		if ((uint32_t)fp[HI0]) {
+			CHARGE(pc[2]);
+			pc += 1 + (int32_t)pc[1];
 		} else {
 			pc += 3;
 		}
 		NEXT();
 	}
+	OP(BR_IF_MOVE) :
+	{
+		if ((uint32_t)fp[HI0]) {
+			uint32_t n = pc[4], dst = pc[3] & 0xFFFFu, src = pc[3] >> 16;
+			for (uint32_t i = 0; i < n; i++)
+				fp[dst + i] = fp[src + i];
+			CHARGE(pc[2]);
+			pc += 1 + (int32_t)pc[1];
+		} else {
+			pc += 5;
+		}
+		NEXT();
+	}
 	OP(BR_IFZ) :
 	{
-		if (!(uint32_t) * --sp)
-			pc += (int32_t)*pc;
+		if (!(uint32_t)fp[HI0])
+			pc += 1 + (int32_t)pc[1];
 		else
-			pc++;
+			pc += 2;
 		NEXT();
 	}
 	OP(BR_TABLE) :
 	{
-		uint32_t n = pc[0], arity = pc[1], src = pc[2];
-		uint32_t idx = (uint32_t) * --sp;
+		uint32_t n = pc[1], arity = pc[2] & 0xFFFFu, src = pc[2] >> 16;
+		uint32_t idx = (uint32_t)fp[HI0];
 		if (idx > n)
 			idx = n;
 		const uint32_t *e = pc + 3 + 2 * idx;
 		uint32_t dst = e[1];
-		if (dst != src) {
+		if (dst != src)
 			for (uint32_t i = 0; i < arity; i++)
 				fp[dst + i] = fp[src + i];
-			sp = fp + dst + arity;
-		}
 		pc = e + (int32_t)e[0];
 		NEXT();
 	}
 	OP(RETURN) :
 	{
-		uint32_t n = *pc;
-		wrt_slot *src = sp - n;
+		uint32_t n = HI0, src = pc[1];
 		for (uint32_t i = 0; i < n; i++)
-			fp[i] = src[i];
-		sp = fp + n;
+			fp[i] = fp[src + i];
 		if (depth == 0)
 			goto out;
 		depth--;
@@ -463,193 +468,181 @@ dispatch:
 	}
 	OP(CALL) :
 	{
-		callee = ci->funcs[*pc++];
+		callee = ci->funcs[pc[1]];
+		call_base = HI0;
 		goto do_call;
 	}
 	OP(CALL_INDIRECT) :
 	{
 		const struct wrt_module *m = ci->mod;
-		const struct wrt_functype *want = &m->types[m->types[pc[0]].canon];
-		const struct wrt_table *tab = ci->tables[pc[1]];
-		uint32_t idx = (uint32_t) * --sp;
-		pc += 2;
-		if (WRT_UNLIKELY(idx >= tab->size)) {
-			st = trap(err, cur, pc, "undefined element: index %u, table size %u", idx,
-				  tab->size);
-			goto out;
-		}
+		const struct wrt_functype *want = &m->types[m->types[pc[1]].canon];
+		const struct wrt_table *tab = ci->tables[pc[2]];
+		uint32_t idx = (uint32_t)fp[pc[3]];
+		if (WRT_UNLIKELY(idx >= tab->size))
+			TRAP("undefined element: index %u, table size %u", idx, tab->size);
 		callee = (const struct wrt_funcinst *)(uintptr_t)tab->elems[idx];
-		if (WRT_UNLIKELY(!callee)) {
-			st = trap(err, cur, pc, "uninitialized element %u", idx);
-			goto out;
-		}
-		if (WRT_UNLIKELY(callee->type != want && !wrt_functype_eq(callee->type, want))) {
-			st = trap(err, cur, pc, "indirect call type mismatch at table index %u",
-				  idx);
-			goto out;
-		}
+		if (WRT_UNLIKELY(!callee))
+			TRAP("uninitialized element %u", idx);
+		if (WRT_UNLIKELY(callee->type != want && !wrt_functype_eq(callee->type, want)))
+			TRAP("indirect call type mismatch at table index %u", idx);
+		call_base = HI0;
 		goto do_call;
 	}
-	OP(DROP) :
+	OP(COPY) :
 	{
-		sp--;
+		fp[HI0] = fp[pc[1]];
+		pc += 2;
 		NEXT();
 	}
 	OP(SELECT) :
 	{
-		uint32_t c = (uint32_t)sp[-1];
-		sp -= 2;
-		if (!c)
-			sp[-1] = sp[0];
-		NEXT();
-	}
-	OP(LOCAL_GET) :
-	{
-		*sp++ = fp[*pc++];
-		NEXT();
-	}
-	OP(LOCAL_SET) :
-	{
-		fp[*pc++] = *--sp;
-		NEXT();
-	}
-	OP(LOCAL_TEE) :
-	{
-		fp[*pc++] = sp[-1];
+		fp[HI0] = (uint32_t)fp[pc[2]] ? fp[LO1] : fp[HI1];
+		pc += 3;
 		NEXT();
 	}
 	OP(GLOBAL_GET) :
 	{
-		*sp++ = globals[*pc++]->val;
+		fp[HI0] = globals[pc[1]]->val;
+		pc += 2;
 		NEXT();
 	}
 	OP(GLOBAL_SET) :
 	{
-		globals[*pc++]->val = *--sp;
+		globals[pc[1]]->val = fp[HI0];
+		pc += 2;
 		NEXT();
 	}
 	OP(CONST32) :
 	{
-		*sp++ = *pc++;
+		fp[HI0] = pc[1];
+		pc += 2;
 		NEXT();
 	}
 	OP(CONST64) :
 	{
-		*sp++ = (uint64_t)pc[0] | ((uint64_t)pc[1] << 32);
-		pc += 2;
+		fp[HI0] = (uint64_t)pc[1] | ((uint64_t)pc[2] << 32);
+		pc += 3;
 		NEXT();
 	}
 	OP(MEMORY_SIZE) :
 	{
-		*sp++ = ci->mem->pages;
+		fp[HI0] = ci->mem->pages;
+		pc += 1;
 		NEXT();
 	}
 	OP(MEMORY_GROW) :
 	{
 		uint32_t old;
-		if (wrt_memory_grow(ci->mem, (uint32_t)sp[-1], &old) == K32_OK)
-			sp[-1] = old;
+		if (wrt_memory_grow(ci->mem, (uint32_t)fp[pc[1]], &old) == K32_OK)
+			fp[HI0] = old;
 		else
-			sp[-1] = 0xFFFFFFFFu;
+			fp[HI0] = 0xFFFFFFFFu;
 		LOAD_CTX();
+		pc += 2;
 		NEXT();
 	}
 	OP(MEMORY_INIT) :
 	{
-		const struct wrt_data *d = &ci->mod->datas[*pc];
-		uint64_t n = (uint32_t)sp[-1], s = (uint32_t)sp[-2], dst = (uint32_t)sp[-3];
-		uint64_t dlen = ci->data_dropped[*pc] ? 0 : d->len;
-		sp -= 3;
-		pc++;
+		wrt_slot *o = fp + HI0;
+		const struct wrt_data *d = &ci->mod->datas[pc[1]];
+		uint64_t dst = (uint32_t)o[0], s = (uint32_t)o[1], n = (uint32_t)o[2];
+		uint64_t dlen = ci->data_dropped[pc[1]] ? 0 : d->len;
 		if (WRT_UNLIKELY(s + n > dlen || dst + n > mem_len)) {
 			st = trap_mem(err, cur, pc, dst, n, mem_len);
 			goto out;
 		}
 		if (n)
 			memcpy(mem + dst, d->bytes + s, n);
+		pc += 2;
 		NEXT();
 	}
 	OP(DATA_DROP) :
 	{
-		ci->data_dropped[*pc++] = true;
+		ci->data_dropped[pc[1]] = true;
+		pc += 2;
 		NEXT();
 	}
 	OP(MEMORY_COPY) :
 	{
-		uint64_t n = (uint32_t)sp[-1], s = (uint32_t)sp[-2], dst = (uint32_t)sp[-3];
-		sp -= 3;
+		wrt_slot *o = fp + HI0;
+		uint64_t dst = (uint32_t)o[0], s = (uint32_t)o[1], n = (uint32_t)o[2];
 		if (WRT_UNLIKELY(s + n > mem_len || dst + n > mem_len)) {
 			st = trap_mem(err, cur, pc, s + n > mem_len ? s : dst, n, mem_len);
 			goto out;
 		}
 		if (n)
 			memmove(mem + dst, mem + s, n);
+		pc += 1;
 		NEXT();
 	}
 	OP(MEMORY_FILL) :
 	{
-		uint64_t n = (uint32_t)sp[-1], dst = (uint32_t)sp[-3];
-		uint8_t v = (uint8_t)sp[-2];
-		sp -= 3;
+		wrt_slot *o = fp + HI0;
+		uint64_t dst = (uint32_t)o[0], n = (uint32_t)o[2];
+		uint8_t v = (uint8_t)o[1];
 		if (WRT_UNLIKELY(dst + n > mem_len)) {
 			st = trap_mem(err, cur, pc, dst, n, mem_len);
 			goto out;
 		}
 		if (n)
 			memset(mem + dst, v, n);
+		pc += 1;
 		NEXT();
 	}
 	OP(TABLE_GET) :
 	{
-		const struct wrt_table *tab = ci->tables[*pc++];
-		uint32_t i = (uint32_t)sp[-1];
+		wrt_slot *o = fp + HI0;
+		const struct wrt_table *tab = ci->tables[pc[1]];
+		uint32_t i = (uint32_t)o[0];
 		if (WRT_UNLIKELY(i >= tab->size)) {
 			st = trap_table(err, cur, pc, i, 1, tab->size);
 			goto out;
 		}
-		sp[-1] = tab->elems[i];
+		o[0] = tab->elems[i];
+		pc += 2;
 		NEXT();
 	}
 	OP(TABLE_SET) :
 	{
-		struct wrt_table *tab = ci->tables[*pc++];
-		uint32_t i = (uint32_t)sp[-2];
+		wrt_slot *o = fp + HI0;
+		struct wrt_table *tab = ci->tables[pc[1]];
+		uint32_t i = (uint32_t)o[0];
 		if (WRT_UNLIKELY(i >= tab->size)) {
 			st = trap_table(err, cur, pc, i, 1, tab->size);
 			goto out;
 		}
-		tab->elems[i] = sp[-1];
-		sp -= 2;
+		tab->elems[i] = o[1];
+		pc += 2;
 		NEXT();
 	}
 	OP(TABLE_INIT) :
 	{
-		uint32_t e = pc[0];
-		struct wrt_table *tab = ci->tables[pc[1]];
-		uint64_t n = (uint32_t)sp[-1], s = (uint32_t)sp[-2], dst = (uint32_t)sp[-3];
+		wrt_slot *o = fp + HI0;
+		uint32_t e = pc[1];
+		struct wrt_table *tab = ci->tables[pc[2]];
+		uint64_t dst = (uint32_t)o[0], s = (uint32_t)o[1], n = (uint32_t)o[2];
 		uint64_t elen = ci->elem_dropped[e] ? 0 : ci->mod->elems[e].count;
-		sp -= 3;
-		pc += 2;
 		if (WRT_UNLIKELY(s + n > elen || dst + n > tab->size)) {
 			st = trap_table(err, cur, pc, dst, n, tab->size);
 			goto out;
 		}
 		if (n)
 			memcpy(tab->elems + dst, ci->elem_items[e] + s, n * 8);
+		pc += 3;
 		NEXT();
 	}
 	OP(ELEM_DROP) :
 	{
-		ci->elem_dropped[*pc++] = true;
+		ci->elem_dropped[pc[1]] = true;
+		pc += 2;
 		NEXT();
 	}
 	OP(TABLE_COPY) :
 	{
-		struct wrt_table *td = ci->tables[pc[0]];
-		const struct wrt_table *ts = ci->tables[pc[1]];
-		uint64_t n = (uint32_t)sp[-1], s = (uint32_t)sp[-2], dst = (uint32_t)sp[-3];
-		sp -= 3;
-		pc += 2;
+		wrt_slot *o = fp + HI0;
+		struct wrt_table *td = ci->tables[pc[1]];
+		const struct wrt_table *ts = ci->tables[pc[2]];
+		uint64_t dst = (uint32_t)o[0], s = (uint32_t)o[1], n = (uint32_t)o[2];
 		if (WRT_UNLIKELY(s + n > ts->size || dst + n > td->size)) {
 			st = trap_table(err, cur, pc, s + n > ts->size ? s : dst, n,
 					s + n > ts->size ? ts->size : td->size);
@@ -657,52 +650,58 @@ dispatch:
 		}
 		if (n)
 			memmove(td->elems + dst, ts->elems + s, n * 8);
+		pc += 3;
 		NEXT();
 	}
 	OP(TABLE_GROW) :
 	{
-		struct wrt_table *tab = ci->tables[*pc++];
+		wrt_slot *o = fp + HI0;
+		struct wrt_table *tab = ci->tables[pc[1]];
 		uint32_t old;
-		uint64_t init = sp[-2];
-		sp--;
-		if (wrt_table_grow(tab, (uint32_t)sp[0], init, &old) == K32_OK)
-			sp[-1] = old;
+		if (wrt_table_grow(tab, (uint32_t)o[1], o[0], &old) == K32_OK)
+			o[0] = old;
 		else
-			sp[-1] = 0xFFFFFFFFu;
+			o[0] = 0xFFFFFFFFu;
+		pc += 2;
 		NEXT();
 	}
 	OP(TABLE_SIZE) :
 	{
-		*sp++ = ci->tables[*pc++]->size;
+		fp[HI0] = ci->tables[pc[1]]->size;
+		pc += 2;
 		NEXT();
 	}
 	OP(TABLE_FILL) :
 	{
-		struct wrt_table *tab = ci->tables[*pc++];
-		uint64_t n = (uint32_t)sp[-1], i = (uint32_t)sp[-3];
-		uint64_t v = sp[-2];
-		sp -= 3;
+		wrt_slot *o = fp + HI0;
+		struct wrt_table *tab = ci->tables[pc[1]];
+		uint64_t i = (uint32_t)o[0], n = (uint32_t)o[2];
+		uint64_t v = o[1];
 		if (WRT_UNLIKELY(i + n > tab->size)) {
 			st = trap_table(err, cur, pc, i, n, tab->size);
 			goto out;
 		}
 		for (uint64_t k = 0; k < n; k++)
 			tab->elems[i + k] = v;
+		pc += 2;
 		NEXT();
 	}
 	OP(REF_IS_NULL) :
 	{
-		sp[-1] = sp[-1] == 0;
+		fp[HI0] = fp[pc[1]] == 0;
+		pc += 2;
 		NEXT();
 	}
 	OP(REF_FUNC) :
 	{
-		*sp++ = (uint64_t)(uintptr_t)ci->funcs[*pc++];
+		fp[HI0] = (uint64_t)(uintptr_t)ci->funcs[pc[1]];
+		pc += 2;
 		NEXT();
 	}
 #if !(defined(WRT_DISPATCH_GOTO) && !defined(WRT_COUNT_OPS))
 default:
-	st = k32_err_set(err, K32_ERR_INTERNAL, "wasm", "bad compiled op %u: runtime bug", pc[-1]);
+	st = k32_err_set(err, K32_ERR_INTERNAL, "wasm", "bad compiled op %u: runtime bug",
+			 pc[0] & 0xFFFFu);
 	goto out;
 }
 #endif
@@ -710,22 +709,19 @@ default:
 do_call:
 {
 	const struct wrt_functype *ft = callee->type;
+	wrt_slot *nfp = fp + call_base;
 	if (!callee->func) {
-		st = wrt_call_host(ci, callee, sp - ft->nparams, err);
+		st = wrt_call_host(ci, callee, nfp, err);
 		if (WRT_UNLIKELY(st != K32_OK))
 			goto out;
-		sp += (int32_t)ft->nresults - (int32_t)ft->nparams;
 		LOAD_CTX();
+		pc += 2 + 2 * ((pc[0] & 0xFFFFu) == WRT_OP_CALL_INDIRECT);
 		NEXT();
 	}
-	wrt_slot *nfp = sp - ft->nparams;
-	if (WRT_UNLIKELY(depth + 1 >= nframes || nfp + callee->func->max_slots > stack_end)) {
-		st = trap(err, cur, pc,
-			  "call stack exhausted: depth %u of %u frames, %u of %u stack slots",
-			  depth + 1, nframes, (uint32_t)(sp - inst->stack), inst->stack_slots);
-		goto out;
-	}
-	frames[depth].ret_pc = pc;
+	if (WRT_UNLIKELY(depth + 1 >= nframes || nfp + callee->func->max_slots > stack_end))
+		TRAP("call stack exhausted: depth %u of %u frames, %u of %u stack slots", depth + 1,
+		     nframes, (uint32_t)(nfp - inst->stack), inst->stack_slots);
+	frames[depth].ret_pc = pc + 2 + 2 * ((pc[0] & 0xFFFFu) == WRT_OP_CALL_INDIRECT);
 	frames[depth].fp = fp;
 	frames[depth].fn = cur;
 	depth++;
@@ -734,7 +730,6 @@ do_call:
 	fp = nfp;
 	for (uint32_t i = ft->nparams; i < callee->func->nlocals; i++)
 		fp[i] = 0;
-	sp = fp + callee->func->nlocals;
 	pc = callee->code;
 	cur = callee;
 	if (callee->inst != ci) {
@@ -744,9 +739,10 @@ do_call:
 	NEXT();
 }
 
+out_of_gas : st = trap(err, cur, pc,
+		       "out of gas: budget of %llu units used up; raise --gas or turn metering off",
+		       (unsigned long long)budget);
 out : inst->gas_used = metered ? budget - (uint64_t)(gas < 0 ? 0 : gas) : 0;
-if (gas < 0)
-	inst->gas_used = budget;
 inst->max_depth = max_depth;
 return st;
 }

@@ -763,16 +763,26 @@ void wrt_instance_stats(const struct wrt_instance *inst, struct wrt_stats *out)
 
 /* clang-format off */
 static const char *const wrt_op_names[WRT_OP__COUNT] = {
-#define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) [WRT_OP_##name] = #name,
+#define WRT_N_UN(name) [WRT_OP_##name] = #name,
+#define WRT_N_UNF(name) [WRT_OP_##name] = #name,
+#define WRT_N_SPECIAL(name) [WRT_OP_##name] = #name,
+#define WRT_N_DIVOP(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_I] = #name "_I",
+#define WRT_N_BINF(name) [WRT_OP_##name] = #name,
+#define WRT_N_BIN(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_I] = #name "_I",
+#define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_N_##kind(name)
 #define WRT_X_MEM(name, byte, sig, size, align) [WRT_OP_##name] = #name,
-#define WRT_X_INT(name, nimm, comment) [WRT_OP_##name] = #name,
+#define WRT_X_INT(name, comment) [WRT_OP_##name] = #name,
+#define WRT_X_CMP(name, op, type, inv) [WRT_OP_BR_##name] = "BR_" #name, \
+	[WRT_OP_BR_##name##_I] = "BR_" #name "_I",
 	WRT_NUMERIC(WRT_X_NUM)
 	WRT_NUMERIC_FC(WRT_X_NUM)
 	WRT_MEMOPS(WRT_X_MEM)
 	WRT_INTERNAL(WRT_X_INT)
+	WRT_CMP32(WRT_X_CMP)
 #undef WRT_X_NUM
 #undef WRT_X_MEM
 #undef WRT_X_INT
+#undef WRT_X_CMP
 };
 /* clang-format on */
 

@@ -26,17 +26,26 @@
 typedef uint64_t wrt_slot;
 
 /* clang-format off */
+#define WRT_E_UN(name) WRT_OP_##name,
+#define WRT_E_UNF(name) WRT_OP_##name,
+#define WRT_E_SPECIAL(name) WRT_OP_##name,
+#define WRT_E_BIN(name) WRT_OP_##name, WRT_OP_##name##_I,
+#define WRT_E_BINF(name) WRT_OP_##name,
+#define WRT_E_DIVOP(name) WRT_OP_##name, WRT_OP_##name##_I,
 enum wrt_op {
-#define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_OP_##name,
+#define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_E_##kind(name)
 #define WRT_X_MEM(name, byte, sig, size, align) WRT_OP_##name,
-#define WRT_X_INT(name, nimm, comment) WRT_OP_##name,
+#define WRT_X_INT(name, comment) WRT_OP_##name,
+#define WRT_X_CMP(name, op, type, inv) WRT_OP_BR_##name, WRT_OP_BR_##name##_I,
 	WRT_NUMERIC(WRT_X_NUM)
 	WRT_NUMERIC_FC(WRT_X_NUM)
 	WRT_MEMOPS(WRT_X_MEM)
 	WRT_INTERNAL(WRT_X_INT)
+	WRT_CMP32(WRT_X_CMP)
 #undef WRT_X_NUM
 #undef WRT_X_MEM
 #undef WRT_X_INT
+#undef WRT_X_CMP
 	WRT_OP__COUNT
 };
 /* clang-format on */
@@ -44,6 +53,7 @@ enum wrt_op {
 #define WRT_PAGE      65536u
 #define WRT_MAX_PAGES 65536u
 #define WRT_NO_INDEX  0xFFFFFFFFu
+#define WRT_MAX_SLOTS 65535u /* frame slots: compiled operands are 16 bits */
 
 struct wrt_functype {
 	uint32_t nparams;     /* parameter count */

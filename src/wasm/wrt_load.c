@@ -38,6 +38,7 @@ struct wrt_ctl {
 	uint32_t label_pc;	/* loop: word index of its header */
 	uint32_t patch;		/* chain of forward references to the end, WRT_NO_INDEX ends */
 	uint32_t else_pos;	/* if: word of BR_IFZ's offset, WRT_NO_INDEX if none */
+	uint32_t loop_gas_pos;	/* loop: its header GAS immediate, WRT_NO_INDEX if none */
 };
 
 struct wrt_ld {
@@ -61,6 +62,15 @@ struct wrt_ld {
 	struct wrt_srcmap *sm; /* trap source map */
 	uint32_t nsm, sm_cap;
 	uint32_t gas_pos;		  /* word of the open GAS immediate, WRT_NO_INDEX if none */
+	uint8_t *vk;			  /* per operand: VK_HOME, VK_LOCAL or VK_CONST */
+	uint32_t *vv;			  /* local index or constant (low word) */
+	uint32_t *vhi;			  /* constant high word */
+	uint32_t last_start;		  /* first word of the last result-producing op */
+	uint32_t last_end;		  /* ncode after it; WRT_NO_INDEX: no peephole */
+	uint32_t last_h;		  /* operand its result is home to */
+	int8_t last_cmp;		  /* i32 compare (WRT_CMP32 index) or -1 */
+	uint32_t last_a, last_b;	  /* its operands (b: slot or immediate) */
+	bool last_imm;			  /* b is an immediate */
 	const struct wrt_functype *ftype; /* current function's type */
 };
 
@@ -809,6 +819,12 @@ static void emit(struct wrt_ld *ld, uint32_t w)
 	ld->code[ld->ncode++] = w;
 }
 
+/* An op word: the op in the low 16 bits, a slot in the high 16. */
+static void emit_op(struct wrt_ld *ld, uint32_t op, uint32_t slot)
+{
+	emit(ld, op | (slot << 16));
+}
+
 static void srcmap(struct wrt_ld *ld, size_t wasm_off)
 {
 	if (ld->st)
@@ -841,12 +857,22 @@ static bool live(struct wrt_ld *ld)
 	return !c->dead && !c->unreachable;
 }
 
-/* Opens a new straight-line region: a GAS op whose count later instructions increment. */
-static void gas_leader(struct wrt_ld *ld, size_t wasm_off)
+/* Code after a label may be reached from elsewhere: no peephole may look back across it. */
+static void label_here(struct wrt_ld *ld)
 {
+	ld->last_end = WRT_NO_INDEX;
+}
+
+/*
+ * Opens a new straight-line region: a GAS op whose count later instructions increment.
+ * fresh: always a new one (loop headers), else an empty region's op is reused.
+ */
+static void gas_leader(struct wrt_ld *ld, size_t wasm_off, bool fresh)
+{
+	label_here(ld);
 	if (!ld->m->metered || !live(ld))
 		return;
-	if (ld->gas_pos != WRT_NO_INDEX && ld->gas_pos == ld->ncode - 1)
+	if (!fresh && ld->gas_pos != WRT_NO_INDEX && ld->gas_pos == ld->ncode - 1)
 		return; /* nothing since the last one: reuse it */
 	srcmap(ld, wasm_off);
 	emit(ld, WRT_OP_GAS);
@@ -864,7 +890,15 @@ static void patch_chain(struct wrt_ld *ld, uint32_t head, uint32_t target)
 	}
 }
 
-/* ---- type stack ------------------------------------------------------------------------ */
+/* ---- type stack and virtual operand stack ------------------------------------------ */
+
+/* Where an operand's value is: in its home slot (nlocals + height), in a local, or a constant. */
+enum { VK_HOME, VK_LOCAL, VK_CONST };
+
+static uint32_t home(struct wrt_ld *ld, uint32_t i)
+{
+	return ld->nlocals + i;
+}
 
 static void push(struct wrt_ld *ld, uint8_t t)
 {
@@ -874,9 +908,26 @@ static void push(struct wrt_ld *ld, uint8_t t)
 		limit_hit(ld, ld->pos, "operand stack too deep", "K32_WASM_MAX_OPERANDS");
 		return;
 	}
-	ld->vt[ld->vh++] = t;
+	if (ld->nlocals + ld->vh >= WRT_MAX_SLOTS) {
+		limit_hit(ld, ld->pos, "function frame exceeds 65535 slots (locals + operands)",
+			  "WRT_MAX_SLOTS");
+		return;
+	}
+	ld->vt[ld->vh] = t;
+	ld->vk[ld->vh] = VK_HOME;
+	ld->vh++;
 	if (ld->vh > ld->vmax)
 		ld->vmax = ld->vh;
+}
+
+static void push_lazy(struct wrt_ld *ld, uint8_t t, uint8_t kind, uint32_t lo, uint32_t hi)
+{
+	push(ld, t);
+	if (ld->st)
+		return;
+	ld->vk[ld->vh - 1] = kind;
+	ld->vv[ld->vh - 1] = lo;
+	ld->vhi[ld->vh - 1] = hi;
 }
 
 static uint8_t pop(struct wrt_ld *ld, size_t off)
@@ -913,6 +964,64 @@ static void push_types(struct wrt_ld *ld, const uint8_t *ts, uint32_t n)
 		push(ld, ts[i]);
 }
 
+/* Puts operand i in its home slot (emits a copy or a constant load if it is not there). */
+static void materialize(struct wrt_ld *ld, uint32_t i)
+{
+	if (ld->vk[i] == VK_LOCAL) {
+		emit_op(ld, WRT_OP_COPY, home(ld, i));
+		emit(ld, ld->vv[i]);
+	} else if (ld->vk[i] == VK_CONST) {
+		if (ld->vhi[i] == 0) {
+			emit_op(ld, WRT_OP_CONST32, home(ld, i));
+			emit(ld, ld->vv[i]);
+		} else {
+			emit_op(ld, WRT_OP_CONST64, home(ld, i));
+			emit(ld, ld->vv[i]);
+			emit(ld, ld->vhi[i]);
+		}
+	}
+	ld->vk[i] = VK_HOME;
+}
+
+static void materialize_range(struct wrt_ld *ld, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = from; i < to; i++)
+		if (ld->vk[i] != VK_HOME)
+			materialize(ld, i);
+}
+
+static bool any_lazy(struct wrt_ld *ld, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = from; i < to; i++)
+		if (ld->vk[i] != VK_HOME)
+			return true;
+	return false;
+}
+
+/* The slot operand i can be read from (constants are materialized first). */
+static uint32_t opnd(struct wrt_ld *ld, uint32_t i)
+{
+	if (ld->vk[i] == VK_LOCAL)
+		return ld->vv[i];
+	if (ld->vk[i] == VK_CONST)
+		materialize(ld, i);
+	return home(ld, i);
+}
+
+/* Records the instruction just emitted (from start) as writing operand i's home slot. */
+static void result_at(struct wrt_ld *ld, uint32_t start, uint32_t i)
+{
+	ld->last_start = start;
+	ld->last_end = ld->ncode;
+	ld->last_h = i;
+	ld->last_cmp = -1;
+}
+
+static bool fresh_result(struct wrt_ld *ld, uint32_t i)
+{
+	return ld->last_end == ld->ncode && ld->last_h == i && ld->vk[i] == VK_HOME;
+}
+
 static void set_unreachable(struct wrt_ld *ld)
 {
 	struct wrt_ctl *c = top(ld);
@@ -942,7 +1051,9 @@ static void push_ctl(struct wrt_ld *ld, uint8_t kind, const uint8_t *params, uin
 	c->patch = WRT_NO_INDEX;
 	c->else_pos = WRT_NO_INDEX;
 	c->label_pc = WRT_NO_INDEX;
+	c->loop_gas_pos = WRT_NO_INDEX;
 	push_types(ld, params, np);
+	label_here(ld);
 }
 
 /* Reads a block type; for a single value type the result points at *single. */
@@ -996,34 +1107,30 @@ static void label_types(struct wrt_ctl *c, const uint8_t **ts, uint32_t *n)
 	}
 }
 
-/* Emits the word that names a branch target: resolved for loops, chained otherwise. */
-static void emit_target(struct wrt_ld *ld, struct wrt_ctl *c)
+/*
+ * Emits the offset word naming c as a branch target (resolved for loops, chained for forward
+ * targets) and, if with_gas, the gas word after it: a back-edge taken from inside the loop
+ * header's own region charges that region's count so far and jumps past the header's GAS op.
+ */
+static void emit_target(struct wrt_ld *ld, struct wrt_ctl *c, bool with_gas)
 {
+	uint32_t gas = 0;
 	if (c->kind == CTL_LOOP) {
-		emit(ld, c->label_pc - ld->ncode);
+		uint32_t target = c->label_pc;
+		if (ld->m->metered && c->loop_gas_pos != WRT_NO_INDEX &&
+		    ld->gas_pos == c->loop_gas_pos && with_gas) {
+			target = c->label_pc + 2;
+			gas = ld->code[ld->gas_pos];
+		}
+		emit(ld, target - ld->ncode);
 	} else {
 		uint32_t pos = ld->ncode;
 		emit(ld, c->patch);
 		if (!ld->st)
 			c->patch = pos;
 	}
-}
-
-/* A branch (br, br_if) to c with arity values on top of a stack of height h. */
-static void emit_branch(struct wrt_ld *ld, uint32_t op, uint32_t op_move, struct wrt_ctl *c,
-			uint32_t arity, uint32_t h)
-{
-	uint32_t dst = ld->nlocals + c->height;
-	uint32_t src = ld->nlocals + h - arity;
-	if (arity == 0 || dst == src) {
-		emit(ld, op);
-		emit_target(ld, c);
-	} else {
-		emit(ld, op_move);
-		emit_target(ld, c);
-		emit(ld, dst);
-		emit(ld, arity);
-	}
+	if (with_gas)
+		emit(ld, gas);
 }
 
 static uint32_t rd_label(struct wrt_ld *ld, size_t off)
@@ -1041,16 +1148,24 @@ static uint32_t rd_label(struct wrt_ld *ld, size_t off)
 struct wrt_numinfo {
 	uint16_t op;	 /* enum wrt_op */
 	const char *sig; /* "ii:i" */
+	bool has_imm;	 /* a NAME_I variant exists (binary ops) */
 };
 
 /* clang-format off */
+#define WRT_HASI_BIN 1
+#define WRT_HASI_BINF 0
+#define WRT_HASI_UN 0
+#define WRT_HASI_UNF 0
+#define WRT_HASI_SPECIAL 0
+#define WRT_HASI_DIVOP 1
 static const struct wrt_numinfo wrt_num_by_byte[256] = {
-#define WRT_X(name, byte, sig, kind, tin, tout, expr) [byte] = {WRT_OP_##name, sig},
+#define WRT_X(name, byte, sig, kind, tin, tout, expr) \
+	[byte] = {WRT_OP_##name, sig, WRT_HASI_##kind},
 	WRT_NUMERIC(WRT_X)
 #undef WRT_X
 };
 static const struct wrt_numinfo wrt_fc_by_sub[8] = {
-#define WRT_X(name, byte, sig, kind, tin, tout, expr) [byte] = {WRT_OP_##name, sig},
+#define WRT_X(name, byte, sig, kind, tin, tout, expr) [byte] = {WRT_OP_##name, sig, 0},
 	WRT_NUMERIC_FC(WRT_X)
 #undef WRT_X
 };
@@ -1066,6 +1181,9 @@ static const struct wrt_meminfo wrt_mem_by_byte[0x3F] = {
 };
 /* clang-format on */
 
+/* i32 comparisons in WRT_CMP32 order are the Wasm bytes 0x46..0x4F; their inverses. */
+static const uint8_t wrt_cmp_inverse[10] = {1, 0, 8, 9, 6, 7, 4, 5, 2, 3};
+
 static uint8_t sig_type(char c)
 {
 	switch (c) {
@@ -1080,16 +1198,109 @@ static uint8_t sig_type(char c)
 	}
 }
 
-/* Validates a "ab:c" signature against the stack and emits op. */
-static void simple_op(struct wrt_ld *ld, uint32_t op, const char *sig, size_t off)
+static bool commutes(uint32_t byte)
 {
+	switch (byte) {
+	case 0x46: /* i32.eq */
+	case 0x47: /* i32.ne */
+	case 0x6A: /* i32.add */
+	case 0x6C: /* i32.mul */
+	case 0x71: /* i32.and */
+	case 0x72: /* i32.or */
+	case 0x73: /* i32.xor */
+	case 0x51: /* i64.eq */
+	case 0x52: /* i64.ne */
+	case 0x7C: /* i64.add */
+	case 0x7E: /* i64.mul */
+	case 0x83: /* i64.and */
+	case 0x84: /* i64.or */
+	case 0x85: /* i64.xor */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Whether constant operand i fits a NAME_I immediate for an op on type t. */
+static bool imm_fits(struct wrt_ld *ld, uint32_t i, uint8_t t)
+{
+	if (ld->vk[i] != VK_CONST)
+		return false;
+	if (t == WRT_I32)
+		return true;
+	return ld->vhi[i] == (((int32_t)ld->vv[i] < 0) ? 0xFFFFFFFFu : 0);
+}
+
+/*
+ * Validates a numeric op against its "ab:c" signature and emits it with slot operands.
+ * byte: its Wasm byte (0 for 0xFC ops), for commutativity and compare fusion.
+ */
+static void simple_op(struct wrt_ld *ld, const struct wrt_numinfo *ni, uint32_t byte, size_t off)
+{
+	const char *sig = ni->sig;
 	const char *colon = strchr(sig, ':');
+	uint32_t nin = (uint32_t)(colon - sig);
 	for (const char *p = colon; p > sig && !ld->st; p--)
 		pop_expect(ld, sig_type(p[-1]), off);
+	if (ld->st)
+		return;
+	uint32_t e = ld->vh; /* first operand */
+	bool lv = live(ld);
+	uint32_t start = ld->ncode;
+	if (lv && nin == 1) {
+		uint32_t a = opnd(ld, e);
+		start = ld->ncode;
+		emit_op(ld, ni->op, home(ld, e));
+		emit(ld, a);
+		if (byte == 0x45) { /* i32.eqz: a compare with 0 */
+			push(ld, WRT_I32);
+			result_at(ld, start, e);
+			ld->last_cmp = 0;
+			ld->last_a = a;
+			ld->last_b = 0;
+			ld->last_imm = true;
+			return;
+		}
+	} else if (lv) {
+		uint32_t ia = e, ib = e + 1;
+		uint8_t t = sig_type(sig[0]);
+		bool intop = ni->has_imm && (t == WRT_I32 || t == WRT_I64);
+		if (intop && !imm_fits(ld, ib, t) && imm_fits(ld, ia, t) && commutes(byte)) {
+			ia = e + 1;
+			ib = e;
+		}
+		if (intop && imm_fits(ld, ib, t)) {
+			uint32_t a = opnd(ld, ia);
+			start = ld->ncode;
+			emit_op(ld, ni->op + 1u, home(ld, e));
+			emit(ld, a);
+			emit(ld, ld->vv[ib]);
+			ld->last_a = a;
+			ld->last_b = ld->vv[ib];
+			ld->last_imm = true;
+		} else {
+			uint32_t a = opnd(ld, ia);
+			uint32_t b = opnd(ld, ib);
+			start = ld->ncode;
+			emit_op(ld, ni->op, home(ld, e));
+			emit(ld, a | (b << 16));
+			ld->last_a = a;
+			ld->last_b = b;
+			ld->last_imm = false;
+		}
+	}
 	for (const char *p = colon + 1; *p; p++)
 		push(ld, sig_type(*p));
-	if (live(ld))
-		emit(ld, op);
+	if (lv) {
+		int8_t cmp = byte >= 0x46 && byte <= 0x4F ? (int8_t)(byte - 0x46) : -1;
+		uint32_t a = ld->last_a, b = ld->last_b;
+		bool imm = ld->last_imm;
+		result_at(ld, start, e);
+		ld->last_cmp = cmp;
+		ld->last_a = a;
+		ld->last_b = b;
+		ld->last_imm = imm;
+	}
 }
 
 static void need_mem(struct wrt_ld *ld, size_t off)
@@ -1115,12 +1326,15 @@ static uint32_t rd_table(struct wrt_ld *ld, size_t off)
 	return t;
 }
 
-static void op_emit1(struct wrt_ld *ld, uint32_t op, uint32_t imm)
+/* Bulk op: n operands already popped start at entry vh; they go to home slots. */
+static void emit_base_op(struct wrt_ld *ld, uint32_t op, uint32_t n, size_t off, bool traps)
 {
-	if (live(ld)) {
-		emit(ld, op);
-		emit(ld, imm);
-	}
+	if (!live(ld))
+		return;
+	materialize_range(ld, ld->vh, ld->vh + n);
+	if (traps)
+		srcmap(ld, off);
+	emit_op(ld, op, home(ld, ld->vh));
 }
 
 static void op_fc(struct wrt_ld *ld, size_t off)
@@ -1130,7 +1344,7 @@ static void op_fc(struct wrt_ld *ld, size_t off)
 	if (ld->st)
 		return;
 	if (sub < 8) {
-		simple_op(ld, wrt_fc_by_sub[sub].op, wrt_fc_by_sub[sub].sig, off);
+		simple_op(ld, &wrt_fc_by_sub[sub], 0, off);
 		return;
 	}
 	bool lv = live(ld);
@@ -1143,12 +1357,10 @@ static void op_fc(struct wrt_ld *ld, size_t off)
 			invalid(ld, off, "data count section required");
 		if (!ld->st && d >= ld->datacount)
 			invalid(ld, off, "unknown data segment");
-		pop_expect(ld, WRT_I32, off);
-		pop_expect(ld, WRT_I32, off);
-		pop_expect(ld, WRT_I32, off);
+		pop_types(ld, (const uint8_t[]){WRT_I32, WRT_I32, WRT_I32}, 3, off);
+		emit_base_op(ld, WRT_OP_MEMORY_INIT, 3, off, true);
 		if (lv)
-			srcmap(ld, off);
-		op_emit1(ld, WRT_OP_MEMORY_INIT, d);
+			emit(ld, d);
 		return;
 	}
 	case 9: { /* data.drop */
@@ -1157,7 +1369,10 @@ static void op_fc(struct wrt_ld *ld, size_t off)
 			invalid(ld, off, "data count section required");
 		if (!ld->st && d >= ld->datacount)
 			invalid(ld, off, "unknown data segment");
-		op_emit1(ld, WRT_OP_DATA_DROP, d);
+		if (lv) {
+			emit(ld, WRT_OP_DATA_DROP);
+			emit(ld, d);
+		}
 		return;
 	}
 	case 10: /* memory.copy */
@@ -1166,13 +1381,8 @@ static void op_fc(struct wrt_ld *ld, size_t off)
 		if (sub == 10)
 			zero_byte(ld);
 		need_mem(ld, off);
-		pop_expect(ld, WRT_I32, off);
-		pop_expect(ld, WRT_I32, off);
-		pop_expect(ld, WRT_I32, off);
-		if (lv) {
-			srcmap(ld, off);
-			emit(ld, sub == 10 ? WRT_OP_MEMORY_COPY : WRT_OP_MEMORY_FILL);
-		}
+		pop_types(ld, (const uint8_t[]){WRT_I32, WRT_I32, WRT_I32}, 3, off);
+		emit_base_op(ld, sub == 10 ? WRT_OP_MEMORY_COPY : WRT_OP_MEMORY_FILL, 3, off, true);
 		return;
 	case 12: { /* table.init elem table */
 		uint32_t e = rd_u32(ld);
@@ -1181,12 +1391,9 @@ static void op_fc(struct wrt_ld *ld, size_t off)
 			invalid(ld, off, "unknown elem segment");
 		if (!ld->st && m->elems[e].type != m->tables[t].type)
 			invalid(ld, off, "type mismatch (element segment and table types differ)");
-		pop_expect(ld, WRT_I32, off);
-		pop_expect(ld, WRT_I32, off);
-		pop_expect(ld, WRT_I32, off);
+		pop_types(ld, (const uint8_t[]){WRT_I32, WRT_I32, WRT_I32}, 3, off);
+		emit_base_op(ld, WRT_OP_TABLE_INIT, 3, off, true);
 		if (lv) {
-			srcmap(ld, off);
-			emit(ld, WRT_OP_TABLE_INIT);
 			emit(ld, e);
 			emit(ld, t);
 		}
@@ -1196,7 +1403,10 @@ static void op_fc(struct wrt_ld *ld, size_t off)
 		uint32_t e = rd_u32(ld);
 		if (!ld->st && e >= m->nelems)
 			invalid(ld, off, "unknown elem segment");
-		op_emit1(ld, WRT_OP_ELEM_DROP, e);
+		if (lv) {
+			emit(ld, WRT_OP_ELEM_DROP);
+			emit(ld, e);
+		}
 		return;
 	}
 	case 14: { /* table.copy dst src */
@@ -1204,12 +1414,9 @@ static void op_fc(struct wrt_ld *ld, size_t off)
 		uint32_t s = rd_table(ld, off);
 		if (!ld->st && m->tables[d].type != m->tables[s].type)
 			invalid(ld, off, "type mismatch (table.copy between different types)");
-		pop_expect(ld, WRT_I32, off);
-		pop_expect(ld, WRT_I32, off);
-		pop_expect(ld, WRT_I32, off);
+		pop_types(ld, (const uint8_t[]){WRT_I32, WRT_I32, WRT_I32}, 3, off);
+		emit_base_op(ld, WRT_OP_TABLE_COPY, 3, off, true);
 		if (lv) {
-			srcmap(ld, off);
-			emit(ld, WRT_OP_TABLE_COPY);
 			emit(ld, d);
 			emit(ld, s);
 		}
@@ -1219,14 +1426,19 @@ static void op_fc(struct wrt_ld *ld, size_t off)
 		uint32_t t = rd_table(ld, off);
 		pop_expect(ld, WRT_I32, off);
 		pop_expect(ld, ld->st ? 0 : m->tables[t].type, off);
+		emit_base_op(ld, WRT_OP_TABLE_GROW, 2, off, false);
+		if (lv)
+			emit(ld, t);
 		push(ld, WRT_I32);
-		op_emit1(ld, WRT_OP_TABLE_GROW, t);
 		return;
 	}
 	case 16: { /* table.size */
 		uint32_t t = rd_table(ld, off);
+		if (lv) {
+			emit_op(ld, WRT_OP_TABLE_SIZE, home(ld, ld->vh));
+			emit(ld, t);
+		}
 		push(ld, WRT_I32);
-		op_emit1(ld, WRT_OP_TABLE_SIZE, t);
 		return;
 	}
 	case 17: { /* table.fill */
@@ -1234,9 +1446,9 @@ static void op_fc(struct wrt_ld *ld, size_t off)
 		pop_expect(ld, WRT_I32, off);
 		pop_expect(ld, ld->st ? 0 : m->tables[t].type, off);
 		pop_expect(ld, WRT_I32, off);
+		emit_base_op(ld, WRT_OP_TABLE_FILL, 3, off, true);
 		if (lv)
-			srcmap(ld, off);
-		op_emit1(ld, WRT_OP_TABLE_FILL, t);
+			emit(ld, t);
 		return;
 	}
 	default:
@@ -1244,6 +1456,7 @@ static void op_fc(struct wrt_ld *ld, size_t off)
 	}
 }
 
+/* Fallthrough or branch into a label: the block's values must sit in their home slots. */
 static void op_end(struct wrt_ld *ld, size_t off)
 {
 	struct wrt_ctl *c = top(ld);
@@ -1259,6 +1472,8 @@ static void op_end(struct wrt_ld *ld, size_t off)
 		invalid(ld, off, "type mismatch (if without else must leave its params)");
 		return;
 	}
+	if (live(ld))
+		materialize_range(ld, c->height, c->height + c->nr);
 	bool was_target = c->patch != WRT_NO_INDEX || c->kind == CTL_IF || c->kind == CTL_ELSE ||
 			  c->kind == CTL_LOOP;
 	if (!c->dead) {
@@ -1266,10 +1481,11 @@ static void op_end(struct wrt_ld *ld, size_t off)
 			patch_chain(ld, c->else_pos, ld->ncode);
 		patch_chain(ld, c->patch, ld->ncode);
 	}
+	label_here(ld);
 	if (c->kind == CTL_FUNC) {
 		if (!c->dead) { /* also when unreachable: branches to the end land here */
-			emit(ld, WRT_OP_RETURN);
-			emit(ld, c->nr);
+			emit_op(ld, WRT_OP_RETURN, c->nr);
+			emit(ld, home(ld, 0));
 		}
 		ld->cd--;
 		return;
@@ -1282,7 +1498,162 @@ static void op_end(struct wrt_ld *ld, size_t off)
 	ld->cd--;
 	push_types(ld, res, nr);
 	if (was_target)
-		gas_leader(ld, off);
+		gas_leader(ld, off, false);
+}
+
+/* Tries to fuse the i32 compare just emitted (producing operand i) into a branch. */
+static bool fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct wrt_ctl *c,
+			    bool with_gas)
+{
+	if (!fresh_result(ld, i) || ld->last_cmp < 0)
+		return false;
+	uint32_t cmp = (uint32_t)ld->last_cmp;
+	if (inverse)
+		cmp = wrt_cmp_inverse[cmp];
+	uint32_t a = ld->last_a, b = ld->last_b;
+	bool imm = ld->last_imm;
+	ld->ncode = ld->last_start; /* drop the compare */
+	label_here(ld);
+	emit_op(ld, WRT_OP_BR_EQ + 2 * cmp + (imm ? 1u : 0u), a);
+	emit(ld, b);
+	emit_target(ld, c, with_gas);
+	if (!with_gas)
+		emit(ld, 0); /* the fused ops always carry a gas word */
+	return true;
+}
+
+/* br / br_if to c: label values are operands [h - n, h); cond (br_if) was operand h. */
+static void emit_branch(struct wrt_ld *ld, bool cond, struct wrt_ctl *c, uint32_t n, uint32_t h)
+{
+	uint32_t dst = home(ld, c->height);
+	uint32_t src = home(ld, h - n);
+	bool lazy = any_lazy(ld, h - n, h);
+	if (cond && !lazy && (n == 0 || dst == src) && fuse_cmp_branch(ld, h, false, c, true))
+		return;
+	materialize_range(ld, h - n, h);
+	uint32_t cs = cond ? opnd(ld, h) : 0;
+	if (n == 0 || dst == src) {
+		emit_op(ld, cond ? WRT_OP_BR_IF : WRT_OP_BR, cs);
+		emit_target(ld, c, true);
+	} else if (!cond) {
+		emit_op(ld, WRT_OP_BR_MOVE, n);
+		emit_target(ld, c, true);
+		emit(ld, dst | (src << 16));
+	} else {
+		emit_op(ld, WRT_OP_BR_IF_MOVE, cs);
+		emit_target(ld, c, true);
+		emit(ld, dst | (src << 16));
+		emit(ld, n);
+	}
+	label_here(ld);
+}
+
+static void op_local_set(struct wrt_ld *ld, uint32_t x, size_t off, bool tee)
+{
+	uint8_t t = ld->locals[x];
+	pop_expect(ld, t, off);
+	if (ld->st)
+		return;
+	uint32_t e = ld->vh;
+	if (live(ld)) {
+		bool hazard = false;
+		for (uint32_t i = 0; i < e; i++)
+			if (ld->vk[i] == VK_LOCAL && ld->vv[i] == x)
+				hazard = true;
+		if (!hazard && fresh_result(ld, e)) {
+			/* retarget the op that computed the value: it writes x directly */
+			ld->code[ld->last_start] = (ld->code[ld->last_start] & 0xFFFFu) | (x << 16);
+			label_here(ld);
+		} else {
+			for (uint32_t i = 0; i < e; i++)
+				if (ld->vk[i] == VK_LOCAL && ld->vv[i] == x)
+					materialize(ld, i);
+			if (ld->vk[e] == VK_CONST) {
+				if (ld->vhi[e] == 0) {
+					emit_op(ld, WRT_OP_CONST32, x);
+					emit(ld, ld->vv[e]);
+				} else {
+					emit_op(ld, WRT_OP_CONST64, x);
+					emit(ld, ld->vv[e]);
+					emit(ld, ld->vhi[e]);
+				}
+			} else {
+				uint32_t s = opnd(ld, e);
+				if (s != x) {
+					emit_op(ld, WRT_OP_COPY, x);
+					emit(ld, s);
+				}
+			}
+		}
+	}
+	if (tee)
+		push_lazy(ld, t, VK_LOCAL, x, 0);
+}
+
+static void op_block(struct wrt_ld *ld, uint8_t op, size_t off)
+{
+	struct wrt_module *m = ld->m;
+	uint8_t single = 0;
+	const uint8_t *ps, *rs;
+	uint32_t np, nr;
+	bool lv = live(ld);
+	rd_blocktype(ld, &single, &ps, &np, &rs, &nr);
+	uint32_t end_idx = ld->vh; /* entries below this (params included) go home */
+	if (op == 0x04) {
+		pop_expect(ld, WRT_I32, off);
+		end_idx = ld->vh;
+	}
+	uint32_t cond = ld->vh;
+	pop_types(ld, ps, np, off);
+	if (ld->st)
+		return;
+	/* every operand of the enclosing frame goes home: code inside may set locals, and
+	 * both arms of an if must find the params in the same slots */
+	uint32_t from = top(ld)->height;
+	bool fuse = false;
+	if (lv) {
+		bool lazy = any_lazy(ld, from, end_idx);
+		fuse = op == 0x04 && !lazy && fresh_result(ld, cond) && ld->last_cmp >= 0;
+		if (!fuse)
+			materialize_range(ld, from, end_idx);
+	}
+	uint32_t saved_end = ld->last_end;
+	push_ctl(ld, op == 0x02 ? CTL_BLOCK : op == 0x03 ? CTL_LOOP : CTL_IF, ps, np, rs, nr, off);
+	if (ld->st)
+		return;
+	struct wrt_ctl *c = top(ld);
+	if (rs == &single) {
+		c->single = single;
+		c->results = &c->single;
+	}
+	if (!lv)
+		return;
+	if (op == 0x04) {
+		if (fuse) {
+			ld->last_end =
+			    saved_end; /* push_ctl ended tracking; the compare is fresh */
+			fuse_cmp_branch(ld, cond, true, c, false);
+			c->else_pos = c->patch; /* the fused branch's offset word */
+			c->patch = WRT_NO_INDEX;
+		} else {
+			uint32_t cs = opnd(ld, cond);
+			emit_op(ld, WRT_OP_BR_IFZ, cs);
+			c->else_pos = ld->ncode;
+			emit(ld, WRT_NO_INDEX);
+		}
+		gas_leader(ld, off, false);
+		return;
+	}
+	if (op == 0x03) {
+		label_here(ld);
+		if (m->metered) {
+			gas_leader(ld, off, true);
+			c->label_pc = ld->ncode - 2;
+			c->loop_gas_pos = ld->gas_pos;
+		} else {
+			c->label_pc = ld->ncode;
+		}
+	}
 }
 
 /* Validates and compiles one instruction. Returns false after the function's final end. */
@@ -1297,7 +1668,7 @@ static bool body_op(struct wrt_ld *ld)
 	if (lv && ld->gas_pos != WRT_NO_INDEX)
 		ld->code[ld->gas_pos]++;
 	if (op >= 0x45 && op <= 0xC4) {
-		simple_op(ld, wrt_num_by_byte[op].op, wrt_num_by_byte[op].sig, off);
+		simple_op(ld, &wrt_num_by_byte[op], op, off);
 		return true;
 	}
 	if (op >= 0x28 && op <= 0x3E) {
@@ -1309,11 +1680,26 @@ static bool body_op(struct wrt_ld *ld)
 			invalid(ld, off, "alignment must not be larger than natural");
 			return false;
 		}
-		if (lv)
+		bool store = op >= 0x36;
+		pop_types(ld, (const uint8_t[]){WRT_I32, sig_type(mi->sig[1])}, store ? 2 : 1, off);
+		if (ld->st)
+			return false;
+		uint32_t e = ld->vh;
+		if (lv) {
+			uint32_t a = opnd(ld, e);
+			uint32_t v = store ? opnd(ld, e + 1) : 0;
+			uint32_t start = ld->ncode;
 			srcmap(ld, off);
-		simple_op(ld, mi->op, mi->sig, off);
-		if (lv)
+			emit_op(ld, mi->op, store ? a : home(ld, e));
+			emit(ld, store ? v : a);
 			emit(ld, moff);
+			if (!store) {
+				push(ld, sig_type(mi->sig[2]));
+				result_at(ld, start, e);
+			}
+		} else if (!store) {
+			push(ld, sig_type(mi->sig[2]));
+		}
 		return true;
 	}
 	switch (op) {
@@ -1326,43 +1712,11 @@ static bool body_op(struct wrt_ld *ld)
 		break;
 	case 0x01: /* nop */
 		break;
-	case 0x02:   /* block */
-	case 0x03:   /* loop */
-	case 0x04: { /* if */
-		uint8_t single = 0;
-		const uint8_t *ps, *rs;
-		uint32_t np, nr;
-		rd_blocktype(ld, &single, &ps, &np, &rs, &nr);
-		if (op == 0x04)
-			pop_expect(ld, WRT_I32, off);
-		pop_types(ld, ps, np, off);
-		if (ld->st)
-			return false;
-		push_ctl(ld,
-			 op == 0x02   ? CTL_BLOCK
-			 : op == 0x03 ? CTL_LOOP
-				      : CTL_IF,
-			 ps, np, rs, nr, off);
-		if (ld->st)
-			return false;
-		struct wrt_ctl *c = top(ld);
-		if (rs == &single) {
-			c->single = single;
-			c->results = &c->single;
-		}
-		if (op == 0x03 && lv) {
-			uint32_t pc = ld->ncode;
-			gas_leader(ld, off);
-			c->label_pc =
-			    (m->metered && pc >= 2 && ld->gas_pos == pc - 1) ? pc - 2 : pc;
-		} else if (op == 0x04 && lv) {
-			emit(ld, WRT_OP_BR_IFZ);
-			c->else_pos = ld->ncode;
-			emit(ld, WRT_NO_INDEX);
-			gas_leader(ld, off);
-		}
+	case 0x02: /* block */
+	case 0x03: /* loop */
+	case 0x04: /* if */
+		op_block(ld, op, off);
 		break;
-	}
 	case 0x05: { /* else */
 		struct wrt_ctl *c = top(ld);
 		if (c->kind != CTL_IF) {
@@ -1376,8 +1730,9 @@ static bool body_op(struct wrt_ld *ld)
 			return false;
 		if (!c->dead) {
 			if (!c->unreachable) {
+				materialize_range(ld, c->height, c->height + c->nr);
 				emit(ld, WRT_OP_BR);
-				emit_target(ld, c);
+				emit_target(ld, c, true);
 			}
 			patch_chain(ld, c->else_pos, ld->ncode);
 			c->else_pos = WRT_NO_INDEX;
@@ -1385,7 +1740,7 @@ static bool body_op(struct wrt_ld *ld)
 		c->kind = CTL_ELSE;
 		c->unreachable = false;
 		push_types(ld, c->params, c->np);
-		gas_leader(ld, off);
+		gas_leader(ld, off, false);
 		break;
 	}
 	case 0x0B: /* end */
@@ -1406,12 +1761,8 @@ static bool body_op(struct wrt_ld *ld)
 		pop_types(ld, ts, n, off);
 		if (ld->st)
 			return false;
-		if (lv) {
-			if (op == 0x0C)
-				emit_branch(ld, WRT_OP_BR, WRT_OP_BR_MOVE, c, n, h);
-			else
-				emit_branch(ld, WRT_OP_BR_IF, WRT_OP_BR_IF_MOVE, c, n, h);
-		}
+		if (lv)
+			emit_branch(ld, op == 0x0D, c, n, h);
 		if (op == 0x0C)
 			set_unreachable(ld);
 		else
@@ -1433,11 +1784,12 @@ static bool body_op(struct wrt_ld *ld)
 		label_types(&ld->ctl[ld->cd - 1 - dl], &dts, &arity);
 		uint32_t h = ld->vh;
 		struct wrt_ctl *cur = top(ld);
-		if (lv) {
-			emit(ld, WRT_OP_BR_TABLE);
+		if (lv && h - cur->height >= arity) {
+			materialize_range(ld, h - arity, h);
+			uint32_t is = opnd(ld, h);
+			emit_op(ld, WRT_OP_BR_TABLE, is);
 			emit(ld, n);
-			emit(ld, arity);
-			emit(ld, ld->nlocals + h - arity);
+			emit(ld, arity | (home(ld, h - arity) << 16));
 		}
 		ld->pos = lpos;
 		for (uint32_t i = 0; i <= n && !ld->st; i++) {
@@ -1465,8 +1817,8 @@ static bool body_op(struct wrt_ld *ld)
 				}
 			}
 			if (lv) {
-				emit_target(ld, c);
-				emit(ld, ld->nlocals + c->height);
+				emit_target(ld, c, false);
+				emit(ld, home(ld, c->height));
 			}
 		}
 		ld->pos = after;
@@ -1477,9 +1829,12 @@ static bool body_op(struct wrt_ld *ld)
 	case 0x0F: { /* return */
 		const struct wrt_functype *ft = ld->ftype;
 		pop_types(ld, ft->types + ft->nparams, ft->nresults, off);
+		if (ld->st)
+			return false;
 		if (lv) {
-			emit(ld, WRT_OP_RETURN);
-			emit(ld, ft->nresults);
+			materialize_range(ld, ld->vh, ld->vh + ft->nresults);
+			emit_op(ld, WRT_OP_RETURN, ft->nresults);
+			emit(ld, home(ld, ld->vh));
 		}
 		set_unreachable(ld);
 		break;
@@ -1494,12 +1849,16 @@ static bool body_op(struct wrt_ld *ld)
 			return false;
 		const struct wrt_functype *ft = &m->types[m->funcs[f].type];
 		pop_types(ld, ft->types, ft->nparams, off);
-		push_types(ld, ft->types + ft->nparams, ft->nresults);
+		if (ld->st)
+			return false;
 		if (lv) {
+			materialize_range(ld, ld->vh, ld->vh + ft->nparams);
 			srcmap(ld, off);
-			emit(ld, WRT_OP_CALL);
+			emit_op(ld, WRT_OP_CALL, home(ld, ld->vh));
 			emit(ld, f);
+			label_here(ld);
 		}
+		push_types(ld, ft->types + ft->nparams, ft->nresults);
 		break;
 	}
 	case 0x11: { /* call_indirect */
@@ -1514,19 +1873,24 @@ static bool body_op(struct wrt_ld *ld)
 		pop_expect(ld, WRT_I32, off);
 		const struct wrt_functype *ft = &m->types[ti];
 		pop_types(ld, ft->types, ft->nparams, off);
-		push_types(ld, ft->types + ft->nparams, ft->nresults);
+		if (ld->st)
+			return false;
 		if (lv) {
+			uint32_t e = ld->vh;
+			materialize_range(ld, e, e + ft->nparams);
+			uint32_t is = opnd(ld, e + ft->nparams);
 			srcmap(ld, off);
-			emit(ld, WRT_OP_CALL_INDIRECT);
+			emit_op(ld, WRT_OP_CALL_INDIRECT, home(ld, e));
 			emit(ld, ti);
 			emit(ld, tab);
+			emit(ld, is);
+			label_here(ld);
 		}
+		push_types(ld, ft->types + ft->nparams, ft->nresults);
 		break;
 	}
 	case 0x1A: /* drop */
 		pop(ld, off);
-		if (lv)
-			emit(ld, WRT_OP_DROP);
 		break;
 	case 0x1B:   /* select */
 	case 0x1C: { /* select t */
@@ -1553,9 +1917,18 @@ static bool body_op(struct wrt_ld *ld)
 			}
 			t = t1 ? t1 : t2;
 		}
-		push(ld, t);
-		if (lv)
-			emit(ld, WRT_OP_SELECT);
+		uint32_t e = ld->vh;
+		if (lv) {
+			uint32_t a = opnd(ld, e), b = opnd(ld, e + 1), c = opnd(ld, e + 2);
+			uint32_t start = ld->ncode;
+			emit_op(ld, WRT_OP_SELECT, home(ld, e));
+			emit(ld, a | (b << 16));
+			emit(ld, c);
+			push(ld, t);
+			result_at(ld, start, e);
+		} else {
+			push(ld, t);
+		}
 		break;
 	}
 	case 0x20:   /* local.get */
@@ -1568,19 +1941,10 @@ static bool body_op(struct wrt_ld *ld)
 		}
 		if (ld->st)
 			return false;
-		uint8_t t = ld->locals[x];
-		if (op == 0x20) {
-			push(ld, t);
-		} else {
-			pop_expect(ld, t, off);
-			if (op == 0x22)
-				push(ld, t);
-		}
-		op_emit1(ld,
-			 op == 0x20   ? WRT_OP_LOCAL_GET
-			 : op == 0x21 ? WRT_OP_LOCAL_SET
-				      : WRT_OP_LOCAL_TEE,
-			 x);
+		if (op == 0x20)
+			push_lazy(ld, ld->locals[x], VK_LOCAL, x, 0);
+		else
+			op_local_set(ld, x, off, op == 0x22);
 		break;
 	}
 	case 0x23:   /* global.get */
@@ -1592,16 +1956,28 @@ static bool body_op(struct wrt_ld *ld)
 		}
 		if (ld->st)
 			return false;
+		uint32_t e = ld->vh;
 		if (op == 0x23) {
+			uint32_t start = ld->ncode;
+			if (lv) {
+				emit_op(ld, WRT_OP_GLOBAL_GET, home(ld, e));
+				emit(ld, x);
+			}
 			push(ld, m->globals[x].type);
+			if (lv)
+				result_at(ld, start, e);
 		} else {
 			if (!m->globals[x].mut) {
 				invalid(ld, off, "global is immutable");
 				return false;
 			}
 			pop_expect(ld, m->globals[x].type, off);
+			if (lv && !ld->st) {
+				uint32_t s = opnd(ld, ld->vh);
+				emit_op(ld, WRT_OP_GLOBAL_SET, s);
+				emit(ld, x);
+			}
 		}
-		op_emit1(ld, op == 0x23 ? WRT_OP_GLOBAL_GET : WRT_OP_GLOBAL_SET, x);
 		break;
 	}
 	case 0x25:   /* table.get */
@@ -1611,30 +1987,45 @@ static bool body_op(struct wrt_ld *ld)
 			return false;
 		if (op == 0x25) {
 			pop_expect(ld, WRT_I32, off);
+			emit_base_op(ld, WRT_OP_TABLE_GET, 1, off, true);
+			if (lv)
+				emit(ld, t);
 			push(ld, m->tables[t].type);
 		} else {
 			pop_expect(ld, m->tables[t].type, off);
 			pop_expect(ld, WRT_I32, off);
+			emit_base_op(ld, WRT_OP_TABLE_SET, 2, off, true);
+			if (lv)
+				emit(ld, t);
 		}
-		if (lv)
-			srcmap(ld, off);
-		op_emit1(ld, op == 0x25 ? WRT_OP_TABLE_GET : WRT_OP_TABLE_SET, t);
 		break;
 	}
-	case 0x3F: /* memory.size */
-	case 0x40: /* memory.grow */
+	case 0x3F:   /* memory.size */
+	case 0x40: { /* memory.grow */
 		zero_byte(ld);
 		need_mem(ld, off);
 		if (op == 0x40)
 			pop_expect(ld, WRT_I32, off);
-		push(ld, WRT_I32);
-		if (lv)
-			emit(ld, op == 0x3F ? WRT_OP_MEMORY_SIZE : WRT_OP_MEMORY_GROW);
+		if (ld->st)
+			return false;
+		uint32_t e = ld->vh;
+		if (lv) {
+			uint32_t a = op == 0x40 ? opnd(ld, e) : 0;
+			uint32_t start = ld->ncode;
+			emit_op(ld, op == 0x3F ? WRT_OP_MEMORY_SIZE : WRT_OP_MEMORY_GROW,
+				home(ld, e));
+			if (op == 0x40)
+				emit(ld, a);
+			push(ld, WRT_I32);
+			result_at(ld, start, e);
+		} else {
+			push(ld, WRT_I32);
+		}
 		break;
+	}
 	case 0x41: { /* i32.const */
 		uint32_t v = (uint32_t)rd_leb(ld, 32, true);
-		push(ld, WRT_I32);
-		op_emit1(ld, WRT_OP_CONST32, v);
+		push_lazy(ld, WRT_I32, VK_CONST, v, 0);
 		break;
 	}
 	case 0x42:   /* i64.const */
@@ -1646,28 +2037,20 @@ static bool body_op(struct wrt_ld *ld)
 			for (int i = 0; i < 8; i++)
 				v |= (uint64_t)rd_u8(ld) << (8 * i);
 		}
-		push(ld, op == 0x42 ? WRT_I64 : WRT_F64);
-		if (lv && (v >> 32) == 0) {
-			op_emit1(ld, WRT_OP_CONST32, (uint32_t)v);
-		} else if (lv) {
-			emit(ld, WRT_OP_CONST64);
-			emit(ld, (uint32_t)v);
-			emit(ld, (uint32_t)(v >> 32));
-		}
+		push_lazy(ld, op == 0x42 ? WRT_I64 : WRT_F64, VK_CONST, (uint32_t)v,
+			  (uint32_t)(v >> 32));
 		break;
 	}
 	case 0x43: { /* f32.const */
 		uint32_t v = 0;
 		for (int i = 0; i < 4; i++)
 			v |= (uint32_t)rd_u8(ld) << (8 * i);
-		push(ld, WRT_F32);
-		op_emit1(ld, WRT_OP_CONST32, v);
+		push_lazy(ld, WRT_F32, VK_CONST, v, 0);
 		break;
 	}
 	case 0xD0: { /* ref.null */
 		uint8_t t = rd_reftype(ld);
-		push(ld, t);
-		op_emit1(ld, WRT_OP_CONST32, 0);
+		push_lazy(ld, t, VK_CONST, 0, 0);
 		break;
 	}
 	case 0xD1: { /* ref.is_null */
@@ -1676,9 +2059,19 @@ static bool body_op(struct wrt_ld *ld)
 			invalid(ld, off, "type mismatch (ref.is_null of a number)");
 			return false;
 		}
-		push(ld, WRT_I32);
-		if (lv)
-			emit(ld, WRT_OP_REF_IS_NULL);
+		if (ld->st)
+			return false;
+		uint32_t e = ld->vh;
+		if (lv) {
+			uint32_t a = opnd(ld, e);
+			uint32_t start = ld->ncode;
+			emit_op(ld, WRT_OP_REF_IS_NULL, home(ld, e));
+			emit(ld, a);
+			push(ld, WRT_I32);
+			result_at(ld, start, e);
+		} else {
+			push(ld, WRT_I32);
+		}
 		break;
 	}
 	case 0xD2: { /* ref.func */
@@ -1691,8 +2084,11 @@ static bool body_op(struct wrt_ld *ld)
 			invalid(ld, off, "undeclared function reference");
 			return false;
 		}
+		if (lv) {
+			emit_op(ld, WRT_OP_REF_FUNC, home(ld, ld->vh));
+			emit(ld, x);
+		}
 		push(ld, WRT_FUNCREF);
-		op_emit1(ld, WRT_OP_REF_FUNC, x);
 		break;
 	}
 	case 0xFC:
@@ -1757,8 +2153,10 @@ static void compile_func(struct wrt_ld *ld, struct wrt_func *f, size_t body_end)
 	ld->vh = ld->vmax = 0;
 	ld->cd = 0;
 	ld->gas_pos = WRT_NO_INDEX;
+	ld->last_start = WRT_NO_INDEX;
+	label_here(ld);
 	push_ctl(ld, CTL_FUNC, NULL, 0, ft->types + ft->nparams, ft->nresults, ld->pos);
-	gas_leader(ld, ld->pos);
+	gas_leader(ld, ld->pos, true);
 	while (body_op(ld))
 		;
 	if (ld->st)
@@ -1854,6 +2252,12 @@ static void ld_free_scratch(struct wrt_ld *ld)
 	k32_free(a, ld->vt, K32_WASM_MAX_OPERANDS);
 	k32_free(a, ld->ctl, sizeof(*ld->ctl) * K32_WASM_MAX_BLOCK_DEPTH);
 	k32_free(a, ld->locals, ld->locals_cap);
+	k32_free(a, ld->vk, K32_WASM_MAX_OPERANDS);
+	k32_free(a, ld->vv, K32_WASM_MAX_OPERANDS * 4);
+	k32_free(a, ld->vhi, K32_WASM_MAX_OPERANDS * 4);
+	ld->vk = NULL;
+	ld->vv = NULL;
+	ld->vhi = NULL;
 	ld->vt = NULL;
 	ld->ctl = NULL;
 	ld->locals = NULL;
@@ -2006,7 +2410,10 @@ k32_status_t wrt_module_load(const struct k32_allocator *alloc, const uint8_t *b
 	ld.err = err;
 	ld.vt = k32_alloc(alloc, K32_WASM_MAX_OPERANDS);
 	ld.ctl = k32_alloc(alloc, sizeof(*ld.ctl) * K32_WASM_MAX_BLOCK_DEPTH);
-	if (!ld.vt || !ld.ctl)
+	ld.vk = k32_alloc(alloc, K32_WASM_MAX_OPERANDS);
+	ld.vv = k32_alloc(alloc, K32_WASM_MAX_OPERANDS * 4);
+	ld.vhi = k32_alloc(alloc, K32_WASM_MAX_OPERANDS * 4);
+	if (!ld.vt || !ld.ctl || !ld.vk || !ld.vv || !ld.vhi)
 		no_memory(&ld, 0);
 	if (!ld.st)
 		ld.declared = ld_alloc(&ld, 1);

@@ -8,18 +8,32 @@
  *
  * Compiled code layout (one function = a run of 32-bit words):
  *
- *   +----------------+----------------+----------------+
- *   | op (enum)      | imm 0 (opt.)   | imm 1 ...      |   one instruction
- *   +----------------+----------------+----------------+
+ *    31            16 15             0
+ *   +----------------+----------------+
+ *   | slot (dst/a)   | op (enum)      |  w0
+ *   +----------------+----------------+
+ *   | b slot         | a slot         |  w1 (binary ops), or a slot / immediate
+ *   +----------------+----------------+
+ *   | immediate (offset, constant...) |  w2.. as the op needs
+ *   +---------------------------------+
  *
- * Operands live on the value stack (64-bit slots); every stack height is resolved at compile
- * time, so a branch carries its target as a word offset and, when values must move, the
- * destination slot and count. Immediates are never LEB-decoded at run time.
+ * Operands are frame slots (64-bit, fp-relative): locals first, then the operand stack,
+ * whose heights are all resolved at compile time. local.get and constants are folded into
+ * the instructions that use them; a local.set after an op retargets the op's destination.
+ * So `local.get a; local.get b; i32.add; local.set c` is one I32_ADD c, a, b (8 bytes).
+ * Binary integer ops also come as NAME_I (w1: a slot, w2: 32-bit immediate, sign-extended
+ * for i64). Branches carry their target as a word offset. Nothing is LEB-decoded at run
+ * time.
+ *
+ * Numeric op formats: unary  w0 hi dst, w1 src; binary w0 hi dst, w1 a | b << 16;
+ * load w0 hi dst, w1 address slot, w2 offset; store w0 hi address slot, w1 value slot,
+ * w2 offset.
  *
  * WRT_NUMERIC(X): X(NAME, byte, signature, kind, in-type, out-type, expression)
  *   signature : validator rule, "ii:i" form (i i32, I i64, f f32, F f64)
  *   kind      : UN (unary), BIN (binary), UNF/BINF (float result: NaN canonicalised when the
- *               instance asks), SPECIAL (hand-written handler in wrt_exec.c: traps)
+ *               instance asks), DIVOP (integer division: hand-written, traps, has NAME_I),
+ *               SPECIAL (hand-written unary handler in wrt_exec.c: traps)
  *   expression: the result in terms of a (first operand) and b (second operand)
  *
  * WRT_NUMERIC_FC(X): the same for the 0xFC prefix (saturating truncation); byte = sub-opcode.
@@ -75,10 +89,10 @@
 	X(I32_ADD,   0x6A, "ii:i", BIN, U32, U32, a + b) \
 	X(I32_SUB,   0x6B, "ii:i", BIN, U32, U32, a - b) \
 	X(I32_MUL,   0x6C, "ii:i", BIN, U32, U32, a * b) \
-	X(I32_DIV_S, 0x6D, "ii:i", SPECIAL, U32, U32, 0) \
-	X(I32_DIV_U, 0x6E, "ii:i", SPECIAL, U32, U32, 0) \
-	X(I32_REM_S, 0x6F, "ii:i", SPECIAL, U32, U32, 0) \
-	X(I32_REM_U, 0x70, "ii:i", SPECIAL, U32, U32, 0) \
+	X(I32_DIV_S, 0x6D, "ii:i", DIVOP, U32, U32, 0) \
+	X(I32_DIV_U, 0x6E, "ii:i", DIVOP, U32, U32, 0) \
+	X(I32_REM_S, 0x6F, "ii:i", DIVOP, U32, U32, 0) \
+	X(I32_REM_U, 0x70, "ii:i", DIVOP, U32, U32, 0) \
 	X(I32_AND,   0x71, "ii:i", BIN, U32, U32, a & b) \
 	X(I32_OR,    0x72, "ii:i", BIN, U32, U32, a | b) \
 	X(I32_XOR,   0x73, "ii:i", BIN, U32, U32, a ^ b) \
@@ -93,10 +107,10 @@
 	X(I64_ADD,   0x7C, "II:I", BIN, U64, U64, a + b) \
 	X(I64_SUB,   0x7D, "II:I", BIN, U64, U64, a - b) \
 	X(I64_MUL,   0x7E, "II:I", BIN, U64, U64, a * b) \
-	X(I64_DIV_S, 0x7F, "II:I", SPECIAL, U64, U64, 0) \
-	X(I64_DIV_U, 0x80, "II:I", SPECIAL, U64, U64, 0) \
-	X(I64_REM_S, 0x81, "II:I", SPECIAL, U64, U64, 0) \
-	X(I64_REM_U, 0x82, "II:I", SPECIAL, U64, U64, 0) \
+	X(I64_DIV_S, 0x7F, "II:I", DIVOP, U64, U64, 0) \
+	X(I64_DIV_U, 0x80, "II:I", DIVOP, U64, U64, 0) \
+	X(I64_REM_S, 0x81, "II:I", DIVOP, U64, U64, 0) \
+	X(I64_REM_U, 0x82, "II:I", DIVOP, U64, U64, 0) \
 	X(I64_AND,   0x83, "II:I", BIN, U64, U64, a & b) \
 	X(I64_OR,    0x84, "II:I", BIN, U64, U64, a | b) \
 	X(I64_XOR,   0x85, "II:I", BIN, U64, U64, a ^ b) \
@@ -201,46 +215,60 @@
 	X(I64_STORE32,  0x3E, "iI:", 4, 2)
 
 /*
+ * Fused compare-and-branch on i32 (i32.cmp + br_if, or if): X(NAME, C operator, operand type,
+ * inverse NAME). Each gives BR_<NAME> (two slots) and BR_<NAME>_I (slot and immediate).
+ */
+#define WRT_CMP32(X) \
+	X(EQ,   ==, U32, NE) \
+	X(NE,   !=, U32, EQ) \
+	X(LT_S, <,  S32, GE_S) \
+	X(LT_U, <,  U32, GE_U) \
+	X(GT_S, >,  S32, LE_S) \
+	X(GT_U, >,  U32, LE_U) \
+	X(LE_S, <=, S32, GT_S) \
+	X(LE_U, <=, U32, GT_U) \
+	X(GE_S, >=, S32, LT_S) \
+	X(GE_U, >=, U32, LT_U)
+
+/*
  * Internal ops with no single Wasm byte (control, variables, calls, tables, bulk memory).
- * X(NAME, immediate words, comment)
+ * X(NAME, word layout). "w0 hi" is the upper 16 bits of the op word; slots are frame slots.
+ * Bulk ops take their operands from consecutive slots starting at base.
  */
 #define WRT_INTERNAL(X) \
-	X(UNREACHABLE,   0, "trap: unreachable executed") \
-	X(GAS,           1, "imm: cost of the straight-line block that starts here") \
-	X(BR,            1, "imm: word offset of target") \
-	X(BR_MOVE,       3, "imm: offset, dst slot, count: move top count values to dst, jump") \
-	X(BR_IF,         1, "pop i32; if non-zero jump") \
-	X(BR_IF_MOVE,    3, "pop i32; if non-zero move and jump") \
-	X(BR_IFZ,        1, "pop i32; if zero jump (if/else)") \
-	X(BR_TABLE,      3, "imm: label count n, arity, src slot; then n+1 (offset, dst slot)") \
-	X(RETURN,        1, "imm: result count; copy results to frame base, pop frame") \
-	X(CALL,          1, "imm: function index") \
-	X(CALL_INDIRECT, 2, "imm: type index, table index") \
-	X(DROP,          0, "pop one slot") \
-	X(SELECT,        0, "pop cond, b, a; push cond ? a : b") \
-	X(LOCAL_GET,     1, "imm: slot") \
-	X(LOCAL_SET,     1, "imm: slot") \
-	X(LOCAL_TEE,     1, "imm: slot") \
-	X(GLOBAL_GET,    1, "imm: global index") \
-	X(GLOBAL_SET,    1, "imm: global index") \
-	X(CONST32,       1, "imm: 32-bit value, zero-extended") \
-	X(CONST64,       2, "imm: low word, high word") \
-	X(MEMORY_SIZE,   0, "push pages") \
-	X(MEMORY_GROW,   0, "pop delta pages; push old pages or -1") \
-	X(MEMORY_INIT,   1, "imm: data segment") \
-	X(DATA_DROP,     1, "imm: data segment") \
-	X(MEMORY_COPY,   0, "pop n, src, dst") \
-	X(MEMORY_FILL,   0, "pop n, val, dst") \
-	X(TABLE_GET,     1, "imm: table") \
-	X(TABLE_SET,     1, "imm: table") \
-	X(TABLE_INIT,    2, "imm: elem segment, table") \
-	X(ELEM_DROP,     1, "imm: elem segment") \
-	X(TABLE_COPY,    2, "imm: dst table, src table") \
-	X(TABLE_GROW,    1, "imm: table") \
-	X(TABLE_SIZE,    1, "imm: table") \
-	X(TABLE_FILL,    1, "imm: table") \
-	X(REF_IS_NULL,   0, "pop ref; push i32") \
-	X(REF_FUNC,      1, "imm: function index")
+	X(UNREACHABLE,   "trap") \
+	X(GAS,           "w1: cost of the straight-line region that starts here") \
+	X(BR,            "w1: offset (from w1); w2: gas charged when taken (loop back-edge)") \
+	X(BR_MOVE,       "w0 hi: count; w1: offset; w2: gas; w3: dst | src << 16") \
+	X(BR_IF,         "w0 hi: cond; w1: offset; w2: gas") \
+	X(BR_IF_MOVE,    "w0 hi: cond; w1: offset; w2: gas; w3: dst | src << 16; w4: count") \
+	X(BR_IFZ,        "w0 hi: cond; w1: offset: jump when zero (if)") \
+	X(BR_TABLE,      "w0 hi: index; w1: n; w2: arity | src << 16; n+1 x (offset, dst)") \
+	X(RETURN,        "w0 hi: count; w1: slot of the first result") \
+	X(CALL,          "w0 hi: base slot of the args and results; w1: function") \
+	X(CALL_INDIRECT, "w0 hi: base; w1: type; w2: table; w3: index slot") \
+	X(COPY,          "w0 hi: dst; w1: src") \
+	X(SELECT,        "w0 hi: dst; w1: a | b << 16; w2: cond") \
+	X(GLOBAL_GET,    "w0 hi: dst; w1: global") \
+	X(GLOBAL_SET,    "w0 hi: src; w1: global") \
+	X(CONST32,       "w0 hi: dst; w1: value, zero-extended") \
+	X(CONST64,       "w0 hi: dst; w1: low word; w2: high word") \
+	X(MEMORY_SIZE,   "w0 hi: dst") \
+	X(MEMORY_GROW,   "w0 hi: dst; w1: delta slot") \
+	X(MEMORY_INIT,   "w0 hi: base (dst, src, n); w1: data segment") \
+	X(DATA_DROP,     "w1: data segment") \
+	X(MEMORY_COPY,   "w0 hi: base (dst, src, n)") \
+	X(MEMORY_FILL,   "w0 hi: base (dst, value, n)") \
+	X(TABLE_GET,     "w0 hi: base (index -> ref); w1: table") \
+	X(TABLE_SET,     "w0 hi: base (index, ref); w1: table") \
+	X(TABLE_INIT,    "w0 hi: base (dst, src, n); w1: elem segment; w2: table") \
+	X(ELEM_DROP,     "w1: elem segment") \
+	X(TABLE_COPY,    "w0 hi: base (dst, src, n); w1: dst table; w2: src table") \
+	X(TABLE_GROW,    "w0 hi: base (ref, n -> old size or -1); w1: table") \
+	X(TABLE_SIZE,    "w0 hi: dst; w1: table") \
+	X(TABLE_FILL,    "w0 hi: base (index, ref, n); w1: table") \
+	X(REF_IS_NULL,   "w0 hi: dst; w1: src") \
+	X(REF_FUNC,      "w0 hi: dst; w1: function")
 /* clang-format on */
 
 #endif /* WRT_OPS_H */
