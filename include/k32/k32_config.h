@@ -338,8 +338,10 @@ _Static_assert((K32_KOBJ_SOCKET_MIN_CAP & (K32_KOBJ_SOCKET_MIN_CAP - 1)) == 0, "
 #define K32_STORE_LOG_ROTATE_BYTES (1024 * 1024)
 #endif
 
-_Static_assert(K32_STORE_KEY_MAX >= 64 && K32_STORE_KEY_MAX <= 1024, "K32_STORE_KEY_MAX out of range");
-_Static_assert(K32_STORE_VALUE_MAX > 0 && K32_STORE_VALUE_MAX <= 16 * 1024 * 1024, "K32_STORE_VALUE_MAX out of range");
+_Static_assert(K32_STORE_KEY_MAX >= 64 && K32_STORE_KEY_MAX <= 1024,
+	       "K32_STORE_KEY_MAX out of range");
+_Static_assert(K32_STORE_VALUE_MAX > 0 && K32_STORE_VALUE_MAX <= 16 * 1024 * 1024,
+	       "K32_STORE_VALUE_MAX out of range");
 _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too small");
 
 /* ==== http ============================================================================== */

@@ -195,6 +195,7 @@ struct store_list {
  * Release with store_list_fini() whatever the status.
  * @retval K32_ERR_COMPACTED    opts->rev or the token's revision is older than the history
  *                              ring reaches (API: 410 Expired, "continue token too old")
+ * @retval K32_ERR_OUT_OF_RANGE opts->rev is newer than the current revision
  * @retval K32_ERR_INVALID_ARGS bad key or a token that is malformed or of another prefix
  * @retval K32_ERR_NO_MEMORY    the allocator refused the result array
  */
@@ -267,7 +268,9 @@ typedef void (*store_notify_fn)(void *ctx);
  * Watches key's group/resource[/namespace] for events with revision > after_rev. after_rev
  * 0 means "from now" (the current revision). A list followed by a watch from the list's rev
  * sees every change exactly once.
- * @retval K32_ERR_COMPACTED     after_rev is older than the history ring reaches: relist
+ * @retval K32_ERR_COMPACTED     after_rev is older than the history ring reaches, or newer
+ *                              than the current revision (a client from before a
+ *                              memory-only store restarted): either way, relist
  * @retval K32_ERR_NO_RESOURCES  K32_STORE_MAX_WATCHERS open
  * @retval K32_ERR_NO_MEMORY, K32_ERR_INVALID_ARGS
  * notify may be NULL. Context: any thread; does not block.

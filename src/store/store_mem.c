@@ -736,6 +736,13 @@ static k32_status_t mem_watch_open(void *be, const char *prefix, uint64_t after_
 	}
 	if (after_rev == 0)
 		after_rev = m->rev;
+	if (after_rev > m->rev) {
+		s = k32_err_set(err, K32_ERR_COMPACTED, MOD,
+				"store: watch from revision %llu: newer than the current revision "
+				"%llu (was the store reset?); relist",
+				(unsigned long long)after_rev, (unsigned long long)m->rev);
+		goto out_unlock;
+	}
 	if (after_rev < m->compact_rev) {
 		s = k32_err_set(
 		    err, K32_ERR_COMPACTED, MOD,

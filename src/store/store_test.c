@@ -624,6 +624,8 @@ static void test_watch_compacted(void **state)
 	assert_non_null(strstr(err.msg, "relist"));
 	assert_int_equal(store_watch_open(fx.st, &ns, 4, NULL, NULL, &w, &err), K32_OK);
 	store_watch_close(w);
+	assert_int_equal(store_watch_open(fx.st, &ns, 21, NULL, NULL, &w, &err), K32_ERR_COMPACTED);
+	assert_non_null(strstr(err.msg, "newer than the current revision 20"));
 
 	/* a watcher positioned on an event that falls out of the ring is closed */
 	assert_int_equal(store_watch_open(fx.st, &ns, 5, NULL, NULL, &w, &err), K32_OK);
