@@ -1377,11 +1377,26 @@ out_fail:
 
 static void api_eviction(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
-	/* no PodDisruptionBudgets: an eviction is a delete */
-	rq->body_len = 0;
-	struct k32_buf *saved = out->body;
+	/* no PodDisruptionBudgets: an eviction is a delete with the Eviction's deleteOptions */
+	struct api_fail f;
+	cJSON *ev = NULL;
+	char *opts = NULL;
+	api_fail_clear(&f);
+	if (rq->body_len && api_decode_body(rq, &ev, &f)) {
+		api_out_fail(out, &f);
+		return;
+	}
+	const cJSON *dopt = cJSON_GetObjectItem(ev, "deleteOptions");
+	if (cJSON_IsObject(dopt))
+		opts = cJSON_PrintUnformatted(dopt);
+	cJSON_Delete(ev);
+	rq->body = (const uint8_t *)(opts ? opts : "");
+	rq->body_len = opts ? strlen(opts) : 0;
+	snprintf(rq->ctype, sizeof(rq->ctype), "application/json");
 	api_delete(api, rq, out);
-	out->body = saved;
+	cJSON_free(opts);
+	rq->body = NULL;
+	rq->body_len = 0;
 	if (out->code == 200)
 		api_out_status_ok(out, 201, "pods", rq->name);
 }
