@@ -27,13 +27,13 @@ static void test_status_names(void **state)
 		k32_status_t st;
 		const char *name;
 	} cases[] = {
-		{K32_OK, "OK"},
-		{K32_ERR_NO_MEMORY, "NO_MEMORY"},
-		{K32_ERR_NO_RESOURCES, "NO_RESOURCES"},
-		{K32_ERR_PEER_CLOSED, "PEER_CLOSED"},
-		{K32_ERR_COMPACTED, "COMPACTED"},
-		{K32_ERR_TRAP, "TRAP"},
-		{-9999, "UNKNOWN"},
+	    {K32_OK, "OK"},
+	    {K32_ERR_NO_MEMORY, "NO_MEMORY"},
+	    {K32_ERR_NO_RESOURCES, "NO_RESOURCES"},
+	    {K32_ERR_PEER_CLOSED, "PEER_CLOSED"},
+	    {K32_ERR_COMPACTED, "COMPACTED"},
+	    {K32_ERR_TRAP, "TRAP"},
+	    {-9999, "UNKNOWN"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -294,12 +294,12 @@ static void test_str_views(void **state)
 		bool ok;
 		uint64_t val;
 	} nums[] = {
-		{"0", true, 0},
-		{"18446744073709551615", true, UINT64_MAX},
-		{"18446744073709551616", false, 0},
-		{"", false, 0},
-		{"12a", false, 0},
-		{"-1", false, 0},
+	    {"0", true, 0},
+	    {"18446744073709551615", true, UINT64_MAX},
+	    {"18446744073709551616", false, 0},
+	    {"", false, 0},
+	    {"12a", false, 0},
+	    {"-1", false, 0},
 	};
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		v = 0;
@@ -320,10 +320,10 @@ static void test_crc32(void **state)
 		const char *in;
 		uint32_t crc;
 	} cases[] = {
-		{"", 0x00000000u},
-		{"a", 0xE8B7BE43u},
-		{"123456789", 0xCBF43926u},
-		{"The quick brown fox jumps over the lazy dog", 0x414FA339u},
+	    {"", 0x00000000u},
+	    {"a", 0xE8B7BE43u},
+	    {"123456789", 0xCBF43926u},
+	    {"The quick brown fox jumps over the lazy dog", 0x414FA339u},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -346,20 +346,22 @@ static void test_json_getters(void **state)
 		k32_status_t want;
 		const char *msg_part;
 	} cases[] = {
-		{"metadata.name", 's', K32_OK, NULL},
-		{"metadata.gen", 'i', K32_OK, NULL},
-		{"spec.paused", 'b', K32_OK, NULL},
-		{"spec", 'o', K32_OK, NULL},
-		{"spec.list", 'a', K32_OK, NULL},
-		{"spec.replicas", 'i', K32_ERR_WRONG_TYPE, "spec.replicas: expected an integer, found a string"},
-		{"spec.f", 'i', K32_ERR_WRONG_TYPE, "spec.f: expected an integer, found 1.5"},
-		{"metadata.namespace", 's', K32_ERR_NOT_FOUND, "metadata.namespace: required field is missing"},
-		{"spec.nothing", 's', K32_ERR_NOT_FOUND, "required field is missing"},
-		{"metadata.name.x", 's', K32_ERR_NOT_FOUND, NULL},
-		{"spec.paused", 's', K32_ERR_WRONG_TYPE, "expected a string, found a boolean"},
-		{"spec.list", 'o', K32_ERR_WRONG_TYPE, "expected an object, found an array"},
-		{"spec", 'a', K32_ERR_WRONG_TYPE, "expected an array, found an object"},
-		{"metadata.gen", 'b', K32_ERR_WRONG_TYPE, "expected a boolean, found a number"},
+	    {"metadata.name", 's', K32_OK, NULL},
+	    {"metadata.gen", 'i', K32_OK, NULL},
+	    {"spec.paused", 'b', K32_OK, NULL},
+	    {"spec", 'o', K32_OK, NULL},
+	    {"spec.list", 'a', K32_OK, NULL},
+	    {"spec.replicas", 'i', K32_ERR_WRONG_TYPE,
+	     "spec.replicas: expected an integer, found a string"},
+	    {"spec.f", 'i', K32_ERR_WRONG_TYPE, "spec.f: expected an integer, found 1.5"},
+	    {"metadata.namespace", 's', K32_ERR_NOT_FOUND,
+	     "metadata.namespace: required field is missing"},
+	    {"spec.nothing", 's', K32_ERR_NOT_FOUND, "required field is missing"},
+	    {"metadata.name.x", 's', K32_ERR_NOT_FOUND, NULL},
+	    {"spec.paused", 's', K32_ERR_WRONG_TYPE, "expected a string, found a boolean"},
+	    {"spec.list", 'o', K32_ERR_WRONG_TYPE, "expected an object, found an array"},
+	    {"spec", 'a', K32_ERR_WRONG_TYPE, "expected an array, found an object"},
+	    {"metadata.gen", 'b', K32_ERR_WRONG_TYPE, "expected a boolean, found a number"},
 	};
 	cJSON *root;
 	struct k32_err err;
@@ -395,7 +397,8 @@ static void test_json_getters(void **state)
 			fail_msg("case %zu (%s): got %s, want %s (%s)", i, cases[i].path,
 				 k32_status_name(st), k32_status_name(cases[i].want), err.msg);
 		if (cases[i].msg_part && !strstr(err.msg, cases[i].msg_part))
-			fail_msg("case %zu: message '%s' lacks '%s'", i, err.msg, cases[i].msg_part);
+			fail_msg("case %zu: message '%s' lacks '%s'", i, err.msg,
+				 cases[i].msg_part);
 	}
 
 	const char *s;
@@ -423,12 +426,12 @@ static void test_json_malformed(void **state)
 		k32_status_t want;
 		const char *msg_part;
 	} cases[] = {
-		{"{\"a\":1}", K32_OK, NULL},
-		{"  [1,2]  \n", K32_OK, NULL},
-		{"", K32_ERR_INVALID_ARGS, "empty JSON"},
-		{"{\"a\":}", K32_ERR_INVALID_ARGS, "malformed JSON at byte 5"},
-		{"{\"a\":1} x", K32_ERR_INVALID_ARGS, "unexpected data after the JSON value at byte 8"},
-		{"{\"a\":\"[[[[\"}", K32_OK, NULL},
+	    {"{\"a\":1}", K32_OK, NULL},
+	    {"  [1,2]  \n", K32_OK, NULL},
+	    {"", K32_ERR_INVALID_ARGS, "empty JSON"},
+	    {"{\"a\":}", K32_ERR_INVALID_ARGS, "malformed JSON at byte 5"},
+	    {"{\"a\":1} x", K32_ERR_INVALID_ARGS, "unexpected data after the JSON value at byte 8"},
+	    {"{\"a\":\"[[[[\"}", K32_OK, NULL},
 	};
 	cJSON *root;
 	struct k32_err err;
@@ -440,7 +443,8 @@ static void test_json_malformed(void **state)
 		if (st != cases[i].want)
 			fail_msg("case %zu: got %s (%s)", i, k32_status_name(st), err.msg);
 		if (cases[i].msg_part && !strstr(err.msg, cases[i].msg_part))
-			fail_msg("case %zu: message '%s' lacks '%s'", i, err.msg, cases[i].msg_part);
+			fail_msg("case %zu: message '%s' lacks '%s'", i, err.msg,
+				 cases[i].msg_part);
 		if (st == K32_OK)
 			cJSON_Delete(root);
 		else
@@ -548,23 +552,23 @@ static void test_log_ring(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_status_names),
-		cmocka_unit_test(test_err_set_truncates),
-		cmocka_unit_test(test_arena),
-		cmocka_unit_test(test_arena_unaligned_region),
-		cmocka_unit_test(test_pool),
-		cmocka_unit_test(test_pool_bad_init),
-		cmocka_unit_test(test_pool_allocator_view),
-		cmocka_unit_test(test_heap_limit_and_faults),
-		cmocka_unit_test(test_buf_cap),
-		cmocka_unit_test(test_buf_out_of_memory),
-		cmocka_unit_test(test_str_views),
-		cmocka_unit_test(test_crc32),
-		cmocka_unit_test(test_json_getters),
-		cmocka_unit_test(test_json_malformed),
-		cmocka_unit_test(test_json_depth_limit),
-		cmocka_unit_test(test_json_allocation_faults),
-		cmocka_unit_test(test_log_ring),
+	    cmocka_unit_test(test_status_names),
+	    cmocka_unit_test(test_err_set_truncates),
+	    cmocka_unit_test(test_arena),
+	    cmocka_unit_test(test_arena_unaligned_region),
+	    cmocka_unit_test(test_pool),
+	    cmocka_unit_test(test_pool_bad_init),
+	    cmocka_unit_test(test_pool_allocator_view),
+	    cmocka_unit_test(test_heap_limit_and_faults),
+	    cmocka_unit_test(test_buf_cap),
+	    cmocka_unit_test(test_buf_out_of_memory),
+	    cmocka_unit_test(test_str_views),
+	    cmocka_unit_test(test_crc32),
+	    cmocka_unit_test(test_json_getters),
+	    cmocka_unit_test(test_json_malformed),
+	    cmocka_unit_test(test_json_depth_limit),
+	    cmocka_unit_test(test_json_allocation_faults),
+	    cmocka_unit_test(test_log_ring),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

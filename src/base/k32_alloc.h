@@ -30,7 +30,7 @@ typedef void *(*k32_alloc_fn)(void *ud, void *ptr, size_t old_len, size_t new_le
 /* An allocator is a function and its user data; pass it by pointer. */
 struct k32_allocator {
 	k32_alloc_fn fn; /* the lua_Alloc-style function */
-	void *ud;        /* its state (a struct k32_arena *, k32_pool *, k32_heap *) */
+	void *ud;	 /* its state (a struct k32_arena *, k32_pool *, k32_heap *) */
 };
 
 struct k32_mem_stats {
@@ -67,10 +67,10 @@ static inline void k32_free(const struct k32_allocator *a, void *ptr, size_t len
 /* ---- bump arena ------------------------------------------------------------------------ */
 
 struct k32_arena {
-	uint8_t *base;              /* caller-owned region */
-	size_t cap;                 /* its size in bytes */
-	size_t used;                /* bump offset */
-	size_t last_off;            /* offset of the most recent block (it alone can be freed) */
+	uint8_t *base;		    /* caller-owned region */
+	size_t cap;		    /* its size in bytes */
+	size_t used;		    /* bump offset */
+	size_t last_off;	    /* offset of the most recent block (it alone can be freed) */
 	struct k32_mem_stats stats; /* cur == used; limit == cap */
 };
 
@@ -84,11 +84,11 @@ void k32_arena_reset(struct k32_arena *arena);
 /* ---- fixed-size pool ------------------------------------------------------------------- */
 
 struct k32_pool {
-	uint8_t *base;              /* caller-owned region */
-	size_t block_len;           /* bytes per block (rounded up to K32_ALLOC_ALIGN) */
-	uint32_t block_count;       /* blocks in the region */
-	uint32_t free_count;        /* blocks on the free list */
-	void *free_list;            /* intrusive singly linked list through free blocks */
+	uint8_t *base;		    /* caller-owned region */
+	size_t block_len;	    /* bytes per block (rounded up to K32_ALLOC_ALIGN) */
+	uint32_t block_count;	    /* blocks in the region */
+	uint32_t free_count;	    /* blocks on the free list */
+	void *free_list;	    /* intrusive singly linked list through free blocks */
 	struct k32_mem_stats stats; /* limit == block_len * block_count */
 };
 
@@ -114,8 +114,8 @@ struct k32_allocator k32_pool_allocator(struct k32_pool *pool);
 
 struct k32_heap {
 	struct k32_mem_stats stats; /* limit_bytes 0 = unlimited */
-	uint32_t fail_at;           /* fail the fail_at-th allocation from now (1 = next); 0 = off */
-	uint32_t fail_countdown;    /* internal */
+	uint32_t fail_at;	 /* fail the fail_at-th allocation from now (1 = next); 0 = off */
+	uint32_t fail_countdown; /* internal */
 };
 
 /* A heap allocator with limit_bytes (0 = none). */

@@ -60,8 +60,7 @@ k32_status_t k32_buf_reserve(struct k32_buf *buf, size_t extra, struct k32_err *
 	return K32_OK;
 }
 
-k32_status_t k32_buf_append(struct k32_buf *buf, const void *data, size_t len,
-			    struct k32_err *err)
+k32_status_t k32_buf_append(struct k32_buf *buf, const void *data, size_t len, struct k32_err *err)
 {
 	k32_status_t st = k32_buf_reserve(buf, len, err);
 

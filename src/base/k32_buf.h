@@ -20,11 +20,11 @@
 #include "base/k32_status.h"
 
 struct k32_buf {
-	uint8_t *data;                     /* len bytes + NUL; NULL until the first append */
-	size_t len;                        /* bytes used */
-	size_t cap;                        /* bytes allocated (including room for the NUL) */
-	size_t max_len;                    /* hard cap on len */
-	const char *what;                  /* name used in errors ("response body") */
+	uint8_t *data;			   /* len bytes + NUL; NULL until the first append */
+	size_t len;			   /* bytes used */
+	size_t cap;			   /* bytes allocated (including room for the NUL) */
+	size_t max_len;			   /* hard cap on len */
+	const char *what;		   /* name used in errors ("response body") */
 	const struct k32_allocator *alloc; /* where data comes from */
 };
 
@@ -38,11 +38,10 @@ void k32_buf_reset(struct k32_buf *buf);
 /* Makes room for extra more bytes. NO_RESOURCES past max_len; NO_MEMORY if the allocator
  * refuses. */
 k32_status_t k32_buf_reserve(struct k32_buf *buf, size_t extra, struct k32_err *err);
-k32_status_t k32_buf_append(struct k32_buf *buf, const void *data, size_t len,
-			    struct k32_err *err);
+k32_status_t k32_buf_append(struct k32_buf *buf, const void *data, size_t len, struct k32_err *err);
 k32_status_t k32_buf_append_str(struct k32_buf *buf, const char *s, struct k32_err *err);
 k32_status_t k32_buf_printf(struct k32_buf *buf, struct k32_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Removes the first n bytes (n <= len), moving the rest down. */
 void k32_buf_consume(struct k32_buf *buf, size_t n);
 /* The content as a C string ("" when empty). */

@@ -26,23 +26,23 @@
 #include "base/k32_status.h"
 
 struct k32_hostcall {
-	void *ctx;             /* the context bound with the function (struct k32_hostfn_def.ctx) */
-	void *instance_user;   /* the per-instance user pointer the embedder set (e.g. its pod) */
-	uint8_t *mem;          /* linear memory 0 of the calling instance; NULL if it has none */
-	uint64_t mem_len;      /* its current size in bytes */
-	const uint64_t *args;  /* parameters, one slot each */
-	uint64_t *results;     /* results, one slot each */
-	struct k32_err *err;   /* where a trap message goes */
+	void *ctx;	      /* the context bound with the function (struct k32_hostfn_def.ctx) */
+	void *instance_user;  /* the per-instance user pointer the embedder set (e.g. its pod) */
+	uint8_t *mem;	      /* linear memory 0 of the calling instance; NULL if it has none */
+	uint64_t mem_len;     /* its current size in bytes */
+	const uint64_t *args; /* parameters, one slot each */
+	uint64_t *results;    /* results, one slot each */
+	struct k32_err *err;  /* where a trap message goes */
 };
 
 typedef k32_status_t (*k32_hostcall_fn)(struct k32_hostcall *call);
 
 struct k32_hostfn_def {
-	const char *module;    /* import module, e.g. "kube32" */
-	const char *name;      /* import name, e.g. "kx_channel_write" */
-	const char *sig;       /* "ii:i" form, see above */
-	k32_hostcall_fn fn;    /* the C function */
-	void *ctx;             /* passed back as call->ctx */
+	const char *module; /* import module, e.g. "kube32" */
+	const char *name;   /* import name, e.g. "kx_channel_write" */
+	const char *sig;    /* "ii:i" form, see above */
+	k32_hostcall_fn fn; /* the C function */
+	void *ctx;	    /* passed back as call->ctx */
 };
 
 /*
@@ -50,8 +50,7 @@ struct k32_hostfn_def {
  * pointer to it, or NULL when it does not (overflow included). len 0 at any ptr <= mem_len is
  * valid and returns a non-NULL pointer when memory exists.
  */
-static inline uint8_t *k32_hostcall_mem(const struct k32_hostcall *call, uint64_t ptr,
-					 uint64_t len)
+static inline uint8_t *k32_hostcall_mem(const struct k32_hostcall *call, uint64_t ptr, uint64_t len)
 {
 	if (!call->mem || ptr > call->mem_len || len > call->mem_len - ptr)
 		return NULL;

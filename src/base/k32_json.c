@@ -106,18 +106,19 @@ k32_status_t k32_json_parse(const char *text, size_t len, cJSON **out, struct k3
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, "json",
 				   "empty JSON document; send an object or array");
 	if (json_depth(text, len, K32_JSON_MAX_DEPTH, &at) > K32_JSON_MAX_DEPTH)
-		return k32_err_set(err, K32_ERR_OUT_OF_RANGE, "json",
-				   "JSON nested deeper than %d levels at byte %zu (K32_JSON_MAX_DEPTH)",
-				   K32_JSON_MAX_DEPTH, at);
+		return k32_err_set(
+		    err, K32_ERR_OUT_OF_RANGE, "json",
+		    "JSON nested deeper than %d levels at byte %zu (K32_JSON_MAX_DEPTH)",
+		    K32_JSON_MAX_DEPTH, at);
 	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	if (!root) {
 		size_t off = end && end >= text ? (size_t)(end - text) : 0;
 
 		/* cJSON reports an allocation failure as a parse error at the point it failed;
 		 * we cannot tell them apart from here, so name both. */
-		return k32_err_set(err, K32_ERR_INVALID_ARGS, "json",
-				   "malformed JSON at byte %zu of %zu (or out of memory while parsing)",
-				   off, len);
+		return k32_err_set(
+		    err, K32_ERR_INVALID_ARGS, "json",
+		    "malformed JSON at byte %zu of %zu (or out of memory while parsing)", off, len);
 	}
 	while (end && (size_t)(end - text) < len &&
 	       (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n' || *end == '\0'))
@@ -191,12 +192,12 @@ static k32_status_t json_lookup(const cJSON *obj, const char *path, bool require
 static k32_status_t json_wrong_type(const char *path, const char *want, const cJSON *item,
 				    struct k32_err *err)
 {
-	return k32_err_set(err, K32_ERR_WRONG_TYPE, "json", "%s: expected %s, found %s", path,
-			   want, k32_json_type_name(item));
+	return k32_err_set(err, K32_ERR_WRONG_TYPE, "json", "%s: expected %s, found %s", path, want,
+			   k32_json_type_name(item));
 }
 
-static k32_status_t json_str(const cJSON *obj, const char *path, bool required,
-			     const char *dflt, const char **out, struct k32_err *err)
+static k32_status_t json_str(const cJSON *obj, const char *path, bool required, const char *dflt,
+			     const char **out, struct k32_err *err)
 {
 	const cJSON *item;
 	k32_status_t st = json_lookup(obj, path, required, &item, err);
@@ -258,20 +259,18 @@ k32_status_t k32_json_get_str_opt(const cJSON *obj, const char *path, const char
 	return json_str(obj, path, false, dflt, out, err);
 }
 
-k32_status_t k32_json_get_i64(const cJSON *obj, const char *path, int64_t *out,
-			      struct k32_err *err)
+k32_status_t k32_json_get_i64(const cJSON *obj, const char *path, int64_t *out, struct k32_err *err)
 {
 	return json_i64(obj, path, true, 0, out, err);
 }
 
-k32_status_t k32_json_get_i64_opt(const cJSON *obj, const char *path, int64_t dflt,
-				  int64_t *out, struct k32_err *err)
+k32_status_t k32_json_get_i64_opt(const cJSON *obj, const char *path, int64_t dflt, int64_t *out,
+				  struct k32_err *err)
 {
 	return json_i64(obj, path, false, dflt, out, err);
 }
 
-k32_status_t k32_json_get_bool(const cJSON *obj, const char *path, bool *out,
-			       struct k32_err *err)
+k32_status_t k32_json_get_bool(const cJSON *obj, const char *path, bool *out, struct k32_err *err)
 {
 	return json_bool(obj, path, true, false, out, err);
 }

@@ -44,16 +44,15 @@ k32_status_t k32_json_get_str(const cJSON *obj, const char *path, const char **o
 			      struct k32_err *err);
 k32_status_t k32_json_get_i64(const cJSON *obj, const char *path, int64_t *out,
 			      struct k32_err *err);
-k32_status_t k32_json_get_bool(const cJSON *obj, const char *path, bool *out,
-			       struct k32_err *err);
+k32_status_t k32_json_get_bool(const cJSON *obj, const char *path, bool *out, struct k32_err *err);
 k32_status_t k32_json_get_obj(const cJSON *obj, const char *path, const cJSON **out,
 			      struct k32_err *err);
 k32_status_t k32_json_get_arr(const cJSON *obj, const char *path, const cJSON **out,
 			      struct k32_err *err);
 k32_status_t k32_json_get_str_opt(const cJSON *obj, const char *path, const char *dflt,
 				  const char **out, struct k32_err *err);
-k32_status_t k32_json_get_i64_opt(const cJSON *obj, const char *path, int64_t dflt,
-				  int64_t *out, struct k32_err *err);
+k32_status_t k32_json_get_i64_opt(const cJSON *obj, const char *path, int64_t dflt, int64_t *out,
+				  struct k32_err *err);
 k32_status_t k32_json_get_bool_opt(const cJSON *obj, const char *path, bool dflt, bool *out,
 				   struct k32_err *err);
 

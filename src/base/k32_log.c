@@ -74,8 +74,7 @@ void k32_log(enum k32_log_level level, const char *component, const char *fmt, .
 		fprintf(stderr, "%-5s %s: %s\n", level_names[level], line.component, line.text);
 }
 
-size_t k32_log_read(uint64_t after_seq, struct k32_log_line *out, size_t cap,
-		    uint64_t *out_dropped)
+size_t k32_log_read(uint64_t after_seq, struct k32_log_line *out, size_t cap, uint64_t *out_dropped)
 {
 	size_t n = 0;
 	uint64_t oldest;

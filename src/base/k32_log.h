@@ -25,7 +25,7 @@ enum k32_log_level {
 };
 
 void k32_log(enum k32_log_level level, const char *component, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #define K32_LOGD(comp, ...) k32_log(K32_LOG_DEBUG, comp, __VA_ARGS__)
 #define K32_LOGI(comp, ...) k32_log(K32_LOG_INFO, comp, __VA_ARGS__)
@@ -38,11 +38,11 @@ void k32_log_set_level(enum k32_log_level min_level);
 void k32_log_set_stderr(bool on);
 
 struct k32_log_line {
-	uint64_t seq;                  /* 1 for the first line ever logged */
-	uint64_t time_us;              /* k32 monotonic clock when logged (0 if unknown) */
+	uint64_t seq;	  /* 1 for the first line ever logged */
+	uint64_t time_us; /* k32 monotonic clock when logged (0 if unknown) */
 	enum k32_log_level level;
-	char component[16];            /* tag, truncated */
-	char text[K32_LOG_LINE_LEN];   /* message, truncated, NUL-terminated */
+	char component[16];	     /* tag, truncated */
+	char text[K32_LOG_LINE_LEN]; /* message, truncated, NUL-terminated */
 };
 
 /*

@@ -20,9 +20,8 @@ static void stats_grew(struct k32_mem_stats *s, size_t delta)
 	size_t cur = __atomic_add_fetch(&s->cur_bytes, delta, __ATOMIC_RELAXED);
 	size_t peak = __atomic_load_n(&s->peak_bytes, __ATOMIC_RELAXED);
 
-	while (cur > peak &&
-	       !__atomic_compare_exchange_n(&s->peak_bytes, &peak, cur, true, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED)) {
+	while (cur > peak && !__atomic_compare_exchange_n(&s->peak_bytes, &peak, cur, true,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 	}
 	__atomic_add_fetch(&s->allocs, 1, __ATOMIC_RELAXED);
 }
@@ -146,9 +145,10 @@ k32_status_t k32_pool_init(struct k32_pool *pool, void *buf, size_t buf_len, siz
 	blen = align_up(block_len < sizeof(void *) ? sizeof(void *) : block_len);
 	count = buf_len > skip ? (buf_len - skip) / blen : 0;
 	if (count == 0)
-		return k32_err_set(err, K32_ERR_INVALID_ARGS, "base",
-				   "pool region of %zu bytes holds no block of %zu bytes; give it a larger region",
-				   buf_len, blen);
+		return k32_err_set(
+		    err, K32_ERR_INVALID_ARGS, "base",
+		    "pool region of %zu bytes holds no block of %zu bytes; give it a larger region",
+		    buf_len, blen);
 	if (count > UINT32_MAX)
 		count = UINT32_MAX;
 	pool->base = (uint8_t *)aligned;

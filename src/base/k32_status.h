@@ -49,9 +49,9 @@ enum {
 
 /* Caller-owned error detail. Fixed size: filling it never allocates. */
 struct k32_err {
-	k32_status_t status;          /* the status that was returned */
-	const char *module;           /* static string naming the module ("wasm", "store") */
-	char msg[K32_ERR_MSG_LEN];    /* one line: what failed, where, which limit, what to do */
+	k32_status_t status;	   /* the status that was returned */
+	const char *module;	   /* static string naming the module ("wasm", "store") */
+	char msg[K32_ERR_MSG_LEN]; /* one line: what failed, where, which limit, what to do */
 };
 
 /* Short stable name of a status ("NO_MEMORY"); "UNKNOWN" for a value not listed above. */

@@ -11,7 +11,7 @@ static const struct k32_platform_ops *_Atomic current_ops;
 const struct k32_platform_ops *k32_plat(void)
 {
 	const struct k32_platform_ops *ops =
-		atomic_load_explicit(&current_ops, memory_order_acquire);
+	    atomic_load_explicit(&current_ops, memory_order_acquire);
 
 	return ops ? ops : k32_plat_native();
 }

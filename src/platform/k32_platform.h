@@ -51,9 +51,9 @@ typedef void (*k32_task_fn)(void *arg);
 /* One row of the TASKS listing. */
 struct k32_task_info {
 	char name[K32_PLAT_TASK_NAME_LEN]; /* the name given at creation */
-	uint64_t cpu_us;                   /* CPU time the task has used so far */
-	uint64_t started_us;               /* monotonic time it started */
-	bool running;                      /* false once its function returned */
+	uint64_t cpu_us;		   /* CPU time the task has used so far */
+	uint64_t started_us;		   /* monotonic time it started */
+	bool running;			   /* false once its function returned */
 };
 
 /* A socket. -1 is invalid. On lwIP it is the lwIP descriptor. */
@@ -66,9 +66,9 @@ typedef int k32_sock_t;
 #define K32_POLL_ERR 0x4u /* error or hang-up (returned only) */
 
 struct k32_pollfd {
-	k32_sock_t sock;   /* socket to watch; K32_SOCK_INVALID entries are ignored */
-	uint32_t events;   /* K32_POLL_IN | K32_POLL_OUT */
-	uint32_t revents;  /* filled by poll */
+	k32_sock_t sock;  /* socket to watch; K32_SOCK_INVALID entries are ignored */
+	uint32_t events;  /* K32_POLL_IN | K32_POLL_OUT */
+	uint32_t revents; /* filled by poll */
 };
 
 /* An open file for appending (the WAL). Opaque. */
@@ -76,8 +76,8 @@ struct k32_file;
 
 struct k32_platform_ops {
 	/* clock */
-	uint64_t (*now_us)(void);            /* monotonic microseconds since an arbitrary epoch */
-	uint64_t (*wall_s)(void);            /* UTC seconds since 1970 (for timestamps) */
+	uint64_t (*now_us)(void); /* monotonic microseconds since an arbitrary epoch */
+	uint64_t (*wall_s)(void); /* UTC seconds since 1970 (for timestamps) */
 	void (*sleep_us)(uint64_t us);
 	k32_status_t (*random)(void *buf, size_t len); /* cryptographic quality */
 

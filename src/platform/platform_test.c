@@ -74,8 +74,7 @@ static void test_mutex_cond_and_tasks(void **state)
 			 K32_ERR_TIMED_OUT);
 	k32_mutex_unlock(&h.lock);
 
-	assert_int_equal(P->task_create(&t, "producer", producer, &h, 64 * 1024, -1, &err),
-			 K32_OK);
+	assert_int_equal(P->task_create(&t, "producer", producer, &h, 64 * 1024, -1, &err), K32_OK);
 	k32_mutex_lock(&h.lock);
 	while (h.value == 0)
 		P->cond_wait(&h.cond, &h.lock, K32_FOREVER);
@@ -274,12 +273,9 @@ static void test_ops_replacement(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_clock),
-		cmocka_unit_test(test_mutex_cond_and_tasks),
-		cmocka_unit_test(test_task_limit),
-		cmocka_unit_test(test_tcp_loopback),
-		cmocka_unit_test(test_files),
-		cmocka_unit_test(test_ops_replacement),
+	    cmocka_unit_test(test_clock),      cmocka_unit_test(test_mutex_cond_and_tasks),
+	    cmocka_unit_test(test_task_limit), cmocka_unit_test(test_tcp_loopback),
+	    cmocka_unit_test(test_files),      cmocka_unit_test(test_ops_replacement),
 	};
 
 	P = k32_plat();

@@ -134,8 +134,7 @@ static k32_status_t posix_cond_wait(struct k32_cond *c, struct k32_mutex *m, int
 	}
 	ts.tv_sec = (time_t)(deadline_us / 1000000);
 	ts.tv_nsec = (long)(deadline_us % 1000000) * 1000;
-	rc = pthread_cond_timedwait((pthread_cond_t *)c->opaque, (pthread_mutex_t *)m->opaque,
-				    &ts);
+	rc = pthread_cond_timedwait((pthread_cond_t *)c->opaque, (pthread_mutex_t *)m->opaque, &ts);
 	return rc == ETIMEDOUT ? K32_ERR_TIMED_OUT : K32_OK;
 }
 
@@ -152,14 +151,14 @@ static void posix_cond_broadcast(struct k32_cond *c)
 /* ---- tasks ----------------------------------------------------------------------------- */
 
 struct k32_task {
-	bool used;                          /* slot taken (until joined) */
-	bool running;                       /* fn has not returned yet */
+	bool used;    /* slot taken (until joined) */
+	bool running; /* fn has not returned yet */
 	pthread_t thread;
 	char name[K32_PLAT_TASK_NAME_LEN];
 	k32_task_fn fn;
 	void *arg;
 	uint64_t started_us;
-	uint64_t final_cpu_us;              /* CPU time recorded when fn returned */
+	uint64_t final_cpu_us; /* CPU time recorded when fn returned */
 };
 
 static struct k32_task tasks[K32_PLAT_MAX_TASKS];
@@ -205,7 +204,8 @@ static k32_status_t posix_task_create(struct k32_task **out, const char *name, k
 	if (!t) {
 		pthread_mutex_unlock(&tasks_lock);
 		return k32_err_set(err, K32_ERR_NO_RESOURCES, PLAT,
-				   "task \"%s\": all %d task slots in use (K32_PLAT_MAX_TASKS); join finished tasks or raise the limit",
+				   "task \"%s\": all %d task slots in use (K32_PLAT_MAX_TASKS); "
+				   "join finished tasks or raise the limit",
 				   name, K32_PLAT_MAX_TASKS);
 	}
 	memset(t, 0, sizeof(*t));
@@ -240,8 +240,8 @@ static k32_status_t posix_task_create(struct k32_task **out, const char *name, k
 		pthread_mutex_lock(&tasks_lock);
 		t->used = false;
 		pthread_mutex_unlock(&tasks_lock);
-		return k32_err_set(err, K32_ERR_NO_RESOURCES, PLAT, "task \"%s\": cannot start a thread: %s",
-				   name, strerror(rc));
+		return k32_err_set(err, K32_ERR_NO_RESOURCES, PLAT,
+				   "task \"%s\": cannot start a thread: %s", name, strerror(rc));
 	}
 #ifdef __linux__
 	pthread_setname_np(t->thread, t->name);
@@ -311,9 +311,9 @@ static k32_status_t resolve_ipv4(const char *host, uint16_t port, struct sockadd
 	if (!host || !*host || strcmp(host, "localhost") == 0)
 		host = "127.0.0.1";
 	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-		return k32_err_set(err, K32_ERR_INVALID_ARGS, PLAT,
-				   "address \"%s\" is not an IPv4 address; use dotted form or localhost",
-				   host);
+		return k32_err_set(
+		    err, K32_ERR_INVALID_ARGS, PLAT,
+		    "address \"%s\" is not an IPv4 address; use dotted form or localhost", host);
 	return K32_OK;
 }
 
@@ -328,8 +328,8 @@ static void sock_tune(int fd)
 #endif
 }
 
-static k32_status_t posix_tcp_listen(const char *host, uint16_t port, int backlog,
-				     k32_sock_t *out, struct k32_err *err)
+static k32_status_t posix_tcp_listen(const char *host, uint16_t port, int backlog, k32_sock_t *out,
+				     struct k32_err *err)
 {
 	struct sockaddr_in sa;
 	int one = 1;
@@ -341,7 +341,8 @@ static k32_status_t posix_tcp_listen(const char *host, uint16_t port, int backlo
 		return st;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return k32_err_set(err, K32_ERR_NO_RESOURCES, PLAT, "socket(): %s", strerror(errno));
+		return k32_err_set(err, K32_ERR_NO_RESOURCES, PLAT, "socket(): %s",
+				   strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		int e = errno;
@@ -415,7 +416,8 @@ static k32_status_t posix_tcp_connect(const char *host, uint16_t port, int64_t t
 		return st;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return k32_err_set(err, K32_ERR_NO_RESOURCES, PLAT, "socket(): %s", strerror(errno));
+		return k32_err_set(err, K32_ERR_NO_RESOURCES, PLAT, "socket(): %s",
+				   strerror(errno));
 	posix_sock_set_nonblock(fd, true);
 	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
 	if (rc != 0 && errno == EINPROGRESS) {
@@ -603,7 +605,8 @@ static k32_status_t posix_file_read_all(const char *path, const struct k32_alloc
 	if (len > max_len) {
 		close(fd);
 		return k32_err_set(err, K32_ERR_OUT_OF_RANGE, PLAT,
-				   "%s is %zu bytes, more than the %zu allowed", path, len, max_len);
+				   "%s is %zu bytes, more than the %zu allowed", path, len,
+				   max_len);
 	}
 	data = k32_alloc(alloc, len + 1);
 	if (!data) {
@@ -757,7 +760,8 @@ static k32_status_t posix_dir_create(const char *path, struct k32_err *err)
 	size_t len = strlen(path);
 
 	if (len == 0 || len >= sizeof(buf))
-		return k32_err_set(err, K32_ERR_INVALID_ARGS, PLAT, "bad directory path \"%s\"", path);
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, PLAT, "bad directory path \"%s\"",
+				   path);
 	memcpy(buf, path, len + 1);
 	for (size_t i = 1; i <= len; i++) {
 		if (buf[i] != '/' && buf[i] != '\0')
@@ -780,44 +784,44 @@ static bool posix_file_exists(const char *path)
 /* ---- the table ------------------------------------------------------------------------- */
 
 static const struct k32_platform_ops posix_ops = {
-	.now_us = posix_now_us,
-	.wall_s = posix_wall_s,
-	.sleep_us = posix_sleep_us,
-	.random = posix_random,
-	.mutex_init = posix_mutex_init,
-	.mutex_fini = posix_mutex_fini,
-	.mutex_lock = posix_mutex_lock,
-	.mutex_unlock = posix_mutex_unlock,
-	.cond_init = posix_cond_init,
-	.cond_fini = posix_cond_fini,
-	.cond_wait = posix_cond_wait,
-	.cond_signal = posix_cond_signal,
-	.cond_broadcast = posix_cond_broadcast,
-	.task_create = posix_task_create,
-	.task_join = posix_task_join,
-	.task_list = posix_task_list,
-	.thread_cpu_us = posix_thread_cpu_us,
-	.core_count = posix_core_count,
-	.tcp_listen = posix_tcp_listen,
-	.sock_port = posix_sock_port,
-	.tcp_accept = posix_tcp_accept,
-	.tcp_connect = posix_tcp_connect,
-	.sock_set_nonblock = posix_sock_set_nonblock,
-	.sock_send = posix_sock_send,
-	.sock_recv = posix_sock_recv,
-	.sock_close = posix_sock_close,
-	.poll = posix_poll,
-	.file_read_all = posix_file_read_all,
-	.file_write_atomic = posix_file_write_atomic,
-	.file_open_append = posix_file_open_append,
-	.file_append = posix_file_append,
-	.file_sync = posix_file_sync,
-	.file_size = posix_file_size,
-	.file_truncate = posix_file_truncate,
-	.file_close = posix_file_close,
-	.file_remove = posix_file_remove,
-	.dir_create = posix_dir_create,
-	.file_exists = posix_file_exists,
+    .now_us = posix_now_us,
+    .wall_s = posix_wall_s,
+    .sleep_us = posix_sleep_us,
+    .random = posix_random,
+    .mutex_init = posix_mutex_init,
+    .mutex_fini = posix_mutex_fini,
+    .mutex_lock = posix_mutex_lock,
+    .mutex_unlock = posix_mutex_unlock,
+    .cond_init = posix_cond_init,
+    .cond_fini = posix_cond_fini,
+    .cond_wait = posix_cond_wait,
+    .cond_signal = posix_cond_signal,
+    .cond_broadcast = posix_cond_broadcast,
+    .task_create = posix_task_create,
+    .task_join = posix_task_join,
+    .task_list = posix_task_list,
+    .thread_cpu_us = posix_thread_cpu_us,
+    .core_count = posix_core_count,
+    .tcp_listen = posix_tcp_listen,
+    .sock_port = posix_sock_port,
+    .tcp_accept = posix_tcp_accept,
+    .tcp_connect = posix_tcp_connect,
+    .sock_set_nonblock = posix_sock_set_nonblock,
+    .sock_send = posix_sock_send,
+    .sock_recv = posix_sock_recv,
+    .sock_close = posix_sock_close,
+    .poll = posix_poll,
+    .file_read_all = posix_file_read_all,
+    .file_write_atomic = posix_file_write_atomic,
+    .file_open_append = posix_file_open_append,
+    .file_append = posix_file_append,
+    .file_sync = posix_file_sync,
+    .file_size = posix_file_size,
+    .file_truncate = posix_file_truncate,
+    .file_close = posix_file_close,
+    .file_remove = posix_file_remove,
+    .dir_create = posix_dir_create,
+    .file_exists = posix_file_exists,
 };
 
 const struct k32_platform_ops *k32_plat_native(void)
