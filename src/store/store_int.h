@@ -173,6 +173,9 @@ k32_status_t store_mem_reserve(struct store_mem *m, struct k32_err *err);
 
 /* store_wal.c: open-time load (snapshot, then log replay with tail repair). */
 k32_status_t store_wal_load(struct store_mem *m, struct k32_err *err);
+/* Loads a snapshot image onto an empty m (every check failing is K32_ERR_CORRUPT). */
+k32_status_t store_wal_load_snapshot(struct store_mem *m, const uint8_t *data, size_t len,
+				     struct k32_err *err);
 /* Replays log records in data[0..len) onto m; *out_good is the length of the valid prefix.
  * A bad tail is reported and left out; a bad record followed by valid ones is CORRUPT. */
 k32_status_t store_wal_replay(struct store_mem *m, const uint8_t *data, size_t len,

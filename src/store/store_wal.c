@@ -319,8 +319,8 @@ static k32_status_t apply(struct store_mem *m, const struct store_rec *rec, bool
 	return K32_OK;
 }
 
-static k32_status_t load_snapshot(struct store_mem *m, const uint8_t *data, size_t len,
-				  struct k32_err *err)
+k32_status_t store_wal_load_snapshot(struct store_mem *m, const uint8_t *data, size_t len,
+				     struct k32_err *err)
 {
 	struct store_rec rec;
 	size_t off = 0, used;
@@ -371,7 +371,7 @@ static k32_status_t load_snapshot(struct store_mem *m, const uint8_t *data, size
 		    err, K32_ERR_CORRUPT, MOD,
 		    "store: snapshot %s is corrupt at offset %zu (%s); nothing was dropped: "
 		    "restore it from a backup or move the data directory away",
-		    m->snap_path, off, fault);
+		    m->snap_path ? m->snap_path : "snapshot", off, fault);
 	return s;
 }
 
@@ -457,7 +457,7 @@ k32_status_t store_wal_load(struct store_mem *m, struct k32_err *err)
 
 	s = ops->file_read_all(m->snap_path, &m->alloc, snap_max, &data, &len, err);
 	if (s == K32_OK) {
-		s = load_snapshot(m, data, len, err);
+		s = store_wal_load_snapshot(m, data, len, err);
 		k32_free(&m->alloc, data, len + 1);
 		if (s != K32_OK)
 			return s;

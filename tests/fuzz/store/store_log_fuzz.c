@@ -3,8 +3,8 @@
  *
  * Each input is treated as a whole log file: first walked record by record with
  * store_rec_parse (which must never read past the input nor report a size beyond it), then
- * replayed into a memory-only embedded store, which must end consistent (its revision
- * counts the applied records; the valid prefix is within the input) and free everything.
+ * replayed into a memory-only embedded store, which must end consistent (the valid prefix
+ * is within the input) and free everything; then loaded as a snapshot image.
  *
  * The CRC would stop most mutations at the first check, so the target runs each input twice:
  * as given, and with every record frame's CRC recomputed, which lets mutations reach the
@@ -80,6 +80,13 @@ static void run_one(const uint8_t *data, size_t size)
 		return;
 	if (store_wal_replay(m, data, size, &good, &err) == K32_OK)
 		check(good <= size && good <= off);
+	store_mem_ops.close(m);
+
+	/* the same bytes as a snapshot image: accepted whole or refused, never half-read */
+	if (store_mem_open(&cfg, &m, &err) != K32_OK)
+		return;
+	if (store_wal_load_snapshot(m, data, size, &err) == K32_OK)
+		check(size >= 2 * STORE_REC_OVERHEAD);
 	store_mem_ops.close(m);
 }
 
