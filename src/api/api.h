@@ -91,6 +91,26 @@ k32_status_t api_do_as(struct api_server *api, const char *token, const char *me
 		       const char *target, const char *content_type, const void *body,
 		       size_t body_len, int *out_code, struct k32_buf *out, struct k32_err *err);
 
+/*
+ * In-process watch for controllers: the same events as GET target&watch=true over HTTP
+ * (selectors, resourceVersion semantics, synthetic ADDED without a revision), one JSON line
+ * {"type":...,"object":...} per api_watch_next, appended to out (with its '\n').
+ * target: "/apis/apps/v1/namespaces/ns/deployments?labelSelector=a%3Db&resourceVersion=N".
+ * @retval K32_OK             one event appended
+ * @retval K32_ERR_SHOULD_WAIT / K32_ERR_TIMED_OUT  nothing by the deadline (K32_NO_WAIT,
+ *                            absolute microseconds, K32_FOREVER)
+ * @retval K32_ERR_COMPACTED  the watch fell behind (or started too old): close, relist
+ * @retval K32_ERR_CANCELED   api_watch_cancel was called
+ * Context: one thread per watch at a time; api_watch_cancel from any thread.
+ */
+struct api_watch;
+k32_status_t api_watch_open(struct api_server *api, const char *target, struct api_watch **out,
+			    struct k32_err *err);
+k32_status_t api_watch_next(struct api_watch *w, struct k32_buf *out, int64_t deadline_us,
+			    struct k32_err *err);
+void api_watch_cancel(struct api_watch *w);
+void api_watch_close(struct api_watch *w);
+
 /* The object an event is about. */
 struct api_event_ref {
 	const char *api_version; /* "v1", "apps/v1" */

@@ -506,6 +506,25 @@ static bool api_route_resource(struct api_req *rq, char **seg, size_t n, struct 
 	return true;
 }
 
+bool api_route_target(struct api_req *rq, struct api_fail *f)
+{
+	char buf[512];
+	char *seg[10];
+	snprintf(buf, sizeof(buf), "%s", rq->path);
+	size_t n = api_split(buf, seg, 10);
+	if (n >= 3 && !strcmp(seg[0], "api")) {
+		rq->group[0] = 0;
+		snprintf(rq->version, sizeof(rq->version), "%s", seg[1]);
+		return api_route_resource(rq, seg + 2, n - 2, f);
+	}
+	if (n >= 4 && !strcmp(seg[0], "apis")) {
+		snprintf(rq->group, sizeof(rq->group), "%s", seg[1]);
+		snprintf(rq->version, sizeof(rq->version), "%s", seg[2]);
+		return api_route_resource(rq, seg + 3, n - 3, f);
+	}
+	return false;
+}
+
 static void api_route(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
 	char buf[512];

@@ -667,13 +667,60 @@ static void test_watch(void **state)
 	api_server_attach_http(fx->api, NULL);
 }
 
+static void test_inproc_watch(void **state)
+{
+	struct fx *fx = *state;
+	struct api_watch *w = NULL;
+	struct k32_err err;
+	struct k32_buf ev;
+	k32_buf_init(&ev, k32_default_allocator(), 1 << 20, "event");
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"iw\"}}"));
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/iw/configmaps",
+		   "{\"metadata\":{\"name\":\"pre\",\"labels\":{\"w\":\"1\"}}}"));
+	assert_int_not_equal(api_watch_open(fx->api, "/api/v1/namespaces/iw/widgets", &w, &err),
+			     K32_OK);
+	assert_int_not_equal(api_watch_open(fx->api,
+					    "/api/v1/namespaces/iw/configmaps?labelSelector=a%20in",
+					    &w, &err),
+			     K32_OK);
+	assert_int_equal(api_watch_open(fx->api,
+					"/api/v1/namespaces/iw/configmaps?labelSelector=w%3D1", &w,
+					&err),
+			 K32_OK);
+	/* synthetic ADDED for what exists, then nothing */
+	assert_int_equal(api_watch_next(w, &ev, K32_NO_WAIT, &err), K32_OK);
+	assert_non_null(strstr(k32_buf_cstr(&ev), "{\"type\":\"ADDED\""));
+	assert_non_null(strstr(k32_buf_cstr(&ev), "\"name\":\"pre\""));
+	k32_buf_reset(&ev);
+	assert_int_equal(api_watch_next(w, &ev, K32_NO_WAIT, &err), K32_ERR_SHOULD_WAIT);
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/iw/configmaps",
+		   "{\"metadata\":{\"name\":\"other\"}}"));
+	EXPECT(fx, 200,
+	       req(fx, "PATCH", "/api/v1/namespaces/iw/configmaps/pre",
+		   "{\"metadata\":{\"labels\":{\"w\":\"0\"}}}"));
+	assert_int_equal(api_watch_next(w, &ev, K32_NO_WAIT, &err), K32_OK);
+	assert_non_null(strstr(k32_buf_cstr(&ev), "{\"type\":\"DELETED\""));
+	k32_buf_reset(&ev);
+	assert_int_equal(api_watch_next(w, &ev, k32_deadline_after(1000), &err), K32_ERR_TIMED_OUT);
+	api_watch_cancel(w);
+	assert_int_equal(api_watch_next(w, &ev, K32_NO_WAIT, &err), K32_ERR_CANCELED);
+	api_watch_close(w);
+	/* from a revision too old for the history */
+	assert_int_equal(
+	    api_watch_open(fx->api, "/api/v1/namespaces/iw/configmaps?resourceVersion=1", &w, &err),
+	    K32_ERR_COMPACTED);
+	k32_buf_fini(&ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_crud),	   cmocka_unit_test(test_list),
 	    cmocka_unit_test(test_workload),	   cmocka_unit_test(test_delete),
 	    cmocka_unit_test(test_pods_and_nodes), cmocka_unit_test(test_protobuf_and_events),
-	    cmocka_unit_test(test_watch),
+	    cmocka_unit_test(test_watch),	   cmocka_unit_test(test_inproc_watch),
 	};
 	return cmocka_run_group_tests(tests, fx_setup, fx_teardown);
 }

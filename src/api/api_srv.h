@@ -116,6 +116,9 @@ bool api_authorize(const struct api_identity *who, const char *verb, const struc
 		   const char *sub, const char *ns, const char *name, const cJSON *obj, char *why,
 		   size_t cap);
 
+/* Routes rq->path (an /api or /apis resource path) into rq->res, ns, name, sub. */
+bool api_route_target(struct api_req *rq, struct api_fail *f);
+
 /* The CRUD entry points (api_crud.c). */
 void api_crud(struct api_server *api, struct api_req *rq, struct api_out *out);
 /* Watch (api_watch.c): turns the response into a stream. */

@@ -311,7 +311,7 @@ static void api_wctx_free(struct api_wctx *wc)
 	api_free(wc, sizeof(*wc));
 }
 
-static void api_watch_close(void *ctx, k32_status_t why)
+static void api_watch_stream_close(void *ctx, k32_status_t why)
 {
 	(void)why;
 	api_wctx_free(ctx);
@@ -319,7 +319,7 @@ static void api_watch_close(void *ctx, k32_status_t why)
 
 static const struct http_stream_ops api_watch_ops = {
     .pull = api_watch_pull,
-    .close = api_watch_close,
+    .close = api_watch_stream_close,
 };
 
 void api_watch(struct api_server *api, struct api_req *rq, struct api_out *out)
@@ -430,4 +430,149 @@ void api_watch(struct api_server *api, struct api_req *rq, struct api_out *out)
 out_fail:
 	api_wctx_free(wc);
 	api_out_fail(out, &f);
+}
+
+/* ---- in-process watch (controllers) ---------------------------------------------------- */
+
+struct api_watch {
+	struct api_wctx *wc;
+};
+
+k32_status_t api_watch_open(struct api_server *api, const char *target, struct api_watch **out,
+			    struct k32_err *err)
+{
+	struct api_fail f;
+	*out = NULL;
+	api_fail_clear(&f);
+	struct api_req *rq = api_zalloc(sizeof(*rq));
+	struct api_watch *aw = api_zalloc(sizeof(*aw));
+	struct api_wctx *wc = api_zalloc(sizeof(*wc));
+	k32_status_t st = K32_OK;
+	if (!rq || !aw || !wc) {
+		st = k32_err_set(err, K32_ERR_NO_MEMORY, "api", "api_watch_open: out of memory");
+		goto out_free;
+	}
+	const char *q = strchr(target, '?');
+	struct k32_str raw = {target, q ? (size_t)(q - target) : strlen(target)};
+	rq->method = "GET";
+	rq->query = q ? k32_str_from(q + 1) : k32_str_from("");
+	if (http_url_decode(raw, false, rq->path, sizeof(rq->path), NULL) != K32_OK ||
+	    !api_route_target(rq, &f) || rq->sub[0] || !(rq->res->verbs & API_VERB_WATCH)) {
+		st = k32_err_set(err, K32_ERR_INVALID_ARGS, "api",
+				 "api_watch_open: \"%.100s\" is not a watchable resource path%s%s",
+				 target, f.code ? ": " : "", f.code ? f.message : "");
+		goto out_free;
+	}
+	wc->api = api;
+	wc->res = rq->res;
+	k32_buf_init(&wc->line, k32_default_allocator(), K32_HTTP_STREAM_BUF_BYTES, "watch event");
+	char *sel = api_zalloc(K32_API_SELECTOR_LEN + 1);
+	if (!sel) {
+		st = k32_err_set(err, K32_ERR_NO_MEMORY, "api", "api_watch_open: out of memory");
+		goto out_free;
+	}
+	if (api_q(rq, "labelSelector", sel, K32_API_SELECTOR_LEN + 1) && sel[0]) {
+		wc->lsel = api_zalloc(sizeof(*wc->lsel));
+		if (!wc->lsel || api_label_selector_parse(sel, wc->lsel, &f))
+			st = K32_ERR_INVALID_ARGS;
+	}
+	if (!st && rq->name[0])
+		snprintf(sel, K32_API_SELECTOR_LEN + 1, "metadata.name=%s", rq->name);
+	else if (!st && !(api_q(rq, "fieldSelector", sel, K32_API_SELECTOR_LEN + 1) && sel[0]))
+		sel[0] = 0;
+	if (!st && sel[0]) {
+		wc->fsel = api_zalloc(sizeof(*wc->fsel));
+		if (!wc->fsel || api_field_selector_parse(sel, rq->res, wc->fsel, &f))
+			st = K32_ERR_INVALID_ARGS;
+	}
+	api_free(sel, K32_API_SELECTOR_LEN + 1);
+	if (st) {
+		st = k32_err_set(err, st, "api", "api_watch_open: %s",
+				 f.code ? f.message : "out of memory");
+		goto out_free;
+	}
+	char v[32];
+	struct store_key key;
+	uint64_t from = 0;
+	api_key(rq->res, rq->ns, "", &key);
+	if (api_q(rq, "resourceVersion", v, sizeof(v)) && v[0] && strcmp(v, "0")) {
+		char *end;
+		from = strtoull(v, &end, 10);
+		if (*end) {
+			st = k32_err_set(err, K32_ERR_INVALID_ARGS, "api",
+					 "api_watch_open: resourceVersion=%s is not a revision", v);
+			goto out_free;
+		}
+	} else {
+		struct store_list_opts opts = {0};
+		st = store_list(api->store, &key, &opts, &wc->init, err);
+		if (st)
+			goto out_free;
+		from = wc->init.rev;
+	}
+	st = store_watch_open(api->store, &key, from, NULL, NULL, &wc->w, err);
+	if (st)
+		goto out_free;
+	aw->wc = wc;
+	*out = aw;
+	api_free(rq, sizeof(*rq));
+	return K32_OK;
+out_free:
+	if (wc && wc->api)
+		api_wctx_free(wc);
+	else
+		api_free(wc, sizeof(*wc));
+	api_free(aw, sizeof(*aw));
+	api_free(rq, sizeof(*rq));
+	return st;
+}
+
+k32_status_t api_watch_next(struct api_watch *aw, struct k32_buf *out, int64_t deadline_us,
+			    struct k32_err *err)
+{
+	struct api_wctx *wc = aw->wc;
+	for (;;) {
+		if (wc->init_idx < wc->init.count) {
+			struct store_obj *o = wc->init.items[wc->init_idx++];
+			cJSON *j = (wc->lsel || wc->fsel) ? api_parse_obj(o) : NULL;
+			bool send = !(wc->lsel || wc->fsel) || api_watch_match(wc, j);
+			k32_status_t st = send ? api_watch_format(wc, "ADDED", o, j, 0) : K32_OK;
+			cJSON_Delete(j);
+			if (st)
+				return k32_err_set(err, st, "api", "watch event: %s",
+						   k32_status_name(st));
+			if (send)
+				return k32_buf_append(out, wc->line.data, wc->line.len, err);
+			continue;
+		}
+		if (wc->ev_idx == wc->ev_count) {
+			wc->ev_idx = wc->ev_count = 0;
+			k32_status_t st = store_watch_next(wc->w, wc->evs, K32_API_WATCH_BATCH,
+							   &wc->ev_count, deadline_us, err);
+			if (st) {
+				wc->ev_count = 0;
+				return st;
+			}
+		}
+		struct store_event *ev = &wc->evs[wc->ev_idx];
+		bool send = api_watch_next_line(wc, ev);
+		store_events_release(wc->api->store, ev, 1);
+		wc->ev_idx++;
+		if (send)
+			return k32_buf_append(out, wc->line.data, wc->line.len, err);
+	}
+}
+
+void api_watch_cancel(struct api_watch *aw)
+{
+	if (aw && aw->wc->w)
+		store_watch_cancel(aw->wc->w);
+}
+
+void api_watch_close(struct api_watch *aw)
+{
+	if (!aw)
+		return;
+	api_wctx_free(aw->wc);
+	api_free(aw, sizeof(*aw));
 }
