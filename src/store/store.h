@@ -39,6 +39,19 @@
  * format is documented in store_wal.c. A failed append or fsync is not acknowledged and
  * leaves memory unchanged.
  *
+ * How the API server uses it (Kubernetes semantics):
+ *  - GET: store_get; resourceVersion = obj->mod_rev.
+ *  - LIST: store_list with limit/continue (the token carries the first page's revision, so
+ *    all pages are one snapshot); list.rev is the list's metadata.resourceVersion; the
+ *    filter callback applies label/field selectors inside the store.
+ *  - WATCH: list (or not), then store_watch_open(after_rev = list.rev or the client's
+ *    resourceVersion); DELETED events carry the last version (set its resourceVersion to
+ *    ev.rev when writing it out); MODIFIED carries prev so a selector watch can turn a
+ *    change into ADDED/DELETED; BOOKMARK's resourceVersion = store_watch_progress().
+ *    K32_ERR_COMPACTED at open or from next = 410 Gone/Expired.
+ *  - PUT with metadata.resourceVersion: store_update(expect_rev = it) -> Conflict (409).
+ *  - DELETE with preconditions.resourceVersion: store_delete(expect_rev).
+ *
  * Backends: all calls go through struct store_backend_ops (bottom of this file), so an etcd
  * backend can follow. store_open() builds the embedded memory+log backend.
  *
