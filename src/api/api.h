@@ -35,12 +35,25 @@
 
 struct api_server;
 
+/*
+ * Optional source of pod logs (GET .../pods/<name>/log): the control plane keeps none, so
+ * whoever can reach the node's kubelet (the simulator, a log proxy) fills out with the text
+ * for the query (container, tailLines, timestamps, sinceSeconds, limitBytes, previous) and
+ * sets *out_code (200, or 404/400 with a plain message). Called on the http loop task: it
+ * must not block for long. follow=true is answered with what the hook returns, then ends.
+ */
+typedef k32_status_t (*api_log_fn)(void *ctx, const char *ns, const char *pod,
+				   const char *container, const char *node, const char *query,
+				   struct k32_buf *out, int *out_code, struct k32_err *err);
+
 struct api_config {
 	struct store *store;	 /* required; not owned */
 	const char *data_dir;	 /* tokens file <data_dir>/tokens (created with an admin
 				  * token if absent); NULL: no authentication (tests) */
 	const char *server_addr; /* "127.0.0.1:6443" for legacy /api discovery; may be NULL */
 	bool bootstrap;		 /* create default, kube-system, kube-public, kube-node-lease */
+	api_log_fn log_fn;	 /* optional: pod logs (see api_log_fn) */
+	void *log_ctx;		 /* passed to log_fn */
 };
 
 /*

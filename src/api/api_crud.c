@@ -1366,7 +1366,27 @@ static void api_log(struct api_server *api, struct api_req *rq, struct api_out *
 		    container, rq->name);
 		goto out_fail;
 	}
-	/* logs live on the node; the control plane keeps none (the kubelet serves them) */
+	/* logs live on the node; the control plane keeps none (a log hook fetches them) */
+	if (api->log_fn) {
+		struct k32_err err;
+		char query[512];
+		int code = 200;
+		const char *node = jstr(pod, "spec.nodeName");
+		k32_str_copy(rq->query, query, sizeof(query));
+		k32_err_clear(&err);
+		k32_buf_reset(out->body);
+		k32_status_t st = api->log_fn(api->log_ctx, rq->ns, rq->name, container,
+					      node ? node : "", query, out->body, &code, &err);
+		if (st) {
+			api_fail_set(&f, 500, "InternalError", "reading logs of pod %s: %s",
+				     rq->name, err.msg);
+			goto out_fail;
+		}
+		out->code = code;
+		snprintf(out->ctype, sizeof(out->ctype), "text/plain");
+		cJSON_Delete(pod);
+		return;
+	}
 	api_out_text(out, 200, "text/plain", "", 0);
 	cJSON_Delete(pod);
 	return;

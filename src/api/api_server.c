@@ -835,6 +835,8 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 	if (!api)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, "api", "api_server_new: out of memory");
 	api->store = cfg->store;
+	api->log_fn = cfg->log_fn;
+	api->log_ctx = cfg->log_ctx;
 	k32_plat()->mutex_init(&api->mu);
 	snprintf(api->admin.user, sizeof(api->admin.user), "admin");
 	api->admin.admin = true;

@@ -26,6 +26,15 @@ struct fx {
 	struct k32_buf out;
 };
 
+static k32_status_t fake_logs(void *ctx, const char *ns, const char *pod, const char *container,
+			      const char *node, const char *query, struct k32_buf *out,
+			      int *out_code, struct k32_err *err)
+{
+	(void)ctx;
+	*out_code = 200;
+	return k32_buf_printf(out, err, "%s/%s/%s on %s (%s)\n", ns, pod, container, node, query);
+}
+
 static int fx_setup(void **state)
 {
 	static struct fx fx;
@@ -34,7 +43,7 @@ static int fx_setup(void **state)
 	k32_log_set_stderr(false);
 	struct store_config sc = {.data_dir = NULL, .history_events = 16};
 	assert_int_equal(store_open(&sc, &fx.store, &err), K32_OK);
-	struct api_config ac = {.store = fx.store, .bootstrap = true};
+	struct api_config ac = {.store = fx.store, .bootstrap = true, .log_fn = fake_logs};
 	if (api_server_new(&ac, &fx.api, &err))
 		fail_msg("api_server_new: %s", err.msg);
 	k32_buf_init(&fx.out, k32_default_allocator(), 4 << 20, "test response");
@@ -451,8 +460,15 @@ static void test_pods_and_nodes(void **state)
 	cJSON *l = outj(fx);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 1);
 	cJSON_Delete(l);
-	/* log: the control plane keeps none; pending pods say so */
-	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/default/pods/p/log", NULL));
+	/* log: from the hook, with the pod's only container and its node */
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/default/pods/p/log?tailLines=5", NULL));
+	assert_string_equal(k32_buf_cstr(&fx->out), "default/p/m on n1 (tailLines=5)\n");
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/default/pods",
+		   "{\"metadata\":{\"name\":\"wait\"},\"spec\":{\"containers\":[{\"name\":\"m\","
+		   "\"image\":\"m.wasm\"}]}}"));
+	EXPECT(fx, 400, req(fx, "GET", "/api/v1/namespaces/default/pods/wait/log", NULL));
+	assert_non_null(strstr(k32_buf_cstr(&fx->out), "is waiting to start: ContainerCreating"));
 	/* reviews */
 	EXPECT(fx, 201,
 	       req_as(fx, tok1, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",

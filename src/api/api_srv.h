@@ -46,6 +46,8 @@ struct api_server {
 	struct api_identity admin; /* identity of in-process calls */
 	struct api_series series[K32_API_EVENT_SERIES_MAX];
 	uint32_t name_seq; /* for generated names */
+	api_log_fn log_fn; /* pod logs, or NULL */
+	void *log_ctx;
 };
 
 struct api_req {
