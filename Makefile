@@ -6,7 +6,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
 
-.PHONY: all deps build test test-asan test-tsan format format-check lint bench run clean
+.PHONY: all deps build test test-asan test-tsan fuzz format format-check lint bench run clean
 
 all: build
 
@@ -39,6 +39,10 @@ test-tsan: deps $(BUILD_TSAN)/CMakeCache.txt
 	@cmake --build $(BUILD_TSAN) -j $(JOBS)
 	@cd $(BUILD_TSAN) && ctest --output-on-failure -j $(JOBS) -L threads
 
+# libFuzzer targets built with clang, each run FUZZ_SECONDS (default 20) on its seed corpus.
+fuzz: deps
+	@scripts/fuzz.sh build-fuzz
+
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
 format:
@@ -57,4 +61,4 @@ run: build
 	@scripts/run.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) build-fuzz

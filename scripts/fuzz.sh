@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `make fuzz`: builds the libFuzzer targets with clang (ASan + UBSan + libFuzzer) and runs each
+# for FUZZ_SECONDS (default 20) on a scratch copy of its seed corpus, so the tree is never
+# written. A crash, leak, hang or sanitizer report fails the run and leaves the reproducer in
+# the scratch directory (its path is printed). CI runs this short; for a long campaign:
+#   FUZZ_SECONDS=600 make fuzz
+# Usage: scripts/fuzz.sh BUILD_DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-fuzz}
+secs=${FUZZ_SECONDS:-20}
+spec=../shared/testdata/wasm-spec
+
+cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DK32_FUZZ=ON \
+	$(command -v ninja >/dev/null && echo -G Ninja) >/dev/null
+cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)"
+
+mapfile -t fuzzers < <(find "$build" -type f -executable -name '*_fuzz' | sort)
+[ ${#fuzzers[@]} -gt 0 ] || { echo "fuzz: no fuzz target was built" >&2; exit 1; }
+scratch=$(mktemp -d /tmp/k32-fuzz.XXXXXX)
+failed=0
+for f in "${fuzzers[@]}"; do
+	name=$(basename "$f" _fuzz)
+	seeds=()
+	for d in tests/fuzz/"$name"/corpus tests/fuzz/"$name"*/corpus; do
+		[ -d "$d" ] && seeds+=("$d")
+	done
+	if [ "$name" = wasm ]; then
+		if [ -d "$spec" ]; then
+			seeds+=("$spec")
+		elif [ "${CI:-}" = true ]; then
+			echo "fuzz: $spec is missing; failing because CI=true" >&2
+			exit 1
+		fi
+	fi
+	work="$scratch/$name"
+	mkdir -p "$work"
+	echo "== $name: ${secs}s, seeds: ${seeds[*]:-none}"
+	if ! ASAN_OPTIONS=detect_leaks=1 "$f" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 -artifact_prefix="$work/" "$work" "${seeds[@]}" >"$work.log" 2>&1; then
+		echo "fuzz: $name FAILED; log $work.log, reproducer in $work/" >&2
+		tail -30 "$work.log" >&2
+		failed=1
+	else
+		grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' "$work.log" | tr '\n' ' '
+		echo
+	fi
+done
+[ "$failed" -eq 0 ] && rm -rf "$scratch"
+exit "$failed"
