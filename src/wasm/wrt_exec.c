@@ -104,7 +104,10 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 #define WRT_L_DIVOP(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_I] = &&L_##name##_I,
 #define WRT_L_BIN(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_I] = &&L_##name##_I,
 #define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_L_##kind(name)
-#define WRT_X_MEM(name, byte, sig, size, align) [WRT_OP_##name] = &&L_##name,
+#define WRT_LM_LD(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_A] = &&L_##name##_A,
+#define WRT_LM_ST(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_I] = &&L_##name##_I, \
+	[WRT_OP_##name##_A] = &&L_##name##_A, [WRT_OP_##name##_AI] = &&L_##name##_AI,
+#define WRT_X_MEM(name, byte, sig, size, align, kind) WRT_LM_##kind(name)
 #define WRT_X_INT(name, comment) [WRT_OP_##name] = &&L_##name,
 #define WRT_X_CMP(name, op, type, inv) [WRT_OP_BR_##name] = &&L_BR_##name, \
 	[WRT_OP_BR_##name##_I] = &&L_BR_##name##_I,
@@ -327,18 +330,30 @@ dispatch:
 	TRUNC(I64_TRUNC_F64_U, F64, U64, a > -1.0, 18446744073709551616.0, uint64_t)
 
 	/* ---- loads and stores: bounds-checked against the real memory size ---- */
+#define MEM_CHECK(ea, n)                                                                           \
+	if (WRT_UNLIKELY((ea) + (n) > mem_len)) {                                                  \
+		st = trap_mem(err, cur, pc, ea, n, mem_len);                                       \
+		goto out;                                                                          \
+	}
 #define LOAD(name, n, ctype, conv)                                                                 \
 	OP(name) :                                                                                 \
 	{                                                                                          \
 		uint64_t ea = (uint64_t)(uint32_t)fp[pc[1]] + pc[2];                               \
-		if (WRT_UNLIKELY(ea + (n) > mem_len)) {                                            \
-			st = trap_mem(err, cur, pc, ea, n, mem_len);                               \
-			goto out;                                                                  \
-		}                                                                                  \
+		MEM_CHECK(ea, n);                                                                  \
 		ctype v;                                                                           \
 		memcpy(&v, mem + ea, n);                                                           \
 		fp[HI0] = conv;                                                                    \
 		pc += 3;                                                                           \
+		NEXT();                                                                            \
+	}                                                                                          \
+	OP(name##_A) :                                                                             \
+	{                                                                                          \
+		uint64_t ea = (uint64_t)(uint32_t)((uint32_t)fp[pc[1]] + pc[3]) + pc[2];           \
+		MEM_CHECK(ea, n);                                                                  \
+		ctype v;                                                                           \
+		memcpy(&v, mem + ea, n);                                                           \
+		fp[HI0] = conv;                                                                    \
+		pc += 4;                                                                           \
 		NEXT();                                                                            \
 	}
 	LOAD(I32_LOAD, 4, uint32_t, v)
@@ -355,19 +370,26 @@ dispatch:
 	LOAD(I64_LOAD16_U, 2, uint16_t, v)
 	LOAD(I64_LOAD32_S, 4, int32_t, (uint64_t)(int64_t)v)
 	LOAD(I64_LOAD32_U, 4, uint32_t, v)
-#define STORE(name, n, ctype)                                                                      \
-	OP(name) :                                                                                 \
+/* value: a slot (plain, _A) or a sign-extended immediate (_I, _AI) */
+#define STORE_BODY(n, ctype, addr, val, len)                                                       \
 	{                                                                                          \
-		uint64_t ea = (uint64_t)(uint32_t)fp[HI0] + pc[2];                                 \
-		if (WRT_UNLIKELY(ea + (n) > mem_len)) {                                            \
-			st = trap_mem(err, cur, pc, ea, n, mem_len);                               \
-			goto out;                                                                  \
-		}                                                                                  \
-		ctype v = (ctype)fp[pc[1]];                                                        \
+		uint64_t ea = (addr) + pc[2];                                                      \
+		MEM_CHECK(ea, n);                                                                  \
+		ctype v = (ctype)(val);                                                            \
 		memcpy(mem + ea, &v, n);                                                           \
-		pc += 3;                                                                           \
+		pc += len;                                                                         \
 		NEXT();                                                                            \
 	}
+#define ADDR_PLAIN ((uint64_t)(uint32_t)fp[HI0])
+#define ADDR_ADD   ((uint64_t)(uint32_t)((uint32_t)fp[HI0] + pc[3]))
+#define VAL_SLOT   (fp[pc[1]])
+#define VAL_IMM	   ((uint64_t)(int64_t)(int32_t)pc[1])
+#define STORE(name, n, ctype)                                                                      \
+	OP(name)                                                                                   \
+	    : STORE_BODY(n, ctype, ADDR_PLAIN, VAL_SLOT, 3) OP(name##_I)                           \
+	    : STORE_BODY(n, ctype, ADDR_PLAIN, VAL_IMM, 3) OP(name##_A)                            \
+	    : STORE_BODY(n, ctype, ADDR_ADD, VAL_SLOT, 4) OP(name##_AI)                            \
+	    : STORE_BODY(n, ctype, ADDR_ADD, VAL_IMM, 4)
 	STORE(I32_STORE, 4, uint32_t)
 	STORE(I64_STORE, 8, uint64_t)
 	STORE(F32_STORE, 4, uint32_t)

@@ -770,7 +770,10 @@ static const char *const wrt_op_names[WRT_OP__COUNT] = {
 #define WRT_N_BINF(name) [WRT_OP_##name] = #name,
 #define WRT_N_BIN(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_I] = #name "_I",
 #define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_N_##kind(name)
-#define WRT_X_MEM(name, byte, sig, size, align) [WRT_OP_##name] = #name,
+#define WRT_NM_LD(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_A] = #name "_A",
+#define WRT_NM_ST(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_I] = #name "_I", \
+	[WRT_OP_##name##_A] = #name "_A", [WRT_OP_##name##_AI] = #name "_AI",
+#define WRT_X_MEM(name, byte, sig, size, align, kind) WRT_NM_##kind(name)
 #define WRT_X_INT(name, comment) [WRT_OP_##name] = #name,
 #define WRT_X_CMP(name, op, type, inv) [WRT_OP_BR_##name] = "BR_" #name, \
 	[WRT_OP_BR_##name##_I] = "BR_" #name "_I",

@@ -32,9 +32,11 @@ typedef uint64_t wrt_slot;
 #define WRT_E_BIN(name) WRT_OP_##name, WRT_OP_##name##_I,
 #define WRT_E_BINF(name) WRT_OP_##name,
 #define WRT_E_DIVOP(name) WRT_OP_##name, WRT_OP_##name##_I,
+#define WRT_EM_LD(name) WRT_OP_##name, WRT_OP_##name##_A,
+#define WRT_EM_ST(name) WRT_OP_##name, WRT_OP_##name##_I, WRT_OP_##name##_A, WRT_OP_##name##_AI,
 enum wrt_op {
 #define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_E_##kind(name)
-#define WRT_X_MEM(name, byte, sig, size, align) WRT_OP_##name,
+#define WRT_X_MEM(name, byte, sig, size, align, kind) WRT_EM_##kind(name)
 #define WRT_X_INT(name, comment) WRT_OP_##name,
 #define WRT_X_CMP(name, op, type, inv) WRT_OP_BR_##name, WRT_OP_BR_##name##_I,
 	WRT_NUMERIC(WRT_X_NUM)

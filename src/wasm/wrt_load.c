@@ -1175,7 +1175,7 @@ struct wrt_meminfo {
 	uint8_t align;
 };
 static const struct wrt_meminfo wrt_mem_by_byte[0x3F] = {
-#define WRT_X(name, byte, sig, size, align) [byte] = {WRT_OP_##name, sig, align},
+#define WRT_X(name, byte, sig, size, align, kind) [byte] = {WRT_OP_##name, sig, align},
 	WRT_MEMOPS(WRT_X)
 #undef WRT_X
 };
@@ -1221,6 +1221,36 @@ static bool commutes(uint32_t byte)
 	}
 }
 
+/* The op computing the same with its operands swapped (0 if none): commutative ops map to
+ * themselves, ordered compares to their mirror (lt <-> gt, le <-> ge). */
+static uint32_t swapped(uint32_t byte)
+{
+	if (commutes(byte))
+		return byte;
+	switch (byte) {
+	case 0x48:
+	case 0x49:
+	case 0x53:
+	case 0x54: /* lt -> gt */
+	case 0x4C:
+	case 0x4D:
+	case 0x57:
+	case 0x58: /* le -> ge */
+		return byte + 2;
+	case 0x4A:
+	case 0x4B:
+	case 0x55:
+	case 0x56: /* gt -> lt */
+	case 0x4E:
+	case 0x4F:
+	case 0x59:
+	case 0x5A: /* ge -> le */
+		return byte - 2;
+	default:
+		return 0;
+	}
+}
+
 /* Whether constant operand i fits a NAME_I immediate for an op on type t. */
 static bool imm_fits(struct wrt_ld *ld, uint32_t i, uint8_t t)
 {
@@ -1248,11 +1278,21 @@ static void simple_op(struct wrt_ld *ld, const struct wrt_numinfo *ni, uint32_t 
 	bool lv = live(ld);
 	uint32_t start = ld->ncode;
 	if (lv && nin == 1) {
+		if (byte == 0x45 && fresh_result(ld, e) && ld->last_cmp >= 0) {
+			/* i32.eqz of a fresh i32 compare: invert the compare instead */
+			uint32_t inv = wrt_cmp_inverse[ld->last_cmp];
+			uint32_t iop = wrt_num_by_byte[0x46 + inv].op + (ld->last_imm ? 1u : 0u);
+			ld->code[ld->last_start] = (ld->code[ld->last_start] & 0xFFFF0000u) | iop;
+			ld->last_cmp = (int8_t)inv;
+			push(ld, WRT_I32);
+			return;
+		}
 		uint32_t a = opnd(ld, e);
 		start = ld->ncode;
-		emit_op(ld, ni->op, home(ld, e));
-		emit(ld, a);
-		if (byte == 0x45) { /* i32.eqz: a compare with 0 */
+		if (byte == 0x45) { /* i32.eqz is i32.eq with 0, so it can fuse and invert */
+			emit_op(ld, WRT_OP_I32_EQ_I, home(ld, e));
+			emit(ld, a);
+			emit(ld, 0);
 			push(ld, WRT_I32);
 			result_at(ld, start, e);
 			ld->last_cmp = 0;
@@ -1261,13 +1301,20 @@ static void simple_op(struct wrt_ld *ld, const struct wrt_numinfo *ni, uint32_t 
 			ld->last_imm = true;
 			return;
 		}
+		emit_op(ld, ni->op, home(ld, e));
+		emit(ld, a);
 	} else if (lv) {
 		uint32_t ia = e, ib = e + 1;
 		uint8_t t = sig_type(sig[0]);
 		bool intop = ni->has_imm && (t == WRT_I32 || t == WRT_I64);
-		if (intop && !imm_fits(ld, ib, t) && imm_fits(ld, ia, t) && commutes(byte)) {
-			ia = e + 1;
-			ib = e;
+		if (intop && !imm_fits(ld, ib, t) && imm_fits(ld, ia, t)) {
+			uint32_t sw = swapped(byte);
+			if (sw) {
+				ia = e + 1;
+				ib = e;
+				byte = sw;
+				ni = &wrt_num_by_byte[sw];
+			}
 		}
 		if (intop && imm_fits(ld, ib, t)) {
 			uint32_t a = opnd(ld, ia);
@@ -1686,13 +1733,31 @@ static bool body_op(struct wrt_ld *ld)
 			return false;
 		uint32_t e = ld->vh;
 		if (lv) {
-			uint32_t a = opnd(ld, e);
-			uint32_t v = store ? opnd(ld, e + 1) : 0;
+			/* a fresh i32.add of a slot and an immediate folds into the address */
+			bool fold = fresh_result(ld, e) &&
+				    (ld->code[ld->last_start] & 0xFFFFu) == WRT_OP_I32_ADD_I;
+			uint32_t base = 0, add = 0;
+			if (fold) {
+				base = ld->code[ld->last_start + 1];
+				add = ld->code[ld->last_start + 2];
+				ld->ncode = ld->last_start;
+			}
+			uint32_t a = fold ? base : opnd(ld, e);
+			bool vimm = store && imm_fits(ld, e + 1, sig_type(mi->sig[1]));
+			uint32_t v = store ? (vimm ? ld->vv[e + 1] : opnd(ld, e + 1)) : 0;
+			uint32_t op = mi->op;
+			if (store)
+				op += (vimm ? 1u : 0u) + (fold ? 2u : 0u);
+			else
+				op += fold ? 1u : 0u;
 			uint32_t start = ld->ncode;
 			srcmap(ld, off);
-			emit_op(ld, mi->op, store ? a : home(ld, e));
+			emit_op(ld, op, store ? a : home(ld, e));
 			emit(ld, store ? v : a);
 			emit(ld, moff);
+			if (fold)
+				emit(ld, add);
+			label_here(ld);
 			if (!store) {
 				push(ld, sig_type(mi->sig[2]));
 				result_at(ld, start, e);

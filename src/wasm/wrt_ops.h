@@ -188,31 +188,35 @@
 	X(I64_TRUNC_SAT_F64_S, 0x06, "F:I", UN, F64, U64, wrt_sat_i64_f64_s(a)) \
 	X(I64_TRUNC_SAT_F64_U, 0x07, "F:I", UN, F64, U64, wrt_sat_i64_f64_u(a))
 
-/* Loads and stores: X(NAME, byte, signature, bytes accessed, max alignment log2). */
+/*
+ * Loads and stores: X(NAME, byte, signature, bytes accessed, max alignment log2, LD or ST).
+ * Each load also has NAME_A (address = slot + 32-bit immediate, wrapping, then + offset:
+ * a folded i32.add); each store has NAME_I (value immediate), NAME_A and NAME_AI.
+ */
 #define WRT_MEMOPS(X) \
-	X(I32_LOAD,     0x28, "i:i", 4, 2) \
-	X(I64_LOAD,     0x29, "i:I", 8, 3) \
-	X(F32_LOAD,     0x2A, "i:f", 4, 2) \
-	X(F64_LOAD,     0x2B, "i:F", 8, 3) \
-	X(I32_LOAD8_S,  0x2C, "i:i", 1, 0) \
-	X(I32_LOAD8_U,  0x2D, "i:i", 1, 0) \
-	X(I32_LOAD16_S, 0x2E, "i:i", 2, 1) \
-	X(I32_LOAD16_U, 0x2F, "i:i", 2, 1) \
-	X(I64_LOAD8_S,  0x30, "i:I", 1, 0) \
-	X(I64_LOAD8_U,  0x31, "i:I", 1, 0) \
-	X(I64_LOAD16_S, 0x32, "i:I", 2, 1) \
-	X(I64_LOAD16_U, 0x33, "i:I", 2, 1) \
-	X(I64_LOAD32_S, 0x34, "i:I", 4, 2) \
-	X(I64_LOAD32_U, 0x35, "i:I", 4, 2) \
-	X(I32_STORE,    0x36, "ii:", 4, 2) \
-	X(I64_STORE,    0x37, "iI:", 8, 3) \
-	X(F32_STORE,    0x38, "if:", 4, 2) \
-	X(F64_STORE,    0x39, "iF:", 8, 3) \
-	X(I32_STORE8,   0x3A, "ii:", 1, 0) \
-	X(I32_STORE16,  0x3B, "ii:", 2, 1) \
-	X(I64_STORE8,   0x3C, "iI:", 1, 0) \
-	X(I64_STORE16,  0x3D, "iI:", 2, 1) \
-	X(I64_STORE32,  0x3E, "iI:", 4, 2)
+	X(I32_LOAD,     0x28, "i:i", 4, 2, LD) \
+	X(I64_LOAD,     0x29, "i:I", 8, 3, LD) \
+	X(F32_LOAD,     0x2A, "i:f", 4, 2, LD) \
+	X(F64_LOAD,     0x2B, "i:F", 8, 3, LD) \
+	X(I32_LOAD8_S,  0x2C, "i:i", 1, 0, LD) \
+	X(I32_LOAD8_U,  0x2D, "i:i", 1, 0, LD) \
+	X(I32_LOAD16_S, 0x2E, "i:i", 2, 1, LD) \
+	X(I32_LOAD16_U, 0x2F, "i:i", 2, 1, LD) \
+	X(I64_LOAD8_S,  0x30, "i:I", 1, 0, LD) \
+	X(I64_LOAD8_U,  0x31, "i:I", 1, 0, LD) \
+	X(I64_LOAD16_S, 0x32, "i:I", 2, 1, LD) \
+	X(I64_LOAD16_U, 0x33, "i:I", 2, 1, LD) \
+	X(I64_LOAD32_S, 0x34, "i:I", 4, 2, LD) \
+	X(I64_LOAD32_U, 0x35, "i:I", 4, 2, LD) \
+	X(I32_STORE,    0x36, "ii:", 4, 2, ST) \
+	X(I64_STORE,    0x37, "iI:", 8, 3, ST) \
+	X(F32_STORE,    0x38, "if:", 4, 2, ST) \
+	X(F64_STORE,    0x39, "iF:", 8, 3, ST) \
+	X(I32_STORE8,   0x3A, "ii:", 1, 0, ST) \
+	X(I32_STORE16,  0x3B, "ii:", 2, 1, ST) \
+	X(I64_STORE8,   0x3C, "iI:", 1, 0, ST) \
+	X(I64_STORE16,  0x3D, "iI:", 2, 1, ST) \
+	X(I64_STORE32,  0x3E, "iI:", 4, 2, ST)
 
 /*
  * Fused compare-and-branch on i32 (i32.cmp + br_if, or if): X(NAME, C operator, operand type,
