@@ -1,0 +1,191 @@
+/*
+ * ctrl_int.h - what the files of src/ctrl share: the struct ctrl, the API request helpers,
+ * JSON/label/quantity/time helpers, and one pass function per controller.
+ *
+ * A pass runs with c->run_lock held (one pass at a time, whether from the task or from
+ * ctrl_run_once). It reads through ctrl_get/ctrl_list and writes through ctrl_write, each
+ * of which is an api_do. A pass spends one unit of c->budget per object it acts on; when
+ * the budget is gone it sets c->more and returns, and runs again on the next turn.
+ */
+#ifndef CTRL_INT_H
+#define CTRL_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/k32_json.h"
+#include "ctrl/ctrl.h"
+#include "platform/k32_platform.h"
+
+#define CTRL_COUNT	    8	/* controllers (bits of enum ctrl_kind) */
+#define CTRL_WATCH_COUNT    7	/* kinds watched as triggers */
+#define CTRL_NAME_LEN	    254 /* DNS-1123 subdomain plus NUL */
+#define CTRL_SCHEDULER_NAME "default-scheduler"
+
+/* Heartbeat memory for one node (node lifecycle). */
+struct ctrl_node_health {
+	char name[CTRL_NAME_LEN];
+	char beat[80];		 /* last seen lease renewTime + Ready lastHeartbeatTime */
+	uint64_t beat_us;	 /* ctrl clock when beat last changed */
+	uint64_t unreachable_us; /* ctrl clock when marked unreachable; 0: reachable */
+	bool seen;		 /* found in this pass (for forgetting deleted nodes) */
+};
+
+struct ctrl_watch {
+	struct ctrl *c; /* owner (for the notify callback) */
+	struct store_watch *w;
+	const char *group;
+	const char *resource;
+	uint32_t mask;	     /* controllers this kind triggers */
+	atomic_bool pending; /* set by the store's notify callback */
+};
+
+struct ctrl {
+	struct ctrl_config cfg;	     /* defaults filled in */
+	struct api_server *api;	     /* not owned */
+	struct store *store;	     /* not owned; NULL: no watches */
+	struct k32_task *task;	     /* NULL with no_task */
+	struct k32_mutex lock;	     /* dirty, stop, stats */
+	struct k32_cond cond;	     /* wakes the task */
+	struct k32_mutex run_lock;   /* one pass at a time */
+	uint32_t dirty;		     /* CTRL_* bits with work */
+	bool stop;		     /* ctrl_stop asked */
+	uint64_t due_us[CTRL_COUNT]; /* next periodic pass per controller (ctrl clock) */
+	struct ctrl_watch watches[CTRL_WATCH_COUNT];
+	struct ctrl_stats stats;
+	struct ctrl_node_health nodes[K32_CTRL_MAX_NODES];
+	uint32_t budget;     /* actions left in the current pass */
+	bool more;	     /* the current pass stopped at the budget */
+	struct k32_err perr; /* first read failure of the current pass */
+};
+
+/* ---- memory (the default allocator; every size is passed back on free) ---------------- */
+
+static inline void *ctrl_zalloc(size_t len)
+{
+	return k32_calloc(k32_default_allocator(), len);
+}
+
+static inline void ctrl_free(void *p, size_t len)
+{
+	if (p)
+		k32_free(k32_default_allocator(), p, len);
+}
+
+/* ---- clock ---------------------------------------------------------------------------- */
+
+uint64_t ctrl_now_us(struct ctrl *c);
+uint64_t ctrl_wall_s(struct ctrl *c);
+/* RFC 3339 UTC "2006-01-02T15:04:05Z" (buf >= 32). */
+void ctrl_fmt_time(uint64_t s, char *buf, size_t cap);
+/* Parses RFC 3339 (fractions and Z/offset accepted); false if malformed. */
+bool ctrl_parse_time(const char *s, uint64_t *out_s);
+
+/* ---- API requests ------------------------------------------------------------------- */
+
+/*
+ * One api_do. body may be NULL. *out_code gets the HTTP status; *out (may be NULL) the
+ * parsed answer (cJSON_Delete it). Returns K32_OK whenever the API answered (check the
+ * code), an error only when the request could not be made or the answer not parsed.
+ */
+k32_status_t ctrl_do(struct ctrl *c, const char *method, const char *target, const char *ctype,
+		     const char *body, int *out_code, cJSON **out, struct k32_err *err);
+
+/* GET target: K32_OK with *out on 200; NOT_FOUND on 404; another error otherwise. */
+k32_status_t ctrl_get(struct ctrl *c, const char *target, cJSON **out, struct k32_err *err);
+
+/*
+ * A write (POST/PUT/PATCH/DELETE) with a JSON body (may be NULL), counted in the stats and
+ * charged to the pass budget. Returns the HTTP code (0 when the request failed); answers
+ * >= 400 are counted in write_errors and logged at DEBUG (they are retried next pass).
+ */
+int ctrl_write(struct ctrl *c, const char *method, const char *target, const char *ctype,
+	       const cJSON *body, cJSON **out);
+
+/* Called per item of a list; return false to stop listing. item is owned by the list. */
+typedef bool (*ctrl_item_fn)(struct ctrl *c, cJSON *item, void *ctx);
+
+/* Lists path (no query) page by page (K32_CTRL_LIST_PAGE), calling fn per item. Records
+ * a failure in c->perr and returns it. */
+k32_status_t ctrl_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx);
+
+/* Lists path into a new array (detached items), optionally only the objects whose
+ * controller ownerReference has uid owner_uid (NULL: all). NULL on failure (c->perr). */
+cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid);
+
+/* True when the pass may act on one more object (and charges it); false sets c->more. */
+bool ctrl_charge(struct ctrl *c);
+
+/* ---- JSON helpers -------------------------------------------------------------------- */
+
+const char *ctrl_jstr(const cJSON *o, const char *path); /* string or NULL */
+int64_t ctrl_jint(const cJSON *o, const char *path, int64_t dflt);
+/* The uid of o's ownerReference with controller=true, or NULL. */
+const char *ctrl_controller_uid(const cJSON *o);
+/* A new ownerReferences array holding one controller reference to owner. */
+cJSON *ctrl_owner_ref(const cJSON *owner, const char *api_version, const char *kind);
+/* The condition of type in conds (an array), or NULL. */
+cJSON *ctrl_cond_find(const cJSON *conds, const char *type);
+/* Status string of condition type in o.status.conditions ("True"/...), or NULL. */
+const char *ctrl_cond_status(const cJSON *o, const char *type);
+/*
+ * Sets condition type in array conds (created in status if absent) to st/reason/msg, keeping
+ * lastTransitionTime when the status does not change. with_update adds lastUpdateTime
+ * (Deployment style). Returns true when anything changed.
+ */
+bool ctrl_cond_set(struct ctrl *c, cJSON *status, const char *type, const char *st,
+		   const char *reason, const char *msg, bool with_update);
+/* True when a pod is Ready (condition Ready True) and not being deleted. */
+bool ctrl_pod_ready(const cJSON *pod);
+/* True when pod phase is Succeeded or Failed. */
+bool ctrl_pod_terminal(const cJSON *pod);
+/* True when o has metadata.deletionTimestamp. */
+bool ctrl_deleting(const cJSON *o);
+/* Pod's memory need in bytes (limits, else requests, summed over containers). */
+uint64_t ctrl_pod_memory(const cJSON *pod);
+/* Sorts a JSON array in place by metadata.creationTimestamp then name (oldest first). */
+void ctrl_sort_by_age(cJSON *arr);
+/* CRC-32 of the unformatted JSON of o, as 8..10 lowercase base-36-ish chars (out >= 16). */
+void ctrl_hash_json(const cJSON *o, char *out, size_t cap);
+/* Percent-encodes s into out (query values). */
+void ctrl_url_encode(const char *s, char *out, size_t cap);
+
+/* ---- quantities, labels, taints ---------------------------------------------------- */
+
+/* Parses a Kubernetes quantity as bytes, rounding up ("24Ki", "1.5Mi", "64k", "4096"). */
+bool ctrl_quantity_bytes(const char *s, uint64_t *out);
+/* LabelSelector {matchLabels, matchExpressions} against labels; NULL selector matches
+ * nothing (as an RS with no selector selects nothing). */
+bool ctrl_selector_matches(const cJSON *selector, const cJSON *labels);
+/* A NodeSelectorTerm's matchExpressions/matchFields against a node. */
+bool ctrl_node_term_matches(const cJSON *term, const cJSON *node);
+/* nodeSelector and required node affinity of pod spec against node. */
+bool ctrl_node_affinity_matches(const cJSON *spec, const cJSON *node);
+/* True when tolerations (array) tolerate taint {key, value, effect}. */
+bool ctrl_tolerates(const cJSON *tolerations, const char *key, const char *value,
+		    const char *effect);
+/* The hardware items of a request/offer string; see ctrl.h. True when every item of
+ * want is met by have (comma lists). */
+bool ctrl_hardware_met(const char *want, const char *have, char *missing, size_t cap);
+
+/* ---- passes (one per controller; run with run_lock held) --------------------------- */
+
+void ctrl_sched_pass(struct ctrl *c);
+void ctrl_rs_pass(struct ctrl *c);
+void ctrl_deploy_pass(struct ctrl *c);
+void ctrl_ds_pass(struct ctrl *c);
+void ctrl_job_pass(struct ctrl *c);
+void ctrl_node_pass(struct ctrl *c);
+void ctrl_gc_pass(struct ctrl *c);
+void ctrl_ns_pass(struct ctrl *c);
+
+/* Creates a pod from template tmpl (spec.template) in ns, named by generateName prefix, with
+ * extra labels (object, may be NULL), owned by owner. Returns the HTTP code. */
+int ctrl_pod_create(struct ctrl *c, const char *ns, const char *prefix, const cJSON *tmpl,
+		    const cJSON *extra_labels, cJSON *owner_refs, const cJSON *extra_spec);
+/* Deletes a pod (grace < 0: the pod's own). Returns the HTTP code. */
+int ctrl_pod_delete(struct ctrl *c, const char *ns, const char *name, int64_t grace);
+
+#endif /* CTRL_INT_H */

@@ -1,0 +1,413 @@
+/*
+ * ctrl_sched.c - the scheduler: binds pending pods to nodes through pods/binding.
+ *
+ * A pass lists the nodes (at most K32_CTRL_MAX_NODES), the Devices (hardware per node) and
+ * every pod: bound, non-terminal pods count against their node's memory and pod slots;
+ * pending pods (no spec.nodeName, schedulerName default-scheduler or empty, not being
+ * deleted, not terminal) are scheduled oldest first, at most K32_CTRL_BATCH per pass.
+ *
+ * Filters, in Kubernetes' order, stop at the first that fails for a node; that failure is
+ * the node's reason in the FailedScheduling message:
+ *   unschedulable (spec.unschedulable, unless tolerated), node affinity/selector
+ *   (nodeSelector + required nodeAffinity terms, matchFields metadata.name included),
+ *   taints NoSchedule/NoExecute (Ready False/Unknown count as the not-ready/unreachable
+ *   taints), hardware (kube32.io/hardware), pod count, memory.
+ * Score (feasible nodes): the sum of the free fractions of memory and pod slots after
+ * placing the pod, so replicas spread; ties go to the first node in name order.
+ *
+ * A pod that fits nowhere gets PodScheduled=False/Unschedulable and a Warning event
+ * FailedScheduling "0/N nodes are available: <count> <reason>, ... ." followed by per-node
+ * details (the shortfall in bytes); the API's event series turns repeats into count++.
+ */
+#include "ctrl/ctrl_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/k32_log.h"
+
+struct sched_node {
+	const cJSON *node; /* in the pass's node array */
+	const char *name;
+	bool mem_limited;   /* allocatable memory known */
+	uint64_t mem_alloc; /* bytes */
+	uint64_t mem_used;  /* bytes of the bound, non-terminal pods */
+	uint32_t pods_alloc;
+	uint32_t pods_used;
+	char hw[256]; /* annotation + "i2c:<model>" per Device */
+};
+
+struct sched_pass {
+	struct sched_node *nodes;
+	size_t nodes_len; /* bytes of nodes */
+	uint32_t count;
+	cJSON *pending;	       /* pods to schedule (detached copies) */
+	uint32_t pending_more; /* pending pods past the batch */
+};
+
+static struct sched_node *sched_find(struct sched_pass *sp, const char *name)
+{
+	for (uint32_t i = 0; name && i < sp->count; i++)
+		if (!strcmp(sp->nodes[i].name, name))
+			return &sp->nodes[i];
+	return NULL;
+}
+
+static void sched_hw_add(struct sched_node *n, const char *item)
+{
+	size_t len = strlen(n->hw);
+	if (len + strlen(item) + 2 < sizeof(n->hw))
+		snprintf(n->hw + len, sizeof(n->hw) - len, "%s%s", len ? "," : "", item);
+}
+
+static bool sched_device(struct ctrl *c, cJSON *dev, void *ctx)
+{
+	(void)c;
+	struct sched_node *n = sched_find(ctx, ctrl_jstr(dev, "spec.node"));
+	const char *model = ctrl_jstr(dev, "spec.model");
+	if (n && model) {
+		char item[64];
+		snprintf(item, sizeof(item), "i2c:%s", model);
+		sched_hw_add(n, item);
+	}
+	return true;
+}
+
+static bool sched_pod(struct ctrl *c, cJSON *pod, void *ctx)
+{
+	struct sched_pass *sp = ctx;
+	if (ctrl_pod_terminal(pod))
+		return true;
+	const char *node = ctrl_jstr(pod, "spec.nodeName");
+	if (node && node[0]) {
+		struct sched_node *n = sched_find(sp, node);
+		if (n) {
+			n->mem_used += ctrl_pod_memory(pod);
+			n->pods_used++;
+		}
+		return true;
+	}
+	const char *sn = ctrl_jstr(pod, "spec.schedulerName");
+	if (ctrl_deleting(pod) || (sn && sn[0] && strcmp(sn, CTRL_SCHEDULER_NAME)))
+		return true;
+	if ((uint32_t)cJSON_GetArraySize(sp->pending) >= K32_CTRL_BATCH) {
+		sp->pending_more++;
+		return true;
+	}
+	cJSON *dup = cJSON_Duplicate(pod, true);
+	if (!dup) {
+		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "scheduler: out of memory");
+		return false;
+	}
+	cJSON_AddItemToArray(sp->pending, dup);
+	return true;
+}
+
+/* The node's reason for rejecting pod, or NULL when it fits. detail gets numbers. */
+static const char *sched_filter(const cJSON *pod, const struct sched_node *n, uint64_t need,
+				const char *want, char *reason, size_t rcap, char *detail,
+				size_t dcap)
+{
+	const cJSON *spec = cJSON_GetObjectItem(pod, "spec");
+	const cJSON *tol = cJSON_GetObjectItem(spec, "tolerations");
+	const cJSON *nspec = cJSON_GetObjectItem(n->node, "spec");
+	detail[0] = 0;
+	if (cJSON_IsTrue(cJSON_GetObjectItem(nspec, "unschedulable")) &&
+	    !ctrl_tolerates(tol, "node.kubernetes.io/unschedulable", "", "NoSchedule"))
+		return "node(s) were unschedulable";
+	if (!ctrl_node_affinity_matches(spec, n->node))
+		return "node(s) didn't match Pod's node affinity/selector";
+	const cJSON *t;
+	cJSON_ArrayForEach(t, cJSON_GetObjectItem(nspec, "taints"))
+	{
+		const char *key = ctrl_jstr(t, "key");
+		const char *val = ctrl_jstr(t, "value");
+		const char *eff = ctrl_jstr(t, "effect");
+		if (!key || !eff || (strcmp(eff, "NoSchedule") && strcmp(eff, "NoExecute")))
+			continue;
+		if (!ctrl_tolerates(tol, key, val, eff)) {
+			snprintf(reason, rcap, "node(s) had untolerated taint {%s: %s}", key,
+				 val ? val : "");
+			return reason;
+		}
+	}
+	const char *ready = ctrl_cond_status(n->node, "Ready");
+	if (ready && strcmp(ready, "True")) {
+		const char *key = strcmp(ready, "False") ? "node.kubernetes.io/unreachable"
+							 : "node.kubernetes.io/not-ready";
+		if (!ctrl_tolerates(tol, key, "", "NoSchedule")) {
+			snprintf(reason, rcap, "node(s) had untolerated taint {%s: }", key);
+			return reason;
+		}
+	}
+	char missing[96];
+	if (!ctrl_hardware_met(want, n->hw, missing, sizeof(missing))) {
+		snprintf(detail, dcap, "no hardware \"%.40s\" (has \"%.90s\")", missing,
+			 n->hw[0] ? n->hw : "none");
+		return "node(s) didn't have the requested hardware";
+	}
+	if (n->pods_used + 1 > n->pods_alloc) {
+		snprintf(detail, dcap, "%u of %u pods", (unsigned)n->pods_used,
+			 (unsigned)n->pods_alloc);
+		return "Too many pods";
+	}
+	if (n->mem_limited && (n->mem_used > n->mem_alloc || need > n->mem_alloc - n->mem_used)) {
+		uint64_t free_b = n->mem_used > n->mem_alloc ? 0 : n->mem_alloc - n->mem_used;
+		snprintf(detail, dcap, "pod needs %llu bytes, %llu of %llu free",
+			 (unsigned long long)need, (unsigned long long)free_b,
+			 (unsigned long long)n->mem_alloc);
+		return "Insufficient memory";
+	}
+	return NULL;
+}
+
+/* Reads the annotation of hardware the pod asks for, or its label form. */
+static const char *sched_pod_hw(const cJSON *pod)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(
+	    k32_json_find(pod, "metadata.annotations"), "kube32.io/hardware");
+	if (cJSON_IsString(a))
+		return a->valuestring;
+	a = cJSON_GetObjectItemCaseSensitive(k32_json_find(pod, "metadata.labels"),
+					     "kube32.io/hardware");
+	return cJSON_IsString(a) ? a->valuestring : NULL;
+}
+
+/* Builds the "0/N nodes are available: ..." message; returns the chosen node or NULL. */
+static struct sched_node *sched_choose(struct sched_pass *sp, const cJSON *pod, char *msg,
+				       size_t cap)
+{
+	/* reason histogram (distinct reasons <= count of nodes) */
+	struct {
+		char text[160];
+		uint32_t count;
+	} *hist = ctrl_zalloc((sp->count ? sp->count : 1) * sizeof(*hist));
+	size_t hist_len = (sp->count ? sp->count : 1) * sizeof(*hist);
+	char details[K32_CTRL_MSG_LEN];
+	uint32_t nh = 0;
+	size_t dl = 0;
+	details[0] = 0;
+	struct sched_node *best = NULL;
+	double best_score = -1;
+	uint64_t need = ctrl_pod_memory(pod);
+	const char *hw = sched_pod_hw(pod);
+	for (uint32_t i = 0; i < sp->count; i++) {
+		struct sched_node *n = &sp->nodes[i];
+		char rbuf[200], detail[160];
+		const char *why =
+		    sched_filter(pod, n, need, hw, rbuf, sizeof(rbuf), detail, sizeof(detail));
+		if (!why) {
+			double mem =
+			    n->mem_limited && n->mem_alloc
+				? (double)(n->mem_alloc - n->mem_used - need) / (double)n->mem_alloc
+				: 1.0;
+			double pods = n->pods_alloc ? (double)(n->pods_alloc - n->pods_used - 1) /
+							  (double)n->pods_alloc
+						    : 0;
+			double score = mem + pods;
+			if (score > best_score) {
+				best_score = score;
+				best = n;
+			}
+			continue;
+		}
+		uint32_t k = 0;
+		while (k < nh && strcmp(hist[k].text, why))
+			k++;
+		if (hist && k == nh) {
+			snprintf(hist[k].text, sizeof(hist[k].text), "%.159s", why);
+			nh++;
+		}
+		if (hist)
+			hist[k].count++;
+		if (detail[0] && dl + 8 < sizeof(details))
+			dl += (size_t)snprintf(details + dl, sizeof(details) - dl, "%s%s: %s",
+					       dl ? "; " : "", n->name, detail);
+		if (dl >= sizeof(details))
+			dl = sizeof(details) - 1;
+	}
+	if (best) {
+		ctrl_free(hist, hist_len);
+		return best;
+	}
+	/* Kubernetes sorts the "<count> <reason>" strings */
+	char items[8][200];
+	uint32_t ni = 0;
+	for (uint32_t k = 0; hist && k < nh && ni < 8; k++)
+		snprintf(items[ni++], sizeof(items[0]), "%u %s", (unsigned)hist[k].count,
+			 hist[k].text);
+	for (uint32_t a = 1; a < ni; a++)
+		for (uint32_t b = a; b > 0 && strcmp(items[b - 1], items[b]) > 0; b--) {
+			char t[200];
+			memcpy(t, items[b], sizeof(t));
+			memcpy(items[b], items[b - 1], sizeof(t));
+			memcpy(items[b - 1], t, sizeof(t));
+		}
+	size_t ml = (size_t)snprintf(msg, cap, "0/%u nodes are available", (unsigned)sp->count);
+	if (sp->count == 0 && ml < cap)
+		ml += (size_t)snprintf(msg + ml, cap - ml, ": no nodes are registered");
+	for (uint32_t k = 0; k < ni && ml < cap; k++)
+		ml += (size_t)snprintf(msg + ml, cap - ml, "%s%s", k ? ", " : ": ", items[k]);
+	if (ml < cap)
+		ml += (size_t)snprintf(msg + ml, cap - ml, ".");
+	if (details[0] && ml < cap)
+		snprintf(msg + ml, cap - ml, " Details: %s.", details);
+	ctrl_free(hist, hist_len);
+	return NULL;
+}
+
+static void sched_event(struct ctrl *c, const cJSON *pod, const char *type, const char *reason,
+			const char *msg)
+{
+	struct api_event_ref ref = {"v1", "Pod", ctrl_jstr(pod, "metadata.namespace"),
+				    ctrl_jstr(pod, "metadata.name"),
+				    ctrl_jstr(pod, "metadata.uid")};
+	struct k32_err err;
+	if (ref.ns && ref.name &&
+	    api_event_record(c->api, &ref, type, reason, msg, CTRL_SCHEDULER_NAME, &err))
+		k32_log(K32_LOG_DEBUG, "ctrl", "event %s for pod %s: %s", reason, ref.name,
+			err.msg);
+}
+
+/* Patches the PodScheduled condition when it differs (strategic merge keeps the others). */
+static void sched_set_condition(struct ctrl *c, const cJSON *pod, const char *st,
+				const char *reason, const char *msg)
+{
+	cJSON *status = cJSON_Duplicate(cJSON_GetObjectItem(pod, "status"), true);
+	if (!status)
+		status = cJSON_CreateObject();
+	if (!status)
+		return;
+	if (ctrl_cond_set(c, status, "PodScheduled", st, reason, msg, false)) {
+		cJSON *cond = cJSON_Duplicate(
+		    ctrl_cond_find(cJSON_GetObjectItem(status, "conditions"), "PodScheduled"),
+		    true);
+		cJSON *patch = cJSON_CreateObject();
+		cJSON *ps = patch ? cJSON_AddObjectToObject(patch, "status") : NULL;
+		cJSON *arr = ps ? cJSON_AddArrayToObject(ps, "conditions") : NULL;
+		if (arr && cond) {
+			cJSON_AddItemToArray(arr, cond);
+			cond = NULL;
+			char target[600];
+			snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s/status",
+				 ctrl_jstr(pod, "metadata.namespace"),
+				 ctrl_jstr(pod, "metadata.name"));
+			ctrl_write(c, "PATCH", target, "application/strategic-merge-patch+json",
+				   patch, NULL);
+		}
+		cJSON_Delete(cond);
+		cJSON_Delete(patch);
+	}
+	cJSON_Delete(status);
+}
+
+static void sched_one(struct ctrl *c, struct sched_pass *sp, const cJSON *pod)
+{
+	const char *ns = ctrl_jstr(pod, "metadata.namespace");
+	const char *name = ctrl_jstr(pod, "metadata.name");
+	if (!ns || !name)
+		return;
+	char msg[K32_CTRL_MSG_LEN];
+	msg[0] = 0;
+	struct sched_node *n = sched_choose(sp, pod, msg, sizeof(msg));
+	if (!n) {
+		k32_mutex_lock(&c->lock);
+		c->stats.unschedulable++;
+		k32_mutex_unlock(&c->lock);
+		sched_set_condition(c, pod, "False", "Unschedulable", msg);
+		sched_event(c, pod, "Warning", "FailedScheduling", msg);
+		return;
+	}
+	char target[600];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+	cJSON *b = cJSON_CreateObject();
+	if (!b)
+		return;
+	cJSON_AddStringToObject(b, "apiVersion", "v1");
+	cJSON_AddStringToObject(b, "kind", "Binding");
+	cJSON *md = cJSON_AddObjectToObject(b, "metadata");
+	cJSON_AddStringToObject(md, "name", name);
+	cJSON_AddStringToObject(md, "namespace", ns);
+	cJSON *tg = cJSON_AddObjectToObject(b, "target");
+	cJSON_AddStringToObject(tg, "apiVersion", "v1");
+	cJSON_AddStringToObject(tg, "kind", "Node");
+	cJSON_AddStringToObject(tg, "name", n->name);
+	int code = ctrl_write(c, "POST", target, NULL, b, NULL);
+	cJSON_Delete(b);
+	if (code != 201 && code != 200)
+		return;
+	n->mem_used += ctrl_pod_memory(pod);
+	n->pods_used++;
+	k32_mutex_lock(&c->lock);
+	c->stats.bound++;
+	k32_mutex_unlock(&c->lock);
+	snprintf(msg, sizeof(msg), "Successfully assigned %s/%s to %s", ns, name, n->name);
+	sched_set_condition(c, pod, "True", "Scheduled", "");
+	sched_event(c, pod, "Normal", "Scheduled", msg);
+}
+
+void ctrl_sched_pass(struct ctrl *c)
+{
+	struct sched_pass sp;
+	memset(&sp, 0, sizeof(sp));
+	cJSON *nodes = ctrl_list_array(c, "/api/v1/nodes", NULL);
+	if (!nodes)
+		return;
+	int total = cJSON_GetArraySize(nodes);
+	sp.nodes_len = (total ? (size_t)total : 1) * sizeof(*sp.nodes);
+	sp.nodes = ctrl_zalloc(sp.nodes_len);
+	sp.pending = cJSON_CreateArray();
+	if (!sp.nodes || !sp.pending) {
+		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "scheduler: out of memory");
+		goto out;
+	}
+	const cJSON *node;
+	cJSON_ArrayForEach(node, nodes)
+	{
+		if (sp.count >= K32_CTRL_MAX_NODES) {
+			k32_log(K32_LOG_WARN, "ctrl",
+				"scheduler: %d nodes, K32_CTRL_MAX_NODES is %u: the rest are not "
+				"considered; raise the limit",
+				total, (unsigned)K32_CTRL_MAX_NODES);
+			break;
+		}
+		struct sched_node *n = &sp.nodes[sp.count];
+		n->node = node;
+		n->name = ctrl_jstr(node, "metadata.name");
+		if (!n->name)
+			continue;
+		const char *mem = ctrl_jstr(node, "status.allocatable.memory");
+		if (!mem)
+			mem = ctrl_jstr(node, "status.capacity.memory");
+		n->mem_limited = mem && ctrl_quantity_bytes(mem, &n->mem_alloc);
+		const char *pods = ctrl_jstr(node, "status.allocatable.pods");
+		if (!pods)
+			pods = ctrl_jstr(node, "status.capacity.pods");
+		n->pods_alloc = pods ? (uint32_t)strtoul(pods, NULL, 10) : 110;
+		const cJSON *hw = cJSON_GetObjectItemCaseSensitive(
+		    k32_json_find(node, "metadata.annotations"), "kube32.io/hardware");
+		if (cJSON_IsString(hw))
+			sched_hw_add(n, hw->valuestring);
+		sp.count++;
+	}
+	/* Devices are optional: a failed list only means no Device-derived hardware */
+	if (ctrl_list(c, "/apis/kube32.io/v1alpha1/devices", sched_device, &sp))
+		k32_err_clear(&c->perr);
+	if (ctrl_list(c, "/api/v1/pods", sched_pod, &sp))
+		goto out;
+	ctrl_sort_by_age(sp.pending);
+	const cJSON *pod;
+	cJSON_ArrayForEach(pod, sp.pending)
+	{
+		if (!ctrl_charge(c))
+			break;
+		sched_one(c, &sp, pod);
+	}
+	if (sp.pending_more)
+		c->more = true;
+out:
+	ctrl_free(sp.nodes, sp.nodes_len);
+	cJSON_Delete(sp.pending);
+	cJSON_Delete(nodes);
+}

@@ -1,0 +1,749 @@
+/*
+ * ctrl_util.c - helpers shared by the controllers: API requests through api_do, paged
+ * lists, JSON and condition helpers, Kubernetes quantities, label selectors, node
+ * affinity, taints and tolerations, hardware matching, RFC 3339 time.
+ *
+ * Everything here runs inside a pass (run_lock held) except the pure functions, which are
+ * reentrant. Allocation: cJSON and one k32_buf per request, freed before returning.
+ */
+#include "ctrl/ctrl_int.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/k32_buf.h"
+#include "base/k32_crc32.h"
+#include "base/k32_log.h"
+
+/* ---- time ------------------------------------------------------------------------------ */
+
+/* Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil). */
+static int64_t ctrl_days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+void ctrl_fmt_time(uint64_t s, char *buf, size_t cap)
+{
+	int64_t z = (int64_t)(s / 86400) + 719468;
+	unsigned secs = (unsigned)(s % 86400);
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t y = (int64_t)yoe + era * 400;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	unsigned d = doy - (153 * mp + 2) / 5 + 1;
+	unsigned m = mp < 10 ? mp + 3 : mp - 9;
+	y += m <= 2;
+	snprintf(buf, cap, "%04lld-%02u-%02uT%02u:%02u:%02uZ", (long long)y, m, d, secs / 3600,
+		 secs / 60 % 60, secs % 60);
+}
+
+bool ctrl_parse_time(const char *s, uint64_t *out_s)
+{
+	unsigned y, mo, d, h, mi, se;
+	int n = 0;
+	if (!s || sscanf(s, "%4u-%2u-%2uT%2u:%2u:%2u%n", &y, &mo, &d, &h, &mi, &se, &n) != 6)
+		return false;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+		return false;
+	const char *p = s + n;
+	if (*p == '.')
+		for (p++; isdigit((unsigned char)*p); p++)
+			;
+	int64_t off = 0;
+	if (*p == '+' || *p == '-') {
+		unsigned oh, om;
+		if (sscanf(p + 1, "%2u:%2u", &oh, &om) != 2)
+			return false;
+		off = (int64_t)(oh * 3600 + om * 60) * (*p == '+' ? 1 : -1);
+	} else if (*p != 'Z' && *p != 'z') {
+		return false;
+	}
+	int64_t t = ctrl_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - off;
+	*out_s = t > 0 ? (uint64_t)t : 0;
+	return true;
+}
+
+/* ---- requests -------------------------------------------------------------------------- */
+
+k32_status_t ctrl_do(struct ctrl *c, const char *method, const char *target, const char *ctype,
+		     const char *body, int *out_code, cJSON **out, struct k32_err *err)
+{
+	struct k32_buf buf;
+	k32_buf_init(&buf, k32_default_allocator(), K32_CTRL_RESP_BYTES, "controller API answer");
+	*out_code = 0;
+	if (out)
+		*out = NULL;
+	k32_status_t st = api_do(c->api, method, target, ctype, body, body ? strlen(body) : 0,
+				 out_code, &buf, err);
+	if (!st && out) {
+		*out = cJSON_ParseWithLength(k32_buf_cstr(&buf), buf.len);
+		if (!*out)
+			st = k32_err_set(err, K32_ERR_CORRUPT, "ctrl",
+					 "%s %.80s: answer (%zu bytes, HTTP %d) is not JSON; over "
+					 "K32_CTRL_RESP_BYTES (%u)? lower K32_CTRL_LIST_PAGE",
+					 method, target, buf.len, *out_code,
+					 (unsigned)K32_CTRL_RESP_BYTES);
+	}
+	k32_buf_fini(&buf);
+	return st;
+}
+
+k32_status_t ctrl_get(struct ctrl *c, const char *target, cJSON **out, struct k32_err *err)
+{
+	int code = 0;
+	k32_status_t st = ctrl_do(c, "GET", target, NULL, NULL, &code, out, err);
+	if (st)
+		return st;
+	if (code == 200)
+		return K32_OK;
+	const char *msg = ctrl_jstr(*out, "message");
+	st = code == 404 ? K32_ERR_NOT_FOUND : K32_ERR_IO;
+	k32_err_set(err, st, "ctrl", "GET %.100s: HTTP %d: %.80s", target, code, msg ? msg : "");
+	cJSON_Delete(*out);
+	*out = NULL;
+	return st;
+}
+
+int ctrl_write(struct ctrl *c, const char *method, const char *target, const char *ctype,
+	       const cJSON *body, cJSON **out)
+{
+	char *text = body ? cJSON_PrintUnformatted(body) : NULL;
+	int code = 0;
+	struct k32_err err;
+	cJSON *ans = NULL;
+	k32_err_clear(&err);
+	if (body && !text) {
+		k32_err_set(&err, K32_ERR_NO_MEMORY, "ctrl", "out of memory printing a request");
+	} else {
+		ctrl_do(c, method, target, ctype ? ctype : (body ? "application/json" : NULL), text,
+			&code, &ans, &err);
+	}
+	cJSON_free(text);
+	k32_mutex_lock(&c->lock);
+	c->stats.writes++;
+	if (code == 0 || code >= 400)
+		c->stats.write_errors++;
+	k32_mutex_unlock(&c->lock);
+	if (code == 0 || code >= 400) {
+		const char *msg = ctrl_jstr(ans, "message");
+		k32_log(K32_LOG_DEBUG, "ctrl", "%s %.100s: HTTP %d: %.120s", method, target, code,
+			msg ? msg : err.msg);
+	}
+	if (out)
+		*out = ans;
+	else
+		cJSON_Delete(ans);
+	return code;
+}
+
+bool ctrl_charge(struct ctrl *c)
+{
+	if (c->budget == 0) {
+		c->more = true;
+		return false;
+	}
+	c->budget--;
+	return true;
+}
+
+void ctrl_url_encode(const char *s, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+	for (; *s && o + 4 < cap; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+			out[o++] = (char)ch;
+		} else {
+			out[o++] = '%';
+			out[o++] = hex[ch >> 4];
+			out[o++] = hex[ch & 15];
+		}
+	}
+	out[o] = 0;
+}
+
+k32_status_t ctrl_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx)
+{
+	char token[STORE_CONTINUE_LEN * 3 + 1] = "";
+	char target[sizeof(token) + 512];
+	for (;;) {
+		snprintf(target, sizeof(target), "%s?limit=%u%s%s", path,
+			 (unsigned)K32_CTRL_LIST_PAGE, token[0] ? "&continue=" : "", token);
+		cJSON *list = NULL;
+		struct k32_err err;
+		k32_status_t st = ctrl_get(c, target, &list, &err);
+		if (st) {
+			if (!c->perr.status)
+				c->perr = err;
+			return st;
+		}
+		bool go = true;
+		cJSON *it;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(list, "items"))
+		{
+			if (!fn(c, it, ctx)) {
+				go = false;
+				break;
+			}
+		}
+		const char *cont = ctrl_jstr(list, "metadata.continue");
+		if (go && cont && cont[0])
+			ctrl_url_encode(cont, token, sizeof(token));
+		else
+			go = false;
+		cJSON_Delete(list);
+		if (!go)
+			return K32_OK;
+	}
+}
+
+struct ctrl_collect {
+	cJSON *arr;
+	const char *owner_uid;
+};
+
+static bool ctrl_collect_item(struct ctrl *c, cJSON *item, void *ctx)
+{
+	(void)c;
+	struct ctrl_collect *cc = ctx;
+	if (cc->owner_uid) {
+		const char *u = ctrl_controller_uid(item);
+		if (!u || strcmp(u, cc->owner_uid))
+			return true;
+	}
+	cJSON *dup = cJSON_Duplicate(item, true);
+	if (dup)
+		cJSON_AddItemToArray(cc->arr, dup);
+	return dup != NULL;
+}
+
+cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid)
+{
+	struct ctrl_collect cc = {cJSON_CreateArray(), owner_uid};
+	if (!cc.arr) {
+		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "listing %.80s: out of memory",
+			    path);
+		return NULL;
+	}
+	if (ctrl_list(c, path, ctrl_collect_item, &cc)) {
+		cJSON_Delete(cc.arr);
+		return NULL;
+	}
+	return cc.arr;
+}
+
+/* ---- JSON helpers ---------------------------------------------------------------------- */
+
+const char *ctrl_jstr(const cJSON *o, const char *path)
+{
+	const cJSON *v = o ? k32_json_find(o, path) : NULL;
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int64_t ctrl_jint(const cJSON *o, const char *path, int64_t dflt)
+{
+	const cJSON *v = o ? k32_json_find(o, path) : NULL;
+	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
+}
+
+const char *ctrl_controller_uid(const cJSON *o)
+{
+	const cJSON *r;
+	cJSON_ArrayForEach(r, k32_json_find(o, "metadata.ownerReferences"))
+	{
+		if (cJSON_IsTrue(cJSON_GetObjectItem(r, "controller")))
+			return ctrl_jstr(r, "uid");
+	}
+	return NULL;
+}
+
+cJSON *ctrl_owner_ref(const cJSON *owner, const char *api_version, const char *kind)
+{
+	cJSON *arr = cJSON_CreateArray();
+	cJSON *r = cJSON_CreateObject();
+	if (!arr || !r) {
+		cJSON_Delete(arr);
+		cJSON_Delete(r);
+		return NULL;
+	}
+	cJSON_AddItemToArray(arr, r);
+	cJSON_AddStringToObject(r, "apiVersion", api_version);
+	cJSON_AddStringToObject(r, "kind", kind);
+	const char *name = ctrl_jstr(owner, "metadata.name");
+	const char *uid = ctrl_jstr(owner, "metadata.uid");
+	cJSON_AddStringToObject(r, "name", name ? name : "");
+	cJSON_AddStringToObject(r, "uid", uid ? uid : "");
+	cJSON_AddTrueToObject(r, "controller");
+	cJSON_AddTrueToObject(r, "blockOwnerDeletion");
+	return arr;
+}
+
+cJSON *ctrl_cond_find(const cJSON *conds, const char *type)
+{
+	cJSON *cd;
+	cJSON_ArrayForEach(cd, conds)
+	{
+		const char *t = ctrl_jstr(cd, "type");
+		if (t && !strcmp(t, type))
+			return cd;
+	}
+	return NULL;
+}
+
+const char *ctrl_cond_status(const cJSON *o, const char *type)
+{
+	return ctrl_jstr(ctrl_cond_find(k32_json_find(o, "status.conditions"), type), "status");
+}
+
+static void ctrl_set_str(cJSON *o, const char *key, const char *v)
+{
+	cJSON *s = cJSON_CreateString(v);
+	if (!s)
+		return;
+	if (cJSON_GetObjectItemCaseSensitive(o, key))
+		cJSON_ReplaceItemInObjectCaseSensitive(o, key, s);
+	else
+		cJSON_AddItemToObject(o, key, s);
+}
+
+static bool ctrl_str_differs(const cJSON *o, const char *key, const char *v)
+{
+	const char *cur = ctrl_jstr(o, key);
+	return !cur || strcmp(cur, v);
+}
+
+bool ctrl_cond_set(struct ctrl *c, cJSON *status, const char *type, const char *st,
+		   const char *reason, const char *msg, bool with_update)
+{
+	cJSON *conds = cJSON_GetObjectItem(status, "conditions");
+	if (!cJSON_IsArray(conds)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
+		conds = cJSON_AddArrayToObject(status, "conditions");
+		if (!conds)
+			return false;
+	}
+	char now[32];
+	ctrl_fmt_time(ctrl_wall_s(c), now, sizeof(now));
+	cJSON *cd = ctrl_cond_find(conds, type);
+	if (!cd) {
+		cd = cJSON_CreateObject();
+		if (!cd)
+			return false;
+		cJSON_AddItemToArray(conds, cd);
+		ctrl_set_str(cd, "type", type);
+	}
+	bool st_changed = ctrl_str_differs(cd, "status", st);
+	bool changed = st_changed || ctrl_str_differs(cd, "reason", reason) ||
+		       ctrl_str_differs(cd, "message", msg);
+	if (!changed)
+		return false;
+	ctrl_set_str(cd, "status", st);
+	ctrl_set_str(cd, "reason", reason);
+	ctrl_set_str(cd, "message", msg);
+	if (st_changed || !ctrl_jstr(cd, "lastTransitionTime"))
+		ctrl_set_str(cd, "lastTransitionTime", now);
+	if (with_update)
+		ctrl_set_str(cd, "lastUpdateTime", now);
+	return true;
+}
+
+bool ctrl_deleting(const cJSON *o)
+{
+	return ctrl_jstr(o, "metadata.deletionTimestamp") != NULL;
+}
+
+bool ctrl_pod_terminal(const cJSON *pod)
+{
+	const char *ph = ctrl_jstr(pod, "status.phase");
+	return ph && (!strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"));
+}
+
+bool ctrl_pod_ready(const cJSON *pod)
+{
+	const char *s = ctrl_cond_status(pod, "Ready");
+	return s && !strcmp(s, "True") && !ctrl_deleting(pod) && !ctrl_pod_terminal(pod);
+}
+
+uint64_t ctrl_pod_memory(const cJSON *pod)
+{
+	uint64_t sum = 0;
+	const cJSON *ct;
+	cJSON_ArrayForEach(ct, k32_json_find(pod, "spec.containers"))
+	{
+		const char *q = ctrl_jstr(ct, "resources.limits.memory");
+		if (!q)
+			q = ctrl_jstr(ct, "resources.requests.memory");
+		uint64_t b = 0;
+		if (q && ctrl_quantity_bytes(q, &b))
+			sum += b;
+	}
+	return sum;
+}
+
+/* Orders two objects by creationTimestamp, then name (qsort on cJSON pointers). */
+static int ctrl_age_cmp(const void *pa, const void *pb)
+{
+	const cJSON *a = *(const cJSON *const *)pa, *b = *(const cJSON *const *)pb;
+	const char *ta = ctrl_jstr(a, "metadata.creationTimestamp");
+	const char *tb = ctrl_jstr(b, "metadata.creationTimestamp");
+	int r = strcmp(ta ? ta : "", tb ? tb : "");
+	if (r)
+		return r;
+	const char *na = ctrl_jstr(a, "metadata.name");
+	const char *nb = ctrl_jstr(b, "metadata.name");
+	return strcmp(na ? na : "", nb ? nb : "");
+}
+
+void ctrl_sort_by_age(cJSON *arr)
+{
+	int n = cJSON_GetArraySize(arr);
+	if (n < 2)
+		return;
+	cJSON **v = ctrl_zalloc((size_t)n * sizeof(*v));
+	if (!v)
+		return; /* unsorted is still correct, only less fair */
+	for (int i = 0; i < n; i++)
+		v[i] = cJSON_DetachItemFromArray(arr, 0);
+	qsort(v, (size_t)n, sizeof(*v), ctrl_age_cmp);
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(arr, v[i]);
+	ctrl_free(v, (size_t)n * sizeof(*v));
+}
+
+void ctrl_hash_json(const cJSON *o, char *out, size_t cap)
+{
+	static const char alpha[] = "bcdfghjklmnpqrstvwxz2456789";
+	char *text = cJSON_PrintUnformatted(o);
+	uint32_t h = text ? k32_crc32(0, text, strlen(text)) : 0;
+	cJSON_free(text);
+	size_t i = 0;
+	do {
+		if (i + 1 >= cap)
+			break;
+		out[i++] = alpha[h % 27];
+		h /= 27;
+	} while (h);
+	out[i] = 0;
+}
+
+/* ---- quantities ------------------------------------------------------------------------ */
+
+bool ctrl_quantity_bytes(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *suf;
+		uint64_t mul;
+	} sufs[] = {
+	    {"Ki", 1ull << 10},	  {"Mi", 1ull << 20},	   {"Gi", 1ull << 30},
+	    {"Ti", 1ull << 40},	  {"k", 1000ull},	   {"M", 1000000ull},
+	    {"G", 1000000000ull}, {"T", 1000000000000ull}, {"", 1},
+	};
+	if (!s)
+		return false;
+	const char *p = s;
+	uint64_t ip = 0, frac = 0, fdiv = 1;
+	bool digits = false;
+	for (; isdigit((unsigned char)*p); p++, digits = true) {
+		if (ip > (UINT64_MAX - 9) / 10)
+			return false;
+		ip = ip * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++, digits = true) {
+			if (fdiv < 1000000000ull) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				fdiv *= 10;
+			}
+		}
+	}
+	if (!digits)
+		return false;
+	for (size_t i = 0; i < sizeof(sufs) / sizeof(sufs[0]); i++) {
+		if (strcmp(p, sufs[i].suf))
+			continue;
+		uint64_t mul = sufs[i].mul;
+		if (ip && mul > UINT64_MAX / ip)
+			return false;
+		/* fraction rounded up: 1.5Mi = 1572864, 0.1 = 1 byte */
+		uint64_t f = (frac * mul + fdiv - 1) / fdiv;
+		*out = ip * mul + f;
+		return true;
+	}
+	if (*p == 'e' || *p == 'E') {
+		char *end = NULL;
+		long e = strtol(p + 1, &end, 10);
+		if (!end || *end || e < 0 || e > 18)
+			return false;
+		uint64_t v = ip;
+		for (long i = 0; i < e; i++) {
+			if (v > UINT64_MAX / 10)
+				return false;
+			v *= 10;
+		}
+		*out = v;
+		return true;
+	}
+	return false;
+}
+
+/* ---- selectors, affinity, taints ------------------------------------------------------- */
+
+static bool ctrl_in_values(const cJSON *values, const char *v)
+{
+	const cJSON *x;
+	cJSON_ArrayForEach(x, values)
+	{
+		if (cJSON_IsString(x) && v && !strcmp(x->valuestring, v))
+			return true;
+	}
+	return false;
+}
+
+/* One requirement: op In/NotIn/Exists/DoesNotExist/Gt/Lt on value v (NULL: absent). */
+static bool ctrl_requirement(const char *op, const cJSON *values, const char *v)
+{
+	if (!op)
+		return false;
+	if (!strcmp(op, "In"))
+		return v && ctrl_in_values(values, v);
+	if (!strcmp(op, "NotIn"))
+		return !v || !ctrl_in_values(values, v);
+	if (!strcmp(op, "Exists"))
+		return v != NULL;
+	if (!strcmp(op, "DoesNotExist"))
+		return v == NULL;
+	if (!strcmp(op, "Gt") || !strcmp(op, "Lt")) {
+		const cJSON *x = cJSON_GetArrayItem(values, 0);
+		if (!v || !cJSON_IsString(x))
+			return false;
+		long long a = strtoll(v, NULL, 10), b = strtoll(x->valuestring, NULL, 10);
+		return op[0] == 'G' ? a > b : a < b;
+	}
+	return false;
+}
+
+bool ctrl_selector_matches(const cJSON *selector, const cJSON *labels)
+{
+	if (!cJSON_IsObject(selector))
+		return false;
+	const cJSON *ml = cJSON_GetObjectItem(selector, "matchLabels");
+	const cJSON *me = cJSON_GetObjectItem(selector, "matchExpressions");
+	if (cJSON_GetArraySize(ml) == 0 && cJSON_GetArraySize(me) == 0)
+		return false;
+	const cJSON *l;
+	cJSON_ArrayForEach(l, ml)
+	{
+		const char *v = ctrl_jstr(labels, l->string);
+		if (!cJSON_IsString(l) || !v || strcmp(v, l->valuestring))
+			return false;
+	}
+	const cJSON *e;
+	cJSON_ArrayForEach(e, me)
+	{
+		const char *key = ctrl_jstr(e, "key");
+		if (!key ||
+		    !ctrl_requirement(ctrl_jstr(e, "operator"), cJSON_GetObjectItem(e, "values"),
+				      ctrl_jstr(labels, key)))
+			return false;
+	}
+	return true;
+}
+
+bool ctrl_node_term_matches(const cJSON *term, const cJSON *node)
+{
+	const cJSON *me = cJSON_GetObjectItem(term, "matchExpressions");
+	const cJSON *mf = cJSON_GetObjectItem(term, "matchFields");
+	if (cJSON_GetArraySize(me) == 0 && cJSON_GetArraySize(mf) == 0)
+		return false; /* an empty term matches no objects */
+	const cJSON *labels = k32_json_find(node, "metadata.labels");
+	const cJSON *e;
+	cJSON_ArrayForEach(e, me)
+	{
+		const char *key = ctrl_jstr(e, "key");
+		if (!key ||
+		    !ctrl_requirement(ctrl_jstr(e, "operator"), cJSON_GetObjectItem(e, "values"),
+				      ctrl_jstr(labels, key)))
+			return false;
+	}
+	cJSON_ArrayForEach(e, mf)
+	{
+		const char *key = ctrl_jstr(e, "key");
+		/* metadata.name is the only field Kubernetes supports here */
+		if (!key || strcmp(key, "metadata.name") ||
+		    !ctrl_requirement(ctrl_jstr(e, "operator"), cJSON_GetObjectItem(e, "values"),
+				      ctrl_jstr(node, "metadata.name")))
+			return false;
+	}
+	return true;
+}
+
+bool ctrl_node_affinity_matches(const cJSON *spec, const cJSON *node)
+{
+	const cJSON *labels = k32_json_find(node, "metadata.labels");
+	const cJSON *l;
+	cJSON_ArrayForEach(l, cJSON_GetObjectItem(spec, "nodeSelector"))
+	{
+		const char *v = ctrl_jstr(labels, l->string);
+		if (!cJSON_IsString(l) || !v || strcmp(v, l->valuestring))
+			return false;
+	}
+	const cJSON *terms = k32_json_find(
+	    spec, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+	if (!terms)
+		return true;
+	const cJSON *t;
+	cJSON_ArrayForEach(t, cJSON_GetObjectItem(terms, "nodeSelectorTerms"))
+	{
+		if (ctrl_node_term_matches(t, node))
+			return true; /* terms are ORed */
+	}
+	return false;
+}
+
+bool ctrl_tolerates(const cJSON *tolerations, const char *key, const char *value,
+		    const char *effect)
+{
+	const cJSON *t;
+	cJSON_ArrayForEach(t, tolerations)
+	{
+		const char *tk = ctrl_jstr(t, "key");
+		const char *op = ctrl_jstr(t, "operator");
+		const char *tv = ctrl_jstr(t, "value");
+		const char *te = ctrl_jstr(t, "effect");
+		bool exists = op && !strcmp(op, "Exists");
+		if (te && te[0] && strcmp(te, effect))
+			continue;
+		if (tk && tk[0] && strcmp(tk, key))
+			continue;
+		if ((!tk || !tk[0]) && !exists)
+			continue; /* an empty key needs operator Exists */
+		if (exists || !strcmp(tv ? tv : "", value ? value : ""))
+			return true;
+	}
+	return false;
+}
+
+/* Next comma-separated item of *p into out (trimmed); false at the end. */
+static bool ctrl_next_item(const char **p, char *out, size_t cap)
+{
+	while (**p == ',' || **p == ' ')
+		(*p)++;
+	if (!**p)
+		return false;
+	const char *e = *p;
+	while (*e && *e != ',')
+		e++;
+	size_t n = (size_t)(e - *p);
+	while (n && (*p)[n - 1] == ' ')
+		n--;
+	snprintf(out, cap, "%.*s", (int)n, *p);
+	*p = e;
+	/* label form: the first '.' or '_' stands for ':' */
+	if (!strchr(out, ':')) {
+		char *sep = strpbrk(out, "._");
+		if (sep)
+			*sep = ':';
+	}
+	return true;
+}
+
+bool ctrl_hardware_met(const char *want, const char *have, char *missing, size_t cap)
+{
+	char w[96], h[96];
+	const char *wp = want ? want : "";
+	if (missing && cap)
+		missing[0] = 0;
+	while (ctrl_next_item(&wp, w, sizeof(w))) {
+		if (!strcmp(w, "none"))
+			continue;
+		bool found = false;
+		const char *hp = have ? have : "";
+		size_t wl = strlen(w);
+		while (!found && ctrl_next_item(&hp, h, sizeof(h)))
+			found = !strcmp(w, h) ||
+				(!strchr(w, ':') && !strncmp(h, w, wl) && h[wl] == ':');
+		if (!found) {
+			if (missing && cap)
+				snprintf(missing, cap, "%s", w);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---- pods ------------------------------------------------------------------------------ */
+
+int ctrl_pod_create(struct ctrl *c, const char *ns, const char *prefix, const cJSON *tmpl,
+		    const cJSON *extra_labels, cJSON *owner_refs, const cJSON *extra_spec)
+{
+	cJSON *pod = cJSON_CreateObject();
+	cJSON *md = pod ? cJSON_AddObjectToObject(pod, "metadata") : NULL;
+	cJSON *tmd = cJSON_Duplicate(cJSON_GetObjectItem(tmpl, "metadata"), true);
+	cJSON *spec = cJSON_Duplicate(cJSON_GetObjectItem(tmpl, "spec"), true);
+	int code = 0;
+	if (!md || !spec) {
+		cJSON_Delete(owner_refs);
+		goto out;
+	}
+	cJSON_AddStringToObject(pod, "apiVersion", "v1");
+	cJSON_AddStringToObject(pod, "kind", "Pod");
+	char gen[CTRL_NAME_LEN];
+	/* generateName leaves room for the 5 random characters the API appends */
+	snprintf(gen, sizeof(gen), "%.57s-", prefix);
+	cJSON_AddStringToObject(md, "generateName", gen);
+	cJSON_AddStringToObject(md, "namespace", ns);
+	cJSON *labels = cJSON_Duplicate(cJSON_GetObjectItem(tmd, "labels"), true);
+	if (!labels)
+		labels = cJSON_CreateObject();
+	const cJSON *l;
+	cJSON_ArrayForEach(l, extra_labels)
+	{
+		cJSON_DeleteItemFromObjectCaseSensitive(labels, l->string);
+		cJSON_AddItemToObject(labels, l->string, cJSON_Duplicate(l, true));
+	}
+	cJSON_AddItemToObject(md, "labels", labels);
+	cJSON *ann = cJSON_GetObjectItem(tmd, "annotations");
+	if (ann)
+		cJSON_AddItemToObject(md, "annotations", cJSON_Duplicate(ann, true));
+	if (owner_refs)
+		cJSON_AddItemToObject(md, "ownerReferences", owner_refs);
+	cJSON_ArrayForEach(l, extra_spec)
+	{
+		cJSON_DeleteItemFromObjectCaseSensitive(spec, l->string);
+		cJSON_AddItemToObject(spec, l->string, cJSON_Duplicate(l, true));
+	}
+	cJSON_AddItemToObject(pod, "spec", spec);
+	spec = NULL;
+	char target[320];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods", ns);
+	code = ctrl_write(c, "POST", target, NULL, pod, NULL);
+out:
+	cJSON_Delete(spec);
+	cJSON_Delete(tmd);
+	cJSON_Delete(pod);
+	return code;
+}
+
+int ctrl_pod_delete(struct ctrl *c, const char *ns, const char *name, int64_t grace)
+{
+	char target[600];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s", ns, name);
+	cJSON *body = cJSON_CreateObject();
+	if (body) {
+		cJSON_AddStringToObject(body, "propagationPolicy", "Background");
+		if (grace >= 0)
+			cJSON_AddNumberToObject(body, "gracePeriodSeconds", (double)grace);
+	}
+	return ctrl_write(c, "DELETE", target, NULL, body, NULL);
+}
