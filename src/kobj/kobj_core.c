@@ -718,6 +718,8 @@ static int64_t deadline_us(kobj_time_t deadline)
 		return K32_FOREVER;
 	if (deadline <= 0)
 		return 0;
+	if (deadline > KOBJ_TIME_INFINITE - 999)
+		return K32_FOREVER;
 	return (deadline + 999) / 1000;
 }
 
@@ -880,9 +882,9 @@ k32_status_t kobj_object_wait_many(struct kobj_owner *owner, struct kobj_wait_it
 	if (deadline <= 0 || count == 0) {
 		if (count == 0 && deadline > 0 && deadline != KOBJ_TIME_INFINITE) {
 			/* Zircon allows a pure sleep with zero items. */
-			while (kobj_now_ns() < deadline)
-				k32_plat()->sleep_us((uint64_t)(deadline - kobj_now_ns() + 999) /
-						     1000);
+			kobj_time_t now;
+			while ((now = kobj_now_ns()) < deadline)
+				k32_plat()->sleep_us((uint64_t)(deadline - now) / 1000u + 1u);
 		}
 		return K32_ERR_TIMED_OUT;
 	}

@@ -82,6 +82,8 @@ static int64_t to_us(kobj_time_t ns)
 {
 	if (ns == KOBJ_TIME_INFINITE)
 		return K32_FOREVER;
+	if (ns > KOBJ_TIME_INFINITE - 999)
+		return K32_FOREVER;
 	return ns <= 0 ? 0 : (ns + 999) / 1000;
 }
 
