@@ -2,7 +2,8 @@
  * store_bench.c - `store-bench DATA_DIR`: the store's numbers for `make bench`.
  *
  *  - write: one update of a ~1 KiB object, appended and fsynced before it returns (the
- *    acknowledged-write latency the API server adds to every write); median and p99;
+ *    acknowledged-write latency the API server adds to every write); median and p99, beside
+ *    a raw append + fsync of the same bytes (the disk alone, interleaved) and their ratio;
  *  - list: a list of 100 pod-sized objects in one namespace (the store part of
  *    `GET /api/v1/pods`); median and p99;
  *  - watch memory: bytes the store allocates for 500 open watchers, and its bytes per object.
@@ -63,7 +64,8 @@ static size_t pod_json(char *buf, size_t cap, int i, size_t *out_rv_off)
 int main(int argc, char **argv)
 {
 	const struct k32_platform_ops *ops = k32_plat();
-	static uint64_t lat[LISTS > WRITES ? LISTS : WRITES];
+	static uint64_t lat[LISTS > WRITES ? LISTS : WRITES], raw_lat[WRITES];
+	struct k32_file *raw;
 	static struct store_watch *watchers[WATCHERS];
 	struct store_config cfg = {0};
 	struct store_stats before, after;
@@ -101,7 +103,14 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* fsynced single writes */
+	/* fsynced single writes, interleaved with a raw append + fsync of the same size to a
+	 * side file: the disk's own cost under the same conditions, for the ratio */
+	snprintf(path, sizeof(path), "%s/raw.log", argv[1]);
+	ops->file_remove(path, NULL);
+	if (ops->file_open_append(path, &raw, &err) != K32_OK) {
+		fprintf(stderr, "store-bench: %s\n", err.msg);
+		return 1;
+	}
 	for (int i = 0; i < WRITES; i++) {
 		char name[16];
 		struct store_key k = {.group = "", .resource = "pods", .ns = "bench", .name = name};
@@ -118,8 +127,22 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		lat[i] = ops->now_us() - t0;
+		t0 = ops->now_us();
+		if (ops->file_append(raw, json, len, &err) != K32_OK ||
+		    ops->file_sync(raw, &err) != K32_OK) {
+			fprintf(stderr, "store-bench: raw append: %s\n", err.msg);
+			return 1;
+		}
+		raw_lat[i] = ops->now_us() - t0;
 	}
+	ops->file_close(raw);
+	ops->file_remove(path, NULL);
+	qsort(raw_lat, WRITES, sizeof(*raw_lat), cmp_u64);
+	qsort(lat, WRITES, sizeof(*lat), cmp_u64);
 	report("write (1 KiB update, fsynced)", lat, WRITES);
+	report("raw file_append+file_sync 1 KiB (disk)", raw_lat, WRITES);
+	printf("store-bench: write median / raw disk median = %.2f\n",
+	       (double)lat[WRITES / 2] / (double)(raw_lat[WRITES / 2] ? raw_lat[WRITES / 2] : 1));
 
 	/* list of 100 objects */
 	for (int i = 0; i < LISTS; i++) {
