@@ -274,6 +274,24 @@ check ssa-create '^configmap/ssa serverside-applied$' k apply --server-side -f "
 check ssa-update '^configmap/ssa serverside-applied$' k apply --server-side -f "$WORK/ssa2.yaml"
 check ssa-value '^2$' kn get cm ssa -o 'jsonpath={.data.a}'
 
+# ---- kube32.io Device ----------------------------------------------------------------------
+cat >"$WORK/dev.yaml" <<'EOF'
+apiVersion: kube32.io/v1alpha1
+kind: Device
+metadata: {name: envpro, namespace: e2e}
+spec: {node: cardputer-1, bus: 0, muxChannel: 2, address: 119, model: bme688, pollIntervalMs: 3000}
+EOF
+check device-apply '^device.kube32.io/envpro created$' k apply -f "$WORK/dev.yaml"
+check device-apply-again '^device.kube32.io/envpro unchanged$' k apply -f "$WORK/dev.yaml"
+sed -i 's/pollIntervalMs: 3000/pollIntervalMs: 2000/' "$WORK/dev.yaml"
+check device-apply-changed '^device.kube32.io/envpro configured$' k apply -f "$WORK/dev.yaml"
+check device-status '^device.kube32.io/envpro patched$' kn patch device envpro --subresource=status --type=merge -p '{"status":{"driverPod":"bme688-envpro","readings":{"temperature_c":"23.64","humidity_pct":"41.9"},"conditions":[{"type":"Ready","status":"True","reason":"Reading"}]}}'
+check device-table '^envpro +cardputer-1 +bme688 +temperature_c=23\.64,humidity_pct=41\.9 +[0-9]+s$' kn get devices
+check device-wide '0x77 \(bus 0, mux 2\) +True +bme688-envpro$' kn get dev -o wide
+sed -i 's/model: bme688/model: lcd/' "$WORK/dev.yaml"
+check device-invalid 'spec.model: Unsupported value: "lcd"' k apply -f "$WORK/dev.yaml"
+check device-delete '^device.kube32.io "envpro" deleted$' kn delete device envpro
+
 # ---- bad input over raw HTTP: the right Status, nothing changed ----------------------------
 URL="https://127.0.0.1:$PORT/api/v1/namespaces/e2e/configmaps"
 craw() { curl -s --cacert "$DATA/pki/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" "$@"; }
