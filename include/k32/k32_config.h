@@ -428,6 +428,18 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
 #define K32_HTTP_MAX_TLS_NAMES 8
 #endif
 
+/* Handler tasks of an HTTP server by default: 0 runs handlers on the event-loop task (no
+ * locking needed in them); N > 0 runs them on N tasks so a slow handler (an fsync) does not
+ * hold up other connections. Each task: a thread stack plus ~2.5 KiB of scratch. */
+#ifndef K32_HTTP_HANDLER_THREADS
+#define K32_HTTP_HANDLER_THREADS 0
+#endif
+
+/* Most handler tasks one server may start (each is a platform task; K32_PLAT_MAX_TASKS). */
+#ifndef K32_HTTP_MAX_HANDLER_THREADS
+#define K32_HTTP_MAX_HANDLER_THREADS 16
+#endif
+
 /* Bytes of a certificate or key path (data_dir + "/pki/server.key"). */
 #ifndef K32_HTTP_PATH_LEN
 #define K32_HTTP_PATH_LEN 256

@@ -25,6 +25,13 @@
  *   - max_conns connections open: a further client gets a short 503 and is closed;
  *   - a response body over max_response_bytes: the handler's append fails (k32_buf cap).
  *
+ * HANDLER THREADS. With cfg.handler_threads = N > 0, complete requests go to a queue served
+ * by N handler tasks instead of running on the loop: handler and authenticate then run
+ * concurrently on those tasks (they must be thread-safe), so a slow handler (an fsync)
+ * holds up only its own connection and two cores can serve requests. The loop keeps all
+ * socket I/O, parsing, error answers and every stream callback (pull, close). 0 (the
+ * default) keeps everything on the loop task, with no locking needed in the handler.
+ *
  * STREAMS (watch, logs -f). A handler may turn its response into a chunked stream with
  * http_response_stream(): the server sends the status and headers with
  * "Transfer-Encoding: chunked", then calls ops->pull on the loop task whenever there is
@@ -39,15 +46,15 @@
  * buffer that exists only while data waits to be sent.
  *
  * MEMORY. Fixed at start: ~3.9 KiB of server state plus 36 bytes per max_conns (slot 16,
- * poll entry 12, connection pointer 8). Per connection: one struct of 280 bytes (measured
+ * poll entry 12, connection pointer 8). Per connection: one struct of 296 bytes (measured
  * on x86-64) while idle or while a stream is quiet: the input buffer, parse state and output
  * buffers are allocated only while a request is being read or a response or chunk is
- * being written, and freed after (http_test measures 500 open streams at 280 bytes each).
+ * being written, and freed after (http_test measures 500 open streams at 296 bytes each).
  * While reading a request: + input buffer (up to max_header_bytes + 8 KiB) + ~1.2 KiB parse
  * state + the body. A TLS connection adds mbedTLS's session (two ~16.5 KiB record buffers
  * plus ~2 KiB; Debian's mbedTLS 2.28 is built without MBEDTLS_SSL_VARIABLE_BUFFER_LENGTH),
  * ~35 KiB per connection as http-bench measures: 500 watches over TLS need ~17 MiB, over
- * plain HTTP ~137 KiB. On a board, ESP-IDF's mbedTLS options (dynamic buffers, smaller
+ * plain HTTP ~145 KiB. On a board, ESP-IDF's mbedTLS options (dynamic buffers, smaller
  * IN/OUT content lengths) cut that. Everything comes from the server's allocator except
  * mbedTLS's own buffers, which use the C library (no MBEDTLS_PLATFORM_MEMORY in Debian's).
  *
@@ -70,8 +77,9 @@
  * chunk by chunk or line by line.
  *
  * Context: http_server_start/stop from any one thread; http_server_stream_wake from any
- * thread; handler, authenticate and stream ops on the server's loop task only. A client is
- * used by one thread at a time. Nothing here aborts on bad input or allocation failure.
+ * thread; handler and authenticate on the loop task (or on handler tasks, see above);
+ * stream ops and error_body on the loop task only. A client is used by one thread at a
+ * time. Nothing here aborts on bad input or allocation failure.
  */
 #ifndef K32_HTTP_H
 #define K32_HTTP_H
@@ -177,6 +185,7 @@ struct http_server_config {
 	int64_t idle_timeout_us;   /* K32_HTTP_IDLE_TIMEOUT_MS */
 	const struct k32_allocator *alloc; /* thread-safe allocator; NULL: the default heap */
 	http_error_fn error_body;	   /* optional, see http_error_fn; ctx as above */
+	uint32_t handler_threads;	   /* K32_HTTP_HANDLER_THREADS; see HANDLER THREADS */
 };
 
 struct http_server_stats {

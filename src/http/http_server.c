@@ -48,6 +48,7 @@ enum conn_state {
 	CS_WRITE,
 	CS_STREAM,
 	CS_LINGER,
+	CS_HANDLER,
 };
 
 enum drive_result {
@@ -80,25 +81,27 @@ struct http_reqstate {
 struct http_conn {
 	struct http_server *srv;
 	k32_sock_t sock;
-	uint16_t slot;		   /* index in srv->slots */
-	uint8_t state;		   /* enum conn_state */
-	bool keep_alive;	   /* keep the connection after the current response */
-	bool tls_ready;		   /* handshake done (close_notify allowed) */
-	bool peer_eof;		   /* LINGER: the client closed its side */
-	bool again;		   /* DRIVE_STEPS ran out with work left: drive next turn */
-	uint32_t tls_want;	   /* poll events the TLS layer asked for (0: none) */
-	size_t tls_pending_len;	   /* length of a TLS write to repeat after SHOULD_WAIT */
-	uint64_t seq;		   /* connection number */
-	int64_t deadline_us;	   /* when the current timeout expires (K32_FOREVER: none) */
-	int64_t linger_end_us;	   /* LINGER: hard end */
-	struct k32_buf in;	   /* raw input, allocated while needed */
-	struct k32_buf out;	   /* status line, headers, chunks */
-	struct k32_buf out2;	   /* a whole response body, sent after out */
-	size_t out_off;		   /* bytes of out already sent */
-	size_t out2_off;	   /* bytes of out2 already sent */
-	struct http_reqstate *rs;  /* request being read, or NULL */
-	struct http_tls_conn *tls; /* TLS session, or NULL */
-	struct http_stream st;	   /* the stream, when state is CS_STREAM */
+	uint16_t slot;		    /* index in srv->slots */
+	uint8_t state;		    /* enum conn_state */
+	bool keep_alive;	    /* keep the connection after the current response */
+	bool tls_ready;		    /* handshake done (close_notify allowed) */
+	bool peer_eof;		    /* LINGER: the client closed its side */
+	bool again;		    /* DRIVE_STEPS ran out with work left: drive next turn */
+	struct http_conn *job_next; /* link in the job or done queue (CS_HANDLER) */
+	k32_status_t job_status;    /* result of queueing the handler's answer */
+	uint32_t tls_want;	    /* poll events the TLS layer asked for (0: none) */
+	size_t tls_pending_len;	    /* length of a TLS write to repeat after SHOULD_WAIT */
+	uint64_t seq;		    /* connection number */
+	int64_t deadline_us;	    /* when the current timeout expires (K32_FOREVER: none) */
+	int64_t linger_end_us;	    /* LINGER: hard end */
+	struct k32_buf in;	    /* raw input, allocated while needed */
+	struct k32_buf out;	    /* status line, headers, chunks */
+	struct k32_buf out2;	    /* a whole response body, sent after out */
+	size_t out_off;		    /* bytes of out already sent */
+	size_t out2_off;	    /* bytes of out2 already sent */
+	struct http_reqstate *rs;   /* request being read, or NULL */
+	struct http_tls_conn *tls;  /* TLS session, or NULL */
+	struct http_stream st;	    /* the stream, when state is CS_STREAM */
 };
 
 struct http_slot {
@@ -106,6 +109,14 @@ struct http_slot {
 	uint16_t gen;		/* moves on at every close and stream end */
 	bool stream_live;	/* a stream with id (gen, slot) exists */
 	bool woken;		/* http_server_stream_wake called since the last collect */
+};
+
+/* Scratch a request is handled with: the loop has one, each handler task one. */
+struct http_hctx {
+	struct http_header hdrs[K32_HTTP_MAX_HEADERS]; /* the request's header views */
+	struct http_response resp;		       /* the response being built */
+	struct http_server *srv;
+	struct k32_task *task; /* handler task, or NULL (loop) */
 };
 
 struct http_server {
@@ -135,8 +146,14 @@ struct http_server {
 	struct http_conn **pconns;	/* connection of pfds[i] */
 	struct http_server_stats stats; /* under mu */
 	uint64_t conn_seq;
-	struct http_header hdrs[K32_HTTP_MAX_HEADERS]; /* scratch for the request being handled */
-	struct http_response resp;		       /* scratch response */
+	struct http_hctx lctx;	    /* scratch of the loop (inline handling, error answers) */
+	struct http_hctx *workers;  /* worker_count handler tasks' scratch */
+	uint32_t worker_count;	    /* cfg.handler_threads */
+	struct k32_cond job_cond;   /* signals handler tasks (with mu) */
+	struct http_conn *job_head; /* requests waiting for a handler task (under mu) */
+	struct http_conn *job_tail;
+	struct http_conn *done_head; /* handled, waiting for the loop (under mu) */
+	bool workers_stop;	     /* handler tasks should exit (under mu) */
 };
 
 static k32_status_t conn_queue_error(struct http_conn *c, int status, const char *detail);
@@ -408,7 +425,7 @@ static bool ieq_prefix(struct k32_str s, const char *prefix)
 	return s.len >= n && http_str_ieq(head, prefix);
 }
 
-static void build_request(struct http_conn *c, struct http_request *req)
+static void build_request(struct http_conn *c, struct http_hctx *hc, struct http_request *req)
 {
 	struct http_server *srv = c->srv;
 	struct http_msgp *mp = &c->rs->mp;
@@ -423,17 +440,18 @@ static void build_request(struct http_conn *c, struct http_request *req)
 		req->query = (struct k32_str){req->target.p + req->target.len, 0};
 	for (uint32_t i = 0; i < mp->header_count; i++) {
 		const struct http_hdr_off *h = &mp->hdr[i];
+		struct http_header *hd = &hc->hdrs[i];
 
-		srv->hdrs[i].name = http_msgp_str(mp, h->name_off, h->name_len);
-		srv->hdrs[i].value = k32_str_trim(http_msgp_str(mp, h->val_off, h->val_len));
-		if (ieq_prefix(srv->hdrs[i].name, "authorization") && srv->hdrs[i].name.len == 13 &&
-		    ieq_prefix(srv->hdrs[i].value, "bearer ")) {
-			struct k32_str tok = {srv->hdrs[i].value.p + 7, srv->hdrs[i].value.len - 7};
+		hd->name = http_msgp_str(mp, h->name_off, h->name_len);
+		hd->value = k32_str_trim(http_msgp_str(mp, h->val_off, h->val_len));
+		if (ieq_prefix(hd->name, "authorization") && hd->name.len == 13 &&
+		    ieq_prefix(hd->value, "bearer ")) {
+			struct k32_str tok = {hd->value.p + 7, hd->value.len - 7};
 
 			req->bearer_token = k32_str_trim(tok);
 		}
 	}
-	req->headers = srv->hdrs;
+	req->headers = hc->hdrs;
 	req->header_count = mp->header_count;
 	req->body = c->rs->body.data ? c->rs->body.data : (const uint8_t *)"";
 	req->body_len = c->rs->body.len;
@@ -447,10 +465,8 @@ static void build_request(struct http_conn *c, struct http_request *req)
 		req->bearer_token = (struct k32_str){"", 0};
 }
 
-static void resp_reset(struct http_server *srv, struct http_conn *c)
+static void resp_reset(struct http_response *r, struct http_conn *c)
 {
-	struct http_response *r = &srv->resp;
-
 	r->status = 200;
 	r->close = false;
 	k32_buf_reset(&r->headers);
@@ -460,11 +476,11 @@ static void resp_reset(struct http_server *srv, struct http_conn *c)
 	r->stream_ = &c->st;
 }
 
-/* Queues the head (and takes the body) of srv->resp for c. */
-static k32_status_t queue_response(struct http_conn *c, bool head_only, bool minor0)
+/* Queues the head (and takes the body) of r for c. */
+static k32_status_t queue_response(struct http_conn *c, struct http_response *r, bool head_only,
+				   bool minor0)
 {
 	struct http_server *srv = c->srv;
-	struct http_response *r = &srv->resp;
 	bool stream = c->st.ops != NULL;
 	bool no_body = r->status < 200 || r->status == 204 || r->status == 304;
 	k32_status_t st;
@@ -514,36 +530,54 @@ static void start_stream(struct http_conn *c, bool minor0)
 	c->deadline_us = K32_FOREVER;
 }
 
-/* The request in c->rs is complete: run auth and the handler, queue the answer. */
-static enum drive_result dispatch(struct http_conn *c)
+static bool req_minor0(const struct http_conn *c)
+{
+	return c->rs->mp.p.http_major == 1 && c->rs->mp.p.http_minor == 0;
+}
+
+/*
+ * Runs authenticate and the handler for the complete request in c->rs with the scratch of
+ * hc, and queues the answer into c's output. On the loop task, or on a handler task while c
+ * is in CS_HANDLER (the loop does not touch c then). The status goes to c->job_status.
+ */
+static void handle_request(struct http_conn *c, struct http_hctx *hc)
 {
 	struct http_server *srv = c->srv;
 	struct http_msgp *mp = &c->rs->mp;
+	struct http_response *r = &hc->resp;
 	struct http_request req;
-	bool head_only = mp->p.method == HTTP_HEAD;
-	bool minor0 = mp->p.http_major == 1 && mp->p.http_minor == 0;
 	bool run = true;
-	k32_status_t st;
 
-	c->keep_alive = http_should_keep_alive(&mp->p) && !mp->p.upgrade;
-	build_request(c, &req);
-	resp_reset(srv, c);
+	build_request(c, hc, &req);
+	resp_reset(r, c);
 	stat_add(srv, &srv->stats.requests, 1);
 	if (srv->cfg.authenticate)
-		run = srv->cfg.authenticate(srv->cfg.ctx, &req, &srv->resp);
+		run = srv->cfg.authenticate(srv->cfg.ctx, &req, r);
 	if (run)
-		srv->cfg.handler(srv->cfg.ctx, &req, &srv->resp);
-	srv->resp.stream_ = NULL;
+		srv->cfg.handler(srv->cfg.ctx, &req, r);
+	r->stream_ = NULL;
+	c->job_status = queue_response(c, r, mp->p.method == HTTP_HEAD, req_minor0(c));
+	k32_buf_reset(&r->headers);
+	if (r->body.cap > 64 * 1024) {
+		k32_buf_fini(&r->body);
+		k32_buf_init(&r->body, &srv->alloc, srv->cfg.max_response_bytes, "response body");
+	}
+}
 
-	st = queue_response(c, head_only, minor0);
+/* Loop task, after handle_request: drop the request, start writing or streaming. */
+static enum drive_result finish_request(struct http_conn *c)
+{
+	struct http_server *srv = c->srv;
+	bool minor0 = req_minor0(c);
+
 	/* The request's bytes and state are no longer needed. */
-	k32_buf_consume(&c->in, http_msgp_consumed(mp));
+	k32_buf_consume(&c->in, http_msgp_consumed(&c->rs->mp));
 	reqstate_free(c);
 	if (c->in.len == 0)
 		k32_buf_fini(&c->in);
-	if (st != K32_OK) {
+	if (c->job_status != K32_OK) {
 		K32_LOGW(HTTP_MOD, "conn %llu: cannot queue response: %s; closing",
-			 (unsigned long long)c->seq, k32_status_name(st));
+			 (unsigned long long)c->seq, k32_status_name(c->job_status));
 		conn_close(c, K32_ERR_NO_MEMORY);
 		return DR_CLOSED;
 	}
@@ -553,13 +587,67 @@ static enum drive_result dispatch(struct http_conn *c)
 		c->state = CS_WRITE;
 		c->deadline_us = after(srv->cfg.write_timeout_us);
 	}
-	k32_buf_reset(&srv->resp.headers);
-	if (srv->resp.body.cap > 64 * 1024) {
-		k32_buf_fini(&srv->resp.body);
-		k32_buf_init(&srv->resp.body, &srv->alloc, srv->cfg.max_response_bytes,
-			     "response body");
-	}
 	return DR_AGAIN;
+}
+
+/* The request in c->rs is complete: handle it here, or hand it to a handler task. */
+static enum drive_result dispatch(struct http_conn *c)
+{
+	struct http_server *srv = c->srv;
+	struct http_msgp *mp = &c->rs->mp;
+
+	c->keep_alive = http_should_keep_alive(&mp->p) && !mp->p.upgrade;
+	if (srv->worker_count == 0) {
+		handle_request(c, &srv->lctx);
+		return finish_request(c);
+	}
+	c->state = CS_HANDLER;
+	c->deadline_us = K32_FOREVER;
+	c->again = false;
+	c->job_next = NULL;
+	k32_mutex_lock(&srv->mu);
+	if (srv->job_tail)
+		srv->job_tail->job_next = c;
+	else
+		srv->job_head = c;
+	srv->job_tail = c;
+	pl()->cond_signal(&srv->job_cond);
+	k32_mutex_unlock(&srv->mu);
+	return DR_WAIT;
+}
+
+/* A handler task: takes complete requests off the job queue until the server stops. */
+static void worker_main(void *arg)
+{
+	struct http_hctx *hc = arg;
+	struct http_server *srv = hc->srv;
+
+	k32_mutex_lock(&srv->mu);
+	for (;;) {
+		struct http_conn *c;
+		size_t sent;
+
+		while (!srv->workers_stop && !srv->job_head)
+			pl()->cond_wait(&srv->job_cond, &srv->mu, K32_FOREVER);
+		if (srv->workers_stop)
+			break;
+		c = srv->job_head;
+		srv->job_head = c->job_next;
+		if (!srv->job_head)
+			srv->job_tail = NULL;
+		k32_mutex_unlock(&srv->mu);
+
+		handle_request(c, hc);
+
+		k32_mutex_lock(&srv->mu);
+		c->job_next = srv->done_head;
+		srv->done_head = c;
+		if (!srv->signalled) {
+			srv->signalled = true;
+			pl()->sock_send(srv->wake_w, "d", 1, &sent);
+		}
+	}
+	k32_mutex_unlock(&srv->mu);
 }
 
 static k32_status_t conn_queue_error(struct http_conn *c, int status, const char *detail)
@@ -571,14 +659,16 @@ static k32_status_t conn_queue_error(struct http_conn *c, int status, const char
 	c->out_off = 0;
 	c->keep_alive = false;
 	if (srv->cfg.error_body) {
-		resp_reset(srv, c);
-		srv->resp.stream_ = NULL; /* no streams from the error hook */
-		srv->resp.status = status;
-		srv->cfg.error_body(srv->cfg.ctx, status, detail, &srv->resp);
+		struct http_response *r = &srv->lctx.resp;
+
+		resp_reset(r, c);
+		r->stream_ = NULL; /* no streams from the error hook */
+		r->status = status;
+		srv->cfg.error_body(srv->cfg.ctx, status, detail, r);
 		c->keep_alive = false;
-		st = queue_response(c, false, false);
-		k32_buf_reset(&srv->resp.headers);
-		k32_buf_reset(&srv->resp.body);
+		st = queue_response(c, r, false, false);
+		k32_buf_reset(&r->headers);
+		k32_buf_reset(&r->body);
 	} else {
 		st = k32_buf_printf(&c->out, NULL,
 				    "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
@@ -949,6 +1039,8 @@ static enum drive_result step(struct http_conn *c, uint32_t revents)
 	case CS_LINGER:
 		c->tls_want = 0;
 		return linger_step(c);
+	case CS_HANDLER:
+		return DR_WAIT; /* a handler task owns it until it is back on the done queue */
 	default:
 		conn_close(c, K32_ERR_INTERNAL);
 		return DR_CLOSED;
@@ -1032,13 +1124,16 @@ static void collect_wakes(struct http_server *srv)
 
 	while (pl()->sock_recv(srv->wake_r, scratch, sizeof(scratch), &got) == K32_OK)
 		;
+	struct http_conn *done;
+
 	k32_mutex_lock(&srv->mu);
 	srv->signalled = false;
+	done = srv->done_head;
+	srv->done_head = NULL;
 	if (srv->any_woken) {
 		srv->any_woken = false;
 		for (uint32_t i = 0; i < srv->cfg.max_conns; i++) {
 			struct http_slot *sl = &srv->slots[i];
-
 			if (sl->woken && sl->conn && sl->stream_live) {
 				sl->conn->st.events |= HTTP_STREAM_EV_WAKE;
 				sl->woken = false;
@@ -1046,6 +1141,13 @@ static void collect_wakes(struct http_server *srv)
 		}
 	}
 	k32_mutex_unlock(&srv->mu);
+	while (done) {
+		struct http_conn *c = done;
+
+		done = c->job_next;
+		if (finish_request(c) == DR_AGAIN)
+			drive(c, 0);
+	}
 }
 
 static bool stopping(struct http_server *srv)
@@ -1074,8 +1176,7 @@ static void loop(void *arg)
 		srv->pfds[1] = (struct k32_pollfd){srv->wake_r, K32_POLL_IN, 0};
 		for (uint32_t i = 0; i < srv->cfg.max_conns; i++) {
 			struct http_conn *c = srv->slots[i].conn;
-
-			if (!c)
+			if (!c || c->state == CS_HANDLER)
 				continue;
 			srv->pfds[n] = (struct k32_pollfd){c->sock, conn_events(c), 0};
 			srv->pconns[n++] = c;
@@ -1103,7 +1204,7 @@ static void loop(void *arg)
 		for (uint32_t i = 0; i < srv->cfg.max_conns; i++) {
 			struct http_conn *c = srv->slots[i].conn;
 
-			if (!c)
+			if (!c || c->state == CS_HANDLER)
 				continue;
 			if (c->deadline_us != K32_FOREVER && now >= c->deadline_us) {
 				if (c->state != CS_LINGER)
@@ -1119,6 +1220,15 @@ static void loop(void *arg)
 		}
 		if (srv->pfds[0].revents)
 			accept_some(srv);
+	} /* Handler tasks finish the request they hold and exit; queued ones are dropped. */
+	k32_mutex_lock(&srv->mu);
+	srv->workers_stop = true;
+	pl()->cond_broadcast(&srv->job_cond);
+	k32_mutex_unlock(&srv->mu);
+	for (uint32_t i = 0; i < srv->worker_count; i++) {
+		if (srv->workers[i].task)
+			pl()->task_join(srv->workers[i].task);
+		srv->workers[i].task = NULL;
 	}
 	for (uint32_t i = 0; i < srv->cfg.max_conns; i++) {
 		if (srv->slots[i].conn)
@@ -1169,6 +1279,7 @@ void http_server_config_init(struct http_server_config *cfg)
 	cfg->body_timeout_us = (int64_t)K32_HTTP_BODY_TIMEOUT_MS * 1000;
 	cfg->write_timeout_us = (int64_t)K32_HTTP_WRITE_TIMEOUT_MS * 1000;
 	cfg->idle_timeout_us = (int64_t)K32_HTTP_IDLE_TIMEOUT_MS * 1000;
+	cfg->handler_threads = K32_HTTP_HANDLER_THREADS;
 }
 
 static k32_status_t check_config(const struct http_server_config *cfg, struct k32_err *err)
@@ -1176,6 +1287,10 @@ static k32_status_t check_config(const struct http_server_config *cfg, struct k3
 	if (!cfg->handler)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
 				   "server config has no handler; set cfg.handler");
+	if (cfg->handler_threads > K32_HTTP_MAX_HANDLER_THREADS)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
+				   "handler_threads %u over %d (K32_HTTP_MAX_HANDLER_THREADS)",
+				   cfg->handler_threads, K32_HTTP_MAX_HANDLER_THREADS);
 	if (cfg->max_conns == 0 || cfg->max_conns > 65534)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
 				   "max_conns %u out of range 1..65534", cfg->max_conns);
@@ -1210,8 +1325,16 @@ static void server_free(struct http_server *srv)
 	if (srv->wake_w != K32_SOCK_INVALID)
 		pl()->sock_close(srv->wake_w);
 	http_tls_server_free(srv->tls);
-	k32_buf_fini(&srv->resp.headers);
-	k32_buf_fini(&srv->resp.body);
+	k32_buf_fini(&srv->lctx.resp.headers);
+	k32_buf_fini(&srv->lctx.resp.body);
+	if (srv->workers) {
+		for (uint32_t i = 0; i < srv->worker_count; i++) {
+			k32_buf_fini(&srv->workers[i].resp.headers);
+			k32_buf_fini(&srv->workers[i].resp.body);
+		}
+		k32_free(a, srv->workers, sizeof(*srv->workers) * srv->worker_count);
+	}
+	pl()->cond_fini(&srv->job_cond);
 	k32_free(a, srv->slots, sizeof(*srv->slots) * max);
 	k32_free(a, srv->free_slots, sizeof(*srv->free_slots) * max);
 	k32_free(a, srv->pfds, sizeof(*srv->pfds) * (max + 2));
@@ -1262,9 +1385,30 @@ k32_status_t http_server_start(const struct http_server_config *cfg, struct http
 	for (uint32_t i = 0; i < max; i++)
 		srv->free_slots[i] = (uint16_t)(max - 1 - i);
 	srv->free_count = max;
-	k32_buf_init(&srv->resp.headers, &srv->alloc, K32_HTTP_MAX_RESP_HEADER_BYTES,
+	pl()->cond_init(&srv->job_cond);
+	srv->lctx.srv = srv;
+	k32_buf_init(&srv->lctx.resp.headers, &srv->alloc, K32_HTTP_MAX_RESP_HEADER_BYTES,
 		     "response headers");
-	k32_buf_init(&srv->resp.body, &srv->alloc, cfg->max_response_bytes, "response body");
+	k32_buf_init(&srv->lctx.resp.body, &srv->alloc, cfg->max_response_bytes, "response body");
+	if (cfg->handler_threads > 0) {
+		srv->workers =
+		    k32_calloc(&srv->alloc, sizeof(*srv->workers) * cfg->handler_threads);
+		if (!srv->workers) {
+			st = k32_err_set(err, K32_ERR_NO_MEMORY, HTTP_MOD,
+					 "no memory for %u handler threads", cfg->handler_threads);
+			goto fail;
+		}
+		srv->worker_count = cfg->handler_threads;
+		for (uint32_t i = 0; i < srv->worker_count; i++) {
+			struct http_hctx *hc = &srv->workers[i];
+
+			hc->srv = srv;
+			k32_buf_init(&hc->resp.headers, &srv->alloc, K32_HTTP_MAX_RESP_HEADER_BYTES,
+				     "response headers");
+			k32_buf_init(&hc->resp.body, &srv->alloc, cfg->max_response_bytes,
+				     "response body");
+		}
+	}
 
 	if (cfg->tls) {
 		st = http_tls_server_new(cfg->data_dir, cfg->tls_names, cfg->tls_name_count,
@@ -1286,11 +1430,26 @@ k32_status_t http_server_start(const struct http_server_config *cfg, struct http
 				    cfg->port, k32_status_name(st));
 		goto fail;
 	}
+	for (uint32_t i = 0; i < srv->worker_count; i++) {
+		st = pl()->task_create(&srv->workers[i].task, "http-handler", worker_main,
+				       &srv->workers[i], 0, -1, err);
+		if (st != K32_OK)
+			goto fail_workers;
+	}
 	st = pl()->task_create(&srv->task, "http", loop, srv, 0, -1, err);
 	if (st != K32_OK)
-		goto fail;
+		goto fail_workers;
 	*out = srv;
 	return K32_OK;
+fail_workers:
+	k32_mutex_lock(&srv->mu);
+	srv->workers_stop = true;
+	pl()->cond_broadcast(&srv->job_cond);
+	k32_mutex_unlock(&srv->mu);
+	for (uint32_t i = 0; i < srv->worker_count; i++) {
+		if (srv->workers[i].task)
+			pl()->task_join(srv->workers[i].task);
+	}
 fail:
 	server_free(srv);
 	return st;

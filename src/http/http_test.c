@@ -92,12 +92,34 @@ static void idle_close(void *ctx, k32_status_t why)
 
 static const struct http_stream_ops idle_ops = {idle_pull, idle_close};
 
+/* /block waits (bounded) until /unblock ran: only possible with handler threads. */
+static struct k32_mutex g_block_mu;
+static struct k32_cond g_block_cond;
+static int g_unblocked;
+
 static void handler(void *ctx, struct http_request *req, struct http_response *resp)
 {
 	char q[64] = "";
 	size_t qlen = 0;
 
 	(void)ctx;
+	if (k32_str_eq_cstr(req->path, "/block")) {
+		int64_t deadline = k32_deadline_after(WAIT_US);
+
+		k32_mutex_lock(&g_block_mu);
+		while (!g_unblocked && P->cond_wait(&g_block_cond, &g_block_mu, deadline) == K32_OK)
+			;
+		resp->status = g_unblocked ? 200 : 504;
+		k32_mutex_unlock(&g_block_mu);
+		return;
+	}
+	if (k32_str_eq_cstr(req->path, "/unblock")) {
+		k32_mutex_lock(&g_block_mu);
+		g_unblocked = 1;
+		P->cond_broadcast(&g_block_cond);
+		k32_mutex_unlock(&g_block_mu);
+		return;
+	}
 	if (k32_str_eq_cstr(req->path, "/stream")) {
 		http_stream_id_t id = 0;
 
@@ -1008,8 +1030,96 @@ static void test_tls(void **state)
 	assert_non_null(strstr(err.msg, "ca.crt"));
 }
 
-/* ---- short reads and writes (platform ops replaced)
- * ------------------------------------------------ */
+/* ---- handler threads ---- */
+
+struct blocked_call {
+	uint16_t port;
+	int status;
+};
+
+static void call_block(void *arg)
+{
+	struct blocked_call *b = arg;
+	struct http_client_config cc;
+	struct http_client *c;
+	struct http_client_request req = {.method = "GET", .target = "/block"};
+	struct http_client_response resp;
+	struct k32_err err;
+
+	http_client_config_init(&cc);
+	cc.port = b->port;
+	cc.timeout_us = WAIT_US * 2;
+	if (http_client_new(&cc, &c, &err) != K32_OK)
+		return;
+	if (http_client_do(c, &req, &resp, &err) == K32_OK)
+		b->status = resp.status;
+	http_client_response_fini(&resp);
+	http_client_free(c);
+}
+
+static void test_handler_threads(void **state)
+{
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_client *c;
+	struct http_client_request req = {.method = "GET", .target = "/unblock"};
+	struct http_client_request sreq = {.method = "GET", .target = "/stream"};
+	struct http_client_response resp;
+	struct blocked_call b = {0};
+	struct line_sink sink = {0};
+	struct http_server_stats stats;
+	struct k32_task *t;
+	struct k32_err err;
+	int status = 0;
+
+	(void)state;
+	P->mutex_init(&g_block_mu);
+	P->cond_init(&g_block_cond);
+	g_unblocked = 0;
+	http_server_config_init(&cfg);
+	cfg.handler_threads = 2;
+	srv = start(&cfg);
+	/* A request that blocks in its handler until another request has run: it completes
+	 * only because handlers run on two tasks while the loop keeps serving. */
+	b.port = http_server_port(srv);
+	assert_int_equal(P->task_create(&t, "blocked", call_block, &b, 0, -1, &err), K32_OK);
+	for (int tries = 0; tries < 1000; tries++) {
+		http_server_get_stats(srv, &stats);
+		if (stats.requests >= 1)
+			break;
+		P->sleep_us(10000);
+	}
+	c = client_for(srv, NULL);
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 200);
+	http_client_response_fini(&resp);
+	P->task_join(t);
+	assert_int_equal(b.status, 200);
+
+	/* Keep-alive, bodies and streams work the same through handler tasks. */
+	for (int i = 0; i < 20; i++) {
+		struct http_client_request e = {
+		    .method = "POST", .target = "/echo?q=w", .body = "b", .body_len = 1};
+
+		assert_int_equal(http_client_do(c, &e, &resp, &err), K32_OK);
+		assert_string_equal(k32_buf_cstr(&resp.body),
+				    "method=POST path=/echo q=w token= tls=0 body=b");
+		http_client_response_fini(&resp);
+	}
+	memset(&g_prod, 0, sizeof(g_prod));
+	g_prod.total = 5;
+	g_prod.wait_for_wake = true;
+	assert_int_equal(http_client_stream(c, &sreq, true, on_line, &sink, &status, &err), K32_OK);
+	assert_int_equal(sink.lines, 5);
+	http_server_get_stats(srv, &stats);
+	assert_int_equal(stats.conns_accepted, 2);
+	http_client_free(c);
+	http_server_stop(srv);
+	P->cond_fini(&g_block_cond);
+	P->mutex_fini(&g_block_mu);
+}
+
+/* ---- short reads and writes (platform ops replaced) ---- */
 
 static struct k32_platform_ops g_short_ops;
 static atomic_uint g_short_seq;
@@ -1169,6 +1279,7 @@ static void test_alloc_failures(void **state)
 		cfg.handler = handler;
 		cfg.alloc = &a;
 		cfg.max_conns = 4;
+		cfg.handler_threads = n % 2; /* both the inline and the handler-task paths */
 		k32_heap_fail_nth(&heap, n);
 		st = http_server_start(&cfg, &srv, &err);
 		if (st != K32_OK) {
@@ -1207,6 +1318,7 @@ int main(void)
 	    cmocka_unit_test(test_stream_backpressure),
 	    cmocka_unit_test(test_stream_memory),
 	    cmocka_unit_test(test_tls),
+	    cmocka_unit_test(test_handler_threads),
 	    cmocka_unit_test(test_short_io),
 	    cmocka_unit_test(test_client_errors),
 	    cmocka_unit_test(test_alloc_failures),
