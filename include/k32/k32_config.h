@@ -320,8 +320,9 @@ _Static_assert((K32_KOBJ_SOCKET_MIN_CAP & (K32_KOBJ_SOCKET_MIN_CAP - 1)) == 0,
 #define K32_STORE_HISTORY_EVENTS 1024
 #endif
 
-/* Bytes of object versions the history ring may keep alive (counted per event, new and
- * previous version); the oldest events go first when it is passed. */
+/* Bytes of old object versions (replaced or deleted ones, which only the history ring keeps
+ * alive) the ring may hold; the oldest events go first when it is passed. Live versions are
+ * not counted here (K32_STORE_MAX_BYTES bounds them). */
 #ifndef K32_STORE_HISTORY_BYTES
 #define K32_STORE_HISTORY_BYTES (512 * 1024)
 #endif

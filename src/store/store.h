@@ -23,8 +23,8 @@
  * store_obj_unref(). The history ring, lists and all watchers share the same blocks.
  *
  * Watch: every write appends one event to a bounded history ring (K32_STORE_HISTORY_EVENTS
- * events and K32_STORE_HISTORY_BYTES bytes). A watcher is only a position in that ring plus a
- * prefix: events are not copied per watcher, so 500 watchers cost 500 * sizeof(watcher)
+ * events and K32_STORE_HISTORY_BYTES bytes of old versions). A watcher is only a position in that
+ * ring plus a prefix: events are not copied per watcher, so 500 watchers cost 500 * sizeof(watcher)
  * (~100 bytes). A watch that starts before the ring's oldest event, or a watcher that falls
  * more than K32_STORE_WATCH_QUEUE matching events behind, gets K32_ERR_COMPACTED: the API
  * answers 410 Gone (reason Expired) and the client relists. Writers never wait for watchers.
@@ -329,7 +329,8 @@ struct store_stats {
 	uint32_t objects;	  /* live objects */
 	size_t object_bytes;	  /* bytes of live versions (headers, keys, values) */
 	uint32_t history_events;  /* events in the ring */
-	size_t history_bytes;	  /* bytes counted against K32_STORE_HISTORY_BYTES */
+	size_t history_bytes;	  /* old versions only the ring keeps alive
+				   * (K32_STORE_HISTORY_BYTES) */
 	uint32_t watchers;	  /* open watchers */
 	uint64_t log_bytes;	  /* current log size (0 when memory only) */
 	uint32_t snapshots;	  /* snapshots written since open */

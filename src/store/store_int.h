@@ -90,7 +90,7 @@ struct store_hist {
 	struct store_obj *obj;	/* reference: new version (DELETED: the deleted one) */
 	struct store_obj *prev; /* reference: replaced/deleted version; NULL for ADDED */
 	uint32_t type;		/* enum store_event_type */
-	uint32_t bytes;		/* bytes counted against history_bytes */
+	uint32_t bytes;		/* bytes of prev (0 for ADDED), counted in hist_bytes */
 };
 
 struct store_mwatch {

@@ -220,8 +220,10 @@ static void commit_event(struct store_mem *m, uint32_t type, struct store_obj *o
 	h->type = type;
 	h->obj = obj;
 	h->prev = prev;
-	h->bytes =
-	    (uint32_t)(store_obj_size(obj) + (prev && prev != obj ? store_obj_size(prev) : 0));
+	/* Count what only history keeps alive: the replaced or deleted version. Every version
+	 * that is no longer live is the prev of exactly one event, so the sum is exact; the new
+	 * version is live (or the prev of a later event) and is counted there. */
+	h->bytes = prev ? (uint32_t)store_obj_size(prev) : 0;
 	m->hist_bytes += h->bytes;
 
 	for (struct store_mwatch *w = m->watchers; w; w = w->next) {

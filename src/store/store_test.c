@@ -642,6 +642,39 @@ static void test_watch_compacted(void **state)
 	fx_fini(&fx);
 }
 
+static void test_history_bytes_limit(void **state)
+{
+	struct fixture fx;
+	struct store_key k = key_of("pods", "h", "a"), ns = key_of("pods", "h", NULL);
+	struct store_value v = val_of("{\"payload\":\"0123456789012345678901234567890123456789\"}");
+	struct store_stats stats;
+	struct store_watch *w;
+	struct store_obj *obj;
+	struct k32_err err;
+	size_t ver;
+
+	(void)state;
+	fx_init(&fx, false);
+	fx.cfg.history_bytes = 500;
+	fx_open(&fx);
+	put(fx.st, "h", "a", "{\"payload\":\"0123456789012345678901234567890123456789\"}");
+	assert_int_equal(store_get(fx.st, &k, &obj, NULL), K32_OK);
+	ver = sizeof(*obj) + obj->key_len + 1 + obj->len + 1; /* bytes of one version */
+	store_obj_unref(fx.st, obj);
+	for (int i = 0; i < 30; i++)
+		assert_int_equal(store_update(fx.st, &k, &v, 0, NULL, NULL), K32_OK);
+	store_get_stats(fx.st, &stats);
+	/* only replaced versions count, and they stay under the limit */
+	assert_true(stats.history_bytes <= 500);
+	assert_int_equal(stats.history_bytes, (size_t)stats.history_events * ver);
+	assert_int_equal(stats.history_events, 500 / ver);
+	assert_int_equal(store_watch_open(fx.st, &ns, 1, NULL, NULL, &w, &err), K32_ERR_COMPACTED);
+	assert_int_equal(store_watch_open(fx.st, &ns, stats.compact_rev, NULL, NULL, &w, &err),
+			 K32_OK);
+	store_watch_close(w);
+	fx_fini(&fx);
+}
+
 static void test_watch_lagging(void **state)
 {
 	struct fixture fx;
@@ -1407,6 +1440,7 @@ int main(void)
 	    cmocka_unit_test(test_list_compacted_token),
 	    cmocka_unit_test(test_watch_events),
 	    cmocka_unit_test(test_watch_compacted),
+	    cmocka_unit_test(test_history_bytes_limit),
 	    cmocka_unit_test(test_watch_lagging),
 	    cmocka_unit_test(test_watch_blocking_wakeup),
 	    cmocka_unit_test(test_many_watchers_share_history),
