@@ -753,6 +753,10 @@ do_call:
 	for (uint32_t i = ft->nparams; i < callee->func->nlocals; i++)
 		fp[i] = 0;
 	pc = callee->code;
+	if ((pc[0] & 0xFFFFu) == WRT_OP_GAS) { /* charge the entry region here: one dispatch less */
+		CHARGE(pc[1]);
+		pc += 2;
+	}
 	cur = callee;
 	if (callee->inst != ci) {
 		ci = callee->inst;

@@ -39,6 +39,7 @@ struct wrt_ctl {
 	uint32_t patch;		/* chain of forward references to the end, WRT_NO_INDEX ends */
 	uint32_t else_pos;	/* if: word of BR_IFZ's offset, WRT_NO_INDEX if none */
 	uint32_t loop_gas_pos;	/* loop: its header GAS immediate, WRT_NO_INDEX if none */
+	uint32_t gas_entry;	/* the open GAS immediate when the block began */
 };
 
 struct wrt_ld {
@@ -1052,6 +1053,7 @@ static void push_ctl(struct wrt_ld *ld, uint8_t kind, const uint8_t *params, uin
 	c->else_pos = WRT_NO_INDEX;
 	c->label_pc = WRT_NO_INDEX;
 	c->loop_gas_pos = WRT_NO_INDEX;
+	c->gas_entry = ld->gas_pos;
 	push_types(ld, params, np);
 	label_here(ld);
 }
@@ -1521,8 +1523,12 @@ static void op_end(struct wrt_ld *ld, size_t off)
 	}
 	if (live(ld))
 		materialize_range(ld, c->height, c->height + c->nr);
-	bool was_target = c->patch != WRT_NO_INDEX || c->kind == CTL_IF || c->kind == CTL_ELSE ||
-			  c->kind == CTL_LOOP;
+	/* A new gas region starts only where another region flows in: a block, if or loop
+	 * inside which a region began (a nested loop). Code after it otherwise continues the
+	 * region it started in (if/else arms are charged together, an over-charge bounded by
+	 * the skipped arm), and a loop's tail is charged on entry with its header region. */
+	bool was_target =
+	    c->kind == CTL_LOOP ? ld->gas_pos != c->loop_gas_pos : ld->gas_pos != c->gas_entry;
 	if (!c->dead) {
 		if (c->else_pos != WRT_NO_INDEX)
 			patch_chain(ld, c->else_pos, ld->ncode);
@@ -1688,14 +1694,16 @@ static void op_block(struct wrt_ld *ld, uint8_t op, size_t off)
 			c->else_pos = ld->ncode;
 			emit(ld, WRT_NO_INDEX);
 		}
-		gas_leader(ld, off, false);
+		/* no new gas region: the then-arm is charged with the region before the if
+		 * (an over-charge by the arm's length when it is skipped) */
+		label_here(ld);
 		return;
 	}
 	if (op == 0x03) {
 		label_here(ld);
 		if (m->metered) {
-			gas_leader(ld, off, true);
-			c->label_pc = ld->ncode - 2;
+			gas_leader(ld, off, false); /* reuses the GAS op if nothing came after it */
+			c->label_pc = ld->gas_pos - 1;
 			c->loop_gas_pos = ld->gas_pos;
 		} else {
 			c->label_pc = ld->ncode;
@@ -1805,7 +1813,7 @@ static bool body_op(struct wrt_ld *ld)
 		c->kind = CTL_ELSE;
 		c->unreachable = false;
 		push_types(ld, c->params, c->np);
-		gas_leader(ld, off, false);
+		label_here(ld);
 		break;
 	}
 	case 0x0B: /* end */
