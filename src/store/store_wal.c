@@ -500,5 +500,7 @@ k32_status_t store_wal_load(struct store_mem *m, struct k32_err *err)
 			return s;
 	}
 	m->log_bytes = good;
+	K32_LOGI(MOD, "store: opened %s: %u objects at revision %llu (%zu log bytes replayed)",
+		 m->log_path, m->idx_count, (unsigned long long)m->rev, good);
 	return K32_OK;
 }
