@@ -1,0 +1,1336 @@
+/*
+ * klet.c - the kubelet core: configuration, Node registration, Lease, the pod watch, the
+ * worker that runs the pod life cycle, and pod status.
+ *
+ * Divisions:
+ *   helpers           time format, API requests over the http.h client
+ *   node and lease    klet_register (create or patch the Node and its status), lease renew
+ *   watch             list + watch of the pods bound to this node -> the pod table
+ *   life cycle        the worker: start, run, exits and restarts with back-off, deletion
+ *   status            building the pod status and patching pods/status when it changed
+ *   public            klet_new / start / stop / free, logs, stats
+ *
+ * The watch task only records desired state (under lock) and wakes the worker; every
+ * provider call and every status write happens on the worker (HTTP requests to pods on
+ * the pod server's loop), so pod state changes have one writer besides notify.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kubelet/klet_int.h"
+
+#include "base/k32_json.h"
+#include "base/k32_log.h"
+
+/* ---- helpers -------------------------------------------------------------------------- */
+
+void klet_fmt_time(uint64_t s, char *out, size_t cap)
+{
+	/* days since 1970-01-01 to civil date (proleptic Gregorian) */
+	int64_t days = (int64_t)(s / 86400);
+	uint32_t rem = (uint32_t)(s % 86400);
+	int64_t z = days + 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	uint32_t doe = (uint32_t)(z - era * 146097);
+	uint32_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t y = (int64_t)yoe + era * 400;
+	uint32_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	uint32_t mp = (5 * doy + 2) / 153;
+	uint32_t d = doy - (153 * mp + 2) / 5 + 1;
+	uint32_t m = mp < 10 ? mp + 3 : mp - 9;
+	if (m <= 2)
+		y++;
+	snprintf(out, cap, "%04" PRId64 "-%02u-%02uT%02u:%02u:%02uZ", y, m, d, rem / 3600,
+		 rem / 60 % 60, rem % 60);
+}
+
+void klet_msgf(char *out, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out, cap, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t klet_wall(void)
+{
+	return k32_plat()->wall_s();
+}
+
+void klet_wake(struct klet *k)
+{
+	/* the watcher waits on the same condition during its retry pause */
+	k32_plat()->cond_broadcast(&k->cv);
+}
+
+k32_status_t klet_api(struct klet *k, struct http_client *c, const char *method, const char *target,
+		      const char *ctype, const char *body, int *out_code, struct k32_buf *out,
+		      struct k32_err *err)
+{
+	struct http_client_request rq = {.method = method,
+					 .target = target,
+					 .content_type = ctype,
+					 .body = body,
+					 .body_len = body ? strlen(body) : 0};
+	struct http_client_response resp;
+	k32_status_t st = http_client_do(c, &rq, &resp, err);
+	*out_code = st ? 0 : resp.status;
+	k32_buf_reset(out);
+	if (!st && resp.body.len)
+		st = k32_buf_append(out, resp.body.data, resp.body.len, err);
+	http_client_response_fini(&resp);
+	if (st) {
+		k32_mutex_lock(&k->lock);
+		k->stats.api_errors++;
+		k32_mutex_unlock(&k->lock);
+	}
+	return st;
+}
+
+/* The "message" of a Kubernetes Status body, or the body itself, for error texts. */
+static const char *status_msg(struct k32_buf *b, char *out, size_t cap)
+{
+	cJSON *j = NULL;
+	snprintf(out, cap, "%.*s", (int)(b->len > 200 ? 200 : b->len),
+		 b->data ? (char *)b->data : "");
+	if (b->len && !k32_json_parse((const char *)b->data, b->len, &j, NULL)) {
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(j, "message"));
+		if (m)
+			snprintf(out, cap, "%s", m);
+		cJSON_Delete(j);
+	}
+	return out;
+}
+
+static k32_status_t api_fail(struct k32_err *err, const char *what, int code, struct k32_buf *b)
+{
+	char m[200];
+	k32_status_t st = code == 401 || code == 403 ? K32_ERR_ACCESS_DENIED
+			  : code == 404		     ? K32_ERR_NOT_FOUND
+			  : code == 409		     ? K32_ERR_CONFLICT
+						     : K32_ERR_IO;
+	return k32_err_set(err, st, KLET_MOD, "%s: API server answered %d: %s", what, code,
+			   status_msg(b, m, sizeof(m)));
+}
+
+static char *json_text(cJSON *j)
+{
+	return cJSON_PrintUnformatted(j);
+}
+
+/* ---- node and lease ------------------------------------------------------------------- */
+
+static cJSON *node_status_json(struct klet *k, uint64_t now_s)
+{
+	char ts[32], mem[32], pods[16];
+	klet_fmt_time(now_s, ts, sizeof(ts));
+	snprintf(mem, sizeof(mem), "%zu", k->profile.pod_pool_bytes);
+	snprintf(pods, sizeof(pods), "%u", k->max_pods);
+	cJSON *st = cJSON_CreateObject();
+	cJSON *cap = cJSON_AddObjectToObject(st, "capacity");
+	cJSON_AddStringToObject(cap, "cpu", "1");
+	cJSON_AddStringToObject(cap, "memory", mem);
+	cJSON_AddStringToObject(cap, "pods", pods);
+	cJSON *alc = cJSON_AddObjectToObject(st, "allocatable");
+	cJSON_AddStringToObject(alc, "cpu", "1");
+	cJSON_AddStringToObject(alc, "memory", mem);
+	cJSON_AddStringToObject(alc, "pods", pods);
+	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
+	static const char *const types[][4] = {
+	    {"MemoryPressure", "False", "KubeletHasSufficientMemory",
+	     "kubelet has sufficient memory available"},
+	    {"DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
+	    {"PIDPressure", "False", "KubeletHasSufficientPID",
+	     "kubelet has sufficient PID available"},
+	    {"Ready", "True", "KubeletReady", "kubelet is posting ready status"},
+	};
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "type", types[i][0]);
+		cJSON_AddStringToObject(c, "status", types[i][1]);
+		cJSON_AddStringToObject(c, "reason", types[i][2]);
+		cJSON_AddStringToObject(c, "message", types[i][3]);
+		cJSON_AddStringToObject(c, "lastHeartbeatTime", ts);
+		cJSON_AddStringToObject(c, "lastTransitionTime", ts);
+		cJSON_AddItemToArray(conds, c);
+	}
+	cJSON *addrs = cJSON_AddArrayToObject(st, "addresses");
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "type", "InternalIP");
+	cJSON_AddStringToObject(a, "address", k->node_ip);
+	cJSON_AddItemToArray(addrs, a);
+	a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "type", "Hostname");
+	cJSON_AddStringToObject(a, "address", k->node);
+	cJSON_AddItemToArray(addrs, a);
+	cJSON *de = cJSON_AddObjectToObject(st, "daemonEndpoints");
+	cJSON *ke = cJSON_AddObjectToObject(de, "kubeletEndpoint");
+	cJSON_AddNumberToObject(ke, "Port", klet_pod_http_port(k));
+	cJSON *ni = cJSON_AddObjectToObject(st, "nodeInfo");
+	cJSON_AddStringToObject(ni, "kubeletVersion", "v1.32.0-kube32");
+	cJSON_AddStringToObject(ni, "kubeProxyVersion", "");
+	cJSON_AddStringToObject(ni, "operatingSystem", "kube32");
+	cJSON_AddStringToObject(ni, "architecture", "wasm32");
+	cJSON_AddStringToObject(ni, "osImage", k->profile_name);
+	cJSON_AddStringToObject(ni, "kernelVersion", "kobj");
+	cJSON_AddStringToObject(ni, "containerRuntimeVersion", "wrt://wasm2.0");
+	cJSON_AddStringToObject(ni, "machineID", k->node);
+	cJSON_AddStringToObject(ni, "systemUUID", k->node);
+	cJSON_AddStringToObject(ni, "bootID", k->node);
+	return st;
+}
+
+static cJSON *node_meta_json(struct klet *k)
+{
+	cJSON *md = cJSON_CreateObject();
+	cJSON_AddStringToObject(md, "name", k->node);
+	cJSON *l = cJSON_AddObjectToObject(md, "labels");
+	cJSON_AddStringToObject(l, "kubernetes.io/hostname", k->node);
+	cJSON_AddStringToObject(l, "kubernetes.io/os", "kube32");
+	cJSON_AddStringToObject(l, "kubernetes.io/arch", "wasm32");
+	cJSON_AddStringToObject(l, "kube32.io/board", k->profile_name);
+	cJSON *an = cJSON_AddObjectToObject(md, "annotations");
+	cJSON_AddStringToObject(an, "kube32.io/hardware", k->hardware);
+	return md;
+}
+
+/* Patches the Node's status (Ready heartbeat). */
+static k32_status_t node_status_send(struct klet *k, struct http_client *c, struct k32_buf *b,
+				     struct k32_err *err)
+{
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddItemToObject(p, "status", node_status_json(k, klet_wall()));
+	char *body = json_text(p);
+	cJSON_Delete(p);
+	if (!body)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
+				   "out of memory building Node status");
+	char target[256];
+	snprintf(target, sizeof(target), "/api/v1/nodes/%s/status", k->node);
+	int code;
+	k32_status_t st =
+	    klet_api(k, c, "PATCH", target, "application/merge-patch+json", body, &code, b, err);
+	cJSON_free(body);
+	if (!st && code != 200)
+		st = api_fail(err, "patching the Node status", code, b);
+	return st;
+}
+
+static k32_status_t node_register(struct klet *k, struct http_client *c, struct k32_buf *b,
+				  struct k32_err *err)
+{
+	cJSON *n = cJSON_CreateObject();
+	cJSON_AddStringToObject(n, "apiVersion", "v1");
+	cJSON_AddStringToObject(n, "kind", "Node");
+	cJSON_AddItemToObject(n, "metadata", node_meta_json(k));
+	cJSON_AddObjectToObject(n, "spec");
+	cJSON_AddItemToObject(n, "status", node_status_json(k, klet_wall()));
+	char *body = json_text(n);
+	cJSON_Delete(n);
+	if (!body)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD, "out of memory building Node");
+	int code;
+	k32_status_t st =
+	    klet_api(k, c, "POST", "/api/v1/nodes", "application/json", body, &code, b, err);
+	cJSON_free(body);
+	if (st)
+		return st;
+	if (code == 409) {
+		/* re-registering (a reboot): refresh labels and annotations */
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddItemToObject(p, "metadata", node_meta_json(k));
+		body = json_text(p);
+		cJSON_Delete(p);
+		if (!body)
+			return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD, "out of memory");
+		char target[256];
+		snprintf(target, sizeof(target), "/api/v1/nodes/%s", k->node);
+		st = klet_api(k, c, "PATCH", target, "application/merge-patch+json", body, &code, b,
+			      err);
+		cJSON_free(body);
+		if (!st && code != 200)
+			st = api_fail(err, "updating the Node", code, b);
+	} else if (code != 201 && code != 200) {
+		st = api_fail(err, "creating the Node", code, b);
+	}
+	if (st)
+		return st;
+	return node_status_send(k, c, b, err);
+}
+
+static k32_status_t lease_renew(struct klet *k, struct http_client *c, struct k32_buf *b,
+				struct k32_err *err)
+{
+	char ts[40], now[32];
+	klet_fmt_time(klet_wall(), now, sizeof(now));
+	/* MicroTime: seconds plus six fractional digits */
+	snprintf(ts, sizeof(ts), "%.19s.000000Z", now);
+	char body[1024], target[256];
+	snprintf(target, sizeof(target),
+		 "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/%s", k->node);
+	snprintf(body, sizeof(body),
+		 "{\"spec\":{\"holderIdentity\":\"%s\",\"leaseDurationSeconds\":%d,"
+		 "\"renewTime\":\"%s\"}}",
+		 k->node, K32_KLET_LEASE_DURATION_S, ts);
+	int code;
+	k32_status_t st =
+	    klet_api(k, c, "PATCH", target, "application/merge-patch+json", body, &code, b, err);
+	if (!st && code == 404) {
+		snprintf(body, sizeof(body),
+			 "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
+			 "\"metadata\":{\"name\":\"%s\",\"namespace\":\"kube-node-lease\"},"
+			 "\"spec\":{\"holderIdentity\":\"%s\",\"leaseDurationSeconds\":%d,"
+			 "\"acquireTime\":\"%s\",\"renewTime\":\"%s\"}}",
+			 k->node, k->node, K32_KLET_LEASE_DURATION_S, ts, ts);
+		st = klet_api(k, c, "POST",
+			      "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+			      "application/json", body, &code, b, err);
+		if (!st && code != 201 && code != 200)
+			st = api_fail(err, "creating the Lease", code, b);
+	} else if (!st && code != 200) {
+		st = api_fail(err, "renewing the Lease", code, b);
+	}
+	if (!st) {
+		k32_mutex_lock(&k->lock);
+		k->stats.lease_renewals++;
+		k32_mutex_unlock(&k->lock);
+	}
+	return st;
+}
+
+/* ---- watch ---------------------------------------------------------------------------- */
+
+static void ref_set(struct klet_pod *p)
+{
+	snprintf(p->ref, sizeof(p->ref), "%s/%s", p->ns, p->name);
+}
+
+struct klet_pod *klet_pod_find_locked(struct klet *k, const char *ns, const char *name)
+{
+	for (uint32_t i = 0; i < k->max_pods; i++) {
+		struct klet_pod *p = &k->pods[i];
+		if (p->used && !p->gone && !strcmp(p->ns, ns) && !strcmp(p->name, name))
+			return p;
+	}
+	return NULL;
+}
+
+static uint64_t parse_quantity(const char *s)
+{
+	/* "24Ki", "1Mi", "65536", "64k", "1M": bytes */
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || v < 0)
+		return 0;
+	static const struct {
+		const char *suf;
+		double mul;
+	} sufs[] = {{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"k", 1000.0},
+		    {"K", 1000.0},  {"M", 1e6},	       {"G", 1e9},	     {"", 1.0}};
+	for (size_t i = 0; i < sizeof(sufs) / sizeof(sufs[0]); i++)
+		if (!strcmp(end, sufs[i].suf))
+			return (uint64_t)(v * sufs[i].mul);
+	return 0;
+}
+
+static void pod_spec_from(struct klet *k, struct klet_pod *p, const cJSON *o)
+{
+	const cJSON *c0 = cJSON_GetArrayItem(k32_json_find(o, "spec.containers"), 0);
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(c0, "name"));
+	snprintf(p->container, sizeof(p->container), "%s", s ? s : "main");
+	s = cJSON_GetStringValue(cJSON_GetObjectItem(c0, "image"));
+	snprintf(p->image, sizeof(p->image), "%s", s ? s : "");
+	s = cJSON_GetStringValue(k32_json_find(o, "spec.restartPolicy"));
+	p->restart = !s || !strcmp(s, "Always") ? KLET_RESTART_ALWAYS
+		     : !strcmp(s, "OnFailure")	? KLET_RESTART_ON_FAILURE
+						: KLET_RESTART_NEVER;
+	s = cJSON_GetStringValue(k32_json_find(c0, "resources.limits.memory"));
+	p->mem_limit = s ? parse_quantity(s) : 0;
+	const cJSON *an = k32_json_find(o, "metadata.annotations");
+	p->gas = K32_KLET_POD_GAS;
+	p->gas_off = false;
+	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/execution-budget"));
+	if (s && !strcmp(s, "off"))
+		p->gas_off = true;
+	else if (s && strtoull(s, NULL, 10))
+		p->gas = strtoull(s, NULL, 10);
+	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/stack-bytes"));
+	p->stack_bytes =
+	    s && parse_quantity(s) ? (uint32_t)parse_quantity(s) : K32_KLET_POD_STACK_BYTES;
+	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/tick-ms"));
+	p->tick_ms =
+	    s && strtoul(s, NULL, 10) ? (uint32_t)strtoul(s, NULL, 10) : K32_KLET_TICK_DEFAULT_MS;
+	(void)k;
+}
+
+/* Adds or updates a pod from its API object (lock held). */
+static void pod_upsert_locked(struct klet *k, const cJSON *o)
+{
+	const char *ns = cJSON_GetStringValue(k32_json_find(o, "metadata.namespace"));
+	const char *name = cJSON_GetStringValue(k32_json_find(o, "metadata.name"));
+	const char *uid = cJSON_GetStringValue(k32_json_find(o, "metadata.uid"));
+	if (!ns || !name)
+		return;
+	struct klet_pod *p = klet_pod_find_locked(k, ns, name);
+	if (p && uid && strcmp(p->uid, uid)) {
+		p->gone = true; /* same name, new pod: forget the old one */
+		p = NULL;
+	}
+	if (!p) {
+		if (strlen(ns) >= KLET_NS_LEN || strlen(name) >= KLET_NAME_LEN) {
+			K32_LOGW(KLET_MOD, "node %s: pod %s/%s: name over %d bytes; not run",
+				 k->node, ns, name, KLET_NAME_LEN - 1);
+			return;
+		}
+		for (uint32_t i = 0; i < k->max_pods && !p; i++)
+			if (!k->pods[i].used)
+				p = &k->pods[i];
+		if (!p) {
+			K32_LOGW(KLET_MOD,
+				 "node %s: pod %s/%s not run: the node runs %u pods, its limit "
+				 "(profile %s max_pods / K32_KLET_MAX_PODS); delete a pod",
+				 k->node, ns, name, k->max_pods, k->profile_name);
+			return;
+		}
+		struct klet_ring log = p->log, prev = p->prev;
+		uint32_t gen = p->gen + 1;
+		memset(p, 0, sizeof(*p));
+		p->log = log;
+		p->prev = prev;
+		klet_ring_reset(&p->log);
+		klet_ring_reset(&p->prev);
+		p->log.dropped = p->prev.dropped = 0;
+		p->k = k;
+		p->gen = gen;
+		p->used = true;
+		snprintf(p->ns, sizeof(p->ns), "%s", ns);
+		snprintf(p->name, sizeof(p->name), "%s", name);
+		snprintf(p->uid, sizeof(p->uid), "%s", uid ? uid : "");
+		ref_set(p);
+		pod_spec_from(k, p, o);
+		p->state = KLET_C_WAITING;
+		snprintf(p->wait_reason, sizeof(p->wait_reason), "ContainerCreating");
+		p->next_run_us = UINT64_MAX;
+		p->pod_start_s = klet_wall();
+		p->dirty = true;
+		const char *phase = cJSON_GetStringValue(k32_json_find(o, "status.phase"));
+		if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))) {
+			p->done = true; /* finished before this kubelet started: keep it so */
+			p->dirty = false;
+		}
+	}
+	p->seen = true;
+	if (k32_json_find(o, "metadata.deletionTimestamp") && !p->deleting) {
+		p->deleting = true;
+		p->dirty = true;
+	}
+}
+
+static void pod_gone_locked(struct klet *k, const cJSON *o)
+{
+	const char *ns = cJSON_GetStringValue(k32_json_find(o, "metadata.namespace"));
+	const char *name = cJSON_GetStringValue(k32_json_find(o, "metadata.name"));
+	struct klet_pod *p = ns && name ? klet_pod_find_locked(k, ns, name) : NULL;
+	if (p)
+		p->gone = true;
+}
+
+struct watch_ctx {
+	struct klet *k;
+	char rv[32];
+	bool relist;
+};
+
+static k32_status_t watch_line(void *arg, const uint8_t *data, size_t len)
+{
+	struct watch_ctx *w = arg;
+	struct klet *k = w->k;
+	cJSON *ev = NULL;
+	if (!len)
+		return K32_OK;
+	if (k32_json_parse((const char *)data, len, &ev, NULL))
+		return K32_OK; /* not JSON (a proxy's noise): skip */
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "type"));
+	const cJSON *o = cJSON_GetObjectItem(ev, "object");
+	const char *rv = cJSON_GetStringValue(k32_json_find(o, "metadata.resourceVersion"));
+	k32_status_t st = K32_OK;
+	if (!type) {
+		st = K32_OK;
+	} else if (!strcmp(type, "ERROR")) {
+		w->relist = true; /* 410 Gone or anything else: start over from a list */
+		st = K32_ERR_COMPACTED;
+	} else {
+		k32_mutex_lock(&k->lock);
+		if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED"))
+			pod_upsert_locked(k, o);
+		else if (!strcmp(type, "DELETED"))
+			pod_gone_locked(k, o);
+		k32_mutex_unlock(&k->lock);
+		klet_wake(k);
+	}
+	if (rv && st == K32_OK)
+		snprintf(w->rv, sizeof(w->rv), "%s", rv);
+	cJSON_Delete(ev);
+	if (!st && k->stopping)
+		st = K32_ERR_CANCELED;
+	return st;
+}
+
+static k32_status_t pods_list(struct klet *k, struct watch_ctx *w, struct k32_buf *b,
+			      struct k32_err *err)
+{
+	char target[300];
+	snprintf(target, sizeof(target), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", k->node);
+	int code;
+	k32_status_t st = klet_api(k, k->wcli, "GET", target, NULL, NULL, &code, b, err);
+	if (st)
+		return st;
+	if (code != 200)
+		return api_fail(err, "listing this node's pods", code, b);
+	cJSON *l = NULL;
+	st = k32_json_parse((const char *)b->data, b->len, &l, err);
+	if (st)
+		return st;
+	k32_mutex_lock(&k->lock);
+	k->stats.relists++;
+	for (uint32_t i = 0; i < k->max_pods; i++)
+		k->pods[i].seen = false;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(l, "items")) pod_upsert_locked(k, it);
+	for (uint32_t i = 0; i < k->max_pods; i++)
+		if (k->pods[i].used && !k->pods[i].seen)
+			k->pods[i].gone = true;
+	k32_mutex_unlock(&k->lock);
+	const char *rv = cJSON_GetStringValue(k32_json_find(l, "metadata.resourceVersion"));
+	snprintf(w->rv, sizeof(w->rv), "%s", rv ? rv : "0");
+	cJSON_Delete(l);
+	klet_wake(k);
+	return K32_OK;
+}
+
+static void watcher_main(void *arg)
+{
+	struct klet *k = arg;
+	struct watch_ctx w = {.k = k, .relist = true};
+	struct k32_buf b;
+	struct k32_err err;
+	k32_buf_init(&b, k->alloc, K32_HTTP_MAX_RESPONSE_BYTES, "pod list");
+	uint32_t wt = k->cfg.watch_timeout_s ? k->cfg.watch_timeout_s : K32_KLET_WATCH_TIMEOUT_S;
+	while (!k->stopping) {
+		k32_err_clear(&err);
+		if (w.relist) {
+			if (pods_list(k, &w, &b, &err)) {
+				K32_LOGW(KLET_MOD, "node %s: %s; retrying in 1 s", k->node,
+					 err.msg);
+				goto backoff;
+			}
+			w.relist = false;
+		}
+		char target[400];
+		snprintf(target, sizeof(target),
+			 "/api/v1/pods?watch=true&allowWatchBookmarks=true&fieldSelector=spec."
+			 "nodeName%%3D%s&resourceVersion=%s&timeoutSeconds=%u",
+			 k->node, w.rv, wt);
+		struct http_client_request rq = {
+		    .method = "GET", .target = target, .timeout_us = (int64_t)(wt + 10) * 1000000};
+		int code = 0;
+		k32_status_t st =
+		    http_client_stream(k->wcli, &rq, true, watch_line, &w, &code, &err);
+		if (k->stopping)
+			break;
+		if (code == 410) {
+			w.relist = true;
+			continue;
+		}
+		if (st == K32_ERR_COMPACTED || (!st && code == 200))
+			continue;
+		K32_LOGW(KLET_MOD, "node %s: pod watch ended (%s, HTTP %d): %s; relisting", k->node,
+			 k32_status_name(st), code, err.msg);
+		w.relist = true;
+	backoff:
+		k32_mutex_lock(&k->lock);
+		if (!k->stopping)
+			k32_plat()->cond_wait(&k->cv, &k->lock, k32_deadline_after(1000000));
+		k32_mutex_unlock(&k->lock);
+	}
+	k32_buf_fini(&b);
+}
+
+/* ---- status ----------------------------------------------------------------------------- */
+
+static const char *pod_phase(const struct klet_pod *p)
+{
+	if (p->state == KLET_C_RUNNING)
+		return "Running";
+	if (p->state == KLET_C_TERMINATED && p->done)
+		return p->term.code == 0 ? "Succeeded" : "Failed";
+	if (p->restarts > 0 || p->state == KLET_C_TERMINATED)
+		return "Running"; /* restarting: Kubernetes keeps the phase */
+	return "Pending";
+}
+
+static void add_cond(cJSON *arr, const char *type, bool ok, const char *ts, const char *reason)
+{
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "type", type);
+	cJSON_AddStringToObject(c, "status", ok ? "True" : "False");
+	cJSON_AddNullToObject(c, "lastProbeTime");
+	cJSON_AddStringToObject(c, "lastTransitionTime", ts);
+	if (!ok && reason)
+		cJSON_AddStringToObject(c, "reason", reason);
+	cJSON_AddItemToArray(arr, c);
+}
+
+static cJSON *term_json(const struct klet_term *t)
+{
+	char ts[32];
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "exitCode", t->code);
+	cJSON_AddStringToObject(o, "reason", t->reason);
+	if (t->message[0])
+		cJSON_AddStringToObject(o, "message", t->message);
+	klet_fmt_time(t->started_s, ts, sizeof(ts));
+	cJSON_AddStringToObject(o, "startedAt", ts);
+	klet_fmt_time(t->finished_s, ts, sizeof(ts));
+	cJSON_AddStringToObject(o, "finishedAt", ts);
+	return o;
+}
+
+/* The status patch of a pod (lock held). */
+static char *pod_status_text(struct klet *k, struct klet_pod *p)
+{
+	char ts[32];
+	klet_fmt_time(p->pod_start_s, ts, sizeof(ts));
+	cJSON *root = cJSON_CreateObject();
+	cJSON *st = cJSON_AddObjectToObject(root, "status");
+	const char *phase = pod_phase(p);
+	cJSON_AddStringToObject(st, "phase", phase);
+	bool running = p->state == KLET_C_RUNNING;
+	bool inited = p->restarts > 0 || p->state != KLET_C_WAITING || p->done;
+	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
+	add_cond(conds, "PodScheduled", true, ts, NULL);
+	add_cond(conds, "Initialized", true, ts, NULL);
+	add_cond(conds, "ContainersReady", running, ts, "ContainersNotReady");
+	add_cond(conds, "Ready", running, ts, "ContainersNotReady");
+	(void)inited;
+	cJSON_AddStringToObject(st, "hostIP", k->node_ip);
+	cJSON *ips = cJSON_AddArrayToObject(st, "hostIPs");
+	cJSON *ip = cJSON_CreateObject();
+	cJSON_AddStringToObject(ip, "ip", k->node_ip);
+	cJSON_AddItemToArray(ips, ip);
+	cJSON_AddStringToObject(st, "podIP", k->node_ip);
+	ips = cJSON_AddArrayToObject(st, "podIPs");
+	ip = cJSON_CreateObject();
+	cJSON_AddStringToObject(ip, "ip", k->node_ip);
+	cJSON_AddItemToArray(ips, ip);
+	cJSON_AddStringToObject(st, "startTime", ts);
+	cJSON_AddStringToObject(st, "qosClass", "Guaranteed");
+	cJSON *css = cJSON_AddArrayToObject(st, "containerStatuses");
+	cJSON *cs = cJSON_CreateObject();
+	cJSON_AddItemToArray(css, cs);
+	cJSON_AddStringToObject(cs, "name", p->container);
+	cJSON_AddStringToObject(cs, "image", p->image);
+	cJSON_AddStringToObject(cs, "imageID", p->image);
+	char cid[200];
+	snprintf(cid, sizeof(cid), "kube32://%s/%s/%u", p->uid, p->container, p->restarts);
+	cJSON_AddStringToObject(cs, "containerID", cid);
+	cJSON_AddBoolToObject(cs, "ready", running);
+	cJSON_AddBoolToObject(cs, "started", running);
+	cJSON_AddNumberToObject(cs, "restartCount", p->restarts);
+	cJSON *state = cJSON_AddObjectToObject(cs, "state");
+	if (running) {
+		char rs[32];
+		klet_fmt_time(p->run_start_s, rs, sizeof(rs));
+		cJSON *r = cJSON_AddObjectToObject(state, "running");
+		cJSON_AddStringToObject(r, "startedAt", rs);
+	} else if (p->state == KLET_C_TERMINATED) {
+		cJSON_AddItemToObject(state, "terminated", term_json(&p->term));
+	} else {
+		cJSON *w = cJSON_AddObjectToObject(state, "waiting");
+		cJSON_AddStringToObject(w, "reason", p->wait_reason);
+		if (p->wait_msg[0])
+			cJSON_AddStringToObject(w, "message", p->wait_msg);
+	}
+	cJSON *ls = cJSON_AddObjectToObject(cs, "lastState");
+	if (p->last.set)
+		cJSON_AddItemToObject(ls, "terminated", term_json(&p->last));
+	char *text = json_text(root);
+	cJSON_Delete(root);
+	return text;
+}
+
+/* Sends the pod's status if it changed since the last successful write. Worker only. */
+static void pod_status_sync(struct klet *k, struct klet_pod *p, uint64_t now, struct k32_buf *b)
+{
+	k32_mutex_lock(&k->lock);
+	if (!p->used || p->gone || !p->dirty || now < p->retry_status_us) {
+		k32_mutex_unlock(&k->lock);
+		return;
+	}
+	char *text = pod_status_text(k, p);
+	char target[300];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s/status", p->ns, p->name);
+	bool same = text && p->last_status && !strcmp(text, p->last_status);
+	p->dirty = false;
+	k32_mutex_unlock(&k->lock);
+	if (!text || same) {
+		cJSON_free(text);
+		return;
+	}
+	struct k32_err err;
+	int code;
+	k32_status_t st = klet_api(k, k->cli, "PATCH", target, "application/merge-patch+json", text,
+				   &code, b, &err);
+	if (!st && code != 200)
+		st = api_fail(&err, "writing pod status", code, b);
+	k32_mutex_lock(&k->lock);
+	if (st) {
+		if (st != K32_ERR_NOT_FOUND) {
+			p->dirty = true;
+			p->retry_status_us = now + 1000000;
+		}
+		K32_LOGW(KLET_MOD, "node %s: pod %s: %s", k->node, p->ref, err.msg);
+		cJSON_free(text);
+	} else {
+		k->stats.status_writes++;
+		cJSON_free(p->last_status);
+		p->last_status = text;
+	}
+	k32_mutex_unlock(&k->lock);
+}
+
+/* ---- life cycle --------------------------------------------------------------------------- */
+
+static void notify_exit(void *arg, struct klet_pod *p, const struct klet_exit *ex)
+{
+	struct klet *k = arg;
+	k32_mutex_lock(&k->lock);
+	if (p->started && !p->exit_pending) {
+		p->exit_pending = true;
+		p->exit.set = true;
+		p->exit.code = ex->code;
+		snprintf(p->exit.reason, sizeof(p->exit.reason), "%s",
+			 ex->reason ? ex->reason : (ex->code ? "Error" : "Completed"));
+		snprintf(p->exit.message, sizeof(p->exit.message), "%s",
+			 ex->message ? ex->message : "");
+		p->exit.started_s = p->run_start_s;
+		p->exit.finished_s = klet_wall();
+	}
+	k32_mutex_unlock(&k->lock);
+	klet_wake(k);
+}
+
+static void log_locked(struct klet_pod *p, const char *text, size_t len)
+{
+	klet_ring_append(&p->log, ++p->log_seq, klet_wall(), text, len);
+}
+
+void klet_pod_log(struct klet_pod *p, const char *text, size_t len)
+{
+	struct klet *k = p->k;
+	k32_mutex_lock(&k->lock);
+	log_locked(p, text, len);
+	k32_mutex_unlock(&k->lock);
+}
+
+static uint32_t backoff_init(const struct klet *k)
+{
+	return k->cfg.backoff_initial_ms ? k->cfg.backoff_initial_ms : K32_KLET_BACKOFF_INITIAL_MS;
+}
+
+static uint32_t backoff_max(const struct klet *k)
+{
+	return k->cfg.backoff_max_ms ? k->cfg.backoff_max_ms : K32_KLET_BACKOFF_MAX_MS;
+}
+
+/* An exit the provider reported: record it and decide on a restart (lock held; the
+ * runtime is already stopped). */
+static void pod_exit_locked(struct klet *k, struct klet_pod *p, uint64_t now)
+{
+	p->exit_pending = false;
+	p->started = false;
+	p->term = p->exit;
+	p->state = KLET_C_TERMINATED;
+	p->dirty = true;
+	if (p->term.message[0] && p->term.code != 0) {
+		char line[KLET_MSG_LEN + 32];
+		int n = snprintf(line, sizeof(line), "%s: %s", p->term.reason, p->term.message);
+		log_locked(p, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
+	}
+	bool restart = p->restart == KLET_RESTART_ALWAYS ||
+		       (p->restart == KLET_RESTART_ON_FAILURE && p->term.code != 0);
+	if (!restart) {
+		p->done = true;
+		return;
+	}
+	if (now - p->run_start_us >= (uint64_t)K32_KLET_BACKOFF_RESET_S * 1000000)
+		p->backoff_ms = 0; /* it ran long enough: forget earlier crashes */
+	uint32_t delay = p->backoff_ms;
+	uint32_t next = p->backoff_ms ? p->backoff_ms * 2 : backoff_init(k);
+	p->backoff_ms = next > backoff_max(k) ? backoff_max(k) : next;
+	p->last = p->term;
+	p->last.set = true;
+	p->next_start_us = now + (uint64_t)delay * 1000;
+	if (delay) {
+		p->state = KLET_C_WAITING;
+		snprintf(p->wait_reason, sizeof(p->wait_reason), "CrashLoopBackOff");
+		klet_msgf(p->wait_msg, sizeof(p->wait_msg),
+			  "back-off %us restarting failed container=%s pod=%s_%s(%s)",
+			  (delay + 999) / 1000, p->container, p->name, p->ns, p->uid);
+	}
+}
+
+static void spec_of(struct klet *k, const struct klet_pod *p, struct klet_run_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->ns = p->ns;
+	s->name = p->name;
+	s->uid = p->uid;
+	s->container = p->container;
+	s->image = p->image;
+	s->image_dir = k->image_dir;
+	s->node = k->node;
+	s->mem_limit = p->mem_limit;
+	s->gas = p->gas;
+	s->gas_off = p->gas_off;
+	s->stack_bytes = p->stack_bytes;
+	s->tick_ms = p->tick_ms;
+	s->run_to_completion = p->restart != KLET_RESTART_ALWAYS;
+}
+
+static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
+{
+	struct klet_run_spec spec;
+	struct k32_err err;
+	k32_err_clear(&err);
+	k32_mutex_lock(&k->lock);
+	spec_of(k, p, &spec);
+	if (p->term.set) {
+		/* a new container: its predecessor's lines become --previous */
+		klet_ring_move(&p->prev, &p->log);
+	}
+	p->started = true; /* so that notify during start is recorded */
+	p->run_start_s = klet_wall();
+	p->run_start_us = now;
+	p->exit_pending = false;
+	p->next_run_us = now;
+	p->mem_cur = 0;
+	k32_mutex_unlock(&k->lock);
+
+	k32_mutex_lock(&k->run_lock);
+	k32_status_t st = k->ops->start(k->ops_ctx, p, &spec, &err);
+	k32_mutex_unlock(&k->run_lock);
+
+	k32_mutex_lock(&k->lock);
+	p->dirty = true;
+	if (st) {
+		p->started = false;
+		p->exit_pending = false;
+		p->state = KLET_C_WAITING;
+		bool pull = st == K32_ERR_NOT_FOUND;
+		snprintf(p->wait_reason, sizeof(p->wait_reason), "%s",
+			 pull ? (p->start_failures ? "ImagePullBackOff" : "ErrImagePull")
+			      : "CreateContainerError");
+		snprintf(p->wait_msg, sizeof(p->wait_msg), "%s", err.msg);
+		uint64_t d = (uint64_t)backoff_init(k)
+			     << (p->start_failures < 5 ? p->start_failures : 5);
+		if (d > backoff_max(k))
+			d = backoff_max(k);
+		p->start_failures++;
+		p->next_start_us = now + d * 1000;
+		log_locked(p, err.msg, strlen(err.msg));
+		K32_LOGW(KLET_MOD, "node %s: pod %s: %s", k->node, p->ref, err.msg);
+	} else {
+		p->start_failures = 0;
+		p->state = KLET_C_RUNNING;
+		p->wait_reason[0] = 0;
+		p->wait_msg[0] = 0;
+		if (p->term.set) {
+			/* a restart: the termination before it is lastState */
+			p->restarts++;
+			p->term.set = false;
+		}
+	}
+	k32_mutex_unlock(&k->lock);
+}
+
+static void pod_stop_runtime(struct klet *k, struct klet_pod *p)
+{
+	k32_mutex_lock(&k->run_lock);
+	k->ops->stop(k->ops_ctx, p);
+	k32_mutex_unlock(&k->run_lock);
+	k32_mutex_lock(&k->lock);
+	p->started = false;
+	k32_mutex_unlock(&k->lock);
+}
+
+static void pod_free_slot(struct klet *k, struct klet_pod *p)
+{
+	k32_mutex_lock(&k->lock);
+	cJSON_free(p->last_status);
+	p->last_status = NULL;
+	p->used = false;
+	p->gen++;
+	k32_mutex_unlock(&k->lock);
+}
+
+enum pod_action { ACT_NONE, ACT_FINALIZE, ACT_EXIT, ACT_START, ACT_RUN };
+
+static enum pod_action pod_decide_locked(struct klet_pod *p, uint64_t now, uint64_t *next)
+{
+	if (!p->used)
+		return ACT_NONE;
+	if (p->gone || p->deleting)
+		return ACT_FINALIZE;
+	if (p->exit_pending)
+		return ACT_EXIT;
+	if (p->done)
+		return ACT_NONE;
+	if (!p->started) {
+		if (now >= p->next_start_us)
+			return ACT_START;
+		if (p->next_start_us < *next)
+			*next = p->next_start_us;
+		return ACT_NONE;
+	}
+	if (now >= p->next_run_us)
+		return ACT_RUN;
+	if (p->next_run_us < *next)
+		*next = p->next_run_us;
+	return ACT_NONE;
+}
+
+/* Deletes a pod being deleted gracefully, now that its container is stopped. */
+static bool pod_finalize_api(struct klet *k, struct klet_pod *p, struct k32_buf *b)
+{
+	char target[300];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s", p->ns, p->name);
+	char body[160];
+	snprintf(body, sizeof(body),
+		 "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"gracePeriodSeconds\":0,"
+		 "\"preconditions\":{\"uid\":\"%s\"}}",
+		 p->uid);
+	struct k32_err err;
+	int code;
+	k32_status_t st =
+	    klet_api(k, k->cli, "DELETE", target, "application/json", body, &code, b, &err);
+	if (!st && (code == 200 || code == 202 || code == 404 || code == 409))
+		return true;
+	if (!st)
+		api_fail(&err, "deleting the stopped pod", code, b);
+	K32_LOGW(KLET_MOD, "node %s: pod %s: %s; retrying", k->node, p->ref, err.msg);
+	return false;
+}
+
+static void worker_pass(struct klet *k, struct k32_buf *b, uint64_t *out_next)
+{
+	uint64_t now = k32_now_us();
+	uint64_t next = now + 1000000ull * 3600;
+	for (uint32_t i = 0; i < k->max_pods; i++) {
+		struct klet_pod *p = &k->pods[i];
+		k32_mutex_lock(&k->lock);
+		enum pod_action a = pod_decide_locked(p, now, &next);
+		bool started = p->started, gone = p->gone;
+		k32_mutex_unlock(&k->lock);
+		switch (a) {
+		case ACT_NONE:
+			break;
+		case ACT_FINALIZE:
+			if (started)
+				pod_stop_runtime(k, p);
+			if (gone || pod_finalize_api(k, p, b))
+				pod_free_slot(k, p);
+			else if (now + 1000000 < next)
+				next = now + 1000000;
+			continue;
+		case ACT_EXIT:
+			pod_stop_runtime(k, p);
+			k32_mutex_lock(&k->lock);
+			p->started = false;
+			pod_exit_locked(k, p, now);
+			k32_mutex_unlock(&k->lock);
+			next = now; /* an immediate restart is due */
+			break;
+		case ACT_START:
+			pod_start(k, p, now);
+			next = now;
+			break;
+		case ACT_RUN: {
+			uint64_t nr = UINT64_MAX;
+			k32_mutex_lock(&k->run_lock);
+			k->ops->run(k->ops_ctx, p, now, &nr);
+			k32_mutex_unlock(&k->run_lock);
+			k32_mutex_lock(&k->lock);
+			p->next_run_us = nr;
+			if (nr < next)
+				next = nr;
+			if (p->exit_pending)
+				next = now;
+			k32_mutex_unlock(&k->lock);
+			break;
+		}
+		}
+		pod_status_sync(k, p, now, b);
+		k32_mutex_lock(&k->lock);
+		if (p->used && p->dirty && p->retry_status_us > now && p->retry_status_us < next)
+			next = p->retry_status_us;
+		k32_mutex_unlock(&k->lock);
+	}
+	*out_next = next;
+}
+
+static void worker_main(void *arg)
+{
+	struct klet *k = arg;
+	struct k32_buf b;
+	struct k32_err err;
+	k32_buf_init(&b, k->alloc, K32_HTTP_MAX_RESPONSE_BYTES, "API response");
+	uint64_t renew = (uint64_t)(k->cfg.lease_renew_ms ? k->cfg.lease_renew_ms
+							  : K32_KLET_LEASE_RENEW_S * 1000) *
+			 1000;
+	while (!k->stopping) {
+		uint64_t next;
+		worker_pass(k, &b, &next);
+		uint64_t now = k32_now_us();
+		if (now >= k->next_lease_us) {
+			k32_err_clear(&err);
+			if (lease_renew(k, k->cli, &b, &err))
+				K32_LOGW(KLET_MOD, "node %s: %s", k->node, err.msg);
+			k->next_lease_us = now + renew;
+		}
+		if (now >= k->next_node_status_us) {
+			k32_err_clear(&err);
+			if (node_status_send(k, k->cli, &b, &err))
+				K32_LOGW(KLET_MOD, "node %s: %s", k->node, err.msg);
+			k->next_node_status_us = now + (uint64_t)K32_KLET_NODE_STATUS_S * 1000000;
+		}
+		if (k->next_lease_us < next)
+			next = k->next_lease_us;
+		if (k->next_node_status_us < next)
+			next = k->next_node_status_us;
+		k32_mutex_lock(&k->lock);
+		bool work = false;
+		for (uint32_t i = 0; i < k->max_pods && !work; i++) {
+			struct klet_pod *p = &k->pods[i];
+			work = p->used && (p->gone || p->exit_pending ||
+					   (p->dirty && p->retry_status_us <= now) ||
+					   (p->deleting && p->started));
+		}
+		if (!work && !k->stopping && next > k32_now_us())
+			k32_plat()->cond_wait(&k->cv, &k->lock, (int64_t)next);
+		k32_mutex_unlock(&k->lock);
+	}
+	k32_buf_fini(&b);
+}
+
+/* ---- public ------------------------------------------------------------------------------ */
+
+void *klet_pod_priv(const struct klet_pod *pod)
+{
+	return pod->priv;
+}
+
+void klet_pod_set_priv(struct klet_pod *pod, void *priv)
+{
+	pod->priv = priv;
+}
+
+const char *klet_pod_ref(const struct klet_pod *pod)
+{
+	return pod->ref;
+}
+
+static void *pod_alloc_fn(void *ud, void *ptr, size_t old_len, size_t new_len)
+{
+	struct klet_pod *p = ud;
+	struct klet *k = p->k;
+	void *r = k->pool_alloc.fn(k->pool_alloc.ud, ptr, old_len, new_len);
+	if (new_len == 0) {
+		p->mem_cur -= old_len <= p->mem_cur ? old_len : p->mem_cur;
+	} else if (r) {
+		p->mem_cur = p->mem_cur - (ptr ? old_len : 0) + new_len;
+		if (p->mem_cur > p->mem_peak)
+			p->mem_peak = p->mem_cur;
+	}
+	return r;
+}
+
+const struct k32_allocator *klet_pod_allocator(struct klet_pod *pod)
+{
+	pod->alloc.fn = pod_alloc_fn;
+	pod->alloc.ud = pod;
+	return &pod->alloc;
+}
+
+void klet_pool_usage(struct klet *k, size_t *out_used, size_t *out_limit)
+{
+	*out_used = k->pool.stats.cur_bytes;
+	*out_limit = k->pool.stats.limit_bytes;
+}
+
+const char *klet_node_name(const struct klet *k)
+{
+	return k->node;
+}
+
+static k32_status_t copy_str(char *dst, size_t cap, const char *src, const char *what,
+			     struct k32_err *err)
+{
+	if (!src)
+		src = "";
+	if (strlen(src) >= cap)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
+				   "kubelet config: %s is %zu bytes, the limit is %zu", what,
+				   strlen(src), cap - 1);
+	memcpy(dst, src, strlen(src) + 1);
+	return K32_OK;
+}
+
+k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k32_err *err)
+{
+	*out = NULL;
+	if (!cfg->node_name || !cfg->node_name[0])
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
+				   "kubelet config: node_name is required");
+	if (!cfg->profile)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
+				   "kubelet config for node %s: a board profile is required",
+				   cfg->node_name);
+	if (!cfg->api_port)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
+				   "kubelet config for node %s: api_port is required",
+				   cfg->node_name);
+	if (cfg->api_tls && !cfg->ca_file)
+		return k32_err_set(
+		    err, K32_ERR_INVALID_ARGS, KLET_MOD,
+		    "kubelet config for node %s: HTTPS needs the API server's CA file",
+		    cfg->node_name);
+	const struct k32_allocator *a = k32_default_allocator();
+	struct klet *k = k32_calloc(a, sizeof(*k));
+	if (!k)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD, "out of memory (kubelet)");
+	k->alloc = a;
+	k->cfg = *cfg;
+	k32_status_t st = copy_str(k->node, sizeof(k->node), cfg->node_name, "node_name", err);
+	if (!st)
+		st = copy_str(k->api_host, sizeof(k->api_host),
+			      cfg->api_host ? cfg->api_host : "127.0.0.1", "api_host", err);
+	if (!st)
+		st = copy_str(k->ca_file, sizeof(k->ca_file), cfg->ca_file, "ca_file", err);
+	if (!st)
+		st = copy_str(k->token, sizeof(k->token), cfg->token, "token", err);
+	if (!st)
+		st = copy_str(k->node_ip, sizeof(k->node_ip),
+			      cfg->node_ip ? cfg->node_ip : "127.0.0.1", "node_ip", err);
+	if (!st)
+		st = copy_str(k->image_dir, sizeof(k->image_dir),
+			      cfg->image_dir ? cfg->image_dir : ".", "image_dir", err);
+	if (!st)
+		st = copy_str(k->pod_http_host, sizeof(k->pod_http_host),
+			      cfg->pod_http_host ? cfg->pod_http_host : "127.0.0.1",
+			      "pod_http_host", err);
+	if (!st)
+		st = copy_str(k->profile_name, sizeof(k->profile_name), cfg->profile->name,
+			      "profile name", err);
+	if (!st)
+		st = copy_str(k->hardware, sizeof(k->hardware), cfg->profile->hardware,
+			      "profile hardware", err);
+	if (st) {
+		k32_free(a, k, sizeof(*k));
+		return st;
+	}
+	k->profile = *cfg->profile;
+	k->profile.name = k->profile_name;
+	k->profile.hardware = k->hardware;
+	k->max_pods = cfg->profile->max_pods && cfg->profile->max_pods < K32_KLET_MAX_PODS
+			  ? cfg->profile->max_pods
+			  : K32_KLET_MAX_PODS;
+	k->ops = cfg->provider ? cfg->provider : &klet_wasm_provider;
+	k->ops_ctx = cfg->provider ? cfg->provider_ctx : NULL;
+	k32_heap_init(&k->pool, cfg->profile->pod_pool_bytes);
+	k->pool_alloc = k32_heap_allocator(&k->pool);
+	k->pods = k32_calloc(a, sizeof(struct klet_pod) * k->max_pods);
+	if (!k->pods)
+		goto out_nomem;
+	for (uint32_t i = 0; i < k->max_pods; i++) {
+		k->pods[i].k = k;
+		if (klet_ring_init(&k->pods[i].log, a) || klet_ring_init(&k->pods[i].prev, a))
+			goto out_nomem;
+	}
+	const struct k32_platform_ops *pl = k32_plat();
+	pl->mutex_init(&k->lock);
+	pl->mutex_init(&k->run_lock);
+	pl->cond_init(&k->cv);
+	*out = k;
+	return K32_OK;
+out_nomem:
+	if (k->pods) {
+		for (uint32_t i = 0; i < k->max_pods; i++) {
+			klet_ring_fini(&k->pods[i].log, a);
+			klet_ring_fini(&k->pods[i].prev, a);
+		}
+		k32_free(a, k->pods, sizeof(struct klet_pod) * k->max_pods);
+	}
+	k32_free(a, k, sizeof(*k));
+	return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
+			   "out of memory allocating the kubelet's pod table (%u pods)",
+			   cfg->profile->max_pods);
+}
+
+static k32_status_t client_new(struct klet *k, struct http_client **out, struct k32_err *err)
+{
+	struct http_client_config cc;
+	http_client_config_init(&cc);
+	cc.host = k->api_host;
+	cc.port = k->cfg.api_port;
+	cc.tls = k->cfg.api_tls;
+	cc.ca_file = k->cfg.api_tls ? k->ca_file : NULL;
+	cc.bearer_token = k->token[0] ? k->token : NULL;
+	cc.timeout_us = 10 * 1000000;
+	return http_client_new(&cc, out, err);
+}
+
+k32_status_t klet_start(struct klet *k, struct k32_err *err)
+{
+	if (k->started)
+		return k32_err_set(err, K32_ERR_BAD_STATE, KLET_MOD,
+				   "node %s: kubelet already started", k->node);
+	k32_status_t st = client_new(k, &k->cli, err);
+	if (!st)
+		st = client_new(k, &k->wcli, err);
+	if (!st && !k->cfg.pod_http_off)
+		st = klet_http_start(k, err);
+	struct k32_buf b;
+	k32_buf_init(&b, k->alloc, K32_HTTP_MAX_RESPONSE_BYTES, "API response");
+	if (!st)
+		st = node_register(k, k->cli, &b, err);
+	if (!st)
+		st = lease_renew(k, k->cli, &b, err);
+	k32_buf_fini(&b);
+	if (st)
+		goto out_fail;
+	uint64_t now = k32_now_us();
+	uint64_t renew =
+	    k->cfg.lease_renew_ms ? k->cfg.lease_renew_ms : K32_KLET_LEASE_RENEW_S * 1000;
+	k->next_lease_us = now + renew * 1000;
+	k->next_node_status_us = now + (uint64_t)K32_KLET_NODE_STATUS_S * 1000000;
+	if (k->ops->init)
+		k->ops->init(k->ops_ctx, k, notify_exit, k);
+	k->stopping = false;
+	char name[32];
+	snprintf(name, sizeof(name), "klet-w-%.20s", k->node);
+	st = k32_plat()->task_create(&k->watcher, name, watcher_main, k, 64 * 1024, -1, err);
+	if (st)
+		goto out_fail;
+	snprintf(name, sizeof(name), "klet-%.24s", k->node);
+	/* the worker is the board's interpreter task: its stack is the profile's */
+	size_t stack = k->profile.interp_stack ? k->profile.interp_stack : 64 * 1024;
+	if (stack < 16 * 1024)
+		stack = 16 * 1024;
+	st = k32_plat()->task_create(&k->worker, name, worker_main, k, stack, -1, err);
+	if (st) {
+		k->stopping = true;
+		klet_wake(k);
+		k32_plat()->task_join(k->watcher);
+		k->watcher = NULL;
+		goto out_fail;
+	}
+	k->started = true;
+	K32_LOGI(KLET_MOD,
+		 "node %s (%s): registered with %s:%u, pod pool %zu bytes, pod server :%u", k->node,
+		 k->profile_name, k->api_host, (unsigned)k->cfg.api_port, k->profile.pod_pool_bytes,
+		 (unsigned)klet_pod_http_port(k));
+	return K32_OK;
+out_fail:
+	klet_http_stop(k);
+	http_client_free(k->cli);
+	http_client_free(k->wcli);
+	k->cli = k->wcli = NULL;
+	return st;
+}
+
+void klet_stop(struct klet *k)
+{
+	if (!k || !k->started)
+		return;
+	k32_mutex_lock(&k->lock);
+	k->stopping = true;
+	k32_plat()->cond_broadcast(&k->cv);
+	k32_mutex_unlock(&k->lock);
+	k32_plat()->task_join(k->worker);
+	k32_plat()->task_join(k->watcher);
+	k->worker = k->watcher = NULL;
+	klet_http_stop(k);
+	for (uint32_t i = 0; i < k->max_pods; i++) {
+		struct klet_pod *p = &k->pods[i];
+		if (p->used && p->started)
+			pod_stop_runtime(k, p);
+		if (p->used)
+			pod_free_slot(k, p);
+	}
+	http_client_free(k->cli);
+	http_client_free(k->wcli);
+	k->cli = k->wcli = NULL;
+	k->started = false;
+}
+
+void klet_free(struct klet *k)
+{
+	if (!k)
+		return;
+	klet_stop(k);
+	for (uint32_t i = 0; i < k->max_pods; i++) {
+		cJSON_free(k->pods[i].last_status);
+		klet_ring_fini(&k->pods[i].log, k->alloc);
+		klet_ring_fini(&k->pods[i].prev, k->alloc);
+	}
+	k32_free(k->alloc, k->pods, sizeof(struct klet_pod) * k->max_pods);
+	const struct k32_platform_ops *pl = k32_plat();
+	pl->cond_fini(&k->cv);
+	pl->mutex_fini(&k->lock);
+	pl->mutex_fini(&k->run_lock);
+	k32_free(k->alloc, k, sizeof(*k));
+}
+
+k32_status_t klet_pod_logs(struct klet *k, const char *ns, const char *name, bool previous,
+			   int64_t tail_lines, bool timestamps, uint64_t *inout_seq,
+			   struct k32_buf *out, struct k32_err *err)
+{
+	k32_mutex_lock(&k->lock);
+	struct klet_pod *p = klet_pod_find_locked(k, ns, name);
+	k32_status_t st;
+	if (!p) {
+		st = k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD, "pod %s/%s is not on node %s",
+				 ns, name, k->node);
+	} else if (previous && !p->prev.lines && !p->last.set) {
+		st = k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
+				 "previous terminated container \"%s\" in pod \"%s\" not found",
+				 p->container, name);
+	} else {
+		st = klet_ring_read(previous ? &p->prev : &p->log, tail_lines, timestamps,
+				    inout_seq, out, err);
+	}
+	k32_mutex_unlock(&k->lock);
+	return st;
+}
+
+void klet_get_stats(struct klet *k, struct klet_stats *out)
+{
+	k32_mutex_lock(&k->lock);
+	*out = k->stats;
+	out->pods = out->running = 0;
+	for (uint32_t i = 0; i < k->max_pods; i++) {
+		if (k->pods[i].used && !k->pods[i].gone) {
+			out->pods++;
+			if (k->pods[i].state == KLET_C_RUNNING)
+				out->running++;
+		}
+	}
+	out->pool_bytes = k->pool.stats.cur_bytes;
+	out->pool_peak = k->pool.stats.peak_bytes;
+	out->pool_limit = k->pool.stats.limit_bytes;
+	k32_mutex_unlock(&k->lock);
+}

@@ -1,0 +1,269 @@
+/*
+ * klet.h - the kube32 kubelet: the node agent of one board.
+ *
+ * A kubelet talks to the API server ONLY over HTTP(S) with the http.h client, exactly as a
+ * board does, so it works against a control plane in this process or in another one:
+ *
+ *   - registers its Node (capacity and allocatable from the board profile: the pod pool's
+ *     bytes as "memory", the pod count as "pods"; the hardware it has as the annotation
+ *     kube32.io/hardware and the label kube32.io/board; its addresses; nodeInfo with the
+ *     kubeletVersion; daemonEndpoints.kubeletEndpoint.Port = the pod HTTP port);
+ *   - renews its Lease kube-node-lease/<node> every K32_KLET_LEASE_RENEW_S seconds and
+ *     reports Node status (Ready) every K32_KLET_NODE_STATUS_S seconds;
+ *   - lists and watches the pods bound to it (fieldSelector spec.nodeName=<node>; a 410 or
+ *     an ERROR event makes it relist);
+ *   - runs each pod through a provider (struct klet_provider_ops: the Wasm provider of
+ *     klet_wasm.c, or a fake one in tests), restarts it per restartPolicy with exponential
+ *     back-off (K32_KLET_BACKOFF_*: 10 s doubling to 5 min; Error then CrashLoopBackOff),
+ *     and writes phase, conditions and containerStatuses through the pods/status
+ *     subresource (a JSON merge patch, sent only when the status changed);
+ *   - finishes graceful deletion: a pod with a deletionTimestamp is stopped, then deleted
+ *     with gracePeriodSeconds=0;
+ *   - keeps each pod's log lines in a bounded ring (and the previous container's lines for
+ *     `--previous`), read with klet_pod_logs;
+ *   - serves the pod HTTP server (port K32_KLET_POD_HTTP_PORT, 7000): a request carrying
+ *     `X-Kube32-Pod: <namespace>/<name>` goes to that pod's HTTP handler (404 unknown pod,
+ *     503 not Running, 504 out of execution budget, 501 no handler); without the header,
+ *     GET /healthz answers "ok" and GET /containerLogs/<ns>/<pod>/<container>?tailLines=N&
+ *     previous=true&timestamps=true answers the pod's log (what the API server's pods/log
+ *     proxy in src/sim reads for pods on boards in other processes).
+ *
+ * Threads (platform tasks) per kubelet: the worker (pod lifecycle, ticks, status, lease;
+ * its stack is the board's interpreter stack), the pod watch, and the pod HTTP server's
+ * loop. Provider calls that touch a pod's runtime (start, stop, run, http, stats) are
+ * serialised by one run lock per kubelet, as a board runs all its pods on one interpreter
+ * task. A provider's notify callback may be called from any of those calls and never blocks.
+ *
+ * Memory: node-lifetime state (the pod table with its log rings) is allocated once by
+ * klet_new. Every byte of a pod's runtime comes from the node's pod pool, a k32_heap with
+ * the profile's byte limit, through a per-pod counting allocator (klet_pod_allocator), so
+ * a pod that does not fit fails cleanly with both numbers in its message.
+ */
+#ifndef KLET_H
+#define KLET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/k32_alloc.h"
+#include "base/k32_buf.h"
+#include "base/k32_hostcall.h"
+#include "base/k32_status.h"
+#include "k32/k32_config.h"
+
+struct klet;
+struct klet_pod;
+
+/* What the board offers its pods (design.md section 8). */
+struct klet_profile {
+	const char *name;      /* "cardputer", "devkit", "host" (label kube32.io/board) */
+	size_t pod_pool_bytes; /* the pod pool: every byte of every pod's runtime */
+	size_t interp_stack;   /* native stack of the interpreter (worker) task, bytes */
+	uint32_t max_pods;     /* pods at once (<= K32_KLET_MAX_PODS; 0: that limit) */
+	const char *hardware;  /* "i2c:bme688,i2c:miniscale" or "" (annotation) */
+};
+
+/* ---- the pod provider (virtual-kubelet's PodLifecycleHandler, in C) ---------------------- */
+
+/* What a provider needs to start one container. Strings live until stop. */
+struct klet_run_spec {
+	const char *ns;		/* pod namespace */
+	const char *name;	/* pod name */
+	const char *uid;	/* pod uid */
+	const char *container;	/* container name (spec.containers[0].name) */
+	const char *image;	/* spec.containers[0].image */
+	const char *image_dir;	/* the node's image directory ("SD card") */
+	const char *node;	/* node name (for messages) */
+	uint64_t mem_limit;	/* resources.limits.memory in bytes (0: none given) */
+	uint64_t gas;		/* gas per call (kube32.io/execution-budget) */
+	bool gas_off;		/* kube32.io/execution-budget: "off" */
+	uint32_t stack_bytes;	/* Wasm value stack (kube32.io/stack-bytes) */
+	uint32_t tick_ms;	/* k32_tick period (kube32.io/tick-ms) */
+	bool run_to_completion; /* restartPolicy != Always (a Job's pod) */
+};
+
+/* How a container ended, reported through klet_notify_fn. */
+struct klet_exit {
+	int32_t code;	     /* exit code: 0 success */
+	const char *reason;  /* "Completed", "Error", "OOMKilled", ... (static string) */
+	const char *message; /* trap message or detail (copied by the kubelet) */
+};
+
+/* One pod HTTP request, as a provider sees it (views valid during the call). */
+struct klet_http_req {
+	const char *method;    /* "GET", "POST", ... */
+	struct k32_str target; /* path and query */
+	const uint8_t *body;   /* body_len bytes */
+	size_t body_len;
+};
+
+/* What a provider fills for an HTTP request. body is capped at K32_KLET_POD_HTTP_BODY_MAX. */
+struct klet_http_resp {
+	int status;	       /* HTTP status (the provider sets it; default 200) */
+	char content_type[64]; /* default "text/plain" */
+	struct k32_buf body;   /* response body */
+};
+
+/* A pod's runtime bytes, by kind (what `kubectl top` and the console report). */
+struct klet_pod_mem {
+	size_t code_bytes;    /* module bytes and compiled code */
+	size_t memory_bytes;  /* linear memory */
+	size_t stack_bytes;   /* value and frame stacks */
+	size_t runtime_bytes; /* instance structures, tables */
+	size_t pool_bytes;    /* everything the pod holds from the pool now */
+	size_t pool_peak;     /* the most it ever held */
+};
+
+/*
+ * Reports that a started container ended (trapped, returned an error, exited). Any thread
+ * the provider is called on; never blocks (takes a short state lock and signals the worker).
+ */
+typedef void (*klet_notify_fn)(void *arg, struct klet_pod *pod, const struct klet_exit *ex);
+
+struct klet_provider_ops {
+	/* Once, at klet_start: how to report exits. */
+	void (*init)(void *ctx, struct klet *k, klet_notify_fn notify, void *notify_arg);
+	/*
+	 * Creates and starts the container (e.g. loads the module and calls k32_init). K32_OK:
+	 * it runs (it may already have notified an exit). Otherwise err says why and the
+	 * kubelet retries with back-off: K32_ERR_NOT_FOUND is an image that is not there
+	 * (ErrImagePull / ImagePullBackOff), anything else CreateContainerError.
+	 */
+	k32_status_t (*start)(void *ctx, struct klet_pod *pod, const struct klet_run_spec *spec,
+			      struct k32_err *err);
+	/* Stops the container and frees everything it holds. Never fails. */
+	void (*stop)(void *ctx, struct klet_pod *pod);
+	/* Does whatever is due at now_us (ticks); *out_next_us gets when it wants to run next
+	 * (UINT64_MAX: only on events). */
+	void (*run)(void *ctx, struct klet_pod *pod, uint64_t now_us, uint64_t *out_next_us);
+	/* Serves one HTTP request. K32_ERR_NOT_SUPPORTED: no handler (501); K32_ERR_TIMED_OUT:
+	 * out of execution budget (504); K32_ERR_TRAP: the handler trapped (500, and the
+	 * provider notifies the exit). May be NULL. */
+	k32_status_t (*http)(void *ctx, struct klet_pod *pod, const struct klet_http_req *req,
+			     struct klet_http_resp *resp);
+	/* Memory by kind. May be NULL. */
+	void (*stats)(void *ctx, struct klet_pod *pod, struct klet_pod_mem *out);
+};
+
+/* ---- configuration and life cycle ---------------------------------------------------------- */
+
+struct klet_config {
+	const char *node_name;		    /* required; DNS-1123 name */
+	const struct klet_profile *profile; /* required */
+	/* the API server */
+	const char *api_host; /* "127.0.0.1" */
+	uint16_t api_port;    /* required */
+	bool api_tls;	      /* HTTPS (then ca_file is required) */
+	const char *ca_file;  /* PEM CA of the API server */
+	const char *token;    /* bearer token (a node token); NULL: none */
+	/* the node */
+	const char *node_ip;	   /* InternalIP address, "127.0.0.1" by default */
+	const char *image_dir;	   /* where modules are looked up; required for the Wasm provider */
+	const char *pod_http_host; /* bind address of the pod server ("127.0.0.1") */
+	uint16_t pod_http_port;	   /* 0 picks a free port (see klet_pod_http_port) */
+	bool pod_http_off;	   /* no pod HTTP server (some unit tests) */
+	/* the provider; NULL ops: the Wasm provider (klet_wasm_provider) */
+	const struct klet_provider_ops *provider;
+	void *provider_ctx;
+	/* extra host function tables linked into every Wasm pod (e.g. the hw drivers') */
+	const struct k32_hostfn_def *extra_hostfns;
+	size_t extra_hostfn_count;
+	/* timings; 0 = the K32_KLET_* default (tests shorten them) */
+	uint32_t lease_renew_ms;
+	uint32_t backoff_initial_ms;
+	uint32_t backoff_max_ms;
+	uint32_t watch_timeout_s;
+};
+
+/*
+ * Checks cfg and allocates the kubelet (node-lifetime state, the pod pool heap). Copies
+ * every string. Contacts nobody yet.
+ * @retval K32_ERR_INVALID_ARGS missing node name, profile or API port; err says which
+ * @retval K32_ERR_NO_MEMORY
+ */
+k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k32_err *err);
+
+/*
+ * Registers the Node (creating it or updating its status), writes the first Lease, starts
+ * the pod HTTP server, the watch and the worker. Blocks for the registration requests.
+ * @retval K32_ERR_IO / TIMED_OUT / PEER_CLOSED  the API server is unreachable
+ * @retval K32_ERR_ACCESS_DENIED  the token may not write this Node (err has the Status)
+ * @retval K32_ERR_IO             the pod HTTP port is taken
+ */
+k32_status_t klet_start(struct klet *k, struct k32_err *err);
+
+/*
+ * Stops the tasks (the watch ends within watch_timeout_s, or at once when the API server
+ * stops first), stops every pod and frees their runtimes. Pods stay bound in the API (a
+ * board that reboots picks them up again). Safe to call twice.
+ */
+void klet_stop(struct klet *k);
+/* Stops (if needed) and frees. NULL is ignored. */
+void klet_free(struct klet *k);
+
+/* The pod HTTP server's port (0 before start or when off). */
+uint16_t klet_pod_http_port(const struct klet *k);
+/* The node name. */
+const char *klet_node_name(const struct klet *k);
+
+/*
+ * Copies a pod's log into out: previous selects the previous container's ring, tail_lines
+ * < 0 means all, timestamps prefixes each line with its RFC 3339 time and a space.
+ * *inout_seq (may be NULL): on input only lines with a sequence number above it are given;
+ * on output the last sequence number given (for following a log).
+ * @retval K32_ERR_NOT_FOUND  no such pod on this node
+ */
+k32_status_t klet_pod_logs(struct klet *k, const char *ns, const char *name, bool previous,
+			   int64_t tail_lines, bool timestamps, uint64_t *inout_seq,
+			   struct k32_buf *out, struct k32_err *err);
+
+/* Counters for tests and the console. */
+struct klet_stats {
+	uint32_t pods;		 /* pods in the table */
+	uint32_t running;	 /* containers running */
+	uint64_t status_writes;	 /* pods/status patches sent */
+	uint64_t lease_renewals; /* Lease updates sent */
+	uint64_t relists;	 /* list calls (first one included) */
+	uint64_t api_errors;	 /* failed API calls */
+	size_t pool_bytes;	 /* pod pool in use */
+	size_t pool_peak;	 /* its peak */
+	size_t pool_limit;	 /* its size */
+};
+void klet_get_stats(struct klet *k, struct klet_stats *out);
+
+/* ---- for providers ------------------------------------------------------------------------ */
+
+/* The provider's per-pod state (NULL until set). */
+void *klet_pod_priv(const struct klet_pod *pod);
+void klet_pod_set_priv(struct klet_pod *pod, void *priv);
+/* The pod's counting allocator over the node's pod pool (valid from start to stop; use it
+ * only inside provider calls, which hold the run lock). */
+const struct k32_allocator *klet_pod_allocator(struct klet_pod *pod);
+/* "namespace/name", for messages. */
+const char *klet_pod_ref(const struct klet_pod *pod);
+/* Appends one line to the pod's log ring (a trailing newline is dropped; a line over
+ * K32_KLET_LOG_LINE_MAX is cut). Any thread; never blocks for long. */
+void klet_pod_log(struct klet_pod *pod, const char *text, size_t len);
+/* The node's pod pool: bytes in use and its size (for messages). */
+void klet_pool_usage(struct klet *k, size_t *out_used, size_t *out_limit);
+
+/* ---- the Wasm provider (klet_wasm.c) ------------------------------------------------------- */
+
+/*
+ * The provider that runs pods as Wasm modules: image "NAME[.wasm][:TAG]" (any registry/path
+ * prefix ignored) is the file <image_dir>/NAME.wasm. Links the kobj kx_* functions, the
+ * kubelet's "kube32" functions (k32_log, k32_time_us, k32_time_ms, k32_sleep_ms, the HTTP
+ * calls of sdk/k32_klet.h), the extra tables of the config, and a WASI subset
+ * (wasi_snapshot_preview1: fd_write to the log, proc_exit, clock_time_get, random_get,
+ * args_* and environ_* empty). Calls k32_init, then k32_tick on its schedule; a module
+ * with only `_start` runs it to completion. ctx is NULL.
+ */
+extern const struct klet_provider_ops klet_wasm_provider;
+
+/* Resolves an image name to a file path under dir. K32_ERR_INVALID_ARGS for an empty name
+ * or one with "..". */
+k32_status_t klet_image_path(const char *dir, const char *image, char *out, size_t cap,
+			     struct k32_err *err);
+
+#endif /* KLET_H */

@@ -1,0 +1,195 @@
+/*
+ * klet_http.c - the node's pod HTTP server (design.md section 7): port 7000 by default,
+ * routing by the `X-Kube32-Pod: <namespace>/<name>` header to that pod's HTTP handler.
+ *
+ *   404  no such pod on this node (or a malformed header value)
+ *   503  the pod is not Running (starting, back-off, finished)
+ *   501  the pod's module has no HTTP handler export
+ *   504  the handler ran out of its execution budget
+ *   500  the handler trapped (the pod then restarts per its restartPolicy)
+ *
+ * Without the header: GET /healthz ("ok") and GET /containerLogs/<ns>/<pod>/<container>
+ * with the query parameters of pods/log (tailLines, previous, timestamps), which is how the
+ * control plane's log proxy reads the log of a pod on a board in another process.
+ *
+ * The handler runs on the server's loop task; it takes the kubelet's run lock for the pod
+ * call, so a request waits at most for one running tick (bounded by its gas budget).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kubelet/klet_int.h"
+
+static void text(struct http_response *resp, int status, const char *msg)
+{
+	http_response_set(resp, status, "text/plain; charset=utf-8", msg, strlen(msg));
+	http_response_header(resp, "X-Content-Type-Options", "nosniff");
+}
+
+static void serve_logs(struct klet *k, struct http_request *req, struct http_response *resp)
+{
+	/* /containerLogs/<ns>/<pod>/<container> */
+	char path[512], ns[KLET_NS_LEN], name[KLET_NAME_LEN];
+	if (http_url_decode(req->path, false, path, sizeof(path), NULL)) {
+		text(resp, 400, "bad path\n");
+		return;
+	}
+	const char *s = path + strlen("/containerLogs/");
+	const char *a = strchr(s, '/');
+	const char *b = a ? strchr(a + 1, '/') : NULL;
+	if (!a || (size_t)(a - s) >= sizeof(ns) ||
+	    (size_t)((b ? b : a + strlen(a)) - a - 1) >= sizeof(name)) {
+		text(resp, 400, "expected /containerLogs/<namespace>/<pod>/<container>\n");
+		return;
+	}
+	memcpy(ns, s, (size_t)(a - s));
+	ns[a - s] = 0;
+	size_t nl = (size_t)((b ? b : a + strlen(a)) - a - 1);
+	memcpy(name, a + 1, nl);
+	name[nl] = 0;
+	char v[32];
+	int64_t tail = -1;
+	if (!http_query_get(req->query, "tailLines", v, sizeof(v), NULL))
+		tail = strtoll(v, NULL, 10);
+	bool prev =
+	    !http_query_get(req->query, "previous", v, sizeof(v), NULL) && !strcmp(v, "true");
+	bool ts =
+	    !http_query_get(req->query, "timestamps", v, sizeof(v), NULL) && !strcmp(v, "true");
+	uint64_t seq = 0;
+	if (!http_query_get(req->query, "afterSeq", v, sizeof(v), NULL))
+		seq = strtoull(v, NULL, 10);
+	struct k32_err err;
+	k32_err_clear(&err);
+	k32_status_t st = klet_pod_logs(k, ns, name, prev, tail, ts, &seq, &resp->body, &err);
+	if (st) {
+		k32_buf_reset(&resp->body);
+		char m[K32_ERR_MSG_LEN + 2];
+		klet_msgf(m, sizeof(m), "%s\n", err.msg);
+		text(resp, st == K32_ERR_NOT_FOUND ? 404 : 500, m);
+		return;
+	}
+	char sq[24];
+	snprintf(sq, sizeof(sq), "%llu", (unsigned long long)seq);
+	http_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
+	http_response_header(resp, "X-Kube32-Log-Seq", sq);
+}
+
+static void pod_request(struct klet *k, struct k32_str hv, struct http_request *req,
+			struct http_response *resp)
+{
+	char ns[KLET_NS_LEN], name[KLET_NAME_LEN];
+	struct k32_str a, b;
+	if (!k32_str_cut(hv, '/', &a, &b) || !a.len || !b.len || !k32_str_copy(a, ns, sizeof(ns)) ||
+	    !k32_str_copy(b, name, sizeof(name))) {
+		text(resp, 404, "X-Kube32-Pod must be <namespace>/<name>\n");
+		return;
+	}
+	char m[KLET_MSG_LEN + 64];
+	k32_mutex_lock(&k->lock);
+	struct klet_pod *p = klet_pod_find_locked(k, ns, name);
+	uint32_t gen = p ? p->gen : 0;
+	bool running = p && p->started && p->state == KLET_C_RUNNING && !p->deleting;
+	k32_mutex_unlock(&k->lock);
+	if (!p) {
+		klet_msgf(m, sizeof(m), "pod %s/%s is not on node %s\n", ns, name, k->node);
+		text(resp, 404, m);
+		return;
+	}
+	if (!running || !k->ops->http) {
+		klet_msgf(m, sizeof(m), "pod %s/%s is not Running on node %s\n", ns, name, k->node);
+		text(resp, 503, m);
+		return;
+	}
+	struct klet_http_req hr = {.method = req->method,
+				   .target = req->target,
+				   .body = req->body,
+				   .body_len = req->body_len};
+	struct klet_http_resp hp = {.status = 200};
+	snprintf(hp.content_type, sizeof(hp.content_type), "text/plain; charset=utf-8");
+	k32_buf_init(&hp.body, k->alloc, K32_KLET_POD_HTTP_BODY_MAX, "pod HTTP response");
+	k32_mutex_lock(&k->run_lock);
+	k32_mutex_lock(&k->lock);
+	running = p->used && p->gen == gen && p->started && !p->exit_pending;
+	k32_mutex_unlock(&k->lock);
+	k32_status_t st = running ? k->ops->http(k->ops_ctx, p, &hr, &hp) : K32_ERR_BAD_STATE;
+	k32_mutex_unlock(&k->run_lock);
+	switch (st) {
+	case K32_OK:
+		http_response_set(resp, hp.status >= 100 && hp.status <= 599 ? hp.status : 500,
+				  hp.content_type, hp.body.data ? (const char *)hp.body.data : "",
+				  hp.body.len);
+		break;
+	case K32_ERR_BAD_STATE:
+		klet_msgf(m, sizeof(m), "pod %s/%s stopped while the request waited\n", ns, name);
+		text(resp, 503, m);
+		break;
+	case K32_ERR_NOT_SUPPORTED:
+		klet_msgf(m, sizeof(m), "pod %s/%s has no HTTP handler (export k32_http)\n", ns,
+			  name);
+		text(resp, 501, m);
+		break;
+	case K32_ERR_TIMED_OUT:
+		klet_msgf(m, sizeof(m), "pod %s/%s ran out of its execution budget: %.*s\n", ns,
+			  name, (int)hp.body.len, hp.body.data ? (const char *)hp.body.data : "");
+		text(resp, 504, m);
+		break;
+	default:
+		klet_msgf(m, sizeof(m), "pod %s/%s failed the request: %.*s\n", ns, name,
+			  (int)hp.body.len, hp.body.data ? (const char *)hp.body.data : "");
+		text(resp, 500, m);
+		break;
+	}
+	k32_buf_fini(&hp.body);
+}
+
+static void handler(void *ctx, struct http_request *req, struct http_response *resp)
+{
+	struct klet *k = ctx;
+	struct k32_str hv;
+	if (http_request_header(req, "X-Kube32-Pod", &hv)) {
+		pod_request(k, hv, req, resp);
+		return;
+	}
+	if (!strcmp(req->method, "GET") && k32_str_eq_cstr(req->path, "/healthz")) {
+		text(resp, 200, "ok\n");
+		return;
+	}
+	if (!strcmp(req->method, "GET") && k32_str_has_prefix(req->path, "/containerLogs/")) {
+		serve_logs(k, req, resp);
+		return;
+	}
+	text(resp, 400, "kube32 pod server: send X-Kube32-Pod: <namespace>/<name>\n");
+}
+
+k32_status_t klet_http_start(struct klet *k, struct k32_err *err)
+{
+	struct http_server_config c;
+	http_server_config_init(&c);
+	c.host = k->pod_http_host;
+	c.port = k->cfg.pod_http_port;
+	c.handler = handler;
+	c.ctx = k;
+	c.max_conns = 64;
+	c.max_body_bytes = K32_KLET_POD_HTTP_BODY_MAX;
+	c.max_response_bytes = K32_HTTP_MAX_RESPONSE_BYTES;
+	k32_status_t st = http_server_start(&c, &k->pod_srv, err);
+	if (st) {
+		char why[K32_ERR_MSG_LEN];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		return k32_err_set(err, st, KLET_MOD, "node %s: pod HTTP server on %s:%u: %s",
+				   k->node, k->pod_http_host, (unsigned)k->cfg.pod_http_port, why);
+	}
+	return K32_OK;
+}
+
+void klet_http_stop(struct klet *k)
+{
+	http_server_stop(k->pod_srv);
+	k->pod_srv = NULL;
+}
+
+uint16_t klet_pod_http_port(const struct klet *k)
+{
+	return k->pod_srv ? http_server_port(k->pod_srv) : 0;
+}

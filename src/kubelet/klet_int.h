@@ -1,0 +1,182 @@
+/*
+ * klet_int.h - what the kubelet's own files share: the kubelet and pod records, the log
+ * ring, the API client helpers.
+ *
+ * Locks (never taken in the other order):
+ *   run_lock  serialises provider calls that touch a pod's runtime (start, stop, run,
+ *             http, stats) and the pod pool heap, like a board's single interpreter task;
+ *   lock      the pod table, every pod's desired and observed state, the log rings.
+ * A provider's notify and klet_pod_log take `lock` briefly, so they may be called with
+ * run_lock held. The worker never holds `lock` across a provider call or an HTTP request.
+ */
+#ifndef KLET_INT_H
+#define KLET_INT_H
+
+#include "kubelet/klet.h"
+
+#include "http/http.h"
+#include "platform/k32_platform.h"
+
+#define KLET_MOD "kubelet"
+
+/* Bytes of names kept per pod (Kubernetes allows 253; kube32 pods keep them short). */
+#define KLET_NS_LEN    64
+#define KLET_NAME_LEN  128
+#define KLET_UID_LEN   48
+#define KLET_IMAGE_LEN 128
+#define KLET_MSG_LEN   (K32_ERR_MSG_LEN + 64)
+
+/* A bounded ring of log lines. Entry: seq (8) | wall seconds (8) | len (2) | text. */
+struct klet_ring {
+	uint8_t *buf;	  /* K32_KLET_LOG_RING_BYTES bytes */
+	size_t head;	  /* offset of the oldest entry */
+	size_t used;	  /* bytes in use */
+	uint32_t lines;	  /* entries in the ring */
+	uint64_t dropped; /* lines evicted to make room */
+};
+
+enum klet_cstate {
+	KLET_C_WAITING = 0, /* not running: creating, back-off, image pull error */
+	KLET_C_RUNNING,
+	KLET_C_TERMINATED,
+};
+
+enum klet_restart {
+	KLET_RESTART_ALWAYS = 0,
+	KLET_RESTART_ON_FAILURE,
+	KLET_RESTART_NEVER,
+};
+
+/* A terminated container, as containerStatuses reports it. */
+struct klet_term {
+	bool set;		    /* there is one */
+	int32_t code;		    /* exit code */
+	char reason[32];	    /* "Error", "Completed" */
+	char message[KLET_MSG_LEN]; /* trap message */
+	uint64_t started_s;	    /* wall seconds */
+	uint64_t finished_s;
+};
+
+struct klet_pod {
+	struct klet *k; /* owner */
+	bool used;	/* slot in use */
+	uint32_t gen;	/* bumped when the slot is reused (HTTP re-check) */
+	/* desired (from the API) */
+	char ns[KLET_NS_LEN];
+	char name[KLET_NAME_LEN];
+	char ref[KLET_NS_LEN + KLET_NAME_LEN]; /* "ns/name" */
+	char uid[KLET_UID_LEN];
+	char container[64];
+	char image[KLET_IMAGE_LEN];
+	enum klet_restart restart;
+	uint64_t mem_limit; /* bytes, 0 = none */
+	uint64_t gas;	    /* per call */
+	bool gas_off;
+	uint32_t stack_bytes;
+	uint32_t tick_ms;
+	bool deleting; /* deletionTimestamp seen: stop, then delete with grace 0 */
+	bool gone;     /* deleted from the API: stop and forget */
+	bool seen;     /* marked during a relist */
+	/* observed */
+	bool started; /* the provider holds a runtime for it */
+	bool done;    /* terminal: Succeeded or Failed, never started again */
+	enum klet_cstate state;
+	char wait_reason[32]; /* ContainerCreating, CrashLoopBackOff, ErrImagePull, ... */
+	char wait_msg[KLET_MSG_LEN];
+	struct klet_term term;	  /* state terminated (valid when state == TERMINATED) */
+	struct klet_term last;	  /* lastState.terminated */
+	uint32_t restarts;	  /* restartCount */
+	uint32_t start_failures;  /* consecutive failed starts (image pull back-off) */
+	uint64_t pod_start_s;	  /* status.startTime */
+	uint64_t run_start_s;	  /* state.running.startedAt */
+	uint64_t run_start_us;	  /* monotonic, for the back-off reset */
+	uint64_t next_start_us;	  /* when a waiting container may start */
+	uint32_t backoff_ms;	  /* next crash back-off; 0 = none yet */
+	uint64_t next_run_us;	  /* when provider run is due; UINT64_MAX never */
+	bool exit_pending;	  /* notify reported an exit the worker has not handled */
+	struct klet_term exit;	  /* that exit */
+	bool dirty;		  /* status may have changed */
+	uint64_t retry_status_us; /* status write failed: retry then */
+	char *last_status;	  /* the last status JSON sent (k->alloc), or NULL */
+	size_t last_status_len;
+	/* provider */
+	void *priv;
+	struct k32_allocator alloc; /* counting view of the pool */
+	size_t mem_cur;		    /* pool bytes the pod holds */
+	size_t mem_peak;
+	/* logs */
+	struct klet_ring log;  /* current container */
+	struct klet_ring prev; /* previous container */
+	uint64_t log_seq;      /* last sequence number given to a line */
+};
+
+struct klet {
+	struct klet_config cfg; /* strings below point at the copies */
+	char node[KLET_NAME_LEN];
+	char api_host[64];
+	char ca_file[K32_HTTP_PATH_LEN];
+	char token[128];
+	char node_ip[64];
+	char image_dir[K32_HTTP_PATH_LEN];
+	char pod_http_host[64];
+	struct klet_profile profile;
+	char profile_name[32];
+	char hardware[256];
+	const struct klet_provider_ops *ops;
+	void *ops_ctx;
+	const struct k32_allocator *alloc; /* node-lifetime allocations (default heap) */
+	uint32_t max_pods;
+
+	struct k32_mutex lock; /* see the top of this file */
+	struct k32_cond cv;    /* worker wake-up */
+	struct k32_mutex run_lock;
+
+	bool started;  /* klet_start succeeded */
+	bool stopping; /* klet_stop was called */
+	struct k32_task *worker;
+	struct k32_task *watcher;
+	struct http_server *pod_srv;
+	struct http_client *cli;  /* the worker's client */
+	struct http_client *wcli; /* the watcher's client */
+
+	struct k32_heap pool; /* the pod pool */
+	struct k32_allocator pool_alloc;
+
+	uint64_t next_lease_us;
+	uint64_t next_node_status_us;
+	char lease_rv[32];
+	struct klet_stats stats;
+
+	struct klet_pod *pods; /* max_pods slots */
+};
+
+/* klet.c */
+/* snprintf for messages whose truncation is acceptable (names are cut, never overflow). */
+void klet_msgf(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void klet_wake(struct klet *k);
+/* Finds a used, not-gone pod by namespace and name (lock held). */
+struct klet_pod *klet_pod_find_locked(struct klet *k, const char *ns, const char *name);
+/* Writes "YYYY-MM-DDTHH:MM:SSZ" for wall seconds s. */
+void klet_fmt_time(uint64_t s, char *out, size_t cap);
+/* One API request with the given client: body may be NULL. out is reset and receives the
+ * body; *out_code the status. */
+k32_status_t klet_api(struct klet *k, struct http_client *c, const char *method, const char *target,
+		      const char *ctype, const char *body, int *out_code, struct k32_buf *out,
+		      struct k32_err *err);
+
+/* klet_log.c */
+k32_status_t klet_ring_init(struct klet_ring *r, const struct k32_allocator *a);
+void klet_ring_fini(struct klet_ring *r, const struct k32_allocator *a);
+void klet_ring_reset(struct klet_ring *r);
+void klet_ring_append(struct klet_ring *r, uint64_t seq, uint64_t wall_s, const char *text,
+		      size_t len);
+/* Moves src's lines into dst (dst's lines are dropped), leaving src empty. */
+void klet_ring_move(struct klet_ring *dst, struct klet_ring *src);
+k32_status_t klet_ring_read(const struct klet_ring *r, int64_t tail_lines, bool timestamps,
+			    uint64_t *inout_seq, struct k32_buf *out, struct k32_err *err);
+
+/* klet_http.c */
+k32_status_t klet_http_start(struct klet *k, struct k32_err *err);
+void klet_http_stop(struct klet *k);
+
+#endif /* KLET_INT_H */

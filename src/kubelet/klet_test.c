@@ -1,0 +1,461 @@
+/*
+ * klet_test.c - kubelet tests with a fake provider against an in-process API server over
+ * HTTP: registration, lease, pod start and status, crash -> back-off -> CrashLoopBackOff,
+ * restartPolicy, image errors, graceful deletion, logs, the pod HTTP server, bad configs.
+ *
+ * The fake provider's behaviour is chosen by the image name:
+ *   "ok"       runs; logs "started <pod>"; HTTP answers "hello <pod>"
+ *   "crash"    runs, logs "about to crash", then exits with code 2, message "boom"
+ *   "exit0"    exits with code 0 ("Completed") on its first run
+ *   "missing"  start fails with K32_ERR_NOT_FOUND (ErrImagePull)
+ *   "nostart"  start fails with K32_ERR_NO_RESOURCES (CreateContainerError)
+ */
+#include "kubelet/klet_testfx.h"
+
+#include <stdlib.h>
+
+#include "kubelet/klet_int.h"
+
+/* ---- fake provider ------------------------------------------------------------------------ */
+
+struct fake {
+	klet_notify_fn notify;
+	void *arg;
+	int starts;
+	int stops;
+};
+
+struct fake_pod {
+	char image[32];
+	int runs;
+};
+
+static void f_init(void *ctx, struct klet *k, klet_notify_fn n, void *arg)
+{
+	(void)k;
+	struct fake *f = ctx;
+	f->notify = n;
+	f->arg = arg;
+}
+
+static k32_status_t f_start(void *ctx, struct klet_pod *pod, const struct klet_run_spec *s,
+			    struct k32_err *err)
+{
+	struct fake *f = ctx;
+	if (!strcmp(s->image, "missing"))
+		return k32_err_set(err, K32_ERR_NOT_FOUND, "fake", "image missing not found");
+	if (!strcmp(s->image, "nostart"))
+		return k32_err_set(err, K32_ERR_NO_RESOURCES, "fake", "does not fit: 9 > 8 bytes");
+	struct fake_pod *fp = k32_calloc(klet_pod_allocator(pod), sizeof(*fp));
+	if (!fp)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "fake", "pool full");
+	snprintf(fp->image, sizeof(fp->image), "%s", s->image);
+	klet_pod_set_priv(pod, fp);
+	char line[200];
+	int n = snprintf(line, sizeof(line), "started %s", klet_pod_ref(pod));
+	klet_pod_log(pod, line, (size_t)n);
+	f->starts++;
+	return K32_OK;
+}
+
+static void f_stop(void *ctx, struct klet_pod *pod)
+{
+	struct fake *f = ctx;
+	struct fake_pod *fp = klet_pod_priv(pod);
+	k32_free(klet_pod_allocator(pod), fp, sizeof(*fp));
+	klet_pod_set_priv(pod, NULL);
+	f->stops++;
+}
+
+static void f_run(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *next)
+{
+	struct fake *f = ctx;
+	struct fake_pod *fp = klet_pod_priv(pod);
+	*next = UINT64_MAX;
+	fp->runs++;
+	if (!strcmp(fp->image, "crash")) {
+		klet_pod_log(pod, "about to crash\n", 15);
+		struct klet_exit ex = {.code = 2, .reason = "Error", .message = "boom"};
+		f->notify(f->arg, pod, &ex);
+	} else if (!strcmp(fp->image, "exit0")) {
+		struct klet_exit ex = {.code = 0, .reason = "Completed", .message = ""};
+		f->notify(f->arg, pod, &ex);
+	} else {
+		*next = now + 1000000;
+	}
+}
+
+static k32_status_t f_http(void *ctx, struct klet_pod *pod, const struct klet_http_req *req,
+			   struct klet_http_resp *resp)
+{
+	(void)ctx;
+	k32_buf_printf(&resp->body, NULL, "hello %s %s %.*s", klet_pod_ref(pod), req->method,
+		       (int)req->target.len, req->target.p);
+	resp->status = 200;
+	return K32_OK;
+}
+
+static const struct klet_provider_ops fake_ops = {
+    .init = f_init, .start = f_start, .stop = f_stop, .run = f_run, .http = f_http};
+
+/* ---- fixture ---------------------------------------------------------------------------- */
+
+static const struct klet_profile prof = {.name = "host",
+					 .pod_pool_bytes = 64 * 1024,
+					 .interp_stack = 64 * 1024,
+					 .max_pods = 24,
+					 .hardware = "i2c:bme688"};
+
+struct tfx {
+	struct fx_cp cp;
+	struct fake fake;
+	struct klet *k;
+};
+
+static int setup(void **state)
+{
+	static struct tfx t;
+	memset(&t, 0, sizeof(t));
+	fx_cp_start(&t.cp);
+	struct klet_config c;
+	fx_klet_config(&c, &t.cp, "node-a", &prof);
+	c.provider = &fake_ops;
+	c.provider_ctx = &t.fake;
+	c.lease_renew_ms = 50;
+	struct k32_err err;
+	if (klet_new(&c, &t.k, &err) || klet_start(t.k, &err))
+		fail_msg("kubelet: %s", err.msg);
+	*state = &t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct tfx *t = *state;
+	klet_free(t->k);
+	fx_cp_stop(&t->cp);
+	return 0;
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void test_register(void **state)
+{
+	struct tfx *t = *state;
+	int code;
+	cJSON *n = fx_do(&t->cp, "GET", "/api/v1/nodes/node-a", NULL, &code);
+	assert_int_equal(code, 200);
+	assert_string_equal(fx_str(n, "status.capacity.memory"), "65536");
+	assert_string_equal(fx_str(n, "status.allocatable.pods"), "24");
+	const cJSON *lb = k32_json_find(n, "metadata.labels");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(lb, "kube32.io/board")),
+			    "host");
+	const cJSON *an = k32_json_find(n, "metadata.annotations");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/hardware")),
+			    "i2c:bme688");
+	assert_string_equal(fx_str(n, "status.nodeInfo.kubeletVersion"), "v1.32.0-kube32");
+	const cJSON *addr = cJSON_GetArrayItem(k32_json_find(n, "status.addresses"), 0);
+	assert_string_equal(fx_str(addr, "address"), "127.0.0.1");
+	bool ready = false;
+	const cJSON *c;
+	cJSON_ArrayForEach(
+	    c, k32_json_find(n, "status.conditions")) if (!strcmp(fx_str(c, "type"), "Ready"))
+	    ready = !strcmp(fx_str(c, "status"), "True");
+	assert_true(ready);
+	const cJSON *port = k32_json_find(n, "status.daemonEndpoints.kubeletEndpoint.Port");
+	assert_int_equal((int)port->valuedouble, klet_pod_http_port(t->k));
+	cJSON_Delete(n);
+}
+
+static void test_lease(void **state)
+{
+	struct tfx *t = *state;
+	struct klet_stats st;
+	for (int i = 0; i < 500; i++) {
+		klet_get_stats(t->k, &st);
+		if (st.lease_renewals >= 3)
+			break;
+		k32_plat()->sleep_us(10000);
+	}
+	assert_true(st.lease_renewals >= 3);
+	int code;
+	cJSON *l = fx_do(&t->cp, "GET",
+			 "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a",
+			 NULL, &code);
+	assert_int_equal(code, 200);
+	assert_string_equal(fx_str(l, "spec.holderIdentity"), "node-a");
+	assert_int_equal((int)k32_json_find(l, "spec.leaseDurationSeconds")->valuedouble,
+			 K32_KLET_LEASE_DURATION_S);
+	assert_non_null(fx_str(l, "spec.renewTime"));
+	cJSON_Delete(l);
+}
+
+static void test_pod_runs(void **state)
+{
+	struct tfx *t = *state;
+	fx_pod_create(&t->cp, "p-ok", "node-a", "ok", "Always", "8Ki", NULL);
+	cJSON *p = fx_wait_pod(&t->cp, "p-ok", fx_ready, NULL);
+	assert_string_equal(fx_str(p, "status.phase"), "Running");
+	assert_non_null(fx_str(fx_cs(p), "state.running.startedAt"));
+	assert_string_equal(fx_str(p, "status.hostIP"), "127.0.0.1");
+	assert_string_equal(fx_str(p, "status.podIP"), "127.0.0.1");
+	const char *want[] = {"PodScheduled", "Initialized", "ContainersReady", "Ready"};
+	for (int i = 0; i < 4; i++) {
+		const cJSON *c = cJSON_GetArrayItem(k32_json_find(p, "status.conditions"), i);
+		assert_string_equal(fx_str(c, "type"), want[i]);
+		assert_string_equal(fx_str(c, "status"), "True");
+	}
+	assert_int_equal((int)cJSON_GetObjectItem(fx_cs(p), "restartCount")->valuedouble, 0);
+	cJSON_Delete(p);
+	/* the log line the provider wrote */
+	struct k32_buf b;
+	struct k32_err err;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "logs");
+	assert_int_equal(klet_pod_logs(t->k, "default", "p-ok", false, -1, false, NULL, &b, &err),
+			 K32_OK);
+	assert_string_equal(k32_buf_cstr(&b), "started default/p-ok\n");
+	k32_buf_reset(&b);
+	assert_int_equal(klet_pod_logs(t->k, "default", "nope", false, -1, false, NULL, &b, &err),
+			 K32_ERR_NOT_FOUND);
+	assert_non_null(strstr(err.msg, "not on node node-a"));
+	k32_buf_fini(&b);
+	/* its runtime came from the pod pool */
+	struct klet_stats st;
+	klet_get_stats(t->k, &st);
+	assert_true(st.pool_bytes > 0);
+	assert_int_equal(st.pool_limit, 64 * 1024);
+}
+
+static bool crashloop(const cJSON *pod, const void *arg)
+{
+	(void)arg;
+	const cJSON *cs = fx_cs(pod);
+	const cJSON *rc = cJSON_GetObjectItem(cs, "restartCount");
+	const char *r = fx_str(cs, "state.waiting.reason");
+	return rc && rc->valuedouble >= 2 && r && !strcmp(r, "CrashLoopBackOff");
+}
+
+static void test_crash_backoff(void **state)
+{
+	struct tfx *t = *state;
+	fx_pod_create(&t->cp, "p-crash", "node-a", "crash", "Always", NULL, NULL);
+	cJSON *p = fx_wait_pod(&t->cp, "p-crash", crashloop, NULL);
+	const cJSON *cs = fx_cs(p);
+	assert_string_equal(fx_str(p, "status.phase"), "Running");
+	assert_int_equal((int)k32_json_find(cs, "lastState.terminated.exitCode")->valuedouble, 2);
+	assert_string_equal(fx_str(cs, "lastState.terminated.reason"), "Error");
+	assert_string_equal(fx_str(cs, "lastState.terminated.message"), "boom");
+	assert_non_null(strstr(fx_str(cs, "state.waiting.message"), "back-off"));
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(cs, "ready")));
+	cJSON_Delete(p);
+	/* --previous holds the crashed container's lines, trap message included */
+	struct k32_buf b;
+	struct k32_err err;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "logs");
+	assert_int_equal(klet_pod_logs(t->k, "default", "p-crash", true, -1, false, NULL, &b, &err),
+			 K32_OK);
+	assert_non_null(strstr(k32_buf_cstr(&b), "about to crash\nError: boom\n"));
+	k32_buf_reset(&b);
+	assert_int_equal(klet_pod_logs(t->k, "default", "p-crash", true, 1, true, NULL, &b, &err),
+			 K32_OK);
+	assert_non_null(strstr(k32_buf_cstr(&b), "Z Error: boom\n")); /* timestamped, tail 1 */
+	k32_buf_fini(&b);
+}
+
+struct policy_case {
+	const char *name, *image, *policy, *phase;
+	int exit_code;
+};
+
+static bool terminated_phase(const cJSON *pod, const void *arg)
+{
+	const struct policy_case *pc = arg;
+	const char *ph = fx_str(pod, "status.phase");
+	return ph && !strcmp(ph, pc->phase) &&
+	       k32_json_find(fx_cs(pod), "state.terminated.exitCode");
+}
+
+static void test_restart_policy(void **state)
+{
+	struct tfx *t = *state;
+	static const struct policy_case cases[] = {
+	    {"rp-never-crash", "crash", "Never", "Failed", 2},
+	    {"rp-never-ok", "exit0", "Never", "Succeeded", 0},
+	    {"rp-onfail-ok", "exit0", "OnFailure", "Succeeded", 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct policy_case *pc = &cases[i];
+		fx_pod_create(&t->cp, pc->name, "node-a", pc->image, pc->policy, NULL, NULL);
+		cJSON *p = fx_wait_pod(&t->cp, pc->name, terminated_phase, pc);
+		const cJSON *cs = fx_cs(p);
+		assert_int_equal((int)k32_json_find(cs, "state.terminated.exitCode")->valuedouble,
+				 pc->exit_code);
+		assert_int_equal((int)cJSON_GetObjectItem(cs, "restartCount")->valuedouble, 0);
+		cJSON_Delete(p);
+	}
+	/* OnFailure restarts a failing container; Always restarts even a successful one */
+	fx_pod_create(&t->cp, "rp-onfail-crash", "node-a", "crash", "OnFailure", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "rp-onfail-crash", crashloop, NULL));
+	fx_pod_create(&t->cp, "rp-always-ok", "node-a", "exit0", "Always", NULL, NULL);
+	cJSON *p = fx_wait_pod(&t->cp, "rp-always-ok", crashloop, NULL);
+	assert_int_equal((int)k32_json_find(fx_cs(p), "lastState.terminated.exitCode")->valuedouble,
+			 0);
+	cJSON_Delete(p);
+}
+
+static void test_start_errors(void **state)
+{
+	struct tfx *t = *state;
+	fx_pod_create(&t->cp, "p-missing", "node-a", "missing", "Always", NULL, NULL);
+	cJSON *p = fx_wait_pod(&t->cp, "p-missing", fx_waiting_is, "ImagePullBackOff");
+	assert_string_equal(fx_str(p, "status.phase"), "Pending");
+	assert_string_equal(fx_str(fx_cs(p), "state.waiting.message"), "image missing not found");
+	cJSON_Delete(p);
+	fx_pod_create(&t->cp, "p-nostart", "node-a", "nostart", "Always", NULL, NULL);
+	p = fx_wait_pod(&t->cp, "p-nostart", fx_waiting_is, "CreateContainerError");
+	assert_non_null(strstr(fx_str(fx_cs(p), "state.waiting.message"), "9 > 8"));
+	cJSON_Delete(p);
+}
+
+static void test_delete(void **state)
+{
+	struct tfx *t = *state;
+	fx_pod_create(&t->cp, "p-del", "node-a", "ok", "Always", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "p-del", fx_ready, NULL));
+	int stops = t->fake.stops, code;
+	cJSON_Delete(fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/p-del", NULL, &code));
+	assert_true(code == 200 || code == 202);
+	/* graceful: the kubelet stops it, then deletes it with grace 0 */
+	assert_true(fx_gone_pred(&t->cp, "p-del"));
+	assert_true(t->fake.stops > stops);
+}
+
+static void test_pod_http(void **state)
+{
+	struct tfx *t = *state;
+	fx_pod_create(&t->cp, "p-web", "node-a", "ok", "Always", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "p-web", fx_ready, NULL));
+	fx_pod_create(&t->cp, "p-web-missing", "node-a", "missing", "Always", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "p-web-missing", fx_waiting_is, "ImagePullBackOff"));
+	struct http_client_config cc;
+	http_client_config_init(&cc);
+	cc.port = klet_pod_http_port(t->k);
+	struct http_client *c;
+	struct k32_err err;
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	static const struct {
+		const char *target, *hdr;
+		int status;
+		const char *body;
+	} cases[] = {
+	    {"/hi?x=1", "X-Kube32-Pod: default/p-web\r\n", 200, "hello default/p-web GET /hi?x=1"},
+	    {"/", "X-Kube32-Pod: default/none\r\n", 404, "is not on node node-a"},
+	    {"/", "X-Kube32-Pod: garbage\r\n", 404, "must be <namespace>/<name>"},
+	    {"/", "X-Kube32-Pod: default/p-web-missing\r\n", 503, "is not Running"},
+	    {"/healthz", NULL, 200, "ok"},
+	    {"/", NULL, 400, "send X-Kube32-Pod"},
+	    {"/containerLogs/default/p-web/main", NULL, 200, "started default/p-web"},
+	    {"/containerLogs/default/zzz/main", NULL, 404, "not on node"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_client_request rq = {
+		    .method = "GET", .target = cases[i].target, .headers = cases[i].hdr};
+		struct http_client_response r;
+		assert_int_equal(http_client_do(c, &rq, &r, &err), K32_OK);
+		if (r.status != cases[i].status || !strstr(k32_buf_cstr(&r.body), cases[i].body))
+			fail_msg("%s: got %d %s", cases[i].target, r.status, k32_buf_cstr(&r.body));
+		http_client_response_fini(&r);
+	}
+	http_client_free(c);
+}
+
+static void test_config_errors(void **state)
+{
+	(void)state;
+	static const struct klet_profile p = {.name = "host", .pod_pool_bytes = 1024};
+	struct {
+		struct klet_config c;
+		const char *msg;
+	} cases[] = {
+	    {{.profile = &p, .api_port = 1}, "node_name is required"},
+	    {{.node_name = "n", .api_port = 1}, "board profile is required"},
+	    {{.node_name = "n", .profile = &p}, "api_port is required"},
+	    {{.node_name = "n", .profile = &p, .api_port = 1, .api_tls = true}, "CA file"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct klet *k = NULL;
+		struct k32_err err;
+		assert_int_equal(klet_new(&cases[i].c, &k, &err), K32_ERR_INVALID_ARGS);
+		assert_null(k);
+		assert_non_null(strstr(err.msg, cases[i].msg));
+	}
+	/* an unreachable API server fails klet_start cleanly */
+	struct klet_config c = {
+	    .node_name = "n", .profile = &p, .api_port = 1, .pod_http_off = true};
+	struct klet *k;
+	struct k32_err err;
+	assert_int_equal(klet_new(&c, &k, &err), K32_OK);
+	assert_int_not_equal(klet_start(k, &err), K32_OK);
+	klet_free(k);
+}
+
+static void test_ring(void **state)
+{
+	(void)state;
+	struct klet_ring r;
+	assert_int_equal(klet_ring_init(&r, k32_default_allocator()), K32_OK);
+	char line[64];
+	/* many more lines than fit: the oldest go, the newest stay, all whole */
+	for (uint64_t i = 1; i <= 1000; i++) {
+		int n = snprintf(line, sizeof(line), "line %llu\n", (unsigned long long)i);
+		klet_ring_append(&r, i, 0, line, (size_t)n);
+	}
+	assert_true(r.dropped > 0);
+	assert_true(r.used <= K32_KLET_LOG_RING_BYTES);
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 20, "ring");
+	uint64_t seq = 998;
+	assert_int_equal(klet_ring_read(&r, -1, false, &seq, &b, NULL), K32_OK);
+	assert_string_equal(k32_buf_cstr(&b), "line 999\nline 1000\n");
+	assert_int_equal(seq, 1000);
+	k32_buf_reset(&b);
+	assert_int_equal(klet_ring_read(&r, 1, false, NULL, &b, NULL), K32_OK);
+	assert_string_equal(k32_buf_cstr(&b), "line 1000\n");
+	/* an over-long line is cut and marked */
+	char big[K32_KLET_LOG_LINE_MAX * 2];
+	memset(big, 'x', sizeof(big));
+	klet_ring_append(&r, 1001, 0, big, sizeof(big));
+	k32_buf_reset(&b);
+	assert_int_equal(klet_ring_read(&r, 1, false, NULL, &b, NULL), K32_OK);
+	assert_int_equal(b.len, K32_KLET_LOG_LINE_MAX + 1);
+	assert_memory_equal(b.data + K32_KLET_LOG_LINE_MAX - 3, "...\n", 4);
+	/* a capped output buffer fails cleanly */
+	struct k32_buf small;
+	k32_buf_init(&small, k32_default_allocator(), 8, "small");
+	struct k32_err err;
+	assert_int_equal(klet_ring_read(&r, -1, false, NULL, &small, &err), K32_ERR_NO_RESOURCES);
+	k32_buf_fini(&small);
+	k32_buf_fini(&b);
+	klet_ring_fini(&r, k32_default_allocator());
+	char ts[32];
+	klet_fmt_time(0, ts, sizeof(ts));
+	assert_string_equal(ts, "1970-01-01T00:00:00Z");
+	klet_fmt_time(1709210096, ts, sizeof(ts));
+	assert_string_equal(ts, "2024-02-29T12:34:56Z");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_register),	   cmocka_unit_test(test_lease),
+	    cmocka_unit_test(test_pod_runs),	   cmocka_unit_test(test_crash_backoff),
+	    cmocka_unit_test(test_restart_policy), cmocka_unit_test(test_start_errors),
+	    cmocka_unit_test(test_delete),	   cmocka_unit_test(test_pod_http),
+	};
+	const struct CMUnitTest plain[] = {
+	    cmocka_unit_test(test_config_errors),
+	    cmocka_unit_test(test_ring),
+	};
+	int rc = cmocka_run_group_tests(tests, setup, teardown);
+	return rc | cmocka_run_group_tests(plain, NULL, NULL);
+}

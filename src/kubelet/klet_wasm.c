@@ -1,0 +1,700 @@
+/*
+ * klet_wasm.c - the Wasm pod provider: runs a pod's container as a Wasm module in the
+ * kube32 runtime (wrt.h), with every byte from the node's pod pool.
+ *
+ * Images: spec.containers[0].image "[registry/path/]NAME[.wasm][:TAG]" is the file
+ * <image_dir>/NAME.wasm on the node (its "SD card"; images/sd/ of a simulated board). A
+ * missing file is K32_ERR_NOT_FOUND (ErrImagePull) with the path in the message.
+ *
+ * Start: read the module (pool), load (decode, validate, compile with gas metering), link
+ * the host tables, instantiate with the pod's limits (linear memory = limits.memory or
+ * K32_KLET_POD_MEM_DEFAULT, value stack = kube32.io/stack-bytes, K32_KLET_POD_FRAMES
+ * frames, gas per call unless kube32.io/execution-budget is "off"), then call k32_init.
+ * Exports used (sdk/k32_klet.h documents them):
+ *   k32_init() -> i32?          once; < 0 fails the container (restart with back-off)
+ *   k32_tick() -> i32?          on schedule; >= 0 ms until the next (0: the pod's period)
+ *   k32_http(method, path_len, body_len) -> i32   an HTTP status; the request is read and
+ *                               the response written with the k32_http_* imports
+ *   _start()                    WASI command: run to completion once (Jobs)
+ * Imports offered: module "kube32": the kobj kx_* table, k32_log, k32_time_us, k32_time_ms,
+ * k32_sleep_ms, k32_http_path, k32_http_body, k32_http_write, k32_http_header, plus the
+ * config's extra tables; module "wasi_snapshot_preview1": fd_write (fd 1 and 2 to the
+ * log), proc_exit, clock_time_get, random_get, args_* and environ_* (empty), fd_close,
+ * fd_seek, fd_fdstat_get.
+ *
+ * Context: every function here runs with the kubelet's run lock held.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kubelet/klet_int.h"
+
+#include "base/k32_log.h"
+#include "kobj/kobj.h"
+#include "wasm/wrt.h"
+
+/* Method codes of k32_http (sdk/k32_klet.h). */
+static const char *const http_methods[] = {"GET",    "HEAD",  "POST",	"PUT",
+					   "DELETE", "PATCH", "OPTIONS"};
+
+struct kw_pod {
+	struct klet *k;
+	struct klet_pod *pod;
+	const struct k32_allocator *a;
+	uint8_t *bytes; /* the module file (the module keeps pointers into it) */
+	size_t len;
+	struct wrt_module *mod;
+	struct wrt_instance *inst;
+	struct wrt_linker lk;
+	struct kobj_owner owner; /* the pod's kobj handle table */
+	bool owner_inited;
+	uint32_t f_init, f_tick, f_http, f_start;
+	bool has_init, has_tick, has_http, has_start;
+	bool tick_result, init_result; /* the export returns an i32 */
+	bool start_done;
+	uint32_t tick_ms;
+	uint64_t next_tick_us;
+	bool exited; /* proc_exit was called */
+	int32_t exit_code;
+	const struct klet_http_req *req; /* during k32_http */
+	struct klet_http_resp *resp;
+};
+
+/* Every kubelet passes itself as the notify arg, so one function serves them all. */
+static klet_notify_fn kw_notify;
+
+/* ---- host functions ------------------------------------------------------------------------ */
+
+static struct kw_pod *kw_of(struct k32_hostcall *c)
+{
+	return c->instance_user;
+}
+
+static k32_status_t h_log(struct k32_hostcall *c)
+{
+	struct kw_pod *w = kw_of(c);
+	uint32_t len = (uint32_t)c->args[2];
+	const uint8_t *p = k32_hostcall_mem(c, (uint32_t)c->args[1], len);
+	if (!p)
+		return k32_err_set(c->err, K32_ERR_TRAP, KLET_MOD,
+				   "k32_log: [%u, +%u) is outside the pod's %llu bytes of memory",
+				   (uint32_t)c->args[1], len, (unsigned long long)c->mem_len);
+	klet_pod_log(w->pod, (const char *)p, len);
+	return K32_OK;
+}
+
+static k32_status_t h_time_us(struct k32_hostcall *c)
+{
+	c->results[0] = k32_now_us();
+	return K32_OK;
+}
+
+static k32_status_t h_time_ms(struct k32_hostcall *c)
+{
+	c->results[0] = k32_now_us() / 1000;
+	return K32_OK;
+}
+
+static k32_status_t h_sleep_ms(struct k32_hostcall *c)
+{
+	uint32_t ms = (uint32_t)c->args[0];
+	if (ms > 10) {
+		c->results[0] = (uint32_t)-1; /* EINVAL: longer waits are tick delays */
+		return K32_OK;
+	}
+	k32_plat()->sleep_us((uint64_t)ms * 1000);
+	c->results[0] = 0;
+	return K32_OK;
+}
+
+/* k32_http_path(buf, cap) -> length, or -6 (ENOSPC) / -20 (not in a request) */
+static k32_status_t h_http_path(struct k32_hostcall *c)
+{
+	struct kw_pod *w = kw_of(c);
+	uint32_t cap = (uint32_t)c->args[1];
+	if (!w->req) {
+		c->results[0] = (uint32_t)-20;
+		return K32_OK;
+	}
+	uint8_t *p = k32_hostcall_mem(c, (uint32_t)c->args[0], cap);
+	if (!p) {
+		c->results[0] = (uint32_t)-1;
+		return K32_OK;
+	}
+	if (w->req->target.len > cap) {
+		c->results[0] = (uint32_t)-6;
+		return K32_OK;
+	}
+	memcpy(p, w->req->target.p, w->req->target.len);
+	c->results[0] = (uint32_t)w->req->target.len;
+	return K32_OK;
+}
+
+/* k32_http_body(buf, cap, offset) -> bytes copied */
+static k32_status_t h_http_body(struct k32_hostcall *c)
+{
+	struct kw_pod *w = kw_of(c);
+	uint32_t cap = (uint32_t)c->args[1], off = (uint32_t)c->args[2];
+	if (!w->req) {
+		c->results[0] = (uint32_t)-20;
+		return K32_OK;
+	}
+	uint8_t *p = k32_hostcall_mem(c, (uint32_t)c->args[0], cap);
+	if (!p) {
+		c->results[0] = (uint32_t)-1;
+		return K32_OK;
+	}
+	size_t n = off < w->req->body_len ? w->req->body_len - off : 0;
+	if (n > cap)
+		n = cap;
+	memcpy(p, w->req->body + off, n);
+	c->results[0] = (uint32_t)n;
+	return K32_OK;
+}
+
+/* k32_http_write(ptr, len) -> 0 or -6 when the response is over its limit */
+static k32_status_t h_http_write(struct k32_hostcall *c)
+{
+	struct kw_pod *w = kw_of(c);
+	uint32_t len = (uint32_t)c->args[1];
+	if (!w->resp) {
+		c->results[0] = (uint32_t)-20;
+		return K32_OK;
+	}
+	const uint8_t *p = k32_hostcall_mem(c, (uint32_t)c->args[0], len);
+	if (!p) {
+		c->results[0] = (uint32_t)-1;
+		return K32_OK;
+	}
+	c->results[0] = k32_buf_append(&w->resp->body, p, len, NULL) ? (uint32_t)-6 : 0;
+	return K32_OK;
+}
+
+/* k32_http_header(name, nlen, value, vlen): only Content-Type is kept for now */
+static k32_status_t h_http_header(struct k32_hostcall *c)
+{
+	struct kw_pod *w = kw_of(c);
+	uint32_t nl = (uint32_t)c->args[1], vl = (uint32_t)c->args[3];
+	if (!w->resp) {
+		c->results[0] = (uint32_t)-20;
+		return K32_OK;
+	}
+	const uint8_t *n = k32_hostcall_mem(c, (uint32_t)c->args[0], nl);
+	const uint8_t *v = k32_hostcall_mem(c, (uint32_t)c->args[2], vl);
+	if (!n || !v || memchr(v, '\n', vl) || memchr(v, '\r', vl)) {
+		c->results[0] = (uint32_t)-1;
+		return K32_OK;
+	}
+	if (nl == 12 && !strncmp((const char *)n, "Content-Type", 12) &&
+	    vl < sizeof(w->resp->content_type)) {
+		memcpy(w->resp->content_type, v, vl);
+		w->resp->content_type[vl] = 0;
+	}
+	c->results[0] = 0;
+	return K32_OK;
+}
+
+/* ---- WASI subset ---------------------------------------------------------------------------- */
+
+#define WASI_EBADF  8
+#define WASI_EFAULT 21
+#define WASI_EINVAL 28
+#define WASI_ESPIPE 70
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4); /* Wasm is little-endian, like every host kube32 runs on */
+}
+
+static k32_status_t w_fd_write(struct k32_hostcall *c)
+{
+	struct kw_pod *w = kw_of(c);
+	uint32_t fd = (uint32_t)c->args[0], iovs = (uint32_t)c->args[1], n = (uint32_t)c->args[2];
+	uint8_t *out = k32_hostcall_mem(c, (uint32_t)c->args[3], 4);
+	uint8_t *v = k32_hostcall_mem(c, iovs, (uint64_t)n * 8);
+	if (!out || !v) {
+		c->results[0] = WASI_EFAULT;
+		return K32_OK;
+	}
+	if (fd != 1 && fd != 2) {
+		c->results[0] = WASI_EBADF;
+		return K32_OK;
+	}
+	uint32_t total = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t ptr, len;
+		memcpy(&ptr, v + i * 8, 4);
+		memcpy(&len, v + i * 8 + 4, 4);
+		const uint8_t *p = k32_hostcall_mem(c, ptr, len);
+		if (!p) {
+			c->results[0] = WASI_EFAULT;
+			return K32_OK;
+		}
+		/* one log line per text line */
+		uint32_t s = 0;
+		for (uint32_t j = 0; j < len; j++) {
+			if (p[j] == '\n') {
+				klet_pod_log(w->pod, (const char *)p + s, j - s);
+				s = j + 1;
+			}
+		}
+		if (s < len)
+			klet_pod_log(w->pod, (const char *)p + s, len - s);
+		total += len;
+	}
+	put32(out, total);
+	c->results[0] = 0;
+	return K32_OK;
+}
+
+static k32_status_t w_proc_exit(struct k32_hostcall *c)
+{
+	struct kw_pod *w = kw_of(c);
+	w->exited = true;
+	w->exit_code = (int32_t)(uint32_t)c->args[0];
+	return k32_err_set(c->err, K32_ERR_TRAP, KLET_MOD, "proc_exit(%d)", w->exit_code);
+}
+
+static k32_status_t w_clock_time_get(struct k32_hostcall *c)
+{
+	uint8_t *out = k32_hostcall_mem(c, (uint32_t)c->args[2], 8);
+	if (!out) {
+		c->results[0] = WASI_EFAULT;
+		return K32_OK;
+	}
+	uint64_t ns = (uint32_t)c->args[0] == 0 ? k32_plat()->wall_s() * 1000000000ull
+						: k32_now_us() * 1000ull;
+	memcpy(out, &ns, 8);
+	c->results[0] = 0;
+	return K32_OK;
+}
+
+static k32_status_t w_random_get(struct k32_hostcall *c)
+{
+	uint32_t len = (uint32_t)c->args[1];
+	uint8_t *p = k32_hostcall_mem(c, (uint32_t)c->args[0], len);
+	if (!p) {
+		c->results[0] = WASI_EFAULT;
+		return K32_OK;
+	}
+	c->results[0] = k32_plat()->random(p, len) ? WASI_EINVAL : 0;
+	return K32_OK;
+}
+
+/* args_sizes_get / environ_sizes_get: zero of each */
+static k32_status_t w_sizes_get(struct k32_hostcall *c)
+{
+	uint8_t *a = k32_hostcall_mem(c, (uint32_t)c->args[0], 4);
+	uint8_t *b = k32_hostcall_mem(c, (uint32_t)c->args[1], 4);
+	if (!a || !b) {
+		c->results[0] = WASI_EFAULT;
+		return K32_OK;
+	}
+	put32(a, 0);
+	put32(b, 0);
+	c->results[0] = 0;
+	return K32_OK;
+}
+
+static k32_status_t w_get_none(struct k32_hostcall *c)
+{
+	c->results[0] = 0;
+	return K32_OK;
+}
+
+static k32_status_t w_fd_close(struct k32_hostcall *c)
+{
+	c->results[0] = WASI_EBADF;
+	return K32_OK;
+}
+
+static k32_status_t w_fd_seek(struct k32_hostcall *c)
+{
+	c->results[0] = WASI_ESPIPE;
+	return K32_OK;
+}
+
+static k32_status_t w_fd_fdstat_get(struct k32_hostcall *c)
+{
+	uint32_t fd = (uint32_t)c->args[0];
+	uint8_t *p = k32_hostcall_mem(c, (uint32_t)c->args[1], 24);
+	if (!p) {
+		c->results[0] = WASI_EFAULT;
+		return K32_OK;
+	}
+	if (fd > 2) {
+		c->results[0] = WASI_EBADF;
+		return K32_OK;
+	}
+	memset(p, 0, 24);
+	p[0] = 2;      /* character device */
+	p[8] = 1 << 6; /* rights: fd_write */
+	c->results[0] = 0;
+	return K32_OK;
+}
+
+#define W "wasi_snapshot_preview1"
+static const struct k32_hostfn_def klet_hostfns[] = {
+    {"kube32", "k32_log", "iii:", h_log, NULL},
+    {"kube32", "k32_time_us", ":I", h_time_us, NULL},
+    {"kube32", "k32_time_ms", ":I", h_time_ms, NULL},
+    {"kube32", "k32_sleep_ms", "i:i", h_sleep_ms, NULL},
+    {"kube32", "k32_http_path", "ii:i", h_http_path, NULL},
+    {"kube32", "k32_http_body", "iii:i", h_http_body, NULL},
+    {"kube32", "k32_http_write", "ii:i", h_http_write, NULL},
+    {"kube32", "k32_http_header", "iiii:i", h_http_header, NULL},
+    {W, "fd_write", "iiii:i", w_fd_write, NULL},
+    {W, "proc_exit", "i:", w_proc_exit, NULL},
+    {W, "clock_time_get", "iIi:i", w_clock_time_get, NULL},
+    {W, "random_get", "ii:i", w_random_get, NULL},
+    {W, "args_sizes_get", "ii:i", w_sizes_get, NULL},
+    {W, "args_get", "ii:i", w_get_none, NULL},
+    {W, "environ_sizes_get", "ii:i", w_sizes_get, NULL},
+    {W, "environ_get", "ii:i", w_get_none, NULL},
+    {W, "fd_close", "i:i", w_fd_close, NULL},
+    {W, "fd_seek", "iIii:i", w_fd_seek, NULL},
+    {W, "fd_fdstat_get", "ii:i", w_fd_fdstat_get, NULL},
+};
+#undef W
+
+static struct kobj_owner *owner_of(void *user)
+{
+	return &((struct kw_pod *)user)->owner;
+}
+
+static const struct kobj_pod_env kw_env = {.owner_of = owner_of};
+static struct k32_hostfn_def kw_kobj[KOBJ_POD_HOSTFN_COUNT];
+static bool kw_ready;
+
+/* ---- provider ---------------------------------------------------------------------------- */
+
+static void kw_init(void *ctx, struct klet *k, klet_notify_fn notify, void *arg)
+{
+	(void)ctx;
+	(void)k;
+	(void)arg;
+	kw_notify = notify;
+	if (!kw_ready) {
+		struct k32_err err;
+		if (kobj_init(&err))
+			K32_LOGW(KLET_MOD, "kobj_init: %s (kobj already in use: keeping it)",
+				 err.msg);
+		kobj_pod_hostfns(&kw_env, kw_kobj, KOBJ_POD_HOSTFN_COUNT);
+		kw_ready = true;
+	}
+}
+
+static void kw_exit(struct kw_pod *w, int32_t code, const char *reason, const char *msg)
+{
+	struct klet_exit ex = {.code = code, .reason = reason, .message = msg};
+	/* the pod's own kubelet is the notify arg (klet passes itself) */
+	kw_notify(w->k, w->pod, &ex);
+}
+
+k32_status_t klet_image_path(const char *dir, const char *image, char *out, size_t cap,
+			     struct k32_err *err)
+{
+	const char *base = strrchr(image, '/');
+	base = base ? base + 1 : image;
+	size_t n = strlen(base);
+	const char *colon = strchr(base, ':');
+	if (colon)
+		n = (size_t)(colon - base);
+	if (!n || strstr(image, ".."))
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
+				   "image \"%s\": expected NAME[.wasm][:TAG] naming a module file",
+				   image);
+	bool ext = n > 5 && !strncmp(base + n - 5, ".wasm", 5);
+	int w = snprintf(out, cap, "%s/%.*s%s", dir, (int)n, base, ext ? "" : ".wasm");
+	if (w < 0 || (size_t)w >= cap)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
+				   "image \"%s\": path under %s is over %zu bytes", image, dir,
+				   cap);
+	return K32_OK;
+}
+
+static void kw_free(struct kw_pod *w)
+{
+	if (w->inst)
+		wrt_instance_free(w->inst);
+	if (w->mod)
+		wrt_module_free(w->mod);
+	if (w->owner_inited)
+		kobj_owner_fini(&w->owner);
+	if (w->bytes)
+		k32_free(w->a, w->bytes, w->len + 1);
+	k32_free(w->a, w, sizeof(*w));
+}
+
+static bool fn_returns_i32(struct wrt_instance *inst, uint32_t f)
+{
+	uint32_t np, nr;
+	const uint8_t *types;
+	return !wrt_func_type(inst, f, &np, &nr, &types) && nr == 1 && types[np] == WRT_I32;
+}
+
+static bool fn_sig(struct wrt_instance *inst, uint32_t f, uint32_t want_params)
+{
+	uint32_t np, nr;
+	const uint8_t *types;
+	if (wrt_func_type(inst, f, &np, &nr, &types) || np != want_params || nr > 1)
+		return false;
+	for (uint32_t i = 0; i < np + nr; i++)
+		if (types[i] != WRT_I32)
+			return false;
+	return true;
+}
+
+/* The message for a pod that does not fit the pool. */
+static k32_status_t no_fit(struct klet *k, const struct klet_run_spec *s, const char *what,
+			   size_t need, struct k32_err *err)
+{
+	size_t used, limit;
+	klet_pool_usage(k, &used, &limit);
+	return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
+			   "pod %s/%s does not fit node %s's pod pool: %s needs %zu bytes, the "
+			   "pool has %zu of %zu bytes free; lower resources.limits.memory or stop "
+			   "a pod",
+			   s->ns, s->name, s->node, what, need, limit > used ? limit - used : 0,
+			   limit);
+}
+
+static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_run_spec *s,
+			     struct k32_err *err)
+{
+	(void)ctx;
+	struct klet *k = pod->k;
+	const struct k32_allocator *a = klet_pod_allocator(pod);
+	char path[K32_HTTP_PATH_LEN + 64];
+	k32_status_t st = klet_image_path(s->image_dir, s->image, path, sizeof(path), err);
+	if (st)
+		return st;
+	const struct k32_platform_ops *pl = k32_plat();
+	if (!pl->file_exists(path))
+		return k32_err_set(
+		    err, K32_ERR_NOT_FOUND, KLET_MOD,
+		    "image \"%s\" not found: no file %s in node %s's image directory; "
+		    "copy the module there",
+		    s->image, path, s->node);
+	uint64_t mem = s->mem_limit ? s->mem_limit : K32_KLET_POD_MEM_DEFAULT;
+	size_t used, limit;
+	klet_pool_usage(k, &used, &limit);
+	if (limit && mem + s->stack_bytes > limit - (used < limit ? used : limit))
+		return no_fit(k, s, "its memory limit plus stack", (size_t)(mem + s->stack_bytes),
+			      err);
+	struct kw_pod *w = k32_calloc(a, sizeof(*w));
+	if (!w)
+		return no_fit(k, s, "the pod record", sizeof(*w), err);
+	w->k = k;
+	w->pod = pod;
+	w->a = a;
+	w->tick_ms = s->tick_ms ? s->tick_ms : K32_KLET_TICK_DEFAULT_MS;
+	st = pl->file_read_all(path, a, K32_KLET_IMAGE_MAX_BYTES, &w->bytes, &w->len, err);
+	if (st) {
+		w->bytes = NULL;
+		if (st == K32_ERR_NO_MEMORY)
+			st = no_fit(k, s, "the module file", K32_KLET_IMAGE_MAX_BYTES, err);
+		goto out_free;
+	}
+	struct wrt_load_opts lo;
+	wrt_load_opts_default(&lo);
+	st = wrt_module_load(a, w->bytes, w->len, &lo, &w->mod, err);
+	if (st) {
+		if (st == K32_ERR_NO_MEMORY)
+			st = no_fit(k, s, "compiling the module", w->len * 4, err);
+		else {
+			char why[K32_ERR_MSG_LEN];
+			snprintf(why, sizeof(why), "%s", err->msg);
+			k32_err_set(err, st, KLET_MOD, "module %s: %s", path, why);
+		}
+		goto out_free;
+	}
+	kobj_owner_init(&w->owner, klet_pod_ref(pod), K32_KLET_POD_HANDLES);
+	w->owner_inited = true;
+	wrt_linker_init(&w->lk);
+	st = wrt_linker_add_host(&w->lk, klet_hostfns,
+				 sizeof(klet_hostfns) / sizeof(klet_hostfns[0]), err);
+	if (!st)
+		st = wrt_linker_add_host(&w->lk, kw_kobj, KOBJ_POD_HOSTFN_COUNT, err);
+	if (!st && k->cfg.extra_hostfns)
+		st = wrt_linker_add_host(&w->lk, k->cfg.extra_hostfns, k->cfg.extra_hostfn_count,
+					 err);
+	if (st)
+		goto out_free;
+	struct wrt_limits lim;
+	wrt_limits_default(&lim);
+	lim.mem_bytes = mem;
+	lim.stack_bytes = s->stack_bytes ? s->stack_bytes : K32_KLET_POD_STACK_BYTES;
+	lim.frames = K32_KLET_POD_FRAMES;
+	lim.gas = s->gas ? s->gas : K32_KLET_POD_GAS;
+	lim.gas_enabled = !s->gas_off;
+	lim.canonical_nan = true;
+	st = wrt_instance_new(w->mod, &w->lk, &lim, a, w, &w->inst, err);
+	if (st) {
+		char why[K32_ERR_MSG_LEN];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		if (st == K32_ERR_NO_MEMORY)
+			st = no_fit(k, s, "instantiating the module (linear memory, stacks)",
+				    (size_t)(mem + lim.stack_bytes), err);
+		else
+			k32_err_set(err, st, KLET_MOD, "module %s: %s", path, why);
+		goto out_free;
+	}
+	w->has_init = !wrt_export_func(w->inst, "k32_init", &w->f_init, NULL) &&
+		      fn_sig(w->inst, w->f_init, 0);
+	w->has_tick = !wrt_export_func(w->inst, "k32_tick", &w->f_tick, NULL) &&
+		      fn_sig(w->inst, w->f_tick, 0);
+	w->has_http = !wrt_export_func(w->inst, "k32_http", &w->f_http, NULL) &&
+		      fn_sig(w->inst, w->f_http, 3) && fn_returns_i32(w->inst, w->f_http);
+	w->has_start = !wrt_export_func(w->inst, "_start", &w->f_start, NULL) &&
+		       fn_sig(w->inst, w->f_start, 0);
+	w->init_result = w->has_init && fn_returns_i32(w->inst, w->f_init);
+	w->tick_result = w->has_tick && fn_returns_i32(w->inst, w->f_tick);
+	if (!w->has_init && !w->has_tick && !w->has_http && !w->has_start) {
+		st = k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
+				 "module %s exports none of k32_init, k32_tick, k32_http, _start "
+				 "(with the signatures of sdk/k32_klet.h): nothing to run",
+				 path);
+		goto out_free;
+	}
+	klet_pod_set_priv(pod, w);
+	w->next_tick_us = k32_now_us() + (uint64_t)w->tick_ms * 1000;
+	if (w->has_init) {
+		uint64_t r = 0;
+		struct k32_err e;
+		k32_err_clear(&e);
+		k32_status_t ist =
+		    wrt_invoke(w->inst, w->f_init, NULL, 0, &r, w->init_result ? 1 : 0, &e);
+		if (ist == K32_ERR_TRAP && w->exited) {
+			kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
+		} else if (ist) {
+			kw_exit(w, 1, "Error", e.msg);
+		} else if ((int32_t)(uint32_t)r < 0) {
+			char m[64];
+			snprintf(m, sizeof(m), "k32_init returned %d", (int32_t)(uint32_t)r);
+			kw_exit(w, 1, "Error", m);
+		}
+	}
+	return K32_OK;
+out_free:
+	kw_free(w);
+	return st;
+}
+
+static void kw_stop(void *ctx, struct klet_pod *pod)
+{
+	(void)ctx;
+	struct kw_pod *w = klet_pod_priv(pod);
+	if (w)
+		kw_free(w);
+	klet_pod_set_priv(pod, NULL);
+}
+
+static void kw_run(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *out_next)
+{
+	(void)ctx;
+	struct kw_pod *w = klet_pod_priv(pod);
+	*out_next = UINT64_MAX;
+	if (!w)
+		return;
+	struct k32_err e;
+	k32_err_clear(&e);
+	if (w->has_start && !w->has_init && !w->has_tick) {
+		if (w->start_done)
+			return;
+		w->start_done = true;
+		k32_status_t st = wrt_invoke(w->inst, w->f_start, NULL, 0, NULL, 0, &e);
+		if (st == K32_ERR_TRAP && w->exited)
+			kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
+		else if (st)
+			kw_exit(w, 1, "Error", e.msg);
+		else
+			kw_exit(w, 0, "Completed", "");
+		return;
+	}
+	if (!w->has_tick)
+		return;
+	if (now < w->next_tick_us) {
+		*out_next = w->next_tick_us;
+		return;
+	}
+	uint64_t r = 0;
+	k32_status_t st = wrt_invoke(w->inst, w->f_tick, NULL, 0, &r, w->tick_result ? 1 : 0, &e);
+	if (st == K32_ERR_TRAP && w->exited) {
+		kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
+		return;
+	}
+	if (st) {
+		kw_exit(w, 1, "Error", e.msg);
+		return;
+	}
+	int32_t ms = w->tick_result ? (int32_t)(uint32_t)r : 0;
+	if (ms < 0) {
+		char m[64];
+		snprintf(m, sizeof(m), "k32_tick returned %d", ms);
+		kw_exit(w, 1, "Error", m);
+		return;
+	}
+	w->next_tick_us = k32_now_us() + (uint64_t)(ms ? (uint32_t)ms : w->tick_ms) * 1000;
+	*out_next = w->next_tick_us;
+}
+
+static k32_status_t kw_http(void *ctx, struct klet_pod *pod, const struct klet_http_req *req,
+			    struct klet_http_resp *resp)
+{
+	(void)ctx;
+	struct kw_pod *w = klet_pod_priv(pod);
+	if (!w || !w->has_http)
+		return K32_ERR_NOT_SUPPORTED;
+	uint32_t m = 0;
+	while (m < sizeof(http_methods) / sizeof(http_methods[0]) &&
+	       strcmp(req->method, http_methods[m]))
+		m++;
+	uint64_t args[3] = {m, req->target.len, req->body_len}, r = 0;
+	struct k32_err e;
+	k32_err_clear(&e);
+	w->req = req;
+	w->resp = resp;
+	k32_status_t st = wrt_invoke(w->inst, w->f_http, args, 3, &r, 1, &e);
+	w->req = NULL;
+	w->resp = NULL;
+	if (st == K32_ERR_TRAP && w->exited) {
+		kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
+		return K32_ERR_TRAP;
+	}
+	if (st) {
+		k32_buf_reset(&resp->body);
+		k32_buf_append_str(&resp->body, e.msg, NULL);
+		if (strstr(e.msg, "out of gas"))
+			return K32_ERR_TIMED_OUT; /* the request's budget: the pod keeps running */
+		kw_exit(w, 1, "Error", e.msg);
+		return K32_ERR_TRAP;
+	}
+	int32_t code = (int32_t)(uint32_t)r;
+	resp->status = code >= 100 && code <= 599 ? code : 500;
+	return K32_OK;
+}
+
+static void kw_stats(void *ctx, struct klet_pod *pod, struct klet_pod_mem *out)
+{
+	(void)ctx;
+	struct kw_pod *w = klet_pod_priv(pod);
+	memset(out, 0, sizeof(*out));
+	if (!w || !w->inst)
+		return;
+	struct wrt_stats ws;
+	wrt_instance_stats(w->inst, &ws);
+	out->code_bytes = ws.module_bytes + w->len;
+	out->memory_bytes = ws.memory_bytes;
+	out->stack_bytes = ws.stack_bytes;
+	out->runtime_bytes = ws.runtime_bytes + ws.table_bytes + sizeof(*w);
+}
+
+const struct klet_provider_ops klet_wasm_provider = {
+    .init = kw_init,
+    .start = kw_start,
+    .stop = kw_stop,
+    .run = kw_run,
+    .http = kw_http,
+    .stats = kw_stats,
+};
