@@ -181,6 +181,10 @@ void ctrl_node_pass(struct ctrl *c);
 void ctrl_gc_pass(struct ctrl *c);
 void ctrl_ns_pass(struct ctrl *c);
 
+/* Merge-patches status fields want (an object) onto target (a /status path) when any
+ * differs from obj's status (a missing number counts as 0); one budget unit. */
+void ctrl_status_write(struct ctrl *c, const char *target, const cJSON *obj, cJSON *want);
+
 /* Creates a pod from template tmpl (spec.template) in ns, named by generateName prefix, with
  * extra labels (object, may be NULL), owned by owner. Returns the HTTP code. */
 int ctrl_pod_create(struct ctrl *c, const char *ns, const char *prefix, const cJSON *tmpl,

@@ -116,7 +116,7 @@ static void must(int code, int want, struct fx *fx, const char *what)
 }
 
 /* Runs every controller until nothing is left to do (at most n turns). */
-static __attribute__((unused)) void settle(struct fx *fx, int n)
+static void settle(struct fx *fx, int n)
 {
 	struct k32_err err;
 	for (int i = 0; i < n; i++) {
@@ -446,6 +446,312 @@ static void test_sched_device_hardware(void **state)
 	assert_string_equal(pod_node(fx, "default", "drv", n, sizeof(n)), "w2");
 }
 
+/* ---- kubelet simulation ---------------------------------------------------------------- */
+
+/* Plays every kubelet: bound pods go Running+Ready (or the phase given for pods whose name
+ * starts with fail_prefix / ok_prefix), pods being deleted are removed with grace 0. */
+static void kubelet_phase(struct fx *fx, const char *ok_prefix, const char *fail_prefix)
+{
+	cJSON *l = get(fx, "/api/v1/pods");
+	const cJSON *p;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(l, "items"))
+	{
+		const char *ns = ctrl_jstr(p, "metadata.namespace");
+		const char *name = ctrl_jstr(p, "metadata.name");
+		const char *node = ctrl_jstr(p, "spec.nodeName");
+		char target[300];
+		if (ctrl_jstr(p, "metadata.deletionTimestamp")) {
+			snprintf(target, sizeof(target),
+				 "/api/v1/namespaces/%s/pods/%s?gracePeriodSeconds=0", ns, name);
+			req(fx, "DELETE", target, NULL);
+			continue;
+		}
+		if (!node || !node[0] || ctrl_pod_terminal(p))
+			continue;
+		const char *gen = ctrl_jstr(p, "metadata.generateName");
+		const char *base = gen ? gen : name;
+		const char *phase = "Running";
+		if (ok_prefix && !strncmp(base, ok_prefix, strlen(ok_prefix)))
+			phase = "Succeeded";
+		if (fail_prefix && !strncmp(base, fail_prefix, strlen(fail_prefix)))
+			phase = "Failed";
+		bool ready = !strcmp(phase, "Running");
+		if (ready && ctrl_pod_ready(p))
+			continue;
+		snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+		must(reqf(fx, "PATCH", target,
+			  "{\"status\":{\"phase\":\"%s\",\"conditions\":[{\"type\":\"Ready\","
+			  "\"status\":\"%s\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}",
+			  phase, ready ? "True" : "False"),
+		     200, fx, "pod status");
+	}
+	cJSON_Delete(l);
+}
+
+static void kubelet(struct fx *fx)
+{
+	kubelet_phase(fx, NULL, NULL);
+}
+
+/* Counts pods in ns whose name starts with prefix: live (not being deleted) and ready. */
+static void count_pods(struct fx *fx, const char *prefix, int *out_live, int *out_ready)
+{
+	cJSON *l = get(fx, "/api/v1/namespaces/default/pods");
+	const cJSON *p;
+	*out_live = 0;
+	*out_ready = 0;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(l, "items"))
+	{
+		const char *name = ctrl_jstr(p, "metadata.name");
+		if (strncmp(name, prefix, strlen(prefix)) ||
+		    ctrl_jstr(p, "metadata.deletionTimestamp"))
+			continue;
+		(*out_live)++;
+		*out_ready += ctrl_pod_ready(p);
+	}
+	cJSON_Delete(l);
+}
+
+static int64_t jint(struct fx *fx, const char *target, const char *path)
+{
+	cJSON *o = get(fx, target);
+	int64_t v = ctrl_jint(o, path, 0);
+	cJSON_Delete(o);
+	return v;
+}
+
+/* ---- ReplicaSet ------------------------------------------------------------------------ */
+
+static const char *rs_body =
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web\"},"
+    "\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
+    "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{"
+    "\"name\":\"main\",\"image\":\"hello.wasm\"}]}}}}";
+
+static void test_rs_scale(void **state)
+{
+	struct fx *fx = *state;
+	const char *rs = "/apis/apps/v1/namespaces/default/replicasets/web";
+	node_add(fx, "n1", "1Mi", 20, NULL, NULL, NULL);
+	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, fx,
+	     "rs");
+	settle(fx, 2);
+	int live, ready;
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 3);
+	assert_int_equal(ready, 0);
+	/* owned by the ReplicaSet, bound by the scheduler */
+	cJSON *l = get(fx, "/api/v1/namespaces/default/pods");
+	const cJSON *p;
+	cJSON *rsj = get(fx, rs);
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(l, "items"))
+	{
+		assert_string_equal(ctrl_controller_uid(p), ctrl_jstr(rsj, "metadata.uid"));
+		assert_string_equal(ctrl_jstr(p, "spec.nodeName"), "n1");
+		assert_string_equal(ctrl_jstr(p, "metadata.labels.app"), "web");
+	}
+	cJSON_Delete(l);
+	cJSON_Delete(rsj);
+	kubelet(fx);
+	settle(fx, 1);
+	assert_int_equal(jint(fx, rs, "status.replicas"), 3);
+	assert_int_equal(jint(fx, rs, "status.readyReplicas"), 3);
+	assert_int_equal(jint(fx, rs, "status.availableReplicas"), 3);
+	assert_int_equal(jint(fx, rs, "status.fullyLabeledReplicas"), 3);
+	assert_int_equal(jint(fx, rs, "status.observedGeneration"), 1);
+	/* scale up to 5 through the scale subresource, then down to 1 */
+	must(req(fx, "PATCH", "/apis/apps/v1/namespaces/default/replicasets/web/scale",
+		 "{\"spec\":{\"replicas\":5}}"),
+	     200, fx, "scale up");
+	settle(fx, 2);
+	kubelet(fx);
+	settle(fx, 1);
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 5);
+	assert_int_equal(jint(fx, rs, "status.readyReplicas"), 5);
+	assert_int_equal(jint(fx, rs, "status.observedGeneration"), 2);
+	/* a pod that is not bound goes first on scale-down */
+	must(req(fx, "PATCH", "/api/v1/nodes/n1", "{\"spec\":{\"unschedulable\":true}}"), 200, fx,
+	     "cordon");
+	must(req(fx, "PATCH", "/apis/apps/v1/namespaces/default/replicasets/web/scale",
+		 "{\"spec\":{\"replicas\":6}}"),
+	     200, fx, "scale 6");
+	settle(fx, 1);
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 6);
+	must(req(fx, "PATCH", "/apis/apps/v1/namespaces/default/replicasets/web/scale",
+		 "{\"spec\":{\"replicas\":1}}"),
+	     200, fx, "scale down");
+	run(fx, CTRL_REPLICASET);
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 1);
+	assert_int_equal(ready, 1); /* the unbound one went, and four ready ones */
+	kubelet(fx);
+	settle(fx, 1);
+	assert_int_equal(jint(fx, rs, "status.replicas"), 1);
+	/* a pod that fails is replaced */
+	kubelet_phase(fx, NULL, "web-");
+	settle(fx, 2);
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 2); /* the Failed one stays (for its logs) + its replacement */
+	assert_int_equal(jint(fx, rs, "status.replicas"), 1);
+}
+
+/* ---- Deployment ------------------------------------------------------------------------ */
+
+static const char *deploy_fmt =
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"app\"},"
+    "\"spec\":{\"replicas\":4,\"revisionHistoryLimit\":%d,\"selector\":{\"matchLabels\":{"
+    "\"app\":\"app\"}},\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":{"
+    "\"maxSurge\":1,\"maxUnavailable\":1}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
+    "\"app\"}},\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"%s\"}]}}}}";
+
+#define DEPLOY "/apis/apps/v1/namespaces/default/deployments/app"
+
+static bool deploy_done(struct fx *fx)
+{
+	cJSON *d = get(fx, DEPLOY);
+	const cJSON *cd = ctrl_cond_find(k32_json_find(d, "status.conditions"), "Progressing");
+	const char *reason = ctrl_jstr(cd, "reason");
+	bool done = ctrl_jint(d, "status.observedGeneration", 0) ==
+			ctrl_jint(d, "metadata.generation", 1) &&
+		    ctrl_jint(d, "status.updatedReplicas", 0) == 4 &&
+		    ctrl_jint(d, "status.replicas", 0) == 4 &&
+		    ctrl_jint(d, "status.availableReplicas", 0) == 4 && reason &&
+		    !strcmp(reason, "NewReplicaSetAvailable");
+	cJSON_Delete(d);
+	return done;
+}
+
+/* Steps controllers and kubelet until the rollout completes, checking after every step that
+ * at most replicas + maxSurge pods exist and at least replicas - maxUnavailable are ready
+ * (once the first rollout has made them ready). */
+static int rollout(struct fx *fx, bool check_ready)
+{
+	for (int step = 0; step < 60; step++) {
+		if (deploy_done(fx))
+			return step;
+		run(fx, CTRL_ALL);
+		int live, ready;
+		count_pods(fx, "app-", &live, &ready);
+		if (live > 5)
+			fail_msg("step %d: %d pods exist, maxSurge allows 5", step, live);
+		if (check_ready && ready < 3)
+			fail_msg("step %d: %d pods ready, maxUnavailable allows 3", step, ready);
+		kubelet(fx);
+	}
+	fail_msg("rollout did not complete in 60 steps");
+	return -1;
+}
+
+static const char *dp_annotation(cJSON *o)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(k32_json_find(o, "metadata.annotations"),
+							  "deployment.kubernetes.io/revision");
+	return cJSON_IsString(a) ? a->valuestring : "";
+}
+
+static void test_deploy_rollout_undo(void **state)
+{
+	struct fx *fx = *state;
+	node_add(fx, "n1", "1Mi", 50, NULL, NULL, NULL);
+	must(reqf(fx, "POST", "/apis/apps/v1/namespaces/default/deployments", deploy_fmt, 10,
+		  "a.wasm"),
+	     201, fx, "deployment");
+	rollout(fx, false);
+	cJSON *d = get(fx, DEPLOY);
+	assert_string_equal(dp_annotation(d), "1");
+	const cJSON *av = ctrl_cond_find(k32_json_find(d, "status.conditions"), "Available");
+	assert_string_equal(ctrl_jstr(av, "status"), "True");
+	assert_string_equal(ctrl_jstr(av, "reason"), "MinimumReplicasAvailable");
+	assert_int_equal(ctrl_jint(d, "status.readyReplicas", 0), 4);
+	cJSON_Delete(d);
+	/* template A -> B: surge 1, unavailable 1 hold at every step */
+	must(req(fx, "PATCH", DEPLOY,
+		 "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"main\","
+		 "\"image\":\"b.wasm\"}]}}}}"),
+	     200, fx, "set image");
+	int steps = rollout(fx, true);
+	assert_true(steps >= 2);
+	cJSON *rsl = get(fx, "/apis/apps/v1/namespaces/default/replicasets");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(rsl, "items")), 2);
+	cJSON *old_tmpl = NULL;
+	const cJSON *rs;
+	cJSON_ArrayForEach(rs, cJSON_GetObjectItem(rsl, "items"))
+	{
+		const char *img = ctrl_jstr(
+		    cJSON_GetArrayItem(k32_json_find(rs, "spec.template.spec.containers"), 0),
+		    "image");
+		const char *rev = dp_annotation((cJSON *)rs);
+		if (!strcmp(img, "a.wasm")) {
+			assert_string_equal(rev, "1");
+			assert_int_equal(ctrl_jint(rs, "spec.replicas", -1), 0);
+			old_tmpl = cJSON_Duplicate(k32_json_find(rs, "spec.template"), true);
+		} else {
+			assert_string_equal(rev, "2");
+			assert_int_equal(ctrl_jint(rs, "spec.replicas", -1), 4);
+			assert_non_null(k32_json_find(rs, "metadata.labels.pod-template-hash"));
+		}
+	}
+	cJSON_Delete(rsl);
+	d = get(fx, DEPLOY);
+	assert_string_equal(dp_annotation(d), "2");
+	cJSON_Delete(d);
+	/* kubectl rollout undo: JSON patch replacing /spec/template with the old ReplicaSet's
+	 * template minus its pod-template-hash label */
+	assert_non_null(old_tmpl);
+	cJSON_DeleteItemFromObjectCaseSensitive((cJSON *)k32_json_find(old_tmpl, "metadata.labels"),
+						"pod-template-hash");
+	char *tt = cJSON_PrintUnformatted(old_tmpl);
+	char body[4096];
+	snprintf(body, sizeof(body),
+		 "[{\"op\":\"replace\",\"path\":\"/spec/template\",\"value\":%s}]", tt);
+	cJSON_free(tt);
+	cJSON_Delete(old_tmpl);
+	struct k32_err err;
+	int code = 0;
+	k32_buf_reset(&fx->out);
+	assert_int_equal(api_do(fx->api, "PATCH", DEPLOY, "application/json-patch+json", body,
+				strlen(body), &code, &fx->out, &err),
+			 K32_OK);
+	must(code, 200, fx, "undo");
+	rollout(fx, true);
+	rsl = get(fx, "/apis/apps/v1/namespaces/default/replicasets");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(rsl, "items")), 2);
+	cJSON_ArrayForEach(rs, cJSON_GetObjectItem(rsl, "items"))
+	{
+		const char *img = ctrl_jstr(
+		    cJSON_GetArrayItem(k32_json_find(rs, "spec.template.spec.containers"), 0),
+		    "image");
+		if (!strcmp(img, "a.wasm")) {
+			assert_string_equal(dp_annotation((cJSON *)rs), "3");
+			assert_int_equal(ctrl_jint(rs, "spec.replicas", -1), 4);
+		} else {
+			assert_int_equal(ctrl_jint(rs, "spec.replicas", -1), 0);
+		}
+	}
+	cJSON_Delete(rsl);
+	d = get(fx, DEPLOY);
+	assert_string_equal(dp_annotation(d), "3");
+	cJSON_Delete(d);
+	/* history limit 0: the idle old ReplicaSet is deleted */
+	must(req(fx, "PATCH", DEPLOY, "{\"spec\":{\"revisionHistoryLimit\":0}}"), 200, fx,
+	     "history");
+	settle(fx, 2);
+	rsl = get(fx, "/apis/apps/v1/namespaces/default/replicasets");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(rsl, "items")), 1);
+	cJSON_Delete(rsl);
+	/* scale the Deployment down through its scale subresource */
+	must(req(fx, "PATCH", DEPLOY "/scale", "{\"spec\":{\"replicas\":2}}"), 200, fx, "scale");
+	settle(fx, 2);
+	kubelet(fx);
+	settle(fx, 2);
+	int live, ready;
+	count_pods(fx, "app-", &live, &ready);
+	assert_int_equal(live, 2);
+	assert_int_equal(jint(fx, DEPLOY, "status.availableReplicas"), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +761,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sched_fit_accumulates, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_sched_spread_and_empty, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_sched_device_hardware, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_rs_scale, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_deploy_rollout_undo, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
