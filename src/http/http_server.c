@@ -473,6 +473,7 @@ static void resp_reset(struct http_response *r, struct http_conn *c)
 	k32_buf_reset(&r->body);
 	c->st.ops = NULL;
 	c->st.ctx = NULL;
+	c->st.events = 0;
 	r->stream_ = &c->st;
 }
 
@@ -520,7 +521,8 @@ static void start_stream(struct http_conn *c, bool minor0)
 {
 	struct http_stream *st = &c->st;
 
-	st->events = HTTP_STREAM_EV_START;
+	/* |=: with handler tasks a wake may already have been collected (it stays pending). */
+	st->events |= HTTP_STREAM_EV_START;
 	st->timer_us = K32_FOREVER;
 	st->blocked = false;
 	st->ending = false;

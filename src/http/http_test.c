@@ -44,6 +44,9 @@ static k32_status_t prod_pull(void *ctx, struct http_stream *s, uint32_t events)
 	struct stream_prod *p = ctx;
 	char line[64];
 
+	int budget =
+	    ((events & HTTP_STREAM_EV_START) ? 1 : 0) + ((events & HTTP_STREAM_EV_WAKE) ? 1 : 0);
+
 	if (!(events & (HTTP_STREAM_EV_START | HTTP_STREAM_EV_WAKE | HTTP_STREAM_EV_WRITABLE)))
 		return K32_OK;
 	while (atomic_load(&p->sent) < p->total) {
@@ -56,7 +59,8 @@ static k32_status_t prod_pull(void *ctx, struct http_stream *s, uint32_t events)
 		if (st != K32_OK)
 			return st;
 		atomic_fetch_add(&p->sent, 1);
-		if (p->wait_for_wake)
+		/* In wake mode: one line for the start and one per wake. */
+		if (p->wait_for_wake && --budget <= 0)
 			break;
 	}
 	return atomic_load(&p->sent) >= p->total ? K32_ERR_CANCELED : K32_OK;
@@ -129,6 +133,15 @@ static void handler(void *ctx, struct http_request *req, struct http_response *r
 				 K32_ERR_BAD_STATE);
 		assert_true(id != 0);
 		atomic_store(&g_stream_id, id);
+		return;
+	}
+	if (k32_str_eq_cstr(req->path, "/stream-selfwake")) {
+		http_stream_id_t id = 0;
+
+		/* A wake right after registration, before the first pull, must not be lost. */
+		assert_int_equal(http_response_stream(resp, &prod_ops, &g_prod, &id), K32_OK);
+		assert_int_equal(http_server_stream_wake(req->server, id), K32_OK);
+		atomic_store(&g_stream_id, 0);
 		return;
 	}
 	if (k32_str_eq_cstr(req->path, "/idle-stream")) {
@@ -732,6 +745,7 @@ static void test_conn_limit(void **state)
 struct line_sink {
 	int lines;
 	int stop_after; /* 0: never */
+	bool no_wake;	/* do not wake the producer */
 	char last[128];
 };
 
@@ -740,6 +754,10 @@ static k32_status_t on_line(void *ctx, const uint8_t *data, size_t len)
 	struct line_sink *s = ctx;
 
 	s->lines++;
+	if (s->no_wake) {
+		snprintf(s->last, sizeof(s->last), "%.*s", (int)len, (const char *)data);
+		return K32_OK;
+	}
 	snprintf(s->last, sizeof(s->last), "%.*s", (int)len, (const char *)data);
 	/* In wake mode the producer has sent exactly the lines received so far: each line
 	 * reached the client before the next was produced (delivery is incremental). */
@@ -1111,6 +1129,17 @@ static void test_handler_threads(void **state)
 	g_prod.wait_for_wake = true;
 	assert_int_equal(http_client_stream(c, &sreq, true, on_line, &sink, &status, &err), K32_OK);
 	assert_int_equal(sink.lines, 5);
+	/* The handler wakes its own stream at once: start + wake give exactly two lines. */
+	for (int i = 0; i < 20; i++) {
+		memset(&g_prod, 0, sizeof(g_prod));
+		g_prod.total = 2;
+		g_prod.wait_for_wake = true;
+		sink = (struct line_sink){.no_wake = true};
+		sreq.target = "/stream-selfwake";
+		assert_int_equal(http_client_stream(c, &sreq, true, on_line, &sink, &status, &err),
+				 K32_OK);
+		assert_int_equal(sink.lines, 2);
+	}
 	http_server_get_stats(srv, &stats);
 	assert_int_equal(stats.conns_accepted, 2);
 	http_client_free(c);
