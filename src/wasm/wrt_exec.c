@@ -733,9 +733,28 @@ do_call:
 	const struct wrt_functype *ft = callee->type;
 	wrt_slot *nfp = fp + call_base;
 	if (!callee->func) {
-		st = wrt_call_host(ci, callee, nfp, err);
-		if (WRT_UNLIKELY(st != K32_OK))
+		/* host call: args are read and results written straight on the value stack
+		 * (results just above the args, then moved down); no copy, no allocation */
+		const struct k32_hostfn_def *hd = callee->host;
+		uint32_t np = ft->nparams, nr = ft->nresults;
+		struct k32_hostcall hc;
+		if (WRT_UNLIKELY(nfp + np + nr > stack_end))
+			TRAP("call stack exhausted: host call needs %u slots above %u of %u",
+			     np + nr, (uint32_t)(nfp - inst->stack), inst->stack_slots);
+		hc.ctx = hd->ctx;
+		hc.instance_user = ci->user;
+		hc.mem = mem;
+		hc.mem_len = mem_len;
+		hc.args = nfp;
+		hc.results = nfp + np;
+		hc.err = err;
+		k32_status_t hs = hd->fn(&hc);
+		if (WRT_UNLIKELY(hs != K32_OK)) {
+			st = wrt_host_failed(callee, hs, err);
 			goto out;
+		}
+		for (uint32_t i = 0; i < nr; i++)
+			nfp[i] = nfp[np + i];
 		LOAD_CTX();
 		pc += 2 + 2 * ((pc[0] & 0xFFFFu) == WRT_OP_CALL_INDIRECT);
 		NEXT();

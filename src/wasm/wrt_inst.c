@@ -101,6 +101,14 @@ k32_status_t wrt_table_grow(struct wrt_table *tab, uint32_t delta, uint64_t init
 	return K32_OK;
 }
 
+k32_status_t wrt_host_failed(const struct wrt_funcinst *fn, k32_status_t st, struct k32_err *err)
+{
+	if (st != K32_ERR_TRAP || !err || err->status != K32_ERR_TRAP)
+		k32_err_set(err, K32_ERR_TRAP, "wasm", "host function %s.%s failed: %s",
+			    fn->host->module, fn->host->name, k32_status_name(st));
+	return K32_ERR_TRAP;
+}
+
 k32_status_t wrt_call_host(struct wrt_instance *inst, const struct wrt_funcinst *fn, wrt_slot *args,
 			   struct k32_err *err)
 {
@@ -114,12 +122,8 @@ k32_status_t wrt_call_host(struct wrt_instance *inst, const struct wrt_funcinst 
 	call.results = res;
 	call.err = err;
 	k32_status_t st = fn->host->fn(&call);
-	if (st != K32_OK) {
-		if (st != K32_ERR_TRAP || !err || err->status != K32_ERR_TRAP)
-			k32_err_set(err, K32_ERR_TRAP, "wasm", "host function %s.%s failed: %s",
-				    fn->host->module, fn->host->name, k32_status_name(st));
-		return K32_ERR_TRAP;
-	}
+	if (st != K32_OK)
+		return wrt_host_failed(fn, st, err);
 	memcpy(args, res, (size_t)fn->type->nresults * 8);
 	return K32_OK;
 }

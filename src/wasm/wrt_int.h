@@ -261,6 +261,8 @@ uint32_t wrt_srcmap_find(const struct wrt_module *mod, uint32_t code_word);
 k32_status_t wrt_memory_grow(struct wrt_memory *mem, uint32_t delta, uint32_t *out_old);
 k32_status_t wrt_table_grow(struct wrt_table *tab, uint32_t delta, uint64_t init,
 			    uint32_t *out_old);
+/* Turns a host function's failure status into a trap (keeping a message it set). */
+k32_status_t wrt_host_failed(const struct wrt_funcinst *fn, k32_status_t st, struct k32_err *err);
 k32_status_t wrt_call_host(struct wrt_instance *inst, const struct wrt_funcinst *fn, wrt_slot *args,
 			   struct k32_err *err);
 
