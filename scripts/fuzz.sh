@@ -22,8 +22,12 @@ failed=0
 for f in "${fuzzers[@]}"; do
 	name=$(basename "$f" _fuzz)
 	seeds=()
-	for d in tests/fuzz/"$name"/corpus tests/fuzz/"$name"*/corpus; do
-		[ -d "$d" ] && seeds+=("$d")
+	# Seeds live in tests/fuzz/<name>/corpus, or under the module's folder for targets
+	# named <module>_<part> (store_log -> tests/fuzz/store/corpus).
+	for d in tests/fuzz/"$name"/corpus tests/fuzz/"${name%%_*}"/corpus; do
+		if [ -d "$d" ] && [[ " ${seeds[*]:-} " != *" $d "* ]]; then
+			seeds+=("$d")
+		fi
 	done
 	if [ "$name" = wasm ]; then
 		if [ -d "$spec" ]; then
