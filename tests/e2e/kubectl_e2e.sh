@@ -191,6 +191,9 @@ check scale-subresource '^4$' kn get deploy web --subresource=scale -o 'jsonpath
 check patch-json '^deployment.apps/web patched$' kn patch deploy web --type=json -p '[{"op":"replace","path":"/spec/replicas","value":1}]'
 check patch-merge '^configmap/cfg patched$' kn patch cm cfg --type=merge -p '{"data":{"c":"3"}}'
 check patch-strategic-result '^1 3$' sh -c "$KUBECTL -n e2e get deploy web -o jsonpath='{.spec.replicas}'; printf ' '; $KUBECTL -n e2e get cm cfg -o jsonpath='{.data.c}'"
+check rollout-status-patch '^deployment.apps/web patched$' kn patch deploy web --subresource=status --type=merge -p '{"status":{"observedGeneration":99,"replicas":1,"updatedReplicas":1,"readyReplicas":1,"availableReplicas":1,"conditions":[{"type":"Available","status":"True"},{"type":"Progressing","status":"True","reason":"NewReplicaSetAvailable"}]}}'
+check rollout-status 'deployment "web" successfully rolled out' kn rollout status deploy/web --timeout=10s
+check get-deploy-ready '^web +1/1 +1 +1 ' kn get deploy web
 
 # ---- pods, wait, delete --------------------------------------------------------------------
 check run '^pod/p1 created$' kn run p1 --image=blinky.wasm --labels=app=blinky
@@ -198,6 +201,11 @@ check get-pod '^p1 +0/1 +Pending +0 +[0-9]+s$' kn get pod p1
 check get-pod-wide '^p1 +0/1 +Pending +0 +[0-9]+s +<none> +<none> +<none> +<none>$' kn get pod p1 -o wide
 check pod-field-selector '^p1 ' kn get pods --field-selector status.phase=Pending
 check wait-jsonpath 'pod/p1 condition met' kn wait --for=jsonpath='{.status.phase}'=Pending pod/p1 --timeout=10s
+check logs-pending 'container "p1" in pod "p1" is waiting to start: ContainerCreating' kn logs p1
+check pod-status-patch '^pod/p1 patched$' kn patch pod p1 --subresource=status --type=merge -p '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}],"containerStatuses":[{"name":"p1","ready":true,"restartCount":0,"image":"blinky.wasm","imageID":"","state":{"running":{}}}]}}'
+check wait-condition 'pod/p1 condition met' kn wait --for=condition=Ready pod/p1 --timeout=10s
+check get-pod-running '^p1 +1/1 +Running +0 ' kn get pod p1
+check logs-running '' kn logs p1
 check delete-wait '^pod "p1" deleted$' kn delete pod p1
 check deleted-gone 'NotFound' kn get pod p1
 check delete-nowait '^configmap "watched" deleted$' kn delete cm watched --wait=false
