@@ -383,6 +383,7 @@ struct http_client_request {
 	const void *body;
 	size_t body_len;
 	int64_t timeout_us; /* 0: the client's timeout_us */
+	int64_t tick_us;    /* streams only: call on_data(ctx, NULL, 0) after this much silence */
 };
 
 /* A whole response. Free with http_client_response_fini. */
@@ -411,7 +412,9 @@ void http_client_response_fini(struct http_client_response *resp);
 
 /*
  * Called with each piece of a streamed body: a whole line without its '\n' (lines mode;
- * a last line without '\n' too) or each received block (raw mode). Return K32_OK to go on,
+ * a last line without '\n' too) or each received block (raw mode); and with (NULL, 0) after
+ * each req->tick_us of silence when tick_us > 0, so a caller (a kubelet shutting down) can
+ * end a quiet stream from its own thread by returning non-OK. Return K32_OK to go on,
  * anything else to stop (http_client_stream then returns that status and closes the
  * connection).
  */

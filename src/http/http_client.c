@@ -354,7 +354,19 @@ static k32_status_t exchange(struct http_client *c, const struct http_client_req
 		r->mp.data_ctx = r;
 	}
 	for (;;) {
-		st = recv_some(c, deadline, err);
+		int64_t until = deadline;
+
+		if (!body && req->tick_us > 0 && (int64_t)k32_now_us() + req->tick_us < deadline)
+			until = (int64_t)k32_now_us() + req->tick_us;
+		st = recv_some(c, until, err);
+		if (st == K32_ERR_TIMED_OUT && until < deadline) {
+			/* A quiet spell in a stream: let the caller stop it. */
+			k32_err_clear(err);
+			st = r->on_data(r->ctx, NULL, 0);
+			if (st != K32_OK)
+				return st;
+			continue;
+		}
 		if (st == K32_ERR_PEER_CLOSED) {
 			if (c->in.len == 0 && !r->mp.begun)
 				return k32_err_set(err, K32_ERR_PEER_CLOSED, HTTP_MOD,

@@ -849,6 +849,38 @@ static void test_stream_backpressure(void **state)
 	http_server_stop(srv);
 }
 
+static k32_status_t count_ticks(void *ctx, const uint8_t *data, size_t len)
+{
+	int *ticks = ctx;
+
+	assert_null(data);
+	assert_int_equal(len, 0);
+	return ++*ticks >= 3 ? K32_ERR_CANCELED : K32_OK;
+}
+
+/* A quiet stream ticks so its reader can end it; the server then sees the client leave. */
+static void test_stream_tick(void **state)
+{
+	struct http_server *srv = start_default();
+	struct http_client *c = client_for(srv, NULL);
+	struct http_client_request req = {
+	    .method = "GET", .target = "/idle-stream", .tick_us = 50000};
+	struct k32_err err;
+	int ticks = 0, status = 0;
+
+	(void)state;
+	atomic_store(&g_idle_closed, 0);
+	assert_int_equal(http_client_stream(c, &req, true, count_ticks, &ticks, &status, &err),
+			 K32_ERR_CANCELED);
+	assert_int_equal(ticks, 3);
+	assert_int_equal(status, 200);
+	for (int tries = 0; tries < 1000 && atomic_load(&g_idle_closed) < 1; tries++)
+		P->sleep_us(10000);
+	assert_int_equal(atomic_load(&g_idle_closed), 1);
+	http_client_free(c);
+	http_server_stop(srv);
+}
+
 /* Many open, quiet streams: memory the server holds per stream stays small. */
 static void test_stream_memory(void **state)
 {
@@ -1345,6 +1377,7 @@ int main(void)
 	    cmocka_unit_test(test_conn_limit),
 	    cmocka_unit_test(test_stream_incremental),
 	    cmocka_unit_test(test_stream_backpressure),
+	    cmocka_unit_test(test_stream_tick),
 	    cmocka_unit_test(test_stream_memory),
 	    cmocka_unit_test(test_tls),
 	    cmocka_unit_test(test_handler_threads),
