@@ -752,6 +752,171 @@ static void test_deploy_rollout_undo(void **state)
 	assert_int_equal(jint(fx, DEPLOY, "status.availableReplicas"), 2);
 }
 
+/* ---- DaemonSet ------------------------------------------------------------------------- */
+
+#define DS "/apis/apps/v1/namespaces/default/daemonsets/drv"
+
+static void test_daemonset(void **state)
+{
+	struct fx *fx = *state;
+	node_add(fx, "b1", "1Mi", 10, "\"labels\":{\"bus\":\"i2c\"}", NULL, NULL);
+	node_add(fx, "b2", "1Mi", 10, "\"labels\":{\"bus\":\"i2c\"}", "\"unschedulable\":true",
+		 NULL);
+	node_add(fx, "other", "1Mi", 10, NULL, NULL, NULL);
+	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/daemonsets",
+		 "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":"
+		 "\"drv\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"drv\"}},"
+		 "\"template\":{\"metadata\":{\"labels\":{\"app\":\"drv\"}},\"spec\":{"
+		 "\"nodeSelector\":{\"bus\":\"i2c\"},\"containers\":[{\"name\":\"main\","
+		 "\"image\":\"bme688.wasm\"}]}}}}"),
+	     201, fx, "ds");
+	settle(fx, 2);
+	kubelet(fx);
+	settle(fx, 1);
+	char target[200];
+	int live, ready;
+	count_pods(fx, "drv-", &live, &ready);
+	assert_int_equal(live, 2); /* b1 and the cordoned b2 (daemons tolerate it), not other */
+	assert_int_equal(jint(fx, DS, "status.desiredNumberScheduled"), 2);
+	assert_int_equal(jint(fx, DS, "status.currentNumberScheduled"), 2);
+	assert_int_equal(jint(fx, DS, "status.numberReady"), 2);
+	assert_int_equal(jint(fx, DS, "status.updatedNumberScheduled"), 2);
+	cJSON *l = get(fx, "/api/v1/namespaces/default/pods");
+	const cJSON *p;
+	int on_b1 = 0, on_b2 = 0;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(l, "items"))
+	{
+		const char *n = ctrl_jstr(p, "spec.nodeName");
+		on_b1 += !strcmp(n, "b1");
+		on_b2 += !strcmp(n, "b2");
+		/* pinned by node affinity (matchFields), as Kubernetes does */
+		const cJSON *mf = cJSON_GetArrayItem(
+		    cJSON_GetObjectItem(
+			cJSON_GetArrayItem(
+			    k32_json_find(p, "spec.affinity.nodeAffinity."
+					     "requiredDuringSchedulingIgnoredDuringExecution."
+					     "nodeSelectorTerms"),
+			    0),
+			"matchFields"),
+		    0);
+		assert_string_equal(ctrl_jstr(mf, "key"), "metadata.name");
+	}
+	cJSON_Delete(l);
+	assert_int_equal(on_b1, 1);
+	assert_int_equal(on_b2, 1);
+	/* node added: a pod follows; node label removed: its pod goes */
+	node_add(fx, "b3", "1Mi", 10, "\"labels\":{\"bus\":\"i2c\"}", NULL, NULL);
+	settle(fx, 2);
+	kubelet(fx);
+	count_pods(fx, "drv-", &live, &ready);
+	assert_int_equal(live, 3);
+	must(req(fx, "PATCH", "/api/v1/nodes/b1", "{\"metadata\":{\"labels\":{\"bus\":null}}}"),
+	     200, fx, "unlabel");
+	settle(fx, 1);
+	kubelet(fx);
+	settle(fx, 1);
+	count_pods(fx, "drv-", &live, &ready);
+	assert_int_equal(live, 2);
+	/* node deleted: its pod is deleted at once (nobody is there to confirm) */
+	must(req(fx, "DELETE", "/api/v1/nodes/b3", NULL), 200, fx, "delete node");
+	settle(fx, 1);
+	count_pods(fx, "drv-", &live, &ready);
+	assert_int_equal(live, 1);
+	assert_int_equal(jint(fx, DS, "status.desiredNumberScheduled"), 1);
+	/* template change rolls the pod */
+	must(req(fx, "PATCH", DS,
+		 "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"main\","
+		 "\"image\":\"bme688-v2.wasm\"}]}}}}"),
+	     200, fx, "ds update");
+	for (int i = 0; i < 4; i++) {
+		settle(fx, 1);
+		kubelet(fx);
+	}
+	settle(fx, 1);
+	assert_int_equal(jint(fx, DS, "status.updatedNumberScheduled"), 1);
+	assert_int_equal(jint(fx, DS, "status.numberReady"), 1);
+	l = get(fx, "/api/v1/namespaces/default/pods");
+	p = cJSON_GetArrayItem(cJSON_GetObjectItem(l, "items"), 0);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 1);
+	assert_string_equal(
+	    ctrl_jstr(cJSON_GetArrayItem(k32_json_find(p, "spec.containers"), 0), "image"),
+	    "bme688-v2.wasm");
+	cJSON_Delete(l);
+	(void)target;
+}
+
+/* ---- Job ------------------------------------------------------------------------------- */
+
+static void job_create(struct fx *fx, const char *name, int completions, int parallelism,
+		       int backoff)
+{
+	must(reqf(fx, "POST", "/apis/batch/v1/namespaces/default/jobs",
+		  "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\"},"
+		  "\"spec\":{\"completions\":%d,\"parallelism\":%d,\"backoffLimit\":%d,"
+		  "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":"
+		  "\"main\",\"image\":\"wasi-hello.wasm\"}]}}}}",
+		  name, completions, parallelism, backoff),
+	     201, fx, name);
+}
+
+static void test_job_complete(void **state)
+{
+	struct fx *fx = *state;
+	const char *job = "/apis/batch/v1/namespaces/default/jobs/hello";
+	node_add(fx, "n1", "1Mi", 10, NULL, NULL, NULL);
+	job_create(fx, "hello", 3, 2, 6);
+	settle(fx, 2);
+	int live, ready;
+	count_pods(fx, "hello-", &live, &ready);
+	assert_int_equal(live, 2); /* parallelism */
+	cJSON *l = get(fx, "/api/v1/namespaces/default/pods?labelSelector=job-name%3Dhello");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 2);
+	cJSON_Delete(l);
+	kubelet_phase(fx, "hello-", NULL); /* both succeed */
+	settle(fx, 2);
+	count_pods(fx, "hello-", &live, &ready);
+	assert_int_equal(live, 3); /* 2 succeeded + the last completion */
+	assert_int_equal(jint(fx, job, "status.succeeded"), 2);
+	assert_int_equal(jint(fx, job, "status.active"), 1);
+	kubelet_phase(fx, "hello-", NULL);
+	settle(fx, 2);
+	cJSON *j = get(fx, job);
+	assert_int_equal(ctrl_jint(j, "status.succeeded", 0), 3);
+	assert_int_equal(ctrl_jint(j, "status.active", -1), 0);
+	assert_string_equal(ctrl_cond_status(j, "Complete"), "True");
+	assert_non_null(ctrl_jstr(j, "status.completionTime"));
+	assert_non_null(ctrl_jstr(j, "status.startTime"));
+	cJSON_Delete(j);
+	/* finished: nothing more is created */
+	settle(fx, 2);
+	count_pods(fx, "hello-", &live, &ready);
+	assert_int_equal(live, 3);
+}
+
+static void test_job_backoff(void **state)
+{
+	struct fx *fx = *state;
+	const char *job = "/apis/batch/v1/namespaces/default/jobs/crash";
+	node_add(fx, "n1", "1Mi", 10, NULL, NULL, NULL);
+	job_create(fx, "crash", 1, 1, 2);
+	for (int i = 0; i < 3; i++) {
+		settle(fx, 2);
+		kubelet_phase(fx, NULL, "crash-");
+	}
+	settle(fx, 2);
+	cJSON *j = get(fx, job);
+	assert_int_equal(ctrl_jint(j, "status.failed", 0), 3); /* backoffLimit 2 + 1 */
+	assert_string_equal(ctrl_cond_status(j, "Failed"), "True");
+	const cJSON *cd = ctrl_cond_find(k32_json_find(j, "status.conditions"), "Failed");
+	assert_string_equal(ctrl_jstr(cd, "reason"), "BackoffLimitExceeded");
+	assert_null(ctrl_cond_status(j, "Complete"));
+	cJSON_Delete(j);
+	settle(fx, 2);
+	int live, ready;
+	count_pods(fx, "crash-", &live, &ready);
+	assert_int_equal(live, 3); /* no retry after the Job failed */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -763,6 +928,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sched_device_hardware, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_rs_scale, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_deploy_rollout_undo, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_daemonset, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_job_complete, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_job_backoff, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

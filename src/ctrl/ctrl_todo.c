@@ -1,13 +1,5 @@
 /* Placeholders for the controllers not written yet (each file replaces its line). */
 #include "ctrl/ctrl_int.h"
-void ctrl_ds_pass(struct ctrl *c)
-{
-	(void)c;
-}
-void ctrl_job_pass(struct ctrl *c)
-{
-	(void)c;
-}
 void ctrl_node_pass(struct ctrl *c)
 {
 	(void)c;
