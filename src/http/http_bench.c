@@ -57,6 +57,11 @@ static void handler(void *ctx, struct http_request *req, struct http_response *r
 		atomic_store(&g_sid, id);
 		return;
 	}
+	if (k32_str_eq_cstr(req->path, "/slow")) {
+		P->sleep_us(5000); /* stands for a handler waiting on an fsync */
+		http_response_set(resp, 200, "application/json", "{}", 2);
+		return;
+	}
 	if (k32_str_eq_cstr(req->path, "/big")) {
 		http_response_set(resp, 200, "application/json", g_body, sizeof(g_body));
 		return;
@@ -300,6 +305,71 @@ static void bench_idle_cpu(struct http_server *srv)
 		http_client_free(cl[i]);
 }
 
+static atomic_int g_slow_stop;
+
+static void slow_fn(void *arg)
+{
+	struct http_client_config cc;
+	struct http_client *c;
+	struct k32_err err;
+
+	http_client_config_init(&cc);
+	cc.port = *(uint16_t *)arg;
+	if (http_client_new(&cc, &c, &err) != K32_OK)
+		return;
+	while (!atomic_load(&g_slow_stop)) {
+		struct http_client_request req = {.method = "GET", .target = "/slow"};
+		struct http_client_response resp;
+
+		http_client_do(c, &req, &resp, &err);
+		http_client_response_fini(&resp);
+	}
+	http_client_free(c);
+}
+
+/* GET latency of one client while another keeps a 5 ms handler busy. */
+static void bench_slow_neighbour(uint32_t threads)
+{
+	enum { N = 300 };
+	static uint64_t lat[N];
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_client_config cc;
+	struct http_client *c;
+	struct k32_task *t;
+	struct k32_err err;
+	uint16_t port;
+
+	http_server_config_init(&cfg);
+	cfg.handler = handler;
+	cfg.handler_threads = threads;
+	if (http_server_start(&cfg, &srv, &err) != K32_OK)
+		return;
+	port = http_server_port(srv);
+	atomic_store(&g_slow_stop, 0);
+	P->task_create(&t, "bench-slow", slow_fn, &port, 0, -1, &err);
+	http_client_config_init(&cc);
+	cc.port = port;
+	http_client_new(&cc, &c, &err);
+	for (int i = 0; i < N; i++) {
+		struct http_client_request req = {.method = "GET", .target = "/"};
+		struct http_client_response resp;
+		uint64_t t0 = k32_now_us();
+
+		http_client_do(c, &req, &resp, &err);
+		lat[i] = k32_now_us() - t0;
+		http_client_response_fini(&resp);
+	}
+	atomic_store(&g_slow_stop, 1);
+	P->task_join(t);
+	http_client_free(c);
+	http_server_stop(srv);
+	qsort(lat, N, sizeof(lat[0]), cmp_u64);
+	printf("http: GET 1 KiB next to a client busy in a 5 ms handler, handler_threads=%u: "
+	       "median %.3f ms, p99 %.3f ms\n",
+	       threads, lat[N / 2] / 1000.0, lat[N * 99 / 100] / 1000.0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : "http-bench-data";
@@ -321,6 +391,8 @@ int main(int argc, char **argv)
 	bench_wake_latency(srv);
 	bench_idle_cpu(srv);
 	http_server_stop(srv);
+	bench_slow_neighbour(0);
+	bench_slow_neighbour(2);
 	bench_tls(dir);
 	return 0;
 }
