@@ -75,8 +75,10 @@ static void run_once(bench_fn fn, uint64_t arg, uint64_t n, double *wall, double
 	uint64_t w0 = bench_now_ns(), c0 = cpu_ns();
 	fn(&r);
 	uint64_t w1 = bench_now_ns(), c1 = cpu_ns();
-	double w = (double)(w1 - w0) - (double)r.paused_ns;
-	double c = (double)(c1 - c0) - (double)r.paused_ns;
+	double total = (double)(w1 - w0);
+	double w = total - (double)r.paused_ns;
+	/* CPU time has no pause clock of its own: scale it by the timed share of the wall. */
+	double c = total > 0 ? (double)(c1 - c0) * (w / total) : 0;
 	*wall = w > 0 ? w : 0;
 	*cpu = c > 0 ? c : 0;
 	*skip = r.skip;

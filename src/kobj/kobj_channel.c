@@ -44,6 +44,11 @@ struct kobj_channel_pair {
 	struct kobj_channel ep[2];
 };
 
+/* The issue's memory target: a channel endpoint with an empty queue under 128 bytes on a
+ * 32-bit target (it is 48: a 96-byte pair; see src/kobj/kobj_layout.sh). */
+_Static_assert(sizeof(void *) > 4 || sizeof(struct kobj_channel_pair) <= 2 * 128,
+	       "a channel endpoint must stay under 128 bytes on 32-bit targets");
+
 static struct kobj_channel_pair pair_store[K32_KOBJ_MAX_CHANNELS];
 static struct kobj_msg msg_store[K32_KOBJ_MAX_MESSAGES];
 static struct kobj_chunk chunk_store[K32_KOBJ_MSG_CHUNKS];

@@ -339,9 +339,14 @@ void kobj_owner_init(struct kobj_owner *owner, const char *name, uint32_t cap)
 	owner->last_err.status = K32_OK;
 	owner->last_err.module = "kobj";
 	owner->last_err.msg[0] = '\0';
+	/* Each table starts its generations at a different point, so a handle value copied
+	 * from another owner's table almost never names a live slot here (BAD_HANDLE). */
+	static atomic_uint owners_made;
+	uint32_t seed = (atomic_fetch_add(&owners_made, 1u) + 1u) * 0x9e3779b1u;
 	for (uint32_t i = 0; i < K32_KOBJ_MAX_HANDLES; i++) {
+		uint32_t gen = (seed + i * 0x2545u) & KOBJ_GEN_MASK;
 		owner->slots[i].obj = NULL;
-		owner->slots[i].gen = 1;
+		owner->slots[i].gen = gen ? gen : 1;
 		owner->slots[i].rights = (i + 1 < cap) ? i + 2 : 0;
 	}
 	owner->free_head = 1;

@@ -1,0 +1,165 @@
+/*
+ * kobj_pod_wasm_test.c - end-to-end: a real Wasm pod (testdata/kobj_pod.wat, run by the
+ * kube32 Wasm runtime) calls the kx_* imports linked from kobj_pod_hostfn_table. The pod
+ * echoes messages a native service sends it, serves through its port event loop, passes
+ * handles, and probes bad pointers, which come back as statuses without trapping. Built only
+ * when the Wasm runtime (src/wasm) is part of the build.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kobj/kobj.h"
+#include "platform/k32_platform.h"
+#include "wasm/wrt.h"
+
+static struct kobj_owner pod, svc;
+static struct wrt_module *mod;
+static struct wrt_instance *inst;
+static struct k32_err err;
+static uint8_t *bytes; /* the module keeps pointers into it until wrt_module_free */
+static size_t len;
+
+static int setup(void **state)
+{
+	(void)state;
+	const struct k32_allocator *alloc = k32_default_allocator();
+	if (kobj_init(NULL) != K32_OK)
+		return -1;
+	kobj_owner_init(&pod, "pod echo", 0);
+	kobj_owner_init(&svc, "kubelet", 0);
+	if (k32_plat()->file_read_all(KOBJ_POD_WASM, alloc, 1 << 20, &bytes, &len, &err) !=
+	    K32_OK) {
+		fprintf(stderr, "cannot read %s: %s\n", KOBJ_POD_WASM, err.msg);
+		return -1;
+	}
+	k32_status_t st = wrt_module_load(alloc, bytes, len, NULL, &mod, &err);
+	if (st != K32_OK) {
+		fprintf(stderr, "load: %s\n", err.msg);
+		return -1;
+	}
+	struct wrt_linker lk;
+	struct wrt_limits lim;
+	wrt_linker_init(&lk);
+	wrt_limits_default(&lim);
+	if (wrt_linker_add_host(&lk, kobj_pod_hostfn_table, KOBJ_POD_HOSTFN_COUNT, &err) !=
+		K32_OK ||
+	    wrt_instance_new(mod, &lk, &lim, alloc, &pod, &inst, &err) != K32_OK) {
+		fprintf(stderr, "instantiate: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	wrt_instance_free(inst);
+	wrt_module_free(mod);
+	k32_free(k32_default_allocator(), bytes, len + 1);
+	kobj_owner_fini(&pod);
+	kobj_owner_fini(&svc);
+	struct kobj_stats st;
+	kobj_stats_get(&st);
+	for (int t = 0; t < KOBJ_TYPE_COUNT; t++)
+		assert_int_equal(st.in_use[t], 0);
+	assert_int_equal(st.messages + st.port_observers + st.port_user_packets, 0);
+	return 0;
+}
+
+/* Calls export `name` with up to 3 i32 arguments; returns its i32 result (0 if none). */
+static int32_t call(const char *name, unsigned nargs, uint32_t a0, uint32_t a1)
+{
+	uint32_t f, np, nr;
+	const uint8_t *types;
+	uint64_t args[3] = {a0, a1, 0}, res[1] = {0};
+	assert_int_equal(wrt_export_func(inst, name, &f, &err), K32_OK);
+	assert_int_equal(wrt_func_type(inst, f, &np, &nr, &types), K32_OK);
+	assert_int_equal(np, nargs);
+	k32_status_t st = wrt_invoke(inst, f, args, nargs, res, nr, &err);
+	if (st != K32_OK)
+		fail_msg("%s trapped: %s", name, err.msg);
+	return (int32_t)(uint32_t)res[0];
+}
+
+/* Gives the pod one end of a fresh channel; returns the service's end. */
+static kobj_handle_t channel_to_pod(kobj_handle_t *pod_end)
+{
+	kobj_handle_t s, p;
+	assert_int_equal(kobj_channel_create(&svc, 0, &s, &p), K32_OK);
+	assert_int_equal(kobj_handle_transfer(&svc, p, &pod, pod_end), K32_OK);
+	return s;
+}
+
+static void test_echo(void **state)
+{
+	(void)state;
+	kobj_handle_t pe, s = channel_to_pod(&pe);
+	uint8_t got[64];
+	uint32_t n, nh;
+	assert_int_equal(call("echo", 1, pe, 0), K32_ERR_SHOULD_WAIT);
+	assert_int_equal(kobj_channel_write(&svc, s, 0, "ping", 4, NULL, 0), K32_OK);
+	assert_int_equal(call("echo", 1, pe, 0), K32_OK);
+	assert_int_equal(kobj_channel_read(&svc, s, 0, got, NULL, sizeof(got), 0, &n, &nh), K32_OK);
+	assert_int_equal(n, 7);
+	assert_memory_equal(got, "re:ping", 7);
+	/* The pod's event loop: wait_async on its port, port_wait, read, write. */
+	kobj_handle_t port;
+	assert_int_equal(kobj_port_create(&pod, 0, &port), K32_OK);
+	assert_int_equal(kobj_channel_write(&svc, s, 0, "loop", 4, NULL, 0), K32_OK);
+	assert_int_equal(call("serve_once", 2, pe, port), K32_OK);
+	assert_int_equal(kobj_channel_read(&svc, s, 0, got, NULL, sizeof(got), 0, &n, &nh), K32_OK);
+	assert_memory_equal(got, "loop", 4);
+	/* The service hangs up: the pod sees PEER_CLOSED. */
+	kobj_handle_close(&svc, s);
+	assert_int_equal(call("echo", 1, pe, 0), K32_ERR_PEER_CLOSED);
+}
+
+static void test_bad_input_from_pod(void **state)
+{
+	(void)state;
+	kobj_handle_t pe, s = channel_to_pod(&pe);
+	uint32_t before = kobj_owner_handle_count(&pod);
+	assert_int_equal(call("bad_write", 1, pe, 0), K32_ERR_INVALID_ARGS);
+	assert_int_equal(call("bad_handles", 1, pe, 0), K32_ERR_INVALID_ARGS);
+	assert_int_equal(call("bad_out", 0, 0, 0), K32_ERR_INVALID_ARGS);
+	assert_int_equal(kobj_owner_handle_count(&pod), before);
+	/* A handle of the service's table means nothing in the pod's. */
+	assert_int_equal(call("echo", 1, s, 0), K32_ERR_BAD_HANDLE);
+	assert_int_equal(call("signal", 2, 0x12345678u, 0), K32_ERR_BAD_HANDLE);
+	kobj_handle_close(&svc, s);
+}
+
+static void test_handles_cross_the_boundary(void **state)
+{
+	(void)state;
+	kobj_handle_t pe, s = channel_to_pod(&pe), got;
+	uint32_t n, nh;
+	int32_t ev = call("make_event", 0, 0, 0);
+	assert_true(ev > 0);
+	assert_int_equal(call("signal", 2, (uint32_t)ev, KOBJ_SIG_USER(1)), K32_OK);
+	assert_int_equal(call("send_handle", 2, pe, (uint32_t)ev), K32_OK);
+	/* The pod lost it; the service got a live event with the pod's signal on it. */
+	assert_int_equal(call("signal", 2, (uint32_t)ev, 0), K32_ERR_BAD_HANDLE);
+	assert_int_equal(kobj_channel_read(&svc, s, 0, NULL, &got, 0, 1, &n, &nh), K32_OK);
+	assert_int_equal(nh, 1);
+	assert_int_equal(kobj_object_wait_one(&svc, got, KOBJ_SIG_USER(1), 0, NULL), K32_OK);
+	kobj_handle_close(&svc, got);
+	kobj_handle_close(&svc, s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_echo, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_input_from_pod, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_handles_cross_the_boundary, setup, teardown),
+	};
+	int rc = cmocka_run_group_tests_name("kobj_pod_wasm", tests, NULL, NULL);
+	kobj_fini();
+	return rc;
+}

@@ -1,0 +1,115 @@
+;; kobj_pod.wat - a test pod for the kx_* imports: an echo service, bad-pointer probes, handle
+;; passing, and the loops the pod section of kube32-bench times. Memory map: 16..63 scratch
+;; out-values, 1024 a 64-byte message, 2048 a read buffer, 4096.. the echo buffer.
+(module
+  (import "kube32" "kx_null" (func $null))
+  (import "kube32" "kx_null8" (func $null8 (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "kube32" "kx_channel_write"
+    (func $cw (param i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "kube32" "kx_channel_read"
+    (func $cr (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "kube32" "kx_object_signal" (func $sig (param i32 i32 i32) (result i32)))
+  (import "kube32" "kx_object_wait_one" (func $wait (param i32 i32 i64 i32) (result i32)))
+  (import "kube32" "kx_handle_duplicate" (func $dup (param i32 i32 i32) (result i32)))
+  (import "kube32" "kx_handle_close" (func $close (param i32) (result i32)))
+  (import "kube32" "kx_event_create" (func $evc (param i32 i32) (result i32)))
+  (import "kube32" "kx_port_wait" (func $pwait (param i32 i64 i32) (result i32)))
+  (import "kube32" "kx_object_wait_async" (func $wasync (param i32 i32 i64 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+
+  ;; Reads one message on $h and answers "re:" + message. Returns the status.
+  (func (export "echo") (param $h i32) (result i32)
+    (local $st i32)
+    (local.set $st (call $cr (local.get $h) (i32.const 0) (i32.const 4100) (i32.const 0)
+                             (i32.const 1020) (i32.const 0) (i32.const 16) (i32.const 20)))
+    (if (local.get $st) (then (return (local.get $st))))
+    (i32.store8 (i32.const 4097) (i32.const 114))
+    (i32.store8 (i32.const 4098) (i32.const 101))
+    (i32.store8 (i32.const 4099) (i32.const 58))
+    (call $cw (local.get $h) (i32.const 0) (i32.const 4097)
+              (i32.add (i32.load (i32.const 16)) (i32.const 3)) (i32.const 0) (i32.const 0)))
+
+  ;; The event loop of a pod: arm $h on $port, wait, then echo. Returns the status.
+  (func (export "serve_once") (param $h i32) (param $port i32) (result i32)
+    (local $st i32)
+    (local.set $st (call $wasync (local.get $h) (local.get $port) (i64.const 7) (i32.const 1)
+                                 (i32.const 0)))
+    (if (local.get $st) (then (return (local.get $st))))
+    (local.set $st (call $pwait (local.get $port) (i64.const 0x7fffffffffffffff) (i32.const 512)))
+    (if (local.get $st) (then (return (local.get $st))))
+    (call $cr (local.get $h) (i32.const 0) (i32.const 4100) (i32.const 0)
+              (i32.const 1020) (i32.const 0) (i32.const 16) (i32.const 20))
+    drop
+    (call $cw (local.get $h) (i32.const 0) (i32.const 4100) (i32.load (i32.const 16))
+              (i32.const 0) (i32.const 0)))
+
+  ;; Pointers the node must refuse: past the end, wrapping, out-pointer past the end.
+  (func (export "bad_write") (param $h i32) (result i32)
+    (call $cw (local.get $h) (i32.const 0) (i32.const 65530) (i32.const 100)
+              (i32.const 0) (i32.const 0)))
+  (func (export "bad_handles") (param $h i32) (result i32)
+    (call $cw (local.get $h) (i32.const 0) (i32.const 0) (i32.const 0)
+              (i32.const 0xfffffffc) (i32.const 2)))
+  (func (export "bad_out") (result i32)
+    (call $evc (i32.const 0) (i32.const 65534)))
+
+  ;; Creates an event; returns its handle (or a negative status).
+  (func (export "make_event") (result i32)
+    (local $st i32)
+    (local.set $st (call $evc (i32.const 0) (i32.const 32)))
+    (if (local.get $st) (then (return (local.get $st))))
+    (i32.load (i32.const 32)))
+
+  ;; Sends handle $ev on channel $ch (an empty message carrying one handle).
+  (func (export "send_handle") (param $ch i32) (param $ev i32) (result i32)
+    (i32.store (i32.const 40) (local.get $ev))
+    (call $cw (local.get $ch) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 40)
+              (i32.const 1)))
+
+  (func (export "signal") (param $h i32) (param $set i32) (result i32)
+    (call $sig (local.get $h) (i32.const 0) (local.get $set)))
+
+  ;; ---- benchmark loops: each runs its import $n times ($n >= 1) -------------------------
+  (func (export "loop_null") (param $n i32)
+    (loop $l
+      (call $null)
+      (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1))))))
+  (func (export "loop_null8") (param $n i32) (result i32)
+    (local $acc i32)
+    (loop $l
+      (local.set $acc (i32.add (local.get $acc)
+        (call $null8 (i32.const 1) (i32.const 2) (i32.const 3) (i32.const 4)
+                     (i32.const 5) (i32.const 6) (i32.const 7) (i32.const 8))))
+      (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))
+    (local.get $acc))
+  (func (export "loop_signal") (param $h i32) (param $n i32)
+    (loop $l
+      (drop (call $sig (local.get $h) (i32.const 0) (i32.const 0)))
+      (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1))))))
+  (func (export "loop_wait") (param $h i32) (param $n i32)
+    (loop $l
+      (drop (call $wait (local.get $h) (i32.const 8) (i64.const 0) (i32.const 0)))
+      (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1))))))
+  (func (export "loop_write") (param $h i32) (param $n i32)
+    (loop $l
+      (drop (call $cw (local.get $h) (i32.const 0) (i32.const 1024) (i32.const 64)
+                      (i32.const 0) (i32.const 0)))
+      (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1))))))
+  (func (export "loop_read") (param $h i32) (param $n i32)
+    (loop $l
+      (drop (call $cr (local.get $h) (i32.const 0) (i32.const 2048) (i32.const 0)
+                      (i32.const 64) (i32.const 0) (i32.const 0) (i32.const 0)))
+      (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1))))))
+  (func (export "loop_write_read") (param $h0 i32) (param $h1 i32) (param $n i32)
+    (loop $l
+      (drop (call $cw (local.get $h0) (i32.const 0) (i32.const 1024) (i32.const 64)
+                      (i32.const 0) (i32.const 0)))
+      (drop (call $cr (local.get $h1) (i32.const 0) (i32.const 2048) (i32.const 0)
+                      (i32.const 64) (i32.const 0) (i32.const 0) (i32.const 0)))
+      (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1))))))
+  (func (export "loop_dup_close") (param $h i32) (param $n i32)
+    (loop $l
+      (drop (call $dup (local.get $h) (i32.const 0x80000000) (i32.const 48)))
+      (drop (call $close (i32.load (i32.const 48))))
+      (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1))))))
+)
