@@ -14,7 +14,7 @@
  *   STREAM     a chunked stream: pull runs when woken, drained or its timer fires; the
  *              socket is still read so a client that leaves is noticed at once *   LINGER     after
  * an error answer (400/413/431): the response is flushed, then input is read and dropped until the
- * client closes, no input came for 100 ms, or 2 s pass, so the client sees the answer instead of a
+ * client closes, no input came for 500 ms, or 2 s pass, so the client sees the answer instead of a
  * reset caused by request bytes still unread when the socket is closed (Apache's lingering close)
  *
  * Waking streams from other threads: each slot carries a generation and a woken flag,
@@ -38,7 +38,7 @@
 #define ACCEPT_BATCH	64	/* connections accepted per loop turn */
 #define DRIVE_STEPS	64	/* state-machine steps per connection per turn */
 #define LINGER_US	2000000 /* LINGER state limit */
-#define LINGER_QUIET_US 100000	/* LINGER ends once output is sent and input is quiet this long */
+#define LINGER_QUIET_US 500000	/* LINGER ends once output is sent and input is quiet this long */
 #define TLS_RECORD_MAX	16384	/* bytes handed to one mbedtls_ssl_write */
 #define SLOT_NONE	0xffffu
 
