@@ -586,7 +586,167 @@ _Static_assert(K32_HW_READING_KEY_LEN >= 16 && K32_HW_READING_VALUE_LEN >= 24,
 _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 	       "K32_HW_SIM_MAX_DEVICES out of range");
 
+/* ==== hw: I2C buses, simulated devices, driver host functions ========================== */
+
+/* I2C buses per node (hw_host). Bytes: ~200 per bus (lock, cache, counters). The ESP32-S3
+ * has two I2C controllers; 4 leaves room for bit-banged buses. */
+#ifndef K32_HW_MAX_BUSES
+#define K32_HW_MAX_BUSES 4
+#endif
+
+/* Largest write or read phase of one transaction (hardware.md section 6, K32_I2C_MAX).
+ * Bounds the host's copy buffers (2 x this on the caller's stack). */
+#ifndef K32_HW_I2C_MAX
+#define K32_HW_I2C_MAX 128
+#endif
+
+/* Default wait for the bus lock and per-transfer timeout, in milliseconds. */
+#ifndef K32_HW_LOCK_TIMEOUT_MS
+#define K32_HW_LOCK_TIMEOUT_MS 50
+#endif
+#ifndef K32_HW_XFER_TIMEOUT_MS
+#define K32_HW_XFER_TIMEOUT_MS 20
+#endif
+
+/* Longest k32_sleep_ms a driver may ask: it stalls the interpreter task (longer waits are
+ * tick delays). */
+#ifndef K32_HW_SLEEP_MAX_MS
+#define K32_HW_SLEEP_MAX_MS 10
+#endif
+
+/* Readings staged per driver pod before k32_publish, and the size of a key and a value
+ * (NUL included). Bytes per pod: K32_HW_MAX_READINGS x (KEY + VALUE) = 8 x 56 = 448. */
+#ifndef K32_HW_MAX_READINGS
+#define K32_HW_MAX_READINGS 8
+#endif
+#ifndef K32_HW_READING_KEY_LEN
+#define K32_HW_READING_KEY_LEN 24
+#endif
+#ifndef K32_HW_READING_VALUE_LEN
+#define K32_HW_READING_VALUE_LEN 32
+#endif
+
+/* k32_log lines a driver pod may write per second; the rest are counted and dropped. */
+#ifndef K32_HW_LOG_PER_S
+#define K32_HW_LOG_PER_S 20
+#endif
+
+/* Simulator: devices and buses in one hw_sim (all nodes together). Bytes: ~400 per device. */
+#ifndef K32_HW_SIM_MAX_DEVICES
+#define K32_HW_SIM_MAX_DEVICES 32
+#endif
+#ifndef K32_HW_SIM_MAX_BUSES
+#define K32_HW_SIM_MAX_BUSES 16
+#endif
+
+_Static_assert(K32_HW_MAX_BUSES >= 1 && K32_HW_MAX_BUSES <= 16, "K32_HW_MAX_BUSES out of range");
+_Static_assert(K32_HW_I2C_MAX >= 32 && K32_HW_I2C_MAX <= 1024, "K32_HW_I2C_MAX out of range");
+_Static_assert(K32_HW_SLEEP_MAX_MS >= 1 && K32_HW_SLEEP_MAX_MS <= 100,
+	       "K32_HW_SLEEP_MAX_MS out of range");
+_Static_assert(K32_HW_MAX_READINGS >= 4 && K32_HW_MAX_READINGS <= 32,
+	       "K32_HW_MAX_READINGS out of range");
+_Static_assert(K32_HW_READING_KEY_LEN >= 16 && K32_HW_READING_VALUE_LEN >= 24,
+	       "K32_HW_READING_* too small");
+_Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
+	       "K32_HW_SIM_MAX_DEVICES out of range");
+
 /* ==== ctrl / kubelet / hw =============================================================== */
+
+/* ---- kubelet (src/kubelet) ---- */
+
+/* Pods one kubelet runs at once (slots in a static table, ~9 KiB each with both log rings).
+ * A board profile lowers it (the cardputer: 8). Ceiling 256: pod slots are scanned linearly. */
+#ifndef K32_KLET_MAX_PODS
+#define K32_KLET_MAX_PODS 32
+#endif
+/* Seconds between Lease renewals in kube-node-lease (Kubernetes: 10). */
+#ifndef K32_KLET_LEASE_RENEW_S
+#define K32_KLET_LEASE_RENEW_S 10
+#endif
+/* leaseDurationSeconds written into the Lease (Kubernetes: 40; node lifecycle reads it). */
+#ifndef K32_KLET_LEASE_DURATION_S
+#define K32_KLET_LEASE_DURATION_S 40
+#endif
+/* Seconds between unconditional Node status reports (Ready heartbeat; Kubernetes: 300). */
+#ifndef K32_KLET_NODE_STATUS_S
+#define K32_KLET_NODE_STATUS_S 60
+#endif
+/* First restart back-off of a crashed container, doubled per crash (Kubernetes: 10 s). */
+#ifndef K32_KLET_BACKOFF_INITIAL_MS
+#define K32_KLET_BACKOFF_INITIAL_MS 10000
+#endif
+/* Back-off ceiling (Kubernetes: 5 min). */
+#ifndef K32_KLET_BACKOFF_MAX_MS
+#define K32_KLET_BACKOFF_MAX_MS 300000
+#endif
+/* A container that ran this long without crashing has its back-off reset (Kubernetes: 10 min). */
+#ifndef K32_KLET_BACKOFF_RESET_S
+#define K32_KLET_BACKOFF_RESET_S 600
+#endif
+/* Seconds a pod watch asks the API server to keep open before the kubelet re-watches
+ * (bounds how long a stop waits for a remote control plane). */
+#ifndef K32_KLET_WATCH_TIMEOUT_S
+#define K32_KLET_WATCH_TIMEOUT_S 5
+#endif
+/* Bytes of one pod's log ring (and as much again for the previous container's lines).
+ * Oldest lines are dropped first. Ceiling 64 KiB: offsets are 16-bit in places. */
+#ifndef K32_KLET_LOG_RING_BYTES
+#define K32_KLET_LOG_RING_BYTES 4096
+#endif
+/* Bytes of one log line (longer lines are cut and marked with "..."). */
+#ifndef K32_KLET_LOG_LINE_MAX
+#define K32_KLET_LOG_LINE_MAX 256
+#endif
+/* Default period of k32_tick in ms (annotation kube32.io/tick-ms overrides it per pod). */
+#ifndef K32_KLET_TICK_DEFAULT_MS
+#define K32_KLET_TICK_DEFAULT_MS 1000
+#endif
+/* Port of the node's pod HTTP server (design.md section 7). */
+#ifndef K32_KLET_POD_HTTP_PORT
+#define K32_KLET_POD_HTTP_PORT 7000
+#endif
+/* Bytes of a pod HTTP request body and of the response a pod writes. */
+#ifndef K32_KLET_POD_HTTP_BODY_MAX
+#define K32_KLET_POD_HTTP_BODY_MAX (16u * 1024u)
+#endif
+/* Bytes of one module file read from the image directory. */
+#ifndef K32_KLET_IMAGE_MAX_BYTES
+#define K32_KLET_IMAGE_MAX_BYTES (1024u * 1024u)
+#endif
+/* Linear memory of a pod without resources.limits.memory. */
+#ifndef K32_KLET_POD_MEM_DEFAULT
+#define K32_KLET_POD_MEM_DEFAULT (64u * 1024u)
+#endif
+/* Wasm value stack of a pod (annotation kube32.io/stack-bytes overrides it). */
+#ifndef K32_KLET_POD_STACK_BYTES
+#define K32_KLET_POD_STACK_BYTES (4u * 1024u)
+#endif
+/* Wasm call depth of a pod. */
+#ifndef K32_KLET_POD_FRAMES
+#define K32_KLET_POD_FRAMES 128
+#endif
+/* Gas per call into a pod (k32_init, one k32_tick, one HTTP request; annotation
+ * kube32.io/execution-budget: "off" or a number overrides it). */
+#ifndef K32_KLET_POD_GAS
+#define K32_KLET_POD_GAS 20000000ull
+#endif
+/* kobj handles per pod (each slot 12-24 bytes in the pod's handle table). */
+#ifndef K32_KLET_POD_HANDLES
+#define K32_KLET_POD_HANDLES 32
+#endif
+
+_Static_assert(K32_KLET_MAX_PODS >= 1 && K32_KLET_MAX_PODS <= 256,
+	       "K32_KLET_MAX_PODS out of range");
+_Static_assert(K32_KLET_LOG_RING_BYTES >= 512 && K32_KLET_LOG_RING_BYTES <= 65536,
+	       "K32_KLET_LOG_RING_BYTES out of range");
+_Static_assert(K32_KLET_LOG_LINE_MAX >= 32 && K32_KLET_LOG_LINE_MAX * 2 <= K32_KLET_LOG_RING_BYTES,
+	       "K32_KLET_LOG_LINE_MAX out of range");
+_Static_assert(K32_KLET_BACKOFF_INITIAL_MS <= K32_KLET_BACKOFF_MAX_MS,
+	       "K32_KLET_BACKOFF_INITIAL_MS above K32_KLET_BACKOFF_MAX_MS");
+_Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX_HANDLES,
+	       "K32_KLET_POD_HANDLES out of range");
+
+/* ---- end kubelet ---- */
 
 /* ---- ctrl (scheduler and controllers, src/ctrl) ---- */
 
