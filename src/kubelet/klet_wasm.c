@@ -41,7 +41,9 @@ struct kw_pod {
 	struct klet *k;
 	struct klet_pod *pod;
 	const struct k32_allocator *a;
-	uint8_t *bytes; /* the module file (the module keeps pointers into it) */
+	uint8_t *bytes;	    /* the module file (the module keeps pointers into it) */
+	void *code_reserve; /* pool bytes standing for the compiled module (see kw_start) */
+	size_t code_reserve_len;
 	size_t len;
 	struct wrt_module *mod;
 	struct wrt_instance *inst;
@@ -421,6 +423,8 @@ static void kw_free(struct kw_pod *w)
 		wrt_module_free(w->mod);
 	if (w->owner_inited)
 		kobj_owner_fini(&w->owner);
+	if (w->code_reserve)
+		k32_free(w->a, w->code_reserve, w->code_reserve_len ? w->code_reserve_len : 1);
 	if (w->bytes)
 		k32_free(w->a, w->bytes, w->len + 1);
 	k32_free(w->a, w, sizeof(*w));
@@ -496,17 +500,26 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 			st = no_fit(k, s, "the module file", K32_KLET_IMAGE_MAX_BYTES, err);
 		goto out_free;
 	}
+	/*
+	 * The loader's validator needs ~230 KiB of scratch for a moment (its operand and block
+	 * stacks are sized for the worst case, K32_WASM_MAX_OPERANDS and _BLOCK_DEPTH), more
+	 * than a cardputer's whole pool. So the module is loaded from the node's heap and the
+	 * bytes it keeps (compiled code, tables) are then charged to the pod pool with a
+	 * reservation of the same size: the pool's accounting stays exact.
+	 */
 	struct wrt_load_opts lo;
 	wrt_load_opts_default(&lo);
-	st = wrt_module_load(a, w->bytes, w->len, &lo, &w->mod, err);
+	st = wrt_module_load(k32_default_allocator(), w->bytes, w->len, &lo, &w->mod, err);
 	if (st) {
-		if (st == K32_ERR_NO_MEMORY)
-			st = no_fit(k, s, "compiling the module", w->len * 4, err);
-		else {
-			char why[K32_ERR_MSG_LEN];
-			snprintf(why, sizeof(why), "%s", err->msg);
-			k32_err_set(err, st, KLET_MOD, "module %s: %s", path, why);
-		}
+		char why[K32_ERR_MSG_LEN];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		k32_err_set(err, st, KLET_MOD, "module %s: %s", path, why);
+		goto out_free;
+	}
+	w->code_reserve_len = wrt_module_bytes(w->mod);
+	w->code_reserve = k32_alloc(a, w->code_reserve_len ? w->code_reserve_len : 1);
+	if (!w->code_reserve) {
+		st = no_fit(k, s, "its compiled module", w->code_reserve_len, err);
 		goto out_free;
 	}
 	kobj_owner_init(&w->owner, klet_pod_ref(pod), K32_KLET_POD_HANDLES);

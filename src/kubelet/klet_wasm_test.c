@@ -1,0 +1,271 @@
+/*
+ * klet_wasm_test.c - the Wasm provider end to end inside one process: a kubelet with the
+ * real provider, reached by an in-process API server over HTTP, runs the small .wat modules
+ * of testdata/ (compiled by wat2wasm at build time into KLET_TEST_IMAGES):
+ * init/tick/log, HTTP (echo, out of budget -> 504, trap -> 500 and a restart), traps ->
+ * CrashLoopBackOff with the trap message, k32_init failure, an endless loop stopped by the
+ * execution budget, WASI commands (exit 0 -> Succeeded, proc_exit(3) -> Failed), a missing
+ * image, and a pod that does not fit the pod pool. The good pod keeps running throughout.
+ */
+#include "kubelet/klet_testfx.h"
+
+#include <stdlib.h>
+
+static const struct klet_profile prof = {.name = "host",
+					 .pod_pool_bytes = 1024 * 1024,
+					 .interp_stack = 28 * 1024,
+					 .max_pods = 24,
+					 .hardware = ""};
+
+struct wfx {
+	struct fx_cp cp;
+	struct klet *k;
+	struct http_client *pc; /* client of the pod HTTP server */
+};
+
+static int setup(void **state)
+{
+	static struct wfx t;
+	memset(&t, 0, sizeof(t));
+	fx_cp_start(&t.cp);
+	struct klet_config c;
+	fx_klet_config(&c, &t.cp, "wasm-node", &prof);
+	c.image_dir = KLET_TEST_IMAGES;
+	struct k32_err err;
+	if (klet_new(&c, &t.k, &err) || klet_start(t.k, &err))
+		fail_msg("kubelet: %s", err.msg);
+	struct http_client_config cc;
+	http_client_config_init(&cc);
+	cc.port = klet_pod_http_port(t.k);
+	if (http_client_new(&cc, &t.pc, &err))
+		fail_msg("client: %s", err.msg);
+	*state = &t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct wfx *t = *state;
+	http_client_free(t->pc);
+	klet_free(t->k);
+	fx_cp_stop(&t->cp);
+	return 0;
+}
+
+static int pod_get(struct wfx *t, const char *pod, const char *target, struct k32_buf *out)
+{
+	char hdr[160];
+	snprintf(hdr, sizeof(hdr), "X-Kube32-Pod: default/%s\r\n", pod);
+	struct http_client_request rq = {.method = "GET", .target = target, .headers = hdr};
+	struct http_client_response r;
+	struct k32_err err;
+	assert_int_equal(http_client_do(t->pc, &rq, &r, &err), K32_OK);
+	int status = r.status;
+	k32_buf_reset(out);
+	k32_buf_append(out, r.body.data ? r.body.data : (const uint8_t *)"", r.body.len, NULL);
+	struct k32_str ct;
+	if (http_client_response_header(&r, "Content-Type", &ct))
+		k32_buf_printf(out, NULL, "|%.*s", (int)ct.len, ct.p);
+	http_client_response_fini(&r);
+	return status;
+}
+
+static void logs(struct wfx *t, const char *pod, bool prev, struct k32_buf *out)
+{
+	struct k32_err err;
+	k32_buf_reset(out);
+	if (klet_pod_logs(t->k, "default", pod, prev, -1, false, NULL, out, &err))
+		fail_msg("logs %s: %s", pod, err.msg);
+}
+
+static bool ticked(struct wfx *t, const char *pod, int n)
+{
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "logs");
+	bool ok = false;
+	for (int i = 0; i < 500 && !ok; i++) {
+		logs(t, pod, false, &b);
+		int count = 0;
+		for (const char *s = k32_buf_cstr(&b); (s = strstr(s, "tick")); s++)
+			count++;
+		ok = count >= n;
+		if (!ok)
+			k32_plat()->sleep_us(10000);
+	}
+	k32_buf_fini(&b);
+	return ok;
+}
+
+static bool last_msg_has(const cJSON *pod, const void *arg)
+{
+	const char *m = fx_str(fx_cs(pod), "lastState.terminated.message");
+	return m && strstr(m, arg);
+}
+
+static void test_ok_pod(void **state)
+{
+	struct wfx *t = *state;
+	fx_pod_create(&t->cp, "ok", "wasm-node", "t_ok.wasm", "Always", "64Ki", NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "ok", fx_ready, NULL));
+	assert_true(ticked(t, "ok", 3));
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "b");
+	logs(t, "ok", false, &b);
+	assert_true(!strncmp(k32_buf_cstr(&b), "hello from k32_init\ntick\n", 25));
+	assert_int_equal(pod_get(t, "ok", "/", &b), 200);
+	assert_string_equal(k32_buf_cstr(&b), "ok|text/plain; charset=utf-8");
+	k32_buf_fini(&b);
+}
+
+static void test_http(void **state)
+{
+	struct wfx *t = *state;
+	fx_pod_create(&t->cp, "echo", "wasm-node", "registry.example/pods/t_http:v1", "Always",
+		      NULL, ",\"annotations\":{\"kube32.io/execution-budget\":\"200000\"}");
+	cJSON_Delete(fx_wait_pod(&t->cp, "echo", fx_ready, NULL));
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "b");
+	assert_int_equal(pod_get(t, "echo", "/a/b?c=1", &b), 200);
+	assert_string_equal(k32_buf_cstr(&b), "/a/b?c=1|application/x-echo");
+	/* out of budget: 504, and the pod keeps running */
+	assert_int_equal(pod_get(t, "echo", "/spin", &b), 504);
+	assert_non_null(strstr(k32_buf_cstr(&b), "out of gas"));
+	assert_int_equal(pod_get(t, "echo", "/again", &b), 200);
+	/* a trap: 500, and the pod restarts */
+	assert_int_equal(pod_get(t, "echo", "/trap", &b), 500);
+	assert_non_null(strstr(k32_buf_cstr(&b), "out of bounds"));
+	cJSON *p = fx_wait_pod(&t->cp, "echo", last_msg_has, "out of bounds");
+	cJSON_Delete(p);
+	k32_buf_fini(&b);
+}
+
+static void test_trap_crashloop(void **state)
+{
+	struct wfx *t = *state;
+	fx_pod_create(&t->cp, "trap", "wasm-node", "t_trap", "Always", NULL, NULL);
+	cJSON *p = fx_wait_pod(&t->cp, "trap", fx_waiting_is, "CrashLoopBackOff");
+	const char *m = fx_str(fx_cs(p), "lastState.terminated.message");
+	assert_non_null(strstr(m, "unreachable"));
+	assert_int_equal((int)k32_json_find(fx_cs(p), "lastState.terminated.exitCode")->valuedouble,
+			 1);
+	cJSON_Delete(p);
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "b");
+	logs(t, "trap", true, &b);
+	assert_non_null(strstr(k32_buf_cstr(&b), "Error: "));
+	assert_non_null(strstr(k32_buf_cstr(&b), "unreachable"));
+	k32_buf_fini(&b);
+}
+
+static void test_failures(void **state)
+{
+	struct wfx *t = *state;
+	static const struct {
+		const char *name, *image, *annot, *msg;
+	} cases[] = {
+	    {"initfail", "t_init_fail.wasm", NULL, "k32_init returned -5"},
+	    {"loop", "t_loop.wasm", ",\"annotations\":{\"kube32.io/execution-budget\":\"100000\"}",
+	     "out of gas"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fx_pod_create(&t->cp, cases[i].name, "wasm-node", cases[i].image, "Always", NULL,
+			      cases[i].annot);
+		cJSON_Delete(fx_wait_pod(&t->cp, cases[i].name, last_msg_has, cases[i].msg));
+	}
+}
+
+struct term_want {
+	const char *phase;
+	int code;
+};
+
+static bool term_is(const cJSON *pod, const void *arg)
+{
+	const struct term_want *w = arg;
+	const cJSON *c = k32_json_find(fx_cs(pod), "state.terminated.exitCode");
+	const char *ph = fx_str(pod, "status.phase");
+	return c && ph && !strcmp(ph, w->phase) && (int)c->valuedouble == w->code;
+}
+
+static void test_wasi_jobs(void **state)
+{
+	struct wfx *t = *state;
+	static const struct term_want ok = {"Succeeded", 0}, three = {"Failed", 3};
+	fx_pod_create(&t->cp, "job", "wasm-node", "t_job.wasm", "Never", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "job", term_is, &ok));
+	fx_pod_create(&t->cp, "exit3", "wasm-node", "t_wasi.wasm", "Never", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "exit3", term_is, &three));
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "b");
+	logs(t, "job", false, &b);
+	assert_string_equal(k32_buf_cstr(&b), "job done\nsecond line\n");
+	logs(t, "exit3", false, &b);
+	assert_string_equal(k32_buf_cstr(&b), "exiting with 3\n");
+	k32_buf_fini(&b);
+}
+
+static void test_start_errors(void **state)
+{
+	struct wfx *t = *state;
+	fx_pod_create(&t->cp, "nosuch", "wasm-node", "nosuch.wasm", "Always", NULL, NULL);
+	cJSON *p = fx_wait_pod(&t->cp, "nosuch", fx_waiting_is, "ErrImagePull");
+	const char *m = fx_str(fx_cs(p), "state.waiting.message");
+	assert_non_null(strstr(m, "klet_images/nosuch.wasm"));
+	assert_non_null(strstr(m, "image directory"));
+	cJSON_Delete(p);
+	/* a memory limit over the pool: both numbers in the message */
+	fx_pod_create(&t->cp, "huge", "wasm-node", "t_big.wasm", "Always", "2Mi", NULL);
+	p = fx_wait_pod(&t->cp, "huge", fx_waiting_is, "CreateContainerError");
+	m = fx_str(fx_cs(p), "state.waiting.message");
+	assert_non_null(strstr(m, "does not fit node wasm-node's pod pool"));
+	assert_non_null(strstr(m, "2101248 bytes")); /* 2 MiB + the 4 KiB stack */
+	assert_non_null(strstr(m, "of 1048576 bytes free"));
+	cJSON_Delete(p);
+	/* a module whose initial memory is over its limit is refused with both numbers */
+	fx_pod_create(&t->cp, "capped", "wasm-node", "t_big.wasm", "Always", "8Ki", NULL);
+	p = fx_wait_pod(&t->cp, "capped", fx_waiting_is, "CreateContainerError");
+	m = fx_str(fx_cs(p), "state.waiting.message");
+	assert_non_null(strstr(m, "262144 bytes of linear memory"));
+	cJSON_Delete(p);
+	/* bad image names */
+	char path[64];
+	struct k32_err err;
+	assert_int_equal(klet_image_path("/d", "../x.wasm", path, sizeof(path), &err),
+			 K32_ERR_INVALID_ARGS);
+	assert_int_equal(klet_image_path("/d", "reg/:v1", path, sizeof(path), &err),
+			 K32_ERR_INVALID_ARGS);
+	assert_int_equal(klet_image_path("/d", "reg/a/hello:v2", path, sizeof(path), &err), K32_OK);
+	assert_string_equal(path, "/d/hello.wasm");
+}
+
+static void test_node_unaffected(void **state)
+{
+	struct wfx *t = *state;
+	/* after every failure above, the first pod still runs and answers */
+	cJSON *p = fx_wait_pod(&t->cp, "ok", fx_ready, NULL);
+	assert_int_equal((int)cJSON_GetObjectItem(fx_cs(p), "restartCount")->valuedouble, 0);
+	cJSON_Delete(p);
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "b");
+	assert_int_equal(pod_get(t, "ok", "/", &b), 200);
+	k32_buf_fini(&b);
+	/* deleting pods returns their bytes to the pool */
+	struct klet_stats before, after;
+	klet_get_stats(t->k, &before);
+	int code;
+	cJSON_Delete(fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/ok", NULL, &code));
+	assert_true(fx_gone_pred(&t->cp, "ok"));
+	klet_get_stats(t->k, &after);
+	assert_true(after.pool_bytes < before.pool_bytes);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_ok_pod),	    cmocka_unit_test(test_http),
+	    cmocka_unit_test(test_trap_crashloop),  cmocka_unit_test(test_failures),
+	    cmocka_unit_test(test_wasi_jobs),	    cmocka_unit_test(test_start_errors),
+	    cmocka_unit_test(test_node_unaffected),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

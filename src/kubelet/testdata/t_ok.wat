@@ -1,0 +1,20 @@
+;; A reactive pod: k32_init logs, k32_tick counts and logs every tick (10 ms period),
+;; k32_http answers "ok".
+(module
+  (import "kube32" "k32_log" (func $log (param i32 i32 i32)))
+  (import "kube32" "k32_http_write" (func $write (param i32 i32) (result i32)))
+  (memory 1)
+  (global $n (mut i32) (i32.const 0))
+  (data (i32.const 16) "hello from k32_init")
+  (data (i32.const 64) "tick")
+  (data (i32.const 96) "ok")
+  (func (export "k32_init") (result i32)
+    (call $log (i32.const 2) (i32.const 16) (i32.const 19))
+    (i32.const 0))
+  (func (export "k32_tick") (result i32)
+    (global.set $n (i32.add (global.get $n) (i32.const 1)))
+    (call $log (i32.const 2) (i32.const 64) (i32.const 4))
+    (i32.const 10))
+  (func (export "k32_http") (param i32 i32 i32) (result i32)
+    (drop (call $write (i32.const 96) (i32.const 2)))
+    (i32.const 200)))
