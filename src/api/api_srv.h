@@ -118,6 +118,35 @@ bool api_authorize(const struct api_identity *who, const char *verb, const struc
 		   const char *sub, const char *ns, const char *name, const cJSON *obj, char *why,
 		   size_t cap);
 
+/* ---- shared by api_crud.c and api_delete.c ---------------------------------------------- */
+
+/* List filter: label and field selectors, or dependents of one owner. */
+struct api_filter {
+	struct api_selector lsel, fsel;
+	bool has_l, has_f;
+	const char *owner_uid; /* dependents of this owner only (cascades) */
+};
+
+bool api_store_filter(void *ctx, const struct store_obj *o);
+k32_status_t api_filter_init(const struct api_req *rq, struct api_filter *flt, struct api_fail *f);
+/* Decodes the body (JSON or protobuf) by Content-Type; 400/415 in f. */
+k32_status_t api_decode_body(const struct api_req *rq, cJSON **out, struct api_fail *f);
+bool api_dry_run(const struct api_req *rq);
+/* String at a dotted path, or NULL. */
+const char *api_jstr(const cJSON *o, const char *path);
+/* obj's metadata object (created if absent; NULL when out of memory). */
+cJSON *api_meta(cJSON *obj);
+void api_set_str(cJSON *o, const char *key, const char *v);
+void api_set_num(cJSON *o, const char *key, double v);
+/* Answers the stored object (a Table of it when asked). */
+void api_out_obj(struct api_req *rq, struct api_out *out, int code, const struct store_obj *o);
+/* Verbs in api_delete.c. */
+void api_delete(struct api_server *api, struct api_req *rq, struct api_out *out);
+void api_delete_collection(struct api_server *api, struct api_req *rq, struct api_out *out);
+void api_binding(struct api_server *api, struct api_req *rq, struct api_out *out);
+void api_log(struct api_server *api, struct api_req *rq, struct api_out *out);
+void api_eviction(struct api_server *api, struct api_req *rq, struct api_out *out);
+
 /* Routes rq->path (an /api or /apis resource path) into rq->res, ns, name, sub. */
 bool api_route_target(struct api_req *rq, struct api_fail *f);
 

@@ -1,0 +1,497 @@
+/*
+ * api_delete.c - delete and deletecollection, and the pod subresources binding, eviction and
+ * log.
+ *
+ * Deletion: an object with finalizers gets deletionTimestamp and stays until they are
+ * removed (api_crud.c finishes the deletion when an update drops the last one); a pod bound
+ * to a node is deleted gracefully (deletionTimestamp + deletionGracePeriodSeconds, then its
+ * kubelet deletes it with grace 0); a namespace turns Terminating, its contents are deleted,
+ * then it goes. Background/Foreground deletion removes dependents (ownerReferences.uid) at
+ * once, up to K32_API_MAX_CASCADE levels (the recursion carries its depth); Orphan strips
+ * their ownerReferences.
+ *
+ * Context: the http loop (or a worker) or an api_do caller; the store serialises writes.
+ */
+#include "api/api_srv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/k32_json.h"
+
+/* ---- delete ---------------------------------------------------------------------------- */
+
+/* Orphans (strips ownerReferences to uid) or deletes the dependents of owner uid. */
+static void api_cascade(struct api_server *api, const struct api_resource *owner, const char *ns,
+			const char *uid, const char *policy, int depth)
+{
+	const char *deps[2] = {NULL, NULL};
+	if (!strcmp(owner->plural, "deployments")) {
+		deps[0] = "replicasets";
+	} else if (!strcmp(owner->plural, "replicasets") || !strcmp(owner->plural, "daemonsets") ||
+		   !strcmp(owner->plural, "jobs")) {
+		deps[0] = "pods";
+	} else {
+		return;
+	}
+	const struct api_resource *dres = !strcmp(deps[0], "pods")
+					      ? api_registry_find("", "v1", "pods")
+					      : api_registry_find("apps", "v1", "replicasets");
+	struct api_filter *flt = api_zalloc(sizeof(*flt));
+	if (!flt)
+		return;
+	flt->owner_uid = uid;
+	struct store_list_opts opts = {.filter = api_store_filter, .filter_ctx = flt};
+	struct store_list list;
+	struct store_key key;
+	struct k32_err err;
+	memset(&list, 0, sizeof(list));
+	api_key(dres, ns, "", &key);
+	if (store_list(api->store, &key, &opts, &list, &err) == K32_OK) {
+		for (uint32_t i = 0; i < list.count; i++) {
+			cJSON *j = api_parse_obj(list.items[i]);
+			const char *name = api_jstr(j, "metadata.name");
+			struct api_fail f;
+			api_fail_clear(&f);
+			if (name && !strcmp(policy, "Orphan")) {
+				cJSON *refs = cJSON_GetObjectItem(
+				    cJSON_GetObjectItem(j, "metadata"), "ownerReferences");
+				cJSON *r = refs ? refs->child : NULL;
+				while (r) {
+					cJSON *next = r->next;
+					const char *u = api_jstr(r, "uid");
+					if (u && !strcmp(u, uid))
+						cJSON_Delete(cJSON_DetachItemViaPointer(refs, r));
+					r = next;
+				}
+				struct store_obj *so = NULL;
+				if (api_put_obj(api, dres, j, false, list.items[i]->mod_rev, &so,
+						&f) == K32_OK)
+					store_obj_unref(api->store, so);
+			} else if (name) {
+				struct store_obj *prev = NULL;
+				api_delete_now(api, dres, ns, name, 0, policy, depth + 1, &prev,
+					       &f);
+				store_obj_unref(api->store, prev);
+			}
+			cJSON_Delete(j);
+		}
+	}
+	store_list_fini(api->store, &list);
+	api_free(flt, sizeof(*flt));
+}
+
+k32_status_t api_delete_now(struct api_server *api, const struct api_resource *res, const char *ns,
+			    const char *name, uint64_t expect_rev, const char *policy, int depth,
+			    struct store_obj **out_prev, struct api_fail *f)
+{
+	struct store_key key;
+	struct k32_err err;
+	k32_err_clear(&err);
+	api_key(res, ns, name, &key);
+	*out_prev = NULL;
+	k32_status_t st = store_delete(api->store, &key, expect_rev, out_prev, NULL, &err);
+	if (st)
+		return api_store_err(f, res, name, st, &err);
+	if (depth < K32_API_MAX_CASCADE && *out_prev) {
+		cJSON *j = api_parse_obj(*out_prev);
+		const char *uid = api_jstr(j, "metadata.uid");
+		if (uid)
+			api_cascade(api, res, ns, uid, policy ? policy : "Background", depth);
+		cJSON_Delete(j);
+	}
+	return K32_OK;
+}
+
+/* Deletes everything in namespace ns (bounded by the store's own limits). */
+static void api_purge_namespace(struct api_server *api, const char *ns)
+{
+	size_t n;
+	const struct api_resource *all = api_registry_all(&n);
+	for (size_t i = 0; i < n; i++) {
+		const struct api_resource *r = &all[i];
+		if (!r->namespaced || !(r->verbs & API_VERB_DELETE))
+			continue;
+		struct store_list list;
+		struct store_key key;
+		struct k32_err err;
+		memset(&list, 0, sizeof(list));
+		api_key(r, ns, "", &key);
+		struct store_list_opts opts = {0};
+		if (store_list(api->store, &key, &opts, &list, &err) == K32_OK) {
+			for (uint32_t k = 0; k < list.count; k++) {
+				const char *kstr = store_obj_key(list.items[k]);
+				const char *nm = strrchr(kstr, '/');
+				struct store_key dk;
+				api_key(r, ns, nm ? nm + 1 : "", &dk);
+				store_delete(api->store, &dk, 0, NULL, NULL, &err);
+			}
+		}
+		store_list_fini(api->store, &list);
+	}
+}
+
+struct api_delopts {
+	char policy[32];
+	int64_t grace; /* -1: default */
+	char pre_uid[40];
+	char pre_rv[24];
+	bool dry;
+};
+
+static k32_status_t api_delopts_parse(const struct api_req *rq, struct api_delopts *o,
+				      struct api_fail *f)
+{
+	char v[32];
+	memset(o, 0, sizeof(*o));
+	o->grace = -1;
+	snprintf(o->policy, sizeof(o->policy), "Background");
+	o->dry = api_dry_run(rq);
+	if (api_q(rq, "propagationPolicy", v, sizeof(v)) && v[0])
+		snprintf(o->policy, sizeof(o->policy), "%s", v);
+	if (api_q(rq, "gracePeriodSeconds", v, sizeof(v)) && v[0])
+		o->grace = strtoll(v, NULL, 10);
+	if (rq->body_len) {
+		cJSON *b = NULL;
+		k32_status_t st = api_decode_body(rq, &b, f);
+		if (st)
+			return st;
+		const char *p = api_jstr(b, "propagationPolicy");
+		if (p)
+			snprintf(o->policy, sizeof(o->policy), "%s", p);
+		const cJSON *g = cJSON_GetObjectItem(b, "gracePeriodSeconds");
+		if (cJSON_IsNumber(g))
+			o->grace = (int64_t)g->valuedouble;
+		const char *u = api_jstr(b, "preconditions.uid");
+		const char *r = api_jstr(b, "preconditions.resourceVersion");
+		if (u)
+			snprintf(o->pre_uid, sizeof(o->pre_uid), "%s", u);
+		if (r)
+			snprintf(o->pre_rv, sizeof(o->pre_rv), "%s", r);
+		const cJSON *dr = cJSON_GetObjectItem(b, "dryRun");
+		if (cJSON_IsArray(dr) && cJSON_GetArraySize(dr))
+			o->dry = true;
+		cJSON_Delete(b);
+	}
+	if (strcmp(o->policy, "Background") && strcmp(o->policy, "Foreground") &&
+	    strcmp(o->policy, "Orphan"))
+		return api_fail_set(
+		    f, 400, "BadRequest",
+		    "propagationPolicy \"%.16s\" is not one of Background, Foreground, Orphan",
+		    o->policy);
+	return K32_OK;
+}
+
+/* Marks old as being deleted (deletionTimestamp, optional grace, Terminating phase). */
+static k32_status_t api_mark_deleting(struct api_server *api, const struct api_resource *res,
+				      struct store_obj *old, cJSON *oldj, int64_t grace,
+				      struct store_obj **out, struct api_fail *f)
+{
+	cJSON *upd = cJSON_Duplicate(oldj, true);
+	if (!upd)
+		return api_fail_set(f, 500, "InternalError", "out of memory");
+	cJSON *md = api_meta(upd);
+	if (!api_jstr(upd, "metadata.deletionTimestamp")) {
+		char ts[32];
+		api_format_time(api_now_s() + (grace > 0 ? (uint64_t)grace : 0), ts, sizeof(ts));
+		api_set_str(md, "deletionTimestamp", ts);
+	}
+	if (grace >= 0)
+		api_set_num(md, "deletionGracePeriodSeconds", (double)grace);
+	if (res->table == API_TABLE_NAMESPACE) {
+		cJSON *st = cJSON_GetObjectItem(upd, "status");
+		if (!st)
+			st = cJSON_AddObjectToObject(upd, "status");
+		api_set_str(st, "phase", "Terminating");
+	}
+	k32_status_t st = api_put_obj(api, res, upd, false, old->mod_rev, out, f);
+	cJSON_Delete(upd);
+	return st;
+}
+
+void api_delete(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	struct api_delopts o;
+	struct store_obj *old = NULL, *so = NULL;
+	cJSON *oldj = NULL;
+	char why[320];
+	api_fail_clear(&f);
+	if (api_delopts_parse(rq, &o, &f) || api_get_obj(api, rq->res, rq->ns, rq->name, &old, &f))
+		goto out_fail;
+	oldj = api_parse_obj(old);
+	if (!oldj) {
+		api_fail_set(&f, 500, "InternalError", "stored object does not parse");
+		goto out_fail;
+	}
+	if (!api_authorize(rq->who, "delete", rq->res, "", rq->ns, rq->name, oldj, why,
+			   sizeof(why))) {
+		api_fail_forbidden(&f, rq->res, rq->name, why);
+		goto out_fail;
+	}
+	char rv[24];
+	snprintf(rv, sizeof(rv), "%llu", (unsigned long long)old->mod_rev);
+	const char *uid = api_jstr(oldj, "metadata.uid");
+	if ((o.pre_uid[0] && (!uid || strcmp(o.pre_uid, uid))) ||
+	    (o.pre_rv[0] && strcmp(o.pre_rv, rv))) {
+		api_fail_set(&f, 409, "Conflict",
+			     "Precondition failed: UID in precondition: %s, UID in object meta: %s "
+			     "(resourceVersion %s, stored %s)",
+			     o.pre_uid[0] ? o.pre_uid : "<none>", uid ? uid : "", o.pre_rv, rv);
+		goto out_fail;
+	}
+	if (rq->res->table == API_TABLE_NAMESPACE &&
+	    (!strcmp(rq->name, "default") || !strcmp(rq->name, "kube-system") ||
+	     !strcmp(rq->name, "kube-public"))) {
+		api_fail_forbidden(&f, rq->res, rq->name, "this namespace may not be deleted");
+		goto out_fail;
+	}
+	if (o.dry) {
+		api_out_obj(rq, out, 200, old);
+		goto out;
+	}
+	bool has_fin = cJSON_GetArraySize(k32_json_find(oldj, "metadata.finalizers")) > 0;
+	bool bound_pod = rq->res->table == API_TABLE_POD && api_jstr(oldj, "spec.nodeName") &&
+			 o.grace != 0 && !api_jstr(oldj, "metadata.deletionTimestamp");
+	if (rq->res->table == API_TABLE_NAMESPACE) {
+		if (api_mark_deleting(api, rq->res, old, oldj, -1, &so, &f))
+			goto out_fail;
+		api_out_obj(rq, out, 200, so);
+		api_purge_namespace(api, rq->name);
+		if (!has_fin) {
+			struct store_obj *prev = NULL;
+			api_delete_now(api, rq->res, "", rq->name, 0, o.policy, 0, &prev, &f);
+			store_obj_unref(api->store, prev);
+		}
+		goto out;
+	}
+	if (has_fin || bound_pod) {
+		int64_t grace = o.grace;
+		if (bound_pod && grace < 0) {
+			const cJSON *g = k32_json_find(oldj, "spec.terminationGracePeriodSeconds");
+			grace = cJSON_IsNumber(g) ? (int64_t)g->valuedouble : 30;
+		}
+		if (api_mark_deleting(api, rq->res, old, oldj, grace, &so, &f))
+			goto out_fail;
+		api_out_obj(rq, out, 200, so);
+		goto out;
+	}
+	struct store_obj *prev = NULL;
+	if (api_delete_now(api, rq->res, rq->ns, rq->name, old->mod_rev, o.policy, 0, &prev, &f)) {
+		store_obj_unref(api->store, prev);
+		goto out_fail;
+	}
+	api_out_obj(rq, out, 200, prev ? prev : old);
+	store_obj_unref(api->store, prev);
+	goto out;
+out_fail:
+	api_out_fail(out, &f);
+out:
+	store_obj_unref(api->store, so);
+	store_obj_unref(api->store, old);
+	cJSON_Delete(oldj);
+}
+
+void api_delete_collection(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	struct api_delopts o;
+	struct api_filter *flt = api_zalloc(sizeof(*flt));
+	struct store_list list;
+	memset(&list, 0, sizeof(list));
+	api_fail_clear(&f);
+	if (!flt) {
+		api_fail_set(&f, 500, "InternalError", "out of memory");
+		api_out_fail(out, &f);
+		return;
+	}
+	char why[320];
+	if (!api_authorize(rq->who, "deletecollection", rq->res, "", rq->ns, NULL, NULL, why,
+			   sizeof(why))) {
+		api_fail_forbidden(&f, rq->res, "", why);
+		goto out_fail;
+	}
+	if (api_delopts_parse(rq, &o, &f) || api_filter_init(rq, flt, &f))
+		goto out_fail;
+	struct store_list_opts opts = {0};
+	if (flt->has_l || flt->has_f) {
+		opts.filter = api_store_filter;
+		opts.filter_ctx = flt;
+	}
+	struct store_key key;
+	struct k32_err err;
+	api_key(rq->res, rq->ns, "", &key);
+	k32_status_t st = store_list(api->store, &key, &opts, &list, &err);
+	if (st) {
+		api_store_err(&f, rq->res, "", st, &err);
+		goto out_fail;
+	}
+	uint32_t deleted = 0;
+	for (uint32_t i = 0; !o.dry && i < list.count; i++) {
+		const char *k = store_obj_key(list.items[i]);
+		const char *nm = strrchr(k, '/');
+		char ns[64] = "";
+		if (rq->res->namespaced) {
+			/* key: /<group>/<resource>/<ns>/<name> */
+			const char *p = k;
+			for (int s = 0; s < 2 && p; s++)
+				p = strchr(p + 1, '/');
+			if (p && nm && nm > p)
+				snprintf(ns, sizeof(ns), "%.*s", (int)(nm - p - 1), p + 1);
+		}
+		struct store_obj *prev = NULL;
+		struct api_fail df;
+		api_fail_clear(&df);
+		if (api_delete_now(api, rq->res, ns, nm ? nm + 1 : "", 0, o.policy, 0, &prev,
+				   &df) == K32_OK)
+			deleted++;
+		store_obj_unref(api->store, prev);
+	}
+	char name[32];
+	snprintf(name, sizeof(name), "%u deleted", (unsigned)deleted);
+	api_out_status_ok(out, 200, rq->res->plural, name);
+	goto out;
+out_fail:
+	api_out_fail(out, &f);
+out:
+	store_list_fini(api->store, &list);
+	api_free(flt, sizeof(*flt));
+}
+
+/* ---- pod subresources ------------------------------------------------------------------ */
+
+void api_binding(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	cJSON *b = NULL, *pod = NULL;
+	struct store_obj *old = NULL, *so = NULL;
+	char why[320];
+	api_fail_clear(&f);
+	if (api_decode_body(rq, &b, &f) || api_get_obj(api, rq->res, rq->ns, rq->name, &old, &f))
+		goto out_fail;
+	const char *node = api_jstr(b, "target.name");
+	if (!node || !node[0]) {
+		api_fail_add_cause(&f, "FieldValueRequired", "target.name", "Required value");
+		api_fail_invalid(&f, "Binding", rq->name);
+		goto out_fail;
+	}
+	pod = api_parse_obj(old);
+	if (!pod) {
+		api_fail_set(&f, 500, "InternalError", "stored pod does not parse");
+		goto out_fail;
+	}
+	if (!api_authorize(rq->who, "create", rq->res, "binding", rq->ns, rq->name, pod, why,
+			   sizeof(why))) {
+		api_fail_forbidden(&f, rq->res, rq->name, why);
+		goto out_fail;
+	}
+	const char *cur = api_jstr(pod, "spec.nodeName");
+	if (cur && cur[0]) {
+		api_fail_set(&f, 409, "Conflict",
+			     "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is "
+			     "already assigned to node \"%s\"",
+			     rq->name, rq->name, cur);
+		goto out_fail;
+	}
+	cJSON *spec = cJSON_GetObjectItem(pod, "spec");
+	if (!spec)
+		spec = cJSON_AddObjectToObject(pod, "spec");
+	api_set_str(spec, "nodeName", node);
+	if (api_put_obj(api, rq->res, pod, false, old->mod_rev, &so, &f))
+		goto out_fail;
+	api_out_status_ok(out, 201, "pods", rq->name);
+	goto out;
+out_fail:
+	api_out_fail(out, &f);
+out:
+	cJSON_Delete(b);
+	cJSON_Delete(pod);
+	store_obj_unref(api->store, old);
+	store_obj_unref(api->store, so);
+}
+
+void api_log(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	struct store_obj *o = NULL;
+	api_fail_clear(&f);
+	if (api_get_obj(api, rq->res, rq->ns, rq->name, &o, &f)) {
+		api_out_fail(out, &f);
+		return;
+	}
+	cJSON *pod = api_parse_obj(o);
+	store_obj_unref(api->store, o);
+	char container[64] = "";
+	const cJSON *cs = k32_json_find(pod, "spec.containers");
+	if (!api_q(rq, "container", container, sizeof(container)) || !container[0]) {
+		if (cJSON_GetArraySize(cs) > 1) {
+			api_fail_set(&f, 400, "BadRequest",
+				     "a container name must be specified for pod %s", rq->name);
+			goto out_fail;
+		}
+		const char *c0 = api_jstr(cJSON_GetArrayItem(cs, 0), "name");
+		snprintf(container, sizeof(container), "%s", c0 ? c0 : "");
+	}
+	const char *phase = api_jstr(pod, "status.phase");
+	if (!phase || !strcmp(phase, "Pending")) {
+		api_fail_set(
+		    &f, 400, "BadRequest",
+		    "container \"%s\" in pod \"%s\" is waiting to start: ContainerCreating",
+		    container, rq->name);
+		goto out_fail;
+	}
+	/* logs live on the node; the control plane keeps none (a log hook fetches them) */
+	if (api->log_fn) {
+		struct k32_err err;
+		char query[512];
+		int code = 200;
+		const char *node = api_jstr(pod, "spec.nodeName");
+		k32_str_copy(rq->query, query, sizeof(query));
+		k32_err_clear(&err);
+		k32_buf_reset(out->body);
+		k32_status_t st = api->log_fn(api->log_ctx, rq->ns, rq->name, container,
+					      node ? node : "", query, out->body, &code, &err);
+		if (st) {
+			api_fail_set(&f, 500, "InternalError", "reading logs of pod %s: %s",
+				     rq->name, err.msg);
+			goto out_fail;
+		}
+		out->code = code;
+		snprintf(out->ctype, sizeof(out->ctype), "text/plain");
+		cJSON_Delete(pod);
+		return;
+	}
+	api_out_text(out, 200, "text/plain", "", 0);
+	cJSON_Delete(pod);
+	return;
+out_fail:
+	cJSON_Delete(pod);
+	api_out_fail(out, &f);
+}
+
+void api_eviction(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	/* no PodDisruptionBudgets: an eviction is a delete with the Eviction's deleteOptions */
+	struct api_fail f;
+	cJSON *ev = NULL;
+	char *opts = NULL;
+	api_fail_clear(&f);
+	if (rq->body_len && api_decode_body(rq, &ev, &f)) {
+		api_out_fail(out, &f);
+		return;
+	}
+	const cJSON *dopt = cJSON_GetObjectItem(ev, "deleteOptions");
+	if (cJSON_IsObject(dopt))
+		opts = cJSON_PrintUnformatted(dopt);
+	cJSON_Delete(ev);
+	rq->body = (const uint8_t *)(opts ? opts : "");
+	rq->body_len = opts ? strlen(opts) : 0;
+	snprintf(rq->ctype, sizeof(rq->ctype), "application/json");
+	api_delete(api, rq, out);
+	cJSON_free(opts);
+	rq->body = NULL;
+	rq->body_len = 0;
+	if (out->code == 200)
+		api_out_status_ok(out, 201, "pods", rq->name);
+}
