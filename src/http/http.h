@@ -3,8 +3,9 @@
  *
  * SERVER. One event-loop task per server (Redis's ae model): poll() over the listener, a
  * wake socket and every connection, all non-blocking. Requests are parsed with Debian's
- * http-parser; a complete request is handed to the handler ON THE LOOP TASK, which fills a
- * struct http_response (status, headers, body) and returns. Handlers must therefore not
+ * http-parser; a complete request is handed to the handler ON THE LOOP TASK (unless
+ * handler_threads is set, below), which fills a struct http_response (status, headers, body)
+ * and returns. Handlers must therefore not
  * block for long (a store write with its fsync is fine; waiting for an event is not: use a
  * stream). A slow or half-open client costs only its connection slot: nothing ever blocks
  * on its socket, and it is closed when a timeout expires:
@@ -22,7 +23,8 @@
  *   - body (Content-Length or chunked, after de-chunking) over max_body_bytes: 413,
  *     connection closed (a declared Content-Length is refused before the body is read);
  *   - a syntax error (http-parser error): 400, connection closed;
- *   - max_conns connections open: a further client gets a short 503 and is closed;
+ *   - max_conns connections open: a further client gets a short 503 and is closed (over
+ *     TLS it is closed without an answer: no handshake is spent on it);
  *   - a response body over max_response_bytes: the handler's append fails (k32_buf cap).
  *
  * HANDLER THREADS. With cfg.handler_threads = N > 0, complete requests go to a queue served
@@ -74,7 +76,8 @@
  * re-opened transparently when the server closed it between requests. Plain or TLS
  * (verifying the server against a CA file). Every call has a timeout. Whole responses
  * (Content-Length, chunked or until close) into a capped buffer, or streamed to a callback
- * chunk by chunk or line by line.
+ * chunk by chunk or line by line, with an optional tick while a stream is quiet. No HEAD,
+ * redirects, compression or proxies.
  *
  * Context: http_server_start/stop from any one thread; http_server_stream_wake from any
  * thread; handler and authenticate on the loop task (or on handler tasks, see above);
@@ -130,9 +133,9 @@ struct http_request {
 /*
  * What a handler fills. The server passes it with status 200, no headers and an empty body.
  * headers holds extra header lines, each "Name: value\r\n" (use http_response_header);
- * the server adds Content-Length (or Transfer-Encoding), Connection and never duplicates
- * them. body is capped at max_response_bytes; the handler appends to it directly (e.g.
- * k32_buf_append, k32_buf_printf). Both buffers belong to the server and are reused.
+ * the server adds Content-Length (or Transfer-Encoding) and Connection itself, so the
+ * handler must not add those. body is capped at max_response_bytes; the handler appends to it
+ * directly (e.g. k32_buf_append, k32_buf_printf). Both buffers belong to the server and are reused.
  */
 struct http_response {
 	int status;		/* HTTP status code, 100..599 */
