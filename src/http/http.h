@@ -362,8 +362,8 @@ struct http_client_config {
 	const char *ca_file;	  /* PEM CA to verify the server with (required for tls) */
 	const char *server_name;  /* name checked against the certificate; NULL: host */
 	const char *bearer_token; /* sent as "Authorization: Bearer ..." when non-NULL */
-	int64_t
-	    timeout_us; /* per call: connect + send + whole response; K32_HTTP_CLIENT_TIMEOUT_MS */
+	/* per call: connect + send + the whole response; default K32_HTTP_CLIENT_TIMEOUT_MS */
+	int64_t timeout_us;
 	size_t max_response_bytes; /* cap on a whole response body; K32_HTTP_MAX_RESPONSE_BYTES */
 	const struct k32_allocator *alloc; /* NULL: the default heap */
 };
