@@ -107,8 +107,8 @@ int ctrl_write(struct ctrl *c, const char *method, const char *target, const cha
 /* Called per item of a list; return false to stop listing. item is owned by the list. */
 typedef bool (*ctrl_item_fn)(struct ctrl *c, cJSON *item, void *ctx);
 
-/* Lists path (no query) page by page (K32_CTRL_LIST_PAGE), calling fn per item. Records
- * a failure in c->perr and returns it. */
+/* Lists path (may carry a query, e.g. a fieldSelector) page by page (K32_CTRL_LIST_PAGE), calling
+ * fn per item. Records a failure in c->perr and returns it. */
 k32_status_t ctrl_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx);
 
 /* Lists path into a new array (detached items), optionally only the objects whose

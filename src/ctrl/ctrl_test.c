@@ -917,6 +917,267 @@ static void test_job_backoff(void **state)
 	assert_int_equal(live, 3); /* no retry after the Job failed */
 }
 
+/* ---- node lifecycle -------------------------------------------------------------------- */
+
+static void lease_renew(struct fx *fx, const char *node)
+{
+	static int seq;
+	char target[200];
+	seq++;
+	snprintf(target, sizeof(target),
+		 "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/%s", node);
+	int code =
+	    reqf(fx, "PATCH", target, "{\"spec\":{\"renewTime\":\"2026-01-01T00:00:%02d.%06dZ\"}}",
+		 seq % 60, seq);
+	if (code == 404)
+		code = reqf(
+		    fx, "POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+		    "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
+		    "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"holderIdentity\":\"%s\","
+		    "\"leaseDurationSeconds\":40,\"renewTime\":\"2026-01-01T00:00:00.%06dZ\"}}",
+		    node, node, seq);
+	if (code != 200 && code != 201)
+		fail_msg("lease %s: %d %s", node, code, k32_buf_cstr(&fx->out));
+}
+
+static bool node_tainted(struct fx *fx, const char *node, const char *effect)
+{
+	char target[100];
+	snprintf(target, sizeof(target), "/api/v1/nodes/%s", node);
+	cJSON *n = get(fx, target);
+	bool has = false;
+	const cJSON *t;
+	cJSON_ArrayForEach(t, k32_json_find(n, "spec.taints"))
+	{
+		has |= !strcmp(ctrl_jstr(t, "key"), "node.kubernetes.io/unreachable") &&
+		       !strcmp(ctrl_jstr(t, "effect"), effect);
+	}
+	cJSON_Delete(n);
+	return has;
+}
+
+static const char *node_ready_status(struct fx *fx, const char *node, char *buf, size_t cap)
+{
+	char target[100];
+	snprintf(target, sizeof(target), "/api/v1/nodes/%s", node);
+	cJSON *n = get(fx, target);
+	snprintf(buf, cap, "%s", ctrl_cond_status(n, "Ready"));
+	cJSON_Delete(n);
+	return buf;
+}
+
+static int pods_on(struct fx *fx, const char *node)
+{
+	cJSON *l = get(fx, "/api/v1/namespaces/default/pods");
+	const cJSON *p;
+	int n = 0;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(l, "items"))
+	{
+		const char *nn = ctrl_jstr(p, "spec.nodeName");
+		n += nn && !strcmp(nn, node) && !ctrl_jstr(p, "metadata.deletionTimestamp");
+	}
+	cJSON_Delete(l);
+	return n;
+}
+
+static void test_node_lifecycle(void **state)
+{
+	struct fx *fx = *state;
+	char buf[32];
+	node_add(fx, "n1", "1Mi", 10, NULL, NULL, NULL);
+	node_add(fx, "n2", "1Mi", 10, NULL, NULL, NULL);
+	lease_renew(fx, "n1");
+	lease_renew(fx, "n2");
+	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, fx,
+	     "rs");
+	/* a pod that tolerates unreachable forever stays */
+	pod_add(fx, "default", "stay", NULL, NULL,
+		"\"nodeName\":\"n1\",\"tolerations\":[{\"key\":\"node.kubernetes.io/"
+		"unreachable\",\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]");
+	settle(fx, 2);
+	kubelet(fx);
+	settle(fx, 1);
+	int on1 = pods_on(fx, "n1");
+	assert_true(on1 >= 2); /* "stay" and at least one web pod */
+	/* 20 s: n2 renews, n1 is silent but within the grace */
+	fx->now_us += 20 * 1000000ull;
+	lease_renew(fx, "n2");
+	run(fx, CTRL_NODE_LIFECYCLE);
+	assert_string_equal(node_ready_status(fx, "n1", buf, sizeof(buf)), "True");
+	/* 41 s: n1 goes Unknown and gets the unreachable taints; no eviction yet */
+	fx->now_us += 21 * 1000000ull;
+	lease_renew(fx, "n2");
+	run(fx, CTRL_NODE_LIFECYCLE);
+	assert_string_equal(node_ready_status(fx, "n1", buf, sizeof(buf)), "Unknown");
+	assert_string_equal(node_ready_status(fx, "n2", buf, sizeof(buf)), "True");
+	assert_true(node_tainted(fx, "n1", "NoExecute"));
+	assert_true(node_tainted(fx, "n1", "NoSchedule"));
+	assert_false(node_tainted(fx, "n2", "NoExecute"));
+	assert_int_equal(pods_on(fx, "n1"), on1);
+	/* 30 s more (K32_CTRL_POD_EVICTION_S): the web pods on n1 are evicted and come back
+	 * on n2 */
+	fx->now_us += 30 * 1000000ull;
+	lease_renew(fx, "n2");
+	run(fx, CTRL_NODE_LIFECYCLE);
+	assert_int_equal(pods_on(fx, "n1"), 1); /* only "stay" */
+	settle(fx, 2);
+	int live, ready;
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 3);
+	assert_int_equal(pods_on(fx, "n2"), 3);
+	struct ctrl_stats st;
+	ctrl_get_stats(fx->ctrl, &st);
+	assert_int_equal(st.evicted, (uint64_t)(on1 - 1));
+	char msg[256];
+	event_msg(fx, "stay", "TaintManagerEviction", msg, sizeof(msg));
+	assert_string_equal(msg, "");
+	/* n1 renews again: taints gone, Ready again */
+	lease_renew(fx, "n1");
+	lease_renew(fx, "n2");
+	run(fx, CTRL_NODE_LIFECYCLE);
+	assert_false(node_tainted(fx, "n1", "NoExecute"));
+	assert_false(node_tainted(fx, "n1", "NoSchedule"));
+	assert_string_equal(node_ready_status(fx, "n1", buf, sizeof(buf)), "True");
+}
+
+/* ---- garbage collector and namespaces ------------------------------------------------- */
+
+static void test_gc_background(void **state)
+{
+	struct fx *fx = *state;
+	/* a ConfigMap owned by a pod (the API cascades only workload kinds) */
+	pod_add(fx, "default", "owner", NULL, NULL, NULL);
+	cJSON *p = get(fx, "/api/v1/namespaces/default/pods/owner");
+	char uid[64];
+	snprintf(uid, sizeof(uid), "%s", ctrl_jstr(p, "metadata.uid"));
+	cJSON_Delete(p);
+	must(reqf(fx, "POST", "/api/v1/namespaces/default/configmaps",
+		  "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"dep\","
+		  "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"owner\","
+		  "\"uid\":\"%s\"}]},\"data\":{\"a\":\"b\"}}",
+		  uid),
+	     201, fx, "cm");
+	/* two owners, one of them gone: only the reference goes */
+	must(reqf(fx, "POST", "/api/v1/namespaces/default/configmaps",
+		  "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"two\","
+		  "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"owner\","
+		  "\"uid\":\"%s\"},{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"ghost\","
+		  "\"uid\":\"0000\"}]}}",
+		  uid),
+	     201, fx, "cm2");
+	/* an owner kind the GC does not know is left alone */
+	must(req(fx, "POST", "/api/v1/namespaces/default/configmaps",
+		 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"alien\","
+		 "\"ownerReferences\":[{\"apiVersion\":\"example.com/v1\",\"kind\":\"Thing\","
+		 "\"name\":\"x\",\"uid\":\"1111\"}]}}"),
+	     201, fx, "alien");
+	run(fx, CTRL_GC);
+	assert_int_equal(req(fx, "GET", "/api/v1/namespaces/default/configmaps/dep", NULL), 200);
+	cJSON *two = get(fx, "/api/v1/namespaces/default/configmaps/two");
+	assert_int_equal(cJSON_GetArraySize(k32_json_find(two, "metadata.ownerReferences")), 1);
+	cJSON_Delete(two);
+	must(req(fx, "DELETE", "/api/v1/namespaces/default/pods/owner", NULL), 200, fx, "del");
+	run(fx, CTRL_GC);
+	assert_int_equal(req(fx, "GET", "/api/v1/namespaces/default/configmaps/dep", NULL), 404);
+	assert_int_equal(req(fx, "GET", "/api/v1/namespaces/default/configmaps/two", NULL), 404);
+	assert_int_equal(req(fx, "GET", "/api/v1/namespaces/default/configmaps/alien", NULL), 200);
+}
+
+static void test_gc_foreground_orphan(void **state)
+{
+	struct fx *fx = *state;
+	const char *rs = "/apis/apps/v1/namespaces/default/replicasets/web";
+	node_add(fx, "n1", "1Mi", 20, NULL, NULL, NULL);
+	/* foreground: the finalizer holds the ReplicaSet until its pods are gone */
+	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, fx,
+	     "rs");
+	settle(fx, 2);
+	must(req(fx, "PATCH", rs, "{\"metadata\":{\"finalizers\":[\"foregroundDeletion\"]}}"), 200,
+	     fx, "finalizer");
+	must(req(fx, "DELETE", rs, NULL), 200, fx, "delete rs");
+	int live, ready;
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 3); /* held by the finalizer, pods untouched by the API */
+	assert_int_equal(req(fx, "GET", rs, NULL), 200);
+	run(fx, CTRL_GC); /* deletes the pods (bound: graceful) */
+	assert_int_equal(req(fx, "GET", rs, NULL), 200);
+	kubelet(fx); /* the kubelet finishes the graceful deletions */
+	run(fx, CTRL_GC);
+	assert_int_equal(req(fx, "GET", rs, NULL), 404);
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 0);
+	/* orphan: the pods stay, without their owner reference */
+	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, fx,
+	     "rs2");
+	settle(fx, 2);
+	must(req(fx, "PATCH", rs, "{\"metadata\":{\"finalizers\":[\"orphan\"]}}"), 200, fx,
+	     "orphan finalizer");
+	must(req(fx, "DELETE", rs, NULL), 200, fx, "delete rs2");
+	run(fx, CTRL_GC);
+	assert_int_equal(req(fx, "GET", rs, NULL), 404);
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 3);
+	cJSON *l = get(fx, "/api/v1/namespaces/default/pods");
+	const cJSON *p;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(l, "items"))
+	{
+		assert_int_equal(cJSON_GetArraySize(k32_json_find(p, "metadata.ownerReferences")),
+				 0);
+	}
+	cJSON_Delete(l);
+}
+
+static void test_namespace_finalizer(void **state)
+{
+	struct fx *fx = *state;
+	must(req(fx, "POST", "/api/v1/namespaces",
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"t\","
+		 "\"finalizers\":[\"kubernetes\"]}}"),
+	     201, fx, "ns");
+	must(req(fx, "POST", "/api/v1/namespaces/t/configmaps",
+		 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"}}"),
+	     201, fx, "cm");
+	must(req(fx, "DELETE", "/api/v1/namespaces/t", NULL), 200, fx, "delete ns");
+	cJSON *ns = get(fx, "/api/v1/namespaces/t");
+	assert_string_equal(ctrl_jstr(ns, "status.phase"), "Terminating");
+	cJSON_Delete(ns);
+	run(fx, CTRL_NAMESPACE);
+	assert_int_equal(req(fx, "GET", "/api/v1/namespaces/t", NULL), 404);
+	assert_int_equal(req(fx, "GET", "/api/v1/namespaces/t/configmaps/c", NULL), 404);
+}
+
+/* ---- the task: store watches trigger passes -------------------------------------------- */
+
+/* Waits (bounded, 10 s) for the RS's pods to exist: the condition is the assertion, the
+ * wait only gives the task time to run. */
+static void test_task_triggers(void **state)
+{
+	struct fx *fx = *state;
+	struct k32_err err;
+	ctrl_stop(fx->ctrl);
+	struct ctrl_config cc = {.resync_s = 3600, .sched_resync_s = 3600};
+	if (ctrl_start(&cc, fx->api, fx->store, &fx->ctrl, &err))
+		fail_msg("ctrl_start: %s", err.msg);
+	node_add(fx, "n1", "1Mi", 20, NULL, NULL, NULL);
+	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, fx,
+	     "rs");
+	int live = 0, ready = 0, bound = 0;
+	uint64_t deadline = k32_now_us() + 10 * 1000000ull;
+	while (k32_now_us() < deadline) {
+		count_pods(fx, "web-", &live, &ready);
+		bound = pods_on(fx, "n1");
+		if (live == 3 && bound == 3)
+			break;
+		k32_plat()->sleep_us(5000);
+	}
+	assert_int_equal(live, 3);
+	assert_int_equal(bound, 3);
+	struct ctrl_stats st;
+	ctrl_get_stats(fx->ctrl, &st);
+	assert_true(st.passes > 0);
+	assert_int_equal(st.bound, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -931,6 +1192,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_daemonset, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_complete, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_backoff, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_node_lifecycle, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_gc_background, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_gc_foreground_orphan, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_namespace_finalizer, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_task_triggers, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

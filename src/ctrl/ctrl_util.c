@@ -178,8 +178,9 @@ k32_status_t ctrl_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *
 	char token[STORE_CONTINUE_LEN * 3 + 1] = "";
 	char target[sizeof(token) + 512];
 	for (;;) {
-		snprintf(target, sizeof(target), "%s?limit=%u%s%s", path,
-			 (unsigned)K32_CTRL_LIST_PAGE, token[0] ? "&continue=" : "", token);
+		snprintf(target, sizeof(target), "%s%climit=%u%s%s", path,
+			 strchr(path, '?') ? '&' : '?', (unsigned)K32_CTRL_LIST_PAGE,
+			 token[0] ? "&continue=" : "", token);
 		cJSON *list = NULL;
 		struct k32_err err;
 		k32_status_t st = ctrl_get(c, target, &list, &err);

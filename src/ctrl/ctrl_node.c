@@ -1,0 +1,290 @@
+/*
+ * ctrl_node.c - the node lifecycle controller: Lease heartbeats, NotReady, eviction.
+ *
+ * Every node_monitor_s (and on Node changes) it reads the Nodes and the Leases of
+ * kube-node-lease. A node's heartbeat is its Lease's spec.renewTime plus its Ready
+ * condition's lastHeartbeatTime; c->nodes remembers, per node, the last heartbeat seen and
+ * when (on the controller's clock, as Kubernetes' nodeHealthMap does, so a board's clock may
+ * be off). No new heartbeat for node_grace_s:
+ *   - Ready becomes Unknown (reason NodeStatusUnknown), via the status subresource;
+ *   - the taints node.kubernetes.io/unreachable NoSchedule and NoExecute are added;
+ *   - pod_eviction_s later, the pods bound there that do not tolerate unreachable:NoExecute
+ *     (or whose tolerationSeconds ran out) are deleted with grace 0 (their kubelet is not
+ *     there to finish a graceful deletion) and a TaintManagerEviction event; their
+ *     controllers then create replacements, which the scheduler puts on healthy nodes.
+ * A heartbeat again: the taints go, and a Ready=Unknown the controller set becomes True
+ * (reason KubeletReady) until the kubelet writes its own status.
+ * The per-node table holds K32_CTRL_MAX_NODES entries; nodes beyond it are not monitored
+ * (WARN naming the limit).
+ */
+#include "ctrl/ctrl_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/k32_log.h"
+
+#define NODE_UNREACHABLE "node.kubernetes.io/unreachable"
+
+static struct ctrl_node_health *node_health(struct ctrl *c, const char *name, uint64_t now)
+{
+	struct ctrl_node_health *free_slot = NULL;
+	for (unsigned i = 0; i < K32_CTRL_MAX_NODES; i++) {
+		struct ctrl_node_health *h = &c->nodes[i];
+		if (h->name[0] && !strcmp(h->name, name))
+			return h;
+		if (!h->name[0] && !free_slot)
+			free_slot = h;
+	}
+	if (!free_slot) {
+		k32_log(K32_LOG_WARN, "ctrl",
+			"node lifecycle: node %s not monitored: K32_CTRL_MAX_NODES (%u) reached; "
+			"raise the limit",
+			name, (unsigned)K32_CTRL_MAX_NODES);
+		return NULL;
+	}
+	memset(free_slot, 0, sizeof(*free_slot));
+	snprintf(free_slot->name, sizeof(free_slot->name), "%s", name);
+	free_slot->beat_us = now;
+	return free_slot;
+}
+
+struct node_leases {
+	cJSON *arr; /* lease copies */
+};
+
+static bool node_lease(struct ctrl *c, cJSON *lease, void *ctx)
+{
+	(void)c;
+	struct node_leases *nl = ctx;
+	cJSON *d = cJSON_Duplicate(lease, true);
+	if (d)
+		cJSON_AddItemToArray(nl->arr, d);
+	return true;
+}
+
+static const char *node_renew_time(const cJSON *leases, const char *node)
+{
+	const cJSON *l;
+	cJSON_ArrayForEach(l, leases)
+	{
+		const char *n = ctrl_jstr(l, "metadata.name");
+		if (n && !strcmp(n, node))
+			return ctrl_jstr(l, "spec.renewTime");
+	}
+	return NULL;
+}
+
+static bool node_has_taint(const cJSON *node, const char *key, const char *effect)
+{
+	const cJSON *t;
+	cJSON_ArrayForEach(t, k32_json_find(node, "spec.taints"))
+	{
+		const char *k = ctrl_jstr(t, "key"), *e = ctrl_jstr(t, "effect");
+		if (k && e && !strcmp(k, key) && !strcmp(e, effect))
+			return true;
+	}
+	return false;
+}
+
+/* Sets (add=true) or removes the unreachable taints with one merge patch. */
+static void node_taints(struct ctrl *c, const cJSON *node, bool add)
+{
+	bool has = node_has_taint(node, NODE_UNREACHABLE, "NoSchedule") &&
+		   node_has_taint(node, NODE_UNREACHABLE, "NoExecute");
+	bool any = node_has_taint(node, NODE_UNREACHABLE, "NoSchedule") ||
+		   node_has_taint(node, NODE_UNREACHABLE, "NoExecute");
+	if ((add && has) || (!add && !any) || !ctrl_charge(c))
+		return;
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *spec = patch ? cJSON_AddObjectToObject(patch, "spec") : NULL;
+	cJSON *taints = spec ? cJSON_AddArrayToObject(spec, "taints") : NULL;
+	if (!taints) {
+		cJSON_Delete(patch);
+		return;
+	}
+	const cJSON *t;
+	cJSON_ArrayForEach(t, k32_json_find(node, "spec.taints"))
+	{
+		const char *k = ctrl_jstr(t, "key");
+		if (!k || strcmp(k, NODE_UNREACHABLE))
+			cJSON_AddItemToArray(taints, cJSON_Duplicate(t, true));
+	}
+	if (add) {
+		char now[32];
+		ctrl_fmt_time(ctrl_wall_s(c), now, sizeof(now));
+		const char *effects[2] = {"NoSchedule", "NoExecute"};
+		for (int i = 0; i < 2; i++) {
+			cJSON *x = cJSON_CreateObject();
+			if (!x)
+				break;
+			cJSON_AddStringToObject(x, "key", NODE_UNREACHABLE);
+			cJSON_AddStringToObject(x, "effect", effects[i]);
+			if (i == 1)
+				cJSON_AddStringToObject(x, "timeAdded", now);
+			cJSON_AddItemToArray(taints, x);
+		}
+	}
+	char target[320];
+	snprintf(target, sizeof(target), "/api/v1/nodes/%s", ctrl_jstr(node, "metadata.name"));
+	ctrl_write(c, "PATCH", target, "application/merge-patch+json", patch, NULL);
+	cJSON_Delete(patch);
+}
+
+static void node_ready(struct ctrl *c, const cJSON *node, const char *st, const char *reason,
+		       const char *msg)
+{
+	cJSON *status = cJSON_Duplicate(cJSON_GetObjectItem(node, "status"), true);
+	if (!status)
+		status = cJSON_CreateObject();
+	if (status && ctrl_cond_set(c, status, "Ready", st, reason, msg, false) && ctrl_charge(c)) {
+		cJSON *patch = cJSON_CreateObject();
+		cJSON *ps = patch ? cJSON_AddObjectToObject(patch, "status") : NULL;
+		cJSON *arr = ps ? cJSON_AddArrayToObject(ps, "conditions") : NULL;
+		if (arr) {
+			cJSON_AddItemToArray(
+			    arr,
+			    cJSON_Duplicate(
+				ctrl_cond_find(cJSON_GetObjectItem(status, "conditions"), "Ready"),
+				true));
+			char target[320];
+			snprintf(target, sizeof(target), "/api/v1/nodes/%s/status",
+				 ctrl_jstr(node, "metadata.name"));
+			ctrl_write(c, "PATCH", target, "application/strategic-merge-patch+json",
+				   patch, NULL);
+		}
+		cJSON_Delete(patch);
+	}
+	cJSON_Delete(status);
+}
+
+/* Seconds a pod tolerates the unreachable NoExecute taint: -1 forever, 0 not at all. */
+static int64_t node_toleration_s(const cJSON *pod)
+{
+	const cJSON *t;
+	int64_t best = 0;
+	cJSON_ArrayForEach(t, k32_json_find(pod, "spec.tolerations"))
+	{
+		cJSON *one = cJSON_CreateArray();
+		if (!one)
+			break;
+		cJSON_AddItemToArray(one, cJSON_Duplicate(t, true));
+		bool ok = ctrl_tolerates(one, NODE_UNREACHABLE, "", "NoExecute");
+		cJSON_Delete(one);
+		if (!ok)
+			continue;
+		const cJSON *s = cJSON_GetObjectItem(t, "tolerationSeconds");
+		if (!cJSON_IsNumber(s))
+			return -1;
+		if ((int64_t)s->valuedouble > best)
+			best = (int64_t)s->valuedouble;
+	}
+	return best;
+}
+
+struct node_evict {
+	uint64_t down_s; /* seconds the node has been unreachable */
+	uint32_t grace_s;
+};
+
+static bool node_evict_pod(struct ctrl *c, cJSON *pod, void *ctx)
+{
+	struct node_evict *ne = ctx;
+	if (ctrl_pod_terminal(pod))
+		return true;
+	int64_t tol = node_toleration_s(pod);
+	uint64_t after = tol > 0 ? (uint64_t)tol : ne->grace_s;
+	if (tol < 0 || ne->down_s < after)
+		return true;
+	if (!ctrl_charge(c))
+		return false;
+	const char *ns = ctrl_jstr(pod, "metadata.namespace");
+	const char *name = ctrl_jstr(pod, "metadata.name");
+	char msg[600];
+	snprintf(msg, sizeof(msg), "Marking for deletion Pod %s/%s", ns, name);
+	struct api_event_ref ref = {"v1", "Pod", ns, name, ctrl_jstr(pod, "metadata.uid")};
+	struct k32_err err;
+	api_event_record(c->api, &ref, "Normal", "TaintManagerEviction", msg,
+			 "node-lifecycle-controller", &err);
+	int code = ctrl_pod_delete(c, ns, name, 0);
+	if (code == 200) {
+		k32_mutex_lock(&c->lock);
+		c->stats.evicted++;
+		k32_mutex_unlock(&c->lock);
+	}
+	return true;
+}
+
+void ctrl_node_pass(struct ctrl *c)
+{
+	cJSON *nodes = ctrl_list_array(c, "/api/v1/nodes", NULL);
+	if (!nodes)
+		return;
+	struct node_leases nl = {cJSON_CreateArray()};
+	if (!nl.arr ||
+	    ctrl_list(c, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+		      node_lease, &nl)) {
+		cJSON_Delete(nl.arr);
+		cJSON_Delete(nodes);
+		return;
+	}
+	uint64_t now = ctrl_now_us(c);
+	for (unsigned i = 0; i < K32_CTRL_MAX_NODES; i++)
+		c->nodes[i].seen = false;
+	const cJSON *node;
+	cJSON_ArrayForEach(node, nodes)
+	{
+		const char *name = ctrl_jstr(node, "metadata.name");
+		if (!name)
+			continue;
+		struct ctrl_node_health *h = node_health(c, name, now);
+		if (!h)
+			continue;
+		h->seen = true;
+		const char *renew = node_renew_time(nl.arr, name);
+		const char *hb =
+		    ctrl_jstr(ctrl_cond_find(k32_json_find(node, "status.conditions"), "Ready"),
+			      "lastHeartbeatTime");
+		char beat[sizeof(h->beat)];
+		snprintf(beat, sizeof(beat), "%.38s|%.38s", renew ? renew : "", hb ? hb : "");
+		if (strcmp(beat, h->beat)) {
+			snprintf(h->beat, sizeof(h->beat), "%s", beat);
+			h->beat_us = now;
+		}
+		const char *ready = ctrl_cond_status(node, "Ready");
+		bool silent = now - h->beat_us >= (uint64_t)c->cfg.node_grace_s * 1000000u;
+		if (!silent) {
+			h->unreachable_us = 0;
+			node_taints(c, node, false);
+			const cJSON *rc =
+			    ctrl_cond_find(k32_json_find(node, "status.conditions"), "Ready");
+			const char *reason = ctrl_jstr(rc, "reason");
+			if (ready && !strcmp(ready, "Unknown") && reason &&
+			    !strcmp(reason, "NodeStatusUnknown"))
+				node_ready(c, node, "True", "KubeletReady",
+					   "kubelet is posting ready status (lease renewed)");
+			continue;
+		}
+		if (!h->unreachable_us)
+			h->unreachable_us = now;
+		if (!ready || strcmp(ready, "Unknown"))
+			node_ready(c, node, "Unknown", "NodeStatusUnknown",
+				   "Kubelet stopped posting node status.");
+		node_taints(c, node, true);
+		if (c->cfg.pod_eviction_s == UINT32_MAX)
+			continue;
+		struct node_evict ne = {(now - h->unreachable_us) / 1000000u,
+					c->cfg.pod_eviction_s};
+		char path[400], enc[300];
+		char sel[300];
+		snprintf(sel, sizeof(sel), "spec.nodeName=%s", name);
+		ctrl_url_encode(sel, enc, sizeof(enc));
+		snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=%s", enc);
+		ctrl_list(c, path, node_evict_pod, &ne);
+	}
+	for (unsigned i = 0; i < K32_CTRL_MAX_NODES; i++)
+		if (!c->nodes[i].seen)
+			c->nodes[i].name[0] = 0;
+	cJSON_Delete(nl.arr);
+	cJSON_Delete(nodes);
+}
