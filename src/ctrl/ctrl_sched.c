@@ -252,7 +252,7 @@ static struct sched_node *sched_choose(struct sched_pass *sp, const cJSON *pod, 
 	if (ml < cap)
 		ml += (size_t)snprintf(msg + ml, cap - ml, ".");
 	if (details[0] && ml < cap)
-		snprintf(msg + ml, cap - ml, " Details: %s.", details);
+		snprintf(msg + ml, cap - ml, " Details: %.*s.", (int)(cap - ml), details);
 	ctrl_free(hist, hist_len);
 	return NULL;
 }

@@ -1178,6 +1178,72 @@ static void test_task_triggers(void **state)
 	assert_int_equal(st.bound, 3);
 }
 
+/* ---- limits and failure paths --------------------------------------------------------- */
+
+/* A pass acts on at most K32_CTRL_BATCH objects, says so, and finishes on the next. */
+static void test_batch_limit(void **state)
+{
+	struct fx *fx = *state;
+	struct k32_err err;
+	char body[1024];
+	snprintf(body, sizeof(body),
+		 "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+		 "\"big\"},\"spec\":{\"replicas\":%d,\"selector\":{\"matchLabels\":{\"app\":"
+		 "\"big\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"big\"}},\"spec\":{"
+		 "\"containers\":[{\"name\":\"main\",\"image\":\"hello.wasm\"}]}}}}",
+		 K32_CTRL_BATCH + 8);
+	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", body), 201, fx, "rs");
+	bool more = false;
+	assert_int_equal(ctrl_run_once(fx->ctrl, CTRL_REPLICASET, &more, &err), K32_OK);
+	assert_true(more);
+	int live, ready;
+	count_pods(fx, "big-", &live, &ready);
+	assert_int_equal(live, K32_CTRL_BATCH);
+	assert_int_equal(ctrl_run_once(fx->ctrl, CTRL_REPLICASET, &more, &err), K32_OK);
+	count_pods(fx, "big-", &live, &ready);
+	assert_int_equal(live, K32_CTRL_BATCH + 8);
+	assert_int_equal(ctrl_run_once(fx->ctrl, CTRL_REPLICASET, &more, &err), K32_OK);
+	assert_false(more);
+}
+
+/* Writes the API refuses (the store is full) are counted and retried, not fatal. */
+static void test_write_errors(void **state)
+{
+	(void)state;
+	struct fx fx;
+	struct k32_err err;
+	memset(&fx, 0, sizeof(fx));
+	struct store_config sc = {.max_objects = 10};
+	assert_int_equal(store_open(&sc, &fx.store, &err), K32_OK);
+	struct api_config ac = {.store = fx.store, .bootstrap = true};
+	assert_int_equal(api_server_new(&ac, &fx.api, &err), K32_OK);
+	k32_buf_init(&fx.out, k32_default_allocator(), 1 << 20, "test response");
+	struct ctrl_config cc = {.no_task = true, .enable = CTRL_REPLICASET};
+	assert_int_equal(ctrl_start(&cc, fx.api, fx.store, &fx.ctrl, &err), K32_OK);
+	must(req(&fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, &fx,
+	     "rs");
+	must(req(&fx, "PATCH", "/apis/apps/v1/namespaces/default/replicasets/web/scale",
+		 "{\"spec\":{\"replicas\":9}}"),
+	     200, &fx, "scale");
+	assert_int_equal(ctrl_run_once(fx.ctrl, CTRL_ALL, NULL, &err), K32_OK);
+	struct ctrl_stats st;
+	ctrl_get_stats(fx.ctrl, &st);
+	assert_true(st.write_errors > 0);
+	assert_true(st.writes > st.write_errors);
+	int live, ready;
+	count_pods(&fx, "web-", &live, &ready);
+	assert_true(live > 0 && live < 9);
+	ctrl_stop(fx.ctrl);
+	k32_buf_fini(&fx.out);
+	api_server_free(fx.api);
+	store_close(fx.store);
+	/* bad arguments */
+	struct ctrl *c = NULL;
+	assert_int_equal(ctrl_start(NULL, NULL, NULL, &c, &err), K32_ERR_INVALID_ARGS);
+	assert_null(c);
+	ctrl_stop(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1197,6 +1263,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_gc_foreground_orphan, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_namespace_finalizer, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_task_triggers, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_limit, fx_setup, fx_teardown),
+	    cmocka_unit_test(test_write_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

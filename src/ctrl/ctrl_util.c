@@ -746,5 +746,7 @@ int ctrl_pod_delete(struct ctrl *c, const char *ns, const char *name, int64_t gr
 		if (grace >= 0)
 			cJSON_AddNumberToObject(body, "gracePeriodSeconds", (double)grace);
 	}
-	return ctrl_write(c, "DELETE", target, NULL, body, NULL);
+	int code = ctrl_write(c, "DELETE", target, NULL, body, NULL);
+	cJSON_Delete(body);
+	return code;
 }
