@@ -1,0 +1,381 @@
+/*
+ * kube32-sim - a kube32 cluster in one process: a control plane (store + API server over
+ * HTTPS + scheduler and controllers) and N simulated boards, each with its own kubelet
+ * (talking HTTP to the API server as a real board does), pod pool, interpreter stack,
+ * image directory and pod HTTP server.
+ *
+ *   kube32-sim [--data-dir DIR] [--port N] [--host ADDR] [--kubeconfig PATH]
+ *              [--boards PROFILE:COUNT,...] [--pod-port N] [--images DIR]
+ *              [--host-pool BYTES] [--host-stack BYTES] [--port-file PATH]
+ *              [--control-plane-only] [--no-controllers] [--insecure-http]
+ *              [--node-grace S] [--pod-eviction S]
+ *   kube32-sim --join URL --token TOKEN [--ca-file FILE] [--boards ...] [--node-name N] ...
+ *
+ * Boards are named <profile>-<n> (cardputer-1, cardputer-2, host-1) unless --node-name
+ * names a single joining board. Their pod servers listen on --pod-port, --pod-port + 1, ...
+ * (7000 by default; 0 picks free ports). Every board reads modules from --images
+ * (DIR/images by default), its "SD card": an image "hello.wasm" is DIR/images/hello.wasm.
+ *
+ * With --join the process runs boards only and joins the control plane at URL (e.g.
+ * https://127.0.0.1:6443) with TOKEN: the admin token (any board name) or a node token
+ * (system:node:<name>, then --node-name must be that name). --ca-file is the control
+ * plane's DATA/pki/ca.crt.
+ *
+ * Stops cleanly on SIGTERM/SIGINT: the API server (ending every watch), the controllers,
+ * then the boards. Signal handling lives here: a board has no signals.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/k32_log.h"
+#include "kubelet/klet.h"
+#include "platform/k32_platform.h"
+#include "sim/sim.h"
+
+#define MAX_BOARDS SIM_MAX_LOCAL_BOARDS
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(void)
+{
+	fprintf(
+	    stderr,
+	    "usage: kube32-sim [options]\n"
+	    "  --data-dir DIR        store, certificates, tokens (default ./kube32-data)\n"
+	    "  --port N              API server port; 0 picks a free one (default 6443)\n"
+	    "  --host ADDR           address to bind (default 127.0.0.1)\n"
+	    "  --kubeconfig PATH     admin kubeconfig to write (default DIR/admin.kubeconfig)\n"
+	    "  --boards SPEC         boards as PROFILE:COUNT,... with profiles devkit,\n"
+	    "                        cardputer, host (default devkit:1,cardputer:1)\n"
+	    "  --pod-port N          first board's pod HTTP port, next boards +1 (default 7000;\n"
+	    "                        0: free ports)\n"
+	    "  --images DIR          the boards' image directory (default DIR/images)\n"
+	    "  --host-pool BYTES     pod pool of host boards (default 4194304)\n"
+	    "  --host-stack BYTES    interpreter stack of host boards (default 65536)\n"
+	    "  --port-file PATH      write the API port there once serving\n"
+	    "  --control-plane-only  no boards\n"
+	    "  --no-controllers      no scheduler or controllers (pods need spec.nodeName)\n"
+	    "  --insecure-http       plain HTTP API (kubectl then sends no token: tests only)\n"
+	    "  --node-grace S        seconds of Lease silence before a node is NotReady\n"
+	    "  --pod-eviction S      seconds from NotReady to evicting its pods\n"
+	    "  --join URL            run boards only, joining the control plane at URL\n"
+	    "  --token TOKEN         with --join: admin or node token\n"
+	    "  --ca-file FILE        with --join over https: the control plane's pki/ca.crt\n"
+	    "  --node-name NAME      with --join: name of the single board\n");
+}
+
+static bool parse_num(const char *flag, const char *v, unsigned long long max,
+		      unsigned long long *out)
+{
+	char *end;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (!*v || *end || n > max) {
+		fprintf(stderr, "kube32-sim: %s %s: expected a number 0..%llu\n", flag, v, max);
+		return false;
+	}
+	*out = n;
+	return true;
+}
+
+struct board_req {
+	const struct klet_profile *profile;
+	char name[96];
+};
+
+/* Parses "cardputer:2,host:1" into board names and profiles. */
+static int parse_boards(const char *spec, struct board_req *out, int cap)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s", spec);
+	int n = 0;
+	for (char *tok = buf, *next; tok && *tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = 0;
+		char *colon = strchr(tok, ':');
+		long count = 1;
+		if (colon) {
+			*colon = 0;
+			count = strtol(colon + 1, NULL, 10);
+		}
+		const struct klet_profile *p = sim_profile_find(tok);
+		if (!p || count < 1) {
+			fprintf(
+			    stderr,
+			    "kube32-sim: --boards: \"%s\": expected PROFILE[:COUNT] with PROFILE "
+			    "one of devkit, cardputer, host and COUNT >= 1\n",
+			    tok);
+			return -1;
+		}
+		for (long i = 1; i <= count; i++) {
+			if (n == cap) {
+				fprintf(stderr, "kube32-sim: --boards: more than %d boards\n", cap);
+				return -1;
+			}
+			out[n].profile = p;
+			snprintf(out[n].name, sizeof(out[n].name), "%.40s-%ld", tok, i);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* "https://host:port" -> parts. */
+static bool parse_url(const char *url, bool *tls, char *host, size_t cap, uint16_t *port)
+{
+	const char *p = url;
+	if (!strncmp(p, "https://", 8)) {
+		*tls = true;
+		p += 8;
+	} else if (!strncmp(p, "http://", 7)) {
+		*tls = false;
+		p += 7;
+	} else {
+		return false;
+	}
+	const char *colon = strrchr(p, ':');
+	if (!colon || (size_t)(colon - p) >= cap)
+		return false;
+	memcpy(host, p, (size_t)(colon - p));
+	host[colon - p] = 0;
+	long n = strtol(colon + 1, NULL, 10);
+	if (n <= 0 || n > 65535)
+		return false;
+	*port = (uint16_t)n;
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	const char *data_dir = "./kube32-data", *host = "127.0.0.1", *kubeconfig = NULL;
+	const char *boards_spec = "devkit:1,cardputer:1", *images = NULL, *port_file = NULL;
+	const char *join = NULL, *token = NULL, *ca_file = NULL, *node_name = NULL;
+	unsigned long long port = 6443, pod_port = 7000, host_pool = 0, host_stack = 0;
+	unsigned long long node_grace = 0, pod_eviction = 0;
+	bool cp_only = false, controllers = true, tls = true;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool ok = true;
+		if (!strcmp(a, "--control-plane-only")) {
+			cp_only = true;
+			continue;
+		} else if (!strcmp(a, "--no-controllers")) {
+			controllers = false;
+			continue;
+		} else if (!strcmp(a, "--insecure-http")) {
+			tls = false;
+			continue;
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage();
+			return 0;
+		}
+		if (!v) {
+			usage();
+			return 2;
+		}
+		i++;
+		if (!strcmp(a, "--data-dir"))
+			data_dir = v;
+		else if (!strcmp(a, "--port"))
+			ok = parse_num(a, v, 65535, &port);
+		else if (!strcmp(a, "--host"))
+			host = v;
+		else if (!strcmp(a, "--kubeconfig"))
+			kubeconfig = v;
+		else if (!strcmp(a, "--boards"))
+			boards_spec = v;
+		else if (!strcmp(a, "--pod-port"))
+			ok = parse_num(a, v, 65535, &pod_port);
+		else if (!strcmp(a, "--images"))
+			images = v;
+		else if (!strcmp(a, "--host-pool"))
+			ok = parse_num(a, v, 1ull << 32, &host_pool);
+		else if (!strcmp(a, "--host-stack"))
+			ok = parse_num(a, v, 64ull << 20, &host_stack);
+		else if (!strcmp(a, "--port-file"))
+			port_file = v;
+		else if (!strcmp(a, "--node-grace"))
+			ok = parse_num(a, v, 86400, &node_grace);
+		else if (!strcmp(a, "--pod-eviction"))
+			ok = parse_num(a, v, 86400, &pod_eviction);
+		else if (!strcmp(a, "--join"))
+			join = v;
+		else if (!strcmp(a, "--token"))
+			token = v;
+		else if (!strcmp(a, "--ca-file"))
+			ca_file = v;
+		else if (!strcmp(a, "--node-name"))
+			node_name = v;
+		else {
+			usage();
+			return 2;
+		}
+		if (!ok)
+			return 2;
+	}
+	struct k32_err err;
+	k32_err_clear(&err);
+	const struct k32_platform_ops *pl = k32_plat();
+	sim_profile_set_host((size_t)host_pool, (size_t)host_stack);
+
+	struct board_req reqs[MAX_BOARDS];
+	int nboards = 0;
+	if (!cp_only) {
+		nboards = parse_boards(boards_spec, reqs, MAX_BOARDS);
+		if (nboards < 0)
+			return 2;
+		if (node_name) {
+			if (nboards != 1) {
+				fprintf(stderr,
+					"kube32-sim: --node-name names one board; --boards "
+					"asks for %d\n",
+					nboards);
+				return 2;
+			}
+			snprintf(reqs[0].name, sizeof(reqs[0].name), "%s", node_name);
+		}
+	}
+	char images_default[512], kc_default[600];
+	if (!images) {
+		snprintf(images_default, sizeof(images_default), "%s/images", data_dir);
+		images = images_default;
+	}
+	if (pl->dir_create(data_dir, &err) || pl->dir_create(images, &err)) {
+		fprintf(stderr, "kube32-sim: %s\n", err.msg);
+		return 1;
+	}
+
+	struct sim_cp *cp = NULL;
+	char api_host[128];
+	uint16_t api_port = 0;
+	bool api_tls = tls;
+	char ca_path[600] = "";
+	if (join) {
+		if (!parse_url(join, &api_tls, api_host, sizeof(api_host), &api_port)) {
+			fprintf(stderr, "kube32-sim: --join %s: expected https://HOST:PORT\n",
+				join);
+			return 2;
+		}
+		if (!token) {
+			fprintf(stderr, "kube32-sim: --join needs --token (the admin token of the "
+					"control plane's kubeconfig, or a node token)\n");
+			return 2;
+		}
+		if (api_tls && !ca_file) {
+			fprintf(stderr,
+				"kube32-sim: --join %s needs --ca-file (the control plane's "
+				"DATA/pki/ca.crt)\n",
+				join);
+			return 2;
+		}
+		if (ca_file)
+			snprintf(ca_path, sizeof(ca_path), "%s", ca_file);
+	} else {
+		struct sim_cp_config cc = {.data_dir = data_dir,
+					   .host = host,
+					   .port = (uint16_t)port,
+					   .tls = tls,
+					   .controllers = controllers,
+					   .node_grace_s = (uint32_t)node_grace,
+					   .pod_eviction_s = (uint32_t)pod_eviction};
+		if (sim_cp_start(&cc, &cp, &err)) {
+			fprintf(stderr, "kube32-sim: starting the control plane on %s:%llu: %s\n",
+				host, port, err.msg);
+			return 1;
+		}
+		snprintf(api_host, sizeof(api_host), "%s", host);
+		api_port = sim_cp_port(cp);
+		if (sim_cp_ca_file(cp))
+			snprintf(ca_path, sizeof(ca_path), "%s", sim_cp_ca_file(cp));
+		if (!kubeconfig) {
+			snprintf(kc_default, sizeof(kc_default), "%s/admin.kubeconfig", data_dir);
+			kubeconfig = kc_default;
+		}
+		if (sim_write_kubeconfig(kubeconfig, tls ? "https" : "http", host, api_port,
+					 sim_cp_ca_file(cp), sim_cp_admin_token(cp), &err)) {
+			fprintf(stderr, "kube32-sim: writing %s: %s\n", kubeconfig, err.msg);
+			sim_cp_stop(cp);
+			return 1;
+		}
+		if (port_file) {
+			char p[16];
+			int n = snprintf(p, sizeof(p), "%u\n", (unsigned)api_port);
+			if (pl->file_write_atomic(port_file, p, (size_t)n, &err)) {
+				fprintf(stderr, "kube32-sim: writing %s: %s\n", port_file, err.msg);
+				sim_cp_stop(cp);
+				return 1;
+			}
+		}
+		fprintf(stderr,
+			"kube32-sim: control plane on %s://%s:%u (%s), data in %s, kubeconfig %s\n",
+			tls ? "https" : "http", host, (unsigned)api_port,
+			sim_cp_has_controllers(cp) ? "scheduler and controllers running"
+						   : "no controllers: pods need spec.nodeName",
+			data_dir, kubeconfig);
+	}
+
+	struct klet *klets[MAX_BOARDS] = {0};
+	int rc = 0;
+	for (int i = 0; i < nboards; i++) {
+		char tok[128];
+		const char *btoken = token;
+		if (cp) {
+			if (sim_cp_node_token(cp, reqs[i].name, tok, sizeof(tok), &err)) {
+				fprintf(stderr, "kube32-sim: token for %s: %s\n", reqs[i].name,
+					err.msg);
+				rc = 1;
+				goto out_stop;
+			}
+			btoken = tok[0] ? tok : NULL;
+		}
+		struct sim_board_config bc = {
+		    .name = reqs[i].name,
+		    .profile = reqs[i].profile,
+		    .api_host = api_host,
+		    .api_port = api_port,
+		    .ca_file = api_tls ? ca_path : NULL,
+		    .token = btoken,
+		    .image_dir = images,
+		    .pod_port = pod_port ? (uint16_t)(pod_port + (unsigned long long)i) : 0,
+		};
+		if (sim_board_start(&bc, &klets[i], &err)) {
+			fprintf(stderr, "kube32-sim: board %s: %s\n", reqs[i].name, err.msg);
+			rc = 1;
+			goto out_stop;
+		}
+		if (cp && sim_cp_attach_klet(cp, klets[i], &err))
+			fprintf(stderr, "kube32-sim: %s (logs of %s go through its pod server)\n",
+				err.msg, reqs[i].name);
+		fprintf(stderr,
+			"kube32-sim: board %s (%s): pod pool %zu bytes, interpreter stack %zu "
+			"bytes, pod server 127.0.0.1:%u, images %s\n",
+			reqs[i].name, reqs[i].profile->name, reqs[i].profile->pod_pool_bytes,
+			reqs[i].profile->interp_stack, (unsigned)klet_pod_http_port(klets[i]),
+			images);
+	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	if (cp)
+		fprintf(stderr, "kube32-sim: ready: KUBECONFIG=%s kubectl get nodes,pods -A\n",
+			kubeconfig);
+	else
+		fprintf(stderr, "kube32-sim: %d board(s) joined %s\n", nboards, join);
+	while (!stop_requested)
+		pl->sleep_us(100000);
+	fprintf(stderr, "kube32-sim: stopping\n");
+out_stop:
+	/* the API server first: its stop ends the boards' watches at once */
+	sim_cp_stop(cp);
+	for (int i = 0; i < nboards; i++)
+		klet_free(klets[i]);
+	return rc;
+}

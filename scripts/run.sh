@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# scripts/run.sh BUILD_DIR - what `make run` calls: starts kube32-sim with a demo cluster
+# (a devkit board and a cardputer worker) whose image directory holds the example pods,
+# applies the example Deployment of the hello pod (apps/examples) once the controllers
+# run, and prints the kubectl line to use. The cluster lives in var/ (kubeconfig:
+# var/kubeconfig) and keeps its objects across runs; Ctrl-C stops it.
+set -euo pipefail
+BUILD=${1:-build}
+shift || true
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SIM="$BUILD/cmd/kube32-sim/kube32-sim"
+if [ ! -x "$SIM" ]; then
+	echo "run.sh: $SIM not built (run make first)" >&2
+	exit 1
+fi
+VAR="$ROOT/var"
+mkdir -p "$VAR/data" "$VAR/images"
+# Every board's "SD card": the example pods under their file names.
+found=0
+for m in "$BUILD"/apps/*/*.wasm; do
+	[ -e "$m" ] || continue
+	cp -f "$m" "$VAR/images/"
+	found=1
+done
+if [ "$found" = 0 ]; then
+	echo "run.sh: no example pods under $BUILD/apps (clang and wasm-ld are needed to build them)" >&2
+fi
+KC="$VAR/kubeconfig"
+"$SIM" --data-dir "$VAR/data" --images "$VAR/images" --kubeconfig "$KC" \
+	--boards devkit:1,cardputer:1 --pod-port 7000 "$@" &
+PID=$!
+trap 'kill -TERM $PID 2>/dev/null; wait $PID 2>/dev/null' INT TERM
+# wait for the kubeconfig and the nodes
+for _ in $(seq 1 100); do
+	[ -s "$KC" ] && break
+	kill -0 $PID 2>/dev/null || { wait $PID; exit 1; }
+	sleep 0.1
+done
+if command -v kubectl >/dev/null 2>&1 && [ -s "$KC" ]; then
+	for _ in $(seq 1 50); do
+		KUBECONFIG="$KC" kubectl get nodes >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	KUBECONFIG="$KC" kubectl apply -f "$ROOT/apps/examples/hello-deployment.yaml" >/dev/null 2>&1 &&
+		echo "run.sh: applied apps/examples/hello-deployment.yaml (2 hello pods)" >&2 || true
+fi
+cat >&2 <<MSG
+
+kube32 is running. In another terminal:
+
+  KUBECONFIG=$KC kubectl get nodes,pods -o wide
+  KUBECONFIG=$KC kubectl logs deploy/hello
+  curl -H 'X-Kube32-Pod: default/<hello pod name>' http://127.0.0.1:7000/   (7001: the cardputer)
+
+Ctrl-C stops the cluster (its objects stay in var/data).
+MSG
+wait $PID
