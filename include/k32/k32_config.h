@@ -145,7 +145,7 @@ _Static_assert(K32_WASM_MAX_BLOCK_DEPTH >= 16 && K32_WASM_MAX_HOST_RESULTS >= 1,
 #define K32_KOBJ_MAX_HANDLES 64
 #endif
 
-/* Channel pairs alive at once (both endpoints count as one). ~104 B per pair on 32-bit. */
+/* Channel pairs alive at once (both endpoints count as one). 96 B per pair on 32-bit. */
 #ifndef K32_KOBJ_MAX_CHANNELS
 #define K32_KOBJ_MAX_CHANNELS 64
 #endif
@@ -226,7 +226,7 @@ _Static_assert(K32_WASM_MAX_BLOCK_DEPTH >= 16 && K32_WASM_MAX_HOST_RESULTS >= 1,
 #define K32_KOBJ_MAX_PORTS 16
 #endif
 
-/* wait_async observers armed or queued, node-wide. Each embeds its 48 B packet (~80 B). */
+/* wait_async observers armed or queued, node-wide. Each embeds its 48 B packet (96 B). */
 #ifndef K32_KOBJ_MAX_PORT_OBSERVERS
 #define K32_KOBJ_MAX_PORT_OBSERVERS 128
 #endif
@@ -495,6 +495,17 @@ _Static_assert(K32_HTTP_MAX_HEADER_BYTES >= 256 && K32_HTTP_MAX_HEADER_BYTES <= 
 /* Seconds within which a repeated event joins its series (kube's recorder uses 10 min). */
 #ifndef K32_API_EVENT_SERIES_S
 #define K32_API_EVENT_SERIES_S 600
+#endif
+
+/* Seconds an Event is kept after its last occurrence (kube-apiserver's --event-ttl is 1 h);
+ * api_events_gc deletes older ones, at most K32_API_EVENT_GC_BATCH per call. */
+#ifndef K32_API_EVENT_TTL_S
+#define K32_API_EVENT_TTL_S 3600
+#endif
+
+/* Events one api_events_gc call deletes at most (bounded work per call). */
+#ifndef K32_API_EVENT_GC_BATCH
+#define K32_API_EVENT_GC_BATCH 64
 #endif
 
 /* Store events one watch stream takes per pull. Bytes: 32 per event per open watch. */

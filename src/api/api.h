@@ -143,4 +143,13 @@ k32_status_t api_event_record(struct api_server *api, const struct api_event_ref
 			      const char *type, const char *reason, const char *message,
 			      const char *component, struct k32_err *err);
 
+/*
+ * Deletes Events (core/v1 and events.k8s.io/v1) whose last occurrence is older than
+ * K32_API_EVENT_TTL_S at wall time now_s, at most K32_API_EVENT_GC_BATCH per call;
+ * *out_deleted (may be NULL) counts them. api_event_record runs it every 32 new events;
+ * a controller may also call it on a timer. Any thread.
+ */
+k32_status_t api_events_gc(struct api_server *api, uint64_t now_s, uint32_t *out_deleted,
+			   struct k32_err *err);
+
 #endif /* API_H */

@@ -371,6 +371,19 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 	}
 	if (api_q(rq, "continue", tok, sizeof(tok)) && tok[0])
 		opts.continue_token = tok;
+	/* resourceVersionMatch=Exact: read at that revision (410 once it left the history) */
+	if (api_q(rq, "resourceVersionMatch", v, sizeof(v)) && !strcmp(v, "Exact") &&
+	    api_q(rq, "resourceVersion", v, sizeof(v)) && v[0]) {
+		char *end;
+		opts.rev = strtoull(v, &end, 10);
+		if (*end || !opts.rev) {
+			api_fail_set(
+			    &f, 400, "BadRequest",
+			    "resourceVersion=%s: expected a revision from a list or an object", v);
+			api_out_fail(out, &f);
+			goto out_free;
+		}
+	}
 	if (flt->has_l || flt->has_f) {
 		opts.filter = api_store_filter;
 		opts.filter_ctx = flt;
@@ -381,7 +394,9 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 	api_key(rq->res, rq->ns, "", &key);
 	k32_status_t st = store_list(api->store, &key, &opts, &list, &err);
 	if (st) {
-		if (st == K32_ERR_COMPACTED)
+		if (st == K32_ERR_OUT_OF_RANGE)
+			api_fail_set(&f, 504, "Timeout", "Too large resource version: %s", err.msg);
+		else if (st == K32_ERR_COMPACTED)
 			api_fail_set(&f, 410, "Expired",
 				     "The provided continue parameter is too old to display a "
 				     "consistent list result. You can start a new list without the "

@@ -6,7 +6,9 @@
  * the same (namespace, object, type, reason, message) within K32_API_EVENT_SERIES_S seconds
  * bumps `count` and `lastTimestamp` of the existing Event instead of creating another. The
  * series table is fixed (K32_API_EVENT_SERIES_MAX slots, least recently used replaced), so
- * a burst of distinct events costs no memory beyond it.
+ * a burst of distinct events costs no memory beyond it. api_events_gc deletes events older
+ * than K32_API_EVENT_TTL_S (bounded per call) so a long-running cluster's events do not
+ * fill the store.
  * Context: any thread (api->mu guards the table; the store writes are outside it).
  */
 #include "api/api_srv.h"
@@ -82,6 +84,77 @@ static bool api_event_bump(struct api_server *api, const char *ns, const char *n
 	return ok;
 }
 
+/* Wall time of an event's last occurrence (0 if it has none). */
+static uint64_t api_event_last(const cJSON *e)
+{
+	static const char *const fields[] = {"lastTimestamp", "series.lastObservedTime",
+					     "deprecatedLastTimestamp", "eventTime",
+					     "metadata.creationTimestamp"};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const char *v = api_jstr(e, fields[i]);
+		uint64_t t;
+		if (v && api_parse_time(v, &t))
+			return t;
+	}
+	return 0;
+}
+
+struct api_gc_ctx {
+	uint64_t cutoff;
+};
+
+static bool api_event_old(void *ctx, const struct store_obj *o)
+{
+	const struct api_gc_ctx *gc = ctx;
+	cJSON *e = api_parse_obj(o);
+	uint64_t t = e ? api_event_last(e) : 0;
+	cJSON_Delete(e);
+	return t && t < gc->cutoff;
+}
+
+k32_status_t api_events_gc(struct api_server *api, uint64_t now_s, uint32_t *out_deleted,
+			   struct k32_err *err)
+{
+	static const char *const groups[] = {"", "events.k8s.io"};
+	uint32_t deleted = 0;
+	struct api_gc_ctx gc = {now_s > K32_API_EVENT_TTL_S ? now_s - K32_API_EVENT_TTL_S : 0};
+	k32_status_t st = K32_OK;
+	for (size_t g = 0; g < 2 && deleted < K32_API_EVENT_GC_BATCH; g++) {
+		const struct api_resource *res = api_registry_find(groups[g], "v1", "events");
+		struct store_list list;
+		struct store_key key;
+		struct store_list_opts opts = {.limit = K32_API_EVENT_GC_BATCH - deleted,
+					       .filter = api_event_old,
+					       .filter_ctx = &gc};
+		memset(&list, 0, sizeof(list));
+		api_key(res, "", "", &key);
+		st = store_list(api->store, &key, &opts, &list, err);
+		for (uint32_t i = 0; !st && i < list.count; i++) {
+			/* key /<group>/events/<ns>/<name>: delete exactly that version */
+			char kbuf[K32_STORE_KEY_MAX];
+			snprintf(kbuf, sizeof(kbuf), "%s", store_obj_key(list.items[i]));
+			char *name = strrchr(kbuf, '/');
+			char *ns = NULL;
+			if (name) {
+				*name++ = 0;
+				ns = strrchr(kbuf, '/');
+			}
+			if (!name || !ns)
+				continue;
+			struct store_key dk;
+			struct k32_err derr;
+			api_key(res, ns + 1, name, &dk);
+			if (store_delete(api->store, &dk, list.items[i]->mod_rev, NULL, NULL,
+					 &derr) == K32_OK)
+				deleted++;
+		}
+		store_list_fini(api->store, &list);
+	}
+	if (out_deleted)
+		*out_deleted = deleted;
+	return st;
+}
+
 k32_status_t api_event_record(struct api_server *api, const struct api_event_ref *ref,
 			      const char *type, const char *reason, const char *message,
 			      const char *component, struct k32_err *err)
@@ -147,6 +220,8 @@ k32_status_t api_event_record(struct api_server *api, const struct api_event_ref
 	k32_buf_fini(&out);
 	if (st)
 		return st;
+	if ((++api->events_recorded & 31) == 0)
+		api_events_gc(api, now, NULL, NULL);
 	k32_mutex_lock(&api->mu);
 	lru->hash = h;
 	lru->last_s = now;

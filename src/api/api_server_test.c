@@ -235,6 +235,26 @@ static void test_list(void **state)
 	       req(fx, "GET", "/api/v1/namespaces/lst/configmaps?labelSelector=a%20in%20(", NULL));
 	EXPECT(fx, 400, req(fx, "GET", "/api/v1/pods?fieldSelector=spec.bogus%3D1", NULL));
 	EXPECT(fx, 400, req(fx, "GET", "/api/v1/pods?limit=-1", NULL));
+	/* an exact-revision read sees the past; a future revision is refused */
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/lst/configmaps?limit=1", NULL));
+	char rv0[32], target2[200];
+	outs(fx, "metadata.resourceVersion", rv0, sizeof(rv0));
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/lst/configmaps",
+		   "{\"metadata\":{\"name\":\"later\"}}"));
+	snprintf(target2, sizeof(target2),
+		 "/api/v1/namespaces/lst/configmaps?resourceVersionMatch=Exact&resourceVersion=%s",
+		 rv0);
+	EXPECT(fx, 200, req(fx, "GET", target2, NULL));
+	l = outj(fx);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 5);
+	cJSON_Delete(l);
+	EXPECT(fx, 504,
+	       req(fx, "GET",
+		   "/api/v1/namespaces/lst/"
+		   "configmaps?resourceVersionMatch=Exact&resourceVersion=999999",
+		   NULL));
+	EXPECT(fx, 200, req(fx, "DELETE", "/api/v1/namespaces/lst/configmaps/later", NULL));
 	/* deletecollection by selector */
 	EXPECT(fx, 200,
 	       req(fx, "DELETE", "/api/v1/namespaces/lst/configmaps?labelSelector=odd%3Dno", NULL));
@@ -550,6 +570,21 @@ static void test_protobuf_and_events(void **state)
 	assert_int_equal(cJSON_GetArraySize(items), 1);
 	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 0), "count")->valueint, 2);
 	cJSON_Delete(l);
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/demo/events", NULL));
+	l = outj(fx);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 2);
+	cJSON_Delete(l);
+	/* GC: an event last seen long ago goes; recent ones stay */
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/demo/events",
+		   "{\"metadata\":{\"name\":\"old\"},\"involvedObject\":{\"kind\":\"Pod\",\"name\":"
+		   "\"p\"},"
+		   "\"reason\":\"Old\",\"message\":\"m\",\"type\":\"Normal\",\"lastTimestamp\":"
+		   "\"2020-01-01T00:00:00Z\"}"));
+	uint32_t deleted = 0;
+	assert_int_equal(api_events_gc(fx->api, k32_plat()->wall_s(), &deleted, &err), K32_OK);
+	assert_int_equal(deleted, 1);
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/demo/events/old", NULL));
 	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/demo/events", NULL));
 	l = outj(fx);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 2);

@@ -45,8 +45,9 @@ struct api_server {
 	size_t token_count;
 	struct api_identity admin; /* identity of in-process calls */
 	struct api_series series[K32_API_EVENT_SERIES_MAX];
-	uint32_t name_seq; /* for generated names */
-	api_log_fn log_fn; /* pod logs, or NULL */
+	uint32_t name_seq;	  /* for generated names */
+	uint32_t events_recorded; /* api_event_record calls (GC every 32) */
+	api_log_fn log_fn;	  /* pod logs, or NULL */
 	void *log_ctx;
 };
 
