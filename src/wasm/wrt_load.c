@@ -40,6 +40,11 @@ struct wrt_ctl {
 	uint32_t else_pos;	/* if: word of BR_IFZ's offset, WRT_NO_INDEX if none */
 	uint32_t loop_gas_pos;	/* loop: its header GAS immediate, WRT_NO_INDEX if none */
 	uint32_t gas_entry;	/* the open GAS immediate when the block began */
+	uint32_t body_pc;	/* loop: first word after the header (and its GAS op) */
+	uint32_t head_pc;	/* loop: its leading exit test (if or br_if), else WRT_NO_INDEX */
+	uint32_t head_target;	/* loop: ctl index that test jumps to */
+	uint8_t head_kind;	/* loop: 1 = if test, 2 = br_if exit, 0 = none */
+	uint32_t head_else;	/* loop with an if test: that if's else_pos word */
 };
 
 struct wrt_ld {
@@ -1054,6 +1059,8 @@ static void push_ctl(struct wrt_ld *ld, uint8_t kind, const uint8_t *params, uin
 	c->label_pc = WRT_NO_INDEX;
 	c->loop_gas_pos = WRT_NO_INDEX;
 	c->gas_entry = ld->gas_pos;
+	c->body_pc = WRT_NO_INDEX;
+	c->head_pc = WRT_NO_INDEX;
 	push_types(ld, params, np);
 	label_here(ld);
 }
@@ -1576,12 +1583,102 @@ static bool fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct 
 }
 
 /* br / br_if to c: label values are operands [h - n, h); cond (br_if) was operand h. */
+/* Remembers that the conditional branch at test_pc is the first thing loop ctl[li] does. */
+static void note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uint8_t kind,
+			   uint32_t target)
+{
+	if (li >= ld->cd || ld->st)
+		return;
+	struct wrt_ctl *l = &ld->ctl[li];
+	if (l->kind != CTL_LOOP || l->body_pc != test_pc || l->np)
+		return;
+	if (kind == 2 && target >= li)
+		return; /* only exits to enclosing blocks */
+	l->head_pc = test_pc;
+	l->head_kind = kind;
+	l->head_target = target;
+	l->head_else = kind == 1 ? ld->ctl[target].else_pos : WRT_NO_INDEX;
+}
+
+/*
+ * Loop rotation for `br` back to a loop whose first instruction is its exit test (while
+ * loops: clang's `loop { if (c) { ...; br 1 } }` and `loop { br_if exit (!c); ...; br 0 }`):
+ * instead of jumping back to the test, repeat it here, jumping into the body when the loop
+ * continues. Saves one dispatch per iteration. Only from the loop header's gas region (the
+ * repeated test charges the region like a fused back-edge).
+ */
+static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
+{
+	uint32_t li = (uint32_t)(c - ld->ctl);
+	if (c->kind != CTL_LOOP || c->head_pc == WRT_NO_INDEX || c->np)
+		return false;
+	if (ld->m->metered && ld->gas_pos != c->loop_gas_pos)
+		return false;
+	uint8_t next = ld->pos < ld->end ? ld->b[ld->pos] : 0;
+	if (c->head_kind == 1) {
+		/* the if is the innermost block, in its then-arm, and this br ends the arm: the
+		 * code after this instruction is the else arm or the if's end */
+		if (ld->cd - 1 != li + 1 || top(ld)->kind != CTL_IF ||
+		    top(ld)->else_pos != c->head_else || (next != 0x05 && next != 0x0B))
+			return false;
+	} else if (c->head_target >= ld->cd) {
+		return false;
+	}
+	uint32_t w0 = ld->code[c->head_pc];
+	uint32_t op = w0 & 0xFFFFu, len, inv;
+	if (op == WRT_OP_BR_IFZ) {
+		inv = WRT_OP_BR_IF;
+		len = 2;
+	} else if (op == WRT_OP_BR_IF) {
+		inv = WRT_OP_BR_IFZ;
+		len = 3;
+	} else if (op >= WRT_OP_BR_EQ && op < WRT_OP_BR_EQ + 20) {
+		uint32_t k = (op - WRT_OP_BR_EQ) / 2, imm = (op - WRT_OP_BR_EQ) % 2;
+		inv = WRT_OP_BR_EQ + 2 * wrt_cmp_inverse[k] + imm;
+		len = 4;
+	} else {
+		return false;
+	}
+	uint32_t gas = ld->m->metered ? ld->code[ld->gas_pos] : 0;
+	uint32_t body = c->head_pc + len;
+	if (inv == WRT_OP_BR_IFZ) {
+		/* a br_if head tested "non-zero exits": continue when zero (BR_IFZ has no gas
+		 * word, so keep the plain back-edge when metering) */
+		if (ld->m->metered)
+			return false;
+		emit(ld, (w0 & 0xFFFF0000u) | inv);
+		emit(ld, body - ld->ncode);
+	} else if (inv == WRT_OP_BR_IF) {
+		emit(ld, (w0 & 0xFFFF0000u) | inv);
+		emit(ld, body - ld->ncode);
+		emit(ld, gas);
+	} else {
+		emit(ld, (w0 & 0xFFFF0000u) | inv);
+		emit(ld, ld->code[c->head_pc + 1]);
+		emit(ld, body - ld->ncode);
+		emit(ld, gas);
+	}
+	if (c->head_kind == 2) { /* falling through leaves the loop: go where its test went */
+		emit(ld, WRT_OP_BR);
+		emit_target(ld, &ld->ctl[c->head_target], true);
+	}
+	label_here(ld);
+	return true;
+}
+
 static void emit_branch(struct wrt_ld *ld, bool cond, struct wrt_ctl *c, uint32_t n, uint32_t h)
 {
 	uint32_t dst = home(ld, c->height);
 	uint32_t src = home(ld, h - n);
 	bool lazy = any_lazy(ld, h - n, h);
+	uint32_t test_pc = ld->ncode;
+	if (cond && !lazy && (n == 0 || dst == src) && fresh_result(ld, h) && ld->last_cmp >= 0)
+		test_pc = ld->last_start;
+	if (cond && n == 0)
+		note_loop_head(ld, ld->cd - 1, test_pc, 2, (uint32_t)(c - ld->ctl));
 	if (cond && !lazy && (n == 0 || dst == src) && fuse_cmp_branch(ld, h, false, c, true))
+		return;
+	if (!cond && n == 0 && rotate_back_edge(ld, c))
 		return;
 	materialize_range(ld, h - n, h);
 	uint32_t cs = cond ? opnd(ld, h) : 0;
@@ -1682,18 +1779,22 @@ static void op_block(struct wrt_ld *ld, uint8_t op, size_t off)
 	if (!lv)
 		return;
 	if (op == 0x04) {
+		uint32_t test_pc;
 		if (fuse) {
 			ld->last_end =
 			    saved_end; /* push_ctl ended tracking; the compare is fresh */
+			test_pc = ld->last_start;
 			fuse_cmp_branch(ld, cond, true, c, false);
 			c->else_pos = c->patch; /* the fused branch's offset word */
 			c->patch = WRT_NO_INDEX;
 		} else {
 			uint32_t cs = opnd(ld, cond);
+			test_pc = ld->ncode;
 			emit_op(ld, WRT_OP_BR_IFZ, cs);
 			c->else_pos = ld->ncode;
 			emit(ld, WRT_NO_INDEX);
 		}
+		note_loop_head(ld, ld->cd - 2, test_pc, 1, ld->cd - 1);
 		/* no new gas region: the then-arm is charged with the region before the if
 		 * (an over-charge by the arm's length when it is skipped) */
 		label_here(ld);
@@ -1708,6 +1809,7 @@ static void op_block(struct wrt_ld *ld, uint8_t op, size_t off)
 		} else {
 			c->label_pc = ld->ncode;
 		}
+		c->body_pc = ld->ncode;
 	}
 }
 

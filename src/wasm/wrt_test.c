@@ -657,7 +657,7 @@ static void test_nan_and_stats(void **state)
 		if (counts[i] >= 50 && !strcmp(wrt_op_name(i), "I32_ADD_I"))
 			saw_add = true;
 	}
-	assert_true(total >= 150);
+	assert_true(total >= 100); /* count(50): ~2 ops per iteration */
 	assert_true(saw_add);
 	rt_close(&rt);
 }
