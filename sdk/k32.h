@@ -234,4 +234,81 @@ _Static_assert(sizeof(kx_info_t) == 32, "kx_info_t layout");
 
 /* ==== end of kobj ========================================================================= */
 
+/* ==== hardware / drivers (owned by src/hw; hardware.md section 6) ============================
+ * What a driver pod imports to talk to its Devices. Results are >= 0 on success and one of
+ * the K32_E* codes below otherwise (these are NOT the KX_ERR_* values of the kobj section).
+ * Pointers are checked against the pod's linear memory: a bad one gives K32_EINVAL, never a
+ * trap. A pod reaches only the (bus, mux_channel, addr) triples of the Devices the kubelet
+ * bound it to; anything else is K32_EPERM.
+ *
+ * A driver is reactive: the node calls the exported k32_init once, then k32_tick each time
+ * the delay the previous tick returned (ms) has passed. Long waits are tick delays, not
+ * sleeps: k32_sleep_ms stalls the interpreter task that serves every driver on the node.
+ */
+
+#define K32_EINVAL    (-1) /* bad argument, buffer outside linear memory */
+#define K32_EPERM     (-2) /* (bus, channel, addr) not granted to this pod */
+#define K32_ENODEV    (-3) /* address NACK: device absent or channel off */
+#define K32_EIO	      (-4) /* data NACK, arbitration loss, bus error */
+#define K32_ETIMEDOUT (-5) /* transfer or bus-lock wait timed out */
+#define K32_ENOSPC    (-6) /* output buffer too small */
+#define K32_ENOENT    (-7) /* no such device index or parameter */
+#define K32_MUX_NONE  0xFFFFFFFFu
+#define K32_I2C_MAX   128 /* max wlen and rlen */
+#define K32_SLEEP_MAX_MS 10
+
+#if defined(__wasm__)
+#define K32_EXPORT(name) __attribute__((export_name(#name)))
+#else
+#define K32_EXPORT(name)
+#endif
+
+typedef struct {		/* 40 bytes, little-endian, 4-byte aligned */
+	uint32_t bus;		/* platform bus index */
+	uint32_t mux_channel;	/* 0..7 or K32_MUX_NONE */
+	uint32_t addr;		/* 7-bit address */
+	uint32_t flags;		/* reserved, 0 */
+	char model[24];		/* NUL-terminated, e.g. "bme688" */
+} k32_device_info;
+
+/* One I2C transaction: write wlen bytes, repeated START, read rlen bytes (either may be 0).
+ * The node takes the bus lock and selects mux_channel when it differs from the cached one. */
+K32_IMPORT(k32_i2c_write_read)
+int32_t k32_i2c_write_read(uint32_t bus, uint32_t mux_channel, uint32_t addr, const void *wbuf,
+			   uint32_t wlen, void *rbuf, uint32_t rlen);
+/* Device `index` of this pod (0 = its first Device). K32_ENOENT past the last. */
+K32_IMPORT(k32_device_get)
+int32_t k32_device_get(uint32_t index, k32_device_info *out, uint32_t out_len);
+/* spec.params[key] of Device `index` into buf (NUL-terminated when it fits): its length. */
+K32_IMPORT(k32_device_param)
+int32_t k32_device_param(uint32_t index, const char *key, uint32_t key_len, char *buf,
+			 uint32_t buf_len);
+K32_IMPORT(k32_time_us) int64_t k32_time_us(void); /* monotonic since node boot */
+K32_IMPORT(k32_time_ms) int64_t k32_time_ms(void);
+/* At most K32_SLEEP_MAX_MS, else K32_EINVAL. */
+K32_IMPORT(k32_sleep_ms) int32_t k32_sleep_ms(uint32_t ms);
+/* level 0 error .. 3 debug; rate-limited, reaches kubectl logs. */
+K32_IMPORT(k32_log) void k32_log(uint32_t level, const char *msg, uint32_t len);
+/* Stages key := v printed with `decimals` digits (0: integer, exact up to 2^53). */
+K32_IMPORT(k32_reading_f64)
+int32_t k32_reading_f64(const char *key, uint32_t key_len, double v, int32_t decimals);
+K32_IMPORT(k32_reading_str)
+int32_t k32_reading_str(const char *key, uint32_t key_len, const char *v, uint32_t v_len);
+/* Device `index`'s readings := the staged set (one status update); returns how many. */
+K32_IMPORT(k32_publish) int32_t k32_publish(uint32_t device_index);
+/* Sets the Device's Ready condition (reason e.g. "NotFound", "BusError", "Reading"). */
+K32_IMPORT(k32_device_condition)
+int32_t k32_device_condition(uint32_t device_index, uint32_t ready, const char *reason,
+			     uint32_t reason_len, const char *msg, uint32_t msg_len);
+
+/* Exported by every driver:
+ *   K32_EXPORT(k32_init) int32_t k32_init(void);   < 0: failed, restarted with back-off
+ *   K32_EXPORT(k32_tick) int32_t k32_tick(void);   >= 0: ms to the next tick; < 0: error */
+
+#if defined(__wasm32__)
+_Static_assert(sizeof(k32_device_info) == 40, "k32_device_info layout");
+#endif
+
+/* ==== end of hardware / drivers =========================================================== */
+
 #endif /* K32_SDK_H */
