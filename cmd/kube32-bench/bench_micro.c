@@ -1076,6 +1076,101 @@ static void b_rt_spsc(struct brun *r)
 	linux_rt(r, RT_SPSC);
 }
 
+/* ---- ChannelMultiProcess: a writer loop against a reader on another thread ------------ */
+
+struct drain {
+	kobj_handle_t h;
+	int fd;
+	uint64_t count;
+	uint32_t len;
+};
+
+static void kube_drainer(void *arg)
+{
+	struct drain *d = arg;
+	uint8_t b[1024];
+	uint32_t nb, nh;
+	for (uint64_t got = 0; got < d->count;) {
+		k32_status_t st = kobj_channel_read(&S, d->h, 0, b, NULL, sizeof(b), 0, &nb, &nh);
+		if (st == K32_OK)
+			got++;
+		else if (st == K32_ERR_SHOULD_WAIT)
+			kobj_object_wait_one(&S, d->h, KOBJ_SIG_READABLE | KOBJ_SIG_PEER_CLOSED,
+					     KOBJ_TIME_INFINITE, NULL);
+		else
+			break;
+	}
+}
+
+static void *linux_drainer(void *arg)
+{
+	struct drain *d = arg;
+	uint8_t b[1024];
+	for (uint64_t got = 0; got < d->count; got++)
+		full_read(d->fd, b, d->len);
+	return NULL;
+}
+
+/* Writer loop, reader on the helper; back-pressure (SHOULD_WAIT + wait WRITABLE) counted. */
+static void b_channel_mt_write(struct brun *r)
+{
+	kobj_handle_t c, sh;
+	struct drain d = {.count = r->iters, .len = 64};
+	struct k32_task *t;
+	struct k32_err err;
+	int place = (int)(r->arg & 1);
+	kobj_set_spin_ns(place == PLACE_SAME_CORE ? 0 : bench_cross_spin_ns);
+	bench_pause(r);
+	CHECK(kobj_channel_create(&O, 0, &c, &sh));
+	CHECK(kobj_handle_transfer(&O, sh, &S, &d.h));
+	if (k32_plat()->task_create(&t, "drain", kube_drainer, &d, 0, helper_core(r->arg & 1),
+				    &err) != K32_OK) {
+		r->skip = "task_create failed";
+		return;
+	}
+	bench_resume(r);
+	for (uint64_t i = 0; i < r->iters;) {
+		k32_status_t st = kobj_channel_write(&O, c, 0, buf_a, 64, NULL, 0);
+		if (st == K32_OK)
+			i++;
+		else
+			kobj_object_wait_one(&O, c, KOBJ_SIG_WRITABLE | KOBJ_SIG_PEER_CLOSED,
+					     KOBJ_TIME_INFINITE, NULL);
+	}
+	bench_pause(r);
+	k32_plat()->task_join(t);
+	kobj_handle_close(&S, d.h);
+	kobj_handle_close(&O, c);
+	bench_resume(r);
+	kobj_set_spin_ns(K32_KOBJ_SPIN_NS);
+}
+
+static void l_pipe_mt_write(struct brun *r)
+{
+	int fd[2];
+	struct drain d = {.count = r->iters, .len = 64};
+	pthread_t t;
+	pthread_attr_t attr;
+	cpu_set_t set;
+	bench_pause(r);
+	CHECK(pipe2(fd, O_CLOEXEC));
+	d.fd = fd[0];
+	CPU_ZERO(&set);
+	CPU_SET(helper_core(r->arg & 1), &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	pthread_create(&t, &attr, linux_drainer, &d);
+	pthread_attr_destroy(&attr);
+	bench_resume(r);
+	for (uint64_t i = 0; i < r->iters; i++)
+		full_write(fd[1], buf_a, 64);
+	bench_pause(r);
+	pthread_join(t, NULL);
+	close(fd[0]);
+	close(fd[1]);
+	bench_resume(r);
+}
+
 /* ---- the list ---------------------------------------------------------------------------- */
 
 #define SC PLACE_SAME_CORE
@@ -1117,6 +1212,8 @@ const struct brow bench_micro_rows[] = {
 	{"Socket/Read/32k", b_socket_read, 32768, 32768, "socketpair read", l_socket_read, false},
 	{"Fifo/WriteRead/4x16", b_fifo_write_read, 0, 64, "pipe write+read 64", l_pipe_64, false},
 	{"Thread/CreateAndJoin", b_thread_create_join, 0, 0, "pthread_create+join", l_thread_create_join, true},
+	{"ChannelMultiThread/Write/64/SameCore", b_channel_mt_write, SC, 64, "pipe write, reader thread", l_pipe_mt_write, true},
+	{"ChannelMultiThread/Write/64/CrossCore", b_channel_mt_write, XC, 64, "pipe write, reader thread", l_pipe_mt_write, true},
 	{"RoundTrip_BasicChannel/SameCore", b_rt_channel, SC, 0, "pipe round trip", l_rt_pipe, true},
 	{"RoundTrip_BasicChannel/CrossCore", b_rt_channel, XC, 0, "pipe round trip", l_rt_pipe, true},
 	{"RoundTrip_ChannelCall/SameCore", b_rt_channel, SC | 2, 0, "pipe round trip", l_rt_pipe, true},
