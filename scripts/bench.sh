@@ -30,6 +30,9 @@ bench src/store/store-bench "$build/store-bench-data"
 # Kernel objects: the zircon-benchmarks list vs pipe/socketpair/eventfd/futex/condvar/pthread.
 bench cmd/kube32-bench/kube32-bench micro
 
+# Controllers: pod created -> bound by the scheduler, ReplicaSet scaled -> its pod bound.
+bench src/ctrl/ctrl-bench 50
+
 if [ "$ran" -eq 0 ]; then
 	echo "bench: no benchmark is built yet; nothing was measured"
 fi
