@@ -358,9 +358,12 @@ struct http_client;
 struct http_client_config {
 	const char *host; /* "127.0.0.1" or "localhost" */
 	uint16_t port;
-	bool tls;		  /* HTTPS */
-	const char *ca_file;	  /* PEM CA to verify the server with (required for tls) */
-	const char *server_name;  /* name checked against the certificate; NULL: host */
+	bool tls;	     /* HTTPS */
+	const char *ca_file; /* PEM CA to verify the server with (required for tls) */
+	/* Name checked against the certificate; NULL: host. mbedTLS 2.28 matches DNS names
+	 * only, so for an IPv4 host "localhost" is checked (every serving certificate made by
+	 * http_tls_ensure carries it); the chain must still lead to ca_file. */
+	const char *server_name;
 	const char *bearer_token; /* sent as "Authorization: Bearer ..." when non-NULL */
 	/* per call: connect + send + the whole response; default K32_HTTP_CLIENT_TIMEOUT_MS */
 	int64_t timeout_us;
