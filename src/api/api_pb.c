@@ -6,7 +6,8 @@
  * {1 typeMeta{1 apiVersion, 2 kind}, 2 raw, 3 contentEncoding, 4 contentType}, where raw is
  * the object's own message. This file turns those messages into the JSON object they stand
  * for, driven by field tables (field number -> JSON name and type) transcribed from the
- * upstream generated.proto field numbers (kubectl-api.md appendix A). Unknown fields are
+ * upstream generated.proto field numbers (kubectl-api.md appendix A; batch/v1 JobSpec from
+ * upstream's generated.proto, for `kubectl create job`). Unknown fields are
  * skipped by wire type. Empty strings, zero numbers, false and an empty Time are dropped
  * (Go sends non-pointer fields even when empty). Nesting is bounded by K32_API_MAX_DEPTH.
  * Answers are always JSON. Reentrant; allocates only cJSON nodes.
@@ -109,6 +110,14 @@ static const struct pb_field pb_deploy_spec[] = {
 	{7, "paused", PB_BOOL, NULL}, {9, "progressDeadlineSeconds", PB_INT, NULL}, {0}};
 static const struct pb_field pb_deployment[] = {
 	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_deploy_spec}, {0}};
+static const struct pb_field pb_job_spec[] = {
+	{1, "parallelism", PB_INT, NULL}, {2, "completions", PB_INT, NULL},
+	{3, "activeDeadlineSeconds", PB_INT, NULL}, {4, "selector", PB_MSG, pb_label_selector},
+	{5, "manualSelector", PB_BOOL, NULL}, {6, "template", PB_MSG, pb_template},
+	{7, "backoffLimit", PB_INT, NULL}, {8, "ttlSecondsAfterFinished", PB_INT, NULL},
+	{9, "completionMode", PB_STR, NULL}, {10, "suspend", PB_BOOL, NULL}, {0}};
+static const struct pb_field pb_job[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_job_spec}, {0}};
 static const struct pb_field pb_res_attr[] = {
 	{1, "namespace", PB_STR, NULL}, {2, "verb", PB_STR, NULL}, {3, "group", PB_STR, NULL},
 	{4, "version", PB_STR, NULL}, {5, "resource", PB_STR, NULL},
@@ -126,7 +135,7 @@ static const struct pb_field pb_ssrr[] = {
 
 static const struct { const char *kind; const struct pb_field *fields; } pb_kinds[] = {
 	{"Namespace", pb_namespace}, {"ConfigMap", pb_configmap}, {"Secret", pb_secret},
-	{"Deployment", pb_deployment}, {"SelfSubjectAccessReview", pb_ssar},
+	{"Deployment", pb_deployment}, {"Job", pb_job}, {"SelfSubjectAccessReview", pb_ssar},
 	{"SelfSubjectRulesReview", pb_ssrr},
 };
 /* clang-format on */

@@ -118,6 +118,9 @@ check create-secret '^secret/s1 created$' kn create secret generic s1 --from-lit
 check secret-data '^dg==$' kn get secret s1 -o 'jsonpath={.data.k}'
 check create-deployment-pb '^deployment.apps/hello created$' kn create deployment hello --image=hello.wasm
 check deployment-pb-fields '^hello=hello hello-wasm-[a-z0-9]{5}$' kn get deploy hello -o 'jsonpath={.spec.selector.matchLabels.app}{"="}{.spec.template.metadata.labels.app}{" "}{.spec.template.spec.containers[0].name}'
+check create-job-pb '^job.batch/j1 created$' kn create job j1 --image=job.wasm
+check job-pb-fields '^Never job.wasm 6$' kn get job j1 -o 'jsonpath={.spec.template.spec.restartPolicy}{" "}{.spec.template.spec.containers[0].image}{" "}{.spec.backoffLimit}'
+check job-table '^j1 +Running +0/1 +[0-9]+s$' kn get jobs
 
 cat >"$WORK/web.yaml" <<'EOF'
 apiVersion: apps/v1

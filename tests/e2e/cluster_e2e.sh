@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# End-to-end of the cluster (issue 6, node half): start kube32-sim with two boards (a
+# cardputer and a host board) on free loopback ports, then with the real kubectl: nodes
+# Ready, a pod pinned by nodeName Running, `kubectl logs` (plain, -f, --previous), the pod's
+# HTTP handler through the node's pod server (curl with X-Kube32-Pod), a Deployment through
+# the scheduler and controllers (when built), a trapping pod in CrashLoopBackOff with its
+# trap message, a Job of a run-to-completion module, graceful deletion, a board joining
+# from another process (--join) that goes NotReady when killed, and a clean SIGTERM stop.
+#
+#   cluster_e2e.sh /path/to/kube32-sim /path/to/dir/with/example/pods
+#
+# Exit 0: all checks passed; 1: a check failed; 77: kubectl, curl or the example pods
+# missing (skipped; under CI=true that is a failure).
+set -u
+
+SIM=${1:?usage: cluster_e2e.sh /path/to/kube32-sim PODS_DIR}
+PODS=${2:?usage: cluster_e2e.sh /path/to/kube32-sim PODS_DIR}
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+KUBECTL=${KUBECTL:-/usr/bin/kubectl}
+
+missing() {
+	echo "cluster-e2e: $1 is missing: $2" >&2
+	if [ "${CI:-}" = "true" ]; then
+		echo "cluster-e2e: FAIL (CI=true requires it)" >&2
+		exit 1
+	fi
+	echo "cluster-e2e: SKIPPED" >&2
+	exit 77
+}
+[ -x "$KUBECTL" ] || missing kubectl "expected at $KUBECTL (set KUBECTL=...)"
+command -v curl >/dev/null || missing curl "install the Debian package curl"
+for m in hello crashy countdown; do
+	[ -s "$PODS/$m.wasm" ] || missing "$m.wasm" "not built in $PODS (clang and lld build apps/examples)"
+done
+
+WORK=$(mktemp -d /tmp/kube32-cluster.XXXXXX)
+DATA=$WORK/data
+export HOME=$WORK/home
+export KUBECONFIG=$DATA/admin.kubeconfig
+mkdir -p "$HOME" "$DATA" "$WORK/images"
+cp "$PODS"/*.wasm "$WORK/images/"
+SIM_PID=
+JOIN_PID=
+cleanup() {
+	for p in $SIM_PID $JOIN_PID; do
+		kill -9 "$p" 2>/dev/null
+	done
+	if [ "${KEEP:-}" != "1" ]; then rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+"$SIM" --data-dir "$DATA" --port 0 --port-file "$WORK/port" --images "$WORK/images" \
+	--boards cardputer:1,host:1 --pod-port 0 --node-grace 4 --pod-eviction 600 \
+	>"$WORK/sim.log" 2>&1 &
+SIM_PID=$!
+for _ in $(seq 100); do
+	grep -q "kube32-sim: ready" "$WORK/sim.log" 2>/dev/null && break
+	kill -0 "$SIM_PID" 2>/dev/null || break
+	sleep 0.1
+done
+if ! grep -q "kube32-sim: ready" "$WORK/sim.log"; then
+	echo "cluster-e2e: FAIL: kube32-sim did not start:" >&2
+	cat "$WORK/sim.log" >&2
+	exit 1
+fi
+PORT=$(cat "$WORK/port")
+CTRL=0
+grep -q "scheduler and controllers running" "$WORK/sim.log" && CTRL=1
+echo "cluster-e2e: kube32-sim pid $SIM_PID on https://127.0.0.1:$PORT (controllers: $CTRL)"
+
+PASS=0
+FAIL=0
+FAILED=()
+OUT=
+check() {
+	local name=$1 re=$2
+	shift 2
+	OUT=$(timeout 60 bash -c '"$@"' check "$@" 2>&1)
+	if grep -Eq -- "$re" <<<"$OUT"; then
+		PASS=$((PASS + 1))
+		echo "ok   $name"
+	else
+		FAIL=$((FAIL + 1))
+		FAILED+=("$name")
+		echo "FAIL $name: expected /$re/ from: $*" >&2
+		sed 's/^/     | /' <<<"$OUT" | head -20 >&2
+	fi
+}
+# eventually NAME REGEX SECONDS CMD...: retries CMD until its output matches.
+eventually() {
+	local name=$1 re=$2 secs=$3
+	shift 3
+	local end=$((SECONDS + secs))
+	while :; do
+		OUT=$(timeout 30 bash -c '"$@"' check "$@" 2>&1)
+		if grep -Eq -- "$re" <<<"$OUT"; then
+			PASS=$((PASS + 1))
+			echo "ok   $name"
+			return 0
+		fi
+		[ $SECONDS -ge $end ] && break
+		sleep 0.2
+	done
+	FAIL=$((FAIL + 1))
+	FAILED+=("$name")
+	echo "FAIL $name: never matched /$re/ in ${secs}s: $*" >&2
+	sed 's/^/     | /' <<<"$OUT" | head -20 >&2
+	return 1
+}
+k() { "$KUBECTL" "$@"; }
+export -f k
+export KUBECTL
+podport() { k get node "$1" -o 'jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}'; }
+podcurl() { # podcurl NODE NS/POD PATH
+	curl -s -w ' HTTP %{http_code}' -H "X-Kube32-Pod: $2" "http://127.0.0.1:$(podport "$1")$3"
+}
+export -f podport podcurl
+
+# ---- nodes ------------------------------------------------------------------------------------
+eventually nodes-ready 'cardputer-1 +Ready .*host-1 +Ready' 20 k get nodes --no-headers
+check node-capacity '^81920 8$' k get node cardputer-1 -o 'jsonpath={.status.capacity.memory} {.status.capacity.pods}'
+check node-hardware 'i2c:bme688,i2c:miniscale,i2c:rfid' k get node cardputer-1 -o 'jsonpath={.metadata.annotations.kube32\.io/hardware}'
+check node-wide 'host-1 +Ready .*v1\.32\.0-kube32 +127\.0\.0\.1' k get nodes -o wide
+check lease 'host-1' k get lease -n kube-node-lease
+
+# ---- a pinned pod ------------------------------------------------------------------------------
+cat >"$WORK/pinned.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: hello-pinned
+spec:
+  nodeName: host-1
+  containers:
+  - name: main
+    image: hello.wasm
+    resources:
+      limits: {memory: 24Ki}
+EOF
+check apply-pinned 'pod/hello-pinned created' k apply -f "$WORK/pinned.yaml"
+check wait-pinned 'condition met' k wait --for=condition=Ready pod/hello-pinned --timeout=30s
+check pinned-running 'hello-pinned +1/1 +Running +0 .* host-1' k get pod hello-pinned -o wide
+check logs 'hello from kube32: k32_init' k logs hello-pinned
+check logs-timestamps '^20[0-9-]+T[0-9:]+Z hello from kube32' k logs --timestamps hello-pinned
+check logs-follow 'tick 1' timeout 3 "$KUBECTL" logs -f hello-pinned
+check pod-http 'hello from kube32: ticks=[0-9]+ path=/hi\?x=1.* HTTP 200' podcurl host-1 default/hello-pinned '/hi?x=1'
+check pod-http-404 'is not on node host-1.* HTTP 404' podcurl host-1 default/nosuch /
+check pod-http-wrong-node 'HTTP 404' podcurl cardputer-1 default/hello-pinned /
+
+# ---- a pod that traps ----------------------------------------------------------------------------
+cat >"$WORK/crashy.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: crashy
+spec:
+  nodeName: cardputer-1
+  containers:
+  - name: main
+    image: crashy.wasm
+    resources:
+      limits: {memory: 24Ki}
+EOF
+check apply-crashy 'pod/crashy created' k apply -f "$WORK/crashy.yaml"
+eventually crashloop 'crashy +0/1 +CrashLoopBackOff' 30 k get pod crashy --no-headers
+check crash-describe 'Message: +out of bounds memory access' k describe pod crashy
+check crash-previous 'Error: out of bounds memory access' k logs crashy --previous
+check crash-exit-code '^1$' k get pod crashy -o 'jsonpath={.status.containerStatuses[0].lastState.terminated.exitCode}'
+
+# ---- a Job ----------------------------------------------------------------------------------------
+cat >"$WORK/job.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: countdown
+spec:
+  nodeName: host-1
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: countdown.wasm
+EOF
+check apply-countdown 'pod/countdown created' k apply -f "$WORK/job.yaml"
+eventually countdown-succeeded 'countdown +0/1 +Completed' 20 k get pod countdown --no-headers
+check countdown-logs 'countdown: done' k logs countdown
+check missing-image-apply 'pod/ghost created' k run ghost --image=ghost.wasm --overrides='{"spec":{"nodeName":"host-1"}}'
+eventually missing-image 'ghost +0/1 +(ErrImagePull|ImagePullBackOff)' 20 k get pod ghost --no-headers
+check missing-image-msg 'ghost.wasm in node host-1' k get pod ghost -o 'jsonpath={.status.containerStatuses[0].state.waiting.message}'
+
+# ---- through the scheduler and controllers --------------------------------------------------------
+if [ "$CTRL" = 1 ]; then
+	check apply-deployment 'deployment.apps/hello created' k apply -f "$ROOT/apps/examples/hello-deployment.yaml"
+	check rollout 'successfully rolled out' k rollout status deployment/hello --timeout=60s
+	eventually deploy-pods '^2$' 30 bash -c "\"\$KUBECTL\" get pods -l app=hello --no-headers | grep -c ' Running '"
+	DPOD=$(k get pods -l app=hello -o 'jsonpath={.items[0].metadata.name}')
+	DNODE=$(k get pods -l app=hello -o 'jsonpath={.items[0].spec.nodeName}')
+	check deploy-pod-http 'hello from kube32.* HTTP 200' podcurl "$DNODE" "default/$DPOD" /
+	check deploy-logs 'hello from kube32: k32_init' k logs deploy/hello
+	check scale 'deployment.apps/hello scaled' k scale deployment/hello --replicas=3
+	eventually scaled-pods '^3$' 30 bash -c "\"\$KUBECTL\" get pods -l app=hello --no-headers | grep -c ' Running '"
+	# a pod too big for the cardputer's 80 KiB pool stays Pending with the shortfall
+	cat >"$WORK/big.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: too-big
+spec:
+  nodeSelector: {kube32.io/board: cardputer}
+  containers:
+  - name: main
+    image: hello.wasm
+    resources:
+      limits: {memory: 100Ki}
+EOF
+	check apply-big 'pod/too-big created' k apply -f "$WORK/big.yaml"
+	eventually big-pending 'FailedScheduling' 20 k get events --field-selector involvedObject.name=too-big
+	check big-still-pending 'too-big +0/1 +Pending' k get pod too-big --no-headers
+else
+	echo "cluster-e2e: no controllers in this build: Deployment checks skipped"
+fi
+
+# ---- a board in another process ---------------------------------------------------------------------
+ADMIN_TOKEN=$(sed -n 's/^ *token: //p' "$KUBECONFIG")
+"$SIM" --join "https://127.0.0.1:$PORT" --token "$ADMIN_TOKEN" --ca-file "$DATA/pki/ca.crt" \
+	--boards host:1 --node-name remote-1 --pod-port 0 --images "$WORK/images" \
+	>"$WORK/join.log" 2>&1 &
+JOIN_PID=$!
+eventually remote-ready 'remote-1 +Ready' 20 k get node remote-1 --no-headers
+check remote-pod 'pod/hello-remote created' k run hello-remote --image=hello.wasm --overrides='{"spec":{"nodeName":"remote-1"}}'
+check remote-wait 'condition met' k wait --for=condition=Ready pod/hello-remote --timeout=30s
+check remote-logs 'hello from kube32: k32_init' k logs hello-remote
+check remote-http 'hello from kube32.* HTTP 200' podcurl remote-1 default/hello-remote /
+kill -9 "$JOIN_PID"
+wait "$JOIN_PID" 2>/dev/null
+JOIN_PID=
+if [ "$CTRL" = 1 ]; then
+	eventually remote-notready 'remote-1 +NotReady' 30 k get node remote-1 --no-headers
+fi
+
+# ---- deletion --------------------------------------------------------------------------------------------
+check delete-pinned 'pod "hello-pinned" deleted' k delete pod hello-pinned --timeout=30s
+check pinned-gone 'NotFound' k get pod hello-pinned
+check pod-http-gone 'HTTP 404' podcurl host-1 default/hello-pinned /
+
+# ---- stop ---------------------------------------------------------------------------------------------------
+kill -TERM "$SIM_PID"
+for _ in $(seq 100); do
+	kill -0 "$SIM_PID" 2>/dev/null || break
+	sleep 0.1
+done
+if kill -0 "$SIM_PID" 2>/dev/null; then
+	FAIL=$((FAIL + 1))
+	FAILED+=("sigterm-stop")
+	echo "FAIL sigterm-stop: kube32-sim still running 10 s after SIGTERM" >&2
+else
+	wait "$SIM_PID"
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		PASS=$((PASS + 1))
+		echo "ok   sigterm-stop"
+	else
+		FAIL=$((FAIL + 1))
+		FAILED+=("sigterm-stop")
+		echo "FAIL sigterm-stop: exit status $rc" >&2
+	fi
+fi
+SIM_PID=
+
+echo "cluster-e2e: $PASS passed, $FAIL failed"
+if [ "$FAIL" -ne 0 ]; then
+	echo "cluster-e2e: failed: ${FAILED[*]}" >&2
+	echo "cluster-e2e: kube32-sim log (tail):" >&2
+	tail -30 "$WORK/sim.log" >&2
+	exit 1
+fi
+exit 0
