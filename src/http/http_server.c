@@ -657,6 +657,10 @@ static k32_status_t conn_queue_error(struct http_conn *c, int status, const char
 	struct http_server *srv = c->srv;
 	k32_status_t st;
 
+	/* A TLS record half sent (an interim 100 Continue) must be finished byte for byte;
+	 * replacing the output under it is not possible, so such a connection just closes. */
+	if (c->tls_pending_len)
+		return K32_ERR_BAD_STATE;
 	k32_buf_reset(&c->out);
 	c->out_off = 0;
 	c->keep_alive = false;
@@ -1222,7 +1226,8 @@ static void loop(void *arg)
 		}
 		if (srv->pfds[0].revents)
 			accept_some(srv);
-	} /* Handler tasks finish the request they hold and exit; queued ones are dropped. */
+	}
+	/* Handler tasks finish the request they hold and exit; queued ones are dropped. */
 	k32_mutex_lock(&srv->mu);
 	srv->workers_stop = true;
 	pl()->cond_broadcast(&srv->job_cond);
@@ -1238,8 +1243,7 @@ static void loop(void *arg)
 	}
 }
 
-/* ---- start / stop -----------------------------------------------------------------------------
- */
+/* ---- start / stop ---- */
 
 /* A connected loopback pair: the platform has no pipe, so listen, connect, accept. */
 static k32_status_t make_wake_pair(struct http_server *srv, struct k32_err *err)
