@@ -88,6 +88,25 @@ static void l_time(struct brun *r)
 	bench_keep(s);
 }
 
+static void b_time_thread(struct brun *r)
+{
+	uint64_t s = 0;
+	for (uint64_t i = 0; i < r->iters; i++)
+		s += k32_plat()->thread_cpu_us();
+	bench_keep(s);
+}
+
+static void l_time_thread(struct brun *r)
+{
+	uint64_t s = 0;
+	struct timespec ts;
+	for (uint64_t i = 0; i < r->iters; i++) {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		s += (uint64_t)ts.tv_nsec;
+	}
+	bench_keep(s);
+}
+
 static void l_syscall_null(struct brun *r)
 {
 	for (uint64_t i = 0; i < r->iters; i++)
@@ -1179,6 +1198,7 @@ static void l_pipe_mt_write(struct brun *r)
 const struct brow bench_micro_rows[] = {
 	{"Null", b_null, 0, 0, "syscall getppid", l_syscall_null, false},
 	{"TimeGetMonotonic", b_time, 0, 0, "clock_gettime(MONOTONIC)", l_time, false},
+	{"TimeGetThread", b_time_thread, 0, 0, "clock_gettime(THREAD_CPUTIME)", l_time_thread, false},
 	{"Channel/Create", b_channel_create, 0, 0, "pipe2", l_pipe_create, false},
 	{"Channel/Write/64", b_channel_write, 64, 64, "pipe write", l_pipe_write, false},
 	{"Channel/Write/1024", b_channel_write, 1024, 1024, "pipe write", l_pipe_write, false},

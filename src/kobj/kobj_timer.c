@@ -244,6 +244,10 @@ k32_status_t kobj_timer_set(struct kobj_owner *owner, kobj_handle_t h, kobj_time
 		return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
 				 "%s: timer period %lld ns under the 1 us minimum", owner->name,
 				 (long long)period);
+	/* kobj_fini may have stopped the service while timers stayed open: restart it. */
+	st = service_start(owner);
+	if (st != K32_OK)
+		return st;
 	struct kobj_timer *t = tm(obj);
 	const struct k32_platform_ops *p = k32_plat();
 	p->mutex_lock(&svc_m);
