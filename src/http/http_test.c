@@ -285,8 +285,7 @@ static size_t raw_read_all(k32_sock_t s, char *buf, size_t cap)
 	return n;
 }
 
-/* ---- helper tests -------------------------------------------------------------------------------
- */
+/* ---- helper tests ---- */
 
 static void test_url_decode(void **state)
 {
@@ -368,8 +367,7 @@ static void test_config_errors(void **state)
 	assert_null(srv);
 }
 
-/* ---- server behaviour
- * ---------------------------------------------------------------------------- */
+/* ---- server behaviour ---- */
 
 static void test_keepalive_methods_token(void **state)
 {
@@ -739,8 +737,7 @@ static void test_conn_limit(void **state)
 	http_server_stop(srv);
 }
 
-/* ---- streams
- * --------------------------------------------------------------------------------------- */
+/* ---- streams ---- */
 
 struct line_sink {
 	int lines;
@@ -918,8 +915,7 @@ static void test_stream_memory(void **state)
 	http_server_stop(srv);
 }
 
-/* ---- TLS
- * ------------------------------------------------------------------------------------------- */
+/* ---- TLS ---- */
 
 static void remove_pki(const char *dir)
 {
