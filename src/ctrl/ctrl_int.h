@@ -56,9 +56,10 @@ struct ctrl {
 	struct ctrl_watch watches[CTRL_WATCH_COUNT];
 	struct ctrl_stats stats;
 	struct ctrl_node_health nodes[K32_CTRL_MAX_NODES];
-	uint32_t budget;     /* actions left in the current pass */
-	bool more;	     /* the current pass stopped at the budget */
-	struct k32_err perr; /* first read failure of the current pass */
+	uint64_t orphan_scan_us; /* node lifecycle: last scan for pods of deleted nodes */
+	uint32_t budget;	 /* actions left in the current pass */
+	bool more;		 /* the current pass stopped at the budget */
+	struct k32_err perr;	 /* first read failure of the current pass */
 };
 
 /* ---- memory (the default allocator; every size is passed back on free) ---------------- */

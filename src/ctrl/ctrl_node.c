@@ -14,6 +14,9 @@
  *     controllers then create replacements, which the scheduler puts on healthy nodes.
  * A heartbeat again: the taints go, and a Ready=Unknown the controller set becomes True
  * (reason KubeletReady) until the kubelet writes its own status.
+ * Pods bound to a node that no longer exists (deleted with kubectl delete node) are deleted
+ * with grace 0 once they are older than node_grace_s (Kubernetes' pod GC), scanned when a
+ * node disappears and every resync_s.
  * The per-node table holds K32_CTRL_MAX_NODES entries; nodes beyond it are not monitored
  * (WARN naming the limit).
  */
@@ -215,6 +218,37 @@ static bool node_evict_pod(struct ctrl *c, cJSON *pod, void *ctx)
 	return true;
 }
 
+struct node_orphans {
+	const cJSON *nodes;
+	uint64_t wall_s;
+	uint32_t grace_s;
+};
+
+/* Deletes a pod bound to a node that does not exist (after the grace, from its creation). */
+static bool node_orphan_pod(struct ctrl *c, cJSON *pod, void *ctx)
+{
+	struct node_orphans *no = ctx;
+	const char *node = ctrl_jstr(pod, "spec.nodeName");
+	if (!node || !node[0])
+		return true;
+	const cJSON *n;
+	cJSON_ArrayForEach(n, no->nodes)
+	{
+		const char *nn = ctrl_jstr(n, "metadata.name");
+		if (nn && !strcmp(nn, node))
+			return true;
+	}
+	uint64_t created = 0;
+	if (!ctrl_parse_time(ctrl_jstr(pod, "metadata.creationTimestamp"), &created) ||
+	    created + no->grace_s > no->wall_s)
+		return true;
+	if (!ctrl_charge(c))
+		return false;
+	ctrl_pod_delete(c, ctrl_jstr(pod, "metadata.namespace"), ctrl_jstr(pod, "metadata.name"),
+			0);
+	return true;
+}
+
 void ctrl_node_pass(struct ctrl *c)
 {
 	cJSON *nodes = ctrl_list_array(c, "/api/v1/nodes", NULL);
@@ -282,9 +316,18 @@ void ctrl_node_pass(struct ctrl *c)
 		snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=%s", enc);
 		ctrl_list(c, path, node_evict_pod, &ne);
 	}
-	for (unsigned i = 0; i < K32_CTRL_MAX_NODES; i++)
-		if (!c->nodes[i].seen)
+	bool gone = false;
+	for (unsigned i = 0; i < K32_CTRL_MAX_NODES; i++) {
+		if (c->nodes[i].name[0] && !c->nodes[i].seen) {
 			c->nodes[i].name[0] = 0;
+			gone = true;
+		}
+	}
+	if (gone || now - c->orphan_scan_us >= (uint64_t)c->cfg.resync_s * 1000000u) {
+		struct node_orphans no = {nodes, ctrl_wall_s(c), c->cfg.node_grace_s};
+		if (ctrl_list(c, "/api/v1/pods", node_orphan_pod, &no) == K32_OK)
+			c->orphan_scan_us = now;
+	}
 	cJSON_Delete(nl.arr);
 	cJSON_Delete(nodes);
 }

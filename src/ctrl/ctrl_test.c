@@ -1038,6 +1038,14 @@ static void test_node_lifecycle(void **state)
 	assert_false(node_tainted(fx, "n1", "NoExecute"));
 	assert_false(node_tainted(fx, "n1", "NoSchedule"));
 	assert_string_equal(node_ready_status(fx, "n1", buf, sizeof(buf)), "True");
+	/* n1 deleted: the pods bound to it go once older than the grace (pod GC) */
+	must(req(fx, "DELETE", "/api/v1/nodes/n1", NULL), 200, fx, "delete n1");
+	run(fx, CTRL_NODE_LIFECYCLE);
+	assert_int_equal(pods_on(fx, "n1"), 1); /* "stay" was created "now" (wall clock) */
+	fx->wall_s = k32_plat()->wall_s() + 60;
+	fx->now_us += 31 * 1000000ull;
+	run(fx, CTRL_NODE_LIFECYCLE);
+	assert_int_equal(pods_on(fx, "n1"), 0);
 }
 
 /* ---- garbage collector and namespaces ------------------------------------------------- */
