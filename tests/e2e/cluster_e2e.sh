@@ -113,12 +113,14 @@ export -f k
 export KUBECTL
 podport() { k get node "$1" -o 'jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}'; }
 podcurl() { # podcurl NODE NS/POD PATH
-	curl -s -w ' HTTP %{http_code}' -H "X-Kube32-Pod: $2" "http://127.0.0.1:$(podport "$1")$3"
+	curl -s -w ' HTTP %{http_code}' -H "X-Kube32-Pod: $2" "http://127.0.0.1:$(podport "$1")$3" |
+		tr '\n' ' '
 }
 export -f podport podcurl
 
 # ---- nodes ------------------------------------------------------------------------------------
-eventually nodes-ready 'cardputer-1 +Ready .*host-1 +Ready' 20 k get nodes --no-headers
+eventually node-cardputer-ready 'cardputer-1 +Ready' 20 k get nodes --no-headers
+eventually node-host-ready 'host-1 +Ready' 20 k get nodes --no-headers
 check node-capacity '^81920 8$' k get node cardputer-1 -o 'jsonpath={.status.capacity.memory} {.status.capacity.pods}'
 check node-hardware 'i2c:bme688,i2c:miniscale,i2c:rfid' k get node cardputer-1 -o 'jsonpath={.metadata.annotations.kube32\.io/hardware}'
 check node-wide 'host-1 +Ready .*v1\.32\.0-kube32 +127\.0\.0\.1' k get nodes -o wide
@@ -182,7 +184,7 @@ spec:
     image: countdown.wasm
 EOF
 check apply-countdown 'pod/countdown created' k apply -f "$WORK/job.yaml"
-eventually countdown-succeeded 'countdown +0/1 +Completed' 20 k get pod countdown --no-headers
+eventually countdown-succeeded 'countdown +0/1 +(Completed|Succeeded)' 20 k get pod countdown --no-headers
 check countdown-logs 'countdown: done' k logs countdown
 check missing-image-apply 'pod/ghost created' k run ghost --image=ghost.wasm --overrides='{"spec":{"nodeName":"host-1"}}'
 eventually missing-image 'ghost +0/1 +(ErrImagePull|ImagePullBackOff)' 20 k get pod ghost --no-headers
@@ -235,7 +237,7 @@ kill -9 "$JOIN_PID"
 wait "$JOIN_PID" 2>/dev/null
 JOIN_PID=
 if [ "$CTRL" = 1 ]; then
-	eventually remote-notready 'remote-1 +NotReady' 30 k get node remote-1 --no-headers
+	eventually remote-notready 'remote-1 +(NotReady|Unknown)' 30 k get node remote-1 --no-headers
 fi
 
 # ---- deletion --------------------------------------------------------------------------------------------
