@@ -33,6 +33,9 @@ bench cmd/kube32-bench/kube32-bench micro
 # Controllers: pod created -> bound by the scheduler, ReplicaSet scaled -> its pod bound.
 bench src/ctrl/ctrl-bench 50
 
+# Driver pods: CPU per tick of bme688/miniscale/rfid as Wasm over the simulated devices, rfid 5 Hz cost.
+bench apps/drivers/drivers-bench 2000
+
 if [ "$ran" -eq 0 ]; then
 	echo "bench: no benchmark is built yet; nothing was measured"
 fi
