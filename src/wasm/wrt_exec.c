@@ -46,6 +46,19 @@
 #define SET_U64(s, v) ((s) = (uint64_t)(v))
 #define SET_F32(s, v) ((s) = wrt_f32_bits(v))
 #define SET_F64(s, v) ((s) = wrt_f64_bits(v))
+/* Immediates of NAME_I ops: integers sign-extended from w2; f32 bits in w2; f64 in w2, w3. */
+#define IMM_U32 ((uint32_t)pc[2])
+#define IMM_S32 ((int32_t)pc[2])
+#define IMM_U64 ((uint64_t)(int64_t)(int32_t)pc[2])
+#define IMM_S64 ((int64_t)(int32_t)pc[2])
+#define IMM_F32 wrt_f32_from(pc[2])
+#define IMM_F64 wrt_f64_from((uint64_t)pc[2] | ((uint64_t)pc[3] << 32))
+#define ILEN_U32 3
+#define ILEN_S32 3
+#define ILEN_U64 3
+#define ILEN_S64 3
+#define ILEN_F32 3
+#define ILEN_F64 4
 #define CANON_F32(r) ((canon && (r) != (r)) ? wrt_f32_from(0x7FC00000u) : (r))
 #define CANON_F64(r) ((canon && (r) != (r)) ? wrt_f64_from(0x7FF8000000000000ull) : (r))
 /* clang-format on */
@@ -100,7 +113,7 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 #define WRT_L_UN(name) [WRT_OP_##name] = &&L_##name,
 #define WRT_L_UNF(name) [WRT_OP_##name] = &&L_##name,
 #define WRT_L_SPECIAL(name) [WRT_OP_##name] = &&L_##name,
-#define WRT_L_BINF(name) [WRT_OP_##name] = &&L_##name,
+#define WRT_L_BINF(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_I] = &&L_##name##_I,
 #define WRT_L_DIVOP(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_I] = &&L_##name##_I,
 #define WRT_L_BIN(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_I] = &&L_##name##_I,
 #define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_L_##kind(name)
@@ -220,9 +233,9 @@ dispatch:
 	OP(name##_I) :                                                                             \
 	{                                                                                          \
 		TYPE_##tin a = GET_##tin(fp[pc[1]]);                                               \
-		TYPE_##tin b = GET_##tin((uint64_t)(int64_t)(int32_t)pc[2]);                       \
+		TYPE_##tin b = IMM_##tin;                                                          \
 		SET_##tout(fp[HI0], expr);                                                         \
-		pc += 3;                                                                           \
+		pc += ILEN_##tin;                                                                  \
 		NEXT();                                                                            \
 	}
 #define WRT_H_BINF(name, tin, tout, expr)                                                          \
@@ -233,6 +246,15 @@ dispatch:
 		TYPE_##tout r = (expr);                                                            \
 		SET_##tout(fp[HI0], CANON_##tout(r));                                              \
 		pc += 2;                                                                           \
+		NEXT();                                                                            \
+	}                                                                                          \
+	OP(name##_I) :                                                                             \
+	{                                                                                          \
+		TYPE_##tin a = GET_##tin(fp[pc[1]]);                                               \
+		TYPE_##tin b = IMM_##tin;                                                          \
+		TYPE_##tout r = (expr);                                                            \
+		SET_##tout(fp[HI0], CANON_##tout(r));                                              \
+		pc += ILEN_##tin;                                                                  \
 		NEXT();                                                                            \
 	}
 #define WRT_H_SPECIAL(name, tin, tout, expr)

@@ -771,7 +771,7 @@ static const char *const wrt_op_names[WRT_OP__COUNT] = {
 #define WRT_N_UNF(name) [WRT_OP_##name] = #name,
 #define WRT_N_SPECIAL(name) [WRT_OP_##name] = #name,
 #define WRT_N_DIVOP(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_I] = #name "_I",
-#define WRT_N_BINF(name) [WRT_OP_##name] = #name,
+#define WRT_N_BINF(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_I] = #name "_I",
 #define WRT_N_BIN(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_I] = #name "_I",
 #define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_N_##kind(name)
 #define WRT_NM_LD(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_A] = #name "_A",

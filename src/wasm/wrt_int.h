@@ -30,7 +30,7 @@ typedef uint64_t wrt_slot;
 #define WRT_E_UNF(name) WRT_OP_##name,
 #define WRT_E_SPECIAL(name) WRT_OP_##name,
 #define WRT_E_BIN(name) WRT_OP_##name, WRT_OP_##name##_I,
-#define WRT_E_BINF(name) WRT_OP_##name,
+#define WRT_E_BINF(name) WRT_OP_##name, WRT_OP_##name##_I,
 #define WRT_E_DIVOP(name) WRT_OP_##name, WRT_OP_##name##_I,
 #define WRT_EM_LD(name) WRT_OP_##name, WRT_OP_##name##_A,
 #define WRT_EM_ST(name) WRT_OP_##name, WRT_OP_##name##_I, WRT_OP_##name##_A, WRT_OP_##name##_AI,

@@ -1162,7 +1162,7 @@ struct wrt_numinfo {
 
 /* clang-format off */
 #define WRT_HASI_BIN 1
-#define WRT_HASI_BINF 0
+#define WRT_HASI_BINF 1
 #define WRT_HASI_UN 0
 #define WRT_HASI_UNF 0
 #define WRT_HASI_SPECIAL 0
@@ -1224,6 +1224,14 @@ static bool commutes(uint32_t byte)
 	case 0x83: /* i64.and */
 	case 0x84: /* i64.or */
 	case 0x85: /* i64.xor */
+	case 0x5B: /* f32.eq */
+	case 0x5C: /* f32.ne */
+	case 0x61: /* f64.eq */
+	case 0x62: /* f64.ne */
+	case 0x92: /* f32.add (NaN payloads may differ: the spec allows any NaN) */
+	case 0x94: /* f32.mul */
+	case 0xA0: /* f64.add */
+	case 0xA2: /* f64.mul */
 		return true;
 	default:
 		return false;
@@ -1255,6 +1263,16 @@ static uint32_t swapped(uint32_t byte)
 	case 0x59:
 	case 0x5A: /* ge -> le */
 		return byte - 2;
+	case 0x5D: /* float lt, le -> gt, ge */
+	case 0x5F:
+	case 0x63:
+	case 0x65:
+		return byte + 1;
+	case 0x5E: /* float gt, ge -> lt, le */
+	case 0x60:
+	case 0x64:
+	case 0x66:
+		return byte - 1;
 	default:
 		return 0;
 	}
@@ -1265,7 +1283,7 @@ static bool imm_fits(struct wrt_ld *ld, uint32_t i, uint8_t t)
 {
 	if (ld->vk[i] != VK_CONST)
 		return false;
-	if (t == WRT_I32)
+	if (t == WRT_I32 || t == WRT_F32 || t == WRT_F64)
 		return true;
 	return ld->vhi[i] == (((int32_t)ld->vv[i] < 0) ? 0xFFFFFFFFu : 0);
 }
@@ -1315,7 +1333,7 @@ static void simple_op(struct wrt_ld *ld, const struct wrt_numinfo *ni, uint32_t 
 	} else if (lv) {
 		uint32_t ia = e, ib = e + 1;
 		uint8_t t = sig_type(sig[0]);
-		bool intop = ni->has_imm && (t == WRT_I32 || t == WRT_I64);
+		bool intop = ni->has_imm; /* a NAME_I form exists */
 		if (intop && !imm_fits(ld, ib, t) && imm_fits(ld, ia, t)) {
 			uint32_t sw = swapped(byte);
 			if (sw) {
@@ -1331,6 +1349,8 @@ static void simple_op(struct wrt_ld *ld, const struct wrt_numinfo *ni, uint32_t 
 			emit_op(ld, ni->op + 1u, home(ld, e));
 			emit(ld, a);
 			emit(ld, ld->vv[ib]);
+			if (t == WRT_F64)
+				emit(ld, ld->vhi[ib]);
 			ld->last_a = a;
 			ld->last_b = ld->vv[ib];
 			ld->last_imm = true;
@@ -1853,7 +1873,12 @@ static bool body_op(struct wrt_ld *ld)
 				ld->ncode = ld->last_start;
 			}
 			uint32_t a = fold ? base : opnd(ld, e);
-			bool vimm = store && imm_fits(ld, e + 1, sig_type(mi->sig[1]));
+			uint8_t vt = sig_type(mi->sig[1]);
+			/* store immediates are 32 bits, sign-extended for 64-bit stores */
+			bool vimm = store && imm_fits(ld, e + 1,
+						      vt == WRT_F32   ? WRT_I32
+						      : vt == WRT_F64 ? WRT_I64
+								      : vt);
 			uint32_t v = store ? (vimm ? ld->vv[e + 1] : opnd(ld, e + 1)) : 0;
 			uint32_t op = mi->op;
 			if (store)
