@@ -513,6 +513,8 @@ static k32_status_t api_prepare_new(struct api_server *api, struct api_req *rq, 
 	k32_status_t st = api_check_type(rq, obj, f);
 	if (st)
 		return st;
+	if ((st = api_dedupe_fields(rq->res, obj, api_strict(rq), f)))
+		return st;
 	if (api_strict(rq) && (st = api_check_unknown_fields(rq->res, obj, f)))
 		return st;
 	api_set_type(obj, rq->res);
@@ -769,6 +771,10 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 			goto out;
 		}
 		if (!scale && (st = api_check_type(rq, input, f))) {
+			cJSON_Delete(input);
+			goto out;
+		}
+		if (!scale && (st = api_dedupe_fields(rq->res, input, api_strict(rq), f))) {
 			cJSON_Delete(input);
 			goto out;
 		}

@@ -246,6 +246,10 @@ k32_status_t api_validate(const struct api_resource *res, const cJSON *obj, stru
  * models (top level, metadata, workload and pod specs, containers); others pass. */
 k32_status_t api_check_unknown_fields(const struct api_resource *res, const cJSON *obj,
 				      struct api_fail *f);
+/* Duplicate keys anywhere in obj: with strict, 400 "strict decoding error: duplicate field";
+ * otherwise the earlier duplicates are dropped (the last one wins, as in Go). */
+k32_status_t api_dedupe_fields(const struct api_resource *res, cJSON *obj, bool strict,
+			       struct api_fail *f);
 /* Base64 of in[0..len) as a new cJSON string (NULL when out of memory). */
 cJSON *api_b64_string(const uint8_t *in, size_t len);
 /* Checks a DNS-1123 subdomain (253, [a-z0-9.-]); NULL if fine, else the reason. */

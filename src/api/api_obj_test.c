@@ -243,6 +243,26 @@ static void test_strict(void **state)
 	}
 }
 
+static void test_dedupe(void **state)
+{
+	(void)state;
+	const struct api_resource *cm = api_registry_find("", "v1", "configmaps");
+	struct api_fail f;
+	api_fail_clear(&f);
+	cJSON *o = parse("{\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"1\",\"k\":\"2\"}}");
+	assert_int_not_equal(api_dedupe_fields(cm, o, true, &f), K32_OK);
+	assert_non_null(strstr(f.message, "strict decoding error: duplicate field \"data.k\""));
+	api_fail_clear(&f);
+	assert_int_equal(api_dedupe_fields(cm, o, false, &f), K32_OK);
+	char *s = print(o);
+	assert_string_equal(s, "{\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"2\"}}");
+	cJSON_free(s);
+	cJSON_Delete(o);
+	o = parse("{\"l\":[{\"a\":1,\"b\":2}],\"m\":{}}");
+	assert_int_equal(api_dedupe_fields(cm, o, true, &f), K32_OK);
+	cJSON_Delete(o);
+}
+
 struct patch_case {
 	enum api_patch_type type;
 	const char *doc;
@@ -449,7 +469,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table),   cmocka_unit_test(test_validate),
 	    cmocka_unit_test(test_default), cmocka_unit_test(test_strict),
-	    cmocka_unit_test(test_patch),   cmocka_unit_test(test_pb),
+	    cmocka_unit_test(test_patch),   cmocka_unit_test(test_dedupe),
+	    cmocka_unit_test(test_pb),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -691,3 +691,55 @@ k32_status_t api_check_unknown_fields(const struct api_resource *res, const cJSO
 	return api_unknown_podspec(res, cJSON_GetObjectItemCaseSensitive(tmpl, "spec"),
 				   "spec.template.spec.", f);
 }
+
+/* ---- duplicate fields ------------------------------------------------------------------ */
+
+static k32_status_t api_dedupe_rec(const struct api_resource *res, cJSON *o, bool strict,
+				   char *path, size_t plen, int depth, struct api_fail *f)
+{
+	if (depth > K32_API_MAX_DEPTH)
+		return K32_OK; /* parsing already bounds depth; nothing deeper to check */
+	if (cJSON_IsObject(o)) {
+		cJSON *c = o->child;
+		while (c) {
+			cJSON *next = c->next;
+			bool dup = false;
+			for (cJSON *d = next; d && !dup; d = d->next)
+				dup = d->string && c->string && !strcmp(d->string, c->string);
+			if (dup && strict)
+				return api_fail_set(
+				    f, 400, "BadRequest",
+				    "%s in version \"%s\" cannot be handled as a %s: strict "
+				    "decoding error: duplicate field \"%s%s\"",
+				    res->kind, res->version, res->kind, path, c->string);
+			if (dup) { /* like Go's decoder: the last one wins */
+				cJSON_Delete(cJSON_DetachItemViaPointer(o, c));
+			} else {
+				size_t n = strlen(path);
+				snprintf(path + n, plen - n, "%s.", c->string ? c->string : "");
+				k32_status_t st =
+				    api_dedupe_rec(res, c, strict, path, plen, depth + 1, f);
+				path[n] = 0;
+				if (st)
+					return st;
+			}
+			c = next;
+		}
+	} else if (cJSON_IsArray(o)) {
+		cJSON *c;
+		cJSON_ArrayForEach(c, o)
+		{
+			k32_status_t st = api_dedupe_rec(res, c, strict, path, plen, depth + 1, f);
+			if (st)
+				return st;
+		}
+	}
+	return K32_OK;
+}
+
+k32_status_t api_dedupe_fields(const struct api_resource *res, cJSON *obj, bool strict,
+			       struct api_fail *f)
+{
+	char path[192] = "";
+	return api_dedupe_rec(res, obj, strict, path, sizeof(path), 0, f);
+}
