@@ -82,9 +82,10 @@
 #define K32_WASM_MAX_BLOCK_DEPTH 1024
 #endif
 
-/* Operand stack height per function (validator type stack, 1 byte a slot). */
+/* Operand stack height per function. The loader's validator/compiler keeps 10 bytes per
+ * entry (type, where the value lives, constant), allocated once per load: 40 KiB at 4096. */
 #ifndef K32_WASM_MAX_OPERANDS
-#define K32_WASM_MAX_OPERANDS 16384
+#define K32_WASM_MAX_OPERANDS 4096
 #endif
 
 /* br_table targets per instruction (8 bytes of compiled code each). */
