@@ -259,7 +259,9 @@ k32_status_t kobj_channel_create(struct kobj_owner *owner, uint32_t opts, kobj_h
  * table whether the write succeeds or not (they need TRANSFER). OUT_OF_RANGE over
  * K32_KOBJ_CHANNEL_MAX_MSG_BYTES / _MSG_HANDLES; SHOULD_WAIT when the peer's queue is full
  * (WRITABLE is then deasserted); PEER_CLOSED; NO_MEMORY when the message pool is spent;
- * NOT_SUPPORTED if the channel's own handle is listed; BAD_HANDLE for a listed duplicate.
+ * NOT_SUPPORTED if the channel's own handle is listed, or if a listed channel endpoint could
+ * reach this message's queue (a cycle that no close could ever free); BAD_HANDLE for a listed
+ * duplicate. The channel's own handle is never consumed.
  */
 k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint32_t opts,
 				const void *bytes, uint32_t len, const kobj_handle_t *handles,

@@ -9,8 +9,9 @@
  *   - after both owners are torn down, every pool is back to zero (nothing leaks).
  *
  * Built two ways (src/kobj/CMakeLists.txt): with clang and K32_FUZZ=ON as a libFuzzer target
- * (kobj_fuzz); always as kobj_fuzz_replay, which ctest runs over the seed corpus in
- * src/kobj/fuzz_corpus plus inputs generated from fixed seeds, so `make test` exercises it.
+ * (kobj_fuzz, run by `make fuzz`); always as kobj_fuzz_replay, which ctest runs over the seed
+ * corpus in tests/fuzz/kobj/corpus plus inputs generated from fixed seeds, so `make test`
+ * exercises it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,7 +338,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #ifdef KOBJ_FUZZ_REPLAY
 /*
  * Replay driver for ctest: runs every corpus file named on the command line (CMake globs
- * src/kobj/fuzz_corpus) and `-g N` inputs generated from a fixed seed.
+ * tests/fuzz/kobj/corpus) and `-g N` inputs generated from a fixed seed.
  */
 static int run_file(const char *path)
 {
