@@ -1199,6 +1199,49 @@ static k32_status_t short_recv(k32_sock_t s, void *buf, size_t cap, size_t *out_
 	return k32_plat_native()->sock_recv(s, buf, short_len(cap), out_len);
 }
 
+static atomic_int g_accept_failures;
+
+/* Out of descriptors for the first few accepts (EMFILE): the listener stays readable. */
+static k32_status_t failing_accept(k32_sock_t listener, k32_sock_t *out)
+{
+	if (atomic_fetch_sub(&g_accept_failures, 1) > 0) {
+		*out = K32_SOCK_INVALID;
+		return K32_ERR_NO_RESOURCES;
+	}
+	return k32_plat_native()->tcp_accept(listener, out);
+}
+
+static void test_accept_out_of_fds(void **state)
+{
+	struct http_server *srv;
+	struct http_client *c;
+	struct http_client_request req = {.method = "GET", .target = "/echo"};
+	struct http_client_response resp;
+	struct http_server_stats stats;
+	struct k32_err err;
+
+	(void)state;
+	g_short_ops = *k32_plat_native();
+	g_short_ops.tcp_accept = failing_accept;
+	atomic_store(&g_accept_failures, 0);
+	k32_plat_set_ops(&g_short_ops);
+	P = k32_plat();
+	srv = start_default(); /* its wake pair uses accept too: fail only after start */
+	atomic_store(&g_accept_failures, 3);
+	c = client_for(srv, NULL);
+	/* The connection waits in the backlog through three failed accepts, then is served. */
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 200);
+	http_client_response_fini(&resp);
+	assert_true(atomic_load(&g_accept_failures) < 0);
+	http_server_get_stats(srv, &stats);
+	assert_int_equal(stats.conns_accepted, 1);
+	http_client_free(c);
+	http_server_stop(srv);
+	k32_plat_set_ops(NULL);
+	P = k32_plat();
+}
+
 static void test_short_io(void **state)
 {
 	static const char *names[] = {"short.local"};
@@ -1378,6 +1421,7 @@ int main(void)
 	    cmocka_unit_test(test_tls),
 	    cmocka_unit_test(test_handler_threads),
 	    cmocka_unit_test(test_short_io),
+	    cmocka_unit_test(test_accept_out_of_fds),
 	    cmocka_unit_test(test_client_errors),
 	    cmocka_unit_test(test_alloc_failures),
 	};
