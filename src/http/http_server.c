@@ -139,6 +139,7 @@ struct http_server {
 	bool stop;	     /* the loop should exit */
 	bool any_woken;	     /* some slot has woken set */
 	int64_t accept_pause_until; /* accept failed for lack of descriptors: wait until then */
+	bool poll_failed;	    /* the poll error was logged once */
 	struct http_slot *slots;    /* cfg.max_conns entries */
 	uint16_t *free_slots;	    /* stack of free slot indexes */
 	uint32_t free_count;
@@ -1196,8 +1197,17 @@ static void loop(void *arg)
 				next = c->st.timer_us;
 		}
 		timeout = next == K32_FOREVER ? K32_FOREVER : (next > now ? next - now : 0);
-		if (pl()->poll(srv->pfds, n, timeout, &ready) != K32_OK)
+		k32_status_t pst = pl()->poll(srv->pfds, n, timeout, &ready);
+
+		if (pst != K32_OK) {
+			if (!srv->poll_failed)
+				K32_LOGE(HTTP_MOD,
+					 "poll over %zu sockets failed (%s); the platform's poll "
+					 "may take fewer (posix: 1024): lower max_conns",
+					 n, k32_status_name(pst));
+			srv->poll_failed = true;
 			pl()->sleep_us(1000);
+		}
 
 		if (srv->pfds[1].revents)
 			collect_wakes(srv);
