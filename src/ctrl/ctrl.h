@@ -127,9 +127,9 @@ void ctrl_stop(struct ctrl *c);
 
 /*
  * Runs one pass of each controller in mask (CTRL_* bits, intersected with cfg->enable), in
- * the order scheduler, node lifecycle, Deployment, ReplicaSet, DaemonSet, Job, GC,
- * namespace, in the caller's thread (serialised with the task's passes). For tests and
- * the CLI: drive the cluster without timers.
+ * the order node lifecycle, Deployment, ReplicaSet, DaemonSet, Job, scheduler, GC,
+ * namespace (so one call can go from a new Deployment to bound pods), in the caller's thread
+ * (serialised with the task's passes). For tests and the CLI: drive the cluster without timers.
  * *out_more (may be NULL) is set true when a controller stopped at K32_CTRL_BATCH and has
  * more to do.
  * @retval K32_OK every pass ran (individual API failures are counted in write_errors and

@@ -144,6 +144,33 @@ out:
 	return code;
 }
 
+/*
+ * The ReplicaSet named for d's template exists but is not d's (left by a deletion with
+ * --cascade=orphan, then the Deployment re-created): adopt it when it has no controller
+ * and the same template, as Kubernetes does.
+ */
+static void dp_adopt(struct ctrl *c, const cJSON *d)
+{
+	char hash[16], target[700];
+	ctrl_hash_json(k32_json_find(d, "spec.template"), hash, sizeof(hash));
+	snprintf(target, sizeof(target), "/apis/apps/v1/namespaces/%s/replicasets/%.200s-%s",
+		 ctrl_jstr(d, "metadata.namespace"), ctrl_jstr(d, "metadata.name"), hash);
+	cJSON *rs = NULL;
+	struct k32_err err;
+	if (ctrl_get(c, target, &rs, &err) == K32_OK && !ctrl_controller_uid(rs) &&
+	    dp_template_equal(rs, k32_json_find(d, "spec.template")) && ctrl_charge(c)) {
+		cJSON *patch = cJSON_CreateObject();
+		cJSON *md = patch ? cJSON_AddObjectToObject(patch, "metadata") : NULL;
+		if (md) {
+			cJSON_AddItemToObject(md, "ownerReferences",
+					      ctrl_owner_ref(d, "apps/v1", "Deployment"));
+			ctrl_write(c, "PATCH", target, "application/merge-patch+json", patch, NULL);
+		}
+		cJSON_Delete(patch);
+	}
+	cJSON_Delete(rs);
+}
+
 static void dp_scale(struct ctrl *c, const cJSON *rs, int64_t replicas)
 {
 	if (ctrl_jint(rs, "spec.replicas", 1) == replicas || !ctrl_charge(c))
@@ -378,7 +405,8 @@ static void dp_sync(struct ctrl *c, const cJSON *d)
 	}
 	if (!newrs) {
 		/* the new ReplicaSet's watch event brings the next pass, which scales it */
-		dp_create_rs(c, d, max_rev + 1);
+		if (dp_create_rs(c, d, max_rev + 1) == 409)
+			dp_adopt(c, d);
 		cJSON_Delete(rss);
 		return;
 	}

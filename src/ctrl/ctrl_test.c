@@ -750,6 +750,26 @@ static void test_deploy_rollout_undo(void **state)
 	count_pods(fx, "app-", &live, &ready);
 	assert_int_equal(live, 2);
 	assert_int_equal(jint(fx, DEPLOY, "status.availableReplicas"), 2);
+	/* delete with --cascade=orphan, apply again: the ReplicaSet and its pods are adopted */
+	must(req(fx, "DELETE", DEPLOY "?propagationPolicy=Orphan", NULL), 200, fx, "orphan");
+	rsl = get(fx, "/apis/apps/v1/namespaces/default/replicasets");
+	rs = cJSON_GetArrayItem(cJSON_GetObjectItem(rsl, "items"), 0);
+	assert_null(ctrl_controller_uid(rs));
+	cJSON_Delete(rsl);
+	must(reqf(fx, "POST", "/apis/apps/v1/namespaces/default/deployments", deploy_fmt, 0,
+		  "a.wasm"),
+	     201, fx, "deployment again");
+	settle(fx, 3);
+	kubelet(fx);
+	settle(fx, 2);
+	rsl = get(fx, "/apis/apps/v1/namespaces/default/replicasets");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(rsl, "items")), 1);
+	rs = cJSON_GetArrayItem(cJSON_GetObjectItem(rsl, "items"), 0);
+	d = get(fx, DEPLOY);
+	assert_string_equal(ctrl_controller_uid(rs), ctrl_jstr(d, "metadata.uid"));
+	cJSON_Delete(d);
+	cJSON_Delete(rsl);
+	assert_true(deploy_done(fx));
 }
 
 /* ---- DaemonSet ------------------------------------------------------------------------- */
