@@ -220,13 +220,18 @@ k32_status_t api_event_record(struct api_server *api, const struct api_event_ref
 	k32_buf_fini(&out);
 	if (st)
 		return st;
-	if ((++api->events_recorded & 31) == 0)
-		api_events_gc(api, now, NULL, NULL);
 	k32_mutex_lock(&api->mu);
+	bool gc = (++api->events_recorded & 31) == 0;
+	lru = &api->series[0];
+	for (size_t i = 1; i < K32_API_EVENT_SERIES_MAX; i++)
+		if (api->series[i].last_s < lru->last_s)
+			lru = &api->series[i];
 	lru->hash = h;
 	lru->last_s = now;
 	snprintf(lru->ns, sizeof(lru->ns), "%s", ns);
 	snprintf(lru->name, sizeof(lru->name), "%s", name);
 	k32_mutex_unlock(&api->mu);
+	if (gc)
+		api_events_gc(api, now, NULL, NULL);
 	return K32_OK;
 }
