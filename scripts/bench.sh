@@ -21,7 +21,9 @@ bench() { # bench RELATIVE_BINARY [ARGS...]
 # One line per benchmark, in the order of the benchmarks page.
 
 # Wasm against native code: the six kernels, host call crossing, code size, op counts.
-bench src/bench/wasm-bench --ops
+bench src/bench/wasm-bench --section kernels
+bench src/bench/wasm-bench --section ops
+bench src/bench/wasm-bench --section stack
 
 # Control plane store: fsynced single-write latency, list of 100 objects, watcher memory.
 mkdir -p "$build/store-bench-data"

@@ -273,27 +273,78 @@ uint32_t bench_run(uint32_t kernel, uint32_t n, uint32_t reps)
 	return sum;
 }
 
+/* ---- names and arguments ----------------------------------------------------------- */
+
+static const char *const kernel_names[BENCH_KERNEL_COUNT] = {"fib",  "crc32",  "sieve",
+							     "sort", "mandel", "json"};
+/* The argument of the console and the pod's /run: its default, and the bytes per unit (crc32
+ * takes KiB, the others take n itself). */
+static const uint32_t default_args[BENCH_KERNEL_COUNT] = {15, 4, 4096, 1024, 32, 200};
+
+const char *bench_kernel_name(uint32_t kernel)
+{
+	return kernel < BENCH_KERNEL_COUNT ? kernel_names[kernel] : "?";
+}
+
+uint32_t bench_kernel_find(const char *name, uint32_t len)
+{
+	for (uint32_t k = 0; k < BENCH_KERNEL_COUNT; k++) {
+		const char *s = kernel_names[k];
+		uint32_t i = 0;
+
+		while (i < len && s[i] && s[i] == name[i])
+			i++;
+		if (i == len && !s[i])
+			return k;
+	}
+	return BENCH_KERNEL_COUNT;
+}
+
+uint32_t bench_default_arg(uint32_t kernel)
+{
+	return kernel < BENCH_KERNEL_COUNT ? default_args[kernel] : 0;
+}
+
+uint32_t bench_arg_to_n(uint32_t kernel, uint32_t arg)
+{
+	if (kernel != BENCH_CRC32)
+		return arg;
+	return arg > SCRATCH_BYTES / 1024u ? SCRATCH_BYTES : arg * 1024u;
+}
+
+/* ---- host calls ------------------------------------------------------------------------ */
+
 #ifdef __wasm__
-__attribute__((import_module("kube32"), import_name("bench_nop"))) uint32_t
-bench_host_nop(uint32_t v);
+__attribute__((import_module("kube32"), import_name("k32_time_us"))) int64_t
+bench_host_time_us(void);
 
 uint32_t bench_hostcall(uint32_t n)
 {
-	uint32_t acc = 0;
+	uint32_t ok = 0;
+	int64_t prev = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		acc += bench_host_nop(i);
-	return acc;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t t = bench_host_time_us();
+
+		ok += t >= prev;
+		prev = t;
+	}
+	return ok;
 }
 #else
-uint32_t (*bench_nop_fn)(uint32_t);
+int64_t (*bench_clock_fn)(void);
 
 uint32_t bench_hostcall(uint32_t n)
 {
-	uint32_t acc = 0;
+	uint32_t ok = 0;
+	int64_t prev = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		acc += bench_nop_fn(i);
-	return acc;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t t = bench_clock_fn();
+
+		ok += t >= prev;
+		prev = t;
+	}
+	return ok;
 }
 #endif

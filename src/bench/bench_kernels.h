@@ -29,12 +29,22 @@ uint32_t bench_default_n(uint32_t kernel);
  * (0xFFFFFFFF for an unknown kernel). n is clamped to what the scratch area holds. */
 uint32_t bench_run(uint32_t kernel, uint32_t n, uint32_t reps);
 
-/* Calls the host's identity function v -> v for v = 0..n-1 (the pod imports it as
- * kube32.bench_nop; natively it is a call through bench_nop_fn). Returns the sum of the
- * answers, so the native and pod results can be compared. */
+/* The kernel's short name ("crc32"); "?" for an unknown index. */
+const char *bench_kernel_name(uint32_t kernel);
+/* The kernel named by the len bytes at name, or BENCH_KERNEL_COUNT if none is. */
+uint32_t bench_kernel_find(const char *name, uint32_t len);
+/* The argument of K32_CMD:BENCH and the pod's /run?n=: crc32 counts KiB (at most 8), every
+ * other kernel its n. bench_default_arg gives the page's size (crc32 4, fib 15, ...). */
+uint32_t bench_default_arg(uint32_t kernel);
+uint32_t bench_arg_to_n(uint32_t kernel, uint32_t arg);
+
+/* Reads the node's microsecond clock n times through a host call (the pod imports
+ * kube32.k32_time_us, the import every kubelet offers; natively it calls bench_clock_fn).
+ * Returns how many readings did not go backwards: n when the clock is monotonic, so the
+ * native and pod results can be compared. */
 uint32_t bench_hostcall(uint32_t n);
 
-/* Natively, the function bench_hostcall calls. Pods get kube32.bench_nop instead. */
-extern uint32_t (*bench_nop_fn)(uint32_t);
+/* Natively, the clock bench_hostcall reads. Pods get kube32.k32_time_us instead. */
+extern int64_t (*bench_clock_fn)(void);
 
 #endif /* BENCH_KERNELS_H */
