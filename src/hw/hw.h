@@ -31,7 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "base/k32_alloc.h"
+#include "base/k32_buf.h"
 #include "base/k32_hostcall.h"
 #include "base/k32_status.h"
 #include "k32/k32_config.h"
@@ -323,5 +326,103 @@ size_t hw_hostfns(const struct hw_pod_env *env, struct k32_hostfn_def *out, size
 
 /* The table bound to env = NULL (instance_user is the struct hw_pod). */
 extern const struct k32_hostfn_def hw_hostfn_table[HW_HOSTFN_COUNT];
+
+/* ---- the Device resource (hardware.md section 7): kubelet and controller helpers ---------------
+ *
+ * What the kubelet and the Device controller need, kept here so they stay thin: parsing a
+ * kube32.io/v1alpha1 Device into a grant, the driver pod a controller creates for it, the
+ * duplicate check, and a per-Device status publisher that turns k32_publish/condition
+ * calls into JSON merge patches for devices/<name>/status, at most one per min interval
+ * (at once when a string reading such as uid or present changes), with Ready=False
+ * "NoReading" after three silent poll intervals. Context: one thread per object; no locks.
+ */
+#define HW_DEVICE_MAX_PARAMS 8	/* spec.params entries kept */
+#define HW_DEVICE_PARAM_LEN  32 /* bytes of a param key or value, NUL included */
+#define HW_NAME_LEN	     64 /* Kubernetes names here: 63 + NUL */
+
+struct hw_device {
+	char name[HW_NAME_LEN]; /* metadata.name */
+	char ns[HW_NAME_LEN];	/* metadata.namespace ("default" when absent) */
+	char uid[HW_NAME_LEN];	/* metadata.uid ("" when absent) */
+	char node[HW_NAME_LEN]; /* spec.node */
+	char model[24];		/* spec.model */
+	uint32_t bus;		/* spec.bus (0) */
+	uint32_t mux_channel;	/* spec.muxChannel or HW_MUX_NONE */
+	uint32_t addr;		/* spec.address */
+	uint32_t poll_ms;	/* spec.pollIntervalMs (rfid 200, bme688 3000, miniscale 1000) */
+	struct hw_param params[HW_DEVICE_MAX_PARAMS]; /* point into store below */
+	uint32_t nparams;
+	char store[HW_DEVICE_MAX_PARAMS][2][HW_DEVICE_PARAM_LEN];
+};
+
+/*
+ * Parses a Device object. K32_ERR_INVALID_ARGS (err names the field) for a missing node,
+ * model or address, an unknown model, values out of range, or params that do not fit
+ * (HW_DEVICE_MAX_PARAMS, HW_DEVICE_PARAM_LEN).
+ */
+k32_status_t hw_device_parse(const cJSON *obj, struct hw_device *out, struct k32_err *err);
+
+/* The grant for a pod bound to d (params point into d, which must outlive the grant). */
+void hw_device_grant(const struct hw_device *d, struct hw_grant *out);
+
+/* Name of the driver pod of d: "<model>-<device name>", cut to 63 bytes. */
+void hw_device_pod_name(const struct hw_device *d, char *out, size_t cap);
+
+/*
+ * The driver pod manifest (JSON) for d, appended to out: bound to spec.node, image
+ * "<model>.wasm", owned by the Device (controller reference; uid when known), labels
+ * kube32.io/device and kube32.io/driver, annotation kube32.io/hardware "i2c:<model>",
+ * memory limit mem_limit (a quantity such as "2Ki").
+ */
+k32_status_t hw_device_pod_manifest(const struct hw_device *d, const char *mem_limit,
+				    struct k32_buf *out, struct k32_err *err);
+
+/* Index in devs[0..n) of a Device other than d (by namespace/name) on d's (node, bus,
+ * muxChannel, address), or -1. The controller refuses d then. */
+int hw_device_conflict(const struct hw_device *devs, size_t n, const struct hw_device *d);
+
+/* Per-Device status publisher. Caller-owned; hw_devstatus_init first. */
+struct hw_devstatus {
+	struct hw_reading cur[K32_HW_MAX_READINGS]; /* latest readings */
+	uint32_t ncur;
+	struct hw_reading sent[K32_HW_MAX_READINGS]; /* as last sent (for nulls) */
+	uint32_t nsent;
+	uint64_t last_read_us;	   /* when readings last arrived (0: never) */
+	uint64_t last_read_wall_s; /* the same on the wall clock (lastReadTime) */
+	uint64_t last_sent_us;	   /* when a patch was last produced (0: never) */
+	uint32_t poll_ms;	   /* the Device's poll interval */
+	uint32_t min_interval_ms;  /* at most one update per this (default 1000) */
+	bool dirty;		   /* something to send */
+	bool urgent;		   /* a string reading or the condition changed */
+	bool ready;		   /* Ready condition */
+	char reason[32];   /* its reason (Reading, NotFound, BusError, NoReading, DriverCrash) */
+	char message[128]; /* its message */
+	uint64_t transition_wall_s; /* lastTransitionTime */
+	bool have_cond;		    /* a condition was set */
+};
+
+void hw_devstatus_init(struct hw_devstatus *st, uint32_t poll_ms, uint32_t min_interval_ms);
+/* k32_publish: the readings as one update. */
+void hw_devstatus_readings(struct hw_devstatus *st, const struct hw_reading *r, uint32_t count,
+			   uint64_t now_us, uint64_t wall_s);
+/* k32_device_condition, or the kubelet's own (reason "DriverCrash" when the pod traps). */
+void hw_devstatus_condition(struct hw_devstatus *st, bool ready, const char *reason,
+			    size_t reason_len, const char *msg, size_t msg_len, uint64_t wall_s);
+/*
+ * Whether an update is due at now_us: readings or a condition changed and the min interval
+ * has passed (at once when urgent). Also turns Ready False/"NoReading" when no readings came
+ * for three poll intervals.
+ */
+bool hw_devstatus_due(struct hw_devstatus *st, uint64_t now_us, uint64_t wall_s);
+/*
+ * Appends the merge patch for devices/<name>/status: {"status":{"readings":{...},
+ * "lastReadTime":..., "conditions":[Ready], "driverPod":...}} (readings dropped since the last
+ * patch are sent as null) and marks it sent at now_us. driver_pod may be NULL.
+ */
+k32_status_t hw_devstatus_patch(struct hw_devstatus *st, const char *driver_pod, uint64_t now_us,
+				struct k32_buf *out, struct k32_err *err);
+
+/* RFC 3339 UTC ("2025-01-01T12:00:03Z") of wall seconds; out must hold 21 bytes. */
+void hw_rfc3339(uint64_t wall_s, char *out);
 
 #endif /* HW_H */

@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "base/k32_json.h"
 #include "hw/hw.h"
 
 /* hw_mux.c: with bus->mu NOT held but bus->busy owned by the caller: makes sure the mux

@@ -1,0 +1,357 @@
+/*
+ * hw_device.c - the kube32.io/v1alpha1 Device resource for the kubelet and the Device
+ * controller (hardware.md section 7): parsing a Device into a grant, the driver pod manifest,
+ * the duplicate check, and the status publisher that rate-limits Device status updates.
+ *
+ * Why a publisher here and not in the kubelet: it is the same logic on every node and it is
+ * what decides how often a board talks to the control plane (at most one update per Device
+ * per second, at once when a string reading such as uid changes, NoReading after three
+ * silent poll intervals), so it is tested with the drivers it serves.
+ *
+ * Context: one thread per object; no locks, no allocation except the caller's k32_buf.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hw/hw_int.h"
+
+static k32_status_t bad(struct k32_err *err, const char *name, const char *what)
+{
+	return k32_err_set(err, K32_ERR_INVALID_ARGS, "hw", "Device %s: %s", name, what);
+}
+
+static bool copy_str(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+	if (n >= cap)
+		return false;
+	memcpy(dst, src, n + 1);
+	return true;
+}
+
+static uint32_t default_poll_ms(const char *model)
+{
+	if (!strcmp(model, "rfid"))
+		return 200;
+	if (!strcmp(model, "bme688"))
+		return 3000;
+	return 1000;
+}
+
+k32_status_t hw_device_parse(const cJSON *obj, struct hw_device *d, struct k32_err *err)
+{
+	memset(d, 0, sizeof(*d));
+	const cJSON *name = k32_json_find(obj, "metadata.name");
+	const char *n = cJSON_IsString(name) ? name->valuestring : "(unnamed)";
+	if (!cJSON_IsString(name) || !copy_str(d->name, sizeof(d->name), n))
+		return bad(err, n, "metadata.name missing or longer than 63 bytes");
+	const cJSON *ns = k32_json_find(obj, "metadata.namespace");
+	if (!copy_str(d->ns, sizeof(d->ns), cJSON_IsString(ns) ? ns->valuestring : "default"))
+		return bad(err, n, "metadata.namespace longer than 63 bytes");
+	const cJSON *uid = k32_json_find(obj, "metadata.uid");
+	if (!copy_str(d->uid, sizeof(d->uid), cJSON_IsString(uid) ? uid->valuestring : ""))
+		return bad(err, n, "metadata.uid longer than 63 bytes");
+	const cJSON *node = k32_json_find(obj, "spec.node");
+	if (!cJSON_IsString(node) || !node->valuestring[0] ||
+	    !copy_str(d->node, sizeof(d->node), node->valuestring))
+		return bad(err, n, "spec.node missing (the Node whose kubelet owns the bus)");
+	const cJSON *model = k32_json_find(obj, "spec.model");
+	enum hw_model m;
+	if (!cJSON_IsString(model) || hw_model_parse(model->valuestring, &m) != K32_OK ||
+	    !copy_str(d->model, sizeof(d->model), hw_model_name(m)))
+		return bad(err, n, "spec.model must be bme688, miniscale or rfid");
+	static const struct {
+		const char *path;
+		long lo, hi, dflt;
+		bool req;
+	} nums[] = {{"spec.bus", 0, K32_HW_MAX_BUSES - 1, 0, false},
+		    {"spec.muxChannel", 0, 7, -1, false},
+		    {"spec.address", 0x08, 0x77, 0, true},
+		    {"spec.pollIntervalMs", 10, 3600000, 0, false}};
+	long v[4];
+	for (int i = 0; i < 4; i++) {
+		const cJSON *it = k32_json_find(obj, nums[i].path);
+		if (!it || cJSON_IsNull(it)) {
+			if (nums[i].req)
+				return k32_err_set(err, K32_ERR_INVALID_ARGS, "hw",
+						   "Device %s: %s is required", n, nums[i].path);
+			v[i] = nums[i].dflt;
+			continue;
+		}
+		if (!cJSON_IsNumber(it) || it->valuedouble != (double)(long)it->valuedouble ||
+		    it->valuedouble < nums[i].lo || it->valuedouble > nums[i].hi)
+			return k32_err_set(err, K32_ERR_INVALID_ARGS, "hw",
+					   "Device %s: %s must be an integer in %ld..%ld", n,
+					   nums[i].path, nums[i].lo, nums[i].hi);
+		v[i] = (long)it->valuedouble;
+	}
+	d->bus = (uint32_t)v[0];
+	d->mux_channel = v[1] < 0 ? HW_MUX_NONE : (uint32_t)v[1];
+	d->addr = (uint32_t)v[2];
+	d->poll_ms = v[3] ? (uint32_t)v[3] : default_poll_ms(d->model);
+	const cJSON *params = k32_json_find(obj, "spec.params");
+	const cJSON *p;
+	cJSON_ArrayForEach(p, params)
+	{
+		if (d->nparams == HW_DEVICE_MAX_PARAMS)
+			return k32_err_set(err, K32_ERR_INVALID_ARGS, "hw",
+					   "Device %s: more than %d spec.params", n,
+					   HW_DEVICE_MAX_PARAMS);
+		if (!cJSON_IsString(p) ||
+		    !copy_str(d->store[d->nparams][0], HW_DEVICE_PARAM_LEN, p->string) ||
+		    !copy_str(d->store[d->nparams][1], HW_DEVICE_PARAM_LEN, p->valuestring))
+			return k32_err_set(err, K32_ERR_INVALID_ARGS, "hw",
+					   "Device %s: spec.params[%s] must be a string, key and "
+					   "value under %d bytes",
+					   n, p->string ? p->string : "?", HW_DEVICE_PARAM_LEN);
+		d->params[d->nparams].key = d->store[d->nparams][0];
+		d->params[d->nparams].value = d->store[d->nparams][1];
+		d->nparams++;
+	}
+	return K32_OK;
+}
+
+void hw_device_grant(const struct hw_device *d, struct hw_grant *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->bus = d->bus;
+	g->mux_channel = d->mux_channel;
+	g->addr = d->addr;
+	snprintf(g->model, sizeof(g->model), "%s", d->model);
+	g->name = d->name;
+	g->params = d->params;
+	g->nparams = d->nparams;
+}
+
+void hw_device_pod_name(const struct hw_device *d, char *out, size_t cap)
+{
+	char buf[2 * HW_NAME_LEN];
+	snprintf(buf, sizeof(buf), "%s-%s", d->model, d->name);
+	size_t n = strlen(buf);
+	if (n > 63)
+		n = 63;
+	while (n > 0 && buf[n - 1] == '-')
+		n--;
+	buf[n] = 0;
+	snprintf(out, cap, "%s", buf);
+}
+
+k32_status_t hw_device_pod_manifest(const struct hw_device *d, const char *mem_limit,
+				    struct k32_buf *out, struct k32_err *err)
+{
+	char pod[HW_NAME_LEN];
+	hw_device_pod_name(d, pod, sizeof(pod));
+	char owner[400] = "";
+	if (d->uid[0])
+		snprintf(owner, sizeof(owner),
+			 ",\"ownerReferences\":[{\"apiVersion\":\"kube32.io/v1alpha1\",\"kind\":"
+			 "\"Device\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,"
+			 "\"blockOwnerDeletion\":true}]",
+			 d->name, d->uid);
+	return k32_buf_printf(
+	    out, err,
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+	    "\"namespace\":\"%s\",\"labels\":{\"kube32.io/device\":\"%s\","
+	    "\"kube32.io/driver\":\"%s\"},\"annotations\":{\"kube32.io/hardware\":\"i2c:%s\","
+	    "\"kube32.io/device\":\"%s\"}%s},\"spec\":{\"nodeName\":\"%s\",\"restartPolicy\":"
+	    "\"Always\",\"containers\":[{\"name\":\"driver\",\"image\":\"%s.wasm\","
+	    "\"resources\":{\"limits\":{\"memory\":\"%s\"}}}]}}",
+	    pod, d->ns, d->name, d->model, d->model, d->name, owner, d->node, d->model,
+	    mem_limit ? mem_limit : "2Ki");
+}
+
+int hw_device_conflict(const struct hw_device *devs, size_t n, const struct hw_device *d)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct hw_device *o = &devs[i];
+		if (!strcmp(o->ns, d->ns) && !strcmp(o->name, d->name))
+			continue;
+		if (!strcmp(o->node, d->node) && o->bus == d->bus &&
+		    o->mux_channel == d->mux_channel && o->addr == d->addr)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* ---- status publisher -------------------------------------------------------------------- */
+
+void hw_rfc3339(uint64_t wall_s, char *out)
+{
+	/* days since 1970-01-01 to a civil date (proleptic Gregorian) */
+	int64_t z = (int64_t)(wall_s / 86400) + 719468;
+	int64_t era = z / 146097;
+	int64_t doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t mp = (5 * doy + 2) / 153;
+	int64_t day = doy - (153 * mp + 2) / 5 + 1;
+	int64_t mon = mp < 10 ? mp + 3 : mp - 9;
+	int64_t year = yoe + era * 400 + (mon <= 2);
+	uint64_t s = wall_s % 86400;
+	snprintf(out, 21, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)year, (int)mon, (int)day,
+		 (int)(s / 3600), (int)(s / 60 % 60), (int)(s % 60));
+}
+
+void hw_devstatus_init(struct hw_devstatus *st, uint32_t poll_ms, uint32_t min_interval_ms)
+{
+	memset(st, 0, sizeof(*st));
+	st->poll_ms = poll_ms ? poll_ms : 1000;
+	st->min_interval_ms = min_interval_ms ? min_interval_ms : 1000;
+}
+
+static bool numeric(const char *v)
+{
+	if (!*v)
+		return false;
+	char *end;
+	(void)strtod(v, &end);
+	return *end == 0;
+}
+
+static const struct hw_reading *find(const struct hw_reading *r, uint32_t n, const char *key)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(r[i].key, key))
+			return &r[i];
+	return NULL;
+}
+
+static void set_cond(struct hw_devstatus *st, bool ready, const char *reason, size_t rlen,
+		     const char *msg, size_t mlen, uint64_t wall_s)
+{
+	char r[sizeof(st->reason)], m[sizeof(st->message)];
+	snprintf(r, sizeof(r), "%.*s", (int)rlen, reason);
+	snprintf(m, sizeof(m), "%.*s", (int)mlen, msg);
+	if (st->have_cond && st->ready == ready && !strcmp(st->reason, r) &&
+	    !strcmp(st->message, m))
+		return;
+	if (!st->have_cond || st->ready != ready)
+		st->transition_wall_s = wall_s;
+	st->have_cond = true;
+	st->ready = ready;
+	memcpy(st->reason, r, sizeof(r));
+	memcpy(st->message, m, sizeof(m));
+	st->dirty = true;
+	st->urgent = true;
+}
+
+void hw_devstatus_readings(struct hw_devstatus *st, const struct hw_reading *r, uint32_t count,
+			   uint64_t now_us, uint64_t wall_s)
+{
+	if (count > K32_HW_MAX_READINGS)
+		count = K32_HW_MAX_READINGS;
+	for (uint32_t i = 0; i < count; i++) {
+		const struct hw_reading *old = find(st->cur, st->ncur, r[i].key);
+		if (!numeric(r[i].value) && (!old || strcmp(old->value, r[i].value)))
+			st->urgent = true; /* uid, present: users watch these change */
+	}
+	memcpy(st->cur, r, count * sizeof(*r));
+	st->ncur = count;
+	st->last_read_us = now_us;
+	st->last_read_wall_s = wall_s;
+	st->dirty = true;
+	if (!st->have_cond || !st->ready)
+		set_cond(st, true, "Reading", 7, "readings are fresh", 18, wall_s);
+}
+
+void hw_devstatus_condition(struct hw_devstatus *st, bool ready, const char *reason,
+			    size_t reason_len, const char *msg, size_t msg_len, uint64_t wall_s)
+{
+	set_cond(st, ready, reason, reason_len, msg, msg_len, wall_s);
+}
+
+bool hw_devstatus_due(struct hw_devstatus *st, uint64_t now_us, uint64_t wall_s)
+{
+	uint64_t silent = 3ull * st->poll_ms * 1000;
+	if (st->last_read_us && st->ready && now_us - st->last_read_us > silent) {
+		char msg[96];
+		int n = snprintf(msg, sizeof(msg), "no reading for %llu ms (3 poll intervals)",
+				 (unsigned long long)((now_us - st->last_read_us) / 1000));
+		set_cond(st, false, "NoReading", 9, msg, (size_t)n, wall_s);
+	}
+	if (!st->dirty)
+		return false;
+	if (st->urgent || !st->last_sent_us)
+		return true;
+	return now_us - st->last_sent_us >= (uint64_t)st->min_interval_ms * 1000;
+}
+
+/* A JSON string body with escapes for ", \ and control bytes. */
+static k32_status_t jstr(struct k32_buf *out, const char *s, struct k32_err *err)
+{
+	k32_status_t st = k32_buf_append(out, "\"", 1, err);
+	for (; *s && st == K32_OK; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			st = k32_buf_printf(out, err, "\\%c", c);
+		else if (c < 0x20)
+			st = k32_buf_printf(out, err, "\\u%04x", c);
+		else
+			st = k32_buf_append(out, s, 1, err);
+	}
+	return st ? st : k32_buf_append(out, "\"", 1, err);
+}
+
+k32_status_t hw_devstatus_patch(struct hw_devstatus *st, const char *driver_pod, uint64_t now_us,
+				struct k32_buf *out, struct k32_err *err)
+{
+	k32_status_t s = k32_buf_append_str(out, "{\"status\":{\"readings\":{", err);
+	bool first = true;
+	for (uint32_t i = 0; i < st->ncur && !s; i++) {
+		s = k32_buf_printf(out, err, "%s", first ? "" : ",");
+		if (!s)
+			s = jstr(out, st->cur[i].key, err);
+		if (!s)
+			s = k32_buf_append(out, ":", 1, err);
+		if (!s)
+			s = jstr(out, st->cur[i].value, err);
+		first = false;
+	}
+	for (uint32_t i = 0; i < st->nsent && !s; i++) {
+		if (find(st->cur, st->ncur, st->sent[i].key))
+			continue;
+		s = k32_buf_printf(out, err, "%s", first ? "" : ",");
+		if (!s)
+			s = jstr(out, st->sent[i].key, err);
+		if (!s)
+			s = k32_buf_append_str(out, ":null", err);
+		first = false;
+	}
+	if (!s)
+		s = k32_buf_append_str(out, "}", err);
+	char t[24];
+	if (!s && st->last_read_wall_s) {
+		hw_rfc3339(st->last_read_wall_s, t);
+		s = k32_buf_printf(out, err, ",\"lastReadTime\":\"%s\"", t);
+	}
+	if (!s && st->have_cond) {
+		hw_rfc3339(st->transition_wall_s, t);
+		s = k32_buf_printf(out, err,
+				   ",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\","
+				   "\"reason\":",
+				   st->ready ? "True" : "False");
+		if (!s)
+			s = jstr(out, st->reason, err);
+		if (!s)
+			s = k32_buf_append_str(out, ",\"message\":", err);
+		if (!s)
+			s = jstr(out, st->message, err);
+		if (!s)
+			s = k32_buf_printf(out, err, ",\"lastTransitionTime\":\"%s\"}]", t);
+	}
+	if (!s && driver_pod) {
+		s = k32_buf_append_str(out, ",\"driverPod\":", err);
+		if (!s)
+			s = jstr(out, driver_pod, err);
+	}
+	if (!s)
+		s = k32_buf_append_str(out, "}}", err);
+	if (s)
+		return s;
+	memcpy(st->sent, st->cur, st->ncur * sizeof(st->cur[0]));
+	st->nsent = st->ncur;
+	st->last_sent_us = now_us ? now_us : 1;
+	st->dirty = false;
+	st->urgent = false;
+	return K32_OK;
+}

@@ -1,0 +1,340 @@
+/*
+ * hw_device_test.c - the Device helpers: parsing (table of good and bad objects), grants,
+ * the driver pod manifest, the duplicate check, the status publisher's rate limit, urgent
+ * string changes, nulls for dropped readings and NoReading; then against a real API server in
+ * this process: the Device is created, its driver pod manifest is accepted, the publisher's
+ * patches land in devices/<name>/status, and `kubectl get devices` (the Table over HTTP) shows
+ * the readings.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+
+#include "api/api.h"
+#include "base/k32_log.h"
+#include "hw/hw_int.h"
+
+static cJSON *parse(const char *s)
+{
+	cJSON *j = NULL;
+	struct k32_err err;
+	assert_int_equal(k32_json_parse(s, strlen(s), &j, &err), K32_OK);
+	return j;
+}
+
+static void test_parse(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json;
+		k32_status_t st;
+		const char *msg;
+	} cases[] = {
+	    {"{\"metadata\":{\"name\":\"env\"},\"spec\":{\"node\":\"c1\",\"model\":\"bme688\","
+	     "\"address\":119,\"muxChannel\":2,\"params\":{\"heaterTempC\":\"320\"}}}",
+	     K32_OK, NULL},
+	    {"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"node\":\"c1\",\"model\":\"rfid\","
+	     "\"address\":40}}",
+	     K32_OK, NULL},
+	    {"{\"spec\":{\"node\":\"c1\",\"model\":\"rfid\",\"address\":40}}", K32_ERR_INVALID_ARGS,
+	     "metadata.name"},
+	    {"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"model\":\"rfid\",\"address\":40}}",
+	     K32_ERR_INVALID_ARGS, "spec.node"},
+	    {"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"node\":\"c1\",\"model\":\"lcd\","
+	     "\"address\":40}}",
+	     K32_ERR_INVALID_ARGS, "spec.model"},
+	    {"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"node\":\"c1\",\"model\":\"rfid\"}}",
+	     K32_ERR_INVALID_ARGS, "spec.address is required"},
+	    {"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"node\":\"c1\",\"model\":\"rfid\","
+	     "\"address\":200}}",
+	     K32_ERR_INVALID_ARGS, "spec.address"},
+	    {"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"node\":\"c1\",\"model\":\"rfid\","
+	     "\"address\":40,\"muxChannel\":8}}",
+	     K32_ERR_INVALID_ARGS, "spec.muxChannel"},
+	    {"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"node\":\"c1\",\"model\":\"rfid\","
+	     "\"address\":40,\"params\":{\"k\":1}}}",
+	     K32_ERR_INVALID_ARGS, "spec.params[k]"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *j = parse(cases[i].json);
+		struct hw_device d;
+		struct k32_err err;
+		k32_err_clear(&err);
+		assert_int_equal(hw_device_parse(j, &d, &err), cases[i].st);
+		if (cases[i].msg)
+			assert_non_null(strstr(err.msg, cases[i].msg));
+		cJSON_Delete(j);
+	}
+	cJSON *j = parse(cases[0].json);
+	struct hw_device d;
+	assert_int_equal(hw_device_parse(j, &d, NULL), K32_OK);
+	cJSON_Delete(j);
+	assert_string_equal(d.ns, "default");
+	assert_int_equal(d.poll_ms, 3000);
+	struct hw_grant g;
+	hw_device_grant(&d, &g);
+	assert_int_equal(g.bus, 0);
+	assert_int_equal(g.mux_channel, 2);
+	assert_int_equal(g.addr, 0x77);
+	assert_string_equal(g.model, "bme688");
+	assert_int_equal(g.nparams, 1);
+	assert_string_equal(g.params[0].value, "320");
+	j = parse(cases[1].json);
+	assert_int_equal(hw_device_parse(j, &d, NULL), K32_OK);
+	cJSON_Delete(j);
+	assert_int_equal(d.mux_channel, HW_MUX_NONE);
+	assert_int_equal(d.poll_ms, 200);
+}
+
+static void test_manifest_conflict(void **state)
+{
+	(void)state;
+	cJSON *j =
+	    parse("{\"metadata\":{\"name\":\"envpro\",\"namespace\":\"lab\",\"uid\":\"u-1\"},"
+		  "\"spec\":{\"node\":\"cardputer-1\",\"model\":\"bme688\",\"address\":119,"
+		  "\"muxChannel\":2}}");
+	struct hw_device d[3];
+	assert_int_equal(hw_device_parse(j, &d[0], NULL), K32_OK);
+	cJSON_Delete(j);
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 8192, "manifest");
+	assert_int_equal(hw_device_pod_manifest(&d[0], "2Ki", &b, NULL), K32_OK);
+	cJSON *pod = parse(k32_buf_cstr(&b));
+	assert_string_equal(k32_json_find(pod, "metadata.name")->valuestring, "bme688-envpro");
+	assert_string_equal(k32_json_find(pod, "metadata.namespace")->valuestring, "lab");
+	assert_string_equal(k32_json_find(pod, "spec.nodeName")->valuestring, "cardputer-1");
+	const cJSON *own = cJSON_GetArrayItem(k32_json_find(pod, "metadata.ownerReferences"), 0);
+	assert_string_equal(cJSON_GetObjectItem(own, "uid")->valuestring, "u-1");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(own, "controller")));
+	const cJSON *c = cJSON_GetArrayItem(k32_json_find(pod, "spec.containers"), 0);
+	assert_string_equal(cJSON_GetObjectItem(c, "image")->valuestring, "bme688.wasm");
+	cJSON_Delete(pod);
+	k32_buf_fini(&b);
+
+	d[1] = d[0];
+	snprintf(d[1].name, sizeof(d[1].name), "other");
+	d[2] = d[0];
+	snprintf(d[2].name, sizeof(d[2].name), "third");
+	d[2].mux_channel = 3;
+	assert_int_equal(hw_device_conflict(d, 1, &d[1]), 0);
+	assert_int_equal(hw_device_conflict(d, 1, &d[0]), -1); /* itself */
+	assert_int_equal(hw_device_conflict(d, 2, &d[2]), -1);
+	char name[64];
+	memset(d[0].name, 'x', 63);
+	d[0].name[63] = 0;
+	hw_device_pod_name(&d[0], name, sizeof(name));
+	assert_int_equal(strlen(name), 63);
+}
+
+static void test_rfc3339(void **state)
+{
+	(void)state;
+	char t[24];
+	hw_rfc3339(0, t);
+	assert_string_equal(t, "1970-01-01T00:00:00Z");
+	hw_rfc3339(1735732803, t);
+	assert_string_equal(t, "2025-01-01T12:00:03Z");
+	hw_rfc3339(951782400, t); /* 2000-02-29 */
+	assert_string_equal(t, "2000-02-29T00:00:00Z");
+}
+
+static struct hw_reading R(const char *k, const char *v) {
+	struct hw_reading r;
+	snprintf(r.key, sizeof(r.key), "%s", k);
+	snprintf(r.value, sizeof(r.value), "%s", v);
+	return r;
+}
+
+static void
+test_publisher(void **state)
+{
+	(void)state;
+	struct hw_devstatus st;
+	hw_devstatus_init(&st, 1000, 1000);
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 8192, "patch");
+	uint64_t t = 10000000, wall = 1735732800;
+	assert_false(hw_devstatus_due(&st, t, wall));
+	struct hw_reading r[2] = {R("present", "false"), R("uid", "")};
+	hw_devstatus_readings(&st, r, 2, t, wall);
+	assert_true(hw_devstatus_due(&st, t, wall)); /* first one at once */
+	assert_int_equal(hw_devstatus_patch(&st, "rfid-tag", t, &b, NULL), K32_OK);
+	cJSON *p = parse(k32_buf_cstr(&b));
+	assert_string_equal(k32_json_find(p, "status.readings.present")->valuestring, "false");
+	assert_string_equal(k32_json_find(p, "status.lastReadTime")->valuestring,
+			    "2025-01-01T12:00:00Z");
+	assert_string_equal(k32_json_find(p, "status.driverPod")->valuestring, "rfid-tag");
+	const cJSON *c = cJSON_GetArrayItem(k32_json_find(p, "status.conditions"), 0);
+	assert_string_equal(cJSON_GetObjectItem(c, "status")->valuestring, "True");
+	assert_string_equal(cJSON_GetObjectItem(c, "reason")->valuestring, "Reading");
+	cJSON_Delete(p);
+	/* the same strings 200 ms later: rate-limited */
+	t += 200000;
+	hw_devstatus_readings(&st, r, 2, t, wall);
+	assert_false(hw_devstatus_due(&st, t, wall));
+	t += 800000;
+	assert_true(hw_devstatus_due(&st, t, wall));
+	k32_buf_reset(&b);
+	assert_int_equal(hw_devstatus_patch(&st, NULL, t, &b, NULL), K32_OK);
+	/* a string reading changes: at once */
+	t += 200000;
+	struct hw_reading r2[3] = {R("present", "true"), R("uid", "5A3C910E"), R("sak", "8")};
+	hw_devstatus_readings(&st, r2, 3, t, wall + 1);
+	assert_true(hw_devstatus_due(&st, t, wall + 1));
+	k32_buf_reset(&b);
+	assert_int_equal(hw_devstatus_patch(&st, NULL, t, &b, NULL), K32_OK);
+	/* numbers alone changing wait for the interval; a dropped key is sent as null */
+	t += 200000;
+	struct hw_reading r3[2] = {R("present", "true"), R("uid", "5A3C910E")};
+	hw_devstatus_readings(&st, r3, 2, t, wall + 1);
+	assert_false(hw_devstatus_due(&st, t, wall + 1));
+	t += 1000000;
+	assert_true(hw_devstatus_due(&st, t, wall + 2));
+	k32_buf_reset(&b);
+	assert_int_equal(hw_devstatus_patch(&st, NULL, t, &b, NULL), K32_OK);
+	p = parse(k32_buf_cstr(&b));
+	assert_true(cJSON_IsNull(k32_json_find(p, "status.readings.sak")));
+	cJSON_Delete(p);
+	/* silence for three poll intervals: NoReading */
+	t += 1900000;
+	assert_false(hw_devstatus_due(&st, t, wall + 3));
+	t += 200000;
+	assert_true(hw_devstatus_due(&st, t, wall + 3));
+	k32_buf_reset(&b);
+	assert_int_equal(hw_devstatus_patch(&st, NULL, t, &b, NULL), K32_OK);
+	p = parse(k32_buf_cstr(&b));
+	c = cJSON_GetArrayItem(k32_json_find(p, "status.conditions"), 0);
+	assert_string_equal(cJSON_GetObjectItem(c, "status")->valuestring, "False");
+	assert_string_equal(cJSON_GetObjectItem(c, "reason")->valuestring, "NoReading");
+	cJSON_Delete(p);
+	/* the driver's own condition and the kubelet's DriverCrash */
+	hw_devstatus_condition(&st, false, "BusError", 8, "bus error", 9, wall + 4);
+	assert_true(hw_devstatus_due(&st, t, wall + 4));
+	k32_buf_reset(&b);
+	assert_int_equal(hw_devstatus_patch(&st, NULL, t, &b, NULL), K32_OK);
+	assert_non_null(strstr(k32_buf_cstr(&b), "\"reason\":\"BusError\""));
+	assert_false(hw_devstatus_due(&st, t + 5000000, wall + 9)); /* nothing new */
+	k32_buf_fini(&b);
+}
+
+/* ---- against the API server ---- */
+
+static int req(struct api_server *api, const char *method, const char *target, const char *ct,
+	       const char *body, struct k32_buf *out)
+{
+	int code = 0;
+	struct k32_err err;
+	k32_buf_reset(out);
+	assert_int_equal(
+	    api_do(api, method, target, ct, body, body ? strlen(body) : 0, &code, out, &err),
+	    K32_OK);
+	return code;
+}
+
+static void test_api(void **state)
+{
+	(void)state;
+	k32_log_set_stderr(false);
+	struct store *store;
+	struct api_server *api;
+	struct k32_err err;
+	struct store_config sc = {.data_dir = NULL, .history_events = 16};
+	assert_int_equal(store_open(&sc, &store, &err), K32_OK);
+	struct api_config ac = {.store = store, .bootstrap = true};
+	assert_int_equal(api_server_new(&ac, &api, &err), K32_OK);
+	struct k32_buf b, patch;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 20, "resp");
+	k32_buf_init(&patch, k32_default_allocator(), 8192, "patch");
+	const char *devs = "/apis/kube32.io/v1alpha1/namespaces/default/devices";
+	assert_int_equal(
+	    req(api, "POST", devs, NULL,
+		"{\"apiVersion\":\"kube32.io/v1alpha1\",\"kind\":\"Device\","
+		"\"metadata\":{\"name\":\"envpro\"},\"spec\":{\"node\":\"cardputer-1\","
+		"\"model\":\"bme688\",\"address\":119,\"bus\":0,\"muxChannel\":2}}",
+		&b),
+	    201);
+	cJSON *j = parse(k32_buf_cstr(&b));
+	struct hw_device d;
+	assert_int_equal(hw_device_parse(j, &d, &err), K32_OK);
+	cJSON_Delete(j);
+	assert_true(d.uid[0] != 0);
+	/* the controller's pod manifest is a valid pod */
+	k32_buf_reset(&patch);
+	assert_int_equal(hw_device_pod_manifest(&d, "24Ki", &patch, &err), K32_OK);
+	assert_int_equal(
+	    req(api, "POST", "/api/v1/namespaces/default/pods", NULL, k32_buf_cstr(&patch), &b),
+	    201);
+	/* the worked example's readings, through the publisher, into the status */
+	struct hw_devstatus st;
+	hw_devstatus_init(&st, d.poll_ms, 1000);
+	struct hw_reading r[4] = {R("temperature_c", "23.64"), R("pressure_pa", "99987"),
+				  R("humidity_pct", "41.955"), R("gas_ohm", "117400")};
+	hw_devstatus_readings(&st, r, 4, 1000000, 1735732803);
+	assert_true(hw_devstatus_due(&st, 1000000, 1735732803));
+	k32_buf_reset(&patch);
+	char pod[64];
+	hw_device_pod_name(&d, pod, sizeof(pod));
+	assert_int_equal(hw_devstatus_patch(&st, pod, 1000000, &patch, &err), K32_OK);
+	assert_int_equal(req(api, "PATCH",
+			     "/apis/kube32.io/v1alpha1/namespaces/default/devices/envpro/status",
+			     "application/merge-patch+json", k32_buf_cstr(&patch), &b),
+			 200);
+	assert_int_equal(req(api, "GET",
+			     "/apis/kube32.io/v1alpha1/namespaces/default/devices/envpro", NULL,
+			     NULL, &b),
+			 200);
+	j = parse(k32_buf_cstr(&b));
+	assert_string_equal(k32_json_find(j, "status.readings.temperature_c")->valuestring,
+			    "23.64");
+	assert_string_equal(k32_json_find(j, "status.readings.gas_ohm")->valuestring, "117400");
+	assert_string_equal(k32_json_find(j, "status.lastReadTime")->valuestring,
+			    "2025-01-01T12:00:03Z");
+	assert_string_equal(k32_json_find(j, "status.driverPod")->valuestring, "bme688-envpro");
+	cJSON_Delete(j);
+
+	/* kubectl get devices: the Table over HTTP */
+	struct http_server_config hc;
+	struct http_server *srv = NULL;
+	http_server_config_init(&hc);
+	hc.handler = api_http_handler;
+	hc.authenticate = api_http_authenticate;
+	hc.ctx = api;
+	assert_int_equal(http_server_start(&hc, &srv, &err), K32_OK);
+	api_server_attach_http(api, srv);
+	struct http_client_config cc;
+	struct http_client *c = NULL;
+	http_client_config_init(&cc);
+	cc.port = http_server_port(srv);
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	struct http_client_request hr = {
+	    .method = "GET",
+	    .target = devs,
+	    .headers = "Accept: application/json;as=Table;v=v1;g=meta.k8s.io\r\n",
+	    .timeout_us = 5000000};
+	struct http_client_response resp;
+	assert_int_equal(http_client_do(c, &hr, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 200);
+	const char *t = k32_buf_cstr(&resp.body);
+	assert_non_null(strstr(t, "\"kind\":\"Table\""));
+	assert_non_null(strstr(t, "temperature_c=23.64"));
+	assert_non_null(strstr(t, "cardputer-1"));
+	http_client_response_fini(&resp);
+	http_client_free(c);
+	http_server_stop(srv);
+	k32_buf_fini(&b);
+	k32_buf_fini(&patch);
+	api_server_free(api);
+	store_close(store);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_parse),   cmocka_unit_test(test_manifest_conflict),
+	    cmocka_unit_test(test_rfc3339), cmocka_unit_test(test_publisher),
+	    cmocka_unit_test(test_api),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
