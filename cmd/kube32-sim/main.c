@@ -374,6 +374,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "kube32-sim: stopping\n");
 out_stop:
 	/* the API server first: its stop ends the boards' watches at once */
+	for (int i = 0; i < nboards; i++)
+		klet_stop_begin(klets[i]);
 	sim_cp_stop(cp);
 	for (int i = 0; i < nboards; i++)
 		klet_free(klets[i]);

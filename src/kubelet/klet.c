@@ -1252,6 +1252,16 @@ out_fail:
 	return st;
 }
 
+void klet_stop_begin(struct klet *k)
+{
+	if (!k)
+		return;
+	k32_mutex_lock(&k->lock);
+	k->stopping = true;
+	k32_plat()->cond_broadcast(&k->cv);
+	k32_mutex_unlock(&k->lock);
+}
+
 void klet_stop(struct klet *k)
 {
 	if (!k || !k->started)

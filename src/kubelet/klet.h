@@ -24,9 +24,11 @@
  *   - serves the pod HTTP server (port K32_KLET_POD_HTTP_PORT, 7000): a request carrying
  *     `X-Kube32-Pod: <namespace>/<name>` goes to that pod's HTTP handler (404 unknown pod,
  *     503 not Running, 504 out of execution budget, 501 no handler); without the header,
- *     GET /healthz answers "ok" and GET /containerLogs/<ns>/<pod>/<container>?tailLines=N&
- *     previous=true&timestamps=true answers the pod's log (what the API server's pods/log
- *     proxy in src/sim reads for pods on boards in other processes).
+ *     GET /healthz answers "ok", GET /stats the pod pool and each pod's bytes by kind
+ *     (code, linear memory, stacks, runtime; JSON), and GET
+ * /containerLogs/<ns>/<pod>/<container>?tailLines=N& previous=true&timestamps=true answers the
+ * pod's log (what the API server's pods/log proxy in src/sim reads for pods on boards in other
+ * processes).
  *
  * Threads (platform tasks) per kubelet: the worker (pod lifecycle, ticks, status, lease;
  * its stack is the board's interpreter stack), the pod watch, and the pod HTTP server's
@@ -199,6 +201,10 @@ k32_status_t klet_start(struct klet *k, struct k32_err *err);
  * board that reboots picks them up again). Safe to call twice.
  */
 void klet_stop(struct klet *k);
+/* Tells the kubelet's tasks to stop without waiting for them (e.g. before the control
+ * plane of this process goes away, so the end of its watch is not reported as an error).
+ * klet_stop or klet_free must still follow. Any thread. */
+void klet_stop_begin(struct klet *k);
 /* Stops (if needed) and frees. NULL is ignored. */
 void klet_free(struct klet *k);
 

@@ -8,7 +8,8 @@
  *   504  the handler ran out of its execution budget
  *   500  the handler trapped (the pod then restarts per its restartPolicy)
  *
- * Without the header: GET /healthz ("ok") and GET /containerLogs/<ns>/<pod>/<container>
+ * Without the header: GET /healthz ("ok"), GET /stats (the pod pool and each pod's bytes
+ * by kind, JSON) and GET /containerLogs/<ns>/<pod>/<container>
  * with the query parameters of pods/log (tailLines, previous, timestamps), which is how the
  * control plane's log proxy reads the log of a pod on a board in another process.
  *
@@ -143,6 +144,54 @@ static void pod_request(struct klet *k, struct k32_str hv, struct http_request *
 	k32_buf_fini(&hp.body);
 }
 
+static const char *state_name(const struct klet_pod *p)
+{
+	if (p->state == KLET_C_RUNNING)
+		return "running";
+	if (p->state == KLET_C_TERMINATED)
+		return "terminated";
+	return "waiting";
+}
+
+/* GET /stats: the pod pool and every pod's bytes by kind (the console's MEM and PODS, and
+ * what a metrics.k8s.io adapter would read). */
+static void serve_stats(struct klet *k, struct http_response *resp)
+{
+	struct k32_buf *b = &resp->body;
+	struct klet_stats st;
+	klet_get_stats(k, &st);
+	k32_buf_printf(b, NULL,
+		       "{\"node\":\"%s\",\"board\":\"%s\",\"pool\":{\"usedBytes\":%zu,"
+		       "\"peakBytes\":%zu,\"limitBytes\":%zu},\"pods\":[",
+		       k->node, k->profile_name, st.pool_bytes, st.pool_peak, st.pool_limit);
+	bool first = true;
+	k32_mutex_lock(&k->run_lock);
+	for (uint32_t i = 0; i < k->max_pods; i++) {
+		struct klet_pod *p = &k->pods[i];
+		struct klet_pod_mem m;
+		memset(&m, 0, sizeof(m));
+		k32_mutex_lock(&k->lock);
+		bool used = p->used && !p->gone;
+		if (used && p->started && k->ops->stats)
+			k->ops->stats(k->ops_ctx, p, &m);
+		if (used)
+			k32_buf_printf(
+			    b, NULL,
+			    "%s{\"namespace\":\"%s\",\"name\":\"%s\",\"state\":\"%s\","
+			    "\"restarts\":%u,\"memory\":{\"codeBytes\":%zu,"
+			    "\"linearBytes\":%zu,\"stackBytes\":%zu,\"runtimeBytes\":%zu,"
+			    "\"poolBytes\":%zu,\"poolPeakBytes\":%zu}}",
+			    first ? "" : ",", p->ns, p->name, state_name(p), p->restarts,
+			    m.code_bytes, m.memory_bytes, m.stack_bytes, m.runtime_bytes,
+			    p->mem_cur, p->mem_peak);
+		k32_mutex_unlock(&k->lock);
+		first = first && !used;
+	}
+	k32_mutex_unlock(&k->run_lock);
+	k32_buf_append_str(b, "]}\n", NULL);
+	http_response_header(resp, "Content-Type", "application/json");
+}
+
 static void handler(void *ctx, struct http_request *req, struct http_response *resp)
 {
 	struct klet *k = ctx;
@@ -153,6 +202,10 @@ static void handler(void *ctx, struct http_request *req, struct http_response *r
 	}
 	if (!strcmp(req->method, "GET") && k32_str_eq_cstr(req->path, "/healthz")) {
 		text(resp, 200, "ok\n");
+		return;
+	}
+	if (!strcmp(req->method, "GET") && k32_str_eq_cstr(req->path, "/stats")) {
+		serve_stats(k, resp);
 		return;
 	}
 	if (!strcmp(req->method, "GET") && k32_str_has_prefix(req->path, "/containerLogs/")) {

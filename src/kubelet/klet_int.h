@@ -131,8 +131,8 @@ struct klet {
 	struct k32_cond cv;    /* worker wake-up */
 	struct k32_mutex run_lock;
 
-	bool started;  /* klet_start succeeded */
-	bool stopping; /* klet_stop was called */
+	bool started;	       /* klet_start succeeded */
+	_Atomic bool stopping; /* klet_stop(_begin) was called (read by every task) */
 	struct k32_task *worker;
 	struct k32_task *watcher;
 	struct http_server *pod_srv;

@@ -115,6 +115,26 @@ static void test_ok_pod(void **state)
 	assert_int_equal(pod_get(t, "ok", "/", &b), 200);
 	assert_string_equal(k32_buf_cstr(&b), "ok|text/plain; charset=utf-8");
 	k32_buf_fini(&b);
+	/* /stats: the pool and the pod's bytes by kind */
+	struct http_client_request rq = {.method = "GET", .target = "/stats"};
+	struct http_client_response r;
+	struct k32_err err;
+	assert_int_equal(http_client_do(t->pc, &rq, &r, &err), K32_OK);
+	assert_int_equal(r.status, 200);
+	cJSON *j = NULL;
+	assert_int_equal(k32_json_parse((const char *)r.body.data, r.body.len, &j, &err), K32_OK);
+	http_client_response_fini(&r);
+	assert_int_equal((int)k32_json_find(j, "pool.limitBytes")->valuedouble, 1024 * 1024);
+	const cJSON *pod = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "pods"), 0);
+	assert_string_equal(fx_str(pod, "name"), "ok");
+	assert_string_equal(fx_str(pod, "state"), "running");
+	assert_int_equal((int)k32_json_find(pod, "memory.linearBytes")->valuedouble, 65536);
+	assert_true(k32_json_find(pod, "memory.codeBytes")->valuedouble > 0);
+	assert_true(k32_json_find(pod, "memory.stackBytes")->valuedouble >= 4096);
+	double pool = k32_json_find(pod, "memory.poolBytes")->valuedouble;
+	assert_true(pool >= 65536 + 4096 &&
+		    pool <= k32_json_find(j, "pool.usedBytes")->valuedouble);
+	cJSON_Delete(j);
 }
 
 static void test_http(void **state)
