@@ -55,7 +55,29 @@ static int64_t dp_int_or_pct(const cJSON *v, int64_t total, bool round_up, int64
 	return round_up ? (x + 99) / 100 : x / 100;
 }
 
-/* True when rs's template, without the hash label, equals tmpl. */
+/*
+ * Drops what Kubernetes' typed comparison does not see: null members (kubectl sends
+ * "creationTimestamp": null in templates), then empty objects and arrays (omitempty).
+ * Depth is bounded by the parser's K32_JSON_MAX_DEPTH; the guard keeps it so.
+ */
+static void dp_normalise(cJSON *o, int depth)
+{
+	if (depth > K32_JSON_MAX_DEPTH)
+		return;
+	cJSON *it = o ? o->child : NULL;
+	while (it) {
+		cJSON *next = it->next;
+		if (cJSON_IsObject(it) || cJSON_IsArray(it))
+			dp_normalise(it, depth + 1);
+		bool empty = (cJSON_IsObject(it) || cJSON_IsArray(it)) && !it->child;
+		if (cJSON_IsObject(o) && (cJSON_IsNull(it) || empty))
+			cJSON_Delete(cJSON_DetachItemViaPointer(o, it));
+		it = next;
+	}
+}
+
+/* True when rs's template, without the hash label, equals tmpl (as Kubernetes'
+ * EqualIgnoreHash: null and empty members do not count). */
 static bool dp_template_equal(const cJSON *rs, const cJSON *tmpl)
 {
 	cJSON *t = cJSON_Duplicate(k32_json_find(rs, "spec.template"), true);
@@ -66,6 +88,8 @@ static bool dp_template_equal(const cJSON *rs, const cJSON *tmpl)
 	cJSON *want = cJSON_Duplicate(tmpl, true);
 	cJSON *wl = want ? (cJSON *)k32_json_find(want, "metadata.labels") : NULL;
 	cJSON_DeleteItemFromObjectCaseSensitive(wl, DEPLOY_HASH);
+	dp_normalise(t, 0);
+	dp_normalise(want, 0);
 	bool eq = want && cJSON_Compare(t, want, true);
 	cJSON_Delete(t);
 	cJSON_Delete(want);

@@ -702,6 +702,8 @@ static void test_deploy_rollout_undo(void **state)
 	assert_non_null(old_tmpl);
 	cJSON_DeleteItemFromObjectCaseSensitive((cJSON *)k32_json_find(old_tmpl, "metadata.labels"),
 						"pod-template-hash");
+	/* kubectl's typed template carries "creationTimestamp": null */
+	cJSON_AddNullToObject(cJSON_GetObjectItem(old_tmpl, "metadata"), "creationTimestamp");
 	char *tt = cJSON_PrintUnformatted(old_tmpl);
 	char body[4096];
 	snprintf(body, sizeof(body),
