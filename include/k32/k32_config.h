@@ -868,6 +868,31 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 
 /* ---- end kubelet ---- */
 
+/* ---- console (node console line protocol, src/console) ---- */
+
+/* Longest K32_CMD: line, bytes without the newline. A longer line is answered with one error
+ * and skipped up to its newline. The buffer is static in struct con (one per console). */
+#ifndef K32_CON_LINE_MAX
+#define K32_CON_LINE_MAX 256
+#endif
+/* Most ':'-separated fields after the command name. */
+#ifndef K32_CON_MAX_ARGS
+#define K32_CON_MAX_ARGS 8
+#endif
+/* Most calls of K32_CMD:BENCH:hostcall:<n> and runs of K32_CMD:BENCH:<kernel>:<n>:<runs>: the
+ * console task is busy for their whole duration. */
+#ifndef K32_CON_BENCH_MAX_CALLS
+#define K32_CON_BENCH_MAX_CALLS 10000000u
+#endif
+#ifndef K32_CON_BENCH_MAX_RUNS
+#define K32_CON_BENCH_MAX_RUNS 100u
+#endif
+
+_Static_assert(K32_CON_LINE_MAX >= 32 && K32_CON_LINE_MAX <= 4096, "K32_CON_LINE_MAX out of range");
+_Static_assert(K32_CON_MAX_ARGS >= 4 && K32_CON_MAX_ARGS <= 32, "K32_CON_MAX_ARGS out of range");
+
+/* ---- end console ---- */
+
 _Static_assert(K32_ERR_MSG_LEN >= 64 && K32_ERR_MSG_LEN <= 512, "K32_ERR_MSG_LEN out of range");
 _Static_assert((K32_ALLOC_ALIGN & (K32_ALLOC_ALIGN - 1)) == 0,
 	       "K32_ALLOC_ALIGN must be a power of 2");
