@@ -246,15 +246,15 @@ _Static_assert(sizeof(kx_info_t) == 32, "kx_info_t layout");
  * sleeps: k32_sleep_ms stalls the interpreter task that serves every driver on the node.
  */
 
-#define K32_EINVAL    (-1) /* bad argument, buffer outside linear memory */
-#define K32_EPERM     (-2) /* (bus, channel, addr) not granted to this pod */
-#define K32_ENODEV    (-3) /* address NACK: device absent or channel off */
-#define K32_EIO	      (-4) /* data NACK, arbitration loss, bus error */
-#define K32_ETIMEDOUT (-5) /* transfer or bus-lock wait timed out */
-#define K32_ENOSPC    (-6) /* output buffer too small */
-#define K32_ENOENT    (-7) /* no such device index or parameter */
-#define K32_MUX_NONE  0xFFFFFFFFu
-#define K32_I2C_MAX   128 /* max wlen and rlen */
+#define K32_EINVAL	 (-1) /* bad argument, buffer outside linear memory */
+#define K32_EPERM	 (-2) /* (bus, channel, addr) not granted to this pod */
+#define K32_ENODEV	 (-3) /* address NACK: device absent or channel off */
+#define K32_EIO		 (-4) /* data NACK, arbitration loss, bus error */
+#define K32_ETIMEDOUT	 (-5) /* transfer or bus-lock wait timed out */
+#define K32_ENOSPC	 (-6) /* output buffer too small */
+#define K32_ENOENT	 (-7) /* no such device index or parameter */
+#define K32_MUX_NONE	 0xFFFFFFFFu
+#define K32_I2C_MAX	 128 /* max wlen and rlen */
 #define K32_SLEEP_MAX_MS 10
 
 #if defined(__wasm__)
@@ -263,12 +263,12 @@ _Static_assert(sizeof(kx_info_t) == 32, "kx_info_t layout");
 #define K32_EXPORT(name)
 #endif
 
-typedef struct {		/* 40 bytes, little-endian, 4-byte aligned */
-	uint32_t bus;		/* platform bus index */
-	uint32_t mux_channel;	/* 0..7 or K32_MUX_NONE */
-	uint32_t addr;		/* 7-bit address */
-	uint32_t flags;		/* reserved, 0 */
-	char model[24];		/* NUL-terminated, e.g. "bme688" */
+typedef struct {	      /* 40 bytes, little-endian, 4-byte aligned */
+	uint32_t bus;	      /* platform bus index */
+	uint32_t mux_channel; /* 0..7 or K32_MUX_NONE */
+	uint32_t addr;	      /* 7-bit address */
+	uint32_t flags;	      /* reserved, 0 */
+	char model[24];	      /* NUL-terminated, e.g. "bme688" */
 } k32_device_info;
 
 /* One I2C transaction: write wlen bytes, repeated START, read rlen bytes (either may be 0).
