@@ -745,6 +745,16 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 #define K32_CTRL_POD_EVICTION_S 30
 #endif
 
+/* Seconds a Job waits before replacing its first failed pod; doubles per further failure up
+ * to K32_CTRL_JOB_BACKOFF_MAX_S (Kubernetes: 10 s and 6 min), so a crashing module does not
+ * spin the board. */
+#ifndef K32_CTRL_JOB_BACKOFF_S
+#define K32_CTRL_JOB_BACKOFF_S 10
+#endif
+#ifndef K32_CTRL_JOB_BACKOFF_MAX_S
+#define K32_CTRL_JOB_BACKOFF_MAX_S 360
+#endif
+
 /* Nodes the scheduler and node lifecycle track (fixed tables: ~200 bytes per node in the
  * scheduler's pass, ~120 bytes per node kept for heartbeats). More nodes are ignored with a
  * WARN naming this limit. */

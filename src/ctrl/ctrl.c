@@ -207,13 +207,17 @@ static uint32_t ctrl_run_mask(struct ctrl *c, uint32_t mask, k32_status_t *out_s
 			continue;
 		c->budget = K32_CTRL_BATCH;
 		c->more = false;
+		c->requeue_us = 0;
 		k32_err_clear(&c->perr);
 		ctrl_pass_fn[k](c);
 		uint64_t now = ctrl_now_us(c);
 		k32_mutex_lock(&c->lock);
 		c->stats.passes++;
 		c->stats.last_pass_us = now;
-		c->due_us[ctrl_bit_index(bit)] = now + ctrl_period_us(c, bit);
+		uint64_t due = now + ctrl_period_us(c, bit);
+		if (c->requeue_us && c->requeue_us < due)
+			due = c->requeue_us;
+		c->due_us[ctrl_bit_index(bit)] = due;
 		k32_mutex_unlock(&c->lock);
 		if (c->more)
 			again |= bit;

@@ -57,6 +57,7 @@ struct ctrl {
 	struct ctrl_stats stats;
 	struct ctrl_node_health nodes[K32_CTRL_MAX_NODES];
 	uint64_t orphan_scan_us; /* node lifecycle: last scan for pods of deleted nodes */
+	uint64_t requeue_us;	 /* the current pass wants to run again by then (0: no) */
 	uint32_t budget;	 /* actions left in the current pass */
 	bool more;		 /* the current pass stopped at the budget */
 	struct k32_err perr;	 /* first read failure of the current pass */
@@ -115,6 +116,9 @@ k32_status_t ctrl_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *
 /* Lists path into a new array (detached items), optionally only the objects whose
  * controller ownerReference has uid owner_uid (NULL: all). NULL on failure (c->perr). */
 cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid);
+
+/* Asks for the current controller to run again within s seconds (a back-off expiring). */
+void ctrl_requeue(struct ctrl *c, uint64_t s);
 
 /* True when the pass may act on one more object (and charges it); false sets c->more. */
 bool ctrl_charge(struct ctrl *c);

@@ -12,7 +12,10 @@
  * batch.kubernetes.io/controller-uid and controller-uid, as in Kubernetes.
  *
  * Status: active, ready, succeeded, failed, startTime, completionTime, conditions.
- * Not done: activeDeadlineSeconds, backoff delays between retries, indexed completion,
+ * A failed pod is replaced after a back-off, K32_CTRL_JOB_BACKOFF_S doubled per earlier
+ * failure up to K32_CTRL_JOB_BACKOFF_MAX_S, counted from the last failure (the pass asks to
+ * run again when it ends).
+ * Not done: activeDeadlineSeconds, indexed completion,
  * pod failure policy, ttlSecondsAfterFinished (docs/controllers.md).
  */
 #include "ctrl/ctrl_int.h"
@@ -25,6 +28,25 @@ static bool job_finished(const cJSON *job)
 	const char *a = ctrl_cond_status(job, "Complete");
 	const char *b = ctrl_cond_status(job, "Failed");
 	return (a && !strcmp(a, "True")) || (b && !strcmp(b, "True"));
+}
+
+/* When a failed pod finished (its container's terminated.finishedAt, else its Ready
+ * condition's last transition), wall seconds; 0 if unknown. */
+static uint64_t job_finished_at(const cJSON *pod)
+{
+	uint64_t best = 0, t = 0;
+	const cJSON *cs;
+	cJSON_ArrayForEach(cs, k32_json_find(pod, "status.containerStatuses"))
+	{
+		if (ctrl_parse_time(ctrl_jstr(cs, "state.terminated.finishedAt"), &t) && t > best)
+			best = t;
+	}
+	if (!best) {
+		const cJSON *cd = ctrl_cond_find(k32_json_find(pod, "status.conditions"), "Ready");
+		if (ctrl_parse_time(ctrl_jstr(cd, "lastTransitionTime"), &t))
+			best = t;
+	}
+	return best;
 }
 
 static void job_sync(struct ctrl *c, const cJSON *job)
@@ -44,15 +66,19 @@ static void job_sync(struct ctrl *c, const cJSON *job)
 	int64_t backoff = ctrl_jint(job, "spec.backoffLimit", 6);
 	bool finished = job_finished(job);
 	int64_t succeeded = 0, failed = 0, active = 0, ready = 0;
+	uint64_t last_fail = 0;
 	const cJSON *p;
 	cJSON_ArrayForEach(p, pods)
 	{
 		const char *ph = ctrl_jstr(p, "status.phase");
-		if (ph && !strcmp(ph, "Succeeded"))
+		if (ph && !strcmp(ph, "Succeeded")) {
 			succeeded++;
-		else if (ph && !strcmp(ph, "Failed"))
+		} else if (ph && !strcmp(ph, "Failed")) {
 			failed++;
-		else if (!ctrl_deleting(p)) {
+			uint64_t t = job_finished_at(p);
+			if (t > last_fail)
+				last_fail = t;
+		} else if (!ctrl_deleting(p)) {
 			active++;
 			ready += ctrl_pod_ready(p);
 		}
@@ -97,6 +123,19 @@ static void job_sync(struct ctrl *c, const cJSON *job)
 			want = parallelism;
 		if (cJSON_IsTrue(k32_json_find(job, "spec.suspend")))
 			want = 0;
+		/* back-off after failures: 10 s, 20 s, 40 s ... from the last one */
+		if (failed > 0 && last_fail && active < want) {
+			uint64_t delay = K32_CTRL_JOB_BACKOFF_S;
+			for (int64_t k = 1; k < failed && delay < K32_CTRL_JOB_BACKOFF_MAX_S; k++)
+				delay *= 2;
+			if (delay > K32_CTRL_JOB_BACKOFF_MAX_S)
+				delay = K32_CTRL_JOB_BACKOFF_MAX_S;
+			uint64_t wall = ctrl_wall_s(c);
+			if (wall < last_fail + delay) {
+				ctrl_requeue(c, last_fail + delay - wall);
+				want = active;
+			}
+		}
 		cJSON *labels = cJSON_CreateObject();
 		if (labels) {
 			cJSON_AddStringToObject(labels, "batch.kubernetes.io/job-name", name);

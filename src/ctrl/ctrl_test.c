@@ -478,11 +478,16 @@ static void kubelet_phase(struct fx *fx, const char *ok_prefix, const char *fail
 		bool ready = !strcmp(phase, "Running");
 		if (ready && ctrl_pod_ready(p))
 			continue;
+		char now[32];
+		ctrl_fmt_time(fx->wall_s, now, sizeof(now));
 		snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s/status", ns, name);
 		must(reqf(fx, "PATCH", target,
 			  "{\"status\":{\"phase\":\"%s\",\"conditions\":[{\"type\":\"Ready\","
-			  "\"status\":\"%s\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}",
-			  phase, ready ? "True" : "False"),
+			  "\"status\":\"%s\",\"lastTransitionTime\":\"%s\"}],"
+			  "\"containerStatuses\":[{\"name\":\"main\",\"state\":{%s%s%s}}]}}",
+			  phase, ready ? "True" : "False", now,
+			  ready ? "\"running\":{}" : "\"terminated\":{\"finishedAt\":\"",
+			  ready ? "" : now, ready ? "" : "\"}"),
 		     200, fx, "pod status");
 	}
 	cJSON_Delete(l);
@@ -921,9 +926,15 @@ static void test_job_backoff(void **state)
 	const char *job = "/apis/batch/v1/namespaces/default/jobs/crash";
 	node_add(fx, "n1", "1Mi", 10, NULL, NULL, NULL);
 	job_create(fx, "crash", 1, 1, 2);
+	int live, ready;
 	for (int i = 0; i < 3; i++) {
 		settle(fx, 2);
 		kubelet_phase(fx, NULL, "crash-");
+		/* the replacement waits for the back-off: 10 s, then 20 s */
+		settle(fx, 2);
+		count_pods(fx, "crash-", &live, &ready);
+		assert_int_equal(live, i + 1);
+		fx->wall_s += (uint64_t)K32_CTRL_JOB_BACKOFF_S << i;
 	}
 	settle(fx, 2);
 	cJSON *j = get(fx, job);
@@ -934,7 +945,6 @@ static void test_job_backoff(void **state)
 	assert_null(ctrl_cond_status(j, "Complete"));
 	cJSON_Delete(j);
 	settle(fx, 2);
-	int live, ready;
 	count_pods(fx, "crash-", &live, &ready);
 	assert_int_equal(live, 3); /* no retry after the Job failed */
 }

@@ -146,6 +146,13 @@ int ctrl_write(struct ctrl *c, const char *method, const char *target, const cha
 	return code;
 }
 
+void ctrl_requeue(struct ctrl *c, uint64_t s)
+{
+	uint64_t at = ctrl_now_us(c) + s * 1000000u;
+	if (!c->requeue_us || at < c->requeue_us)
+		c->requeue_us = at;
+}
+
 bool ctrl_charge(struct ctrl *c)
 {
 	if (c->budget == 0) {
