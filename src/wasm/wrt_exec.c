@@ -117,9 +117,10 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 #define WRT_L_DIVOP(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_I] = &&L_##name##_I,
 #define WRT_L_BIN(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_I] = &&L_##name##_I,
 #define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_L_##kind(name)
-#define WRT_LM_LD(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_A] = &&L_##name##_A,
+#define WRT_LM_LD(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_A] = &&L_##name##_A, [WRT_OP_##name##_S] = &&L_##name##_S,
 #define WRT_LM_ST(name) [WRT_OP_##name] = &&L_##name, [WRT_OP_##name##_I] = &&L_##name##_I, \
-	[WRT_OP_##name##_A] = &&L_##name##_A, [WRT_OP_##name##_AI] = &&L_##name##_AI,
+	[WRT_OP_##name##_A] = &&L_##name##_A, [WRT_OP_##name##_AI] = &&L_##name##_AI, \
+	[WRT_OP_##name##_S] = &&L_##name##_S, [WRT_OP_##name##_SI] = &&L_##name##_SI,
 #define WRT_X_MEM(name, byte, sig, size, align, kind) WRT_LM_##kind(name)
 #define WRT_X_INT(name, comment) [WRT_OP_##name] = &&L_##name,
 #define WRT_X_CMP(name, op, type, inv) [WRT_OP_BR_##name] = &&L_BR_##name, \
@@ -158,6 +159,7 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 	wrt_slot *fp = base;
 	const uint32_t *pc;
 	uint32_t call_base = 0;
+	const uint32_t *call_ret = NULL;
 
 #define LOAD_CTX()                                                                                 \
 	do {                                                                                       \
@@ -377,6 +379,17 @@ dispatch:
 		fp[HI0] = conv;                                                                    \
 		pc += 4;                                                                           \
 		NEXT();                                                                            \
+	}                                                                                          \
+	OP(name##_S) :                                                                             \
+	{                                                                                          \
+		uint64_t ea =                                                                      \
+		    (uint64_t)(uint32_t)(((uint32_t)fp[pc[1]] << pc[4]) + pc[3]) + pc[2];          \
+		MEM_CHECK(ea, n);                                                                  \
+		ctype v;                                                                           \
+		memcpy(&v, mem + ea, n);                                                           \
+		fp[HI0] = conv;                                                                    \
+		pc += 5;                                                                           \
+		NEXT();                                                                            \
 	}
 	LOAD(I32_LOAD, 4, uint32_t, v)
 	LOAD(I64_LOAD, 8, uint64_t, v)
@@ -404,6 +417,7 @@ dispatch:
 	}
 #define ADDR_PLAIN ((uint64_t)(uint32_t)fp[HI0])
 #define ADDR_ADD   ((uint64_t)(uint32_t)((uint32_t)fp[HI0] + pc[3]))
+#define ADDR_SCALE ((uint64_t)(uint32_t)(((uint32_t)fp[HI0] << pc[4]) + pc[3]))
 #define VAL_SLOT   (fp[pc[1]])
 #define VAL_IMM	   ((uint64_t)(int64_t)(int32_t)pc[1])
 #define STORE(name, n, ctype)                                                                      \
@@ -411,7 +425,9 @@ dispatch:
 	    : STORE_BODY(n, ctype, ADDR_PLAIN, VAL_SLOT, 3) OP(name##_I)                           \
 	    : STORE_BODY(n, ctype, ADDR_PLAIN, VAL_IMM, 3) OP(name##_A)                            \
 	    : STORE_BODY(n, ctype, ADDR_ADD, VAL_SLOT, 4) OP(name##_AI)                            \
-	    : STORE_BODY(n, ctype, ADDR_ADD, VAL_IMM, 4)
+	    : STORE_BODY(n, ctype, ADDR_ADD, VAL_IMM, 4) OP(name##_S)                              \
+	    : STORE_BODY(n, ctype, ADDR_SCALE, VAL_SLOT, 5) OP(name##_SI)                          \
+	    : STORE_BODY(n, ctype, ADDR_SCALE, VAL_IMM, 5)
 	STORE(I32_STORE, 4, uint32_t)
 	STORE(I64_STORE, 8, uint64_t)
 	STORE(F32_STORE, 4, uint32_t)
@@ -444,6 +460,20 @@ dispatch:
 		uint32_t n = HI0, dst = pc[3] & 0xFFFFu, src = pc[3] >> 16;
 		for (uint32_t i = 0; i < n; i++)
 			fp[dst + i] = fp[src + i];
+		CHARGE(pc[2]);
+		pc += 1 + (int32_t)pc[1];
+		NEXT();
+	}
+	OP(BR_SET) :
+	{
+		fp[HI0] = pc[3];
+		CHARGE(pc[2]);
+		pc += 1 + (int32_t)pc[1];
+		NEXT();
+	}
+	OP(BR_SETL) :
+	{
+		fp[HI0] = fp[pc[3]];
 		CHARGE(pc[2]);
 		pc += 1 + (int32_t)pc[1];
 		NEXT();
@@ -514,6 +544,7 @@ dispatch:
 	{
 		callee = ci->funcs[pc[1]];
 		call_base = HI0;
+		call_ret = pc + ((pc[0] & 0xFFFFu) == WRT_OP_CALL ? 2 : 4);
 		goto do_call;
 	}
 	OP(CALL_INDIRECT) :
@@ -530,6 +561,7 @@ dispatch:
 		if (WRT_UNLIKELY(callee->type != want && !wrt_functype_eq(callee->type, want)))
 			TRAP("indirect call type mismatch at table index %u", idx);
 		call_base = HI0;
+		call_ret = pc + ((pc[0] & 0xFFFFu) == WRT_OP_CALL ? 2 : 4);
 		goto do_call;
 	}
 	OP(COPY) :
@@ -752,13 +784,12 @@ default:
 
 do_call:
 {
-	const struct wrt_functype *ft = callee->type;
 	wrt_slot *nfp = fp + call_base;
-	if (!callee->func) {
+	if (WRT_UNLIKELY(!callee->func)) {
 		/* host call: args are read and results written straight on the value stack
 		 * (results just above the args, then moved down); no copy, no allocation */
 		const struct k32_hostfn_def *hd = callee->host;
-		uint32_t np = ft->nparams, nr = ft->nresults;
+		uint32_t np = callee->nparams, nr = callee->type->nresults;
 		struct k32_hostcall hc;
 		if (WRT_UNLIKELY(nfp + np + nr > stack_end))
 			TRAP("call stack exhausted: host call needs %u slots above %u of %u",
@@ -778,28 +809,25 @@ do_call:
 		for (uint32_t i = 0; i < nr; i++)
 			nfp[i] = nfp[np + i];
 		LOAD_CTX();
-		pc += 2 + 2 * ((pc[0] & 0xFFFFu) == WRT_OP_CALL_INDIRECT);
+		pc = call_ret;
 		NEXT();
 	}
-	if (WRT_UNLIKELY(depth + 1 >= nframes || nfp + callee->func->max_slots > stack_end))
+	if (WRT_UNLIKELY(depth + 1 >= nframes || nfp + callee->max_slots > stack_end))
 		TRAP("call stack exhausted: depth %u of %u frames, %u of %u stack slots", depth + 1,
 		     nframes, (uint32_t)(nfp - inst->stack), inst->stack_slots);
-	frames[depth].ret_pc = pc + 2 + 2 * ((pc[0] & 0xFFFFu) == WRT_OP_CALL_INDIRECT);
+	frames[depth].ret_pc = call_ret;
 	frames[depth].fp = fp;
 	frames[depth].fn = cur;
 	depth++;
 	if (depth > max_depth)
 		max_depth = depth;
 	fp = nfp;
-	for (uint32_t i = ft->nparams; i < callee->func->nlocals; i++)
+	for (uint32_t i = callee->nparams; i < callee->nlocals; i++)
 		fp[i] = 0;
-	pc = callee->code;
-	if ((pc[0] & 0xFFFFu) == WRT_OP_GAS) { /* charge the entry region here: one dispatch less */
-		CHARGE(pc[1]);
-		pc += 2;
-	}
+	CHARGE(callee->entry_gas); /* the entry region: one dispatch less than a GAS op */
+	pc = callee->body;
 	cur = callee;
-	if (callee->inst != ci) {
+	if (WRT_UNLIKELY(callee->inst != ci)) {
 		ci = callee->inst;
 		LOAD_CTX();
 	}

@@ -244,6 +244,7 @@ static k32_status_t link_import(struct wrt_instance *inst, const struct wrt_link
 			host_slot->inst = inst;
 			host_slot->host = d;
 			host_slot->index = im->index;
+			host_slot->nparams = ft->nparams;
 			inst->funcs[im->index] = host_slot;
 			return K32_OK;
 		}
@@ -533,6 +534,14 @@ static k32_status_t inst_setup(struct wrt_instance *inst, const struct wrt_linke
 		f->func = d;
 		f->code = m->code + d->code_off;
 		f->index = i;
+		f->nparams = f->type->nparams;
+		f->nlocals = d->nlocals;
+		f->max_slots = d->max_slots;
+		f->body = f->code;
+		if ((f->code[0] & 0xFFFFu) == WRT_OP_GAS) { /* charged by the CALL instead */
+			f->entry_gas = f->code[1];
+			f->body = f->code + 2;
+		}
 		inst->funcs[i] = f;
 	}
 	if (m->nmems && !m->nmem_imports) {
@@ -774,9 +783,10 @@ static const char *const wrt_op_names[WRT_OP__COUNT] = {
 #define WRT_N_BINF(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_I] = #name "_I",
 #define WRT_N_BIN(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_I] = #name "_I",
 #define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_N_##kind(name)
-#define WRT_NM_LD(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_A] = #name "_A",
+#define WRT_NM_LD(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_A] = #name "_A", [WRT_OP_##name##_S] = #name "_S",
 #define WRT_NM_ST(name) [WRT_OP_##name] = #name, [WRT_OP_##name##_I] = #name "_I", \
-	[WRT_OP_##name##_A] = #name "_A", [WRT_OP_##name##_AI] = #name "_AI",
+	[WRT_OP_##name##_A] = #name "_A", [WRT_OP_##name##_AI] = #name "_AI", \
+	[WRT_OP_##name##_S] = #name "_S", [WRT_OP_##name##_SI] = #name "_SI",
 #define WRT_X_MEM(name, byte, sig, size, align, kind) WRT_NM_##kind(name)
 #define WRT_X_INT(name, comment) [WRT_OP_##name] = #name,
 #define WRT_X_CMP(name, op, type, inv) [WRT_OP_BR_##name] = "BR_" #name, \

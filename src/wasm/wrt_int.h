@@ -32,8 +32,8 @@ typedef uint64_t wrt_slot;
 #define WRT_E_BIN(name) WRT_OP_##name, WRT_OP_##name##_I,
 #define WRT_E_BINF(name) WRT_OP_##name, WRT_OP_##name##_I,
 #define WRT_E_DIVOP(name) WRT_OP_##name, WRT_OP_##name##_I,
-#define WRT_EM_LD(name) WRT_OP_##name, WRT_OP_##name##_A,
-#define WRT_EM_ST(name) WRT_OP_##name, WRT_OP_##name##_I, WRT_OP_##name##_A, WRT_OP_##name##_AI,
+#define WRT_EM_LD(name) WRT_OP_##name, WRT_OP_##name##_A, WRT_OP_##name##_S,
+#define WRT_EM_ST(name) WRT_OP_##name, WRT_OP_##name##_I, WRT_OP_##name##_A, WRT_OP_##name##_AI, WRT_OP_##name##_S, WRT_OP_##name##_SI,
 enum wrt_op {
 #define WRT_X_NUM(name, byte, sig, kind, tin, tout, expr) WRT_E_##kind(name)
 #define WRT_X_MEM(name, byte, sig, size, align, kind) WRT_EM_##kind(name)
@@ -179,6 +179,12 @@ struct wrt_funcinst {
 	const uint32_t *code;		   /* Wasm: first word */
 	const struct k32_hostfn_def *host; /* host: the definition */
 	uint32_t index;			   /* index in the owning instance's function space */
+	/* copied from the definition so a call touches one structure: */
+	uint32_t nparams;     /* parameters */
+	uint32_t nlocals;     /* Wasm: slots of params + locals */
+	uint32_t max_slots;   /* Wasm: frame size in slots */
+	uint32_t entry_gas;   /* Wasm: cost of the entry region (0 if unmetered) */
+	const uint32_t *body; /* Wasm: code after the entry GAS op */
 };
 
 struct wrt_memory {

@@ -77,6 +77,7 @@ struct wrt_ld {
 	int8_t last_cmp;		  /* i32 compare (WRT_CMP32 index) or -1 */
 	uint32_t last_a, last_b;	  /* its operands (b: slot or immediate) */
 	bool last_imm;			  /* b is an immediate */
+	uint32_t prev_start, prev_end;	  /* the result-producing op before the last one */
 	const struct wrt_functype *ftype; /* current function's type */
 };
 
@@ -1017,6 +1018,8 @@ static uint32_t opnd(struct wrt_ld *ld, uint32_t i)
 /* Records the instruction just emitted (from start) as writing operand i's home slot. */
 static void result_at(struct wrt_ld *ld, uint32_t start, uint32_t i)
 {
+	ld->prev_start = ld->last_start;
+	ld->prev_end = ld->last_end;
 	ld->last_start = start;
 	ld->last_end = ld->ncode;
 	ld->last_h = i;
@@ -1700,6 +1703,17 @@ static void emit_branch(struct wrt_ld *ld, bool cond, struct wrt_ctl *c, uint32_
 		return;
 	if (!cond && n == 0 && rotate_back_edge(ld, c))
 		return;
+	if (!cond && n == 1 && (ld->vk[h - 1] != VK_HOME || dst != src) &&
+	    (ld->vk[h - 1] != VK_CONST || ld->vhi[h - 1] == 0)) {
+		/* one value into the label's slot and jump: a constant, a local or a temp */
+		bool k = ld->vk[h - 1] == VK_CONST;
+		uint32_t v = k ? ld->vv[h - 1] : opnd(ld, h - 1);
+		emit_op(ld, k ? WRT_OP_BR_SET : WRT_OP_BR_SETL, dst);
+		emit_target(ld, c, true);
+		emit(ld, v);
+		label_here(ld);
+		return;
+	}
 	materialize_range(ld, h - n, h);
 	uint32_t cs = cond ? opnd(ld, h) : 0;
 	if (n == 0 || dst == src) {
@@ -1866,11 +1880,22 @@ static bool body_op(struct wrt_ld *ld)
 			/* a fresh i32.add of a slot and an immediate folds into the address */
 			bool fold = fresh_result(ld, e) &&
 				    (ld->code[ld->last_start] & 0xFFFFu) == WRT_OP_I32_ADD_I;
-			uint32_t base = 0, add = 0;
+			uint32_t base = 0, add = 0, shift = 0;
+			bool scale = false;
 			if (fold) {
 				base = ld->code[ld->last_start + 1];
 				add = ld->code[ld->last_start + 2];
 				ld->ncode = ld->last_start;
+				/* and an i32.shl by a constant just before it: a scaled index */
+				uint32_t ps = ld->prev_start;
+				scale = ld->prev_end == ld->last_start && ps != WRT_NO_INDEX &&
+					(ld->code[ps] & 0xFFFFu) == WRT_OP_I32_SHL_I &&
+					(ld->code[ps] >> 16) == home(ld, e) && base == home(ld, e);
+				if (scale) {
+					base = ld->code[ps + 1];
+					shift = ld->code[ps + 2] & 31;
+					ld->ncode = ps;
+				}
 			}
 			uint32_t a = fold ? base : opnd(ld, e);
 			uint8_t vt = sig_type(mi->sig[1]);
@@ -1882,9 +1907,10 @@ static bool body_op(struct wrt_ld *ld)
 			uint32_t v = store ? (vimm ? ld->vv[e + 1] : opnd(ld, e + 1)) : 0;
 			uint32_t op = mi->op;
 			if (store)
-				op += (vimm ? 1u : 0u) + (fold ? 2u : 0u);
+				op +=
+				    scale ? (vimm ? 5u : 4u) : (vimm ? 1u : 0u) + (fold ? 2u : 0u);
 			else
-				op += fold ? 1u : 0u;
+				op += scale ? 2u : fold ? 1u : 0u;
 			uint32_t start = ld->ncode;
 			srcmap(ld, off);
 			emit_op(ld, op, store ? a : home(ld, e));
@@ -1892,6 +1918,8 @@ static bool body_op(struct wrt_ld *ld)
 			emit(ld, moff);
 			if (fold)
 				emit(ld, add);
+			if (scale)
+				emit(ld, shift);
 			label_here(ld);
 			if (!store) {
 				push(ld, sig_type(mi->sig[2]));
@@ -2354,6 +2382,8 @@ static void compile_func(struct wrt_ld *ld, struct wrt_func *f, size_t body_end)
 	ld->cd = 0;
 	ld->gas_pos = WRT_NO_INDEX;
 	ld->last_start = WRT_NO_INDEX;
+	ld->prev_start = WRT_NO_INDEX;
+	ld->prev_end = WRT_NO_INDEX;
 	label_here(ld);
 	push_ctl(ld, CTL_FUNC, NULL, 0, ft->types + ft->nparams, ft->nresults, ld->pos);
 	gas_leader(ld, ld->pos, true);

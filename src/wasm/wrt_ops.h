@@ -244,6 +244,8 @@
 	X(GAS,           "w1: cost of the straight-line region that starts here") \
 	X(BR,            "w1: offset (from w1); w2: gas charged when taken (loop back-edge)") \
 	X(BR_MOVE,       "w0 hi: count; w1: offset; w2: gas; w3: dst | src << 16") \
+	X(BR_SET,        "w0 hi: dst; w1: offset; w2: gas; w3: value: dst = value, jump") \
+	X(BR_SETL,       "w0 hi: dst; w1: offset; w2: gas; w3: src slot: dst = src, jump") \
 	X(BR_IF,         "w0 hi: cond; w1: offset; w2: gas") \
 	X(BR_IF_MOVE,    "w0 hi: cond; w1: offset; w2: gas; w3: dst | src << 16; w4: count") \
 	X(BR_IFZ,        "w0 hi: cond; w1: offset: jump when zero (if)") \
