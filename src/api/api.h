@@ -16,9 +16,12 @@
  * and tell the api_server about it with api_server_attach_http (watch streams need it to
  * be woken). Stop the http server before api_server_free.
  *
- * Context: api_http_* run on the http server's loop task. api_do (the in-process client
- * for controllers and tests) and api_event_record may be called from any thread; they
- * share nothing with the loop but the store (thread-safe) and an internal mutex.
+ * Context: api_http_* run on the http server's threads (its loop task or handler workers,
+ * several at once); api_do (the in-process client for controllers and tests),
+ * api_event_record and the in-process watch may be called from any thread. They share only
+ * the store (thread-safe) and state under an internal mutex (tokens, event series); writes
+ * race safely through the store's resourceVersion preconditions. Watch stream callbacks
+ * run on the loop task.
  */
 #ifndef API_H
 #define API_H
@@ -71,7 +74,7 @@ void api_server_free(struct api_server *api);
 /* Tells the api server which http server carries its watch streams (for wake-ups). */
 void api_server_attach_http(struct api_server *api, struct http_server *srv);
 
-/* http_server_config.handler / .authenticate (ctx = the api_server). */
+/* http_server_config.handler / .authenticate (ctx = the api_server). Thread-safe. */
 void api_http_handler(void *ctx, struct http_request *req, struct http_response *resp);
 bool api_http_authenticate(void *ctx, struct http_request *req, struct http_response *resp);
 

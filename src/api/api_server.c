@@ -872,7 +872,7 @@ out_free:
 
 void api_server_attach_http(struct api_server *api, struct http_server *srv)
 {
-	api->http = srv;
+	atomic_store(&api->http, srv);
 }
 
 void api_server_free(struct api_server *api)

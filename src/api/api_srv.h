@@ -10,6 +10,8 @@
 #ifndef API_SRV_H
 #define API_SRV_H
 
+#include <stdatomic.h>
+
 #include "api/api.h"
 #include "api/api_int.h"
 #include "platform/k32_platform.h"
@@ -36,8 +38,9 @@ struct api_series {
 
 struct api_server {
 	struct store *store;
-	struct http_server *http; /* for waking watch streams; may be NULL */
-	bool auth;		  /* tokens required */
+	_Atomic(struct http_server *) http; /* for waking watch streams; may be NULL; set
+					     * after the server started, read by its threads */
+	bool auth;			    /* tokens required */
 	char tokens_path[300];
 	char server_addr[64];
 	struct k32_mutex mu; /* guards tokens and series */

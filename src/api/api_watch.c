@@ -51,8 +51,9 @@ static void api_watch_notify(void *ctx)
 {
 	struct api_wctx *wc = ctx;
 	http_stream_id_t sid = atomic_load(&wc->sid);
-	if (sid && wc->api->http)
-		http_server_stream_wake(wc->api->http, sid);
+	struct http_server *srv = atomic_load(&wc->api->http);
+	if (sid && srv)
+		http_server_stream_wake(srv, sid);
 }
 
 static bool api_watch_match(const struct api_wctx *wc, const cJSON *j)
