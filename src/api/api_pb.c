@@ -129,6 +129,7 @@ static const struct pb_field pb_ssar_spec[] = {
 	{2, "nonResourceAttributes", PB_MSG, pb_nonres_attr}, {0}};
 static const struct pb_field pb_ssar[] = {
 	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_ssar_spec}, {0}};
+static const struct pb_field pb_ssr[] = {{1, "metadata", PB_MSG, pb_meta}, {0}};
 static const struct pb_field pb_ssrr_spec[] = {{1, "namespace", PB_STR, NULL}, {0}};
 static const struct pb_field pb_ssrr[] = {
 	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_ssrr_spec}, {0}};
@@ -136,7 +137,7 @@ static const struct pb_field pb_ssrr[] = {
 static const struct { const char *kind; const struct pb_field *fields; } pb_kinds[] = {
 	{"Namespace", pb_namespace}, {"ConfigMap", pb_configmap}, {"Secret", pb_secret},
 	{"Deployment", pb_deployment}, {"Job", pb_job}, {"SelfSubjectAccessReview", pb_ssar},
-	{"SelfSubjectRulesReview", pb_ssrr},
+	{"SelfSubjectRulesReview", pb_ssrr}, {"SelfSubjectReview", pb_ssr},
 };
 /* clang-format on */
 

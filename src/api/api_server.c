@@ -425,6 +425,22 @@ static void api_ssrr(struct api_req *rq, struct api_out *out, cJSON *obj)
 	api_out_json(out, 201, cJSON_Duplicate(obj, true));
 }
 
+/* SelfSubjectReview: who the caller is (kubectl auth whoami). */
+static void api_ssr(struct api_req *rq, struct api_out *out, cJSON *obj)
+{
+	cJSON_DeleteItemFromObject(obj, "status");
+	cJSON *st = cJSON_AddObjectToObject(obj, "status");
+	cJSON *ui = cJSON_AddObjectToObject(st, "userInfo");
+	cJSON_AddStringToObject(ui, "username", rq->who->user);
+	const char *groups[2] = {rq->who->admin	    ? "system:masters"
+				 : rq->who->node[0] ? "system:nodes"
+						    : "system:unauthenticated",
+				 "system:authenticated"};
+	cJSON_AddItemToObject(ui, "groups", cJSON_CreateStringArray(groups, 2));
+	out->ctype[0] = 0;
+	api_out_json(out, 201, cJSON_Duplicate(obj, true));
+}
+
 /* ---- routing --------------------------------------------------------------------------- */
 
 /* Splits path into at most cap segments (in place); returns the count. */
@@ -639,14 +655,18 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 				return;
 			}
 		}
+		char av[64];
 		cJSON_DeleteItemFromObject(obj, "apiVersion");
 		cJSON_DeleteItemFromObject(obj, "kind");
-		cJSON_AddStringToObject(obj, "apiVersion", "authorization.k8s.io/v1");
+		cJSON_AddStringToObject(obj, "apiVersion",
+					api_resource_api_version(rq->res, av, sizeof(av)));
 		cJSON_AddStringToObject(obj, "kind", rq->res->kind);
 		if (!strcmp(rq->res->plural, "selfsubjectaccessreviews"))
 			api_ssar(api, rq, out, obj);
-		else
+		else if (!strcmp(rq->res->plural, "selfsubjectrulesreviews"))
 			api_ssrr(rq, out, obj);
+		else
+			api_ssr(rq, out, obj);
 		cJSON_Delete(obj);
 		return;
 	}

@@ -508,6 +508,10 @@ static void test_pods_and_nodes(void **state)
 	EXPECT(fx, 422,
 	       req(fx, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
 		   "{\"spec\":{}}"));
+	EXPECT(fx, 201,
+	       req_as(fx, tok1, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+		      "application/json", "{}"));
+	assert_string_equal(outs(fx, "status.userInfo.username", b, sizeof(b)), "system:node:n1");
 	/* eviction is a delete (201 Status) */
 	EXPECT(fx, 201,
 	       req(fx, "POST", "/api/v1/namespaces/default/pods/p/eviction",

@@ -239,6 +239,8 @@ check explain-field 'FIELD: +replicas <integer>' k explain deployment.spec.repli
 check explain-device 'GROUP: +kube32\.io' k explain devices
 check auth-can-i '^yes$' kn auth can-i create pods
 check auth-can-i-list '\*\.\*' k auth can-i --list
+check auth-whoami 'Username +admin' k auth whoami
+check auth-whoami-node 'Username +system:node:mcu-1' "$KUBECTL" --token="$NODE_TOKEN" auth whoami
 check_rc auth-can-i-node-no 1 "$KUBECTL" --token="$NODE_TOKEN" -n e2e auth can-i create deployments
 check auth-can-i-node-read '^yes$' "$KUBECTL" --token="$NODE_TOKEN" -n e2e auth can-i list pods
 check node-restriction 'Forbidden' "$KUBECTL" --token="$NODE_TOKEN" -n e2e label cm cfg x=y
