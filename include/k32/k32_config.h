@@ -587,6 +587,13 @@ _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256,
 #define K32_HW_SIM_MAX_BUSES 16
 #endif
 
+/* Devices the Device controller reconciles per pass (a bounded pass; the rest wait for the
+ * next one). Bytes: ~900 per Device (a parsed copy, default heap) and 12 on the stack, per pass. */
+#ifndef K32_HW_CTRL_BATCH
+#define K32_HW_CTRL_BATCH 64
+#endif
+
+_Static_assert(K32_HW_CTRL_BATCH >= 1 && K32_HW_CTRL_BATCH <= 1024, "K32_HW_CTRL_BATCH out of range");
 _Static_assert(K32_HW_MAX_BUSES >= 1 && K32_HW_MAX_BUSES <= 16, "K32_HW_MAX_BUSES out of range");
 _Static_assert(K32_HW_I2C_MAX >= 32 && K32_HW_I2C_MAX <= 1024, "K32_HW_I2C_MAX out of range");
 _Static_assert(K32_HW_SLEEP_MAX_MS >= 1 && K32_HW_SLEEP_MAX_MS <= 100,
