@@ -419,6 +419,67 @@ static void test_exec(void **state)
 	rt_close(&rt);
 }
 
+/* Each compiler fold (t_opt.wat) must give plain Wasm results, metered and not. */
+static const struct exec_case fold_cases[] = {
+    {"load_add", 1, {0xFFFFFFF2u}, 1, {3}},
+    {"load_add", 1, {0}, 1, {0}},
+    {"load_scaled", 1, {0x40000000u}, 1, {2}},
+    {"load_scaled", 1, {1}, 1, {6}},
+    {"store_scaled", 2, {0x40000001u, 0xAB}, 1, {0xAB}},
+    {"store_imm", 1, {8}, 1, {0xFFFFFFFFFFFFFFFEull}},
+    {"not_lt", 1, {3}, 1, {0}},
+    {"not_lt", 1, {7}, 1, {1}},
+    {"not_lt", 1, {0xFFFFFFFFu}, 1, {0}},
+    {"const_first", 1, {11}, 1, {1}},
+    {"const_first", 1, {10}, 1, {0}},
+    {"const_first", 1, {0xFFFFFFFFu}, 1, {1}},
+    {"fconst", 1, {0x3F800000u}, 1, {0x40A00000u}},
+    {"dconst", 1, {0x3FF0000000000000ull}, 1, {0x3FEC000000000000ull}},
+    {"pending_get", 1, {5}, 1, {0xFFFFFFA1u}},
+    {"tee", 1, {4}, 1, {24}},
+    {"while_if", 1, {10}, 1, {55}},
+    {"while_if", 1, {0}, 1, {0}},
+    {"while_br_if", 1, {5}, 1, {10}},
+    {"while_br_if", 1, {0}, 1, {0}},
+    {"br_value", 1, {1}, 1, {40}},
+    {"br_value", 1, {2}, 1, {7}},
+    {"br_value", 1, {3}, 1, {99}},
+    {"sel", 1, {5}, 1, {3}},
+    {"sel", 1, {20}, 1, {20}},
+};
+
+static void test_compiler_folds(void **state)
+{
+	(void)state;
+	for (int metered = 0; metered < 2; metered++) {
+		struct wrt_limits lim = test_limits();
+		struct rt rt;
+		struct wrt_load_opts lo;
+		struct wrt_linker lk;
+		memset(&rt, 0, sizeof(rt));
+		wrt_load_opts_default(&lo);
+		lo.gas_metering = metered;
+		lim.gas_enabled = metered;
+		rt.f = read_testdata("t_opt.wasm");
+		assert_int_equal(wrt_module_load(&alloc, rt.f.b, rt.f.len, &lo, &rt.mod, &rt.err),
+				 K32_OK);
+		wrt_linker_init(&lk);
+		assert_int_equal(
+		    wrt_instance_new(rt.mod, &lk, &lim, &alloc, NULL, &rt.inst, &rt.err), K32_OK);
+		for (size_t i = 0; i < sizeof(fold_cases) / sizeof(fold_cases[0]); i++) {
+			const struct exec_case *c = &fold_cases[i];
+			uint64_t res[2] = {0, 0};
+			k32_status_t st = call(&rt, c->fn, c->args, c->nargs, res, c->nres);
+			if (st != K32_OK || res[0] != c->res[0])
+				fail_msg("%s#%zu (metered %d): status %d '%s', result 0x%llx, want "
+					 "0x%llx",
+					 c->fn, i, metered, st, rt.err.msg,
+					 (unsigned long long)res[0], (unsigned long long)c->res[0]);
+		}
+		rt_close(&rt);
+	}
+}
+
 /* ---- traps ---------------------------------------------------------------------------- */
 
 struct trap_case {
@@ -783,6 +844,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exec, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_compiler_folds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_traps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_limit_memory_bytes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_limit_stack, setup, teardown),

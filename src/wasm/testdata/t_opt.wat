@@ -1,0 +1,64 @@
+;; Unit-test module for the compiler's folds (wrt_test.c test_compiler_folds): each export
+;; exercises one rewrite whose result must equal plain Wasm semantics.
+(module
+  (memory 1)
+  (data (i32.const 0) "\01\02\03\04\05\06\07\08")
+  ;; i32.add of a constant folded into the address: the 32-bit add must still wrap
+  (func (export "load_add") (param i32) (result i32)
+    (i32.load8_u (i32.add (local.get 0) (i32.const 16))))
+  ;; shl + add folded into a scaled address: the shift and add wrap at 32 bits
+  (func (export "load_scaled") (param i32) (result i32)
+    (i32.load8_u (i32.add (i32.shl (local.get 0) (i32.const 2)) (i32.const 1))))
+  (func (export "store_scaled") (param i32 i32) (result i32)
+    (i32.store8 (i32.add (i32.shl (local.get 0) (i32.const 2)) (i32.const 2)) (local.get 1))
+    (i32.load8_u (i32.add (i32.shl (local.get 0) (i32.const 2)) (i32.const 2))))
+  (func (export "store_imm") (param i32) (result i64)
+    (i64.store (local.get 0) (i64.const -2))
+    (i64.load (local.get 0)))
+  ;; i32.eqz of a compare inverts it; a constant first operand mirrors it
+  (func (export "not_lt") (param i32) (result i32)
+    (i32.eqz (i32.lt_s (local.get 0) (i32.const 5))))
+  (func (export "const_first") (param i32) (result i32)
+    (i32.lt_u (i32.const 10) (local.get 0)))
+  (func (export "fconst") (param f32) (result f32)
+    (f32.mul (f32.const 2.5) (f32.add (local.get 0) (f32.const 1))))
+  (func (export "dconst") (param f64) (result f64)
+    (f64.sub (local.get 0) (f64.const 0.125)))
+  ;; a pending local.get must see the value from before a later local.set
+  (func (export "pending_get") (param i32) (result i32)
+    (local.get 0)
+    (local.set 0 (i32.const 100))
+    (local.get 0)
+    (i32.sub))
+  ;; local.tee retargets the op, the stack keeps the value
+  (func (export "tee") (param i32) (result i32) (local i32)
+    (i32.add (local.tee 1 (i32.mul (local.get 0) (i32.const 3))) (local.get 1)))
+  ;; while loops are rotated (if-headed and br_if-headed)
+  (func (export "while_if") (param i32) (result i32) (local i32)
+    (loop $l
+      (if (i32.gt_s (local.get 0) (i32.const 0))
+        (then
+          (local.set 1 (i32.add (local.get 1) (local.get 0)))
+          (local.set 0 (i32.sub (local.get 0) (i32.const 1)))
+          (br $l))))
+    (local.get 1))
+  (func (export "while_br_if") (param i32) (result i32) (local i32)
+    (block $done
+      (loop $l
+        (br_if $done (i32.eqz (local.get 0)))
+        (local.set 1 (i32.add (local.get 1) (i32.const 2)))
+        (local.set 0 (i32.sub (local.get 0) (i32.const 1)))
+        (br $l)))
+    (local.get 1))
+  ;; a branch carrying a constant or a local into a block result
+  (func (export "br_value") (param i32) (result i32) (local i32)
+    (local.set 1 (i32.const 7))
+    (block $b (result i32)
+      (br_if 0 (i32.const 40) (i32.eq (local.get 0) (i32.const 1)))
+      (drop)
+      (if (i32.eq (local.get 0) (i32.const 2)) (then (br $b (local.get 1))))
+      (i32.const 99)))
+  ;; select with constants
+  (func (export "sel") (param i32) (result i32)
+    (select (i32.const 3) (local.get 0) (i32.lt_u (local.get 0) (i32.const 10))))
+)
