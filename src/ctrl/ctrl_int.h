@@ -126,6 +126,8 @@ bool ctrl_charge(struct ctrl *c);
 /* ---- JSON helpers -------------------------------------------------------------------- */
 
 const char *ctrl_jstr(const cJSON *o, const char *path); /* string or NULL */
+/* The string value of key in a labels/annotations map (keys hold dots: no path split). */
+const char *ctrl_label(const cJSON *map, const char *key);
 int64_t ctrl_jint(const cJSON *o, const char *path, int64_t dflt);
 /* The uid of o's ownerReference with controller=true, or NULL. */
 const char *ctrl_controller_uid(const cJSON *o);

@@ -51,7 +51,7 @@ static bool rs_has_labels(const cJSON *labels, const cJSON *want)
 	const cJSON *l;
 	cJSON_ArrayForEach(l, want)
 	{
-		const char *v = ctrl_jstr(labels, l->string);
+		const char *v = ctrl_label(labels, l->string);
 		if (!cJSON_IsString(l) || !v || strcmp(v, l->valuestring))
 			return false;
 	}

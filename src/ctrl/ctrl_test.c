@@ -277,6 +277,8 @@ struct sched_case {
  * and full (1Mi, 1 pod slot already used by "filler"). */
 static const struct sched_case sched_cases[] = {
     {"fits-small-only", "64Ki", NULL, "\"nodeSelector\":{\"board\":\"cardputer\"}", "small", NULL},
+    {"dotted-label-key", NULL, NULL, "\"nodeSelector\":{\"kube32.io/board\":\"cardputer\"}",
+     "small", NULL},
     {"selector-none", NULL, NULL, "\"nodeSelector\":{\"board\":\"nope\"}", "",
      "0/5 nodes are available: 1 node(s) were unschedulable, 4 node(s) didn't match Pod's "
      "node affinity/selector."},
@@ -321,7 +323,8 @@ static const struct sched_case sched_cases[] = {
 static void sched_nodes(struct fx *fx)
 {
 	node_add(fx, "small", "80Ki", 10,
-		 "\"labels\":{\"board\":\"cardputer\"},\"annotations\":{\"kube32.io/hardware\":"
+		 "\"labels\":{\"board\":\"cardputer\",\"kube32.io/board\":\"cardputer\"},"
+		 "\"annotations\":{\"kube32.io/hardware\":"
 		 "\"i2c:bme688\"}",
 		 NULL, NULL);
 	node_add(fx, "big", "1Mi", 10, "\"labels\":{\"kind\":\"big\"}",

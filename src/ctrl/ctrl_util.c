@@ -259,6 +259,12 @@ const char *ctrl_jstr(const cJSON *o, const char *path)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+const char *ctrl_label(const cJSON *map, const char *key)
+{
+	const cJSON *v = map && key ? cJSON_GetObjectItemCaseSensitive(map, key) : NULL;
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
 int64_t ctrl_jint(const cJSON *o, const char *path, int64_t dflt)
 {
 	const cJSON *v = o ? k32_json_find(o, path) : NULL;
@@ -552,7 +558,7 @@ bool ctrl_selector_matches(const cJSON *selector, const cJSON *labels)
 	const cJSON *l;
 	cJSON_ArrayForEach(l, ml)
 	{
-		const char *v = ctrl_jstr(labels, l->string);
+		const char *v = ctrl_label(labels, l->string);
 		if (!cJSON_IsString(l) || !v || strcmp(v, l->valuestring))
 			return false;
 	}
@@ -562,7 +568,7 @@ bool ctrl_selector_matches(const cJSON *selector, const cJSON *labels)
 		const char *key = ctrl_jstr(e, "key");
 		if (!key ||
 		    !ctrl_requirement(ctrl_jstr(e, "operator"), cJSON_GetObjectItem(e, "values"),
-				      ctrl_jstr(labels, key)))
+				      ctrl_label(labels, key)))
 			return false;
 	}
 	return true;
@@ -581,7 +587,7 @@ bool ctrl_node_term_matches(const cJSON *term, const cJSON *node)
 		const char *key = ctrl_jstr(e, "key");
 		if (!key ||
 		    !ctrl_requirement(ctrl_jstr(e, "operator"), cJSON_GetObjectItem(e, "values"),
-				      ctrl_jstr(labels, key)))
+				      ctrl_label(labels, key)))
 			return false;
 	}
 	cJSON_ArrayForEach(e, mf)
@@ -602,7 +608,7 @@ bool ctrl_node_affinity_matches(const cJSON *spec, const cJSON *node)
 	const cJSON *l;
 	cJSON_ArrayForEach(l, cJSON_GetObjectItem(spec, "nodeSelector"))
 	{
-		const char *v = ctrl_jstr(labels, l->string);
+		const char *v = ctrl_label(labels, l->string);
 		if (!cJSON_IsString(l) || !v || strcmp(v, l->valuestring))
 			return false;
 	}
