@@ -236,7 +236,7 @@ check ns-empty 'No resources found' k -n scratch get pods,rs,deploy
 # ---- --cascade=orphan and adoption ------------------------------------------------------------------
 check orphan-delete 'deleted' k delete deployment web --cascade=orphan
 check orphan-rs-stays 'web-[a-z0-9]+ +2 +2' k get rs --no-headers
-check orphan-no-owner '^$' bash -c 'k get rs -o jsonpath="{.items[*].metadata.ownerReferences}"'
+check orphan-no-owner '^[^u]*$' bash -c 'k get rs -o jsonpath="{.items[*].metadata.ownerReferences}"'
 check reapply 'created' k apply -f "$WORK/web.yaml"
 check reapply-rollout 'successfully rolled out' k rollout status deployment/web --timeout=60s
 check adopted '^Deployment' bash -c \

@@ -167,6 +167,8 @@ check get-field-selector '^e2e +Active' k get ns --field-selector metadata.name=
 check get-field-selector-bad 'field label not supported: spec.bogus' k get pods -A --field-selector spec.bogus=1
 check get-label-selector-bad 'unable to parse requirement' kn get cm -l 'a in ('
 check get-show-labels 'app=web' kn get deploy web --show-labels
+check get-chunked 'configmap/cfg +2 .*secret/s1 +Opaque' sh -c "$KUBECTL -n e2e get cm,secret --chunk-size=1 | tr '\\n' ' '"
+check get-chunked-all-pages '^3$' sh -c "$KUBECTL get ns --chunk-size=1 -o name | grep -c -E 'namespace/(default|e2e|kube-system)$'"
 check get-nodes-empty 'No resources found' k get nodes
 
 # get -w: a watch with a timeout sees a create and a change
