@@ -702,6 +702,92 @@ static void pod_status_sync(struct klet *k, struct klet_pod *p, uint64_t now, st
 	k32_mutex_unlock(&k->lock);
 }
 
+/* ---- events ------------------------------------------------------------------------------ */
+
+/* Queues an Event about p (lock held). Dropped, and counted, when the queue is full. */
+static void event_locked(struct klet *k, const struct klet_pod *p, const char *type,
+			 const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void event_locked(struct klet *k, const struct klet_pod *p, const char *type,
+			 const char *reason, const char *fmt, ...)
+{
+	if (k->nevents == KLET_EVENT_QUEUE) {
+		k->stats.events_dropped++;
+		return;
+	}
+	struct klet_event *e = &k->events[k->nevents++];
+	snprintf(e->ns, sizeof(e->ns), "%s", p->ns);
+	snprintf(e->name, sizeof(e->name), "%s", p->name);
+	snprintf(e->uid, sizeof(e->uid), "%s", p->uid);
+	e->type = type;
+	e->reason = reason;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+}
+
+/* Sends the queued Events (worker). */
+static void events_send(struct klet *k, struct k32_buf *b)
+{
+	for (;;) {
+		struct klet_event e;
+		k32_mutex_lock(&k->lock);
+		if (!k->nevents) {
+			k32_mutex_unlock(&k->lock);
+			return;
+		}
+		e = k->events[0];
+		memmove(&k->events[0], &k->events[1], sizeof(e) * (k->nevents - 1));
+		k->nevents--;
+		k32_mutex_unlock(&k->lock);
+		char ts[32], target[200];
+		klet_fmt_time(klet_wall(), ts, sizeof(ts));
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "apiVersion", "v1");
+		cJSON_AddStringToObject(o, "kind", "Event");
+		cJSON *md = cJSON_AddObjectToObject(o, "metadata");
+		char name[KLET_NAME_LEN + 40];
+		snprintf(name, sizeof(name), "%s.%llx%x", e.name, (unsigned long long)k32_now_us(),
+			 ++k->event_seq & 0xfff);
+		cJSON_AddStringToObject(md, "name", name);
+		cJSON_AddStringToObject(md, "namespace", e.ns);
+		cJSON *io = cJSON_AddObjectToObject(o, "involvedObject");
+		cJSON_AddStringToObject(io, "apiVersion", "v1");
+		cJSON_AddStringToObject(io, "kind", "Pod");
+		cJSON_AddStringToObject(io, "namespace", e.ns);
+		cJSON_AddStringToObject(io, "name", e.name);
+		cJSON_AddStringToObject(io, "uid", e.uid);
+		cJSON_AddStringToObject(io, "fieldPath", "spec.containers{main}");
+		cJSON_AddStringToObject(o, "type", e.type);
+		cJSON_AddStringToObject(o, "reason", e.reason);
+		cJSON_AddStringToObject(o, "message", e.message);
+		cJSON *src = cJSON_AddObjectToObject(o, "source");
+		cJSON_AddStringToObject(src, "component", "kubelet");
+		cJSON_AddStringToObject(src, "host", k->node);
+		cJSON_AddStringToObject(o, "firstTimestamp", ts);
+		cJSON_AddStringToObject(o, "lastTimestamp", ts);
+		cJSON_AddNumberToObject(o, "count", 1);
+		cJSON_AddStringToObject(o, "reportingComponent", "kubelet");
+		cJSON_AddStringToObject(o, "reportingInstance", k->node);
+		char *body = json_text(o);
+		cJSON_Delete(o);
+		snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events", e.ns);
+		struct k32_err err;
+		int code = 0;
+		k32_status_t st = body ? klet_api(k, k->cli, "POST", target, "application/json",
+						  body, &code, b, &err)
+				       : K32_ERR_NO_MEMORY;
+		cJSON_free(body);
+		k32_mutex_lock(&k->lock);
+		if (!st && code == 201)
+			k->stats.events_sent++;
+		else
+			k->stats.events_dropped++;
+		k32_mutex_unlock(&k->lock);
+	}
+}
+
 /* ---- life cycle --------------------------------------------------------------------------- */
 
 static void notify_exit(void *arg, struct klet_pod *p, const struct klet_exit *ex)
@@ -775,6 +861,9 @@ static void pod_exit_locked(struct klet *k, struct klet_pod *p, uint64_t now)
 	p->last.set = true;
 	p->next_start_us = now + (uint64_t)delay * 1000;
 	if (delay) {
+		event_locked(k, p, "Warning", "BackOff",
+			     "Back-off %us restarting failed container %s in pod %s_%s(%s)",
+			     (delay + 999) / 1000, p->container, p->name, p->ns, p->uid);
 		p->state = KLET_C_WAITING;
 		snprintf(p->wait_reason, sizeof(p->wait_reason), "CrashLoopBackOff");
 		klet_msgf(p->wait_msg, sizeof(p->wait_msg),
@@ -843,9 +932,14 @@ static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
 		p->next_start_us = now + d * 1000;
 		log_locked(p, err.msg, strlen(err.msg));
 		K32_LOGW(KLET_MOD, "node %s: pod %s: %s", k->node, p->ref, err.msg);
+		if (p->start_failures == 1)
+			event_locked(k, p, "Warning", "Failed", "Error: %s: %s", p->wait_reason,
+				     err.msg);
 	} else {
 		p->start_failures = 0;
 		p->state = KLET_C_RUNNING;
+		event_locked(k, p, "Normal", "Started", "Started container %s (module %s)",
+			     p->container, p->image);
 		p->wait_reason[0] = 0;
 		p->wait_msg[0] = 0;
 		if (p->term.set) {
@@ -939,8 +1033,16 @@ static void worker_pass(struct klet *k, struct k32_buf *b, uint64_t *out_next)
 		case ACT_NONE:
 			break;
 		case ACT_FINALIZE:
-			if (started)
+			if (started) {
+				if (!gone) {
+					k32_mutex_lock(&k->lock);
+					event_locked(k, p, "Normal", "Killing",
+						     "Stopping container %s", p->container);
+					k32_mutex_unlock(&k->lock);
+					events_send(k, b);
+				}
 				pod_stop_runtime(k, p);
+			}
 			if (gone || pod_finalize_api(k, p, b))
 				pod_free_slot(k, p);
 			else if (now + 1000000 < next)
@@ -979,6 +1081,7 @@ static void worker_pass(struct klet *k, struct k32_buf *b, uint64_t *out_next)
 			next = p->retry_status_us;
 		k32_mutex_unlock(&k->lock);
 	}
+	events_send(k, b);
 	*out_next = next;
 }
 
@@ -1003,7 +1106,13 @@ static void worker_main(void *arg)
 		}
 		if (now >= k->next_node_status_us) {
 			k32_err_clear(&err);
-			if (node_status_send(k, k->cli, &b, &err))
+			k32_status_t st = node_status_send(k, k->cli, &b, &err);
+			if (st == K32_ERR_NOT_FOUND) {
+				/* the Node was deleted (kubectl delete node): register again */
+				k32_err_clear(&err);
+				st = node_register(k, k->cli, &b, &err);
+			}
+			if (st)
 				K32_LOGW(KLET_MOD, "node %s: %s", k->node, err.msg);
 			k->next_node_status_us = now + (uint64_t)K32_KLET_NODE_STATUS_S * 1000000;
 		}

@@ -232,6 +232,8 @@ struct klet_stats {
 	uint64_t lease_renewals; /* Lease updates sent */
 	uint64_t relists;	 /* list calls (first one included) */
 	uint64_t api_errors;	 /* failed API calls */
+	uint64_t events_sent;	 /* Events recorded (Started, BackOff, Failed, Killing) */
+	uint64_t events_dropped; /* Events dropped: the queue was full or the write failed */
 	size_t pool_bytes;	 /* pod pool in use */
 	size_t pool_peak;	 /* its peak */
 	size_t pool_limit;	 /* its size */

@@ -57,6 +57,17 @@ struct klet_term {
 	uint64_t finished_s;
 };
 
+/* An Event about a pod, queued under lock by a transition and sent by the worker. */
+#define KLET_EVENT_QUEUE 16
+struct klet_event {
+	char ns[KLET_NS_LEN];
+	char name[KLET_NAME_LEN];
+	char uid[KLET_UID_LEN];
+	const char *type;   /* "Normal" / "Warning" (static) */
+	const char *reason; /* "Started", "BackOff", ... (static) */
+	char message[KLET_MSG_LEN];
+};
+
 struct klet_pod {
 	struct klet *k; /* owner */
 	bool used;	/* slot in use */
@@ -146,6 +157,9 @@ struct klet {
 	uint64_t next_node_status_us;
 	char lease_rv[32];
 	struct klet_stats stats;
+	struct klet_event events[KLET_EVENT_QUEUE]; /* Events waiting for the worker to send */
+	uint32_t nevents;
+	uint32_t event_seq; /* makes Event names unique (worker only) */
 
 	struct klet_pod *pods; /* max_pods slots */
 };

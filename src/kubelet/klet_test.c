@@ -260,6 +260,28 @@ static void test_crash_backoff(void **state)
 			 K32_OK);
 	assert_non_null(strstr(k32_buf_cstr(&b), "Z Error: boom\n")); /* timestamped, tail 1 */
 	k32_buf_fini(&b);
+	/* the kubelet recorded Events about it */
+	int code;
+	cJSON *ev =
+	    fx_do(&t->cp, "GET",
+		  "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dp-crash",
+		  NULL, &code);
+	assert_int_equal(code, 200);
+	bool started = false, backoff = false;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(ev, "items"))
+	{
+		const char *r = fx_str(e, "reason");
+		started |= r && !strcmp(r, "Started");
+		if (r && !strcmp(r, "BackOff")) {
+			backoff = true;
+			assert_string_equal(fx_str(e, "type"), "Warning");
+			assert_string_equal(fx_str(e, "source.host"), "node-a");
+		}
+	}
+	assert_true(started);
+	assert_true(backoff);
+	cJSON_Delete(ev);
 }
 
 struct policy_case {

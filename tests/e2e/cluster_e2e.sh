@@ -5,7 +5,8 @@
 # HTTP handler through the node's pod server (curl with X-Kube32-Pod), a Deployment through
 # the scheduler and controllers (when built), a trapping pod in CrashLoopBackOff with its
 # trap message, a Job of a run-to-completion module, graceful deletion, a board joining
-# from another process (--join) that goes NotReady when killed, and a clean SIGTERM stop.
+# from another process (--join) whose pod keeps running while the control plane restarts
+# (nothing lost) and that goes NotReady when killed, and a clean SIGTERM stop.
 #
 #   cluster_e2e.sh /path/to/kube32-sim /path/to/dir/with/example/pods
 #
@@ -167,6 +168,7 @@ EOF
 check apply-crashy 'pod/crashy created' k apply -f "$WORK/crashy.yaml"
 eventually crashloop 'crashy +0/1 +CrashLoopBackOff' 30 k get pod crashy --no-headers
 check crash-describe 'Message: +out of bounds memory access' k describe pod crashy
+check crash-events 'Warning +BackOff .*kubelet' k describe pod crashy
 check crash-previous 'Error: out of bounds memory access' k logs crashy --previous
 check crash-exit-code '^1$' k get pod crashy -o 'jsonpath={.status.containerStatuses[0].lastState.terminated.exitCode}'
 
@@ -233,6 +235,39 @@ check remote-pod 'pod/hello-remote created' k run hello-remote --image=hello.was
 check remote-wait 'condition met' k wait --for=condition=Ready pod/hello-remote --timeout=30s
 check remote-logs 'hello from kube32: k32_init' k logs hello-remote
 check remote-http 'hello from kube32.* HTTP 200' podcurl remote-1 default/hello-remote /
+
+# ---- restart the control plane: nothing is lost, the remote board's pod keeps running -------------
+sleep 1
+TICKS0=$(podcurl remote-1 default/hello-remote / | sed -n 's/.*ticks=\([0-9]*\).*/\1/p')
+STARTED0=$(k get pod hello-remote -o 'jsonpath={.status.containerStatuses[0].state.running.startedAt}')
+kill -TERM "$SIM_PID"
+wait "$SIM_PID" 2>/dev/null
+"$SIM" --data-dir "$DATA" --port "$PORT" --images "$WORK/images" \
+	--boards cardputer:1,host:1 --pod-port 0 --node-grace 4 --pod-eviction 600 \
+	>"$WORK/sim2.log" 2>&1 &
+SIM_PID=$!
+for _ in $(seq 100); do
+	grep -q "kube32-sim: ready" "$WORK/sim2.log" 2>/dev/null && break
+	kill -0 "$SIM_PID" 2>/dev/null || break
+	sleep 0.1
+done
+check restart-ready 'kube32-sim: ready' cat "$WORK/sim2.log"
+check restart-kept-pods 'hello-remote' k get pods
+check restart-remote-running 'hello-remote +1/1 +Running +0 ' k get pod hello-remote --no-headers
+sleep 2
+TICKS1=$(podcurl remote-1 default/hello-remote / | sed -n 's/.*ticks=\([0-9]*\).*/\1/p')
+STARTED1=$(k get pod hello-remote -o 'jsonpath={.status.containerStatuses[0].state.running.startedAt}')
+if [ -n "$TICKS0" ] && [ -n "$TICKS1" ] && [ "$TICKS1" -gt "$TICKS0" ] && [ "$STARTED0" = "$STARTED1" ]; then
+	PASS=$((PASS + 1))
+	echo "ok   restart-remote-kept-running (ticks $TICKS0 -> $TICKS1, started $STARTED1)"
+else
+	FAIL=$((FAIL + 1))
+	FAILED+=("restart-remote-kept-running")
+	echo "FAIL restart-remote-kept-running: ticks $TICKS0 -> $TICKS1, startedAt $STARTED0 -> $STARTED1" >&2
+fi
+check restart-pinned 'condition met' k wait --for=condition=Ready pod/hello-pinned --timeout=30s
+eventually restart-remote-lease 'remote-1 +Ready' 20 k get node remote-1 --no-headers
+
 kill -9 "$JOIN_PID"
 wait "$JOIN_PID" 2>/dev/null
 JOIN_PID=
