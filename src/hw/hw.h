@@ -425,6 +425,60 @@ k32_status_t hw_devstatus_patch(struct hw_devstatus *st, const char *driver_pod,
 /* RFC 3339 UTC ("2025-01-01T12:00:03Z") of wall seconds; out must hold 21 bytes. */
 void hw_rfc3339(uint64_t wall_s, char *out);
 
+/* ---- node side: driver pods bound to Devices (hw_node.c) ---------------------------------
+ *
+ * The kubelet's glue in one place: a struct hw_node holds the node's buses and clocks; each
+ * driver pod gets a struct hw_node_pod (inside the kubelet's own pod record) bound to its
+ * Device with hw_node_bind. The host functions' callbacks then land in that slot's status
+ * publisher, and the kubelet asks hw_node_pod_patch for the next devices/<name>/status merge
+ * patch whenever hw_node_pod_due says one is due. Link hw_hostfns() with a hw_pod_env whose
+ * pod_of returns &slot->pod. Context: the kubelet's worker (one thread per node).
+ */
+struct hw_node_config {
+	struct hw_bus *bus[K32_HW_MAX_BUSES];	 /* the node's buses by index (NULL: none) */
+	hw_clock_fn now_us;			 /* monotonic clock; NULL: platform */
+	uint64_t (*wall_s)(void *ud);		 /* wall clock for timestamps; NULL: platform */
+	void (*sleep_us)(void *ud, uint64_t us); /* k32_sleep_ms; NULL: platform */
+	void *clock_ud;
+	/* a driver's k32_log line (already rate-limited), for the pod's log; NULL: k32_log */
+	void (*log)(void *ctx, const char *pod, uint32_t level, const char *msg, size_t len);
+	void *log_ctx;
+	uint32_t min_interval_ms; /* status updates per Device at most this often (1000) */
+};
+
+struct hw_node {
+	struct hw_node_config cfg;
+	struct hw_host host; /* buses + the callbacks below */
+	struct hw_host_ops ops;
+};
+
+struct hw_node_pod {
+	struct hw_node *node;
+	struct hw_device dev;	    /* the Device (owns the params) */
+	struct hw_grant grant;	    /* its triple */
+	struct hw_pod pod;	    /* what the host functions see */
+	struct hw_devstatus status; /* what goes to devices/<name>/status */
+	char pod_name[HW_NAME_LEN]; /* the driver pod */
+	bool bound;
+};
+
+void hw_node_init(struct hw_node *n, const struct hw_node_config *cfg);
+/*
+ * Binds slot to the Device object `device` for driver pod pod_name: parses it, grants its
+ * (bus, channel, address), and resets the status publisher.
+ * @retval K32_ERR_INVALID_ARGS the Device does not parse (err names the field)
+ * @retval K32_ERR_NOT_FOUND    its bus does not exist on this node
+ */
+k32_status_t hw_node_bind(struct hw_node *n, struct hw_node_pod *slot, const cJSON *device,
+			  const char *pod_name, struct k32_err *err);
+void hw_node_unbind(struct hw_node_pod *slot);
+/* The driver trapped or exited with an error: Ready=False with reason (e.g. "DriverCrash"). */
+void hw_node_pod_failed(struct hw_node_pod *slot, const char *reason, const char *msg);
+/* Whether a status update is due now. */
+bool hw_node_pod_due(struct hw_node_pod *slot);
+/* Appends the merge patch for devices/<dev.name>/status in namespace dev.ns. */
+k32_status_t hw_node_pod_patch(struct hw_node_pod *slot, struct k32_buf *out, struct k32_err *err);
+
 /* ---- the Device controller (hw_devctrl.c, library k32_hw_ctrl: needs src/api) -------------
  *
  * One reconcile pass over all Devices through the in-process API client (api_do): for each
