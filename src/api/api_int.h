@@ -12,7 +12,13 @@
  *   api_validate.c  defaulting and validation per kind (422 Invalid with field causes).
  *   api_patch.c     JSON merge patch, strategic merge patch, JSON patch.
  *   api_pb.c        the protobuf request-body decoder kubectl 1.32 needs.
- *   api_server.c    router, CRUD, watch, auth (needs the store and http layers).
+ * The server proper (api_srv.h; needs the store and http layers):
+ *   api_server.c    HTTP glue, routing, discovery endpoints, tokens, authorization,
+ *                   access/rules/self reviews, api_do.
+ *   api_crud.c      get, list, create, update, patch, status and scale.
+ *   api_delete.c    delete, deletecollection, cascades, namespaces, binding/eviction/log.
+ *   api_watch.c     watch streams over HTTP and the in-process watch.
+ *   api_events.c    the Events recorder and event GC.
  *
  * Invariants: every function that can fail on client input fills a struct api_fail (HTTP
  * code, reason, message, causes) instead of aborting; nothing here recurses without a depth
