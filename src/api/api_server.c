@@ -512,6 +512,16 @@ static bool api_route_resource(struct api_req *rq, char **seg, size_t n, struct 
 			    {"binding", API_SUB_BINDING},
 			    {"eviction", API_SUB_EVICTION},
 			    {"log", API_SUB_LOG}};
+		if (!strcmp(plural, "pods") &&
+		    (!strcmp(rq->sub, "exec") || !strcmp(rq->sub, "attach") ||
+		     !strcmp(rq->sub, "portforward") || !strcmp(rq->sub, "proxy"))) {
+			api_fail_set(f, 400, "BadRequest",
+				     "pods/%s is not supported by kube32: a pod is a WebAssembly "
+				     "module, not a container; reach it through its node's pod "
+				     "HTTP server (port 7000, header X-Kube32-Pod: %s/%s)",
+				     rq->sub, rq->ns, rq->name);
+			return false;
+		}
 		bool ok = false;
 		for (size_t k = 0; k < sizeof(subs) / sizeof(subs[0]); k++)
 			if (!strcmp(rq->sub, subs[k].name) && (rq->res->subresources & subs[k].bit))

@@ -49,7 +49,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$SIM" --data-dir "$DATA" --port 0 --port-file "$WORK/port" --images "$WORK/images" \
-	--boards cardputer:1,host:1 --pod-port 0 --node-grace 4 --pod-eviction 2 \
+	--boards cardputer:1,host:1 --pod-port 0 --node-grace 15 --pod-eviction 2 \
 	>"$WORK/sim.log" 2>&1 &
 SIM_PID=$!
 for _ in $(seq 100); do
@@ -260,7 +260,7 @@ k uncordon cardputer-1 >/dev/null
 k uncordon host-1 >/dev/null
 kill -9 "$JOIN_PID"
 JOIN_PID=
-eventually worker-notready 'worker-1 +(NotReady|Unknown)' 30 k get nodes --no-headers
+eventually worker-notready 'worker-1 +(NotReady|Unknown)' 40 k get nodes --no-headers
 check worker-taint 'node.kubernetes.io/unreachable' k get node worker-1 -o 'jsonpath={.spec.taints[*].key}'
 eventually mover-moved '^(cardputer-1|host-1) (cardputer-1|host-1) $' 60 bash -c \
 	'k get pods -l app=mover --field-selector=status.phase=Running -o jsonpath="{range .items[*]}{.spec.nodeName}{\"\n\"}{end}" | tr "\n" " "'

@@ -210,6 +210,7 @@ check logs-pending 'container "p1" in pod "p1" is waiting to start: ContainerCre
 check pod-status-patch '^pod/p1 patched$' kn patch pod p1 --subresource=status --type=merge -p '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}],"containerStatuses":[{"name":"p1","ready":true,"restartCount":0,"image":"blinky.wasm","imageID":"","state":{"running":{}}}]}}'
 check wait-condition 'pod/p1 condition met' kn wait --for=condition=Ready pod/p1 --timeout=10s
 check get-pod-running '^p1 +1/1 +Running +0 ' kn get pod p1
+check exec-unsupported 'pods/exec is not supported by kube32' kn exec p1 -- echo hi
 check logs-running '' kn logs p1
 check delete-wait '^pod "p1" deleted$' kn delete pod p1
 check deleted-gone 'NotFound' kn get pod p1
