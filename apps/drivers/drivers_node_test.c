@@ -177,6 +177,24 @@ static void flush(void)
 	}
 }
 
+/* The kubelet's part: post the Warning Events owed for failures. */
+static int post_events(void)
+{
+	int n = 0;
+	for (int i = 0; i < T.npods; i++) {
+		struct k32_buf ev;
+		k32_buf_init(&ev, k32_default_allocator(), 8192, "event");
+		if (hw_node_pod_event(&T.pods[i].slot, "kubelet", &ev, NULL)) {
+			assert_int_equal(req("POST", "/api/v1/namespaces/default/events", NULL,
+					     k32_buf_cstr(&ev)),
+					 201);
+			n++;
+		}
+		k32_buf_fini(&ev);
+	}
+	return n;
+}
+
 static void run_until(uint64_t until_us)
 {
 	for (;;) {
@@ -368,6 +386,14 @@ static void test_devices_to_readings(void **state)
 					   "k32_tick trapped: out of gas (test)");
 	flush();
 	assert_string_equal(ready("tag", v, sizeof(v)), "False/DriverCrash");
+	/* and each failure is an Event on its Device */
+	assert_int_equal(post_events(), 3);
+	assert_int_equal(post_events(), 0);
+	assert_int_equal(req("GET", "/api/v1/namespaces/default/events", NULL, NULL), 200);
+	static const char *want[] = {"\"reason\":\"NotFound\"", "\"reason\":\"BusError\"",
+				     "\"reason\":\"DriverCrash\"", "\"kind\":\"Device\""};
+	for (int i = 0; i < 4; i++)
+		assert_non_null(strstr(k32_buf_cstr(&T.b), want[i]));
 
 	for (int i = 0; i < T.npods; i++) {
 		hw_node_unbind(&T.pods[i].slot);

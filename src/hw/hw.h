@@ -399,6 +399,7 @@ struct hw_devstatus {
 	char message[128]; /* its message */
 	uint64_t transition_wall_s; /* lastTransitionTime */
 	bool have_cond;		    /* a condition was set */
+	bool event_pending;	    /* a Warning Event is owed for the last failure */
 };
 
 void hw_devstatus_init(struct hw_devstatus *st, uint32_t poll_ms, uint32_t min_interval_ms);
@@ -421,6 +422,15 @@ bool hw_devstatus_due(struct hw_devstatus *st, uint64_t now_us, uint64_t wall_s)
  */
 k32_status_t hw_devstatus_patch(struct hw_devstatus *st, const char *driver_pod, uint64_t now_us,
 				struct k32_buf *out, struct k32_err *err);
+
+/*
+ * When the Device just went Ready=False (NotFound, BusError, DriverCrash, NoReading...), appends
+ * a core/v1 Event about it (type Warning, the condition's reason and message, involvedObject
+ * the Device, source component) for POST /api/v1/namespaces/<ns>/events and returns true, once
+ * per failure; false when none is owed.
+ */
+bool hw_devstatus_event(struct hw_devstatus *st, const struct hw_device *d, const char *component,
+			uint64_t wall_s, struct k32_buf *out, struct k32_err *err);
 
 /* RFC 3339 UTC ("2025-01-01T12:00:03Z") of wall seconds; out must hold 21 bytes. */
 void hw_rfc3339(uint64_t wall_s, char *out);
@@ -476,6 +486,9 @@ void hw_node_unbind(struct hw_node_pod *slot);
 void hw_node_pod_failed(struct hw_node_pod *slot, const char *reason, const char *msg);
 /* Whether a status update is due now. */
 bool hw_node_pod_due(struct hw_node_pod *slot);
+/* The Warning Event owed for the slot's last failure (see hw_devstatus_event). */
+bool hw_node_pod_event(struct hw_node_pod *slot, const char *component, struct k32_buf *out,
+		       struct k32_err *err);
 /* Appends the merge patch for devices/<dev.name>/status in namespace dev.ns. */
 k32_status_t hw_node_pod_patch(struct hw_node_pod *slot, struct k32_buf *out, struct k32_err *err);
 

@@ -300,6 +300,11 @@ k32_status_t hw_devctrl_run_once(struct api_server *api, uint64_t wall_s, uint32
 					 (unsigned)d.addr);
 				st = set_ready_false(api, &d, "Conflict", msg, wall_s, &buf, err);
 				out->updated++;
+				struct api_event_ref ref = {"kube32.io/v1alpha1", "Device", d.ns,
+							    d.name, d.uid[0] ? d.uid : NULL};
+				if (st == K32_OK)
+					st = api_event_record(api, &ref, "Warning", "Conflict", msg,
+							      "device-controller", err);
 			}
 			continue;
 		}

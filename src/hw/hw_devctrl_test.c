@@ -120,6 +120,11 @@ static void test_reconcile(void **state)
 	assert_non_null(strstr(cJSON_GetObjectItem(c0, "message")->valuestring, "default/envpro"));
 	cJSON_Delete(j);
 
+	/* the refusal is also an Event on the Device */
+	assert_int_equal(req(api, "GET", "/api/v1/namespaces/default/events", NULL, NULL, &b), 200);
+	assert_non_null(strstr(k32_buf_cstr(&b), "\"reason\":\"Conflict\""));
+	assert_non_null(strstr(k32_buf_cstr(&b), "\"name\":\"envpro-2\""));
+
 	/* a second pass changes nothing */
 	assert_int_equal(hw_devctrl_run_once(api, now, 10, "24Ki", &s, &err), K32_OK);
 	assert_int_equal(s.created, 0);

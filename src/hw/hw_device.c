@@ -233,6 +233,7 @@ static void set_cond(struct hw_devstatus *st, bool ready, const char *reason, si
 	memcpy(st->message, m, sizeof(m));
 	st->dirty = true;
 	st->urgent = true;
+	st->event_pending = !ready;
 }
 
 void hw_devstatus_readings(struct hw_devstatus *st, const struct hw_reading *r, uint32_t count,
@@ -354,4 +355,40 @@ k32_status_t hw_devstatus_patch(struct hw_devstatus *st, const char *driver_pod,
 	st->dirty = false;
 	st->urgent = false;
 	return K32_OK;
+}
+
+bool hw_devstatus_event(struct hw_devstatus *st, const struct hw_device *d, const char *component,
+			uint64_t wall_s, struct k32_buf *out, struct k32_err *err)
+{
+	if (!st->event_pending || st->ready)
+		return false;
+	char t[24];
+	hw_rfc3339(wall_s, t);
+	k32_status_t s = k32_buf_printf(
+	    out, err,
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"generateName\":"
+	    "\"%s.\",\"namespace\":\"%s\"},\"involvedObject\":{\"apiVersion\":"
+	    "\"kube32.io/v1alpha1\",\"kind\":\"Device\",\"name\":\"%s\",\"namespace\":"
+	    "\"%s\"%s%s%s},\"type\":\"Warning\",\"reason\":",
+	    d->name, d->ns, d->name, d->ns, d->uid[0] ? ",\"uid\":\"" : "", d->uid,
+	    d->uid[0] ? "\"" : "");
+	if (!s)
+		s = jstr(out, st->reason, err);
+	if (!s)
+		s = k32_buf_append_str(out, ",\"message\":", err);
+	if (!s)
+		s = jstr(out, st->message, err);
+	if (!s)
+		s = k32_buf_append_str(out, ",\"source\":{\"component\":", err);
+	if (!s)
+		s = jstr(out, component ? component : "kubelet", err);
+	if (!s)
+		s = k32_buf_printf(out, err,
+				   "},\"firstTimestamp\":\"%s\",\"lastTimestamp\":\"%s\","
+				   "\"count\":1}",
+				   t, t);
+	if (s)
+		return false;
+	st->event_pending = false;
+	return true;
 }

@@ -215,6 +215,22 @@ test_publisher(void **state)
 	k32_buf_reset(&b);
 	assert_int_equal(hw_devstatus_patch(&st, NULL, t, &b, NULL), K32_OK);
 	assert_non_null(strstr(k32_buf_cstr(&b), "\"reason\":\"BusError\""));
+	/* one Warning Event per failure */
+	struct hw_device dev;
+	cJSON *dj = parse("{\"metadata\":{\"name\":\"tag\",\"uid\":\"u-9\"},\"spec\":{\"node\":"
+			  "\"c1\",\"model\":\"rfid\",\"address\":40}}");
+	assert_int_equal(hw_device_parse(dj, &dev, NULL), K32_OK);
+	cJSON_Delete(dj);
+	k32_buf_reset(&b);
+	assert_true(hw_devstatus_event(&st, &dev, "kubelet", wall + 4, &b, NULL));
+	p = parse(k32_buf_cstr(&b));
+	assert_string_equal(k32_json_find(p, "involvedObject.kind")->valuestring, "Device");
+	assert_string_equal(k32_json_find(p, "involvedObject.uid")->valuestring, "u-9");
+	assert_string_equal(k32_json_find(p, "reason")->valuestring, "BusError");
+	assert_string_equal(k32_json_find(p, "type")->valuestring, "Warning");
+	cJSON_Delete(p);
+	k32_buf_reset(&b);
+	assert_false(hw_devstatus_event(&st, &dev, "kubelet", wall + 4, &b, NULL));
 	assert_false(hw_devstatus_due(&st, t + 5000000, wall + 9)); /* nothing new */
 	k32_buf_fini(&b);
 }

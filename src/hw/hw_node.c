@@ -122,3 +122,10 @@ k32_status_t hw_node_pod_patch(struct hw_node_pod *slot, struct k32_buf *out, st
 {
 	return hw_devstatus_patch(&slot->status, slot->pod_name, node_now(slot->node), out, err);
 }
+
+bool hw_node_pod_event(struct hw_node_pod *slot, const char *component, struct k32_buf *out,
+		       struct k32_err *err)
+{
+	return slot->bound && hw_devstatus_event(&slot->status, &slot->dev, component,
+						 node_wall(slot->node), out, err);
+}
