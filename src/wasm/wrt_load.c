@@ -1657,7 +1657,7 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		len = 3;
 	} else if (op >= WRT_OP_BR_EQ && op < WRT_OP_BR_EQ + 20) {
 		uint32_t k = (op - WRT_OP_BR_EQ) / 2, imm = (op - WRT_OP_BR_EQ) % 2;
-		inv = WRT_OP_BR_EQ + 2 * wrt_cmp_inverse[k] + imm;
+		inv = WRT_OP_BR_EQ + 2u * wrt_cmp_inverse[k] + imm;
 		len = 4;
 	} else {
 		return false;
