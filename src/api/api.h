@@ -55,6 +55,7 @@ struct api_config {
 				  * token if absent); NULL: no authentication (tests) */
 	const char *server_addr; /* "127.0.0.1:6443" for legacy /api discovery; may be NULL */
 	bool bootstrap;		 /* create default, kube-system, kube-public, kube-node-lease */
+	uint32_t bookmark_s;	 /* seconds between watch BOOKMARKs; 0: K32_API_BOOKMARK_S */
 	api_log_fn log_fn;	 /* optional: pod logs (see api_log_fn) */
 	void *log_ctx;		 /* passed to log_fn */
 };

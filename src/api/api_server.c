@@ -865,6 +865,7 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 	if (!api)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, "api", "api_server_new: out of memory");
 	api->store = cfg->store;
+	api->bookmark_s = cfg->bookmark_s ? cfg->bookmark_s : K32_API_BOOKMARK_S;
 	api->log_fn = cfg->log_fn;
 	api->log_ctx = cfg->log_ctx;
 	k32_plat()->mutex_init(&api->mu);

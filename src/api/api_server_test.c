@@ -43,7 +43,8 @@ static int fx_setup(void **state)
 	k32_log_set_stderr(false);
 	struct store_config sc = {.data_dir = NULL, .history_events = 16};
 	assert_int_equal(store_open(&sc, &fx.store, &err), K32_OK);
-	struct api_config ac = {.store = fx.store, .bootstrap = true, .log_fn = fake_logs};
+	struct api_config ac = {
+	    .store = fx.store, .bootstrap = true, .log_fn = fake_logs, .bookmark_s = 1};
 	if (api_server_new(&ac, &fx.api, &err))
 		fail_msg("api_server_new: %s", err.msg);
 	k32_buf_init(&fx.out, k32_default_allocator(), 4 << 20, "test response");
@@ -699,11 +700,24 @@ static void test_watch(void **state)
 		    API_CT_TABLE ",application/json", &l);
 	assert_int_equal(l.count, 2);
 	assert_non_null(strstr(l.text, "\"kind\":\"Table\""));
-	/* bookmarks and a single-object watch on its path */
+	/* a single-object watch on its path */
 	watch_lines(port, "/api/v1/namespaces/w/configmaps/c?watch=true&timeoutSeconds=1",
 		    "application/json", &l);
 	assert_int_equal(l.count, 1);
 
+	/* bookmarks: the watcher's progress, every bookmark_s (1 s here) */
+	char now_rv[32];
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/w/configmaps", NULL));
+	outs(fx, "metadata.resourceVersion", now_rv, sizeof(now_rv));
+	snprintf(
+	    target, sizeof(target),
+	    "/api/v1/namespaces/w/"
+	    "configmaps?watch=true&allowWatchBookmarks=true&timeoutSeconds=2&resourceVersion=%s",
+	    now_rv);
+	watch_lines(port, target, "application/json", &l);
+	assert_non_null(strstr(l.text,
+			       "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"ConfigMap\","
+			       "\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\""));
 	/* too old: one ERROR event with a 410 Expired Status */
 	for (int i = 0; i < 20; i++)
 		EXPECT(fx, 200,

@@ -50,6 +50,7 @@ struct api_server {
 	struct api_series series[K32_API_EVENT_SERIES_MAX];
 	uint32_t name_seq;	  /* for generated names */
 	uint32_t events_recorded; /* api_event_record calls (GC every 32) */
+	uint32_t bookmark_s;	  /* seconds between BOOKMARK events */
 	api_log_fn log_fn;	  /* pod logs, or NULL */
 	void *log_ctx;
 };

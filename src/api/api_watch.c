@@ -10,7 +10,7 @@
  * the old and the new version of a change, so an object that stops matching is reported
  * DELETED and one that starts matching ADDED. With a Table Accept (`kubectl get -w`) each
  * event's object is a one-row Table. timeoutSeconds ends the stream; allowWatchBookmarks
- * adds a BOOKMARK every K32_API_BOOKMARK_S seconds.
+ * adds a BOOKMARK every api_config.bookmark_s (K32_API_BOOKMARK_S) seconds.
  *
  * No thread per watch: the store's notify callback wakes the http stream, whose pull (on
  * the loop task) drains up to K32_API_WATCH_BATCH events at a time. When the connection's
@@ -289,7 +289,7 @@ static k32_status_t api_watch_pull(void *ctx, struct http_stream *s, uint32_t ev
 			if (st && st != K32_ERR_SHOULD_WAIT)
 				return st;
 		}
-		wc->next_bm_us = now + (int64_t)K32_API_BOOKMARK_S * 1000000;
+		wc->next_bm_us = now + (int64_t)wc->api->bookmark_s * 1000000;
 	}
 	int64_t t = wc->end_us;
 	if (wc->bookmarks && (t == K32_FOREVER || wc->next_bm_us < t))
@@ -371,7 +371,7 @@ void api_watch(struct api_server *api, struct api_req *rq, struct api_out *out)
 		if (t > 0)
 			wc->end_us = (int64_t)k32_now_us() + (int64_t)t * 1000000;
 	}
-	wc->next_bm_us = (int64_t)k32_now_us() + (int64_t)K32_API_BOOKMARK_S * 1000000;
+	wc->next_bm_us = (int64_t)k32_now_us() + (int64_t)api->bookmark_s * 1000000;
 	uint64_t from = 0;
 	bool have_rv = api_q(rq, "resourceVersion", v, sizeof(v)) && v[0] && strcmp(v, "0");
 	struct store_key key;
