@@ -762,6 +762,29 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 #define K32_CTRL_JOB_BACKOFF_MAX_S 360
 #endif
 
+/* Seconds the garbage collector waits between finding an object whose owners are gone and
+ * deleting it, re-checking then: an owner deleted with propagationPolicy Orphan is removed
+ * just before its dependents lose their references, and this keeps the GC out of that
+ * window (Kubernetes re-checks with a live read for the same reason). */
+#ifndef K32_CTRL_GC_CONFIRM_S
+#define K32_CTRL_GC_CONFIRM_S 2
+#endif
+
+/* Linear memory the scheduler counts for a pod without resources.limits.memory: what the
+ * kubelet gives such a pod (keep equal to K32_KLET_POD_MEM_DEFAULT). */
+#ifndef K32_CTRL_POD_MEM_DEFAULT
+#define K32_CTRL_POD_MEM_DEFAULT (64u * 1024u)
+#endif
+
+/* Bytes the scheduler adds to every pod's memory limit for what the kubelet takes from the
+ * pool besides linear memory (Kubernetes' pod overhead): the module's compiled code, the
+ * interpreter value stack (K32_KLET_POD_STACK_BYTES) and runtime tables. Measured for
+ * apps/examples/hello.wasm on the cardputer profile: 6309 code + 7168 stack + 2824 runtime
+ * = 16301 bytes; larger modules need more (the kubelet then refuses the pod at start). */
+#ifndef K32_CTRL_POD_OVERHEAD_BYTES
+#define K32_CTRL_POD_OVERHEAD_BYTES (16u * 1024u)
+#endif
+
 /* Nodes the scheduler and node lifecycle track (fixed tables: ~200 bytes per node in the
  * scheduler's pass, ~120 bytes per node kept for heartbeats). More nodes are ignored with a
  * WARN naming this limit. */
@@ -786,6 +809,9 @@ _Static_assert(K32_CTRL_MAX_NODES >= 1 && K32_CTRL_MAX_NODES <= 4096,
 	       "K32_CTRL_MAX_NODES out of range");
 _Static_assert(K32_CTRL_MSG_LEN >= 128 && K32_CTRL_MSG_LEN <= 4096,
 	       "K32_CTRL_MSG_LEN out of range");
+#ifdef K32_KLET_POD_MEM_DEFAULT
+_Static_assert(K32_CTRL_POD_MEM_DEFAULT == K32_KLET_POD_MEM_DEFAULT, "the scheduler must count what the kubelet gives a pod without a memory limit");
+#endif
 _Static_assert(K32_CTRL_WATCH_BATCH >= 1 && K32_CTRL_WATCH_BATCH <= 256,
 	       "K32_CTRL_WATCH_BATCH out of range");
 

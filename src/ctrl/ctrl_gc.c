@@ -22,7 +22,10 @@
  * is left in it deleted; once it is empty the "kubernetes" finalizer is removed from
  * metadata.finalizers and spec.finalizers.
  *
- * Owner look-ups are cached for the pass (K32_CTRL_BATCH entries).
+ * Owner look-ups are cached for the pass (K32_CTRL_BATCH entries). An object found with its
+ * owners gone is acted on only when a pass K32_CTRL_GC_CONFIRM_S later finds it so again:
+ * the API removes an owner deleted with propagationPolicy Orphan a moment before it strips
+ * the dependents' references, and the GC must not collect them in between.
  */
 #include "ctrl/ctrl_int.h"
 
@@ -143,6 +146,41 @@ static void gc_patch_meta(struct ctrl *c, const char *path, const char *field, c
 	cJSON_Delete(patch);
 }
 
+/*
+ * True when uid was already found dangling K32_CTRL_GC_CONFIRM_S ago (and still is: the
+ * caller re-checked the owners in this pass); else remembers it and asks for a pass then.
+ */
+static bool gc_confirmed(struct ctrl *c, const char *uid)
+{
+	uint64_t now = ctrl_now_us(c), wait = (uint64_t)K32_CTRL_GC_CONFIRM_S * 1000000u;
+	struct ctrl_gc_suspect *free_slot = NULL;
+	if (!uid)
+		return false;
+	for (unsigned i = 0; i < K32_CTRL_BATCH; i++) {
+		struct ctrl_gc_suspect *s = &c->gc_suspects[i];
+		if (!s->since_us) {
+			free_slot = free_slot ? free_slot : s;
+			continue;
+		}
+		if (strcmp(s->uid, uid))
+			continue;
+		s->seen = true;
+		if (now - s->since_us >= wait) {
+			s->since_us = 0;
+			return true;
+		}
+		ctrl_requeue(c, (wait - (now - s->since_us)) / 1000000u + 1);
+		return false;
+	}
+	if (free_slot) {
+		snprintf(free_slot->uid, sizeof(free_slot->uid), "%s", uid);
+		free_slot->since_us = now ? now : 1;
+		free_slot->seen = true;
+	}
+	ctrl_requeue(c, K32_CTRL_GC_CONFIRM_S);
+	return false;
+}
+
 static bool gc_item(struct ctrl *c, cJSON *o, void *ctx)
 {
 	struct gc_pass *gp = ctx;
@@ -170,7 +208,7 @@ static bool gc_item(struct ctrl *c, cJSON *o, void *ctx)
 		int a = gc_owner_alive(c, gp, r, ns ? ns : "");
 		gone += a == 0;
 	}
-	if (gone == 0)
+	if (gone == 0 || !gc_confirmed(c, ctrl_jstr(o, "metadata.uid")))
 		return true;
 	if (!ctrl_charge(c))
 		return false;
@@ -289,6 +327,8 @@ void ctrl_gc_pass(struct ctrl *c)
 		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "gc: out of memory");
 		return;
 	}
+	for (unsigned i = 0; i < K32_CTRL_BATCH; i++)
+		c->gc_suspects[i].seen = false;
 	gp->finalizing = cJSON_CreateArray();
 	for (size_t i = 0; gp->finalizing && i < GC_DEPENDENT_KINDS; i++) {
 		char path[200];
@@ -306,6 +346,11 @@ void ctrl_gc_pass(struct ctrl *c)
 		}
 		gc_finalize(c, o);
 	}
+	/* suspects no longer dangling (owner back, object gone) are forgotten, unless the
+	 * scan stopped early and did not get to them */
+	for (unsigned i = 0; !c->more && !c->perr.status && i < K32_CTRL_BATCH; i++)
+		if (!c->gc_suspects[i].seen)
+			c->gc_suspects[i].since_us = 0;
 	cJSON_Delete(gp->finalizing);
 	ctrl_free(gp, sizeof(*gp));
 }

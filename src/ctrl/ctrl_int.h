@@ -33,6 +33,13 @@ struct ctrl_node_health {
 	bool seen;		 /* found in this pass (for forgetting deleted nodes) */
 };
 
+/* An object the GC found with its owners gone, waiting K32_CTRL_GC_CONFIRM_S. */
+struct ctrl_gc_suspect {
+	char uid[40];
+	uint64_t since_us; /* ctrl clock when first found; 0: free slot */
+	bool seen;	   /* found again in this pass */
+};
+
 struct ctrl_watch {
 	struct ctrl *c; /* owner (for the notify callback) */
 	struct store_watch *w;
@@ -56,6 +63,7 @@ struct ctrl {
 	struct ctrl_watch watches[CTRL_WATCH_COUNT];
 	struct ctrl_stats stats;
 	struct ctrl_node_health nodes[K32_CTRL_MAX_NODES];
+	struct ctrl_gc_suspect gc_suspects[K32_CTRL_BATCH];
 	uint64_t orphan_scan_us; /* node lifecycle: last scan for pods of deleted nodes */
 	uint64_t requeue_us;	 /* the current pass wants to run again by then (0: no) */
 	uint32_t budget;	 /* actions left in the current pass */
@@ -150,7 +158,8 @@ bool ctrl_pod_ready(const cJSON *pod);
 bool ctrl_pod_terminal(const cJSON *pod);
 /* True when o has metadata.deletionTimestamp. */
 bool ctrl_deleting(const cJSON *o);
-/* Pod's memory need in bytes (limits, else requests, summed over containers). */
+/* Pod's memory need in bytes: K32_CTRL_POD_OVERHEAD_BYTES plus, per container,
+ * limits.memory, else requests.memory, else K32_CTRL_POD_MEM_DEFAULT. */
 uint64_t ctrl_pod_memory(const cJSON *pod);
 /* Sorts a JSON array in place by metadata.creationTimestamp then name (oldest first). */
 void ctrl_sort_by_age(cJSON *arr);

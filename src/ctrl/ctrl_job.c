@@ -11,6 +11,8 @@
  * (0 while spec.suspend). Pods get the labels batch.kubernetes.io/job-name, job-name,
  * batch.kubernetes.io/controller-uid and controller-uid, as in Kubernetes.
  *
+ * A Job without spec.selector first gets the one Kubernetes' API server would have
+ * generated (batch.kubernetes.io/controller-uid=<uid>) and the matching template labels.
  * Status: active, ready, succeeded, failed, startTime, completionTime, conditions.
  * A failed pod is replaced after a back-off, K32_CTRL_JOB_BACKOFF_S doubled per earlier
  * failure up to K32_CTRL_JOB_BACKOFF_MAX_S, counted from the last failure (the pass asks to
@@ -49,6 +51,35 @@ static uint64_t job_finished_at(const cJSON *pod)
 	return best;
 }
 
+/*
+ * Gives a Job without spec.selector the selector Kubernetes' API server generates
+ * (batch.kubernetes.io/controller-uid=<uid>) and the matching template labels, so
+ * `kubectl logs job/x` and `kubectl describe job` find its pods and nothing else.
+ */
+static void job_select(struct ctrl *c, const char *ns, const char *name, const char *uid)
+{
+	if (!ctrl_charge(c))
+		return;
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *spec = patch ? cJSON_AddObjectToObject(patch, "spec") : NULL;
+	cJSON *sel = spec ? cJSON_AddObjectToObject(spec, "selector") : NULL;
+	cJSON *ml = sel ? cJSON_AddObjectToObject(sel, "matchLabels") : NULL;
+	cJSON *tmpl = spec ? cJSON_AddObjectToObject(spec, "template") : NULL;
+	cJSON *md = tmpl ? cJSON_AddObjectToObject(tmpl, "metadata") : NULL;
+	cJSON *labels = md ? cJSON_AddObjectToObject(md, "labels") : NULL;
+	if (ml && labels) {
+		cJSON_AddStringToObject(ml, "batch.kubernetes.io/controller-uid", uid);
+		cJSON_AddStringToObject(labels, "batch.kubernetes.io/controller-uid", uid);
+		cJSON_AddStringToObject(labels, "batch.kubernetes.io/job-name", name);
+		cJSON_AddStringToObject(labels, "controller-uid", uid);
+		cJSON_AddStringToObject(labels, "job-name", name);
+		char target[600];
+		snprintf(target, sizeof(target), "/apis/batch/v1/namespaces/%s/jobs/%s", ns, name);
+		ctrl_write(c, "PATCH", target, "application/merge-patch+json", patch, NULL);
+	}
+	cJSON_Delete(patch);
+}
+
 static void job_sync(struct ctrl *c, const cJSON *job)
 {
 	const char *ns = ctrl_jstr(job, "metadata.namespace");
@@ -57,6 +88,10 @@ static void job_sync(struct ctrl *c, const cJSON *job)
 	if (!ns || !name || !uid || ctrl_deleting(job))
 		return;
 	char path[400];
+	if (!k32_json_find(job, "spec.selector")) {
+		job_select(c, ns, name, uid);
+		return; /* the update brings the next pass */
+	}
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
 	cJSON *pods = ctrl_list_array(c, path, uid);
 	if (!pods)

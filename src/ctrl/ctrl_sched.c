@@ -154,9 +154,10 @@ static const char *sched_filter(const cJSON *pod, const struct sched_node *n, ui
 	}
 	if (n->mem_limited && (n->mem_used > n->mem_alloc || need > n->mem_alloc - n->mem_used)) {
 		uint64_t free_b = n->mem_used > n->mem_alloc ? 0 : n->mem_alloc - n->mem_used;
-		snprintf(detail, dcap, "pod needs %llu bytes, %llu of %llu free",
-			 (unsigned long long)need, (unsigned long long)free_b,
-			 (unsigned long long)n->mem_alloc);
+		snprintf(detail, dcap,
+			 "pod needs %llu bytes (limits + %u overhead), %llu of %llu free",
+			 (unsigned long long)need, (unsigned)K32_CTRL_POD_OVERHEAD_BYTES,
+			 (unsigned long long)free_b, (unsigned long long)n->mem_alloc);
 		return "Insufficient memory";
 	}
 	return NULL;

@@ -291,7 +291,7 @@ static const struct sched_case sched_cases[] = {
      "untolerated taint {dedicated: ml}, 1 node(s) had untolerated taint "
      "{node.kubernetes.io/not-ready: }, 1 node(s) were unschedulable."},
     {"shortfall-named", "96Ki", NULL, "\"nodeSelector\":{\"board\":\"cardputer\"}", "",
-     "small: pod needs 98304 bytes, 81920 of 81920 free"},
+     "small: pod needs 114688 bytes (limits + 16384 overhead), 81920 of 81920 free"},
     {"hardware-ok", NULL, "\"annotations\":{\"kube32.io/hardware\":\"i2c:bme688\"}", NULL, "small",
      NULL},
     {"hardware-missing", NULL, "\"annotations\":{\"kube32.io/hardware\":\"i2c:rfid\"}", NULL, "",
@@ -377,7 +377,7 @@ static void test_sched_table(void **state)
 static void test_sched_fit_accumulates(void **state)
 {
 	struct fx *fx = *state;
-	node_add(fx, "a", "100Ki", 10, NULL, NULL, NULL);
+	node_add(fx, "a", "120Ki", 10, NULL, NULL, NULL);
 	pod_add(fx, "default", "p1", "40Ki", NULL, NULL);
 	pod_add(fx, "default", "p2", "40Ki", NULL, NULL);
 	pod_add(fx, "default", "p3", "40Ki", NULL, NULL);
@@ -391,7 +391,8 @@ static void test_sched_fit_accumulates(void **state)
 	assert_string_equal(pod_node(fx, "default", "p3", n3, sizeof(n3)), "");
 	event_msg(fx, "p3", "FailedScheduling", msg, sizeof(msg));
 	assert_non_null(strstr(msg, "0/1 nodes are available: 1 Insufficient memory."));
-	assert_non_null(strstr(msg, "a: pod needs 40960 bytes, 20480 of 102400 free"));
+	assert_non_null(
+	    strstr(msg, "a: pod needs 57344 bytes (limits + 16384 overhead), 8192 of 122880 free"));
 	/* a freed slot (p1 deleted) lets p3 in on the next pass */
 	must(req(fx, "DELETE", "/api/v1/namespaces/default/pods/p1?gracePeriodSeconds=0", NULL),
 	     200, fx, "delete p1");
@@ -902,6 +903,12 @@ static void test_job_complete(void **state)
 	cJSON *l = get(fx, "/api/v1/namespaces/default/pods?labelSelector=job-name%3Dhello");
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 2);
 	cJSON_Delete(l);
+	/* the Job got the selector Kubernetes generates (kubectl logs job/x uses it) */
+	cJSON *jj = get(fx, job);
+	const cJSON *ml = k32_json_find(jj, "spec.selector.matchLabels");
+	assert_string_equal(ctrl_label(ml, "batch.kubernetes.io/controller-uid"),
+			    ctrl_jstr(jj, "metadata.uid"));
+	cJSON_Delete(jj);
 	kubelet_phase(fx, "hello-", NULL); /* both succeed */
 	settle(fx, 2);
 	count_pods(fx, "hello-", &live, &ready);
@@ -1115,11 +1122,17 @@ static void test_gc_background(void **state)
 		 "\"name\":\"x\",\"uid\":\"1111\"}]}}"),
 	     201, fx, "alien");
 	run(fx, CTRL_GC);
+	fx->now_us += K32_CTRL_GC_CONFIRM_S * 1000000ull;
+	run(fx, CTRL_GC);
 	assert_int_equal(req(fx, "GET", "/api/v1/namespaces/default/configmaps/dep", NULL), 200);
 	cJSON *two = get(fx, "/api/v1/namespaces/default/configmaps/two");
 	assert_int_equal(cJSON_GetArraySize(k32_json_find(two, "metadata.ownerReferences")), 1);
 	cJSON_Delete(two);
 	must(req(fx, "DELETE", "/api/v1/namespaces/default/pods/owner", NULL), 200, fx, "del");
+	run(fx, CTRL_GC);
+	/* found, not yet collected: the GC confirms K32_CTRL_GC_CONFIRM_S later */
+	assert_int_equal(req(fx, "GET", "/api/v1/namespaces/default/configmaps/dep", NULL), 200);
+	fx->now_us += K32_CTRL_GC_CONFIRM_S * 1000000ull;
 	run(fx, CTRL_GC);
 	assert_int_equal(req(fx, "GET", "/api/v1/namespaces/default/configmaps/dep", NULL), 404);
 	assert_int_equal(req(fx, "GET", "/api/v1/namespaces/default/configmaps/two", NULL), 404);

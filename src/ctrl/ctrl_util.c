@@ -391,16 +391,17 @@ bool ctrl_pod_ready(const cJSON *pod)
 
 uint64_t ctrl_pod_memory(const cJSON *pod)
 {
-	uint64_t sum = 0;
+	uint64_t sum = K32_CTRL_POD_OVERHEAD_BYTES;
 	const cJSON *ct;
 	cJSON_ArrayForEach(ct, k32_json_find(pod, "spec.containers"))
 	{
 		const char *q = ctrl_jstr(ct, "resources.limits.memory");
 		if (!q)
 			q = ctrl_jstr(ct, "resources.requests.memory");
-		uint64_t b = 0;
-		if (q && ctrl_quantity_bytes(q, &b))
-			sum += b;
+		uint64_t b = K32_CTRL_POD_MEM_DEFAULT;
+		if (q && !ctrl_quantity_bytes(q, &b))
+			b = K32_CTRL_POD_MEM_DEFAULT;
+		sum += b;
 	}
 	return sum;
 }

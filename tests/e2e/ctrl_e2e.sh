@@ -180,6 +180,8 @@ spec:
   containers:
   - name: main
     image: hello.wasm
+    resources:
+      limits: {memory: 8Ki}
 EOF
 check create-hw 'created' k apply -f "$WORK/hw.yaml"
 eventually hw-placed '^cardputer-1$' 20 k get pod needs-bme688 -o 'jsonpath={.spec.nodeName}'
@@ -200,6 +202,8 @@ spec:
       containers:
       - name: main
         image: hello.wasm
+        resources:
+          limits: {memory: 8Ki}
 ---
 apiVersion: batch/v1
 kind: Job
@@ -259,6 +263,7 @@ check mover-on-worker '^worker-1 worker-1 $' bash -c \
 k uncordon cardputer-1 >/dev/null
 k uncordon host-1 >/dev/null
 kill -9 "$JOIN_PID"
+wait "$JOIN_PID" 2>/dev/null
 JOIN_PID=
 eventually worker-notready 'worker-1 +(NotReady|Unknown)' 40 k get nodes --no-headers
 check worker-taint 'node.kubernetes.io/unreachable' k get node worker-1 -o 'jsonpath={.spec.taints[*].key}'
