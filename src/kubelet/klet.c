@@ -910,8 +910,11 @@ static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
 	k32_mutex_unlock(&k->lock);
 
 	k32_mutex_lock(&k->run_lock);
+	uint64_t c0 = k32_plat()->thread_cpu_us();
 	k32_status_t st = k->ops->start(k->ops_ctx, p, &spec, &err);
+	uint64_t c1 = k32_plat()->thread_cpu_us();
 	k32_mutex_unlock(&k->run_lock);
+	klet_pod_cpu_add(k, p, c1 - c0);
 
 	k32_mutex_lock(&k->lock);
 	p->dirty = true;
@@ -1063,8 +1066,11 @@ static void worker_pass(struct klet *k, struct k32_buf *b, uint64_t *out_next)
 		case ACT_RUN: {
 			uint64_t nr = UINT64_MAX;
 			k32_mutex_lock(&k->run_lock);
+			uint64_t c0 = k32_plat()->thread_cpu_us();
 			k->ops->run(k->ops_ctx, p, now, &nr);
+			uint64_t c1 = k32_plat()->thread_cpu_us();
 			k32_mutex_unlock(&k->run_lock);
+			klet_pod_cpu_add(k, p, c1 - c0);
 			k32_mutex_lock(&k->lock);
 			p->next_run_us = nr;
 			if (nr < next)
@@ -1434,6 +1440,74 @@ k32_status_t klet_pod_logs(struct klet *k, const char *ns, const char *name, boo
 	}
 	k32_mutex_unlock(&k->lock);
 	return st;
+}
+
+void klet_pod_cpu_add(struct klet *k, struct klet_pod *p, uint64_t cpu_us)
+{
+	k32_mutex_lock(&k->lock);
+	p->cpu_us += cpu_us;
+	k32_mutex_unlock(&k->lock);
+}
+
+/* Minimum window of a CPU rate sample (metrics.k8s.io reports window "10s"). */
+#define KLET_CPU_WINDOW_US 10000000ull
+
+static const char *state_name(const struct klet_pod *p)
+{
+	if (p->state == KLET_C_RUNNING)
+		return "running";
+	if (p->state == KLET_C_TERMINATED)
+		return "terminated";
+	return "waiting";
+}
+
+k32_status_t klet_stats_json(struct klet *k, struct k32_buf *b, struct k32_err *err)
+{
+	struct klet_stats st;
+	klet_get_stats(k, &st);
+	uint64_t now = k32_now_us();
+	k32_status_t rc =
+	    k32_buf_printf(b, err,
+			   "{\"node\":\"%s\",\"board\":\"%s\",\"pool\":{\"usedBytes\":%zu,"
+			   "\"peakBytes\":%zu,\"limitBytes\":%zu},\"pods\":[",
+			   k->node, k->profile_name, st.pool_bytes, st.pool_peak, st.pool_limit);
+	bool first = true;
+	k32_mutex_lock(&k->run_lock);
+	for (uint32_t i = 0; i < k->max_pods && !rc; i++) {
+		struct klet_pod *p = &k->pods[i];
+		struct klet_pod_mem m;
+		memset(&m, 0, sizeof(m));
+		k32_mutex_lock(&k->lock);
+		bool used = p->used && !p->gone;
+		if (used && p->started && k->ops->stats)
+			k->ops->stats(k->ops_ctx, p, &m);
+		if (used && (!p->cpu_prev_at_us || now - p->cpu_prev_at_us >= KLET_CPU_WINDOW_US)) {
+			uint64_t since = p->cpu_prev_at_us ? p->cpu_prev_at_us : p->run_start_us;
+			if (now > since)
+				p->cpu_nanocores = (p->cpu_us - p->cpu_prev_us) * 1000000ull /
+						   (now - since) * 1000ull;
+			p->cpu_prev_us = p->cpu_us;
+			p->cpu_prev_at_us = now;
+		}
+		if (used)
+			rc = k32_buf_printf(
+			    b, err,
+			    "%s{\"namespace\":\"%s\",\"name\":\"%s\",\"container\":\"%s\","
+			    "\"state\":\"%s\",\"restarts\":%u,\"cpuMicros\":%llu,"
+			    "\"cpuNanocores\":%llu,\"memory\":{\"codeBytes\":%zu,"
+			    "\"linearBytes\":%zu,\"stackBytes\":%zu,\"runtimeBytes\":%zu,"
+			    "\"poolBytes\":%zu,\"poolPeakBytes\":%zu}}",
+			    first ? "" : ",", p->ns, p->name, p->container, state_name(p),
+			    p->restarts, (unsigned long long)p->cpu_us,
+			    (unsigned long long)p->cpu_nanocores, m.code_bytes, m.memory_bytes,
+			    m.stack_bytes, m.runtime_bytes, p->mem_cur, p->mem_peak);
+		k32_mutex_unlock(&k->lock);
+		first = first && !used;
+	}
+	k32_mutex_unlock(&k->run_lock);
+	if (!rc)
+		rc = k32_buf_append_str(b, "]}\n", err);
+	return rc;
 }
 
 void klet_get_stats(struct klet *k, struct klet_stats *out)

@@ -224,6 +224,9 @@ k32_status_t klet_pod_logs(struct klet *k, const char *ns, const char *name, boo
 			   int64_t tail_lines, bool timestamps, uint64_t *inout_seq,
 			   struct k32_buf *out, struct k32_err *err);
 
+/* Writes wall seconds s as RFC 3339 ("2026-01-31T12:00:00Z") into out. */
+void klet_fmt_time(uint64_t s, char *out, size_t cap);
+
 /* Counters for tests and the console. */
 struct klet_stats {
 	uint32_t pods;		 /* pods in the table */
@@ -239,6 +242,16 @@ struct klet_stats {
 	size_t pool_limit;	 /* its size */
 };
 void klet_get_stats(struct klet *k, struct klet_stats *out);
+
+/*
+ * Appends the node's resource figures as JSON (what GET /stats serves and the
+ * metrics.k8s.io view in src/sim reads): {"node","board","pool":{usedBytes,peakBytes,
+ * limitBytes},"pods":[{namespace,name,container,state,restarts,cpuMicros (total),
+ * cpuNanocores (rate over the last >= 10 s window between two calls),memory:{codeBytes,
+ * linearBytes,stackBytes,runtimeBytes,poolBytes,poolPeakBytes}}]}.
+ * Context: takes the run lock: waits for a running tick.
+ */
+k32_status_t klet_stats_json(struct klet *k, struct k32_buf *out, struct k32_err *err);
 
 /* ---- for providers ------------------------------------------------------------------------ */
 

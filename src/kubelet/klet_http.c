@@ -113,8 +113,12 @@ static void pod_request(struct klet *k, struct k32_str hv, struct http_request *
 	k32_mutex_lock(&k->lock);
 	running = p->used && p->gen == gen && p->started && !p->exit_pending;
 	k32_mutex_unlock(&k->lock);
+	uint64_t c0 = k32_plat()->thread_cpu_us();
 	k32_status_t st = running ? k->ops->http(k->ops_ctx, p, &hr, &hp) : K32_ERR_BAD_STATE;
+	uint64_t c1 = k32_plat()->thread_cpu_us();
 	k32_mutex_unlock(&k->run_lock);
+	if (running)
+		klet_pod_cpu_add(k, p, c1 - c0);
 	switch (st) {
 	case K32_OK:
 		http_response_set(resp, hp.status >= 100 && hp.status <= 599 ? hp.status : 500,
@@ -144,51 +148,14 @@ static void pod_request(struct klet *k, struct k32_str hv, struct http_request *
 	k32_buf_fini(&hp.body);
 }
 
-static const char *state_name(const struct klet_pod *p)
-{
-	if (p->state == KLET_C_RUNNING)
-		return "running";
-	if (p->state == KLET_C_TERMINATED)
-		return "terminated";
-	return "waiting";
-}
-
-/* GET /stats: the pod pool and every pod's bytes by kind (the console's MEM and PODS, and
- * what a metrics.k8s.io adapter would read). */
+/* GET /stats: the pod pool and every pod's bytes by kind and CPU (klet_stats_json). */
 static void serve_stats(struct klet *k, struct http_response *resp)
 {
-	struct k32_buf *b = &resp->body;
-	struct klet_stats st;
-	klet_get_stats(k, &st);
-	k32_buf_printf(b, NULL,
-		       "{\"node\":\"%s\",\"board\":\"%s\",\"pool\":{\"usedBytes\":%zu,"
-		       "\"peakBytes\":%zu,\"limitBytes\":%zu},\"pods\":[",
-		       k->node, k->profile_name, st.pool_bytes, st.pool_peak, st.pool_limit);
-	bool first = true;
-	k32_mutex_lock(&k->run_lock);
-	for (uint32_t i = 0; i < k->max_pods; i++) {
-		struct klet_pod *p = &k->pods[i];
-		struct klet_pod_mem m;
-		memset(&m, 0, sizeof(m));
-		k32_mutex_lock(&k->lock);
-		bool used = p->used && !p->gone;
-		if (used && p->started && k->ops->stats)
-			k->ops->stats(k->ops_ctx, p, &m);
-		if (used)
-			k32_buf_printf(
-			    b, NULL,
-			    "%s{\"namespace\":\"%s\",\"name\":\"%s\",\"state\":\"%s\","
-			    "\"restarts\":%u,\"memory\":{\"codeBytes\":%zu,"
-			    "\"linearBytes\":%zu,\"stackBytes\":%zu,\"runtimeBytes\":%zu,"
-			    "\"poolBytes\":%zu,\"poolPeakBytes\":%zu}}",
-			    first ? "" : ",", p->ns, p->name, state_name(p), p->restarts,
-			    m.code_bytes, m.memory_bytes, m.stack_bytes, m.runtime_bytes,
-			    p->mem_cur, p->mem_peak);
-		k32_mutex_unlock(&k->lock);
-		first = first && !used;
+	if (klet_stats_json(k, &resp->body, NULL)) {
+		k32_buf_reset(&resp->body);
+		text(resp, 500, "stats do not fit the response\n");
+		return;
 	}
-	k32_mutex_unlock(&k->run_lock);
-	k32_buf_append_str(b, "]}\n", NULL);
 	http_response_header(resp, "Content-Type", "application/json");
 }
 

@@ -115,6 +115,10 @@ struct klet_pod {
 	struct k32_allocator alloc; /* counting view of the pool */
 	size_t mem_cur;		    /* pool bytes the pod holds */
 	size_t mem_peak;
+	uint64_t cpu_us;	 /* CPU time spent in provider calls for this pod */
+	uint64_t cpu_prev_us;	 /* cpu_us at the last rate sample */
+	uint64_t cpu_prev_at_us; /* monotonic time of that sample (0: none yet) */
+	uint64_t cpu_nanocores;	 /* CPU rate over the last sample window */
 	/* logs */
 	struct klet_ring log;  /* current container */
 	struct klet_ring prev; /* previous container */
@@ -170,8 +174,6 @@ void klet_msgf(char *out, size_t cap, const char *fmt, ...) __attribute__((forma
 void klet_wake(struct klet *k);
 /* Finds a used, not-gone pod by namespace and name (lock held). */
 struct klet_pod *klet_pod_find_locked(struct klet *k, const char *ns, const char *name);
-/* Writes "YYYY-MM-DDTHH:MM:SSZ" for wall seconds s. */
-void klet_fmt_time(uint64_t s, char *out, size_t cap);
 /* One API request with the given client: body may be NULL. out is reset and receives the
  * body; *out_code the status. */
 k32_status_t klet_api(struct klet *k, struct http_client *c, const char *method, const char *target,
@@ -188,6 +190,9 @@ void klet_ring_append(struct klet_ring *r, uint64_t seq, uint64_t wall_s, const 
 void klet_ring_move(struct klet_ring *dst, struct klet_ring *src);
 k32_status_t klet_ring_read(const struct klet_ring *r, int64_t tail_lines, bool timestamps,
 			    uint64_t *inout_seq, struct k32_buf *out, struct k32_err *err);
+
+/* Adds the CPU time of one provider call to p (lock not held; takes it). */
+void klet_pod_cpu_add(struct klet *k, struct klet_pod *p, uint64_t cpu_us);
 
 /* klet_http.c */
 k32_status_t klet_http_start(struct klet *k, struct k32_err *err);

@@ -374,13 +374,278 @@ static bool log_path(struct k32_str path, char *ns, size_t nscap, char *name, si
 	return k32_str_copy(a, ns, nscap) && k32_str_copy(n, name, namecap);
 }
 
+/* ---- metrics.k8s.io (kubectl top) --------------------------------------------------------
+ *
+ * The API server does not serve the metrics group; the control plane here adds it to
+ * discovery and answers it from the kubelets' figures (klet_stats_json for boards in this
+ * process, GET /stats on the pod server for the others): a pod's memory is the bytes it
+ * holds from its node's pod pool, its CPU the rate of the time spent in its calls over the
+ * last >= 10 s; a node's memory is its pool in use, its CPU the sum over its pods.
+ */
+#define SIM_METRICS_PREFIX	      "/apis/metrics.k8s.io/v1beta1"
+#define SIM_METRICS_REMOTE_TIMEOUT_US 500000
+
+static const char metrics_discovery_item[] =
+    "{\"metadata\":{\"name\":\"metrics.k8s.io\"},\"versions\":[{\"version\":\"v1beta1\","
+    "\"resources\":[{\"resource\":\"nodes\",\"responseKind\":{\"group\":\"metrics.k8s.io\","
+    "\"version\":\"v1beta1\",\"kind\":\"NodeMetrics\"},\"scope\":\"Cluster\","
+    "\"singularResource\":\"\",\"verbs\":[\"get\",\"list\"]},{\"resource\":\"pods\","
+    "\"responseKind\":{\"group\":\"metrics.k8s.io\",\"version\":\"v1beta1\",\"kind\":"
+    "\"PodMetrics\"},\"scope\":\"Namespaced\",\"singularResource\":\"\",\"verbs\":[\"get\","
+    "\"list\"]}],\"freshness\":\"Current\"}]}";
+static const char metrics_group_item[] =
+    "{\"name\":\"metrics.k8s.io\",\"versions\":[{\"groupVersion\":\"metrics.k8s.io/v1beta1\","
+    "\"version\":\"v1beta1\"}],\"preferredVersion\":{\"groupVersion\":"
+    "\"metrics.k8s.io/v1beta1\",\"version\":\"v1beta1\"}}";
+static const char metrics_resources[] =
+    "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":"
+    "\"metrics.k8s.io/v1beta1\",\"resources\":[{\"name\":\"nodes\",\"singularName\":\"\","
+    "\"namespaced\":false,\"kind\":\"NodeMetrics\",\"verbs\":[\"get\",\"list\"]},{\"name\":"
+    "\"pods\",\"singularName\":\"\",\"namespaced\":true,\"kind\":\"PodMetrics\",\"verbs\":["
+    "\"get\",\"list\"]}]}";
+
+/* Adds the metrics group to a /apis answer (aggregated or legacy). */
+static void discovery_add_metrics(struct http_response *resp)
+{
+	cJSON *j = NULL;
+	if (!resp->body.len ||
+	    k32_json_parse((const char *)resp->body.data, resp->body.len, &j, NULL))
+		return;
+	const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(j, "kind"));
+	const char *item = NULL, *list = NULL;
+	if (kind && !strcmp(kind, "APIGroupDiscoveryList")) {
+		item = metrics_discovery_item;
+		list = "items";
+	} else if (kind && !strcmp(kind, "APIGroupList")) {
+		item = metrics_group_item;
+		list = "groups";
+	}
+	cJSON *arr = list ? cJSON_GetObjectItem(j, list) : NULL;
+	cJSON *add = item ? cJSON_Parse(item) : NULL;
+	if (cJSON_IsArray(arr) && add) {
+		cJSON_AddItemToArray(arr, add);
+		add = NULL;
+		char *t = cJSON_PrintUnformatted(j);
+		if (t) {
+			k32_buf_reset(&resp->body);
+			k32_buf_append_str(&resp->body, t, NULL);
+			cJSON_free(t);
+		}
+	}
+	cJSON_Delete(add);
+	cJSON_Delete(j);
+}
+
+/* Every node's stats object (klet_stats_json's format) into arr. */
+static void metrics_collect(struct sim_cp *cp, cJSON *arr)
+{
+	struct k32_buf b;
+	struct k32_err err;
+	k32_buf_init(&b, k32_default_allocator(), 4 << 20, "stats");
+	char local[SIM_MAX_LOCAL_BOARDS][128];
+	size_t nlocal = 0;
+	k32_mutex_lock(&cp->mu);
+	for (size_t i = 0; i < SIM_MAX_LOCAL_BOARDS; i++) {
+		if (!cp->klets[i])
+			continue;
+		snprintf(local[nlocal++], sizeof(local[0]), "%s", klet_node_name(cp->klets[i]));
+		k32_buf_reset(&b);
+		cJSON *j = NULL;
+		if (!klet_stats_json(cp->klets[i], &b, &err) &&
+		    !k32_json_parse((const char *)b.data, b.len, &j, NULL))
+			cJSON_AddItemToArray(arr, j);
+	}
+	k32_mutex_unlock(&cp->mu);
+	/* boards in other processes: their pod servers */
+	int code = 0;
+	cJSON *nodes = NULL;
+	k32_buf_reset(&b);
+	if (api_do(cp->api, "GET", "/api/v1/nodes", NULL, NULL, 0, &code, &b, &err) ||
+	    code != 200 || k32_json_parse((const char *)b.data, b.len, &nodes, NULL))
+		goto out;
+	const cJSON *n;
+	cJSON_ArrayForEach(n, cJSON_GetObjectItem(nodes, "items"))
+	{
+		const char *name = cJSON_GetStringValue(k32_json_find(n, "metadata.name"));
+		const cJSON *port = k32_json_find(n, "status.daemonEndpoints.kubeletEndpoint.Port");
+		bool is_local = false;
+		for (size_t i = 0; name && i < nlocal; i++)
+			is_local |= !strcmp(local[i], name);
+		if (!name || is_local || !cJSON_IsNumber(port) || port->valuedouble <= 0)
+			continue;
+		const char *ip = "127.0.0.1";
+		const cJSON *a;
+		cJSON_ArrayForEach(a, k32_json_find(n, "status.addresses"))
+		{
+			const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(a, "type"));
+			const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(a, "address"));
+			if (t && v && !strcmp(t, "InternalIP"))
+				ip = v;
+		}
+		struct http_client_config cc;
+		http_client_config_init(&cc);
+		cc.host = ip;
+		cc.port = (uint16_t)port->valuedouble;
+		cc.timeout_us = SIM_METRICS_REMOTE_TIMEOUT_US;
+		struct http_client *c = NULL;
+		if (http_client_new(&cc, &c, &err))
+			continue;
+		struct http_client_request rq = {.method = "GET", .target = "/stats"};
+		struct http_client_response r;
+		cJSON *j = NULL;
+		if (!http_client_do(c, &rq, &r, &err) && r.status == 200 &&
+		    !k32_json_parse((const char *)r.body.data, r.body.len, &j, NULL))
+			cJSON_AddItemToArray(arr, j);
+		http_client_response_fini(&r);
+		http_client_free(c);
+	}
+out:
+	cJSON_Delete(nodes);
+	k32_buf_fini(&b);
+}
+
+static void metrics_usage(cJSON *obj, uint64_t nanocores, uint64_t bytes)
+{
+	char v[32];
+	cJSON *u = cJSON_AddObjectToObject(obj, "usage");
+	snprintf(v, sizeof(v), "%llun", (unsigned long long)nanocores);
+	cJSON_AddStringToObject(u, "cpu", v);
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)bytes);
+	cJSON_AddStringToObject(u, "memory", v);
+}
+
+static double jnum(const cJSON *o, const char *path)
+{
+	const cJSON *v = k32_json_find(o, path);
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* GET /apis/metrics.k8s.io/v1beta1/... */
+static void serve_metrics(struct sim_cp *cp, struct http_request *req, struct http_response *resp)
+{
+	char path[400];
+	if (http_url_decode(req->path, false, path, sizeof(path), NULL)) {
+		status_fail(resp, 400, "BadRequest", "bad path");
+		return;
+	}
+	const char *rest = path + strlen(SIM_METRICS_PREFIX);
+	if (!*rest || !strcmp(rest, "/")) {
+		http_response_set(resp, 200, "application/json", metrics_resources,
+				  strlen(metrics_resources));
+		return;
+	}
+	char ns[64] = "", one[128] = "";
+	bool nodes = false;
+	if (!strncmp(rest, "/nodes", 6) && (!rest[6] || rest[6] == '/')) {
+		nodes = true;
+		if (rest[6])
+			snprintf(one, sizeof(one), "%.127s", rest + 7);
+	} else if (!strcmp(rest, "/pods")) {
+		/* all namespaces */
+	} else if (!strncmp(rest, "/namespaces/", 12)) {
+		const char *a = rest + 12, *b = strchr(a, '/');
+		if (!b || (size_t)(b - a) >= sizeof(ns) || strncmp(b, "/pods", 5) ||
+		    (b[5] && b[5] != '/')) {
+			status_fail(resp, 404, "NotFound",
+				    "the server could not find the requested resource");
+			return;
+		}
+		memcpy(ns, a, (size_t)(b - a));
+		ns[b - a] = 0;
+		if (b[5])
+			snprintf(one, sizeof(one), "%.127s", b + 6);
+	} else {
+		status_fail(resp, 404, "NotFound",
+			    "the server could not find the requested resource");
+		return;
+	}
+	cJSON *stats = cJSON_CreateArray();
+	metrics_collect(cp, stats);
+	char ts[32];
+	klet_fmt_time(k32_plat()->wall_s(), ts, sizeof(ts));
+	cJSON *list = cJSON_CreateObject();
+	cJSON_AddStringToObject(list, "kind", nodes ? "NodeMetricsList" : "PodMetricsList");
+	cJSON_AddStringToObject(list, "apiVersion", "metrics.k8s.io/v1beta1");
+	cJSON_AddObjectToObject(list, "metadata");
+	cJSON *items = cJSON_AddArrayToObject(list, "items");
+	const cJSON *st;
+	cJSON_ArrayForEach(st, stats)
+	{
+		const char *node = cJSON_GetStringValue(cJSON_GetObjectItem(st, "node"));
+		uint64_t cpu = 0;
+		const cJSON *p;
+		cJSON_ArrayForEach(p, cJSON_GetObjectItem(st, "pods"))
+		{
+			cpu += (uint64_t)jnum(p, "cpuNanocores");
+			const char *pns = cJSON_GetStringValue(cJSON_GetObjectItem(p, "namespace"));
+			const char *pn = cJSON_GetStringValue(cJSON_GetObjectItem(p, "name"));
+			const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(p, "state"));
+			if (nodes || !pns || !pn || !state || strcmp(state, "running") ||
+			    (ns[0] && strcmp(ns, pns)) || (one[0] && strcmp(one, pn)))
+				continue;
+			cJSON *it = cJSON_CreateObject();
+			cJSON *md = cJSON_AddObjectToObject(it, "metadata");
+			cJSON_AddStringToObject(md, "name", pn);
+			cJSON_AddStringToObject(md, "namespace", pns);
+			cJSON_AddStringToObject(md, "creationTimestamp", ts);
+			cJSON_AddStringToObject(it, "timestamp", ts);
+			cJSON_AddStringToObject(it, "window", "10s");
+			cJSON *cs = cJSON_AddArrayToObject(it, "containers");
+			cJSON *c = cJSON_CreateObject();
+			const char *cn = cJSON_GetStringValue(cJSON_GetObjectItem(p, "container"));
+			cJSON_AddStringToObject(c, "name", cn ? cn : "main");
+			metrics_usage(c, (uint64_t)jnum(p, "cpuNanocores"),
+				      (uint64_t)jnum(p, "memory.poolBytes"));
+			cJSON_AddItemToArray(cs, c);
+			cJSON_AddItemToArray(items, it);
+		}
+		if (nodes && node && (!one[0] || !strcmp(one, node))) {
+			cJSON *it = cJSON_CreateObject();
+			cJSON *md = cJSON_AddObjectToObject(it, "metadata");
+			cJSON_AddStringToObject(md, "name", node);
+			cJSON_AddStringToObject(md, "creationTimestamp", ts);
+			cJSON_AddStringToObject(it, "timestamp", ts);
+			cJSON_AddStringToObject(it, "window", "10s");
+			metrics_usage(it, cpu, (uint64_t)jnum(st, "pool.usedBytes"));
+			cJSON_AddItemToArray(items, it);
+		}
+	}
+	cJSON_Delete(stats);
+	cJSON *out = list;
+	if (one[0]) {
+		cJSON *first = cJSON_DetachItemFromArray(items, 0);
+		cJSON_Delete(list);
+		if (!first) {
+			char m[300];
+			snprintf(m, sizeof(m), "%s.metrics.k8s.io \"%s\" not found",
+				 nodes ? "nodemetrics" : "podmetrics", one);
+			status_fail(resp, 404, "NotFound", m);
+			return;
+		}
+		cJSON_AddStringToObject(first, "kind", nodes ? "NodeMetrics" : "PodMetrics");
+		cJSON_AddStringToObject(first, "apiVersion", "metrics.k8s.io/v1beta1");
+		out = first;
+	}
+	char *t = cJSON_PrintUnformatted(out);
+	cJSON_Delete(out);
+	http_response_set(resp, 200, "application/json", t ? t : "{}", t ? strlen(t) : 2);
+	cJSON_free(t);
+}
+
 static void cp_handler(void *ctx, struct http_request *req, struct http_response *resp)
 {
 	struct sim_cp *cp = ctx;
+	if (!strcmp(req->method, "GET") && k32_str_has_prefix(req->path, SIM_METRICS_PREFIX)) {
+		serve_metrics(cp, req, resp);
+		return;
+	}
 	api_http_handler(cp->api, req, resp);
 	char ns[64], name[128];
-	if (resp->status == 200 && !strcmp(req->method, "GET") &&
-	    log_path(req->path, ns, sizeof(ns), name, sizeof(name)))
+	if (resp->status != 200 || strcmp(req->method, "GET"))
+		return;
+	if (k32_str_eq_cstr(req->path, "/apis"))
+		discovery_add_metrics(resp);
+	else if (log_path(req->path, ns, sizeof(ns), name, sizeof(name)))
 		serve_log(cp, req, resp, ns, name);
 }
 

@@ -2,7 +2,8 @@
 # End-to-end of the cluster (issue 6, node half): start kube32-sim with two boards (a
 # cardputer and a host board) on free loopback ports, then with the real kubectl: nodes
 # Ready, a pod pinned by nodeName Running, `kubectl logs` (plain, -f, --previous), the pod's
-# HTTP handler through the node's pod server (curl with X-Kube32-Pod), a Deployment through
+# HTTP handler through the node's pod server (curl with X-Kube32-Pod), `kubectl top` (pods,
+# nodes: metrics.k8s.io from the kubelets' pool accounting), a Deployment through
 # the scheduler and controllers (when built), a trapping pod in CrashLoopBackOff with its
 # trap message, a Job of a run-to-completion module, graceful deletion, a board joining
 # from another process (--join) whose pod keeps running while the control plane restarts
@@ -150,6 +151,10 @@ check logs-follow 'tick 1' timeout 3 "$KUBECTL" logs -f hello-pinned
 check pod-http 'hello from kube32: ticks=[0-9]+ path=/hi\?x=1.* HTTP 200' podcurl host-1 default/hello-pinned '/hi?x=1'
 check pod-http-404 'is not on node host-1.* HTTP 404' podcurl host-1 default/nosuch /
 check pod-http-wrong-node 'HTTP 404' podcurl cardputer-1 default/hello-pinned /
+check node-stats '"name":"hello-pinned","container":"main","state":"running"' curl -s "http://127.0.0.1:$(podport host-1)/stats"
+check top-pods 'hello-pinned +[0-9]+m +[0-9]+Mi' k top pods
+check top-nodes 'host-1 +[0-9]+m +[0-9]+% +[0-9]+Mi +[0-9]+%' k top nodes
+check metrics-pod-bytes '"memory":"[1-9][0-9]{4,}"' k get --raw /apis/metrics.k8s.io/v1beta1/namespaces/default/pods/hello-pinned
 
 # ---- a pod that traps ----------------------------------------------------------------------------
 cat >"$WORK/crashy.yaml" <<'EOF'
