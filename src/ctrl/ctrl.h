@@ -19,10 +19,12 @@
  * again on the next loop turn, after the other controllers had theirs.
  *
  * What a node advertises and a pod asks for (the scheduler's inputs beyond Kubernetes):
- *   - memory: the pod's need is the sum over containers of resources.limits.memory (else
- *     resources.requests.memory, else 0), a Kubernetes quantity ("24Ki", "1Mi", "64k",
- *     "1M", "4096"). The node offers status.allocatable.memory (else status.capacity.memory;
- *     absent: unlimited) minus the needs of the non-terminal pods already bound to it.
+ *   - memory: the pod's need is K32_CTRL_POD_OVERHEAD_BYTES (code, interpreter stack and
+ *     runtime tables) plus, per container, resources.limits.memory (else
+ *     resources.requests.memory, else K32_CTRL_POD_MEM_DEFAULT, what the kubelet gives a pod
+ *     without a limit), a Kubernetes quantity ("24Ki", "1Mi", "64k", "1M", "4096"). The node offers
+ * status.allocatable.memory (else status.capacity.memory; absent: unlimited) minus the needs of the
+ * non-terminal pods already bound to it.
  *   - pods: status.allocatable.pods (else capacity.pods; absent: 110).
  *   - hardware: a pod asks with the annotation (or label) "kube32.io/hardware", a comma
  *     list of items "<bus>:<model>" or "<bus>" (e.g. "i2c:bme688", "i2c"); "none" or empty
