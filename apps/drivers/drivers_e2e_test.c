@@ -447,11 +447,54 @@ static void test_faults(void **state)
 	assert_int_equal(pods[4].hp.stats.i2c_ok, 0);
 }
 
+/* ---- native stack: the drivers' ticks fit the cardputer's interpreter task stack ---- */
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) ||                               \
+    __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define INTERP_STACK (256u * 1024u) /* sanitizers inflate every frame */
+#else
+#define INTERP_STACK (28u * 1024u) /* design.md: the cardputer's interpreter stack */
+#endif
+
+struct stack_run {
+	uint64_t until_us;
+	uint32_t publishes;
+};
+
+static void stack_task(void *arg)
+{
+	struct stack_run *r = arg;
+	run_until(NPODS, r->until_us);
+	r->publishes = pods[0].publishes + pods[1].publishes + pods[2].publishes;
+}
+
+static void test_native_stack(void **state)
+{
+	(void)state;
+	if (skip_if_unbuilt())
+		return;
+	struct k32_err err;
+	start_all();
+	static const uint8_t uid[] = {0x04, 0x5B, 0x2C, 0x7A, 0x91, 0x3E, 0x80};
+	assert_int_equal(hw_sim_rfid_place(sim, "tag", uid, 7, 0, 0, &err), K32_OK);
+	struct stack_run r = {.until_us = vclock + 10000000};
+	struct k32_task *t;
+	assert_int_equal(
+	    k32_plat()->task_create(&t, "interp", stack_task, &r, INTERP_STACK, -1, &err), K32_OK);
+	k32_plat()->task_join(t);
+	/* 10 s: bme688 every 1 s, miniscale every 0.5 s, rfid every 0.2 s */
+	assert_true(r.publishes >= 10 + 20 + 50 - 3);
+	assert_string_equal(reading(2, "uid"), "045B2C7A913E80");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_readings, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_native_stack, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
