@@ -21,8 +21,8 @@
  * Status: observedGeneration, replicas, updatedReplicas, readyReplicas, availableReplicas,
  * unavailableReplicas, and the conditions kubectl rollout status reads: Available
  * (MinimumReplicasAvailable / MinimumReplicasUnavailable) and Progressing
- * (NewReplicaSetAvailable when complete, else ReplicaSetUpdated). progressDeadlineSeconds is
- * not enforced (docs/controllers.md).
+ * (NewReplicaSetAvailable when complete, else ReplicaSetUpdated, or False with
+ * ProgressDeadlineExceeded when nothing moved for progressDeadlineSeconds).
  */
 #include "ctrl/ctrl_int.h"
 
@@ -348,6 +348,46 @@ static void dp_cleanup(struct ctrl *c, const cJSON *d, const cJSON *newrs, const
 	}
 }
 
+/*
+ * Progressing while a rollout is under way: True/ReplicaSetUpdated with lastUpdateTime
+ * bumped whenever the counts move; False/ProgressDeadlineExceeded (which makes `kubectl
+ * rollout status` fail) once nothing moved for spec.progressDeadlineSeconds.
+ */
+static void dp_progress(struct ctrl *c, const cJSON *d, cJSON *st, const char *rsname)
+{
+	static const char *const counts[] = {"replicas", "updatedReplicas", "readyReplicas",
+					     "availableReplicas"};
+	char msg[400];
+	bool moved = false;
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		moved |= ctrl_jint(cJSON_GetObjectItem(d, "status"), counts[i], 0) !=
+			 ctrl_jint(st, counts[i], 0);
+	cJSON *cd = ctrl_cond_find(cJSON_GetObjectItem(st, "conditions"), "Progressing");
+	const char *reason = ctrl_jstr(cd, "reason");
+	if (!moved && reason && !strcmp(reason, "ProgressDeadlineExceeded"))
+		return; /* stays until something moves */
+	snprintf(msg, sizeof(msg), "ReplicaSet \"%.300s\" is progressing.", rsname);
+	bool changed = ctrl_cond_set(c, st, "Progressing", "True", "ReplicaSetUpdated", msg, true);
+	cd = ctrl_cond_find(cJSON_GetObjectItem(st, "conditions"), "Progressing");
+	char now[32];
+	uint64_t wall = ctrl_wall_s(c);
+	ctrl_fmt_time(wall, now, sizeof(now));
+	if (moved && !changed && cd)
+		cJSON_ReplaceItemInObject(cd, "lastUpdateTime", cJSON_CreateString(now));
+	if (moved || changed)
+		return;
+	int64_t deadline = ctrl_jint(d, "spec.progressDeadlineSeconds", 600);
+	uint64_t since = 0;
+	if (!ctrl_parse_time(ctrl_jstr(cd, "lastUpdateTime"), &since))
+		return;
+	if (wall < since + (uint64_t)deadline) {
+		ctrl_requeue(c, since + (uint64_t)deadline - wall);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "ReplicaSet \"%.300s\" has timed out progressing.", rsname);
+	ctrl_cond_set(c, st, "Progressing", "False", "ProgressDeadlineExceeded", msg, true);
+}
+
 static void dp_status(struct ctrl *c, const cJSON *d, const cJSON *newrs, const cJSON *rss)
 {
 	int64_t replicas = ctrl_jint(d, "spec.replicas", 1);
@@ -395,8 +435,7 @@ static void dp_status(struct ctrl *c, const cJSON *d, const cJSON *newrs, const 
 			 rsname);
 		ctrl_cond_set(c, st, "Progressing", "True", "NewReplicaSetAvailable", msg, true);
 	} else {
-		snprintf(msg, sizeof(msg), "ReplicaSet \"%.300s\" is progressing.", rsname);
-		ctrl_cond_set(c, st, "Progressing", "True", "ReplicaSetUpdated", msg, true);
+		dp_progress(c, d, st, rsname);
 	}
 	char target[400];
 	snprintf(target, sizeof(target), "/apis/apps/v1/namespaces/%s/deployments/%s/status",

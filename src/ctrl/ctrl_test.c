@@ -783,6 +783,34 @@ static void test_deploy_rollout_undo(void **state)
 	assert_true(deploy_done(fx));
 }
 
+/* A rollout that makes no progress for progressDeadlineSeconds is reported as such (kubectl
+ * rollout status then fails), and recovers once pods become available. */
+static void test_deploy_deadline(void **state)
+{
+	struct fx *fx = *state;
+	node_add(fx, "n1", "1Mi", 50, NULL, NULL, NULL);
+	must(reqf(fx, "POST", "/apis/apps/v1/namespaces/default/deployments", deploy_fmt, 10,
+		  "a.wasm"),
+	     201, fx, "deployment");
+	must(req(fx, "PATCH", DEPLOY, "{\"spec\":{\"progressDeadlineSeconds\":60}}"), 200, fx,
+	     "deadline");
+	for (int i = 0; i < 4; i++)
+		settle(fx, 1); /* no kubelet: nothing becomes Ready */
+	cJSON *d = get(fx, DEPLOY);
+	const cJSON *cd = ctrl_cond_find(k32_json_find(d, "status.conditions"), "Progressing");
+	assert_string_equal(ctrl_jstr(cd, "reason"), "ReplicaSetUpdated");
+	cJSON_Delete(d);
+	fx->wall_s += 61;
+	settle(fx, 1);
+	settle(fx, 1); /* stays: nothing moved */
+	d = get(fx, DEPLOY);
+	cd = ctrl_cond_find(k32_json_find(d, "status.conditions"), "Progressing");
+	assert_string_equal(ctrl_jstr(cd, "status"), "False");
+	assert_string_equal(ctrl_jstr(cd, "reason"), "ProgressDeadlineExceeded");
+	cJSON_Delete(d);
+	rollout(fx, false);
+}
+
 /* ---- DaemonSet ------------------------------------------------------------------------- */
 
 #define DS "/apis/apps/v1/namespaces/default/daemonsets/drv"
@@ -1311,6 +1339,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sched_device_hardware, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_rs_scale, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_deploy_rollout_undo, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_deploy_deadline, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_daemonset, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_complete, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_backoff, fx_setup, fx_teardown),
