@@ -543,6 +543,63 @@ static void test_rfid_registers(void **state)
 			 K32_ERR_WRONG_TYPE);
 }
 
+/* ---- robustness: a pod may send any bytes to a device it was granted ---- */
+static uint32_t rng_state = 12345;
+static uint32_t rnd(void)
+{
+	rng_state = rng_state * 1103515245u + 12345u;
+	return rng_state >> 8;
+}
+
+static void test_random_traffic(void **state)
+{
+	struct fix *f = *state;
+	static const struct {
+		uint32_t ch;
+		uint8_t addr;
+	} targets[] = {{2, 0x77}, {1, 0x26}, {0, 0x28}, {3, 0x77}, {HW_MUX_NONE, 0x10}};
+	static const uint8_t uid7[] = {0x04, 0x5B, 0x2C, 0x7A, 0x91, 0x3E, 0x80};
+	uint8_t w[K32_HW_I2C_MAX], r[K32_HW_I2C_MAX];
+	unsigned ok = 0;
+	for (int i = 0; i < 200000; i++) {
+		uint32_t t = rnd() % 5;
+		size_t wlen = rnd() % 4 == 0 ? rnd() % (K32_HW_I2C_MAX + 1) : rnd() % 4;
+		size_t rlen = rnd() % 3 == 0 ? rnd() % (K32_HW_I2C_MAX + 1) : rnd() % 18;
+		for (size_t k = 0; k < wlen; k++)
+			w[k] = (uint8_t)(k == 0 && rnd() % 2 ? rnd() % 0x40 : rnd());
+		k32_status_t st =
+		    hw_bus_xfer(&f->bus, targets[t].ch, targets[t].addr, w, wlen, r, rlen, &f->err);
+		assert_true(st == K32_OK || st == K32_ERR_NOT_FOUND || st == K32_ERR_IO);
+		ok += st == K32_OK;
+		vclock += rnd() % 50000;
+		switch (rnd() % 500) {
+		case 0:
+			hw_sim_rfid_place(f->sim, "tag", uid7, rnd() % 2 ? 7 : 4, 0, 0, &f->err);
+			break;
+		case 1:
+			hw_sim_rfid_remove(f->sim, "tag", &f->err);
+			break;
+		case 2:
+			hw_sim_set_value(f->sim, "scale", "weight_g", (double)(rnd() % 5000),
+					 &f->err);
+			break;
+		case 3:
+			hw_sim_set_value(f->sim, "env", "temperature_c", (double)(rnd() % 80) - 20,
+					 &f->err);
+			break;
+		default:
+			break;
+		}
+	}
+	assert_true(ok > 10000); /* the devices did answer */
+	/* and still work afterwards: the chip id reads back */
+	static const uint8_t reset[] = {0xE0, 0xB6};
+	assert_int_equal(hw_bus_xfer(&f->bus, 2, 0x77, reset, 2, NULL, 0, &f->err), K32_OK);
+	uint8_t reg = 0xD0, id = 0;
+	assert_int_equal(hw_bus_xfer(&f->bus, 2, 0x77, &reg, 1, &id, 1, &f->err), K32_OK);
+	assert_int_equal(id, 0x61);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -554,6 +611,7 @@ int main(void)
 	    cmocka_unit_test(test_crc_a),
 	    cmocka_unit_test(test_card_frames),
 	    cmocka_unit_test_setup_teardown(test_rfid_registers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_random_traffic, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
