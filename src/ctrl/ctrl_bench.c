@@ -99,7 +99,8 @@ int main(int argc, char **argv)
 	}
 	if (ctrl_start(NULL, api, st, &c, &err))
 		return fprintf(stderr, "ctrl_start: %s\n", err.msg), 1;
-	uint64_t *lat = calloc((size_t)rounds, sizeof(uint64_t));
+	size_t lat_len = (size_t)rounds * sizeof(uint64_t);
+	uint64_t *lat = k32_calloc(k32_default_allocator(), lat_len);
 	struct store_key key = {.group = "", .resource = "pods"};
 	struct store_watch *w = NULL;
 	if (!lat || store_watch_open(st, &key, 0, NULL, NULL, &w, &err))
@@ -154,6 +155,6 @@ int main(int argc, char **argv)
 	ctrl_stop(c);
 	api_server_free(api);
 	store_close(st);
-	free(lat);
+	k32_free(k32_default_allocator(), lat, lat_len);
 	return ok == rounds && ok2 == rounds ? 0 : 1;
 }
