@@ -1,0 +1,239 @@
+/*
+ * sim_test.c - the simulator's wiring: board profiles, the kubeconfig writer, and a control
+ * plane (memory store, plain HTTP on 127.0.0.1:0) with one board running a Wasm pod, checked
+ * over HTTP: pods/log through the proxy (from the in-process kubelet, and through the pod
+ * server as for a board in another process), --previous without a previous container,
+ * follow, and the metrics.k8s.io group (discovery, pod and node metrics).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sim/sim.h"
+
+#include "base/k32_json.h"
+#include "http/http.h"
+#include "platform/k32_platform.h"
+
+static void test_profiles(void **state)
+{
+	(void)state;
+	const struct klet_profile *c = sim_profile_find("cardputer");
+	assert_non_null(c);
+	assert_int_equal(c->pod_pool_bytes, 80 * 1024);
+	assert_int_equal(c->interp_stack, 28 * 1024);
+	assert_non_null(strstr(c->hardware, "i2c:bme688"));
+	assert_non_null(sim_profile_find("devkit"));
+	assert_null(sim_profile_find("nosuch"));
+	sim_profile_set_host(123456, 40000);
+	assert_int_equal(sim_profile_find("host")->pod_pool_bytes, 123456);
+	assert_int_equal(sim_profile_find("host")->interp_stack, 40000);
+}
+
+static void test_kubeconfig(void **state)
+{
+	(void)state;
+	const struct k32_platform_ops *pl = k32_plat();
+	struct k32_err err;
+	const char *ca = SIM_TEST_DIR "/ca.pem", *kc = SIM_TEST_DIR "/kc";
+	assert_int_equal(pl->dir_create(SIM_TEST_DIR, &err), K32_OK);
+	assert_int_equal(pl->file_write_atomic(ca, "abc", 3, &err), K32_OK);
+	assert_int_equal(sim_write_kubeconfig(kc, "https", "127.0.0.1", 6443, ca, "tok", &err),
+			 K32_OK);
+	uint8_t *text;
+	size_t len;
+	assert_int_equal(pl->file_read_all(kc, k32_default_allocator(), 1 << 16, &text, &len, &err),
+			 K32_OK);
+	assert_non_null(strstr((char *)text, "server: https://127.0.0.1:6443\n"));
+	assert_non_null(strstr((char *)text, "certificate-authority-data: YWJj\n"));
+	assert_non_null(strstr((char *)text, "token: tok\n"));
+	k32_free(k32_default_allocator(), text, len + 1);
+	/* an unreadable CA is an error, not a broken file */
+	assert_int_not_equal(
+	    sim_write_kubeconfig(kc, "https", "h", 1, SIM_TEST_DIR "/none.pem", "t", &err), K32_OK);
+}
+
+struct fx {
+	struct sim_cp *cp;
+	struct klet *k;
+	struct http_client *c;
+};
+
+static struct fx fx;
+
+static int do_req(const char *method, const char *target, const char *body, struct k32_buf *out)
+{
+	struct http_client_request rq = {.method = method,
+					 .target = target,
+					 .content_type = body ? "application/json" : NULL,
+					 .body = body,
+					 .body_len = body ? strlen(body) : 0};
+	struct http_client_response r;
+	struct k32_err err;
+	if (http_client_do(fx.c, &rq, &r, &err))
+		fail_msg("%s %s: %s", method, target, err.msg);
+	int st = r.status;
+	k32_buf_reset(out);
+	k32_buf_append(out, r.body.data ? r.body.data : (const uint8_t *)"", r.body.len, NULL);
+	http_client_response_fini(&r);
+	return st;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	struct k32_err err;
+	struct sim_cp_config cc = {.data_dir = SIM_TEST_DIR "/cp", .memory_store = true};
+	if (sim_cp_start(&cc, &fx.cp, &err))
+		fail_msg("sim_cp_start: %s", err.msg);
+	static char tok[128];
+	assert_int_equal(sim_cp_node_token(fx.cp, "b-1", tok, sizeof(tok), &err), K32_OK);
+	struct sim_board_config bc = {.name = "b-1",
+				      .profile = sim_profile_find("devkit"),
+				      .api_port = sim_cp_port(fx.cp),
+				      .token = tok,
+				      .image_dir = SIM_TEST_IMAGES};
+	if (sim_board_start(&bc, &fx.k, &err))
+		fail_msg("sim_board_start: %s", err.msg);
+	assert_int_equal(sim_cp_attach_klet(fx.cp, fx.k, &err), K32_OK);
+	struct http_client_config hc;
+	http_client_config_init(&hc);
+	hc.port = sim_cp_port(fx.cp);
+	hc.bearer_token = sim_cp_admin_token(fx.cp);
+	if (http_client_new(&hc, &fx.c, &err))
+		fail_msg("client: %s", err.msg);
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 20, "b");
+	int st = do_req("POST", "/api/v1/namespaces/default/pods",
+			"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
+			"\"spec\":{\"nodeName\":\"b-1\",\"containers\":[{\"name\":\"main\","
+			"\"image\":\"t_ok.wasm\"}]}}",
+			&b);
+	assert_int_equal(st, 201);
+	/* wait (bounded) until it logged a few ticks */
+	for (int i = 0; i < 500; i++) {
+		st = do_req("GET", "/api/v1/namespaces/default/pods/p/log", NULL, &b);
+		if (st == 200 && strstr(k32_buf_cstr(&b), "tick\ntick\n"))
+			break;
+		k32_plat()->sleep_us(10000);
+	}
+	k32_buf_fini(&b);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	http_client_free(fx.c);
+	klet_stop_begin(fx.k);
+	sim_cp_stop(fx.cp);
+	klet_free(fx.k);
+	return 0;
+}
+
+static void test_logs(void **state)
+{
+	(void)state;
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 20, "b");
+	/* from the in-process kubelet */
+	assert_int_equal(do_req("GET", "/api/v1/namespaces/default/pods/p/log", NULL, &b), 200);
+	assert_true(!strncmp(k32_buf_cstr(&b), "hello from k32_init\ntick\n", 25));
+	assert_int_equal(
+	    do_req("GET", "/api/v1/namespaces/default/pods/p/log?tailLines=1", NULL, &b), 200);
+	assert_string_equal(k32_buf_cstr(&b), "tick\n");
+	/* no previous container: 400 with a Status */
+	assert_int_equal(
+	    do_req("GET", "/api/v1/namespaces/default/pods/p/log?previous=true", NULL, &b), 400);
+	assert_non_null(strstr(k32_buf_cstr(&b), "previous terminated container"));
+	assert_non_null(strstr(k32_buf_cstr(&b), "\"kind\":\"Status\""));
+	/* as for a board in another process: through its pod server */
+	sim_cp_detach_klet(fx.cp, fx.k);
+	assert_int_equal(do_req("GET",
+				"/api/v1/namespaces/default/pods/p/log?tailLines=2&timestamps=true",
+				NULL, &b),
+			 200);
+	assert_non_null(strstr(k32_buf_cstr(&b), "Z tick\n"));
+	struct k32_err err;
+	assert_int_equal(sim_cp_attach_klet(fx.cp, fx.k, &err), K32_OK);
+	/* a pod that is not there: the API server's own 404 */
+	assert_int_equal(do_req("GET", "/api/v1/namespaces/default/pods/none/log", NULL, &b), 404);
+	k32_buf_fini(&b);
+}
+
+struct follow {
+	int lines;
+};
+
+static k32_status_t on_line(void *ctx, const uint8_t *data, size_t len)
+{
+	struct follow *f = ctx;
+	if (len == 4 && !memcmp(data, "tick", 4))
+		f->lines++;
+	return f->lines >= 3 ? K32_ERR_CANCELED : K32_OK; /* enough: hang up */
+}
+
+static void test_follow(void **state)
+{
+	(void)state;
+	struct follow f = {0};
+	struct http_client_request rq = {
+	    .method = "GET",
+	    .target = "/api/v1/namespaces/default/pods/p/log?follow=true&tailLines=1",
+	    .timeout_us = 5000000};
+	int code = 0;
+	struct k32_err err;
+	k32_status_t st = http_client_stream(fx.c, &rq, true, on_line, &f, &code, &err);
+	assert_int_equal(st, K32_ERR_CANCELED);
+	assert_int_equal(code, 200);
+	assert_int_equal(f.lines, 3); /* the tail line, then new ones as they come */
+}
+
+static void test_metrics(void **state)
+{
+	(void)state;
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 20, "b");
+	assert_int_equal(do_req("GET", "/apis", NULL, &b), 200);
+	assert_non_null(strstr(k32_buf_cstr(&b), "\"name\":\"metrics.k8s.io\""));
+	assert_int_equal(do_req("GET", "/apis/metrics.k8s.io/v1beta1", NULL, &b), 200);
+	assert_non_null(strstr(k32_buf_cstr(&b), "\"kind\":\"PodMetrics\""));
+	assert_int_equal(
+	    do_req("GET", "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods", NULL, &b), 200);
+	cJSON *j = NULL;
+	assert_int_equal(k32_json_parse((const char *)b.data, b.len, &j, NULL), K32_OK);
+	const cJSON *it = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "items"), 0);
+	assert_string_equal(cJSON_GetStringValue(k32_json_find(it, "metadata.name")), "p");
+	const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(it, "containers"), 0);
+	const char *mem = cJSON_GetStringValue(k32_json_find(c, "usage.memory"));
+	assert_true(mem && strtoull(mem, NULL, 10) >= 65536); /* its 64 KiB of linear memory */
+	assert_non_null(strstr(cJSON_GetStringValue(k32_json_find(c, "usage.cpu")), "n"));
+	cJSON_Delete(j);
+	assert_int_equal(do_req("GET", "/apis/metrics.k8s.io/v1beta1/nodes/b-1", NULL, &b), 200);
+	assert_non_null(strstr(k32_buf_cstr(&b), "\"kind\":\"NodeMetrics\""));
+	assert_int_equal(do_req("GET", "/apis/metrics.k8s.io/v1beta1/nodes/nope", NULL, &b), 404);
+	assert_int_equal(
+	    do_req("GET", "/apis/metrics.k8s.io/v1beta1/namespaces/x/pods/p", NULL, &b), 404);
+	assert_int_equal(do_req("GET", "/apis/metrics.k8s.io/v1beta1/bogus", NULL, &b), 404);
+	k32_buf_fini(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest plain[] = {
+	    cmocka_unit_test(test_profiles),
+	    cmocka_unit_test(test_kubeconfig),
+	};
+	const struct CMUnitTest cluster[] = {
+	    cmocka_unit_test(test_logs),
+	    cmocka_unit_test(test_follow),
+	    cmocka_unit_test(test_metrics),
+	};
+	int rc = cmocka_run_group_tests(plain, NULL, NULL);
+	return rc | cmocka_run_group_tests(cluster, setup, teardown);
+}
