@@ -238,6 +238,26 @@ k32_status_t hw_sim_rfid_remove(struct hw_sim *sim, const char *name, struct k32
 k32_status_t hw_sim_inject(struct hw_sim *sim, const char *node, uint32_t bus, uint8_t addr,
 			   enum hw_xfer_result kind, uint32_t count, struct k32_err *err);
 
+/* Devices in the simulator, and the config of device i (false when i is out of range). */
+size_t hw_sim_device_count(struct hw_sim *sim);
+bool hw_sim_device_info(struct hw_sim *sim, size_t i, struct hw_sim_dev_config *out,
+			bool *out_present);
+
+/*
+ * One console (or HTTP) command line for the simulator, its answer appended to out:
+ *   hw list                                   devices: name node bus channel address model
+ *   hw set <device> <key> <value>             hw_sim_set_value
+ *   hw get <device> <key>                     hw_sim_get_value
+ *   hw raw <device> <adc_t> <adc_p> <adc_h> <adc_g> <range>   BME688 raw words
+ *   hw fault <node> <bus> <addr|any> <nack-addr|nack-data|timeout|bus-error|none> [count]
+ *   rfid place <device> <uid-hex>             4- or 7-byte UID, e.g. 5A3C910E
+ *   rfid remove <device>
+ * Numbers may be decimal or 0x-hex. K32_ERR_INVALID_ARGS with a usage line for a bad command;
+ * the simulator's own statuses otherwise.
+ */
+k32_status_t hw_sim_command(struct hw_sim *sim, const char *line, struct k32_buf *out,
+			    struct k32_err *err);
+
 /* Counters: transactions the simulated mux of (node, bus) received (control writes). */
 uint64_t hw_sim_mux_writes(struct hw_sim *sim, const char *node, uint32_t bus);
 

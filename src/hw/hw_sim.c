@@ -456,3 +456,23 @@ uint64_t hw_sim_mux_writes(struct hw_sim *sim, const char *node, uint32_t bus)
 	k32_mutex_unlock(&sim->mu);
 	return n;
 }
+
+size_t hw_sim_device_count(struct hw_sim *sim)
+{
+	return sim->ndevs;
+}
+
+bool hw_sim_device_info(struct hw_sim *sim, size_t i, struct hw_sim_dev_config *out,
+			bool *out_present)
+{
+	if (i >= sim->ndevs)
+		return false;
+	k32_mutex_lock(&sim->mu);
+	*out = sim->devs[i].cfg;
+	if (sim->devs[i].cfg.model == HW_MODEL_MINISCALE)
+		out->addr = sim->devs[i].u.scale.i2c_addr;
+	if (out_present)
+		*out_present = sim->devs[i].present;
+	k32_mutex_unlock(&sim->mu);
+	return true;
+}

@@ -600,6 +600,55 @@ static void test_random_traffic(void **state)
 	assert_int_equal(id, 0x61);
 }
 
+/* ---- the console command line ---- */
+static void test_commands(void **state)
+{
+	struct fix *f = *state;
+	static const struct {
+		const char *line;
+		k32_status_t st;
+		const char *out; /* substring of the answer or of the error */
+	} cases[] = {
+	    {"hw list", K32_OK, "env          n1               0   2 0x77 bme688    yes"},
+	    {"hw set scale weight_g 125.5", K32_OK, "ok: scale weight_g = 125.5"},
+	    {"hw get scale weight_g", K32_OK, "scale weight_g = 125.5"},
+	    {"hw set env temperature_c 300", K32_ERR_INVALID_ARGS, "outside"},
+	    {"hw set env temperature_c abc", K32_ERR_INVALID_ARGS, "must be a number"},
+	    {"hw set nobody present 0", K32_ERR_NOT_FOUND, "no device named nobody"},
+	    {"hw raw env 493000 355000 20500 600 9", K32_OK, "raw words set"},
+	    {"hw raw env 1 2 3", K32_ERR_INVALID_ARGS, "usage"},
+	    {"rfid place tag 5A3C910E", K32_OK, "ok: card 5A3C910E on tag"},
+	    {"rfid place tag 045B2C7A913E80", K32_OK, "on tag"},
+	    {"rfid place tag 5A3C91", K32_ERR_INVALID_ARGS, "8 or 14 hex digits"},
+	    {"rfid place tag 5A3C91ZZ", K32_ERR_INVALID_ARGS, "hex digits"},
+	    {"rfid place env 5A3C910E", K32_ERR_WRONG_TYPE, "not a rfid"},
+	    {"rfid remove tag", K32_OK, "removed"},
+	    {"hw fault n1 0 0x77 bus-error 2", K32_OK, "next 2 transactions"},
+	    {"hw fault n1 0 any none", K32_OK, "next 0"},
+	    {"hw fault n1 0 0x77 melt", K32_ERR_INVALID_ARGS, "unknown kind"},
+	    {"hw fault n9 0 any timeout", K32_ERR_NOT_FOUND, "no bus"},
+	    {"hw", K32_ERR_INVALID_ARGS, "usage"},
+	    {"reboot", K32_ERR_INVALID_ARGS, "unknown command"},
+	    {"", K32_ERR_INVALID_ARGS, "usage"},
+	};
+	struct k32_buf out;
+	k32_buf_init(&out, k32_default_allocator(), 4096, "command output");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		k32_buf_reset(&out);
+		k32_err_clear(&f->err);
+		k32_status_t st = hw_sim_command(f->sim, cases[i].line, &out, &f->err);
+		if (st != cases[i].st ||
+		    !strstr(st ? f->err.msg : k32_buf_cstr(&out), cases[i].out))
+			fail_msg("%s: got %d \"%s\" / \"%s\"", cases[i].line, st,
+				 k32_buf_cstr(&out), f->err.msg);
+	}
+	/* the commands took effect */
+	double v;
+	assert_int_equal(hw_sim_get_value(f->sim, "tag", "card_state", &v, &f->err), K32_OK);
+	assert_true(v == HW_CARD_ABSENT);
+	k32_buf_fini(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -612,6 +661,7 @@ int main(void)
 	    cmocka_unit_test(test_card_frames),
 	    cmocka_unit_test_setup_teardown(test_rfid_registers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_random_traffic, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_commands, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
