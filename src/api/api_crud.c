@@ -85,47 +85,44 @@ cJSON *api_parse_obj(const struct store_obj *o)
 	return cJSON_ParseWithLength(store_obj_data(o), o->len);
 }
 
+/* Moves key of src to the end of dst, keeping its name: items are re-linked, never
+ * copied, so this cannot fail (dst may be a container on the stack). */
 static void api_move_first(cJSON *dst, cJSON *src, const char *key)
 {
 	cJSON *it = cJSON_DetachItemFromObjectCaseSensitive(src, key);
 	if (it)
-		cJSON_AddItemToObject(dst, key, it);
+		cJSON_AddItemToArray(dst, it);
 }
 
-/* Reorders obj (in place) so the resourceVersion slot precedes any user string. */
+/* Moves every item of src to the end of dst (same re-linking). */
+static void api_move_all(cJSON *dst, cJSON *src)
+{
+	while (src->child)
+		cJSON_AddItemToArray(dst, cJSON_DetachItemViaPointer(src, src->child));
+}
+
+/* Reorders obj (in place) so the resourceVersion slot precedes any user string. Allocates
+ * only the sentinel string; false (obj unusable) when that fails or metadata is missing. */
 static bool api_normalise(cJSON *obj)
 {
 	cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-	cJSON *nm = cJSON_CreateObject();
-	cJSON *no = cJSON_CreateObject();
-	if (!nm || !no || !cJSON_IsObject(md)) {
-		cJSON_Delete(nm);
-		cJSON_Delete(no);
+	cJSON nm = {0}, no = {0};
+	nm.type = no.type = cJSON_Object;
+	if (!cJSON_IsObject(md))
 		return false;
-	}
-	api_move_first(nm, md, "name");
-	api_move_first(nm, md, "namespace");
-	api_move_first(nm, md, "uid");
+	api_move_first(&nm, md, "name");
+	api_move_first(&nm, md, "namespace");
+	api_move_first(&nm, md, "uid");
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "resourceVersion");
-	cJSON_AddStringToObject(nm, "resourceVersion", API_RV_SENTINEL);
-	while (md->child) {
-		cJSON *it = cJSON_DetachItemViaPointer(md, md->child);
-		cJSON_AddItemToObject(nm, it->string, it);
-	}
-	cJSON_DeleteItemFromObjectCaseSensitive(obj, "metadata");
-	api_move_first(no, obj, "apiVersion");
-	api_move_first(no, obj, "kind");
-	cJSON_AddItemToObject(no, "metadata", nm);
-	while (obj->child) {
-		cJSON *it = cJSON_DetachItemViaPointer(obj, obj->child);
-		cJSON_AddItemToObject(no, it->string, it);
-	}
-	while (no->child) {
-		cJSON *it = cJSON_DetachItemViaPointer(no, no->child);
-		cJSON_AddItemToObject(obj, it->string, it);
-	}
-	cJSON_Delete(no);
-	return true;
+	bool ok = cJSON_AddStringToObject(&nm, "resourceVersion", API_RV_SENTINEL) != NULL;
+	api_move_all(&nm, md);
+	api_move_all(md, &nm);
+	api_move_first(&no, obj, "apiVersion");
+	api_move_first(&no, obj, "kind");
+	api_move_first(&no, obj, "metadata");
+	api_move_all(&no, obj);
+	api_move_all(obj, &no);
+	return ok;
 }
 
 k32_status_t api_put_obj(struct api_server *api, const struct api_resource *res, cJSON *obj,
@@ -624,7 +621,7 @@ static void api_carry_meta(const struct api_resource *res, const cJSON *old, cJS
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(omd, keep[i]);
 		cJSON_DeleteItemFromObjectCaseSensitive(md, keep[i]);
 		if (v)
-			cJSON_AddItemToObject(md, keep[i], cJSON_Duplicate(v, true));
+			api_json_put(md, keep[i], cJSON_Duplicate(v, true));
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "managedFields");
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "selfLink");
@@ -830,7 +827,7 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 		if (upd) {
 			cJSON_DeleteItemFromObjectCaseSensitive(upd, "status");
 			if (ns)
-				cJSON_AddItemToObject(upd, "status", ns);
+				api_json_put(upd, "status", ns);
 		} else {
 			cJSON_Delete(ns);
 		}
@@ -841,7 +838,7 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 			cJSON_DeleteItemFromObjectCaseSensitive(upd, "status");
 			const cJSON *os = cJSON_GetObjectItemCaseSensitive(oldj, "status");
 			if (os)
-				cJSON_AddItemToObject(upd, "status", cJSON_Duplicate(os, true));
+				api_json_put(upd, "status", cJSON_Duplicate(os, true));
 		}
 	}
 	if (st)

@@ -113,12 +113,12 @@ static cJSON *api_agg_resource(const struct api_resource *r)
 	if (!o)
 		return NULL;
 	cJSON_AddStringToObject(o, "resource", r->plural);
-	cJSON_AddItemToObject(o, "responseKind", api_gvk(r->group, r->version, r->kind));
+	api_json_put(o, "responseKind", api_gvk(r->group, r->version, r->kind));
 	cJSON_AddStringToObject(o, "scope", r->namespaced ? "Namespaced" : "Cluster");
 	cJSON_AddStringToObject(o, "singularResource", r->singular);
-	cJSON_AddItemToObject(o, "verbs", api_verbs_json(r->verbs));
+	api_json_put(o, "verbs", api_verbs_json(r->verbs));
 	if (r->short_names[0])
-		cJSON_AddItemToObject(o, "shortNames", api_short_names_json(r));
+		api_json_put(o, "shortNames", api_short_names_json(r));
 	if (r->in_all) {
 		cJSON *c = cJSON_AddArrayToObject(o, "categories");
 		cJSON_AddItemToArray(c, cJSON_CreateString("all"));
@@ -134,10 +134,10 @@ static cJSON *api_agg_resource(const struct api_resource *r)
 		if (!s || !subs)
 			break;
 		cJSON_AddStringToObject(s, "subresource", d->name);
-		cJSON_AddItemToObject(s, "responseKind",
-				      d->k ? api_gvk(d->g, d->v, d->k)
-					   : api_gvk(r->group, r->version, r->kind));
-		cJSON_AddItemToObject(s, "verbs", api_verbs_json(d->verbs));
+		api_json_put(s, "responseKind",
+			     d->k ? api_gvk(d->g, d->v, d->k)
+				  : api_gvk(r->group, r->version, r->kind));
+		api_json_put(s, "verbs", api_verbs_json(d->verbs));
 		cJSON_AddItemToArray(subs, s);
 	}
 	return o;
@@ -206,7 +206,7 @@ static cJSON *api_legacy_group(const char *group)
 	cJSON_AddStringToObject(e, "groupVersion", gv);
 	cJSON_AddStringToObject(e, "version", v);
 	cJSON_AddItemToArray(vs, e);
-	cJSON_AddItemToObject(g, "preferredVersion", cJSON_Duplicate(e, true));
+	api_json_put(g, "preferredVersion", cJSON_Duplicate(e, true));
 	return g;
 }
 
@@ -234,7 +234,7 @@ cJSON *api_discovery_root(bool core, enum api_disc_fmt fmt, const char *server_a
 		cJSON_AddStringToObject(root, "apiVersion",
 					fmt == API_DISC_V2 ? "apidiscovery.k8s.io/v2"
 							   : "apidiscovery.k8s.io/v2beta1");
-		cJSON_AddItemToObject(root, "metadata", cJSON_CreateObject());
+		api_json_put(root, "metadata", cJSON_CreateObject());
 		cJSON *items = cJSON_AddArrayToObject(root, "items");
 		for (size_t i = 0; items && i < n; i++)
 			if (core == !groups[i][0])
@@ -286,9 +286,9 @@ cJSON *api_discovery_group_version(const char *group, const char *version)
 		cJSON_AddStringToObject(o, "singularName", r->singular);
 		cJSON_AddBoolToObject(o, "namespaced", r->namespaced);
 		cJSON_AddStringToObject(o, "kind", r->kind);
-		cJSON_AddItemToObject(o, "verbs", api_verbs_json(r->verbs));
+		api_json_put(o, "verbs", api_verbs_json(r->verbs));
 		if (r->short_names[0])
-			cJSON_AddItemToObject(o, "shortNames", api_short_names_json(r));
+			api_json_put(o, "shortNames", api_short_names_json(r));
 		if (r->in_all) {
 			cJSON *c = cJSON_AddArrayToObject(o, "categories");
 			cJSON_AddItemToArray(c, cJSON_CreateString("all"));
@@ -309,7 +309,7 @@ cJSON *api_discovery_group_version(const char *group, const char *version)
 				cJSON_AddStringToObject(s, "version", d->v);
 			}
 			cJSON_AddStringToObject(s, "kind", d->k ? d->k : r->kind);
-			cJSON_AddItemToObject(s, "verbs", api_verbs_json(d->verbs));
+			api_json_put(s, "verbs", api_verbs_json(d->verbs));
 			cJSON_AddItemToArray(res, s);
 		}
 	}

@@ -198,6 +198,9 @@ bool api_selector_from_match_labels(const cJSON *match_labels, char *buf, size_t
 
 /* ---- JSON output helpers --------------------------------------------------------------- */
 
+/* Adds v under key k of o, like cJSON_AddItemToObject, but frees v when that fails (the
+ * key copy could not be allocated, or o or v is NULL), so a caller never leaks it. */
+bool api_json_put(cJSON *o, const char *k, cJSON *v);
 /* Serialises item compactly into buf (appending). */
 k32_status_t api_json_append(struct k32_buf *buf, const cJSON *item, struct k32_err *err);
 /* RFC 3339 UTC timestamp of wall seconds into buf (>= 21 bytes). */

@@ -464,13 +464,107 @@ static void test_pb(void **state)
 	assert_int_equal(f.code, 400);
 }
 
+/* Every allocation failure on the way: a clean status, the input intact, nothing leaked. */
+static void test_oom(void **state)
+{
+	(void)state;
+	static struct k32_heap heap;
+	k32_heap_init(&heap, 0);
+	struct k32_allocator a = k32_heap_allocator(&heap);
+	k32_json_use_allocator(&a);
+	static const char *const docs[][2] = {
+	    {"{\"spec\":{\"containers\":[{\"name\":\"a\",\"env\":[{\"name\":\"X\"}]},{\"name\":"
+	     "\"b\"}]},\"metadata\":{\"finalizers\":[\"f\"]}}",
+	     "{\"spec\":{\"$setElementOrder/"
+	     "containers\":[{\"name\":\"b\"},{\"name\":\"a\"}],\"containers\":[{\"name\":\"a\","
+	     "\"env\":[{\"name\":\"Y\",\"value\":\"1\"}]},{\"name\":\"c\"}]},\"metadata\":{"
+	     "\"finalizers\":[\"g\"],\"labels\":{\"x\":\"y\"}}}"},
+	    {"{\"a\":{\"b\":[1,2]},\"c\":3}",
+	     "[{\"op\":\"add\",\"path\":\"/a/b/"
+	     "1\",\"value\":{\"k\":[1]}},{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/"
+	     "d\"},{\"op\":\"move\",\"from\":\"/c\",\"path\":\"/e\"}]"},
+	};
+	for (size_t k = 0; k < 2; k++) {
+		bool done = false;
+		for (uint32_t n = 1; n < 2000 && !done; n++) {
+			cJSON *doc = cJSON_Parse(docs[k][0]);
+			cJSON *patch = cJSON_Parse(docs[k][1]);
+			assert_non_null(doc);
+			assert_non_null(patch);
+			cJSON *orig = cJSON_Duplicate(doc, true);
+			struct api_fail f;
+			api_fail_clear(&f);
+			k32_heap_fail_nth(&heap, n);
+			k32_status_t st = api_patch_apply(k ? API_PATCH_JSON : API_PATCH_STRATEGIC,
+							  &doc, patch, &f);
+			k32_heap_fail_nth(&heap, 0);
+			if (st == K32_OK)
+				done = true;
+			else
+				assert_true(
+				    cJSON_Compare(doc, orig, true)); /* unchanged on failure */
+			cJSON_Delete(orig);
+			cJSON_Delete(doc);
+			cJSON_Delete(patch);
+			if (heap.stats.cur_bytes)
+				fail_msg(
+				    "patch %zu: %zu bytes leaked when allocation %u failed (st %d)",
+				    k, heap.stats.cur_bytes, n, st);
+		}
+		assert_true(done);
+	}
+	/* protobuf decoding */
+	bool done = false;
+	for (uint32_t n = 1; n < 2000 && !done; n++) {
+		cJSON *o = NULL;
+		struct api_fail f;
+		api_fail_clear(&f);
+		k32_heap_fail_nth(&heap, n);
+		k32_status_t st = api_pb_decode(pb_configmap, sizeof(pb_configmap), &o, &f);
+		k32_heap_fail_nth(&heap, 0);
+		if (st == K32_OK)
+			done = true;
+		else
+			assert_null(o);
+		cJSON_Delete(o);
+		assert_int_equal(heap.stats.cur_bytes, 0);
+	}
+	assert_true(done);
+	/* defaulting, validation and a Table */
+	const struct api_resource *deploy = api_registry_find("apps", "v1", "deployments");
+	done = false;
+	for (uint32_t n = 1; n < 4000 && !done; n++) {
+		cJSON *o =
+		    cJSON_Parse("{\"metadata\":{\"name\":\"d\",\"labels\":{\"a\":\"b\"}},\"spec\":{"
+				"\"selector\":{\"matchLabels\":{\"a\":\"b\"}},\"template\":{"
+				"\"metadata\":{\"labels\":{\"a\":\"b\"}},\"spec\":{\"containers\":["
+				"{\"name\":\"m\",\"image\":\"i\"}]}}}}");
+		struct api_fail f;
+		api_fail_clear(&f);
+		k32_heap_fail_nth(&heap, n);
+		api_default(deploy, o, &f);
+		api_validate(deploy, o, &f);
+		const cJSON *objs[] = {o};
+		cJSON *t = api_table_build(deploy, objs, 1, 1700000000, "1", true);
+		cJSON *fj = api_fail_to_json(&f);
+		k32_heap_fail_nth(&heap, 0);
+		done = t && heap.stats.failures == 0;
+		heap.stats.failures = 0;
+		cJSON_Delete(fj);
+		cJSON_Delete(t);
+		cJSON_Delete(o);
+		assert_int_equal(heap.stats.cur_bytes, 0);
+	}
+	k32_json_use_allocator(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table),   cmocka_unit_test(test_validate),
 	    cmocka_unit_test(test_default), cmocka_unit_test(test_strict),
 	    cmocka_unit_test(test_patch),   cmocka_unit_test(test_dedupe),
-	    cmocka_unit_test(test_pb),
+	    cmocka_unit_test(test_pb),	    cmocka_unit_test(test_oom),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

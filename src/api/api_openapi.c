@@ -365,13 +365,13 @@ static cJSON *api_schema_json(const struct api_schema *s)
 		if (t[0] == '[') {
 			prop = cJSON_CreateObject();
 			cJSON_AddStringToObject(prop, "type", "array");
-			cJSON_AddItemToObject(prop, "items", api_type_schema(t + 1, tn - 1));
+			api_json_put(prop, "items", api_type_schema(t + 1, tn - 1));
 		} else {
 			prop = api_type_schema(t, tn);
 		}
 		if (prop) {
 			cJSON_AddStringToObject(prop, "description", desc);
-			cJSON_AddItemToObject(props, name, prop);
+			api_json_put(props, name, prop);
 		}
 		p = *eol ? eol + 1 : eol;
 	}
@@ -475,28 +475,28 @@ cJSON *api_openapi_group_version(const char *group, const char *version)
 		if (!(r->verbs & API_VERB_GET)) {
 			snprintf(path, sizeof(path), "%s/%s", gv, r->plural);
 			cJSON *item = cJSON_AddObjectToObject(paths, path);
-			cJSON_AddItemToObject(item, "post", api_op(r, "post", true));
+			api_json_put(item, "post", api_op(r, "post", true));
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/%s%s/{name}", gv,
 			 r->namespaced ? "namespaces/{namespace}/" : "", r->plural);
 		cJSON *item = cJSON_AddObjectToObject(paths, path);
-		cJSON_AddItemToObject(item, "get", api_op(r, "get", false));
-		cJSON_AddItemToObject(item, "put", api_op(r, "put", true));
-		cJSON_AddItemToObject(item, "patch", api_op(r, "patch", true));
-		cJSON_AddItemToObject(item, "delete", api_op(r, "delete", false));
+		api_json_put(item, "get", api_op(r, "get", false));
+		api_json_put(item, "put", api_op(r, "put", true));
+		api_json_put(item, "patch", api_op(r, "patch", true));
+		api_json_put(item, "delete", api_op(r, "delete", false));
 		snprintf(path, sizeof(path), "%s/%s%s", gv,
 			 r->namespaced ? "namespaces/{namespace}/" : "", r->plural);
 		item = cJSON_AddObjectToObject(paths, path);
-		cJSON_AddItemToObject(item, "get", api_op(r, "list", false));
-		cJSON_AddItemToObject(item, "post", api_op(r, "post", true));
+		api_json_put(item, "get", api_op(r, "list", false));
+		api_json_put(item, "post", api_op(r, "post", true));
 	}
 	cJSON *comp = cJSON_AddObjectToObject(doc, "components");
 	cJSON *schemas = comp ? cJSON_AddObjectToObject(comp, "schemas") : NULL;
 	for (size_t i = 0; schemas && i < API_SCHEMA_COUNT; i++) {
 		char full[128];
 		api_schema_full_name(&api_schemas[i], full, sizeof(full));
-		cJSON_AddItemToObject(schemas, full, api_schema_json(&api_schemas[i]));
+		api_json_put(schemas, full, api_schema_json(&api_schemas[i]));
 	}
 	return doc;
 }

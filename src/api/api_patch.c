@@ -36,6 +36,18 @@ static const char *api_merge_key(const char *list)
 	return NULL;
 }
 
+/* Puts v under key k of o (replacing an existing key); on failure (the key copy could not
+ * be allocated) v is freed and false returned, so no caller leaks it. */
+static bool api_obj_put(cJSON *o, const char *k, cJSON *v)
+{
+	bool ok = cJSON_GetObjectItemCaseSensitive(o, k)
+		      ? cJSON_ReplaceItemInObjectCaseSensitive(o, k, v)
+		      : cJSON_AddItemToObject(o, k, v);
+	if (!ok)
+		cJSON_Delete(v);
+	return ok;
+}
+
 static bool api_is_directive(const char *k)
 {
 	return k && k[0] == '$';
@@ -58,7 +70,10 @@ static cJSON *api_copy_clean(const cJSON *v, int depth)
 				cJSON_Delete(o);
 				return NULL;
 			}
-			cJSON_AddItemToObject(o, c->string, cc);
+			if (!api_obj_put(o, c->string, cc)) {
+				cJSON_Delete(o);
+				return NULL;
+			}
 		}
 		return o;
 	}
@@ -123,8 +138,8 @@ static k32_status_t api_merge_list(cJSON *target, const char *name, const cJSON 
 		if (!copy)
 			return api_patch_nomem(f);
 		/* a list item `{"$patch":"replace"}` marker alone is dropped by copy_clean */
-		cJSON_DeleteItemFromObjectCaseSensitive(target, name);
-		cJSON_AddItemToObject(target, name, copy);
+		if (!api_obj_put(target, name, copy))
+			return api_patch_nomem(f);
 		return K32_OK;
 	}
 	const cJSON *item;
@@ -135,7 +150,8 @@ static k32_status_t api_merge_list(cJSON *target, const char *name, const cJSON 
 			const cJSON *c;
 			cJSON_ArrayForEach(c, cur) have = have || cJSON_Compare(c, item, true);
 			if (!have)
-				cJSON_AddItemToArray(cur, cJSON_Duplicate(item, true));
+				if (!cJSON_AddItemToArray(cur, cJSON_Duplicate(item, true)))
+					return api_patch_nomem(f);
 			continue;
 		}
 		if (!cJSON_IsObject(item))
@@ -148,8 +164,8 @@ static k32_status_t api_merge_list(cJSON *target, const char *name, const cJSON 
 			cJSON *copy = api_copy_clean(patch, depth);
 			if (!copy)
 				return api_patch_nomem(f);
-			cJSON_DeleteItemFromObjectCaseSensitive(target, name);
-			cJSON_AddItemToObject(target, name, copy);
+			if (!api_obj_put(target, name, copy))
+				return api_patch_nomem(f);
 			return K32_OK;
 		}
 		cJSON *match = api_find_by_key(cur, key, item);
@@ -172,16 +188,16 @@ static k32_status_t api_merge_list(cJSON *target, const char *name, const cJSON 
 	return K32_OK;
 }
 
-/* Applies `$setElementOrder/<name>`: listed items first, in that order; the rest after. */
+/* Applies `$setElementOrder/<name>`: listed items first, in that order; the rest after.
+ * Items are re-linked through a container on the stack, so this never allocates. */
 static void api_set_order(cJSON *target, const char *name, const cJSON *order)
 {
 	cJSON *cur = cJSON_GetObjectItemCaseSensitive(target, name);
 	const char *key = api_merge_key(name);
 	if (!cJSON_IsArray(cur) || !cJSON_IsArray(order))
 		return;
-	cJSON *sorted = cJSON_CreateArray();
-	if (!sorted)
-		return;
+	cJSON sorted = {0};
+	sorted.type = cJSON_Array;
 	const cJSON *o;
 	cJSON_ArrayForEach(o, order)
 	{
@@ -198,11 +214,12 @@ static void api_set_order(cJSON *target, const char *name, const cJSON *order)
 			}
 		}
 		if (m)
-			cJSON_AddItemToArray(sorted, cJSON_DetachItemViaPointer(cur, m));
+			cJSON_AddItemToArray(&sorted, cJSON_DetachItemViaPointer(cur, m));
 	}
 	while (cur->child)
-		cJSON_AddItemToArray(sorted, cJSON_DetachItemViaPointer(cur, cur->child));
-	cJSON_ReplaceItemInObjectCaseSensitive(target, name, sorted);
+		cJSON_AddItemToArray(&sorted, cJSON_DetachItemViaPointer(cur, cur->child));
+	while (sorted.child)
+		cJSON_AddItemToArray(cur, cJSON_DetachItemViaPointer(&sorted, sorted.child));
 }
 
 static k32_status_t api_merge_obj(cJSON *target, const cJSON *patch, bool smp, int depth,
@@ -278,10 +295,8 @@ static k32_status_t api_merge_obj(cJSON *target, const cJSON *patch, bool smp, i
 		cJSON *copy = cJSON_Duplicate(p, true);
 		if (!copy)
 			return api_patch_nomem(f);
-		if (cur)
-			cJSON_ReplaceItemInObjectCaseSensitive(target, k, copy);
-		else
-			cJSON_AddItemToObject(target, k, copy);
+		if (!api_obj_put(target, k, copy))
+			return api_patch_nomem(f);
 	}
 	if (smp) {
 		cJSON_ArrayForEach(p, patch)
@@ -477,10 +492,8 @@ static k32_status_t api_ptr_add(cJSON **doc, const char *path, cJSON *val, bool 
 					  "json patch: replace of missing path \"%.80s\"", path);
 			goto out_free;
 		}
-		if (has)
-			cJSON_ReplaceItemInObjectCaseSensitive(parent, tok, val);
-		else
-			cJSON_AddItemToObject(parent, tok, val);
+		if (!api_obj_put(parent, tok, val))
+			return api_patch_nomem(f);
 		return K32_OK;
 	}
 	int idx, size = cJSON_GetArraySize(parent);

@@ -273,7 +273,7 @@ static k32_status_t pb_map_entry(struct pb_reader *e, enum pb_type type, cJSON *
 		return api_fail_set(f, 500, "InternalError", "protobuf body: out of memory");
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(map, k->valuestring);
-	cJSON_AddItemToObject(map, k->valuestring, v);
+	api_json_put(map, k->valuestring, v);
 	cJSON_Delete(k);
 	return K32_OK;
 }
@@ -419,7 +419,7 @@ static k32_status_t pb_decode_msg(struct pb_reader *r, const struct pb_field *fi
 		}
 		if (v) {
 			cJSON_DeleteItemFromObjectCaseSensitive(out, fd->name);
-			cJSON_AddItemToObject(out, fd->name, v);
+			api_json_put(out, fd->name, v);
 		}
 	}
 	return K32_OK;

@@ -110,7 +110,7 @@ void api_out_status_ok(struct api_out *out, int code, const char *kind, const ch
 	if (st) {
 		cJSON_AddStringToObject(st, "kind", "Status");
 		cJSON_AddStringToObject(st, "apiVersion", "v1");
-		cJSON_AddItemToObject(st, "metadata", cJSON_CreateObject());
+		api_json_put(st, "metadata", cJSON_CreateObject());
 		cJSON_AddStringToObject(st, "status", "Success");
 		cJSON *d = cJSON_AddObjectToObject(st, "details");
 		cJSON_AddStringToObject(d, "name", name);
@@ -399,26 +399,19 @@ static void api_ssrr(struct api_req *rq, struct api_out *out, cJSON *obj)
 	cJSON *nr = cJSON_AddArrayToObject(st, "nonResourceRules");
 	cJSON *r = cJSON_CreateObject();
 	if (rq->who->admin) {
-		cJSON_AddItemToObject(r, "verbs",
-				      cJSON_CreateStringArray((const char *[]){"*"}, 1));
-		cJSON_AddItemToObject(r, "apiGroups",
-				      cJSON_CreateStringArray((const char *[]){"*"}, 1));
-		cJSON_AddItemToObject(r, "resources",
-				      cJSON_CreateStringArray((const char *[]){"*"}, 1));
+		api_json_put(r, "verbs", cJSON_CreateStringArray((const char *[]){"*"}, 1));
+		api_json_put(r, "apiGroups", cJSON_CreateStringArray((const char *[]){"*"}, 1));
+		api_json_put(r, "resources", cJSON_CreateStringArray((const char *[]){"*"}, 1));
 	} else {
-		cJSON_AddItemToObject(
-		    r, "verbs",
-		    cJSON_CreateStringArray((const char *[]){"get", "list", "watch"}, 3));
-		cJSON_AddItemToObject(r, "apiGroups",
-				      cJSON_CreateStringArray((const char *[]){"*"}, 1));
-		cJSON_AddItemToObject(r, "resources",
-				      cJSON_CreateStringArray((const char *[]){"*"}, 1));
+		api_json_put(r, "verbs",
+			     cJSON_CreateStringArray((const char *[]){"get", "list", "watch"}, 3));
+		api_json_put(r, "apiGroups", cJSON_CreateStringArray((const char *[]){"*"}, 1));
+		api_json_put(r, "resources", cJSON_CreateStringArray((const char *[]){"*"}, 1));
 	}
 	cJSON_AddItemToArray(rr, r);
 	cJSON *n = cJSON_CreateObject();
-	cJSON_AddItemToObject(n, "verbs", cJSON_CreateStringArray((const char *[]){"get"}, 1));
-	cJSON_AddItemToObject(n, "nonResourceURLs",
-			      cJSON_CreateStringArray((const char *[]){"*"}, 1));
+	api_json_put(n, "verbs", cJSON_CreateStringArray((const char *[]){"get"}, 1));
+	api_json_put(n, "nonResourceURLs", cJSON_CreateStringArray((const char *[]){"*"}, 1));
 	cJSON_AddItemToArray(nr, n);
 	cJSON_AddBoolToObject(st, "incomplete", false);
 	out->ctype[0] = 0;
@@ -436,7 +429,7 @@ static void api_ssr(struct api_req *rq, struct api_out *out, cJSON *obj)
 				 : rq->who->node[0] ? "system:nodes"
 						    : "system:unauthenticated",
 				 "system:authenticated"};
-	cJSON_AddItemToObject(ui, "groups", cJSON_CreateStringArray(groups, 2));
+	api_json_put(ui, "groups", cJSON_CreateStringArray(groups, 2));
 	out->ctype[0] = 0;
 	api_out_json(out, 201, cJSON_Duplicate(obj, true));
 }

@@ -153,7 +153,7 @@ cJSON *api_fail_to_json(const struct api_fail *f)
 		return NULL;
 	cJSON_AddStringToObject(st, "kind", "Status");
 	cJSON_AddStringToObject(st, "apiVersion", "v1");
-	cJSON_AddItemToObject(st, "metadata", cJSON_CreateObject());
+	api_json_put(st, "metadata", cJSON_CreateObject());
 	cJSON_AddStringToObject(st, "status", "Failure");
 	cJSON_AddStringToObject(st, "message", f->message);
 	cJSON_AddStringToObject(st, "reason", f->reason ? f->reason : "InternalError");
@@ -182,6 +182,14 @@ cJSON *api_fail_to_json(const struct api_fail *f)
 	}
 	cJSON_AddNumberToObject(st, "code", f->code ? f->code : 500);
 	return st;
+}
+
+bool api_json_put(cJSON *o, const char *k, cJSON *v)
+{
+	if (o && v && cJSON_AddItemToObject(o, k, v))
+		return true;
+	cJSON_Delete(v);
+	return false;
 }
 
 k32_status_t api_json_append(struct k32_buf *buf, const cJSON *item, struct k32_err *err)

@@ -544,7 +544,7 @@ static cJSON *api_partial_meta(const cJSON *o)
 	if (copy) {
 		/* managed fields and the last-applied annotation are large and unused here */
 		cJSON_DeleteItemFromObjectCaseSensitive(copy, "managedFields");
-		cJSON_AddItemToObject(p, "metadata", copy);
+		api_json_put(p, "metadata", copy);
 	}
 	return p;
 }
@@ -583,7 +583,7 @@ cJSON *api_table_build(const struct api_resource *res, const cJSON *const *objs,
 		cJSON *cells = cJSON_AddArrayToObject(row, "cells");
 		if (cells)
 			api_table_cells(res->table, res->group, cells, objs[i], now_s);
-		cJSON_AddItemToObject(row, "object", api_partial_meta(objs[i]));
+		api_json_put(row, "object", api_partial_meta(objs[i]));
 		cJSON_AddItemToArray(rows, row);
 	}
 	return t;

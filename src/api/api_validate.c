@@ -158,7 +158,8 @@ k32_status_t api_default(const struct api_resource *res, cJSON *obj, struct api_
 		cJSON *strat = obj_child(spec, "strategy");
 		if (strat) {
 			set_default_str(strat, "type", "RollingUpdate");
-			if (!strcmp(jstr(strat, "type"), "RollingUpdate")) {
+			const char *type = jstr(strat, "type");
+			if (type && !strcmp(type, "RollingUpdate")) {
 				cJSON *ru = obj_child(strat, "rollingUpdate");
 				if (ru && !cJSON_GetObjectItem(ru, "maxUnavailable"))
 					cJSON_AddStringToObject(ru, "maxUnavailable", "25%");
@@ -206,10 +207,9 @@ k32_status_t api_default(const struct api_resource *res, cJSON *obj, struct api_
 				if (!cJSON_IsString(e) || !data)
 					continue;
 				cJSON_DeleteItemFromObjectCaseSensitive(data, e->string);
-				cJSON_AddItemToObject(
-				    data, e->string,
-				    api_b64_string((const uint8_t *)e->valuestring,
-						   strlen(e->valuestring)));
+				cJSON *v = api_b64_string((const uint8_t *)e->valuestring,
+							  strlen(e->valuestring));
+				api_json_put(data, e->string, v);
 			}
 		}
 		cJSON_DeleteItemFromObjectCaseSensitive(obj, "stringData");

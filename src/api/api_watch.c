@@ -102,7 +102,7 @@ static k32_status_t api_watch_format(struct api_wctx *wc, const char *type,
 			return K32_ERR_NO_MEMORY;
 		}
 		cJSON_AddStringToObject(ev, "type", type);
-		cJSON_AddItemToObject(ev, "object", t);
+		api_json_put(ev, "object", t);
 		k32_status_t st = api_json_append(&wc->line, ev, &err);
 		cJSON_Delete(ev);
 		if (!st)
@@ -160,7 +160,7 @@ static k32_status_t api_watch_error_line(struct api_wctx *wc, int code, const ch
 		return K32_ERR_NO_MEMORY;
 	}
 	cJSON_AddStringToObject(ev, "type", "ERROR");
-	cJSON_AddItemToObject(ev, "object", st);
+	api_json_put(ev, "object", st);
 	k32_buf_reset(&wc->line);
 	k32_status_t s = api_json_append(&wc->line, ev, &err);
 	cJSON_Delete(ev);
