@@ -405,13 +405,96 @@ static void test_sim_config_errors(void **state)
 	assert_int_equal(hw_sim_new(&a, &cfg, &sim, &err), K32_ERR_NO_MEMORY);
 }
 
+/* ---- the simulator changed from a console thread while two tasks use the bus ---- */
+struct sim_traffic {
+	struct hw_bus *bus;
+	struct hw_sim *sim;
+	int loops;
+	unsigned errors; /* statuses outside the expected set */
+	unsigned ok;
+};
+
+static void bus_task(void *arg)
+{
+	struct sim_traffic *t = arg;
+	for (int i = 0; i < t->loops; i++) {
+		uint8_t reg = 0xD0, id = 0, w = 0x10, r[4];
+		k32_status_t a = hw_bus_xfer(t->bus, 2, 0x77, &reg, 1, &id, 1, NULL);
+		k32_status_t b = hw_bus_xfer(t->bus, 1, 0x26, &w, 1, r, 4, NULL);
+		if ((a != K32_OK && a != K32_ERR_NOT_FOUND) || (a == K32_OK && id != 0x61) ||
+		    (b != K32_OK && b != K32_ERR_NOT_FOUND))
+			t->errors++;
+		else
+			t->ok++;
+	}
+}
+
+static void console_task(void *arg)
+{
+	struct sim_traffic *t = arg;
+	static const char *cmds[] = {"hw set scale weight_g 100",
+				     "hw set env present 0",
+				     "hw set env present 1",
+				     "rfid place tag 5A3C910E",
+				     "rfid remove tag",
+				     "hw set env temperature_c 30",
+				     "hw list",
+				     "hw set scale present 0",
+				     "hw set scale present 1"};
+	struct k32_buf out;
+	k32_buf_init(&out, k32_default_allocator(), 4096, "console");
+	for (int i = 0; i < t->loops; i++) {
+		k32_buf_reset(&out);
+		if (hw_sim_command(t->sim, cmds[i % 9], &out, NULL) != K32_OK)
+			t->errors++;
+	}
+	k32_buf_fini(&out);
+}
+
+static void test_sim_threads(void **state)
+{
+	(void)state;
+	static const struct hw_sim_bus_config buses[] = {{"n1", 0, true, 0x70}};
+	static const struct hw_sim_dev_config devs[] = {
+	    {"env", "n1", 0, 2, 0x77, HW_MODEL_BME688},
+	    {"scale", "n1", 0, 1, 0x26, HW_MODEL_MINISCALE},
+	    {"tag", "n1", 0, 0, 0x28, HW_MODEL_MFRC522},
+	};
+	struct hw_sim_config cfg = {buses, 1, devs, 3, NULL, NULL};
+	struct hw_sim *sim;
+	struct k32_err err;
+	assert_int_equal(hw_sim_new(k32_default_allocator(), &cfg, &sim, &err), K32_OK);
+	const struct hw_bus_backend_ops *ops;
+	void *ctx;
+	assert_int_equal(hw_sim_backend(sim, "n1", 0, &ops, &ctx), K32_OK);
+	struct hw_bus bus;
+	struct hw_bus_config bc = {.has_mux = true, .mux_addr = 0x70, .lock_timeout_ms = 5000};
+	assert_int_equal(hw_bus_init(&bus, 0, ops, ctx, &bc, &err), K32_OK);
+	struct sim_traffic t[3] = {
+	    {&bus, sim, 3000, 0, 0}, {&bus, sim, 3000, 0, 0}, {&bus, sim, 3000, 0, 0}};
+	struct k32_task *task[3];
+	assert_int_equal(k32_plat()->task_create(&task[0], "hw-a", bus_task, &t[0], 0, -1, &err),
+			 K32_OK);
+	assert_int_equal(k32_plat()->task_create(&task[1], "hw-b", bus_task, &t[1], 0, -1, &err),
+			 K32_OK);
+	assert_int_equal(
+	    k32_plat()->task_create(&task[2], "hw-con", console_task, &t[2], 0, -1, &err), K32_OK);
+	for (int i = 0; i < 3; i++)
+		k32_plat()->task_join(task[i]);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(t[i].errors, 0);
+	assert_true(t[0].ok + t[1].ok == 6000);
+	hw_bus_fini(&bus);
+	hw_sim_free(sim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mux_cache),	      cmocka_unit_test(test_results),
 	    cmocka_unit_test(test_bad_args),	      cmocka_unit_test(test_lock_timeout),
 	    cmocka_unit_test(test_lock_exclusion),    cmocka_unit_test(test_sim_routing),
-	    cmocka_unit_test(test_sim_config_errors),
+	    cmocka_unit_test(test_sim_config_errors), cmocka_unit_test(test_sim_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
