@@ -195,7 +195,7 @@ static void dp_adopt(struct ctrl *c, const cJSON *d)
 	cJSON_Delete(rs);
 }
 
-static void dp_scale(struct ctrl *c, const cJSON *rs, int64_t replicas)
+static void dp_scale(struct ctrl *c, const cJSON *d, const cJSON *rs, int64_t replicas)
 {
 	if (ctrl_jint(rs, "spec.replicas", 1) == replicas || !ctrl_charge(c))
 		return;
@@ -204,9 +204,18 @@ static void dp_scale(struct ctrl *c, const cJSON *rs, int64_t replicas)
 		 ctrl_jstr(rs, "metadata.namespace"), ctrl_jstr(rs, "metadata.name"));
 	cJSON *patch = cJSON_CreateObject();
 	cJSON *spec = patch ? cJSON_AddObjectToObject(patch, "spec") : NULL;
+	int code = 0;
 	if (spec && cJSON_AddNumberToObject(spec, "replicas", (double)replicas))
-		ctrl_write(c, "PATCH", target, "application/merge-patch+json", patch, NULL);
+		code = ctrl_write(c, "PATCH", target, "application/merge-patch+json", patch, NULL);
 	cJSON_Delete(patch);
+	if (code == 200) {
+		int64_t from = ctrl_jint(rs, "spec.replicas", 1);
+		char msg[400];
+		snprintf(msg, sizeof(msg), "Scaled %s replica set %.250s from %lld to %lld",
+			 replicas > from ? "up" : "down", ctrl_jstr(rs, "metadata.name"),
+			 (long long)from, (long long)replicas);
+		ctrl_obj_event(c, d, "apps/v1", "Deployment", "Normal", "ScalingReplicaSet", msg);
+	}
 }
 
 /* Rolling update: one step (scale up new, or else scale down old). */
@@ -236,17 +245,17 @@ static void dp_rolling(struct ctrl *c, const cJSON *d, const cJSON *newrs, cJSON
 	}
 	int64_t newcur = ctrl_jint(newrs, "spec.replicas", 1);
 	if (!old_active) {
-		dp_scale(c, newrs, replicas);
+		dp_scale(c, d, newrs, replicas);
 		return;
 	}
 	/* scale up within replicas + maxSurge */
 	if (newcur < replicas && total < replicas + surge) {
 		int64_t up = replicas + surge - total;
-		dp_scale(c, newrs, newcur + up < replicas ? newcur + up : replicas);
+		dp_scale(c, d, newrs, newcur + up < replicas ? newcur + up : replicas);
 		return;
 	}
 	if (newcur > replicas) {
-		dp_scale(c, newrs, replicas);
+		dp_scale(c, d, newrs, replicas);
 		return;
 	}
 	/* scale down old: unhealthy first, then keeping replicas - maxUnavailable available */
@@ -290,7 +299,7 @@ static void dp_rolling(struct ctrl *c, const cJSON *d, const cJSON *newrs, cJSON
 	cJSON_ArrayForEach(rs, rss)
 	{
 		if (rs != newrs)
-			dp_scale(c, rs, target[i]);
+			dp_scale(c, d, rs, target[i]);
 		i++;
 	}
 	ctrl_free(target, tlen);
@@ -305,13 +314,13 @@ static void dp_recreate(struct ctrl *c, const cJSON *d, const cJSON *newrs, cons
 		if (rs == newrs)
 			continue;
 		if (ctrl_jint(rs, "spec.replicas", 1) > 0)
-			dp_scale(c, rs, 0);
+			dp_scale(c, d, rs, 0);
 		if (ctrl_jint(rs, "spec.replicas", 1) > 0 ||
 		    ctrl_jint(rs, "status.replicas", 0) > 0)
 			old_pods = true;
 	}
 	if (!old_pods)
-		dp_scale(c, newrs, ctrl_jint(d, "spec.replicas", 1));
+		dp_scale(c, d, newrs, ctrl_jint(d, "spec.replicas", 1));
 }
 
 static void dp_cleanup(struct ctrl *c, const cJSON *d, const cJSON *newrs, const cJSON *rss)

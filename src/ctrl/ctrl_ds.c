@@ -166,7 +166,7 @@ static void ds_sync(struct ctrl *c, const cJSON *ds, const cJSON *nodes)
 		}
 		const char *phase = ctrl_jstr(p, "status.phase");
 		if ((!exists || (phase && !strcmp(phase, "Failed"))) && ctrl_charge(c))
-			ctrl_pod_delete(c, ns, ctrl_jstr(p, "metadata.name"), exists ? -1 : 0);
+			ctrl_pod_delete(c, p, exists ? -1 : 0, true);
 	}
 	cJSON_ArrayForEach(node, nodes)
 	{
@@ -185,7 +185,7 @@ static void ds_sync(struct ctrl *c, const cJSON *ds, const cJSON *nodes)
 			if (!run || on > 1) {
 				missched += !run;
 				if (ctrl_charge(c))
-					ctrl_pod_delete(c, ns, ctrl_jstr(p, "metadata.name"), -1);
+					ctrl_pod_delete(c, p, -1, true);
 				continue;
 			}
 			current++;
@@ -231,7 +231,7 @@ static void ds_sync(struct ctrl *c, const cJSON *ds, const cJSON *nodes)
 				continue;
 			if (!ctrl_charge(c))
 				break;
-			ctrl_pod_delete(c, ns, ctrl_jstr(p, "metadata.name"), -1);
+			ctrl_pod_delete(c, p, -1, true);
 			unavail_now++;
 		}
 	}

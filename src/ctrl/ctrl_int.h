@@ -202,10 +202,18 @@ void ctrl_ns_pass(struct ctrl *c);
 void ctrl_status_write(struct ctrl *c, const char *target, const cJSON *obj, cJSON *want);
 
 /* Creates a pod from template tmpl (spec.template) in ns, named by generateName prefix, with
- * extra labels (object, may be NULL), owned by owner. Returns the HTTP code. */
+ * extra labels (object, may be NULL), owned by owner_refs (taken), and records
+ * SuccessfulCreate on the owner. Returns the HTTP code. */
 int ctrl_pod_create(struct ctrl *c, const char *ns, const char *prefix, const cJSON *tmpl,
 		    const cJSON *extra_labels, cJSON *owner_refs, const cJSON *extra_spec);
-/* Deletes a pod (grace < 0: the pod's own). Returns the HTTP code. */
-int ctrl_pod_delete(struct ctrl *c, const char *ns, const char *name, int64_t grace);
+/* Deletes a pod (grace < 0: the pod's own); owner_event records SuccessfulDelete on its
+ * controller. Returns the HTTP code. */
+int ctrl_pod_delete(struct ctrl *c, const cJSON *pod, int64_t grace, bool owner_event);
+/* Records an event about obj (component "<kind>-controller"). */
+void ctrl_obj_event(struct ctrl *c, const cJSON *obj, const char *api_version, const char *kind,
+		    const char *type, const char *reason, const char *msg);
+/* Records an event about the object an ownerReference names (component "<kind>-controller"). */
+void ctrl_owner_event(struct ctrl *c, const char *ns, const cJSON *ref, const char *type,
+		      const char *reason, const char *msg);
 
 #endif /* CTRL_INT_H */

@@ -137,7 +137,7 @@ static void job_sync(struct ctrl *c, const cJSON *job)
 		cJSON_ArrayForEach(p, pods)
 		{
 			if (!ctrl_deleting(p) && !ctrl_pod_terminal(p) && ctrl_charge(c)) {
-				ctrl_pod_delete(c, ns, ctrl_jstr(p, "metadata.name"), -1);
+				ctrl_pod_delete(c, p, -1, true);
 				active--;
 			}
 		}
@@ -146,11 +146,13 @@ static void job_sync(struct ctrl *c, const cJSON *job)
 		const char *msg = "Job has reached the specified backoff limit";
 		ctrl_cond_set(c, st, "FailureTarget", "True", "BackoffLimitExceeded", msg, false);
 		ctrl_cond_set(c, st, "Failed", "True", "BackoffLimitExceeded", msg, false);
+		ctrl_obj_event(c, job, "batch/v1", "Job", "Warning", "BackoffLimitExceeded", msg);
 	} else if (done) {
 		const char *msg = "Reached expected number of succeeded pods";
 		ctrl_cond_set(c, st, "SuccessCriteriaMet", "True", "CompletionsReached", msg,
 			      false);
 		ctrl_cond_set(c, st, "Complete", "True", "CompletionsReached", msg, false);
+		ctrl_obj_event(c, job, "batch/v1", "Job", "Normal", "Completed", "Job completed");
 		cJSON_AddStringToObject(st, "completionTime", now);
 	} else if (!finished) {
 		int64_t want = completions - succeeded;

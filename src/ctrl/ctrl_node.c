@@ -209,7 +209,7 @@ static bool node_evict_pod(struct ctrl *c, cJSON *pod, void *ctx)
 	struct k32_err err;
 	api_event_record(c->api, &ref, "Normal", "TaintManagerEviction", msg,
 			 "node-lifecycle-controller", &err);
-	int code = ctrl_pod_delete(c, ns, name, 0);
+	int code = ctrl_pod_delete(c, pod, 0, false);
 	if (code == 200) {
 		k32_mutex_lock(&c->lock);
 		c->stats.evicted++;
@@ -244,8 +244,7 @@ static bool node_orphan_pod(struct ctrl *c, cJSON *pod, void *ctx)
 		return true;
 	if (!ctrl_charge(c))
 		return false;
-	ctrl_pod_delete(c, ctrl_jstr(pod, "metadata.namespace"), ctrl_jstr(pod, "metadata.name"),
-			0);
+	ctrl_pod_delete(c, pod, 0, true);
 	return true;
 }
 

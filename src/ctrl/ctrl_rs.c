@@ -8,9 +8,9 @@
  * then Ready; newest first within a rank), as Kubernetes' ActivePods ordering does. Status:
  * replicas (active), fullyLabeledReplicas (active pods carrying every template label),
  * readyReplicas, availableReplicas (Ready for minReadySeconds), observedGeneration; written
- * through /status only when it changed. Orphan pods matching the selector are not adopted
- * (docs/controllers.md). Each create, delete or status write costs one unit of the pass
- * budget.
+ * through /status only when it changed. Pods are claimed as Kubernetes claims them: orphans
+ * matching the selector are adopted, controlled pods that no longer match are released. Each
+ * create, delete or status write costs one unit of the pass budget.
  */
 #include "ctrl/ctrl_int.h"
 
@@ -81,6 +81,86 @@ static void rs_status_write(struct ctrl *c, const char *target, const cJSON *obj
 	cJSON_Delete(patch);
 }
 
+/* Sets the ownerReferences of pod to refs (taken) with one merge patch. */
+static void rs_set_refs(struct ctrl *c, const cJSON *pod, cJSON *refs)
+{
+	char target[600];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s",
+		 ctrl_jstr(pod, "metadata.namespace"), ctrl_jstr(pod, "metadata.name"));
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *md = patch ? cJSON_AddObjectToObject(patch, "metadata") : NULL;
+	if (md && refs) {
+		cJSON_AddItemToObject(md, "ownerReferences", refs);
+		refs = NULL;
+		ctrl_write(c, "PATCH", target, "application/merge-patch+json", patch, NULL);
+	}
+	cJSON_Delete(refs);
+	cJSON_Delete(patch);
+}
+
+/*
+ * The ReplicaSet's pods, as Kubernetes' ClaimPods: pods it controls whose labels still match
+ * its selector, plus orphans (no controller) that match, which it adopts; pods it controls
+ * that no longer match are released (their reference removed), so a pod relabelled out of
+ * a ReplicaSet is replaced. Returns a new array (NULL on a read failure).
+ */
+static cJSON *rs_claim(struct ctrl *c, const cJSON *rs, const char *path)
+{
+	const char *uid = ctrl_jstr(rs, "metadata.uid");
+	const cJSON *sel = k32_json_find(rs, "spec.selector");
+	cJSON *all = ctrl_list_array(c, path, NULL);
+	cJSON *mine = all ? cJSON_CreateArray() : NULL;
+	if (!mine) {
+		cJSON_Delete(all);
+		return NULL;
+	}
+	cJSON *p = all->child;
+	while (p) {
+		cJSON *next = p->next;
+		const char *cu = ctrl_controller_uid(p);
+		bool match = ctrl_selector_matches(sel, k32_json_find(p, "metadata.labels"));
+		bool live = !ctrl_deleting(p);
+		if (cu && !strcmp(cu, uid)) {
+			if (!match && live) {
+				if (ctrl_charge(c)) {
+					cJSON *keep = cJSON_CreateArray();
+					const cJSON *r;
+					cJSON_ArrayForEach(
+					    r, k32_json_find(p, "metadata.ownerReferences"))
+					{
+						const char *u = ctrl_jstr(r, "uid");
+						if (keep && (!u || strcmp(u, uid)))
+							cJSON_AddItemToArray(
+							    keep, cJSON_Duplicate(r, true));
+					}
+					rs_set_refs(c, p, keep);
+				}
+			} else {
+				cJSON_AddItemToArray(mine, cJSON_DetachItemViaPointer(all, p));
+			}
+		} else if (!cu && match && live && !ctrl_pod_terminal(p) && ctrl_charge(c)) {
+			cJSON *refs =
+			    cJSON_Duplicate(k32_json_find(p, "metadata.ownerReferences"), true);
+			if (!cJSON_IsArray(refs)) {
+				cJSON_Delete(refs);
+				refs = cJSON_CreateArray();
+			}
+			cJSON *own = ctrl_owner_ref(rs, "apps/v1", "ReplicaSet");
+			if (refs && own) {
+				cJSON_AddItemToArray(refs, cJSON_DetachItemFromArray(own, 0));
+				rs_set_refs(c, p, refs);
+				refs = NULL;
+				cJSON_AddItemToArray(mine, cJSON_DetachItemViaPointer(all, p));
+			}
+			cJSON_Delete(own);
+			cJSON_Delete(refs);
+		}
+		p = next;
+	}
+	cJSON_Delete(all);
+	return mine;
+}
+
 static void rs_sync(struct ctrl *c, const cJSON *rs)
 {
 	const char *ns = ctrl_jstr(rs, "metadata.namespace");
@@ -90,7 +170,7 @@ static void rs_sync(struct ctrl *c, const cJSON *rs)
 		return;
 	char path[400];
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
-	cJSON *pods = ctrl_list_array(c, path, uid);
+	cJSON *pods = rs_claim(c, rs, path);
 	if (!pods)
 		return;
 	int64_t want = ctrl_jint(rs, "spec.replicas", 1);
@@ -128,7 +208,7 @@ static void rs_sync(struct ctrl *c, const cJSON *rs)
 					left = 0;
 					break;
 				}
-				ctrl_pod_delete(c, ns, ctrl_jstr(q, "metadata.name"), -1);
+				ctrl_pod_delete(c, q, -1, true);
 				left--;
 			}
 		}

@@ -598,6 +598,46 @@ static void test_rs_scale(void **state)
 	kubelet(fx);
 	settle(fx, 1);
 	assert_int_equal(jint(fx, rs, "status.replicas"), 1);
+	/* events on the ReplicaSet */
+	char msg[256];
+	event_msg(fx, "web", "SuccessfulCreate", msg, sizeof(msg));
+	assert_non_null(strstr(msg, "Created pod: web-"));
+	event_msg(fx, "web", "SuccessfulDelete", msg, sizeof(msg));
+	assert_non_null(strstr(msg, "Deleted pod: web-"));
+	/* a pod relabelled out of the ReplicaSet is released and replaced; a matching orphan
+	 * is adopted (the ReplicaSet then has one too many and deletes one) */
+	l = get(fx, "/api/v1/namespaces/default/pods");
+	char one[128] = "";
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(l, "items"))
+	{
+		if (!ctrl_jstr(p, "metadata.deletionTimestamp"))
+			snprintf(one, sizeof(one), "%s", ctrl_jstr(p, "metadata.name"));
+	}
+	cJSON_Delete(l);
+	char target[200];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/default/pods/%s", one);
+	must(req(fx, "PATCH", target, "{\"metadata\":{\"labels\":{\"app\":\"debug\"}}}"), 200, fx,
+	     "relabel");
+	settle(fx, 2);
+	cJSON *rel = get(fx, target);
+	assert_null(ctrl_controller_uid(rel));
+	cJSON_Delete(rel);
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 2); /* the released one + its replacement */
+	must(req(fx, "PATCH", target, "{\"metadata\":{\"labels\":{\"app\":\"web\"}}}"), 200, fx,
+	     "relabel back");
+	settle(fx, 1);
+	rel = get(fx, target);
+	rsj = get(fx, rs);
+	const char *cu = ctrl_controller_uid(rel);
+	assert_non_null(cu);
+	assert_string_equal(cu, ctrl_jstr(rsj, "metadata.uid"));
+	cJSON_Delete(rel);
+	cJSON_Delete(rsj);
+	kubelet(fx);
+	settle(fx, 1);
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 1); /* adopted, then one of the two deleted */
 	/* a pod that fails is replaced */
 	kubelet_phase(fx, NULL, "web-");
 	settle(fx, 2);
@@ -706,6 +746,9 @@ static void test_deploy_rollout_undo(void **state)
 	d = get(fx, DEPLOY);
 	assert_string_equal(dp_annotation(d), "2");
 	cJSON_Delete(d);
+	char msg[256];
+	event_msg(fx, "app", "ScalingReplicaSet", msg, sizeof(msg));
+	assert_non_null(strstr(msg, "Scaled down replica set app-"));
 	/* kubectl rollout undo: JSON patch replacing /spec/template with the old ReplicaSet's
 	 * template minus its pod-template-hash label */
 	assert_non_null(old_tmpl);
@@ -952,6 +995,9 @@ static void test_job_complete(void **state)
 	assert_non_null(ctrl_jstr(j, "status.completionTime"));
 	assert_non_null(ctrl_jstr(j, "status.startTime"));
 	cJSON_Delete(j);
+	char msg[128];
+	event_msg(fx, "hello", "Completed", msg, sizeof(msg));
+	assert_string_equal(msg, "Job completed");
 	/* finished: nothing more is created */
 	settle(fx, 2);
 	count_pods(fx, "hello-", &live, &ready);

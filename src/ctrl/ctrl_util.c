@@ -742,7 +742,16 @@ int ctrl_pod_create(struct ctrl *c, const char *ns, const char *prefix, const cJ
 	spec = NULL;
 	char target[320];
 	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods", ns);
-	code = ctrl_write(c, "POST", target, NULL, pod, NULL);
+	cJSON *ans = NULL;
+	code = ctrl_write(c, "POST", target, NULL, pod, &ans);
+	if (code == 201) {
+		char msg[300];
+		snprintf(msg, sizeof(msg), "Created pod: %.250s", ctrl_jstr(ans, "metadata.name"));
+		ctrl_owner_event(
+		    c, ns, cJSON_GetArrayItem(k32_json_find(pod, "metadata.ownerReferences"), 0),
+		    "Normal", "SuccessfulCreate", msg);
+	}
+	cJSON_Delete(ans);
 out:
 	cJSON_Delete(spec);
 	cJSON_Delete(tmd);
@@ -750,8 +759,50 @@ out:
 	return code;
 }
 
-int ctrl_pod_delete(struct ctrl *c, const char *ns, const char *name, int64_t grace)
+void ctrl_owner_event(struct ctrl *c, const char *ns, const cJSON *ref, const char *type,
+		      const char *reason, const char *msg)
 {
+	const char *kind = ctrl_jstr(ref, "kind");
+	const char *name = ctrl_jstr(ref, "name");
+	if (!kind || !name)
+		return;
+	char component[48];
+	size_t n = 0;
+	for (const char *k = kind; *k && n + 12 < sizeof(component); k++)
+		component[n++] = (char)(*k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k);
+	snprintf(component + n, sizeof(component) - n, "-controller");
+	struct api_event_ref er = {ctrl_jstr(ref, "apiVersion"), kind, ns, name,
+				   ctrl_jstr(ref, "uid")};
+	struct k32_err err;
+	if (api_event_record(c->api, &er, type, reason, msg, component, &err))
+		k32_log(K32_LOG_DEBUG, "ctrl", "event %s on %s %s: %s", reason, kind, name,
+			err.msg);
+}
+
+void ctrl_obj_event(struct ctrl *c, const cJSON *obj, const char *api_version, const char *kind,
+		    const char *type, const char *reason, const char *msg)
+{
+	cJSON *ref = cJSON_CreateObject();
+	if (!ref)
+		return;
+	cJSON_AddStringToObject(ref, "apiVersion", api_version);
+	cJSON_AddStringToObject(ref, "kind", kind);
+	const char *name = ctrl_jstr(obj, "metadata.name");
+	const char *uid = ctrl_jstr(obj, "metadata.uid");
+	cJSON_AddStringToObject(ref, "name", name ? name : "");
+	if (uid)
+		cJSON_AddStringToObject(ref, "uid", uid);
+	const char *ns = ctrl_jstr(obj, "metadata.namespace");
+	ctrl_owner_event(c, ns ? ns : "", ref, type, reason, msg);
+	cJSON_Delete(ref);
+}
+
+int ctrl_pod_delete(struct ctrl *c, const cJSON *pod, int64_t grace, bool owner_event)
+{
+	const char *ns = ctrl_jstr(pod, "metadata.namespace");
+	const char *name = ctrl_jstr(pod, "metadata.name");
+	if (!ns || !name)
+		return 0;
 	char target[600];
 	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s", ns, name);
 	cJSON *body = cJSON_CreateObject();
@@ -762,5 +813,16 @@ int ctrl_pod_delete(struct ctrl *c, const char *ns, const char *name, int64_t gr
 	}
 	int code = ctrl_write(c, "DELETE", target, NULL, body, NULL);
 	cJSON_Delete(body);
+	if (owner_event && code == 200) {
+		const cJSON *r, *ctl = NULL;
+		cJSON_ArrayForEach(r, k32_json_find(pod, "metadata.ownerReferences"))
+		{
+			if (cJSON_IsTrue(cJSON_GetObjectItem(r, "controller")))
+				ctl = r;
+		}
+		char msg[300];
+		snprintf(msg, sizeof(msg), "Deleted pod: %.250s", name);
+		ctrl_owner_event(c, ns, ctl, "Normal", "SuccessfulDelete", msg);
+	}
 	return code;
 }
