@@ -72,13 +72,15 @@ static k32_status_t write_kubeconfig(const char *path, const char *scheme, const
 	const struct k32_platform_ops *plat = k32_plat();
 	const struct k32_allocator *a = k32_default_allocator();
 	char *ca64 = NULL;
+	size_t ca64_len = 0;
 	uint8_t *ca = NULL;
 	size_t ca_len = 0;
 	if (ca_file) {
 		k32_status_t st = plat->file_read_all(ca_file, a, 64 * 1024, &ca, &ca_len, err);
 		if (st)
 			return st;
-		ca64 = malloc((ca_len + 2) / 3 * 4 + 1);
+		ca64_len = (ca_len + 2) / 3 * 4 + 1;
+		ca64 = k32_alloc(a, ca64_len);
 		if (!ca64) {
 			k32_free(a, ca, ca_len + 1);
 			return k32_err_set(err, K32_ERR_NO_MEMORY, "kube32-server",
@@ -88,9 +90,9 @@ static k32_status_t write_kubeconfig(const char *path, const char *scheme, const
 		k32_free(a, ca, ca_len + 1);
 	}
 	size_t cap = 2048 + (ca64 ? strlen(ca64) : 0);
-	char *text = malloc(cap);
+	char *text = k32_alloc(a, cap);
 	if (!text) {
-		free(ca64);
+		k32_free(a, ca64, ca64_len);
 		return k32_err_set(err, K32_ERR_NO_MEMORY, "kube32-server", "out of memory");
 	}
 	int n =
@@ -115,9 +117,9 @@ static k32_status_t write_kubeconfig(const char *path, const char *scheme, const
 		     "current-context: kube32\n",
 		     scheme, host, (unsigned)port, ca64 ? "    certificate-authority-data: " : "",
 		     ca64 ? ca64 : "", ca64 ? "\n" : "", token);
-	free(ca64);
+	k32_free(a, ca64, ca64_len);
 	k32_status_t st = plat->file_write_atomic(path, text, (size_t)n, err);
-	free(text);
+	k32_free(a, text, cap);
 	return st;
 }
 
