@@ -98,6 +98,8 @@ int main(int argc, char **argv)
 	measure("list_pods_100_selector", iters / 4, "GET",
 		"/api/v1/pods?labelSelector=app%3Dblinky&fieldSelector=spec.nodeName%3Dmcu-3", NULL,
 		NULL, 200);
+	measure("list_pods_100_label", iters / 4, "GET", "/api/v1/pods?labelSelector=app%3Dblinky",
+		NULL, NULL, 200);
 	measure("get_pod", iters, "GET", "/api/v1/namespaces/default/pods/blinky-42", NULL, NULL,
 		200);
 	measure("patch_pod_status", iters / 4, "PATCH",

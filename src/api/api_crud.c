@@ -308,9 +308,65 @@ static bool api_filter_obj(const struct api_filter *flt, const cJSON *j)
 	return true;
 }
 
+/* The top-level "metadata":{...} of a stored object (normalised: apiVersion and kind, both
+ * server-set, are the only keys before it). false if not found. */
+static bool api_meta_span(const char *d, size_t len, const char **out, size_t *out_len)
+{
+	static const char key[] = "\"metadata\":";
+	const char *p = strstr(d, key);
+	if (!p || (size_t)(p - d) > 256)
+		return false;
+	p += sizeof(key) - 1;
+	int depth = 0;
+	bool in_str = false;
+	for (const char *q = p; q < d + len; q++) {
+		if (in_str) {
+			if (*q == '\\')
+				q++;
+			else if (*q == '"')
+				in_str = false;
+		} else if (*q == '"') {
+			in_str = true;
+		} else if (*q == '{') {
+			depth++;
+		} else if (*q == '}' && --depth == 0) {
+			*out = p;
+			*out_len = (size_t)(q - p) + 1;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Whether flt looks only at metadata (labels, owners, metadata.* fields). */
+static bool api_filter_meta_only(const struct api_filter *flt)
+{
+	for (size_t i = 0; flt->has_f && i < flt->fsel.term_count; i++)
+		if (strncmp(flt->fsel.terms[i].key, "metadata.", 9))
+			return false;
+	return true;
+}
+
 bool api_store_filter(void *ctx, const struct store_obj *o)
 {
 	const struct api_filter *flt = ctx;
+	const char *m;
+	size_t mlen;
+	if (api_filter_meta_only(flt) && api_meta_span(store_obj_data(o), o->len, &m, &mlen)) {
+		/* parse only the metadata (a third of a pod) under a stack wrapper */
+		cJSON *md = cJSON_ParseWithLength(m, mlen);
+		if (!md)
+			return false;
+		cJSON wrap = {0};
+		wrap.type = cJSON_Object;
+		md->string = (char *)"metadata";
+		md->type |= cJSON_StringIsConst;
+		cJSON_AddItemToArray(&wrap, md);
+		bool ok = api_filter_obj(flt, &wrap);
+		cJSON_DetachItemViaPointer(&wrap, md);
+		cJSON_Delete(md);
+		return ok;
+	}
 	cJSON *j = api_parse_obj(o);
 	bool ok = api_filter_obj(flt, j);
 	cJSON_Delete(j);
