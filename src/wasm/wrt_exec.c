@@ -125,15 +125,19 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 #define WRT_X_INT(name, comment) [WRT_OP_##name] = &&L_##name,
 #define WRT_X_CMP(name, op, type, inv) [WRT_OP_BR_##name] = &&L_BR_##name, \
 	[WRT_OP_BR_##name##_I] = &&L_BR_##name##_I,
+#define WRT_X_ACMP(name, op, type, inv)                                                            \
+	[WRT_OP_ADDBR_##name] = &&L_ADDBR_##name, [WRT_OP_ADDBR_##name##_I] = &&L_ADDBR_##name##_I,
 		WRT_NUMERIC(WRT_X_NUM)
 		WRT_NUMERIC_FC(WRT_X_NUM)
 		WRT_MEMOPS(WRT_X_MEM)
 		WRT_INTERNAL(WRT_X_INT)
 		WRT_CMP32(WRT_X_CMP)
+		WRT_CMP32(WRT_X_ACMP)
 #undef WRT_X_NUM
 #undef WRT_X_MEM
 #undef WRT_X_INT
 #undef WRT_X_CMP
+#undef WRT_X_ACMP
 	};
 	/* clang-format on */
 #endif
@@ -289,6 +293,34 @@ dispatch:
 		NEXT();                                                                            \
 	}
 	WRT_CMP32(WRT_H_CMP)
+
+	/* ---- fused i32 add-immediate, compare and branch (counted loops) ---- */
+#define WRT_H_ACMP(name, cop, type, inv)                                                           \
+	OP(ADDBR_##name) :                                                                         \
+	{                                                                                          \
+		uint32_t v = (uint32_t)fp[HI0] + pc[1];                                            \
+		fp[HI0] = v;                                                                       \
+		if (GET_##type(v) cop GET_##type(fp[pc[2]])) {                                     \
+			CHARGE(pc[4]);                                                             \
+			pc += 3 + (int32_t)pc[3];                                                  \
+		} else {                                                                           \
+			pc += 5;                                                                   \
+		}                                                                                  \
+		NEXT();                                                                            \
+	}                                                                                          \
+	OP(ADDBR_##name##_I) :                                                                     \
+	{                                                                                          \
+		uint32_t v = (uint32_t)fp[HI0] + pc[1];                                            \
+		fp[HI0] = v;                                                                       \
+		if (GET_##type(v) cop GET_##type(pc[2])) {                                         \
+			CHARGE(pc[4]);                                                             \
+			pc += 3 + (int32_t)pc[3];                                                  \
+		} else {                                                                           \
+			pc += 5;                                                                   \
+		}                                                                                  \
+		NEXT();                                                                            \
+	}
+	WRT_CMP32(WRT_H_ACMP)
 
 	/* ---- integer division: explicit traps ---- */
 #define DIV_CHECK(b)                                                                               \

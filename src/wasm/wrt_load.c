@@ -67,17 +67,19 @@ struct wrt_ld {
 	uint32_t ncode, code_cap;
 	struct wrt_srcmap *sm; /* trap source map */
 	uint32_t nsm, sm_cap;
-	uint32_t gas_pos;		  /* word of the open GAS immediate, WRT_NO_INDEX if none */
-	uint8_t *vk;			  /* per operand: VK_HOME, VK_LOCAL or VK_CONST */
-	uint32_t *vv;			  /* local index or constant (low word) */
-	uint32_t *vhi;			  /* constant high word */
-	uint32_t last_start;		  /* first word of the last result-producing op */
-	uint32_t last_end;		  /* ncode after it; WRT_NO_INDEX: no peephole */
-	uint32_t last_h;		  /* operand its result is home to */
-	int8_t last_cmp;		  /* i32 compare (WRT_CMP32 index) or -1 */
-	uint32_t last_a, last_b;	  /* its operands (b: slot or immediate) */
-	bool last_imm;			  /* b is an immediate */
-	uint32_t prev_start, prev_end;	  /* the result-producing op before the last one */
+	uint32_t gas_pos;	       /* word of the open GAS immediate, WRT_NO_INDEX if none */
+	uint8_t *vk;		       /* per operand: VK_HOME, VK_LOCAL or VK_CONST */
+	uint32_t *vv;		       /* local index or constant (low word) */
+	uint32_t *vhi;		       /* constant high word */
+	uint32_t last_start;	       /* first word of the last result-producing op */
+	uint32_t last_end;	       /* ncode after it; WRT_NO_INDEX: no peephole */
+	uint32_t last_h;	       /* operand its result is home to */
+	int8_t last_cmp;	       /* i32 compare (WRT_CMP32 index) or -1 */
+	uint32_t last_a, last_b;       /* its operands (b: slot or immediate) */
+	bool last_imm;		       /* b is an immediate */
+	uint32_t prev_start, prev_end; /* the result-producing op before the last one */
+	uint32_t wr_start, wr_end; /* last op retargeted to write a local (wr_end: ncode after) */
+	uint32_t wr_local;	   /* that local */
 	const struct wrt_functype *ftype; /* current function's type */
 };
 
@@ -868,6 +870,15 @@ static bool live(struct wrt_ld *ld)
 static void label_here(struct wrt_ld *ld)
 {
 	ld->last_end = WRT_NO_INDEX;
+	ld->wr_end = WRT_NO_INDEX;
+}
+
+/* Whether the op just before word `at` is `i32.add x, x, imm` retargeted to local x == slot. */
+static bool add_before(struct wrt_ld *ld, uint32_t at, uint32_t slot)
+{
+	return ld->wr_end == at && ld->wr_local == slot &&
+	       (ld->code[ld->wr_start] & 0xFFFFu) == WRT_OP_I32_ADD_I &&
+	       ld->code[ld->wr_start + 1] == slot;
 }
 
 /*
@@ -1348,14 +1359,19 @@ static void simple_op(struct wrt_ld *ld, const struct wrt_numinfo *ni, uint32_t 
 		}
 		if (intop && imm_fits(ld, ib, t)) {
 			uint32_t a = opnd(ld, ia);
+			uint32_t iop = ni->op + 1u, imm = ld->vv[ib];
+			if (byte == 0x6B) { /* i32.sub x, k is i32.add x, -k (mod 2^32) */
+				iop = WRT_OP_I32_ADD_I;
+				imm = 0u - imm;
+			}
 			start = ld->ncode;
-			emit_op(ld, ni->op + 1u, home(ld, e));
+			emit_op(ld, iop, home(ld, e));
 			emit(ld, a);
-			emit(ld, ld->vv[ib]);
+			emit(ld, imm);
 			if (t == WRT_F64)
 				emit(ld, ld->vhi[ib]);
 			ld->last_a = a;
-			ld->last_b = ld->vv[ib];
+			ld->last_b = imm;
 			ld->last_imm = true;
 		} else {
 			uint32_t a = opnd(ld, ia);
@@ -1595,6 +1611,19 @@ static bool fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct 
 		cmp = wrt_cmp_inverse[cmp];
 	uint32_t a = ld->last_a, b = ld->last_b;
 	bool imm = ld->last_imm;
+	if (add_before(ld, ld->last_start, a)) {
+		/* x += k just before: one op adds, compares and branches (counted loops) */
+		uint32_t add = ld->code[ld->wr_start + 2];
+		ld->ncode = ld->wr_start;
+		label_here(ld);
+		emit_op(ld, WRT_OP_ADDBR_EQ + 2 * cmp + (imm ? 1u : 0u), a);
+		emit(ld, add);
+		emit(ld, b);
+		emit_target(ld, c, with_gas);
+		if (!with_gas)
+			emit(ld, 0);
+		return true;
+	}
 	ld->ncode = ld->last_start; /* drop the compare */
 	label_here(ld);
 	emit_op(ld, WRT_OP_BR_EQ + 2 * cmp + (imm ? 1u : 0u), a);
@@ -1664,7 +1693,16 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 	}
 	uint32_t gas = ld->m->metered ? ld->code[ld->gas_pos] : 0;
 	uint32_t body = c->head_pc + len;
-	if (inv == WRT_OP_BR_IFZ) {
+	if (op == WRT_OP_BR_IFZ && add_before(ld, ld->ncode, w0 >> 16)) {
+		/* count-down loop `if (x) { ...; x += k; br }`: add, test non-zero, branch */
+		uint32_t add = ld->code[ld->wr_start + 2];
+		ld->ncode = ld->wr_start;
+		emit(ld, (w0 & 0xFFFF0000u) | (WRT_OP_ADDBR_NE_I));
+		emit(ld, add);
+		emit(ld, 0);
+		emit(ld, body - ld->ncode);
+		emit(ld, gas);
+	} else if (inv == WRT_OP_BR_IFZ) {
 		/* a br_if head tested "non-zero exits": continue when zero (BR_IFZ has no gas
 		 * word, so keep the plain back-edge when metering) */
 		if (ld->m->metered)
@@ -1673,6 +1711,15 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		emit(ld, body - ld->ncode);
 	} else if (inv == WRT_OP_BR_IF) {
 		emit(ld, (w0 & 0xFFFF0000u) | inv);
+		emit(ld, body - ld->ncode);
+		emit(ld, gas);
+	} else if (add_before(ld, ld->ncode, w0 >> 16)) {
+		/* the loop's `x += k` just before the back-edge joins the repeated test */
+		uint32_t add = ld->code[ld->wr_start + 2];
+		ld->ncode = ld->wr_start;
+		emit(ld, (w0 & 0xFFFF0000u) | (inv - WRT_OP_BR_EQ + WRT_OP_ADDBR_EQ));
+		emit(ld, add);
+		emit(ld, ld->code[c->head_pc + 1]);
 		emit(ld, body - ld->ncode);
 		emit(ld, gas);
 	} else {
@@ -1748,6 +1795,9 @@ static void op_local_set(struct wrt_ld *ld, uint32_t x, size_t off, bool tee)
 			/* retarget the op that computed the value: it writes x directly */
 			ld->code[ld->last_start] = (ld->code[ld->last_start] & 0xFFFFu) | (x << 16);
 			label_here(ld);
+			ld->wr_start = ld->last_start;
+			ld->wr_end = ld->ncode;
+			ld->wr_local = x;
 		} else {
 			for (uint32_t i = 0; i < e; i++)
 				if (ld->vk[i] == VK_LOCAL && ld->vv[i] == x)
