@@ -263,6 +263,24 @@ _Static_assert(K32_WASM_MAX_BLOCK_DEPTH >= 16 && K32_WASM_MAX_HOST_RESULTS >= 1,
 #define K32_KOBJ_WAIT_MANY_MAX 8
 #endif
 
+/* Per-owner shares of the node-wide pools, so one pod cannot starve the others: channel
+ * messages it wrote that are still queued, wait_async observers it armed (armed or queued),
+ * user packets it queued. Beyond them its calls get NO_RESOURCES naming the limit. An account
+ * outlives its owner until what it charged is drained; K32_KOBJ_MAX_ACCOUNTS accounts exist
+ * (owners made beyond it run without quotas). 28 B each. */
+#ifndef K32_KOBJ_OWNER_MAX_MESSAGES
+#define K32_KOBJ_OWNER_MAX_MESSAGES 64
+#endif
+#ifndef K32_KOBJ_OWNER_MAX_OBSERVERS
+#define K32_KOBJ_OWNER_MAX_OBSERVERS 32
+#endif
+#ifndef K32_KOBJ_OWNER_MAX_PACKETS
+#define K32_KOBJ_OWNER_MAX_PACKETS 32
+#endif
+#ifndef K32_KOBJ_MAX_ACCOUNTS
+#define K32_KOBJ_MAX_ACCOUNTS 64
+#endif
+
 /* Threads that can sleep in kobj waits at once; each owns a platform mutex + condition
  * variable for the node's lifetime (~128 B here, far less on FreeRTOS). Beyond it waiters
  * poll every 100 us (correct, slower). */

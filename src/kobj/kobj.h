@@ -105,14 +105,21 @@ struct kobj_slot {
 	uint32_t gen;		 /* generation (24 bits, never 0); next free slot when free */
 };
 
+struct kobj_account;
+
+/* What an owner's account charges (K32_KOBJ_OWNER_MAX_*). */
+enum { KOBJ_CHARGE_MESSAGES, KOBJ_CHARGE_OBSERVERS, KOBJ_CHARGE_PACKETS, KOBJ_CHARGE_COUNT };
+
 /* A handle table: one per pod or native service. Caller-owned; init with kobj_owner_init. */
 struct kobj_owner {
-	const char *name;	 /* for error messages ("pod bme688") */
-	uint32_t free_head;	 /* first free slot index + 1; 0 = table full */
-	uint32_t used;		 /* live handles */
-	uint32_t cap;		 /* usable slots (<= K32_KOBJ_MAX_HANDLES) */
-	bool torn_down;		 /* kobj_owner_fini ran: everything is BAD_HANDLE */
-	struct k32_err last_err; /* detail of the last failed call (limit names, values) */
+	const char *name;	   /* for error messages ("pod bme688") */
+	uint32_t free_head;	   /* first free slot index + 1; 0 = table full */
+	uint32_t used;		   /* live handles */
+	uint32_t cap;		   /* usable slots (<= K32_KOBJ_MAX_HANDLES) */
+	bool torn_down;		   /* kobj_owner_fini ran: everything is BAD_HANDLE */
+	struct k32_err last_err;   /* detail of the last failed call (limit names, values) */
+	struct kobj_account *acct; /* shared-pool quota account (NULL: none left) */
+	uint32_t charged[KOBJ_CHARGE_COUNT]; /* charges made so far (owner thread only) */
 	struct kobj_slot slots[K32_KOBJ_MAX_HANDLES];
 };
 
@@ -159,6 +166,7 @@ struct kobj_stats {
 	uint32_t port_observers;	  /* wait_async observers in use (armed or queued) */
 	uint32_t port_user_packets;	  /* user packets queued on ports */
 	uint32_t vmo_bytes;		  /* bytes of the VMO region in use */
+	uint32_t accounts;		  /* owner accounts in use (live owners + drained ones) */
 };
 
 /* ---- module ------------------------------------------------------------------------------ */

@@ -26,6 +26,7 @@ struct kobj_msg_handle {
 struct kobj_msg {
 	struct kobj_msg *next;	   /* queue link (free-list link when free) */
 	struct kobj_chunk *chunks; /* bytes past the inline part */
+	struct kobj_account *acct; /* the writer's account (charged one message) */
 	uint32_t len;		   /* bytes */
 	uint32_t nh;		   /* handles */
 	struct kobj_msg_handle h[K32_KOBJ_CHANNEL_MAX_MSG_HANDLES];
@@ -82,6 +83,7 @@ static inline struct kobj_channel *ch(struct kobj_object *o)
 static void msg_free(struct kobj_msg *m, bool release)
 {
 	struct kobj_chunk *c = m->chunks, *next;
+	kobj_release(m->acct, KOBJ_CHARGE_MESSAGES);
 	for (; c; c = next) {
 		next = c->next;
 		kobj_pool_put(&chunk_pool, c);
@@ -218,6 +220,7 @@ static struct kobj_msg *msg_build(const uint8_t *src, uint32_t len)
 		return NULL;
 	m->next = NULL;
 	m->chunks = NULL;
+	m->acct = NULL;
 	m->len = len;
 	m->nh = 0;
 	uint32_t n = len < K32_KOBJ_MSG_INLINE_BYTES ? len : K32_KOBJ_MSG_INLINE_BYTES;
@@ -339,8 +342,17 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 				 "%s: message of %u bytes, limit K32_KOBJ_CHANNEL_MAX_MSG_BYTES=%u",
 				 owner->name, len, K32_KOBJ_CHANNEL_MAX_MSG_BYTES);
 	}
+	struct kobj_account *acct;
+	st = kobj_charge(owner, KOBJ_CHARGE_MESSAGES, &acct);
+	if (KOBJ_UNLIKELY(st != K32_OK)) {
+		if (xfer)
+			kobj_unlock(&xfer_lock);
+		close_list(owner, h, handles, handle_count);
+		return st;
+	}
 	struct kobj_msg *m = msg_build(bytes, len);
 	if (KOBJ_UNLIKELY(!m)) {
+		kobj_release(acct, KOBJ_CHARGE_MESSAGES);
 		if (xfer)
 			kobj_unlock(&xfer_lock);
 		close_list(owner, h, handles, handle_count);
@@ -349,6 +361,7 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 				 "K32_KOBJ_MSG_CHUNKS=%u); drain readers or raise the limits",
 				 owner->name, K32_KOBJ_MAX_MESSAGES, K32_KOBJ_MSG_CHUNKS);
 	}
+	m->acct = acct;
 	for (uint32_t i = 0; i < handle_count; i++) {
 		struct kobj_slot *s = &owner->slots[handles[i] & KOBJ_SLOT_MASK];
 		m->h[i].obj = s->obj;

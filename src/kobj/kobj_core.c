@@ -19,6 +19,9 @@
 
 static atomic_uint spin_ns = K32_KOBJ_SPIN_NS;
 static void sleepers_setup(void);
+static void accounts_setup(void);
+static struct kobj_lock account_lock;
+static uint32_t accounts_used;
 static unsigned core_count = 1;
 static bool inited;
 
@@ -179,6 +182,9 @@ void kobj_stats_get(struct kobj_stats *out)
 	kobj_timer_stats(out);
 	kobj_vmo_stats(out);
 	out->vmo_bytes = kobj_region_used();
+	kobj_lock(&account_lock);
+	out->accounts = accounts_used;
+	kobj_unlock(&account_lock);
 }
 
 k32_status_t kobj_init(struct k32_err *err)
@@ -203,6 +209,7 @@ k32_status_t kobj_init(struct k32_err *err)
 		kobj_timer_stop();
 	}
 	sleepers_setup();
+	accounts_setup();
 	core_count = k32_plat()->core_count();
 	if (core_count < 1)
 		core_count = 1;
@@ -326,6 +333,86 @@ void kobj_unref(struct kobj_object *obj, uint32_t amount)
 		release_half(obj);
 }
 
+/* ---- owner accounts ------------------------------------------------------------------------ */
+
+static struct kobj_account accounts[K32_KOBJ_MAX_ACCOUNTS];
+static struct kobj_account *account_free;
+static struct kobj_lock account_lock;
+static uint32_t accounts_used;
+static bool accounts_ready;
+
+const uint32_t kobj_charge_limit[KOBJ_CHARGE_COUNT] = {
+    K32_KOBJ_OWNER_MAX_MESSAGES, K32_KOBJ_OWNER_MAX_OBSERVERS, K32_KOBJ_OWNER_MAX_PACKETS};
+static const char *const charge_name[KOBJ_CHARGE_COUNT] = {
+    "K32_KOBJ_OWNER_MAX_MESSAGES", "K32_KOBJ_OWNER_MAX_OBSERVERS", "K32_KOBJ_OWNER_MAX_PACKETS"};
+static const char *const charge_what[KOBJ_CHARGE_COUNT] = {
+    "channel messages still queued", "wait_async observers armed or queued", "user packets queued"};
+
+static void accounts_setup(void)
+{
+	if (accounts_ready)
+		return;
+	for (unsigned i = 0; i < K32_KOBJ_MAX_ACCOUNTS; i++)
+		accounts[i].next = i + 1 < K32_KOBJ_MAX_ACCOUNTS ? &accounts[i + 1] : NULL;
+	account_free = &accounts[0];
+	accounts_ready = true;
+}
+
+static struct kobj_account *account_get(void)
+{
+	kobj_lock(&account_lock);
+	struct kobj_account *a = account_free;
+	if (a) {
+		account_free = a->next;
+		accounts_used++;
+	}
+	kobj_unlock(&account_lock);
+	if (a) {
+		for (unsigned k = 0; k < KOBJ_CHARGE_COUNT; k++) {
+			atomic_store(&a->released[k], 0u);
+			a->final[k] = 0;
+		}
+		atomic_store(&a->freed, 0u);
+		atomic_store(&a->dead, 0u);
+	}
+	return a;
+}
+
+/* Returns the account to its pool once the owner is gone and every charge is released. */
+void kobj_account_try_free(struct kobj_account *a)
+{
+	for (unsigned k = 0; k < KOBJ_CHARGE_COUNT; k++)
+		if (atomic_load(&a->released[k]) != a->final[k])
+			return;
+	if (atomic_exchange(&a->freed, 1u) != 0)
+		return;
+	kobj_lock(&account_lock);
+	a->next = account_free;
+	account_free = a;
+	accounts_used--;
+	kobj_unlock(&account_lock);
+}
+
+k32_status_t kobj_charge_fail(struct kobj_owner *owner, unsigned kind, uint32_t in_use)
+{
+	return kobj_fail(owner, K32_ERR_NO_RESOURCES,
+			 "%s: %u %s, limit %s=%u; drain them or raise the limit", owner->name,
+			 in_use, charge_what[kind], charge_name[kind], kobj_charge_limit[kind]);
+}
+
+/* The owner is going: publish its charges; the account lives until they are released. */
+static void account_close(struct kobj_owner *owner)
+{
+	struct kobj_account *a = owner->acct;
+	if (!a)
+		return;
+	owner->acct = NULL;
+	for (unsigned k = 0; k < KOBJ_CHARGE_COUNT; k++)
+		a->final[k] = owner->charged[k];
+	atomic_store(&a->dead, 1u);
+	kobj_account_try_free(a);
+}
+
 /* ---- handle tables ----------------------------------------------------------------------- */
 
 void kobj_owner_init(struct kobj_owner *owner, const char *name, uint32_t cap)
@@ -339,6 +426,9 @@ void kobj_owner_init(struct kobj_owner *owner, const char *name, uint32_t cap)
 	owner->last_err.status = K32_OK;
 	owner->last_err.module = "kobj";
 	owner->last_err.msg[0] = '\0';
+	owner->acct = account_get();
+	for (unsigned k = 0; k < KOBJ_CHARGE_COUNT; k++)
+		owner->charged[k] = 0;
 	/* Each table starts its generations at a different point, so a handle value copied
 	 * from another owner's table almost never names a live slot here (BAD_HANDLE). */
 	static atomic_uint owners_made;
@@ -523,6 +613,7 @@ void kobj_owner_fini(struct kobj_owner *owner)
 	}
 	owner->torn_down = true;
 	owner->free_head = 0;
+	account_close(owner);
 }
 
 k32_status_t kobj_object_get_info(struct kobj_owner *owner, kobj_handle_t h, struct kobj_info *out)

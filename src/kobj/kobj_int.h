@@ -152,6 +152,51 @@ k32_status_t kobj_region_alloc(uint32_t len, uint8_t **out);
 void kobj_region_free(uint8_t *p, uint32_t len);
 uint32_t kobj_region_used(void);
 
+/* ---- owner accounts (kobj_core.c) ----------------------------------------------------------
+ *
+ * Charges are made only by the owner's thread (plain counters in struct kobj_owner); releases
+ * come from any thread (atomic counters here). In use = charged - released. When the owner
+ * goes, it publishes its final charge counts and the account returns to its pool when the
+ * releases catch up; whoever sees that first (the owner or the last release) frees it.
+ */
+struct kobj_account {
+	atomic_uint released[KOBJ_CHARGE_COUNT];
+	uint32_t final[KOBJ_CHARGE_COUNT]; /* the owner's charges, valid once dead */
+	atomic_uint dead;		   /* the owner is gone */
+	atomic_uint freed;		   /* claimed for return to the pool */
+	struct kobj_account *next;	   /* free list */
+};
+
+extern const uint32_t kobj_charge_limit[KOBJ_CHARGE_COUNT];
+k32_status_t kobj_charge_fail(struct kobj_owner *owner, unsigned kind, uint32_t in_use);
+void kobj_account_try_free(struct kobj_account *a);
+
+/* Charges one unit of `kind` to the owner; NO_RESOURCES (with detail) over its quota. */
+static inline k32_status_t kobj_charge(struct kobj_owner *owner, unsigned kind,
+				       struct kobj_account **out)
+{
+	struct kobj_account *a = owner->acct;
+	*out = a;
+	if (KOBJ_UNLIKELY(!a))
+		return K32_OK;
+	uint32_t in_use =
+	    owner->charged[kind] - atomic_load_explicit(&a->released[kind], memory_order_relaxed);
+	if (KOBJ_UNLIKELY(in_use >= kobj_charge_limit[kind]))
+		return kobj_charge_fail(owner, kind, in_use);
+	owner->charged[kind]++;
+	return K32_OK;
+}
+
+/* Releases one unit (acct may be NULL). Any thread. */
+static inline void kobj_release(struct kobj_account *a, unsigned kind)
+{
+	if (!a)
+		return;
+	atomic_fetch_add(&a->released[kind], 1u);
+	if (KOBJ_UNLIKELY(atomic_load(&a->dead)))
+		kobj_account_try_free(a);
+}
+
 /* ---- per-type hooks ---------------------------------------------------------------------- */
 
 struct kobj_type_ops {

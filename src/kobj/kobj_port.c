@@ -17,6 +17,7 @@ enum { ENTRY_USER = 1, ENTRY_OBS = 2 };
 
 struct kobj_port_entry {
 	struct kobj_port_entry *next;
+	struct kobj_account *acct;	  /* who is charged for it (packet or observer) */
 	const struct kobj_object *source; /* object that fired (compared, never dereferenced) */
 	uint8_t kind;			  /* ENTRY_* */
 	struct kobj_packet pkt;
@@ -74,12 +75,15 @@ static struct kobj_port_obs *obs_of_entry(struct kobj_port_entry *e)
 /* Returns a dequeued (or never queued) entry to its pool. */
 static void entry_free(struct kobj_port_entry *e)
 {
+	struct kobj_account *acct = e->acct;
 	if (e->kind == ENTRY_USER) {
 		kobj_pool_put(&user_pool, e);
+		kobj_release(acct, KOBJ_CHARGE_PACKETS);
 	} else {
 		struct kobj_port_obs *po = obs_of_entry(e);
 		struct kobj_object *port = po->port;
 		kobj_pool_put(&obs_pool, po);
+		kobj_release(acct, KOBJ_CHARGE_OBSERVERS);
 		kobj_unref(port, KOBJ_REF_OTHER);
 	}
 }
@@ -220,14 +224,21 @@ k32_status_t kobj_object_wait_async(struct kobj_owner *owner, kobj_handle_t h, k
 	if (opts & ~KOBJ_WAIT_ASYNC_TIMESTAMP)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS, "%s: wait_async opts 0x%x unknown",
 				 owner->name, opts);
+	struct kobj_account *acct;
+	st = kobj_charge(owner, KOBJ_CHARGE_OBSERVERS, &acct);
+	if (st != K32_OK)
+		return st;
 	struct kobj_port_obs *po = kobj_pool_get(&obs_pool);
-	if (!po)
+	if (!po) {
+		kobj_release(acct, KOBJ_CHARGE_OBSERVERS);
 		return kobj_fail(
 		    owner, K32_ERR_NO_MEMORY,
 		    "%s: all K32_KOBJ_MAX_PORT_OBSERVERS=%u observers armed or queued; "
 		    "drain ports or raise the limit",
 		    owner->name, (unsigned)K32_KOBJ_MAX_PORT_OBSERVERS);
+	}
 	memset(po, 0, sizeof(*po));
+	po->entry.acct = acct;
 	po->obs.kind = KOBJ_OBS_PORT;
 	po->obs.mask = signals;
 	po->obs.owner = owner;
@@ -260,13 +271,20 @@ k32_status_t kobj_port_queue(struct kobj_owner *owner, kobj_handle_t h,
 	if (!pkt)
 		return K32_ERR_INVALID_ARGS;
 	struct kobj_port *p = pt(obj);
+	struct kobj_account *acct;
+	st = kobj_charge(owner, KOBJ_CHARGE_PACKETS, &acct);
+	if (st != K32_OK)
+		return st;
 	struct kobj_port_entry *e = kobj_pool_get(&user_pool);
-	if (!e)
+	if (!e) {
+		kobj_release(acct, KOBJ_CHARGE_PACKETS);
 		return kobj_fail(owner, K32_ERR_NO_MEMORY,
 				 "%s: all K32_KOBJ_MAX_USER_PACKETS=%u user packets queued; drain "
 				 "ports or raise the limit",
 				 owner->name, (unsigned)K32_KOBJ_MAX_USER_PACKETS);
+	}
 	e->kind = ENTRY_USER;
+	e->acct = acct;
 	e->source = NULL;
 	e->pkt = *pkt;
 	e->pkt.type = KOBJ_PKT_TYPE_USER;
@@ -274,6 +292,7 @@ k32_status_t kobj_port_queue(struct kobj_owner *owner, kobj_handle_t h,
 	if (p->users >= K32_KOBJ_PORT_USER_BUDGET) {
 		kobj_unlock(&p->core.lock);
 		kobj_pool_put(&user_pool, e);
+		kobj_release(acct, KOBJ_CHARGE_PACKETS);
 		return kobj_fail(owner, K32_ERR_SHOULD_WAIT,
 				 "%s: port holds K32_KOBJ_PORT_USER_BUDGET=%u user packets; wait "
 				 "for the reader",

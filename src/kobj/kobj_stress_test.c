@@ -193,6 +193,13 @@ static void pools_empty(void)
 	assert_int_equal(st.vmo_bytes, 0);
 }
 
+static void accounts_empty(void)
+{
+	struct kobj_stats st;
+	kobj_stats_get(&st);
+	assert_int_equal(st.accounts, 0);
+}
+
 static void test_two_threads(void **state)
 {
 	(void)state;
@@ -228,6 +235,7 @@ static void test_two_threads(void **state)
 	kobj_owner_fini(&A);
 	kobj_owner_fini(&B);
 	pools_empty();
+	accounts_empty(); /* A's charges were released by B's thread */
 }
 
 /* ---- cancel race: teardown of an owner whose thread is blocked ---------------------------- */

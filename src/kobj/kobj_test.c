@@ -47,6 +47,9 @@ static int teardown(void **state)
 	kobj_owner_fini(&A);
 	kobj_owner_fini(&B);
 	pools_empty();
+	struct kobj_stats st;
+	kobj_stats_get(&st);
+	assert_int_equal(st.accounts, 0); /* every owner gone and drained */
 	return 0;
 }
 
@@ -517,25 +520,32 @@ static void test_channel_pools_exhausted(void **state)
 		assert_int_equal(st, K32_ERR_NO_RESOURCES); /* table smaller than the pool */
 	}
 	kobj_owner_fini(&big);
-	/* Message pool: fill queues of many channels until NO_MEMORY. */
-	kobj_owner_init(&big, "pod big", 0);
+	/* Message pool: several owners each fill queues up to their share until the node-wide
+	 * pool is spent (NO_MEMORY naming it). */
+	enum { NO = K32_KOBJ_MAX_MESSAGES / K32_KOBJ_OWNER_MAX_MESSAGES + 1 };
+	struct kobj_owner w[NO];
 	int msgs = 0;
-	for (int c = 0; c < K32_KOBJ_MAX_HANDLES / 2; c++) {
-		if (kobj_channel_create(&big, 0, &h0, &h1) != K32_OK)
-			break;
-		for (int i = 0; i < K32_KOBJ_CHANNEL_MAX_QUEUE_MSGS; i++) {
-			st = kobj_channel_write(&big, h0, 0, "abc", 3, NULL, 0);
-			if (st != K32_OK)
-				goto out;
-			msgs++;
+	for (int k = 0; k < NO; k++)
+		kobj_owner_init(&w[k], "pod writer", 0);
+	st = K32_OK;
+	for (int k = 0; k < NO && st != K32_ERR_NO_MEMORY; k++) {
+		st = K32_OK;
+		for (int c = 0; c < K32_KOBJ_MAX_HANDLES / 2 && st == K32_OK; c++) {
+			if (kobj_channel_create(&w[k], 0, &h0, &h1) != K32_OK)
+				break;
+			for (int i = 0; i < K32_KOBJ_CHANNEL_MAX_QUEUE_MSGS; i++) {
+				st = kobj_channel_write(&w[k], h0, 0, "abc", 3, NULL, 0);
+				if (st != K32_OK)
+					break;
+				msgs++;
+			}
 		}
 	}
-out:
-	if (msgs == K32_KOBJ_MAX_MESSAGES) {
-		assert_int_equal(st, K32_ERR_NO_MEMORY);
-		assert_non_null(strstr(kobj_owner_last_error(&big), "K32_KOBJ_MAX_MESSAGES"));
-	}
-	kobj_owner_fini(&big);
+	assert_int_equal(msgs, K32_KOBJ_MAX_MESSAGES);
+	assert_int_equal(st, K32_ERR_NO_MEMORY);
+	assert_non_null(strstr(kobj_owner_last_error(&w[NO - 1]), "K32_KOBJ_MAX_MESSAGES"));
+	for (int k = 0; k < NO; k++)
+		kobj_owner_fini(&w[k]);
 	pools_empty();
 }
 
@@ -985,18 +995,125 @@ static void test_port(void **state)
 static void test_port_observer_pool(void **state)
 {
 	(void)state;
-	kobj_handle_t p, e;
-	assert_int_equal(kobj_port_create(&A, 0, &p), K32_OK);
-	assert_int_equal(kobj_event_create(&A, 0, &e), K32_OK);
-	int i;
-	for (i = 0; i < K32_KOBJ_MAX_PORT_OBSERVERS; i++)
-		assert_int_equal(kobj_object_wait_async(&A, e, p, (uint64_t)i, KOBJ_SIG_USER(0), 0),
+	/* Several owners share an event and a port; each may arm K32_KOBJ_OWNER_MAX_OBSERVERS,
+	 * together they spend the node-wide pool. */
+	enum { N = K32_KOBJ_MAX_PORT_OBSERVERS / K32_KOBJ_OWNER_MAX_OBSERVERS + 1 };
+	struct kobj_owner o[N];
+	kobj_handle_t p[N], e[N], ap, ae;
+	assert_int_equal(kobj_port_create(&A, 0, &ap), K32_OK);
+	assert_int_equal(kobj_event_create(&A, 0, &ae), K32_OK);
+	uint32_t armed = 0;
+	k32_status_t st = K32_OK;
+	for (int k = 0; k < N; k++) {
+		kobj_handle_t dp, de;
+		kobj_owner_init(&o[k], "pod many", 0);
+		assert_int_equal(kobj_handle_duplicate(&A, ap, KOBJ_RIGHT_SAME_RIGHTS, &dp),
 				 K32_OK);
-	assert_int_equal(kobj_object_wait_async(&A, e, p, 0, KOBJ_SIG_USER(0), 0),
-			 K32_ERR_NO_MEMORY);
-	assert_non_null(strstr(kobj_owner_last_error(&A), "K32_KOBJ_MAX_PORT_OBSERVERS"));
-	kobj_handle_close(&A, e);
+		assert_int_equal(kobj_handle_duplicate(&A, ae, KOBJ_RIGHT_SAME_RIGHTS, &de),
+				 K32_OK);
+		assert_int_equal(kobj_handle_transfer(&A, dp, &o[k], &p[k]), K32_OK);
+		assert_int_equal(kobj_handle_transfer(&A, de, &o[k], &e[k]), K32_OK);
+		for (uint32_t i = 0; i <= K32_KOBJ_OWNER_MAX_OBSERVERS; i++) {
+			st = kobj_object_wait_async(&o[k], e[k], p[k], i, KOBJ_SIG_USER(0), 0);
+			if (st != K32_OK)
+				break;
+			armed++;
+		}
+		if (armed < K32_KOBJ_MAX_PORT_OBSERVERS) {
+			assert_int_equal(st, K32_ERR_NO_RESOURCES); /* this owner's share */
+			assert_non_null(
+			    strstr(kobj_owner_last_error(&o[k]), "K32_KOBJ_OWNER_MAX_OBSERVERS"));
+		}
+	}
+	assert_int_equal(armed, K32_KOBJ_MAX_PORT_OBSERVERS);
+	assert_int_equal(st, K32_ERR_NO_MEMORY);
+	assert_non_null(strstr(kobj_owner_last_error(&o[N - 1]), "K32_KOBJ_MAX_PORT_OBSERVERS"));
+	/* Firing the event queues every packet; draining releases every share. */
+	assert_int_equal(kobj_object_signal(&A, ae, 0, KOBJ_SIG_USER(0)), K32_OK);
+	struct kobj_packet pkt;
+	uint32_t got = 0;
+	while (kobj_port_wait(&A, ap, 0, &pkt) == K32_OK)
+		got++;
+	assert_int_equal(got, K32_KOBJ_MAX_PORT_OBSERVERS);
+	for (int k = 0; k < N; k++)
+		kobj_owner_fini(&o[k]);
+	kobj_handle_close(&A, ae);
+	kobj_handle_close(&A, ap);
+	pools_empty();
+}
+
+static uint32_t accounts_in_use(void)
+{
+	struct kobj_stats st;
+	kobj_stats_get(&st);
+	return st.accounts;
+}
+
+/* Per-owner shares of the node-wide pools: messages, user packets; accounts outlive their
+ * owner until drained. */
+static void test_owner_quotas(void **state)
+{
+	(void)state;
+	struct kobj_owner x;
+	kobj_handle_t c[8][2], xc[8], p, px;
+	uint32_t n, nh;
+	uint8_t b[8];
+	uint32_t base = accounts_in_use();
+	kobj_owner_init(&x, "pod greedy", 0);
+	assert_int_equal(accounts_in_use(), base + 1);
+	/* x writes into channels whose read ends A holds. */
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(kobj_channel_create(&A, 0, &c[i][0], &c[i][1]), K32_OK);
+		assert_int_equal(kobj_handle_transfer(&A, c[i][0], &x, &xc[i]), K32_OK);
+	}
+	uint32_t sent = 0;
+	k32_status_t st = K32_OK;
+	for (int i = 0; i < 8 && st == K32_OK; i++)
+		for (int k = 0; k < K32_KOBJ_CHANNEL_MAX_QUEUE_MSGS; k++) {
+			st = kobj_channel_write(&x, xc[i], 0, "m", 1, NULL, 0);
+			if (st != K32_OK)
+				break;
+			sent++;
+		}
+	assert_int_equal(sent, K32_KOBJ_OWNER_MAX_MESSAGES);
+	assert_int_equal(st, K32_ERR_NO_RESOURCES);
+	assert_non_null(strstr(kobj_owner_last_error(&x), "K32_KOBJ_OWNER_MAX_MESSAGES"));
+	/* Another owner is not affected. */
+	assert_int_equal(kobj_channel_write(&A, c[7][1], 0, "a", 1, NULL, 0), K32_OK);
+	/* Reading one of x's messages gives x one unit back. */
+	assert_int_equal(kobj_channel_read(&A, c[0][1], 0, b, NULL, 8, 0, &n, &nh), K32_OK);
+	assert_int_equal(kobj_channel_write(&x, xc[0], 0, "m", 1, NULL, 0), K32_OK);
+	assert_int_equal(kobj_channel_write(&x, xc[0], 0, "m", 1, NULL, 0), K32_ERR_NO_RESOURCES);
+	/* User packets. */
+	assert_int_equal(kobj_port_create(&A, 0, &p), K32_OK);
+	kobj_handle_t dp;
+	assert_int_equal(kobj_handle_duplicate(&A, p, KOBJ_RIGHT_SAME_RIGHTS, &dp), K32_OK);
+	assert_int_equal(kobj_handle_transfer(&A, dp, &x, &px), K32_OK);
+	struct kobj_packet pkt = {.key = 1};
+	uint32_t queued = 0;
+	while ((st = kobj_port_queue(&x, px, &pkt)) == K32_OK)
+		queued++;
+	/* The port's own budget (16) comes first here; a second port shows the owner's share. */
+	assert_int_equal(queued, K32_KOBJ_PORT_USER_BUDGET);
+	assert_int_equal(st, K32_ERR_SHOULD_WAIT);
+	kobj_handle_t p2, dp2, px2;
+	assert_int_equal(kobj_port_create(&A, 0, &p2), K32_OK);
+	assert_int_equal(kobj_handle_duplicate(&A, p2, KOBJ_RIGHT_SAME_RIGHTS, &dp2), K32_OK);
+	assert_int_equal(kobj_handle_transfer(&A, dp2, &x, &px2), K32_OK);
+	while ((st = kobj_port_queue(&x, px2, &pkt)) == K32_OK)
+		queued++;
+	assert_int_equal(queued, K32_KOBJ_OWNER_MAX_PACKETS);
+	assert_int_equal(st, K32_ERR_NO_RESOURCES);
+	assert_non_null(strstr(kobj_owner_last_error(&x), "K32_KOBJ_OWNER_MAX_PACKETS"));
+	/* x goes away; its messages and packets stay queued at A, so its account stays. */
+	kobj_owner_fini(&x);
+	assert_int_equal(accounts_in_use(), base + 1);
+	for (int i = 0; i < 8; i++)
+		kobj_handle_close(&A, c[i][1]);
+	assert_int_equal(accounts_in_use(), base + 1); /* the packets */
 	kobj_handle_close(&A, p);
+	kobj_handle_close(&A, p2);
+	assert_int_equal(accounts_in_use(), base);
 	pools_empty();
 }
 
@@ -1257,6 +1374,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_wait_cross_thread, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_observer_pool, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_owner_quotas, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_timer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_vmo, setup, teardown),

@@ -6,7 +6,8 @@
  *   - statuses are from the documented set for each call;
  *   - signals agree with queue state (READABLE iff something is queued on channels, sockets,
  *     fifos; a channel whose peer is gone shows PEER_CLOSED and not WRITABLE);
- *   - after both owners are torn down, every pool is back to zero (nothing leaks).
+ *   - after both owners are torn down, every pool is back to zero and every owner account
+ *     returned (nothing leaks).
  *
  * Built two ways (src/kobj/CMakeLists.txt): with clang and K32_FUZZ=ON as a libFuzzer target
  * (kobj_fuzz, run by `make fuzz`); always as kobj_fuzz_replay, which ctest runs over the seed
@@ -309,6 +310,7 @@ static void pools_empty(void)
 	CHECK(st.messages == 0 && st.chunks == 0);
 	CHECK(st.port_observers == 0 && st.port_user_packets == 0);
 	CHECK(st.vmo_bytes == 0);
+	CHECK(st.accounts == 0); /* both owners gone, everything they charged released */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
