@@ -1374,6 +1374,40 @@ static void test_write_errors(void **state)
 	ctrl_stop(NULL);
 }
 
+/* Every cJSON allocation a controller turn makes fails once in turn (the API's own
+ * included): nothing crashes, the failures are retried, and the cluster still converges. */
+static void test_alloc_failures(void **state)
+{
+	struct fx *fx = *state;
+	struct k32_heap heap;
+	struct k32_allocator ha;
+	node_add(fx, "n1", "1Mi", 50, NULL, NULL, NULL);
+	must(reqf(fx, "POST", "/apis/apps/v1/namespaces/default/deployments", deploy_fmt, 10,
+		  "a.wasm"),
+	     201, fx, "deployment");
+	job_create(fx, "j", 1, 1, 1);
+	k32_heap_init(&heap, 0);
+	ha = k32_heap_allocator(&heap);
+	uint32_t n, hit = 0;
+	for (n = 1; n < 20000; n += (n < 400 ? 1 : 37)) {
+		k32_heap_fail_nth(&heap, n);
+		uint32_t before = heap.stats.failures;
+		k32_json_use_allocator(&ha);
+		struct k32_err err;
+		bool more;
+		ctrl_run_once(fx->ctrl, CTRL_ALL, &more, &err); /* may report a failed read */
+		k32_json_use_allocator(NULL);
+		k32_heap_fail_nth(&heap, 0);
+		if (heap.stats.failures == before)
+			break; /* the turn made fewer than n allocations */
+		hit++;
+	}
+	assert_true(hit > 100);
+	print_message("alloc failures injected: %u (turn of %u allocations)\n", hit, n);
+	rollout(fx, false);
+	assert_true(deploy_done(fx));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1396,6 +1430,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_task_triggers, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_limit, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_write_errors),
+	    cmocka_unit_test_setup_teardown(test_alloc_failures, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
