@@ -605,6 +605,13 @@ _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256,
 #define K32_HW_SIM_MAX_BUSES 16
 #endif
 
+/* Seconds between Device status updates whose readings did not change (a heartbeat that
+ * refreshes lastReadTime); changed readings go at most once a second, string changes at
+ * once. The Device controller's Stale threshold is at least twice this. */
+#ifndef K32_HW_STATUS_HEARTBEAT_S
+#define K32_HW_STATUS_HEARTBEAT_S 10
+#endif
+
 /* Devices the Device controller reconciles per pass (a bounded pass; the rest wait for the
  * next one). Bytes: ~900 per Device (a parsed copy, default heap) and 12 on the stack, per pass. */
 #ifndef K32_HW_CTRL_BATCH

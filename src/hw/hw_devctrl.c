@@ -137,6 +137,15 @@ static bool pod_exists(const cJSON *pods, const char *ns, const char *name)
 	return false;
 }
 
+/* Seconds without a status update after which a Device is Stale (before the grace): three
+ * poll intervals, but at least two heartbeats of unchanged readings. */
+static uint64_t stale_after_s(const struct hw_device *d)
+{
+	uint64_t polls = 3ull * d->poll_ms / 1000;
+	uint64_t beats = 2ull * K32_HW_STATUS_HEARTBEAT_S;
+	return polls > beats ? polls : beats;
+}
+
 /* Reconciles one Device (already known not to conflict). */
 static k32_status_t reconcile(struct api_server *api, const cJSON *obj, const struct hw_device *d,
 			      const cJSON *pods, uint64_t wall_s, uint32_t grace_s,
@@ -179,10 +188,11 @@ static k32_status_t reconcile(struct api_server *api, const cJSON *obj, const st
 	ready_of(obj, &rs, &reason);
 	if (rs && !strcmp(rs, "True") &&
 	    hw_rfc3339_parse(sval(obj, "status.lastReadTime"), &last) &&
-	    wall_s > last + 3ull * d->poll_ms / 1000 + grace_s) {
+	    wall_s > last + stale_after_s(d) + grace_s) {
 		char msg[192];
 		snprintf(msg, sizeof(msg),
-			 "no reading since %llu s (3 poll intervals + %u s); is node %s up?",
+			 "no reading since %llu s (3 poll intervals or 2 heartbeats, + %u s); is "
+			 "node %s up?",
 			 (unsigned long long)(wall_s - last), (unsigned)grace_s, d->node);
 		if ((st = set_ready_false(api, d, "Stale", msg, wall_s, buf, err)))
 			return st;

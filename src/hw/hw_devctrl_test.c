@@ -131,7 +131,7 @@ static void test_reconcile(void **state)
 	assert_int_equal(s.updated, 0);
 	assert_int_equal(s.conflicts, 1);
 
-	/* readings stop: Stale after 3 poll intervals + grace */
+	/* readings stop: Stale after max(3 poll intervals, 2 heartbeats) + grace */
 	assert_int_equal(req(api, "PATCH", DEVS "/envpro/status", "application/merge-patch+json",
 			     "{\"status\":{\"readings\":{\"temperature_c\":\"23.64\"},"
 			     "\"lastReadTime\":\"2030-03-17T17:46:40Z\",\"conditions\":[{\"type\":"
@@ -140,9 +140,13 @@ static void test_reconcile(void **state)
 			 200);
 	uint64_t lrt;
 	assert_true(hw_rfc3339_parse("2030-03-17T17:46:40Z", &lrt));
-	assert_int_equal(hw_devctrl_run_once(api, lrt + 9 + 10, 10, "24Ki", &s, &err), K32_OK);
+	assert_int_equal(hw_devctrl_run_once(api, lrt + 2 * K32_HW_STATUS_HEARTBEAT_S + 10, 10,
+					     "24Ki", &s, &err),
+			 K32_OK);
 	assert_int_equal(s.stale, 0);
-	assert_int_equal(hw_devctrl_run_once(api, lrt + 9 + 11, 10, "24Ki", &s, &err), K32_OK);
+	assert_int_equal(hw_devctrl_run_once(api, lrt + 2 * K32_HW_STATUS_HEARTBEAT_S + 11, 10,
+					     "24Ki", &s, &err),
+			 K32_OK);
 	assert_int_equal(s.stale, 1);
 	j = get(api, DEVS "/envpro", &b);
 	assert_string_equal(ready_reason(j), "Stale");

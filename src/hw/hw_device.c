@@ -261,6 +261,18 @@ void hw_devstatus_condition(struct hw_devstatus *st, bool ready, const char *rea
 	set_cond(st, ready, reason, reason_len, msg, msg_len, wall_s);
 }
 
+static bool same_as_sent(const struct hw_devstatus *st)
+{
+	if (st->ncur != st->nsent)
+		return false;
+	for (uint32_t i = 0; i < st->ncur; i++) {
+		const struct hw_reading *o = find(st->sent, st->nsent, st->cur[i].key);
+		if (!o || strcmp(o->value, st->cur[i].value))
+			return false;
+	}
+	return true;
+}
+
 bool hw_devstatus_due(struct hw_devstatus *st, uint64_t now_us, uint64_t wall_s)
 {
 	uint64_t silent = 3ull * st->poll_ms * 1000;
@@ -274,7 +286,10 @@ bool hw_devstatus_due(struct hw_devstatus *st, uint64_t now_us, uint64_t wall_s)
 		return false;
 	if (st->urgent || !st->last_sent_us)
 		return true;
-	return now_us - st->last_sent_us >= (uint64_t)st->min_interval_ms * 1000;
+	uint64_t since = now_us - st->last_sent_us;
+	if (same_as_sent(st)) /* nothing new: only a heartbeat for lastReadTime */
+		return since >= (uint64_t)K32_HW_STATUS_HEARTBEAT_S * 1000000;
+	return since >= (uint64_t)st->min_interval_ms * 1000;
 }
 
 /* A JSON string body with escapes for ", \ and control bytes. */

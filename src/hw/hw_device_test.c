@@ -170,11 +170,17 @@ test_publisher(void **state)
 	assert_string_equal(cJSON_GetObjectItem(c, "status")->valuestring, "True");
 	assert_string_equal(cJSON_GetObjectItem(c, "reason")->valuestring, "Reading");
 	cJSON_Delete(p);
-	/* the same strings 200 ms later: rate-limited */
+	/* the same strings again: only a heartbeat every K32_HW_STATUS_HEARTBEAT_S */
 	t += 200000;
 	hw_devstatus_readings(&st, r, 2, t, wall);
 	assert_false(hw_devstatus_due(&st, t, wall));
+	for (int i = 1; i < K32_HW_STATUS_HEARTBEAT_S; i++) {
+		t += 1000000;
+		hw_devstatus_readings(&st, r, 2, t, wall);
+		assert_false(hw_devstatus_due(&st, t, wall));
+	}
 	t += 800000;
+	hw_devstatus_readings(&st, r, 2, t, wall);
 	assert_true(hw_devstatus_due(&st, t, wall));
 	k32_buf_reset(&b);
 	assert_int_equal(hw_devstatus_patch(&st, NULL, t, &b, NULL), K32_OK);
