@@ -21,10 +21,15 @@
  * (system:node:<name>, then --node-name must be that name). --ca-file is the control
  * plane's DATA/pki/ca.crt.
  *
+ * Console: each board answers the K32_CMD: line protocol (PODS, MEM, TASKS, and BENCH when
+ * src/bench is built) on stdin ("K32_CMD:PODS" for the first board, "cardputer-1
+ * K32_CMD:MEM" for a named one) and on its pod server (POST /console).
+ *
  * Stops cleanly on SIGTERM/SIGINT: the API server (ending every watch), the controllers,
  * then the boards. Signal handling lives here: a board has no signals.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +38,11 @@
 #include "kubelet/klet.h"
 #include "platform/k32_platform.h"
 #include "sim/sim.h"
+
+#ifdef SIM_HAVE_BENCH
+#include "bench_kernels.h"
+#include "bench_line.h"
+#endif
 
 #define MAX_BOARDS SIM_MAX_LOCAL_BOARDS
 
@@ -83,6 +93,88 @@ static bool parse_num(const char *flag, const char *v, unsigned long long max,
 	}
 	*out = n;
 	return true;
+}
+
+/* ---- console ----------------------------------------------------------------------------- */
+
+#ifdef SIM_HAVE_BENCH
+static int64_t bench_clock(void)
+{
+	return (int64_t)k32_now_us();
+}
+
+/* K32_CMD:BENCH:<kernel>:<arg>:<runs>: the native kernels of src/bench (the reference
+ * page's console command); the same kernels run as the bench pod for the comparison. */
+static k32_status_t console_bench(void *ctx, const char *cmd, struct k32_buf *out)
+{
+	(void)ctx;
+	if (strncmp(cmd, "BENCH:", 6))
+		return K32_ERR_NOT_SUPPORTED;
+	const char *kname = cmd + 6, *c1 = strchr(kname, ':');
+	uint32_t kernel =
+	    bench_kernel_find(kname, c1 ? (uint32_t)(c1 - kname) : (uint32_t)strlen(kname));
+	if (kernel >= BENCH_KERNEL_COUNT)
+		return k32_buf_printf(
+		    out, NULL,
+		    "K32_ERR BENCH: unknown kernel in \"%s\" (fib, crc32, sieve, sort, "
+		    "mandel, json)\n",
+		    cmd);
+	unsigned long arg = c1 ? strtoul(c1 + 1, NULL, 10) : 0;
+	const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	unsigned long runs = c2 ? strtoul(c2 + 1, NULL, 10) : 5;
+	if (!arg)
+		arg = bench_default_arg(kernel);
+	if (!runs || runs > 100)
+		runs = 5;
+	struct bench_result r;
+	bench_measure(kernel, (uint32_t)arg, (uint32_t)runs, bench_clock, &r);
+	char line[BENCH_LINE_MAX + 1];
+	if (!bench_line_format(line, sizeof(line), &r))
+		return k32_buf_printf(out, NULL, "K32_ERR BENCH: result line too long\n");
+	return k32_buf_printf(out, NULL, "%s\nK32_END BENCH\n", line);
+}
+#endif
+
+struct console {
+	struct klet **klets;
+	int n;
+	_Atomic bool done; /* console_main returned (end of input): it can be joined */
+};
+
+/*
+ * The boards' consoles on stdin: "K32_CMD:..." goes to the first board, "NODE K32_CMD:..."
+ * to that board; answers go to stdout. Ends at end of input.
+ */
+static void console_main(void *arg)
+{
+	struct console *c = arg;
+	char line[256];
+	struct k32_buf out;
+	k32_buf_init(&out, k32_default_allocator(), 1 << 20, "console");
+	while (fgets(line, sizeof(line), stdin)) {
+		const char *cmd = line;
+		struct klet *k = c->n ? c->klets[0] : NULL;
+		const char *sp = strchr(line, ' ');
+		if (sp && strncmp(line, "K32_CMD:", 8)) {
+			k = NULL;
+			for (int i = 0; i < c->n; i++)
+				if (strlen(klet_node_name(c->klets[i])) == (size_t)(sp - line) &&
+				    !strncmp(klet_node_name(c->klets[i]), line,
+					     (size_t)(sp - line)))
+					k = c->klets[i];
+			cmd = sp + 1;
+		}
+		k32_buf_reset(&out);
+		if (!k)
+			k32_buf_printf(&out, NULL, "K32_ERR no such board: %.*s\n",
+				       sp ? (int)(sp - line) : 0, line);
+		else
+			klet_console_exec(k, cmd, strlen(cmd), &out);
+		fputs(k32_buf_cstr(&out), stdout);
+		fflush(stdout);
+	}
+	k32_buf_fini(&out);
+	c->done = true;
 }
 
 struct board_req {
@@ -324,6 +416,8 @@ int main(int argc, char **argv)
 	}
 
 	struct klet *klets[MAX_BOARDS] = {0};
+	static struct console con;
+	struct k32_task *con_task = NULL;
 	int rc = 0;
 	for (int i = 0; i < nboards; i++) {
 		char tok[128];
@@ -346,6 +440,9 @@ int main(int argc, char **argv)
 		    .token = btoken,
 		    .image_dir = images,
 		    .pod_port = pod_port ? (uint16_t)(pod_port + (unsigned long long)i) : 0,
+#ifdef SIM_HAVE_BENCH
+		    .console_ext = console_bench,
+#endif
 		};
 		if (sim_board_start(&bc, &klets[i], &err)) {
 			fprintf(stderr, "kube32-sim: board %s: %s\n", reqs[i].name, err.msg);
@@ -364,6 +461,13 @@ int main(int argc, char **argv)
 	}
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	/* the boards' consoles on stdin (joined only if input ended: it may sit in fgets until
+	 * the process exits) */
+	con.klets = klets;
+	con.n = nboards;
+	if (nboards &&
+	    pl->task_create(&con_task, "sim-console", console_main, &con, 64 * 1024, -1, &err))
+		fprintf(stderr, "kube32-sim: no console: %s\n", err.msg);
 	if (cp)
 		fprintf(stderr, "kube32-sim: ready: KUBECONFIG=%s kubectl get nodes,pods -A\n",
 			kubeconfig);
@@ -373,6 +477,8 @@ int main(int argc, char **argv)
 		pl->sleep_us(100000);
 	fprintf(stderr, "kube32-sim: stopping\n");
 out_stop:
+	if (con_task && con.done)
+		pl->task_join(con_task); /* else it waits in fgets: the process exit ends it */
 	/* the API server first: its stop ends the boards' watches at once */
 	for (int i = 0; i < nboards; i++)
 		klet_stop_begin(klets[i]);

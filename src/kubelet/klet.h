@@ -171,6 +171,10 @@ struct klet_config {
 	/* extra host function tables linked into every Wasm pod (e.g. the hw drivers') */
 	const struct k32_hostfn_def *extra_hostfns;
 	size_t extra_hostfn_count;
+	/* console commands beyond PODS, MEM and TASKS (e.g. BENCH): cmd is what follows
+	 * "K32_CMD:"; return K32_ERR_NOT_SUPPORTED for a command it does not know */
+	k32_status_t (*console_ext)(void *ctx, const char *cmd, struct k32_buf *out);
+	void *console_ext_ctx;
 	/* timings; 0 = the K32_KLET_* default (tests shorten them) */
 	uint32_t lease_renew_ms;
 	uint32_t backoff_initial_ms;
@@ -226,6 +230,13 @@ k32_status_t klet_pod_logs(struct klet *k, const char *ns, const char *name, boo
 
 /* Writes wall seconds s as RFC 3339 ("2026-01-31T12:00:00Z") into out. */
 void klet_fmt_time(uint64_t s, char *out, size_t cap);
+
+/*
+ * Runs one console line ("K32_CMD:PODS", "K32_CMD:MEM", "K32_CMD:TASKS", or what the
+ * console_ext hook knows) and appends the answer lines, the last one "K32_END <cmd>" (or a
+ * single "K32_ERR ..." line). Fails only when out is full. Any thread.
+ */
+k32_status_t klet_console_exec(struct klet *k, const char *line, size_t len, struct k32_buf *out);
 
 /* Counters for tests and the console. */
 struct klet_stats {

@@ -171,6 +171,11 @@ static void handler(void *ctx, struct http_request *req, struct http_response *r
 		text(resp, 200, "ok\n");
 		return;
 	}
+	if (!strcmp(req->method, "POST") && k32_str_eq_cstr(req->path, "/console")) {
+		klet_console_exec(k, (const char *)req->body, req->body_len, &resp->body);
+		http_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
+		return;
+	}
 	if (!strcmp(req->method, "GET") && k32_str_eq_cstr(req->path, "/stats")) {
 		serve_stats(k, resp);
 		return;

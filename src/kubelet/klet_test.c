@@ -379,6 +379,31 @@ static void test_pod_http(void **state)
 	    {"/containerLogs/default/p-web/main", NULL, 200, "started default/p-web"},
 	    {"/containerLogs/default/zzz/main", NULL, 404, "not on node"},
 	};
+	/* the console */
+	static const struct {
+		const char *line, *want;
+	} con[] = {
+	    {"K32_CMD:PODS\n", "K32_POD default/p-web state=running restarts=0 pool_bytes="},
+	    {"K32_CMD:PODS", "K32_END PODS count="},
+	    {"K32_CMD:MEM", "K32_MEM region=pod_pool size=65536 used="},
+	    {"K32_CMD:TASKS", "K32_TASK name=klet-node-a run_ms="},
+	    {"K32_CMD:TASKS", "K32_END TASKS count="},
+	    {"K32_CMD:BENCH:crc32:4:5",
+	     "K32_ERR unknown command \"BENCH:crc32:4:5\" on node node-a"},
+	    {"PODS", "K32_ERR expected K32_CMD:"},
+	};
+	for (size_t i = 0; i < sizeof(con) / sizeof(con[0]); i++) {
+		struct http_client_request rq = {.method = "POST",
+						 .target = "/console",
+						 .body = con[i].line,
+						 .body_len = strlen(con[i].line)};
+		struct http_client_response r;
+		assert_int_equal(http_client_do(c, &rq, &r, &err), K32_OK);
+		if (r.status != 200 || !strstr(k32_buf_cstr(&r.body), con[i].want))
+			fail_msg("console %s: got %d %s", con[i].line, r.status,
+				 k32_buf_cstr(&r.body));
+		http_client_response_fini(&r);
+	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct http_client_request rq = {
 		    .method = "GET", .target = cases[i].target, .headers = cases[i].hdr};

@@ -811,6 +811,8 @@ k32_status_t sim_board_start(const struct sim_board_config *cfg, struct klet **o
 	    .token = cfg->token,
 	    .image_dir = cfg->image_dir,
 	    .pod_http_port = cfg->pod_port,
+	    .console_ext = cfg->console_ext,
+	    .console_ext_ctx = cfg->console_ext_ctx,
 	};
 	struct klet *k;
 	k32_status_t st = klet_new(&kc, &k, err);

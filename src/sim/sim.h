@@ -93,6 +93,9 @@ struct sim_board_config {
 	const char *token;     /* node token */
 	const char *image_dir; /* the board's "SD card" */
 	uint16_t pod_port;     /* pod HTTP server port (0: free port) */
+	/* console commands beyond PODS/MEM/TASKS (klet_config.console_ext); may be NULL */
+	k32_status_t (*console_ext)(void *ctx, const char *cmd, struct k32_buf *out);
+	void *console_ext_ctx;
 };
 
 /* Creates and starts a board's kubelet (klet_new + klet_start). */

@@ -152,6 +152,8 @@ check pod-http 'hello from kube32: ticks=[0-9]+ path=/hi\?x=1.* HTTP 200' podcur
 check pod-http-404 'is not on node host-1.* HTTP 404' podcurl host-1 default/nosuch /
 check pod-http-wrong-node 'HTTP 404' podcurl cardputer-1 default/hello-pinned /
 check node-stats '"name":"hello-pinned","container":"main","state":"running"' curl -s "http://127.0.0.1:$(podport host-1)/stats"
+check console-pods 'K32_POD default/hello-pinned state=running' curl -s -X POST --data 'K32_CMD:PODS' "http://127.0.0.1:$(podport host-1)/console"
+check console-mem 'K32_MEM region=pod_pool size=81920' curl -s -X POST --data 'K32_CMD:MEM' "http://127.0.0.1:$(podport cardputer-1)/console"
 check top-pods 'hello-pinned +[0-9]+m +[0-9]+Mi' k top pods
 check top-nodes 'host-1 +[0-9]+m +[0-9]+% +[0-9]+Mi +[0-9]+%' k top nodes
 check metrics-pod-bytes '"memory":"[1-9][0-9]{4,}"' k get --raw /apis/metrics.k8s.io/v1beta1/namespaces/default/pods/hello-pinned
