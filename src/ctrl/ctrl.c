@@ -115,8 +115,7 @@ static void ctrl_node_strip(cJSON *n)
 	}
 }
 
-/* True when a Node MODIFIED event changed more than heartbeat times. */
-static bool ctrl_node_changed(const struct store_event *ev)
+bool ctrl_node_changed(const struct store_event *ev)
 {
 	if (ev->type != STORE_EVENT_MODIFIED || !ev->prev)
 		return true;

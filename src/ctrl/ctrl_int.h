@@ -186,6 +186,10 @@ bool ctrl_tolerates(const cJSON *tolerations, const char *key, const char *value
  * want is met by have (comma lists). */
 bool ctrl_hardware_met(const char *want, const char *have, char *missing, size_t cap);
 
+/* True when a Node store event changed more than heartbeat times (lastHeartbeatTime,
+ * resourceVersion): only those mark the node readers dirty. */
+bool ctrl_node_changed(const struct store_event *ev);
+
 /* ---- passes (one per controller; run with run_lock held) --------------------------- */
 
 void ctrl_sched_pass(struct ctrl *c);

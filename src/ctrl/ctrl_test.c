@@ -1308,6 +1308,48 @@ static void test_task_triggers(void **state)
 	assert_int_equal(st.bound, 3);
 }
 
+/* Heartbeats trigger no pass: a Node update that only moves lastHeartbeatTime is ignored,
+ * one that changes a label or the Ready status is not. */
+static void test_heartbeat_filter(void **state)
+{
+	struct fx *fx = *state;
+	struct k32_err err;
+	node_add(fx, "n1", "1Mi", 10, NULL, NULL, NULL);
+	struct store_key key = {.group = "", .resource = "nodes"};
+	struct store_watch *w = NULL;
+	assert_int_equal(store_watch_open(fx->store, &key, 0, NULL, NULL, &w, &err), K32_OK);
+	static const struct {
+		const char *path, *patch;
+		bool changed;
+	} steps[] = {
+	    {"/api/v1/nodes/n1/status",
+	     "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":"
+	     "\"KubeletReady\",\"lastHeartbeatTime\":\"2026-01-01T00:00:10Z\"}]}}",
+	     false},
+	    {"/api/v1/nodes/n1/status",
+	     "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":"
+	     "\"KubeletReady\",\"lastHeartbeatTime\":\"2026-01-01T00:00:20Z\"}]}}",
+	     false},
+	    {"/api/v1/nodes/n1", "{\"metadata\":{\"labels\":{\"zone\":\"a\"}}}", true},
+	    {"/api/v1/nodes/n1/status",
+	     "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":"
+	     "\"KubeletNotReady\",\"lastHeartbeatTime\":\"2026-01-01T00:00:30Z\"}]}}",
+	     true},
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		must(req(fx, "PATCH", steps[i].path, steps[i].patch), 200, fx, steps[i].path);
+		struct store_event ev[4];
+		size_t n = 0;
+		assert_int_equal(store_watch_next(w, ev, 4, &n, K32_NO_WAIT, &err), K32_OK);
+		assert_int_equal(n, 1);
+		if (ctrl_node_changed(&ev[0]) != steps[i].changed)
+			fail_msg("step %zu: changed %d, want %d", i, !steps[i].changed,
+				 steps[i].changed);
+		store_events_release(fx->store, ev, n);
+	}
+	store_watch_close(w);
+}
+
 /* ---- limits and failure paths --------------------------------------------------------- */
 
 /* A pass acts on at most K32_CTRL_BATCH objects, says so, and finishes on the next. */
@@ -1428,6 +1470,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_gc_foreground_orphan, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_namespace_finalizer, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_task_triggers, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_heartbeat_filter, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_limit, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_write_errors),
 	    cmocka_unit_test_setup_teardown(test_alloc_failures, fx_setup, fx_teardown),
