@@ -537,6 +537,13 @@ _Static_assert(K32_HTTP_MAX_HEADER_BYTES >= 256 && K32_HTTP_MAX_HEADER_BYTES <= 
 #define K32_API_BOOKMARK_S 60
 #endif
 
+/* Milliseconds between a namespace turning Terminating and the deletion of its contents
+ * (kube's namespace controller is asynchronous too: `kubectl delete -f` of a namespace and
+ * its objects must still find the objects). */
+#ifndef K32_API_NS_PURGE_DELAY_MS
+#define K32_API_NS_PURGE_DELAY_MS 1000
+#endif
+
 /* Owner levels a cascading delete follows (Deployment > ReplicaSet > Pod is 2). */
 #ifndef K32_API_MAX_CASCADE
 #define K32_API_MAX_CASCADE 4

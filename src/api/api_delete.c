@@ -5,10 +5,12 @@
  * Deletion: an object with finalizers gets deletionTimestamp and stays until they are
  * removed (api_crud.c finishes the deletion when an update drops the last one); a pod bound
  * to a node is deleted gracefully (deletionTimestamp + deletionGracePeriodSeconds, then its
- * kubelet deletes it with grace 0); a namespace turns Terminating, its contents are deleted,
- * then it goes. Background/Foreground deletion removes dependents (ownerReferences.uid) at
- * once, up to K32_API_MAX_CASCADE levels (the recursion carries its depth); Orphan strips
- * their ownerReferences.
+ * kubelet deletes it with grace 0); a namespace turns Terminating and the namespace janitor
+ * (a task of its own, bottom of this file) deletes its contents K32_API_NS_PURGE_DELAY_MS
+ * later, then the namespace (unless it has finalizers: a controller removes those).
+ * Background/Foreground deletion removes dependents (ownerReferences.uid) at once, up to
+ * K32_API_MAX_CASCADE levels (the recursion carries its depth); Orphan strips their
+ * ownerReferences.
  *
  * Context: the http loop (or a worker) or an api_do caller; the store serialises writes.
  */
@@ -105,7 +107,7 @@ k32_status_t api_delete_now(struct api_server *api, const struct api_resource *r
 }
 
 /* Deletes everything in namespace ns (bounded by the store's own limits). */
-static void api_purge_namespace(struct api_server *api, const char *ns)
+void api_purge_namespace(struct api_server *api, const char *ns)
 {
 	size_t n;
 	const struct api_resource *all = api_registry_all(&n);
@@ -258,12 +260,9 @@ void api_delete(struct api_server *api, struct api_req *rq, struct api_out *out)
 		if (api_mark_deleting(api, rq->res, old, oldj, -1, &so, &f))
 			goto out_fail;
 		api_out_obj(rq, out, 200, so);
-		api_purge_namespace(api, rq->name);
-		if (!has_fin) {
-			struct store_obj *prev = NULL;
-			api_delete_now(api, rq->res, "", rq->name, 0, o.policy, 0, &prev, &f);
-			store_obj_unref(api->store, prev);
-		}
+		/* the contents go asynchronously, as with kube's namespace controller, so that
+		 * `kubectl delete -f` of a namespace and its objects finds them still there */
+		api_ns_janitor_kick(api);
 		goto out;
 	}
 	if (has_fin || bound_pod) {
@@ -494,4 +493,113 @@ void api_eviction(struct api_server *api, struct api_req *rq, struct api_out *ou
 	rq->body_len = 0;
 	if (out->code == 200)
 		api_out_status_ok(out, 201, "pods", rq->name);
+}
+
+/* ---- namespace janitor ----------------------------------------------------------------- */
+
+/* One pass: every namespace Terminating for at least K32_API_NS_PURGE_DELAY_MS has its
+ * contents deleted, then (without finalizers) goes itself. Returns whether any namespace is
+ * still Terminating (the janitor then looks again later). */
+static bool api_ns_janitor_pass(struct api_server *api, uint64_t now_s)
+{
+	const struct api_resource *nsres = api_registry_find("", "v1", "namespaces");
+	struct store_list list;
+	struct store_key key;
+	struct store_list_opts opts = {0};
+	struct k32_err err;
+	bool pending = false;
+	memset(&list, 0, sizeof(list));
+	api_key(nsres, "", "", &key);
+	if (store_list(api->store, &key, &opts, &list, &err) != K32_OK)
+		return true;
+	for (uint32_t i = 0; i < list.count; i++) {
+		cJSON *j = api_parse_obj(list.items[i]);
+		const char *phase = api_jstr(j, "status.phase");
+		const char *dts = api_jstr(j, "metadata.deletionTimestamp");
+		const char *name = api_jstr(j, "metadata.name");
+		uint64_t dt;
+		if (!j || !phase || strcmp(phase, "Terminating") || !name) {
+			cJSON_Delete(j);
+			continue;
+		}
+		uint64_t delay_s = (K32_API_NS_PURGE_DELAY_MS + 999) / 1000;
+		if (!dts || !api_parse_time(dts, &dt) || dt + delay_s > now_s) {
+			pending = true;
+			cJSON_Delete(j);
+			continue;
+		}
+		api_purge_namespace(api, name);
+		if (cJSON_GetArraySize(k32_json_find(j, "metadata.finalizers")) == 0) {
+			struct store_obj *prev = NULL;
+			struct api_fail f;
+			api_fail_clear(&f);
+			api_delete_now(api, nsres, "", name, 0, "Background", 0, &prev, &f);
+			store_obj_unref(api->store, prev);
+		} else {
+			pending = true; /* a controller removes the finalizers */
+		}
+		cJSON_Delete(j);
+	}
+	store_list_fini(api->store, &list);
+	return pending;
+}
+
+static void api_ns_janitor_main(void *arg)
+{
+	struct api_server *api = arg;
+	const struct k32_platform_ops *pl = k32_plat();
+	bool pending = true; /* a namespace may have been left Terminating by a crash */
+	pl->mutex_lock(&api->jmu);
+	while (!api->jstop) {
+		int64_t deadline =
+		    pending || api->jkick
+			? k32_deadline_after((int64_t)K32_API_NS_PURGE_DELAY_MS * 1000)
+			: K32_FOREVER;
+		if (!api->jkick)
+			pl->cond_wait(&api->jcond, &api->jmu, deadline);
+		if (api->jstop)
+			break;
+		api->jkick = false;
+		pl->mutex_unlock(&api->jmu);
+		pending = api_ns_janitor_pass(api, pl->wall_s());
+		pl->mutex_lock(&api->jmu);
+	}
+	pl->mutex_unlock(&api->jmu);
+}
+
+void api_ns_janitor_kick(struct api_server *api)
+{
+	const struct k32_platform_ops *pl = k32_plat();
+	if (!api->janitor) {
+		/* no janitor task (start failed): purge now */
+		api_ns_janitor_pass(api, pl->wall_s() + 3600);
+		return;
+	}
+	pl->mutex_lock(&api->jmu);
+	api->jkick = true;
+	pl->cond_signal(&api->jcond);
+	pl->mutex_unlock(&api->jmu);
+}
+
+k32_status_t api_ns_janitor_start(struct api_server *api, struct k32_err *err)
+{
+	const struct k32_platform_ops *pl = k32_plat();
+	pl->mutex_init(&api->jmu);
+	pl->cond_init(&api->jcond);
+	return pl->task_create(&api->janitor, "api-ns", api_ns_janitor_main, api, 0, -1, err);
+}
+
+void api_ns_janitor_stop(struct api_server *api)
+{
+	const struct k32_platform_ops *pl = k32_plat();
+	if (!api->janitor)
+		return;
+	pl->mutex_lock(&api->jmu);
+	api->jstop = true;
+	pl->cond_signal(&api->jcond);
+	pl->mutex_unlock(&api->jmu);
+	pl->task_join(api->janitor);
+	api->janitor = NULL;
+	pl->cond_fini(&api->jcond);
+	pl->mutex_fini(&api->jmu);
 }

@@ -886,6 +886,9 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 		if (st)
 			goto out_free;
 	}
+	st = api_ns_janitor_start(api, err);
+	if (st)
+		goto out_free;
 	*out = api;
 	return K32_OK;
 out_free:
@@ -903,6 +906,7 @@ void api_server_free(struct api_server *api)
 {
 	if (!api)
 		return;
+	api_ns_janitor_stop(api);
 	k32_plat()->mutex_fini(&api->mu);
 	api_free(api, sizeof(*api));
 }

@@ -408,7 +408,18 @@ static void test_delete(void **state)
 	/* namespace deletion removes its contents, and creating inside is refused meanwhile */
 	EXPECT(fx, 200, req(fx, "DELETE", "/api/v1/namespaces/del", NULL));
 	assert_string_equal(outs(fx, "status.phase", b, sizeof(b)), "Terminating");
-	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del", NULL));
+	/* asynchronous, like kube's namespace controller: the contents are still there at once
+	 * (kubectl delete -f deletes them itself) and gone after K32_API_NS_PURGE_DELAY_MS */
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/del/pods/lonely", NULL));
+	EXPECT(fx, 403,
+	       req(fx, "POST", "/api/v1/namespaces/del/configmaps",
+		   "{\"metadata\":{\"name\":\"late\"}}"));
+	int code = 200;
+	for (int i = 0; i < 100 && code != 404; i++) {
+		k32_plat()->sleep_us(50000);
+		code = req(fx, "GET", "/api/v1/namespaces/del", NULL);
+	}
+	assert_int_equal(code, 404);
 	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del/pods/lonely", NULL));
 	EXPECT(fx, 403, req(fx, "DELETE", "/api/v1/namespaces/default", NULL));
 }

@@ -50,6 +50,11 @@ struct api_server {
 	struct api_series series[K32_API_EVENT_SERIES_MAX];
 	uint32_t name_seq;	  /* for generated names */
 	uint32_t events_recorded; /* api_event_record calls (GC every 32) */
+	struct k32_task *janitor; /* namespace janitor task (NULL: purge synchronously) */
+	struct k32_mutex jmu;	  /* guards jkick, jstop */
+	struct k32_cond jcond;	  /* wakes the janitor */
+	bool jkick;		  /* a namespace was marked Terminating */
+	bool jstop;		  /* api_server_free is stopping the janitor */
 	uint32_t bookmark_s;	  /* seconds between BOOKMARK events */
 	api_log_fn log_fn;	  /* pod logs, or NULL */
 	void *log_ctx;
@@ -145,6 +150,11 @@ void api_set_str(cJSON *o, const char *key, const char *v);
 void api_set_num(cJSON *o, const char *key, double v);
 /* Answers the stored object (a Table of it when asked). */
 void api_out_obj(struct api_req *rq, struct api_out *out, int code, const struct store_obj *o);
+/* Namespace janitor (api_delete.c): deletes what Terminating namespaces contain. */
+k32_status_t api_ns_janitor_start(struct api_server *api, struct k32_err *err);
+void api_ns_janitor_kick(struct api_server *api);
+void api_ns_janitor_stop(struct api_server *api);
+void api_purge_namespace(struct api_server *api, const char *ns);
 /* Verbs in api_delete.c. */
 void api_delete(struct api_server *api, struct api_req *rq, struct api_out *out);
 void api_delete_collection(struct api_server *api, struct api_req *rq, struct api_out *out);

@@ -329,6 +329,19 @@ fi
 check delete-deploy '^deployment.apps "web" deleted$' kn delete deploy web
 check delete-namespace '^namespace "e2e" deleted$' k delete namespace e2e --timeout=20s
 check namespace-gone 'NotFound' k get namespace e2e
+cat >"$WORK/multi.yaml" <<'EOF'
+apiVersion: v1
+kind: Namespace
+metadata: {name: multi}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c, namespace: multi}
+data: {a: "1"}
+EOF
+check multi-apply 'configmap/c created' k apply -f "$WORK/multi.yaml"
+check multi-delete 'configmap "c" deleted' k delete -f "$WORK/multi.yaml"
+check multi-gone 'NotFound' k get namespace multi
 
 # ---- python3-kubernetes ---------------------------------------------------------------------
 check python-client '^python: all checks passed$' "$PY" "$HERE/python_e2e.py"
