@@ -61,15 +61,17 @@ struct api_config {
 };
 
 /*
- * Creates the API server. Loads (or creates) the tokens file and, with bootstrap, creates
- * the standard namespaces.
+ * Creates the API server. Loads (or creates) the tokens file, with bootstrap creates the
+ * standard namespaces, and starts the namespace janitor task (it deletes the contents of
+ * Terminating namespaces; it sleeps when there are none).
  * @retval K32_OK, K32_ERR_INVALID_ARGS (no store), K32_ERR_IO (tokens file),
  *         K32_ERR_NO_MEMORY, or a store error from bootstrap.
  */
 k32_status_t api_server_new(const struct api_config *cfg, struct api_server **out,
 			    struct k32_err *err);
 
-/* Frees the server. The http server using it must be stopped first. NULL is ignored. */
+/* Stops the janitor and frees the server. The http server using it must be stopped first.
+ * NULL is ignored. */
 void api_server_free(struct api_server *api);
 
 /* Tells the api server which http server carries its watch streams (for wake-ups). */
