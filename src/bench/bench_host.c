@@ -19,6 +19,14 @@ static k32_status_t h_time_us(struct k32_hostcall *c)
 	return K32_OK;
 }
 
+static k32_status_t h_counter_us(struct k32_hostcall *c)
+{
+	static _Thread_local uint64_t counter;
+
+	c->results[0] = ++counter;
+	return K32_OK;
+}
+
 static k32_status_t h_time_ms(struct k32_hostcall *c)
 {
 	c->results[0] = k32_now_us() / 1000u;
@@ -101,6 +109,16 @@ const struct k32_hostfn_def bench_host_fns[] = {
 };
 const size_t bench_host_count = sizeof(bench_host_fns) / sizeof(bench_host_fns[0]);
 
+const struct k32_hostfn_def bench_host_fns_counter[] = {
+    {"kube32", "k32_time_us", ":I", h_counter_us, NULL},
+    {"kube32", "k32_time_ms", ":I", h_time_ms, NULL},
+    {"kube32", "k32_log", "iii:", h_log, NULL},
+    {"kube32", "k32_http_path", "ii:i", h_http_path, NULL},
+    {"kube32", "k32_http_body", "iii:i", h_http_body, NULL},
+    {"kube32", "k32_http_write", "ii:i", h_http_write, NULL},
+    {"kube32", "k32_http_header", "iiii:i", h_http_header, NULL},
+};
+
 k32_status_t bench_pod_open(struct bench_pod *p, const uint8_t *bytes, size_t len,
 			    const struct bench_pod_opts *opts, struct k32_err *err)
 {
@@ -116,7 +134,8 @@ k32_status_t bench_pod_open(struct bench_pod *p, const uint8_t *bytes, size_t le
 	if (st)
 		return st;
 	wrt_linker_init(&lk);
-	st = wrt_linker_add_host(&lk, bench_host_fns, bench_host_count, err);
+	st = wrt_linker_add_host(&lk, opts->counter_clock ? bench_host_fns_counter : bench_host_fns,
+				 bench_host_count, err);
 	if (st)
 		goto out_free_mod;
 	wrt_limits_default(&lim);

@@ -26,8 +26,10 @@ struct bench_http_req {
 	uint32_t body_len;  /* bytes in body */
 };
 
-/* The host functions above (table of bench_host_count entries). */
+/* The host functions above (table of bench_host_count entries), and the same table with
+ * k32_time_us replaced by a counter (bench_pod_opts.counter_clock). */
 extern const struct k32_hostfn_def bench_host_fns[];
+extern const struct k32_hostfn_def bench_host_fns_counter[];
 extern const size_t bench_host_count;
 
 /* A loaded bench pod: module + instance + its exports. */
@@ -47,6 +49,8 @@ struct bench_pod_opts {
 	uint64_t mem_bytes;   /* linear memory cap (24 KiB on the boards) */
 	uint32_t stack_bytes; /* value stack; 0: the runtime default */
 	uint64_t gas;	      /* gas per call when metered; 0: effectively unlimited */
+	bool counter_clock;   /* k32_time_us returns a counter (1, 2, ...) instead of reading
+				 the clock: the host call's cost is then the crossing alone */
 };
 
 /* Loads bytes (kept by the module until bench_pod_close) and instantiates it.

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "console.h"
+#include "platform/k32_platform.h"
 
 static void out(void *user, const char *s, size_t len)
 {
@@ -19,15 +20,30 @@ static void out(void *user, const char *s, size_t len)
 	fflush(stdout);
 }
 
-int main(void)
+static struct con c;
+
+/* The console task, as on a board: reads lines and answers them. */
+static void console_task(void *arg)
 {
-	static struct con c;
 	char buf[512];
 
-	con_init(&c, con_builtin_cmds, con_builtin_count, out, NULL);
+	(void)arg;
 	/* line by line, so an interactive user gets each answer at once */
 	while (fgets(buf, sizeof(buf), stdin))
 		con_feed(&c, buf, strlen(buf));
 	con_feed(&c, "\n", 1); /* a last line without its newline */
+}
+
+int main(void)
+{
+	struct k32_task *t;
+	struct k32_err err;
+
+	con_init(&c, con_builtin_cmds, con_builtin_count, out, NULL);
+	if (k32_plat()->task_create(&t, "console", console_task, NULL, 64 * 1024, -1, &err)) {
+		fprintf(stderr, "k32-console: starting the console task: %s\n", err.msg);
+		return 1;
+	}
+	k32_plat()->task_join(t);
 	return c.errors ? 1 : 0;
 }
