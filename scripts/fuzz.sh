@@ -13,7 +13,10 @@ spec=../shared/testdata/wasm-spec
 
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DK32_FUZZ=ON \
 	$(command -v ninja >/dev/null && echo -G Ninja) >/dev/null
-cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)"
+# Build only the fuzz targets (named *_fuzz) and what they need, not the whole tree.
+mapfile -t targets < <(cmake --build "$build" --target help | sed -nE 's/^([A-Za-z0-9_.-]+_fuzz)(:| ).*/\1/p' | sort -u)
+[ ${#targets[@]} -gt 0 ] || { echo "fuzz: no fuzz target is defined" >&2; exit 1; }
+cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}"
 
 mapfile -t fuzzers < <(find "$build" -type f -executable -name '*_fuzz' | sort)
 [ ${#fuzzers[@]} -gt 0 ] || { echo "fuzz: no fuzz target was built" >&2; exit 1; }
