@@ -786,7 +786,7 @@ static void sleeper_kick(struct kobj_sleeper *sl)
 	 * the signal itself needs no lock. */
 	p->mutex_lock(&sl->m);
 	p->mutex_unlock(&sl->m);
-	p->cond_broadcast(&sl->c);
+	p->cond_signal(&sl->c); /* one waiter per sleeper */
 }
 
 void kobj_flush_wakes(void)
