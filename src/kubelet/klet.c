@@ -1180,6 +1180,119 @@ const struct k32_allocator *klet_pod_allocator(struct klet_pod *pod)
 	return &pod->alloc;
 }
 
+static int b64_val(uint8_t c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* Decodes base64 text (whitespace skipped, '=' ends it) into out (cap bytes). */
+static k32_status_t b64_decode(const char *in, uint8_t *out, size_t cap, size_t *out_len)
+{
+	uint32_t acc = 0;
+	int bits = 0;
+	size_t n = 0;
+	for (const char *p = in; *p && *p != '='; p++) {
+		if (*p == '\n' || *p == '\r' || *p == ' ')
+			continue;
+		int v = b64_val((uint8_t)*p);
+		if (v < 0)
+			return K32_ERR_CORRUPT;
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n == cap)
+				return K32_ERR_CORRUPT;
+			out[n++] = (uint8_t)(acc >> bits);
+		}
+	}
+	*out_len = n;
+	return K32_OK;
+}
+
+k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
+			       const struct k32_allocator *alloc, uint8_t **out, size_t *out_len,
+			       struct k32_err *err)
+{
+	struct klet *k = pod->k;
+	const char *nss[2] = {pod->ns, "kube-system"};
+	struct k32_buf b;
+	k32_buf_init(&b, k->alloc, K32_KLET_IMAGE_MAX_BYTES * 2 + 4096, "module ConfigMap");
+	k32_status_t st = K32_ERR_NOT_FOUND;
+	for (int i = 0; i < 2 && st == K32_ERR_NOT_FOUND; i++) {
+		char target[300];
+		snprintf(target, sizeof(target), "/api/v1/namespaces/%s/configmaps/%s", nss[i],
+			 file_name);
+		int code = 0;
+		struct k32_err e;
+		if (klet_api(k, k->cli, "GET", target, NULL, NULL, &code, &b, &e) || code != 200)
+			continue;
+		cJSON *cm = NULL;
+		if (k32_json_parse((const char *)b.data, b.len, &cm, &e))
+			continue;
+		const char *bin = cJSON_GetStringValue(
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(cm, "binaryData"), file_name));
+		const char *txt = cJSON_GetStringValue(
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(cm, "data"), file_name));
+		if (bin || txt) {
+			size_t cap = bin ? strlen(bin) / 4 * 3 + 3 : strlen(txt);
+			uint8_t *buf =
+			    cap <= K32_KLET_IMAGE_MAX_BYTES ? k32_alloc(alloc, cap + 1) : NULL;
+			size_t n = 0;
+			if (cap > K32_KLET_IMAGE_MAX_BYTES) {
+				st = k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
+						 "module %s in ConfigMap %s/%s is %zu bytes, over "
+						 "K32_KLET_IMAGE_MAX_BYTES (%u)",
+						 file_name, nss[i], file_name, cap,
+						 (unsigned)K32_KLET_IMAGE_MAX_BYTES);
+			} else if (!buf) {
+				st = k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
+						 "module %s: %zu bytes do not fit the pod pool",
+						 file_name, cap);
+			} else if (bin && b64_decode(bin, buf, cap, &n)) {
+				k32_free(alloc, buf, cap + 1);
+				st = k32_err_set(err, K32_ERR_CORRUPT, KLET_MOD,
+						 "ConfigMap %s/%s: binaryData[%s] is not base64",
+						 nss[i], file_name, file_name);
+			} else {
+				if (!bin) {
+					memcpy(buf, txt, cap);
+					n = cap;
+				}
+				/* shrink to the exact size so the caller frees n + 1 bytes */
+				uint8_t *fit = k32_realloc(alloc, buf, cap + 1, n + 1);
+				if (!fit) {
+					k32_free(alloc, buf, cap + 1);
+					st = k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
+							 "module %s: out of memory", file_name);
+				} else {
+					fit[n] = 0;
+					*out = fit;
+					*out_len = n;
+					st = K32_OK;
+				}
+			}
+		}
+		cJSON_Delete(cm);
+	}
+	k32_buf_fini(&b);
+	if (st == K32_ERR_NOT_FOUND)
+		k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
+			    "no ConfigMap %s with key %s in namespace %s or kube-system", file_name,
+			    file_name, pod->ns);
+	return st;
+}
+
 void klet_pool_usage(struct klet *k, size_t *out_used, size_t *out_limit)
 {
 	*out_used = k->pool.stats.cur_bytes;

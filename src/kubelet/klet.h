@@ -277,6 +277,19 @@ const char *klet_pod_ref(const struct klet_pod *pod);
 /* Appends one line to the pod's log ring (a trailing newline is dropped; a line over
  * K32_KLET_LOG_LINE_MAX is cut). Any thread; never blocks for long. */
 void klet_pod_log(struct klet_pod *pod, const char *text, size_t len);
+/*
+ * The cluster's module store: a module not in the node's image directory may be kept as a
+ * ConfigMap named file_name (e.g. "hello.wasm", made with `kubectl create configmap
+ * hello.wasm --from-file=hello.wasm`) whose binaryData (or data) holds the key file_name, in
+ * the pod's namespace or else in kube-system. Reads it over the kubelet's API connection
+ * into a block of *out_len + 1 bytes from alloc.
+ * @retval K32_ERR_NOT_FOUND   neither ConfigMap has it (err says where it looked)
+ * @retval K32_ERR_NO_MEMORY   alloc refused; K32_ERR_CORRUPT bad base64
+ * Context: the kubelet's worker only (a provider's start).
+ */
+k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
+			       const struct k32_allocator *alloc, uint8_t **out, size_t *out_len,
+			       struct k32_err *err);
 /* The node's pod pool: bytes in use and its size (for messages). */
 void klet_pool_usage(struct klet *k, size_t *out_used, size_t *out_limit);
 
@@ -284,7 +297,8 @@ void klet_pool_usage(struct klet *k, size_t *out_used, size_t *out_limit);
 
 /*
  * The provider that runs pods as Wasm modules: image "NAME[.wasm][:TAG]" (any registry/path
- * prefix ignored) is the file <image_dir>/NAME.wasm. Links the kobj kx_* functions, the
+ * prefix ignored) is the file <image_dir>/NAME.wasm, else the cluster's module store
+ * (klet_module_fetch: ConfigMap NAME.wasm). Links the kobj kx_* functions, the
  * kubelet's "kube32" functions (k32_log, k32_time_us, k32_time_ms, k32_sleep_ms, the HTTP
  * calls of sdk/k32_klet.h), the extra tables of the config, and a WASI subset
  * (wasi_snapshot_preview1: fd_write to the log, proc_exit, clock_time_get, random_get,

@@ -474,12 +474,6 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	if (st)
 		return st;
 	const struct k32_platform_ops *pl = k32_plat();
-	if (!pl->file_exists(path))
-		return k32_err_set(
-		    err, K32_ERR_NOT_FOUND, KLET_MOD,
-		    "image \"%s\" not found: no file %s in node %s's image directory; "
-		    "copy the module there",
-		    s->image, path, s->node);
 	uint64_t mem = s->mem_limit ? s->mem_limit : K32_KLET_POD_MEM_DEFAULT;
 	size_t used, limit;
 	klet_pool_usage(k, &used, &limit);
@@ -493,12 +487,32 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	w->pod = pod;
 	w->a = a;
 	w->tick_ms = s->tick_ms ? s->tick_ms : K32_KLET_TICK_DEFAULT_MS;
-	st = pl->file_read_all(path, a, K32_KLET_IMAGE_MAX_BYTES, &w->bytes, &w->len, err);
-	if (st) {
-		w->bytes = NULL;
-		if (st == K32_ERR_NO_MEMORY)
-			st = no_fit(k, s, "the module file", K32_KLET_IMAGE_MAX_BYTES, err);
-		goto out_free;
+	if (pl->file_exists(path)) {
+		st = pl->file_read_all(path, a, K32_KLET_IMAGE_MAX_BYTES, &w->bytes, &w->len, err);
+		if (st) {
+			w->bytes = NULL;
+			if (st == K32_ERR_NO_MEMORY)
+				st = no_fit(k, s, "the module file", K32_KLET_IMAGE_MAX_BYTES, err);
+			goto out_free;
+		}
+	} else {
+		/* not on the node's SD card: the cluster's module store */
+		const char *file = strrchr(path, '/') + 1;
+		struct k32_err why;
+		st = klet_module_fetch(pod, file, a, &w->bytes, &w->len, &why);
+		if (st == K32_ERR_NOT_FOUND) {
+			w->bytes = NULL;
+			k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
+				    "image \"%s\" not found on node %s: no ConfigMap %s in %s or "
+				    "kube-system, no file %s",
+				    s->image, s->node, file, s->ns, path);
+			goto out_free;
+		}
+		if (st) {
+			w->bytes = NULL;
+			*err = why;
+			goto out_free;
+		}
 	}
 	/*
 	 * The loader's validator needs ~230 KiB of scratch for a moment (its operand and block

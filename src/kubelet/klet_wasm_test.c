@@ -230,8 +230,8 @@ static void test_start_errors(void **state)
 	fx_pod_create(&t->cp, "nosuch", "wasm-node", "nosuch.wasm", "Always", NULL, NULL);
 	cJSON *p = fx_wait_pod(&t->cp, "nosuch", fx_waiting_is, "ErrImagePull");
 	const char *m = fx_str(fx_cs(p), "state.waiting.message");
-	assert_non_null(strstr(m, "klet_images/nosuch.wasm"));
-	assert_non_null(strstr(m, "image directory"));
+	assert_non_null(strstr(m, "not found on node wasm-node: no ConfigMap nosuch.wasm in "
+				  "default or kube-system, no file /"));
 	cJSON_Delete(p);
 	/* a memory limit over the pool: both numbers in the message */
 	fx_pod_create(&t->cp, "huge", "wasm-node", "t_big.wasm", "Always", "2Mi", NULL);
@@ -258,6 +258,58 @@ static void test_start_errors(void **state)
 	assert_string_equal(path, "/d/hello.wasm");
 }
 
+static void test_module_store(void **state)
+{
+	struct wfx *t = *state;
+	/* a module that is not on the node's image directory but in a ConfigMap */
+	uint8_t *mod;
+	size_t len;
+	struct k32_err err;
+	assert_int_equal(k32_plat()->file_read_all(KLET_TEST_IMAGES "/t_ok.wasm",
+						   k32_default_allocator(), 1 << 20, &mod, &len,
+						   &err),
+			 K32_OK);
+	static const char tb[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char b64[4096];
+	size_t o = 0;
+	for (size_t i = 0; i < len && o + 5 < sizeof(b64); i += 3) {
+		uint32_t v = (uint32_t)mod[i] << 16;
+		if (i + 1 < len)
+			v |= (uint32_t)mod[i + 1] << 8;
+		if (i + 2 < len)
+			v |= mod[i + 2];
+		b64[o++] = tb[(v >> 18) & 63];
+		b64[o++] = tb[(v >> 12) & 63];
+		b64[o++] = i + 1 < len ? tb[(v >> 6) & 63] : '=';
+		b64[o++] = i + 2 < len ? tb[v & 63] : '=';
+	}
+	b64[o] = 0;
+	k32_free(k32_default_allocator(), mod, len + 1);
+	char body[4500];
+	snprintf(body, sizeof(body),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+		 "\"stored.wasm\",\"namespace\":\"kube-system\"},\"binaryData\":{\"stored.wasm\":"
+		 "\"%s\"}}",
+		 b64);
+	int code;
+	cJSON_Delete(
+	    fx_do(&t->cp, "POST", "/api/v1/namespaces/kube-system/configmaps", body, &code));
+	assert_int_equal(code, 201);
+	fx_pod_create(&t->cp, "stored", "wasm-node", "stored.wasm", "Always", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "stored", fx_ready, NULL));
+	assert_true(ticked(t, "stored", 2));
+	/* bad base64 is a clear error */
+	cJSON_Delete(fx_do(&t->cp, "POST", "/api/v1/namespaces/default/configmaps",
+			   "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+			   "\"broken.wasm\"},\"data\":{\"broken.wasm\":\"not a module\"}}",
+			   &code));
+	assert_int_equal(code, 201);
+	fx_pod_create(&t->cp, "broken", "wasm-node", "broken.wasm", "Always", NULL, NULL);
+	cJSON *p = fx_wait_pod(&t->cp, "broken", fx_waiting_is, "CreateContainerError");
+	assert_non_null(strstr(fx_str(fx_cs(p), "state.waiting.message"), "broken.wasm"));
+	cJSON_Delete(p);
+}
+
 static void test_node_unaffected(void **state)
 {
 	struct wfx *t = *state;
@@ -282,10 +334,10 @@ static void test_node_unaffected(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ok_pod),	    cmocka_unit_test(test_http),
-	    cmocka_unit_test(test_trap_crashloop),  cmocka_unit_test(test_failures),
-	    cmocka_unit_test(test_wasi_jobs),	    cmocka_unit_test(test_start_errors),
-	    cmocka_unit_test(test_node_unaffected),
+	    cmocka_unit_test(test_ok_pod),	   cmocka_unit_test(test_http),
+	    cmocka_unit_test(test_trap_crashloop), cmocka_unit_test(test_failures),
+	    cmocka_unit_test(test_wasi_jobs),	   cmocka_unit_test(test_start_errors),
+	    cmocka_unit_test(test_module_store),   cmocka_unit_test(test_node_unaffected),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
