@@ -305,6 +305,33 @@ static void dp_rolling(struct ctrl *c, const cJSON *d, const cJSON *newrs, cJSON
 	ctrl_free(target, tlen);
 }
 
+/* True when a pod of an old ReplicaSet still exists, terminating ones included (Recreate
+ * starts the new pods only once the old ones are gone, as Kubernetes does); true on a read
+ * failure too. */
+static bool dp_old_pods_left(struct ctrl *c, const cJSON *d, const cJSON *newrs, const cJSON *rss)
+{
+	char path[400];
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods",
+		 ctrl_jstr(d, "metadata.namespace"));
+	cJSON *pods = ctrl_list_array(c, path, NULL);
+	if (!pods)
+		return true;
+	bool left = false;
+	const cJSON *p, *rs;
+	cJSON_ArrayForEach(p, pods)
+	{
+		const char *cu = ctrl_controller_uid(p);
+		cJSON_ArrayForEach(rs, rss)
+		{
+			const char *u = ctrl_jstr(rs, "metadata.uid");
+			if (rs != newrs && cu && u && !strcmp(cu, u) && !ctrl_pod_terminal(p))
+				left = true;
+		}
+	}
+	cJSON_Delete(pods);
+	return left;
+}
+
 static void dp_recreate(struct ctrl *c, const cJSON *d, const cJSON *newrs, const cJSON *rss)
 {
 	bool old_pods = false;
@@ -319,7 +346,7 @@ static void dp_recreate(struct ctrl *c, const cJSON *d, const cJSON *newrs, cons
 		    ctrl_jint(rs, "status.replicas", 0) > 0)
 			old_pods = true;
 	}
-	if (!old_pods)
+	if (!old_pods && !dp_old_pods_left(c, d, newrs, rss))
 		dp_scale(c, d, newrs, ctrl_jint(d, "spec.replicas", 1));
 }
 

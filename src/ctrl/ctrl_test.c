@@ -854,6 +854,47 @@ static void test_deploy_deadline(void **state)
 	rollout(fx, false);
 }
 
+/* Recreate: the old pods all go before any new one is created. */
+static void test_deploy_recreate(void **state)
+{
+	struct fx *fx = *state;
+	node_add(fx, "n1", "1Mi", 50, NULL, NULL, NULL);
+	must(reqf(fx, "POST", "/apis/apps/v1/namespaces/default/deployments", deploy_fmt, 10,
+		  "a.wasm"),
+	     201, fx, "deployment");
+	must(req(fx, "PATCH", DEPLOY,
+		 "{\"spec\":{\"strategy\":{\"type\":\"Recreate\",\"rollingUpdate\":null}}}"),
+	     200, fx, "recreate");
+	rollout(fx, false);
+	must(req(fx, "PATCH", DEPLOY,
+		 "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"main\","
+		 "\"image\":\"b.wasm\"}]}}}}"),
+	     200, fx, "set image");
+	for (int step = 0; step < 60 && !deploy_done(fx); step++) {
+		run(fx, CTRL_ALL);
+		/* never old and new pods at once */
+		cJSON *l = get(fx, "/api/v1/namespaces/default/pods");
+		const cJSON *p;
+		int olds = 0, news = 0;
+		cJSON_ArrayForEach(p, cJSON_GetObjectItem(l, "items"))
+		{
+			const char *img = ctrl_jstr(
+			    cJSON_GetArrayItem(k32_json_find(p, "spec.containers"), 0), "image");
+			if (!strcmp(img, "a.wasm"))
+				olds++;
+			else
+				news++;
+		}
+		cJSON_Delete(l);
+		if (olds && news)
+			fail_msg("step %d: %d old and %d new pods at once", step, olds, news);
+		/* the kubelet finishes deletions only every fourth step: new pods must wait */
+		if (step % 4 == 3)
+			kubelet(fx);
+	}
+	assert_true(deploy_done(fx));
+}
+
 /* ---- DaemonSet ------------------------------------------------------------------------- */
 
 #define DS "/apis/apps/v1/namespaces/default/daemonsets/drv"
@@ -1462,6 +1503,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rs_scale, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_deploy_rollout_undo, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_deploy_deadline, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_deploy_recreate, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_daemonset, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_complete, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_backoff, fx_setup, fx_teardown),
