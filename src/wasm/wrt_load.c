@@ -45,6 +45,9 @@ struct wrt_ctl {
 	uint32_t head_target;	/* loop: ctl index that test jumps to */
 	uint8_t head_kind;	/* loop: 1 = if test, 2 = br_if exit, 0 = none */
 	uint32_t head_else;	/* loop with an if test: that if's else_pos word */
+	uint32_t
+	    head_else_pc; /* loop with an if test: where that test's false path goes, once known */
+	uint32_t head_of; /* if: the loop whose leading test it is, WRT_NO_INDEX if none */
 };
 
 struct wrt_ld {
@@ -1075,6 +1078,8 @@ static void push_ctl(struct wrt_ld *ld, uint8_t kind, const uint8_t *params, uin
 	c->gas_entry = ld->gas_pos;
 	c->body_pc = WRT_NO_INDEX;
 	c->head_pc = WRT_NO_INDEX;
+	c->head_else_pc = WRT_NO_INDEX;
+	c->head_of = WRT_NO_INDEX;
 	push_types(ld, params, np);
 	label_here(ld);
 }
@@ -1576,6 +1581,8 @@ static void op_end(struct wrt_ld *ld, size_t off)
 	bool was_target =
 	    c->kind == CTL_LOOP ? ld->gas_pos != c->loop_gas_pos : ld->gas_pos != c->gas_entry;
 	if (!c->dead) {
+		if (c->kind == CTL_IF && c->head_of != WRT_NO_INDEX)
+			ld->ctl[c->head_of].head_else_pc = ld->ncode;
 		if (c->else_pos != WRT_NO_INDEX)
 			patch_chain(ld, c->else_pos, ld->ncode);
 		patch_chain(ld, c->patch, ld->ncode);
@@ -1639,6 +1646,9 @@ static bool fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct 
 static void note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uint8_t kind,
 			   uint32_t target)
 {
+	/* blocks between the loop and the test emit no code: look through them */
+	while (li < ld->cd && li > 0 && ld->ctl[li].kind == CTL_BLOCK)
+		li--;
 	if (li >= ld->cd || ld->st)
 		return;
 	struct wrt_ctl *l = &ld->ctl[li];
@@ -1650,6 +1660,9 @@ static void note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uin
 	l->head_kind = kind;
 	l->head_target = target;
 	l->head_else = kind == 1 ? ld->ctl[target].else_pos : WRT_NO_INDEX;
+	l->head_else_pc = WRT_NO_INDEX;
+	if (kind == 1)
+		ld->ctl[target].head_of = li;
 }
 
 /*
@@ -1661,18 +1674,22 @@ static void note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uin
  */
 static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 {
-	uint32_t li = (uint32_t)(c - ld->ctl);
 	if (c->kind != CTL_LOOP || c->head_pc == WRT_NO_INDEX || c->np)
 		return false;
 	if (ld->m->metered && ld->gas_pos != c->loop_gas_pos)
 		return false;
 	uint8_t next = ld->pos < ld->end ? ld->b[ld->pos] : 0;
+	bool jump_else = false; /* after the test, jump to where its false path goes */
 	if (c->head_kind == 1) {
-		/* the if is the innermost block, in its then-arm, and this br ends the arm: the
-		 * code after this instruction is the else arm or the if's end */
-		if (ld->cd - 1 != li + 1 || top(ld)->kind != CTL_IF ||
-		    top(ld)->else_pos != c->head_else || (next != 0x05 && next != 0x0B))
+		/* either the if is the innermost block, in its then-arm, and this br ends the
+		 * arm (the code after this instruction is where the test's false path goes), or
+		 * that place is already known */
+		struct wrt_ctl *hif = &ld->ctl[c->head_target];
+		bool here = c->head_target < ld->cd && top(ld) == hif && hif->kind == CTL_IF &&
+			    hif->else_pos == c->head_else && (next == 0x05 || next == 0x0B);
+		if (!here && c->head_else_pc == WRT_NO_INDEX)
 			return false;
+		jump_else = !here;
 	} else if (c->head_target >= ld->cd) {
 		return false;
 	}
@@ -1731,6 +1748,10 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 	if (c->head_kind == 2) { /* falling through leaves the loop: go where its test went */
 		emit(ld, WRT_OP_BR);
 		emit_target(ld, &ld->ctl[c->head_target], true);
+	} else if (jump_else) {
+		emit(ld, WRT_OP_BR);
+		emit(ld, c->head_else_pc - ld->ncode);
+		emit(ld, 0);
 	}
 	label_here(ld);
 	return true;
@@ -2014,6 +2035,8 @@ static bool body_op(struct wrt_ld *ld)
 			}
 			patch_chain(ld, c->else_pos, ld->ncode);
 			c->else_pos = WRT_NO_INDEX;
+			if (c->head_of != WRT_NO_INDEX)
+				ld->ctl[c->head_of].head_else_pc = ld->ncode;
 		}
 		c->kind = CTL_ELSE;
 		c->unreachable = false;

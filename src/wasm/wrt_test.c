@@ -446,6 +446,10 @@ static const struct exec_case fold_cases[] = {
     {"br_value", 1, {3}, 1, {99}},
     {"sel", 1, {5}, 1, {3}},
     {"sel", 1, {20}, 1, {20}},
+    {"while_nested", 1, {3}, 1, {306}},
+    {"while_nested", 1, {0}, 1, {0}},
+    {"while_skip", 1, {3}, 1, {10}},
+    {"while_skip", 1, {20}, 1, {10010}},
 };
 
 static void test_compiler_folds(void **state)

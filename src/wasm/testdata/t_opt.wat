@@ -61,4 +61,26 @@
   ;; select with constants
   (func (export "sel") (param i32) (result i32)
     (select (i32.const 3) (local.get 0) (i32.lt_u (local.get 0) (i32.const 10))))
+  ;; rotation when the loop's leading if sits inside blocks and is closed at the back-edge
+  (func (export "while_nested") (param i32) (result i32) (local i32)
+    (block $exit
+      (loop $l
+        (block $b
+          (if (local.get 0)
+            (then
+              (local.set 1 (i32.add (local.get 1) (local.get 0)))
+              (local.set 0 (i32.sub (local.get 0) (i32.const 1))))
+            (else (br $exit))))
+        (local.set 1 (i32.add (local.get 1) (i32.const 100)))
+        (br $l)))
+    (local.get 1))
+  (func (export "while_skip") (param i32) (result i32) (local i32)
+    (block $exit
+      (loop $l
+        (if (i32.gt_s (local.get 0) (i32.const 0))
+          (then (local.set 0 (i32.sub (local.get 0) (i32.const 1)))))
+        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+        (br_if $exit (i32.ge_u (local.get 1) (i32.const 10)))
+        (br $l)))
+    (i32.add (local.get 1) (i32.mul (local.get 0) (i32.const 1000))))
 )
