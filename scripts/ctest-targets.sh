@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Prints the executable target names of the ctest tests with a label, from a configured
-# build tree, so a build can make only what those tests run (make test-tsan).
+# Prints the build targets that the ctest tests with a label run, from a configured build
+# tree (built or not), so a build can make only what those tests need (make test-tsan).
+# A test's target is its executable when ctest knows it, else a target of the test's name.
 # Usage: scripts/ctest-targets.sh BUILD_DIR LABEL
 set -euo pipefail
 cd "$1"
-ctest -N -L "$2" --show-only=json-v1 | python3 -c '
+targets=$(cmake --build . --target help | sed -nE 's/^([A-Za-z0-9_.-]+)(:| ).*/\1/p')
+ctest -N -L "$2" --show-only=json-v1 | TARGETS="$targets" python3 -c '
 import json, os, sys
+known = set(os.environ["TARGETS"].split())
 names = set()
 for t in json.load(sys.stdin)["tests"]:
     cmd = t.get("command") or []
-    # Only programs built in this tree; scripts run by bash or python3 need no target.
-    if cmd and os.path.realpath(cmd[0]).startswith(os.path.realpath(".") + os.sep):
-        names.add(os.path.basename(cmd[0]))
+    for cand in ([os.path.basename(cmd[0])] if cmd else []) + [t["name"]]:
+        if cand in known:
+            names.add(cand)
+            break
 print(" ".join(sorted(names)))
 '
