@@ -385,6 +385,7 @@ static void section_ops(const struct opts *o, const uint8_t *bytes, size_t len,
 	uint64_t *d = calloc(nops, sizeof(uint64_t));
 	char a[32], b[32], c[32], e[32], f[32], g[32];
 	double gas_lo = 1e18, gas_hi = 0;
+	int gas_noise = 0;
 
 	if (!d) {
 		fprintf(stderr, "wasm-bench: out of memory for %u op counters\n", nops);
@@ -423,10 +424,12 @@ static void section_ops(const struct opts *o, const uint8_t *bytes, size_t len,
 		double gas_ns = groups[G_GAS]
 				    ? (t->met_us[k] - t->unm_us[k]) * 1000.0 / (double)groups[G_GAS]
 				    : NAN;
-		if (groups[G_GAS] && gas_ns < gas_lo)
+		if (groups[G_GAS] && gas_ns > 0 && gas_ns < gas_lo)
 			gas_lo = gas_ns;
 		if (groups[G_GAS] && gas_ns > gas_hi)
 			gas_hi = gas_ns;
+		if (!(gas_ns > 0))
+			gas_noise++;
 		char mix[160] = "", ops_s[64];
 		size_t at = 0;
 		for (int pass = 0; pass < G_GAS; pass++) {
@@ -458,13 +461,22 @@ static void section_ops(const struct opts *o, const uint8_t *bytes, size_t len,
 					num(g, nat_op, 3), e, mix_s},
 		       7, 0);
 	}
-	printf("\nOne gas check (the GAS op, charged once per straight-line block) costs %.2f to "
-	       "%.2f ns here: (metered - unmetered time) / GAS ops executed, per kernel. Groups: "
+	if (gas_hi > 0)
+		printf("\nOne gas check (the GAS op, charged once per straight-line block) costs "
+		       "%.2f to %.2f ns here: (metered - unmetered time) / GAS ops executed, per "
+		       "kernel",
+		       gas_lo, gas_hi);
+	else
+		printf("\nThe cost of one gas check could not be resolved in this run");
+	if (gas_noise)
+		printf(" (in %d of the kernels the metered run was not slower than the unmetered "
+		       "one, below this machine's noise, so they give no figure)",
+		       gas_noise);
+	printf(". Groups: "
 	       "integer = i32/i64 arithmetic, compares, conversions and constants; branch = br, "
 	       "br_if, fused compare-and-branch, br_table, return; memory = loads, stores, "
 	       "memory.*; call = call, call_indirect; other = local moves (COPY), select, "
-	       "globals.\n",
-	       gas_lo, gas_hi);
+	       "globals.\n");
 	bench_pod_close(&counted);
 	free(d);
 }
