@@ -222,8 +222,15 @@ def write_part(build, part, text, command):
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, part + ".md"), "w") as f:
         f.write(text.rstrip() + "\n")
+    try:
+        with open("/proc/loadavg") as f:
+            load = f.read().split()[0]
+    except OSError:
+        load = "?"
     with open(os.path.join(d, part + ".cmd"), "w") as f:
-        f.write(command + "\n")
+        f.write(command + "\n" + "%s UTC, load average %s on %d cores when the part ended\n" %
+                (datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"), load,
+                 os.cpu_count() or 0))
     print(text)
 
 
@@ -1150,11 +1157,11 @@ def part_text(build, part):
         with open(os.path.join(d, part + ".md")) as f:
             text = f.read().rstrip() + "\n"
         with open(os.path.join(d, part + ".cmd")) as f:
-            cmd = f.read().strip()
+            cmd, _, when = f.read().strip().partition("\n")
     except OSError:
         return ("Not measured in this run: `scripts/bench.sh %s %s` has not run.\n" %
                 (os.path.relpath(build, ROOT), part))
-    return "Command: `%s`\n\n%s" % (cmd, text)
+    return "Command: `%s` (%s)\n\n%s" % (cmd, when or "time not recorded", text)
 
 
 def page(build):
@@ -1184,7 +1191,12 @@ def page(build):
     s.append("### In-process (the runtime through wrt.h)\n\n" + P("wasm"))
     s.append("### Through a kubelet (kube32-sim, pod HTTP server)\n\n" +
              re.sub(r"\n### Latency\n.*", "\n", P("sim"), flags=re.S))
-    s.append("## Why the ratio changes from kernel to kernel\n\n" + P("ops"))
+    s.append("## Why the ratio changes from kernel to kernel\n\nA ratio is the interpreter's "
+             "cost of the work divided by the native cost of the same work. The reference "
+             "page's wasm3 on the Cardputer spends 36 to 79 cycles per operation and a gas "
+             "check costs it 46 to 77 cycles (quoted); kube32's interpreter executes its own "
+             "internal ops (fused and specialised at load), so its counts are not wasm3's.\n\n" +
+             P("ops"))
     s.append("## Native stack\n\nOn the reference page's boards, wasm3 keeps a native frame per "
              "executed instruction until its function returns, and a request to the bench pod "
              "built with -O2 used 23.2 KB and trapped (quoted). kube32's interpreter keeps Wasm "
