@@ -817,6 +817,12 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 #define K32_CTRL_POD_OVERHEAD_BYTES (16u * 1024u)
 #endif
 
+/* Seconds after which a controller whose write the API refused runs again (instead of
+ * waiting for its resync period). */
+#ifndef K32_CTRL_RETRY_S
+#define K32_CTRL_RETRY_S 5
+#endif
+
 /* Nodes the scheduler and node lifecycle track (fixed tables: ~200 bytes per node in the
  * scheduler's pass, ~120 bytes per node kept for heartbeats). More nodes are ignored with a
  * WARN naming this limit. */

@@ -6,7 +6,8 @@
  * atomic flag and signals c->cond under c->lock, which is never held across a store or
  * API call). The task drains the watches (events are looked at only to decide which
  * controllers to mark dirty; Node updates that change nothing but heartbeat times are
- * dropped), then runs each controller that is dirty or due, with c->run_lock held.
+ * dropped, and pod changes wake the scheduler only when a pod is pending or a bound pod
+ * finished), then runs each controller that is dirty or due, with c->run_lock held.
  * ctrl_run_once takes the same run_lock, so a test or CLI pass never overlaps the task's.
  */
 #include "ctrl/ctrl_int.h"
@@ -132,6 +133,33 @@ bool ctrl_node_changed(const struct store_event *ev)
 	return changed;
 }
 
+/* Whether a parsed pod is bound (spec.nodeName set) / terminal (Succeeded or Failed). */
+static bool ctrl_ev_bound(const cJSON *p)
+{
+	const char *n = ctrl_jstr(p, "spec.nodeName");
+	return n && n[0];
+}
+
+bool ctrl_pod_sched_relevant(const struct store_event *ev)
+{
+	if (ev->type == STORE_EVENT_DELETED)
+		return true; /* its room is free */
+	cJSON *a = cJSON_Parse(store_obj_data(ev->obj));
+	cJSON *b = ev->type == STORE_EVENT_MODIFIED && ev->prev
+		       ? cJSON_Parse(store_obj_data(ev->prev))
+		       : NULL;
+	bool rel = true;
+	if (a) {
+		bool pending = !ctrl_ev_bound(a) && !ctrl_deleting(a) && !ctrl_pod_terminal(a);
+		bool freed =
+		    ctrl_pod_terminal(a) && ctrl_ev_bound(a) && (!b || !ctrl_pod_terminal(b));
+		rel = pending || freed;
+	}
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	return rel;
+}
+
 /* Takes pending events of every watch; returns the controllers to mark dirty. */
 static uint32_t ctrl_watch_drain(struct ctrl *c)
 {
@@ -177,6 +205,10 @@ static uint32_t ctrl_watch_drain(struct ctrl *c)
 				uint32_t m = w->mask;
 				if (!strcmp(w->resource, "nodes") && !ctrl_node_changed(&ev[k]))
 					m = 0;
+				/* the scheduler cares about pending pods and freed room only */
+				if (!strcmp(w->resource, "pods") &&
+				    !ctrl_pod_sched_relevant(&ev[k]))
+					m &= ~(uint32_t)CTRL_SCHEDULER;
 				/* the GC cares about deletions and objects being deleted */
 				if ((m & CTRL_GC) && ev[k].type != STORE_EVENT_DELETED &&
 				    !strstr(store_obj_data(ev[k].obj), "\"deletionTimestamp\""))

@@ -107,9 +107,11 @@ k32_status_t ctrl_do(struct ctrl *c, const char *method, const char *target, con
 k32_status_t ctrl_get(struct ctrl *c, const char *target, cJSON **out, struct k32_err *err);
 
 /*
- * A write (POST/PUT/PATCH/DELETE) with a JSON body (may be NULL), counted in the stats and
- * charged to the pass budget. Returns the HTTP code (0 when the request failed); answers
- * >= 400 are counted in write_errors and logged at DEBUG (they are retried next pass).
+ * A write (POST/PUT/PATCH/DELETE) with a JSON body (may be NULL), counted in the stats (the
+ * caller charges the pass budget with ctrl_charge first). Returns the HTTP code (0 when the request
+ * failed); answers
+ * >= 400 are counted in write_errors, logged at DEBUG, and the controller runs again
+ * K32_CTRL_RETRY_S later.
  */
 int ctrl_write(struct ctrl *c, const char *method, const char *target, const char *ctype,
 	       const cJSON *body, cJSON **out);
@@ -189,6 +191,10 @@ bool ctrl_hardware_met(const char *want, const char *have, char *missing, size_t
 /* True when a Node store event changed more than heartbeat times (lastHeartbeatTime,
  * resourceVersion): only those mark the node readers dirty. */
 bool ctrl_node_changed(const struct store_event *ev);
+/* True when a Pod store event can change what the scheduler decides: a pending pod added or
+ * changed, a bound pod that finished (Succeeded/Failed), a pod deleted. Status updates of
+ * running pods are not (they would re-run every unschedulable pod for nothing). */
+bool ctrl_pod_sched_relevant(const struct store_event *ev);
 
 /* ---- passes (one per controller; run with run_lock held) --------------------------- */
 

@@ -1391,6 +1391,49 @@ static void test_heartbeat_filter(void **state)
 	store_watch_close(w);
 }
 
+/* Pod changes wake the scheduler only when they can change a decision. */
+static void test_pod_sched_filter(void **state)
+{
+	struct fx *fx = *state;
+	struct k32_err err;
+	node_add(fx, "n1", "1Mi", 10, NULL, NULL, NULL);
+	struct store_key key = {.group = "", .resource = "pods"};
+	struct store_watch *w = NULL;
+	assert_int_equal(store_watch_open(fx->store, &key, 0, NULL, NULL, &w, &err), K32_OK);
+	static const struct {
+		const char *method, *path, *body;
+		bool relevant;
+	} steps[] = {
+	    {"POST", "/api/v1/namespaces/default/pods",
+	     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\"},\"spec\":{"
+	     "\"containers\":[{\"name\":\"m\",\"image\":\"x.wasm\"}]}}",
+	     true}, /* pending */
+	    {"POST", "/api/v1/namespaces/default/pods/a/binding",
+	     "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"a\"},"
+	     "\"target\":{\"name\":\"n1\"}}",
+	     false}, /* bound: frees nothing */
+	    {"PATCH", "/api/v1/namespaces/default/pods/a/status",
+	     "{\"status\":{\"phase\":\"Running\"}}", false}, /* a running pod's status */
+	    {"PATCH", "/api/v1/namespaces/default/pods/a/status",
+	     "{\"status\":{\"phase\":\"Succeeded\"}}", true}, /* finished: room freed */
+	    {"DELETE", "/api/v1/namespaces/default/pods/a?gracePeriodSeconds=0", NULL, true},
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		int code = req(fx, steps[i].method, steps[i].path, steps[i].body);
+		if (code >= 300)
+			fail_msg("step %zu: %d %s", i, code, k32_buf_cstr(&fx->out));
+		struct store_event ev[4];
+		size_t n = 0;
+		assert_int_equal(store_watch_next(w, ev, 4, &n, K32_NO_WAIT, &err), K32_OK);
+		assert_int_equal(n, 1);
+		if (ctrl_pod_sched_relevant(&ev[0]) != steps[i].relevant)
+			fail_msg("step %zu: relevant %d, want %d", i, !steps[i].relevant,
+				 steps[i].relevant);
+		store_events_release(fx->store, ev, n);
+	}
+	store_watch_close(w);
+}
+
 /* ---- limits and failure paths --------------------------------------------------------- */
 
 /* A pass acts on at most K32_CTRL_BATCH objects, says so, and finishes on the next. */
@@ -1513,6 +1556,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_namespace_finalizer, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_task_triggers, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_heartbeat_filter, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_pod_sched_filter, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_limit, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_write_errors),
 	    cmocka_unit_test_setup_teardown(test_alloc_failures, fx_setup, fx_teardown),

@@ -136,6 +136,7 @@ int ctrl_write(struct ctrl *c, const char *method, const char *target, const cha
 	k32_mutex_unlock(&c->lock);
 	if (code == 0 || code >= 400) {
 		const char *msg = ctrl_jstr(ans, "message");
+		ctrl_requeue(c, K32_CTRL_RETRY_S);
 		k32_log(K32_LOG_DEBUG, "ctrl", "%s %.100s: HTTP %d: %.120s", method, target, code,
 			msg ? msg : err.msg);
 	}
