@@ -1635,8 +1635,11 @@ void klet_get_stats(struct klet *k, struct klet_stats *out)
 				out->running++;
 		}
 	}
+	k32_mutex_unlock(&k->lock);
+	/* the pool is changed under the run lock (provider calls) */
+	k32_mutex_lock(&k->run_lock);
 	out->pool_bytes = k->pool.stats.cur_bytes;
 	out->pool_peak = k->pool.stats.peak_bytes;
 	out->pool_limit = k->pool.stats.limit_bytes;
-	k32_mutex_unlock(&k->lock);
+	k32_mutex_unlock(&k->run_lock);
 }

@@ -31,6 +31,7 @@ static k32_status_t cmd_pods(struct klet *k, struct k32_buf *out)
 {
 	k32_status_t st = K32_OK;
 	uint32_t n = 0;
+	k32_mutex_lock(&k->run_lock); /* pool bytes change under it */
 	k32_mutex_lock(&k->lock);
 	for (uint32_t i = 0; i < k->max_pods && !st; i++) {
 		const struct klet_pod *p = &k->pods[i];
@@ -44,6 +45,7 @@ static k32_status_t cmd_pods(struct klet *k, struct k32_buf *out)
 				    (unsigned long long)(p->cpu_us / 1000), p->image);
 	}
 	k32_mutex_unlock(&k->lock);
+	k32_mutex_unlock(&k->run_lock);
 	if (!st)
 		st = k32_buf_printf(out, NULL, "K32_END PODS count=%u\n", n);
 	return st;
