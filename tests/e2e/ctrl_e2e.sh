@@ -253,6 +253,7 @@ mkdir -p "$WORK/join"
 	--node-name worker-1 --boards host:1 --images "$WORK/images" --pod-port 0 \
 	>"$WORK/join.log" 2>&1 &
 JOIN_PID=$!
+disown "$JOIN_PID" # its SIGKILL below is the test, not news
 eventually worker-ready 'worker-1 +Ready' 20 k get nodes --no-headers
 k cordon cardputer-1 >/dev/null
 k cordon host-1 >/dev/null
@@ -263,7 +264,6 @@ check mover-on-worker '^worker-1 worker-1 $' bash -c \
 k uncordon cardputer-1 >/dev/null
 k uncordon host-1 >/dev/null
 kill -9 "$JOIN_PID"
-wait "$JOIN_PID" 2>/dev/null
 JOIN_PID=
 eventually worker-notready 'worker-1 +(NotReady|Unknown)' 40 k get nodes --no-headers
 check worker-taint 'node.kubernetes.io/unreachable' k get node worker-1 -o 'jsonpath={.spec.taints[*].key}'
