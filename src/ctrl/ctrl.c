@@ -353,7 +353,8 @@ k32_status_t ctrl_start(const struct ctrl_config *cfg, struct api_server *api, s
 	for (unsigned i = 0; c->store && i < CTRL_WATCH_COUNT && !st; i++)
 		st = ctrl_watch_open(c, i, err);
 	if (!st && !c->cfg.no_task)
-		st = k32_plat()->task_create(&c->task, "k32-ctrl", ctrl_task_main, c, 0, -1, err);
+		st = k32_plat()->task_create(&c->task, "k32-ctrl", ctrl_task_main, c,
+					     c->cfg.task_stack_bytes, -1, err);
 	if (st) {
 		ctrl_stop(c);
 		return st;

@@ -53,6 +53,7 @@
 #define CTRL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "api/api.h"
@@ -93,6 +94,8 @@ struct ctrl_config {
 	ctrl_clock_fn wall_s;	 /* UTC seconds (condition times, minReadySeconds); NULL: the
 				  * platform's wall clock */
 	void *clock_ctx;	 /* passed to now_us and wall_s */
+	size_t task_stack_bytes; /* stack of task k32-ctrl; 0: the platform default (an
+				  * ESP32 port wants ~12 KiB: list pages are parsed on it) */
 };
 
 /* Counters since ctrl_start (any thread may read them through ctrl_get_stats). */
