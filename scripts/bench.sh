@@ -49,13 +49,18 @@ others() {
 page_parts="setup wasm sim ops stack memory cpu footprint kobj console"
 case "$part" in
 all)
+	failed=
 	for p in $page_parts; do
 		echo "== bench part $p"
-		python3 "$here/bench_page.py" "$build" "$p"
+		python3 "$here/bench_page.py" "$build" "$p" || failed="$failed $p"
 		echo
 	done
 	others
 	python3 "$here/bench_page.py" "$build" page
+	if [ -n "$failed" ]; then
+		echo "bench: these parts failed:$failed (the page says so where they left no output)" >&2
+		exit 1
+	fi
 	;;
 others)
 	others

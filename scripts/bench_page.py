@@ -773,6 +773,7 @@ def timed(fn, n=30):
 
 def latency(sim):
     rows = []
+    lat = {"sched": None, "running": None}
 
     def get_pods():
         st, _ = sim.api("GET", "/api/v1/pods")
@@ -813,7 +814,6 @@ def latency(sim):
         lat[fn.__name__] = med
     sim.delete_pod("rtt")
     sched, running, failed = [], [], 0
-    lat = {"sched": None, "running": None}
     if sim.controllers:
         for i in range(30):
             name = "apply-%d" % i
