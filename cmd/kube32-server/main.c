@@ -2,7 +2,8 @@
  * kube32-server - the control plane on its own: store + API server over HTTPS.
  *
  *   kube32-server [--data-dir DIR] [--port N] [--host ADDR] [--kubeconfig PATH]
- *                 [--port-file PATH] [--insecure-http]
+ *                 [--port-file PATH] [--insecure-http] [--handler-threads N]
+ *                 [--no-tls-park]
  *
  * Opens (or creates) the store in DIR (store.log / store.snap), the TLS material in DIR/pki
  * and the tokens file DIR/tokens, serves on ADDR:N (127.0.0.1:6443 by default; port 0
@@ -10,6 +11,12 @@
  * authority-data and the admin token; DIR/admin.kubeconfig by default) and runs until
  * SIGTERM or SIGINT, then stops cleanly: the http server (closing every watch), the API
  * server, the store (its log is already fsynced).
+ *
+ * Requests are handled on --handler-threads tasks (default KUBE32_SERVER_HANDLER_THREADS,
+ * 2: the API handlers are thread-safe, and a list or an fsynced write then does not hold up
+ * the other connections; 0 handles them on the http loop task). --no-tls-park keeps every
+ * TLS connection's mbedTLS record buffers for its whole life (see http.h, MEMORY); both
+ * exist so tests/e2e/bench_api.py can measure the difference.
  *
  * Signal handling is here, not in src/: it is OS-specific (a board has no SIGTERM).
  */
@@ -24,6 +31,9 @@
 #include "platform/k32_platform.h"
 #include "store/store.h"
 
+/* Handler tasks by default (this machine and the control-plane board have two cores). */
+#define KUBE32_SERVER_HANDLER_THREADS 2
+
 static volatile sig_atomic_t k32_stop;
 
 static void on_signal(int sig)
@@ -37,14 +47,18 @@ static void usage(void)
 	fprintf(
 	    stderr,
 	    "usage: kube32-server [--data-dir DIR] [--port N] [--host ADDR] [--kubeconfig PATH]\n"
-	    "                     [--port-file PATH] [--insecure-http]\n"
+	    "                     [--port-file PATH] [--insecure-http] [--handler-threads N]\n"
+	    "                     [--no-tls-park]\n"
 	    "  --data-dir DIR     store, certificates, tokens (default ./kube32-data)\n"
 	    "  --port N           port to serve on; 0 picks a free one (default 6443)\n"
 	    "  --host ADDR        address to bind (default 127.0.0.1)\n"
 	    "  --kubeconfig PATH  where to write the admin kubeconfig (default "
 	    "DIR/admin.kubeconfig)\n"
 	    "  --port-file PATH   write the bound port there once serving\n"
-	    "  --insecure-http    serve plain HTTP (kubectl then sends no token: tests only)\n");
+	    "  --insecure-http    serve plain HTTP (kubectl then sends no token: tests only)\n"
+	    "  --handler-threads N  tasks that run API handlers, 0..16; 0: on the http loop task\n"
+	    "                     (default 2)\n"
+	    "  --no-tls-park      keep idle TLS connections' record buffers (~33 KiB each)\n");
 }
 
 static void b64(const uint8_t *in, size_t len, char *out)
@@ -127,8 +141,8 @@ int main(int argc, char **argv)
 {
 	const char *data_dir = "./kube32-data", *host = "127.0.0.1", *kubeconfig = NULL;
 	const char *port_file = NULL;
-	long port = 6443;
-	bool tls = true;
+	long port = 6443, threads = KUBE32_SERVER_HANDLER_THREADS;
+	bool tls = true, tls_park = true;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -152,6 +166,19 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--port-file") && v) {
 			port_file = v;
 			i++;
+		} else if (!strcmp(a, "--handler-threads") && v) {
+			char *end;
+			threads = strtol(v, &end, 10);
+			if (*end || threads < 0 || threads > K32_HTTP_MAX_HANDLER_THREADS) {
+				fprintf(stderr,
+					"kube32-server: --handler-threads %s: expected 0..%d "
+					"(K32_HTTP_MAX_HANDLER_THREADS)\n",
+					v, K32_HTTP_MAX_HANDLER_THREADS);
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--no-tls-park")) {
+			tls_park = false;
 		} else if (!strcmp(a, "--insecure-http")) {
 			tls = false;
 		} else {
@@ -191,6 +218,8 @@ int main(int argc, char **argv)
 	hcfg.ctx = api;
 	hcfg.tls = tls;
 	hcfg.data_dir = data_dir;
+	hcfg.handler_threads = (uint32_t)threads;
+	hcfg.tls_park = tls_park;
 	struct http_server *srv = NULL;
 	if (http_server_start(&hcfg, &srv, &err)) {
 		fprintf(stderr, "kube32-server: serving on %s:%ld: %s\n", host, port, err.msg);

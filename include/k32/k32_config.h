@@ -455,6 +455,13 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
 #define K32_HTTP_HANDLER_THREADS 0
 #endif
 
+/* 1: an idle TLS connection (a quiet watch, keep-alive between requests) gives its two
+ * mbedTLS record buffers back (~33 KiB with Debian's mbedTLS 2.28) until its next record;
+ * 0 keeps them for the connection's life. See http_int.h (parking). */
+#ifndef K32_HTTP_TLS_PARK
+#define K32_HTTP_TLS_PARK 1
+#endif
+
 /* Most handler tasks one server may start (each is a platform task; K32_PLAT_MAX_TASKS). */
 #ifndef K32_HTTP_MAX_HANDLER_THREADS
 #define K32_HTTP_MAX_HANDLER_THREADS 16

@@ -189,6 +189,7 @@ struct http_server_config {
 	const struct k32_allocator *alloc; /* thread-safe allocator; NULL: the default heap */
 	http_error_fn error_body;	   /* optional, see http_error_fn; ctx as above */
 	uint32_t handler_threads;	   /* K32_HTTP_HANDLER_THREADS; see HANDLER THREADS */
+	bool tls_park; /* K32_HTTP_TLS_PARK: idle TLS connections free their record buffers */
 };
 
 struct http_server_stats {
@@ -200,6 +201,8 @@ struct http_server_stats {
 	uint64_t requests;	 /* requests handed to the handler or authenticate */
 	uint64_t errors_4xx;	 /* requests refused by the server itself (400/413/431) */
 	uint64_t timeouts;	 /* connections closed by a timeout */
+	uint32_t tls_parked;	 /* TLS connections idle with their record buffers freed now */
+	uint64_t tls_parks;	 /* total times a TLS connection was parked */
 	size_t mem_bytes;	 /* bytes the server holds from its allocator now */
 	size_t mem_peak_bytes;	 /* highest mem_bytes */
 };

@@ -129,6 +129,21 @@ k32_status_t http_tls_read(struct http_tls_conn *tls, void *buf, size_t cap, siz
 /* Same rule as mbedtls_ssl_write: after SHOULD_WAIT, call again with the same data and len. */
 k32_status_t http_tls_write(struct http_tls_conn *tls, const void *buf, size_t len, size_t *out_len,
 			    uint32_t *out_want, struct k32_err *err);
+/*
+ * Parking: while a server session is idle between records (a quiet watch, a keep-alive
+ * connection between requests) its two record buffers (MBEDTLS_SSL_IN/OUT_BUFFER_LEN,
+ * ~16.6 KiB each in Debian's build) are freed, keeping only the bytes before the message
+ * (the read counter, header, explicit IV) and the pointer offsets; the next read, write or
+ * close_notify allocates them again (mbedTLS's calloc) and restores them byte for byte, so
+ * the record layer cannot tell. Debian's mbedTLS 2.28 has neither
+ * MBEDTLS_SSL_VARIABLE_BUFFER_LENGTH nor MBEDTLS_PLATFORM_MEMORY, and context serialization
+ * works for DTLS only, so this is the one way to shed them. true when parked (now or
+ * already); false when the session is mid-record or the build cannot park (mbedTLS 3.x,
+ * variable buffers: ESP-IDF's CONFIG_MBEDTLS_DYNAMIC_BUFFER does the same inside mbedTLS).
+ * A failed re-allocation makes the next call return NO_MEMORY (the connection closes).
+ */
+bool http_tls_park(struct http_tls_conn *tls);
+bool http_tls_parked(const struct http_tls_conn *tls);
 /* Decrypted bytes waiting inside the session (poll will not report them). */
 size_t http_tls_pending(struct http_tls_conn *tls);
 /* Sends close_notify, best effort. */

@@ -87,6 +87,7 @@ struct http_conn {
 	bool tls_ready;		    /* handshake done (close_notify allowed) */
 	bool peer_eof;		    /* LINGER: the client closed its side */
 	bool again;		    /* DRIVE_STEPS ran out with work left: drive next turn */
+	bool park_counted;	    /* counted in stats.tls_parked */
 	struct http_conn *job_next; /* link in the job or done queue (CS_HANDLER) */
 	k32_status_t job_status;    /* result of queueing the handler's answer */
 	uint32_t tls_want;	    /* poll events the TLS layer asked for (0: none) */
@@ -330,6 +331,8 @@ static void conn_close(struct http_conn *c, k32_status_t why)
 	srv->slots[c->slot].woken = false;
 	srv->free_slots[srv->free_count++] = c->slot;
 	srv->stats.conns_open--;
+	if (c->park_counted)
+		srv->stats.tls_parked--;
 	k32_mutex_unlock(&srv->mu);
 	k32_free(&srv->alloc, c, sizeof(*c));
 }
@@ -1054,6 +1057,45 @@ static enum drive_result step(struct http_conn *c, uint32_t revents)
 	}
 }
 
+/* Counts c's TLS session as parked or not (stats.tls_parked follows it). */
+static void park_note(struct http_conn *c)
+{
+	bool now = http_tls_parked(c->tls);
+
+	if (now == c->park_counted)
+		return;
+	c->park_counted = now;
+	k32_mutex_lock(&c->srv->mu);
+	if (now) {
+		c->srv->stats.tls_parked++;
+		c->srv->stats.tls_parks++;
+	} else {
+		c->srv->stats.tls_parked--;
+	}
+	k32_mutex_unlock(&c->srv->mu);
+}
+
+/*
+ * c is waiting on its socket: if it is idle (between requests, or a stream with nothing to
+ * send or pull), let its TLS session give back its record buffers (see http_tls_park).
+ */
+static void maybe_park(struct http_conn *c)
+{
+	bool idle;
+
+	if (!c->tls || !c->tls_ready || !c->srv->cfg.tls_park || c->tls_pending_len ||
+	    out_pending(c) > 0 || http_tls_parked(c->tls))
+		return;
+	if (c->state == CS_READ)
+		idle = !c->rs && c->in.len == 0;
+	else if (c->state == CS_STREAM)
+		idle = !c->st.events && !c->st.ending;
+	else
+		idle = false;
+	if (idle && http_tls_park(c->tls))
+		park_note(c);
+}
+
 /* Runs c's state machine until it blocks or closes. */
 static void drive(struct http_conn *c, uint32_t revents)
 {
@@ -1061,10 +1103,19 @@ static void drive(struct http_conn *c, uint32_t revents)
 	for (int i = 0; i < DRIVE_STEPS; i++) {
 		enum drive_result r = step(c, revents);
 
-		if (r != DR_AGAIN)
+		if (r == DR_CLOSED)
 			return;
+		if (r == DR_WAIT) {
+			if (c->tls) {
+				park_note(c);
+				maybe_park(c);
+			}
+			return;
+		}
 		revents = 0;
 	}
+	if (c->tls)
+		park_note(c);
 	/* Still busy (a long pipelined batch): drive it again next turn, after the others. */
 	c->again = true;
 }
@@ -1296,6 +1347,7 @@ void http_server_config_init(struct http_server_config *cfg)
 	cfg->write_timeout_us = (int64_t)K32_HTTP_WRITE_TIMEOUT_MS * 1000;
 	cfg->idle_timeout_us = (int64_t)K32_HTTP_IDLE_TIMEOUT_MS * 1000;
 	cfg->handler_threads = K32_HTTP_HANDLER_THREADS;
+	cfg->tls_park = K32_HTTP_TLS_PARK;
 }
 
 static k32_status_t check_config(const struct http_server_config *cfg, struct k32_err *err)

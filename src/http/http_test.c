@@ -941,6 +941,29 @@ static void read_whole(const char *path, char *out, size_t cap)
 	k32_free(k32_default_allocator(), data, len + 1);
 }
 
+/* Waits until stats.tls_parked is parked and at least parks parkings happened. */
+static void wait_parked(struct http_server *srv, uint32_t parked, uint64_t parks)
+{
+	struct http_server_stats stats;
+
+	for (int tries = 0; tries < 1000; tries++) {
+		http_server_get_stats(srv, &stats);
+		if (stats.tls_parked == parked && stats.tls_parks >= parks)
+			break;
+		P->sleep_us(10000);
+	}
+	assert_int_equal(stats.tls_parked, parked);
+	assert_true(stats.tls_parks >= parks);
+}
+
+/* on_line, after the server parked the quiet stream's TLS session (the wake resumes it). */
+static uint64_t g_parks_base;
+static k32_status_t on_line_parked(void *ctx, const uint8_t *data, size_t len)
+{
+	wait_parked(g_srv, 1, g_parks_base + (uint64_t)((struct line_sink *)ctx)->lines + 1);
+	return on_line(ctx, data, len);
+}
+
 static void test_tls(void **state)
 {
 	static const char *names[] = {"kube32.local", "10.1.2.3"};
@@ -954,6 +977,7 @@ static void test_tls(void **state)
 	    .method = "POST", .target = "/echo", .body = "hi", .body_len = 2};
 	struct http_client_response resp;
 	struct http_tls_files files;
+	struct http_server_stats stats;
 	struct k32_err err;
 	bool created = true;
 
@@ -986,14 +1010,24 @@ static void test_tls(void **state)
 				    "method=POST path=/echo q= token=good-token tls=1 body=hi");
 		http_client_response_fini(&resp);
 	}
-	/* A big response crosses many TLS records. */
+	/* Between requests the idle session is parked (record buffers freed)... */
+	wait_parked(srv, 1, 1);
+	/* ...and resumes for the next one: a big response crosses many TLS records. */
 	req.method = "GET";
 	req.target = "/big";
 	req.body_len = 0;
 	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
 	assert_int_equal(resp.body.len, 20000 * 25);
 	http_client_response_fini(&resp);
+	wait_parked(srv, 1, 2);
+	req.target = "/echo";
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	assert_string_equal(k32_buf_cstr(&resp.body),
+			    "method=GET path=/echo q= token=good-token tls=1 body=");
+	http_client_response_fini(&resp);
+	wait_parked(srv, 1, 3);
 	http_client_free(c);
+	wait_parked(srv, 0, 3); /* a parked connection that closes is no longer counted */
 
 	/* Wrong token: authenticate answers 401 and the handler does not run. */
 	cc.bearer_token = "bad";
@@ -1004,6 +1038,28 @@ static void test_tls(void **state)
 	assert_string_equal(k32_buf_cstr(&resp.body), "{\"reason\":\"Unauthorized\"}");
 	http_client_response_fini(&resp);
 	http_client_free(c);
+
+	/* A quiet TLS stream is parked between events and resumes for each one. */
+	{
+		struct http_client_request sreq = {.method = "GET", .target = "/stream?watch=true"};
+		struct line_sink sink = {0};
+		int status = 0;
+
+		cc.bearer_token = "good-token";
+		assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+		memset(&g_prod, 0, sizeof(g_prod));
+		g_prod.total = 4;
+		g_prod.wait_for_wake = true;
+		http_server_get_stats(srv, &stats);
+		g_parks_base = stats.tls_parks;
+		assert_int_equal(
+		    http_client_stream(c, &sreq, true, on_line_parked, &sink, &status, &err),
+		    K32_OK);
+		assert_int_equal(status, 200);
+		assert_int_equal(sink.lines, 4);
+		assert_string_equal(sink.last, "{\"type\":\"ADDED\",\"n\":4}");
+		http_client_free(c);
+	}
 
 	/* curl trusts the generated CA, by IP and by name. */
 	if (P->file_exists("/usr/bin/curl")) {

@@ -35,7 +35,11 @@
 #include <mbedtls/net_sockets.h>
 #include <mbedtls/oid.h>
 #include <mbedtls/pk.h>
+#include <mbedtls/platform.h>
+#include <mbedtls/platform_util.h>
 #include <mbedtls/ssl.h>
+#include <mbedtls/ssl_internal.h>
+#include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
 
 #define PEM_MAX	    (16 * 1024) /* a certificate or key file we read or write */
@@ -43,6 +47,23 @@
 #define SRV_SUBJECT "CN=kube32-apiserver,O=kube32"
 #define SAN_DER_MAX 1024
 #define VALID_YEARS 10
+
+/*
+ * Parking (see http_tls_park) rewires fields of mbedtls_ssl_context, which are public in
+ * mbedTLS 2.x only, and assumes fixed-size record buffers; elsewhere it is compiled out and
+ * http_tls_park always says no (ESP-IDF's mbedTLS frees idle buffers by itself with
+ * CONFIG_MBEDTLS_DYNAMIC_BUFFER).
+ */
+#if MBEDTLS_VERSION_MAJOR == 2 && MBEDTLS_VERSION_MINOR >= 16 &&                                   \
+    !defined(MBEDTLS_SSL_VARIABLE_BUFFER_LENGTH) && !defined(MBEDTLS_SSL_DTLS_CONNECTION_ID) &&    \
+    !defined(MBEDTLS_ZLIB_SUPPORT)
+#define HTTP_TLS_CAN_PARK 1
+#else
+#define HTTP_TLS_CAN_PARK 0
+#endif
+#define HTTP_TLS_PARK_PREFIX                                                                       \
+	64 /* bytes before the message kept per buffer (counter 8 +                                \
+	      header 5 + explicit IV <= 16) */
 
 struct http_tls_server {
 	mbedtls_ctr_drbg_context drbg;
@@ -59,10 +80,19 @@ struct http_tls_client {
 	const struct k32_allocator *alloc;
 };
 
+/* Offsets of the record-layer pointers into one record buffer, and the bytes before the
+ * message (read counter, header, explicit IV) kept while the buffer is released. */
+struct http_tls_park {
+	uint16_t ctr, hdr, len, iv, msg;
+	uint8_t prefix[HTTP_TLS_PARK_PREFIX];
+};
+
 struct http_tls_conn {
 	mbedtls_ssl_context ssl;
 	k32_sock_t sock;
 	const struct k32_allocator *alloc;
+	bool parked; /* record buffers released (http_tls_park) */
+	struct http_tls_park pin, pout;
 };
 
 static const char *alpn_protos[] = {"http/1.1", NULL};
@@ -690,10 +720,111 @@ k32_status_t http_tls_conn_new_client(struct http_tls_client *tc, k32_sock_t soc
 	return conn_new(&tc->conf, tc->alloc, sock, server_name, out, err);
 }
 
+/* ---- parking: releasing an idle session's record buffers --------------------------------- */
+
+#if HTTP_TLS_CAN_PARK
+static bool park_save(struct http_tls_park *pk, unsigned char *buf, unsigned char *ctr,
+		      unsigned char *hdr, unsigned char *len, unsigned char *iv, unsigned char *msg)
+{
+	unsigned char *ptrs[5] = {ctr, hdr, len, iv, msg};
+
+	for (int i = 0; i < 5; i++) {
+		if (ptrs[i] < buf || ptrs[i] - buf >= HTTP_TLS_PARK_PREFIX)
+			return false;
+	}
+	pk->ctr = (uint16_t)(ctr - buf);
+	pk->hdr = (uint16_t)(hdr - buf);
+	pk->len = (uint16_t)(len - buf);
+	pk->iv = (uint16_t)(iv - buf);
+	pk->msg = (uint16_t)(msg - buf);
+	memcpy(pk->prefix, buf, HTTP_TLS_PARK_PREFIX);
+	return true;
+}
+#endif
+
+bool http_tls_park(struct http_tls_conn *tls)
+{
+#if HTTP_TLS_CAN_PARK
+	mbedtls_ssl_context *ssl = &tls->ssl;
+
+	if (tls->parked)
+		return true;
+	/* Only between records: handshake over, nothing half read, decrypted or unsent
+	 * (out_msglen keeps the last record's length after it went: not a sign of data). */
+	if (ssl->state != MBEDTLS_SSL_HANDSHAKE_OVER || ssl->handshake || !ssl->in_buf ||
+	    !ssl->out_buf || ssl->in_left || ssl->in_msglen || ssl->in_offt || ssl->in_hslen ||
+	    ssl->keep_current_message || ssl->out_left)
+		return false;
+	if (!park_save(&tls->pin, ssl->in_buf, ssl->in_ctr, ssl->in_hdr, ssl->in_len, ssl->in_iv,
+		       ssl->in_msg) ||
+	    !park_save(&tls->pout, ssl->out_buf, ssl->out_ctr, ssl->out_hdr, ssl->out_len,
+		       ssl->out_iv, ssl->out_msg))
+		return false;
+	mbedtls_platform_zeroize(ssl->in_buf, MBEDTLS_SSL_IN_BUFFER_LEN);
+	mbedtls_free(ssl->in_buf);
+	mbedtls_platform_zeroize(ssl->out_buf, MBEDTLS_SSL_OUT_BUFFER_LEN);
+	mbedtls_free(ssl->out_buf);
+	ssl->in_buf = ssl->in_ctr = ssl->in_hdr = ssl->in_len = ssl->in_iv = ssl->in_msg = NULL;
+	ssl->out_buf = ssl->out_ctr = ssl->out_hdr = ssl->out_len = ssl->out_iv = ssl->out_msg =
+	    NULL;
+	tls->parked = true;
+	return true;
+#else
+	(void)tls;
+	return false;
+#endif
+}
+
+/* Gives a parked session its record buffers back, exactly as they were. */
+static k32_status_t unpark(struct http_tls_conn *tls, struct k32_err *err)
+{
+#if HTTP_TLS_CAN_PARK
+	mbedtls_ssl_context *ssl = &tls->ssl;
+	unsigned char *in, *out;
+
+	if (!tls->parked)
+		return K32_OK;
+	in = mbedtls_calloc(1, MBEDTLS_SSL_IN_BUFFER_LEN);
+	out = mbedtls_calloc(1, MBEDTLS_SSL_OUT_BUFFER_LEN);
+	if (!in || !out) {
+		mbedtls_free(in);
+		mbedtls_free(out);
+		return k32_err_set(err, K32_ERR_NO_MEMORY, HTTP_MOD,
+				   "TLS: no memory to resume an idle session (2 x %d bytes)",
+				   MBEDTLS_SSL_IN_BUFFER_LEN);
+	}
+	memcpy(in, tls->pin.prefix, HTTP_TLS_PARK_PREFIX);
+	memcpy(out, tls->pout.prefix, HTTP_TLS_PARK_PREFIX);
+	ssl->in_buf = in;
+	ssl->in_ctr = in + tls->pin.ctr;
+	ssl->in_hdr = in + tls->pin.hdr;
+	ssl->in_len = in + tls->pin.len;
+	ssl->in_iv = in + tls->pin.iv;
+	ssl->in_msg = in + tls->pin.msg;
+	ssl->out_buf = out;
+	ssl->out_ctr = out + tls->pout.ctr;
+	ssl->out_hdr = out + tls->pout.hdr;
+	ssl->out_len = out + tls->pout.len;
+	ssl->out_iv = out + tls->pout.iv;
+	ssl->out_msg = out + tls->pout.msg;
+	tls->parked = false;
+#else
+	(void)tls;
+	(void)err;
+#endif
+	return K32_OK;
+}
+
+bool http_tls_parked(const struct http_tls_conn *tls)
+{
+	return tls->parked;
+}
+
 void http_tls_conn_free(struct http_tls_conn *tls)
 {
 	if (!tls)
 		return;
+	/* mbedtls_ssl_free skips NULL record buffers, so a parked session frees as is. */
 	mbedtls_ssl_free(&tls->ssl);
 	k32_free(tls->alloc, tls, sizeof(*tls));
 }
@@ -731,7 +862,11 @@ static k32_status_t map_ret(struct http_tls_conn *tls, int ret, uint32_t *out_wa
 
 k32_status_t http_tls_handshake(struct http_tls_conn *tls, uint32_t *out_want, struct k32_err *err)
 {
-	int ret = mbedtls_ssl_handshake(&tls->ssl);
+	int ret;
+
+	if (tls->parked && unpark(tls, err) != K32_OK)
+		return K32_ERR_NO_MEMORY;
+	ret = mbedtls_ssl_handshake(&tls->ssl);
 
 	if (ret == 0)
 		return K32_OK;
@@ -741,7 +876,11 @@ k32_status_t http_tls_handshake(struct http_tls_conn *tls, uint32_t *out_want, s
 k32_status_t http_tls_read(struct http_tls_conn *tls, void *buf, size_t cap, size_t *out_len,
 			   uint32_t *out_want, struct k32_err *err)
 {
-	int ret = mbedtls_ssl_read(&tls->ssl, buf, cap);
+	int ret;
+
+	if (tls->parked && unpark(tls, err) != K32_OK)
+		return K32_ERR_NO_MEMORY;
+	ret = mbedtls_ssl_read(&tls->ssl, buf, cap);
 
 	if (ret > 0) {
 		*out_len = (size_t)ret;
@@ -755,7 +894,11 @@ k32_status_t http_tls_read(struct http_tls_conn *tls, void *buf, size_t cap, siz
 k32_status_t http_tls_write(struct http_tls_conn *tls, const void *buf, size_t len, size_t *out_len,
 			    uint32_t *out_want, struct k32_err *err)
 {
-	int ret = mbedtls_ssl_write(&tls->ssl, buf, len);
+	int ret;
+
+	if (tls->parked && unpark(tls, err) != K32_OK)
+		return K32_ERR_NO_MEMORY;
+	ret = mbedtls_ssl_write(&tls->ssl, buf, len);
 
 	if (ret >= 0) {
 		*out_len = (size_t)ret;
@@ -766,10 +909,14 @@ k32_status_t http_tls_write(struct http_tls_conn *tls, const void *buf, size_t l
 
 size_t http_tls_pending(struct http_tls_conn *tls)
 {
+	if (tls->parked)
+		return 0;
 	return mbedtls_ssl_get_bytes_avail(&tls->ssl);
 }
 
 void http_tls_close_notify(struct http_tls_conn *tls)
 {
+	if (tls->parked && unpark(tls, NULL) != K32_OK)
+		return;
 	mbedtls_ssl_close_notify(&tls->ssl);
 }
