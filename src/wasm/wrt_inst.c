@@ -33,9 +33,20 @@ bool wrt_functype_eq(const struct wrt_functype *a, const struct wrt_functype *b)
 
 void wrt_func_label(const struct wrt_funcinst *fn, char *buf, size_t len)
 {
-	if (fn->func && fn->func->name)
+	const struct wrt_module *m = fn->inst->mod;
+	if (fn->func && fn->func->name) {
 		snprintf(buf, len, "'%.*s'", (int)fn->func->name_len, fn->func->name);
-	else if (fn->host)
+		return;
+	}
+	for (uint32_t i = 0; fn->func && i < m->nexports; i++) { /* no name section: an export */
+		const struct wrt_export *e = &m->exports[i];
+		if (e->kind == WRT_EXTERN_FUNC && e->index == fn->index) {
+			snprintf(buf, len, "func[%u] '%.*s'", fn->index,
+				 (int)(e->name_len > 32 ? 32 : e->name_len), e->name);
+			return;
+		}
+	}
+	if (fn->host)
 		snprintf(buf, len, "host %s.%s", fn->host->module, fn->host->name);
 	else
 		snprintf(buf, len, "func[%u]", fn->index);
