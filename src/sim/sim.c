@@ -273,6 +273,36 @@ out:
 	return ok;
 }
 
+/*
+ * sinceSeconds and limitBytes of pods/log, applied to a fetched log: lines were fetched with
+ * their RFC 3339 stamps when cutoff is set (they sort as text); lines older than cutoff are
+ * dropped and the stamps removed again unless keep_ts; then the result is cut at limit bytes (< 0:
+ * no limit).
+ */
+static void log_filter(struct k32_buf *body, const char *cutoff, bool keep_ts, int64_t limit)
+{
+	size_t w = 0, r = 0;
+	char *d = (char *)body->data;
+	while (d && r < body->len) {
+		char *nl = memchr(d + r, '\n', body->len - r);
+		size_t end = nl ? (size_t)(nl - d) + 1 : body->len;
+		char *sp = memchr(d + r, ' ', end - r);
+		bool keep =
+		    !cutoff[0] || (sp && strncmp(d + r, cutoff, (size_t)(sp - (d + r))) >= 0);
+		size_t from = !cutoff[0] || keep_ts || !sp ? r : (size_t)(sp - d) + 1;
+		if (keep) {
+			memmove(d + w, d + from, end - from);
+			w += end - from;
+		}
+		r = end;
+	}
+	if (limit >= 0 && (uint64_t)limit < w)
+		w = (size_t)limit;
+	body->len = w;
+	if (d)
+		d[w] = 0;
+}
+
 /* The body of pods/log from the board that runs the pod. */
 static void serve_log(struct sim_cp *cp, struct http_request *req, struct http_response *resp,
 		      const char *ns, const char *name)
@@ -290,6 +320,17 @@ static void serve_log(struct sim_cp *cp, struct http_request *req, struct http_r
 	    !http_query_get(req->query, "timestamps", v, sizeof(v), NULL) && !strcmp(v, "true");
 	bool follow =
 	    !http_query_get(req->query, "follow", v, sizeof(v), NULL) && !strcmp(v, "true");
+	int64_t limit = -1;
+	if (!http_query_get(req->query, "limitBytes", v, sizeof(v), NULL))
+		limit = strtoll(v, NULL, 10);
+	char cutoff[32] = "";
+	if (!http_query_get(req->query, "sinceSeconds", v, sizeof(v), NULL)) {
+		uint64_t since = strtoull(v, NULL, 10), now = k32_plat()->wall_s();
+		klet_fmt_time(now > since ? now - since : 0, cutoff, sizeof(cutoff));
+	}
+	bool user_ts = ts;
+	if (cutoff[0] && !follow)
+		ts = true; /* stamps to filter by; removed again unless asked for */
 	struct k32_err err;
 	k32_err_clear(&err);
 	k32_mutex_lock(&cp->mu);
@@ -355,6 +396,8 @@ static void serve_log(struct sim_cp *cp, struct http_request *req, struct http_r
 		status_fail(resp, 400, "BadRequest", err.msg);
 	else if (st)
 		status_fail(resp, 500, "InternalError", err.msg);
+	else
+		log_filter(&resp->body, cutoff, user_ts, limit);
 }
 
 /* Splits /api/v1/namespaces/<ns>/pods/<name>/log; false for anything else. */

@@ -147,6 +147,19 @@ static void test_logs(void **state)
 	assert_int_equal(
 	    do_req("GET", "/api/v1/namespaces/default/pods/p/log?tailLines=1", NULL, &b), 200);
 	assert_string_equal(k32_buf_cstr(&b), "tick\n");
+	/* limitBytes and sinceSeconds */
+	assert_int_equal(
+	    do_req("GET", "/api/v1/namespaces/default/pods/p/log?limitBytes=5", NULL, &b), 200);
+	assert_string_equal(k32_buf_cstr(&b), "hello");
+	assert_int_equal(
+	    do_req("GET", "/api/v1/namespaces/default/pods/p/log?sinceSeconds=3600", NULL, &b),
+	    200);
+	assert_true(!strncmp(k32_buf_cstr(&b), "hello from k32_init\ntick\n", 25));
+	assert_int_equal(
+	    do_req("GET", "/api/v1/namespaces/default/pods/p/log?sinceSeconds=3600&timestamps=true",
+		   NULL, &b),
+	    200);
+	assert_non_null(strstr(k32_buf_cstr(&b), "Z hello from k32_init\n"));
 	/* no previous container: 400 with a Status */
 	assert_int_equal(
 	    do_req("GET", "/api/v1/namespaces/default/pods/p/log?previous=true", NULL, &b), 400);
