@@ -886,8 +886,10 @@ def latency(sim):
                      "built)"])
     v = ("\nAgainst the cluster's targets (issue 6; pod timings through the API, whose "
          "polling adds up to 2 ms):\n\n" +
-         verdict("`apply` to Running, median", lat["running"], "ms", 100, 6) +
-         verdict("`apply` to scheduled, median", lat["sched"], "ms", 20, 6) +
+         verdict("a pod created through the API to Running, median", lat["running"], "ms",
+                 100, 6) +
+         verdict("a pod created through the API to scheduled, median", lat["sched"], "ms",
+                 20, 6) +
          verdict("pod HTTP round trip, median", lat.get("rtt"), "ms", 1, 6))
     return ("### Latency\n\nkube32-sim on this machine, client on the same machine over "
             "loopback; 30 requests of each type: median, 90th percentile in brackets.\n\n" +
