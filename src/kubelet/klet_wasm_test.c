@@ -9,6 +9,8 @@
  */
 #include "kubelet/klet_testfx.h"
 
+#include "kubelet/klet_int.h"
+
 #include <stdlib.h>
 
 static const struct klet_profile prof = {.name = "host",
@@ -331,6 +333,60 @@ static void test_node_unaffected(void **state)
 	assert_true(after.pool_bytes < before.pool_bytes);
 }
 
+static size_t pool_used(struct klet *k)
+{
+	struct klet_stats st;
+	klet_get_stats(k, &st);
+	return st.pool_bytes;
+}
+
+static bool started_or_failed(const cJSON *pod, const void *arg)
+{
+	(void)arg;
+	const char *r = fx_str(fx_cs(pod), "state.waiting.reason");
+	return fx_ready(pod, NULL) || (r && !strcmp(r, "CreateContainerError"));
+}
+
+/*
+ * Fault injection: the pod pool refuses its Nth allocation for N = 1, 2, ... while a pod
+ * starts. Every run ends Running or with a clean CreateContainerError naming the pool, and
+ * once the pod is deleted the pool is back to where it was: nothing leaks on any path.
+ */
+static void test_pool_faults(void **state)
+{
+	struct wfx *t = *state;
+	size_t base = pool_used(t->k);
+	bool ran = false;
+	int n;
+	for (n = 1; n <= 64 && !ran; n++) {
+		k32_mutex_lock(&t->k->run_lock);
+		k32_heap_fail_nth(&t->k->pool, (uint32_t)n);
+		k32_mutex_unlock(&t->k->run_lock);
+		char name[32];
+		snprintf(name, sizeof(name), "fault-%d", n);
+		fx_pod_create(&t->cp, name, "wasm-node", "t_ok.wasm", "Always", "64Ki", NULL);
+		cJSON *p = fx_wait_pod(&t->cp, name, started_or_failed, NULL);
+		ran = fx_ready(p, NULL);
+		if (!ran) {
+			const char *m = fx_str(fx_cs(p), "state.waiting.message");
+			assert_non_null(strstr(m, "pod pool"));
+		}
+		cJSON_Delete(p);
+		k32_mutex_lock(&t->k->run_lock);
+		k32_heap_fail_nth(&t->k->pool, 0);
+		k32_mutex_unlock(&t->k->run_lock);
+		char target[128];
+		snprintf(target, sizeof(target), "/api/v1/namespaces/default/pods/%s", name);
+		int code;
+		cJSON_Delete(fx_do(&t->cp, "DELETE", target, NULL, &code));
+		assert_true(fx_gone_pred(&t->cp, name));
+		/* the kubelet frees the runtime before it deletes the pod object */
+		assert_int_equal(pool_used(t->k), base);
+	}
+	assert_true(ran);   /* enough allocations succeeded in the end */
+	assert_true(n > 3); /* and the early failures were exercised */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,5 +395,9 @@ int main(void)
 	    cmocka_unit_test(test_wasi_jobs),	   cmocka_unit_test(test_start_errors),
 	    cmocka_unit_test(test_module_store),   cmocka_unit_test(test_node_unaffected),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	const struct CMUnitTest faults[] = {
+	    cmocka_unit_test(test_pool_faults),
+	};
+	int rc = cmocka_run_group_tests(tests, setup, teardown);
+	return rc | cmocka_run_group_tests(faults, setup, teardown);
 }
