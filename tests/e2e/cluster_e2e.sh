@@ -4,8 +4,9 @@
 # Ready, a pod pinned by nodeName Running, `kubectl logs` (plain, -f, --previous), the pod's
 # HTTP handler through the node's pod server (curl with X-Kube32-Pod), `kubectl top` (pods,
 # nodes: metrics.k8s.io from the kubelets' pool accounting), a Deployment through
-# the scheduler and controllers (when built), a trapping pod in CrashLoopBackOff with its
-# trap message, a Job of a run-to-completion module, graceful deletion, a board joining
+# the scheduler and controllers (when built: rollout, scale, rolling update and undo, a
+# DaemonSet, a Job), a trapping pod in CrashLoopBackOff with its trap message, a
+# run-to-completion module, graceful deletion, a board joining
 # from another process (--join) whose pod keeps running while the control plane restarts
 # (nothing lost) and that goes NotReady when killed, and a clean SIGTERM stop.
 #
@@ -42,6 +43,7 @@ export HOME=$WORK/home
 export KUBECONFIG=$DATA/admin.kubeconfig
 mkdir -p "$HOME" "$DATA" "$WORK/images"
 cp "$PODS"/*.wasm "$WORK/images/"
+cp "$PODS/hello.wasm" "$WORK/images/hello-v2.wasm" # a "new version" for the rolling update
 SIM_PID=
 JOIN_PID=
 cleanup() {
@@ -227,6 +229,53 @@ EOF
 	check apply-big 'pod/too-big created' k apply -f "$WORK/big.yaml"
 	eventually big-pending 'FailedScheduling' 20 k get events --field-selector involvedObject.name=too-big
 	check big-still-pending 'too-big +0/1 +Pending' k get pod too-big --no-headers
+	# a rolling update to a new module version, then back
+	check set-image 'deployment.apps/hello image updated' k set image deployment/hello main=hello-v2.wasm
+	check rollout-v2 'successfully rolled out' k rollout status deployment/hello --timeout=60s
+	eventually v2-pods '^3$' 30 bash -c "\"\$KUBECTL\" get pods -l app=hello -o jsonpath='{range .items[*]}{.spec.containers[0].image}{\" \"}{.status.phase}{\"\\n\"}{end}' | grep -c '^hello-v2.wasm Running'"
+	check rollout-undo 'rolled back' k rollout undo deployment/hello
+	check rollout-v1 'successfully rolled out' k rollout status deployment/hello --timeout=60s
+	# a DaemonSet: one pod on each matching node
+	cat >"$WORK/ds.yaml" <<'EOF2'
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: hello-ds
+spec:
+  selector:
+    matchLabels: {app: hello-ds}
+  template:
+    metadata:
+      labels: {app: hello-ds}
+    spec:
+      nodeSelector: {kube32.io/board: host}
+      containers:
+      - name: main
+        image: hello.wasm
+        resources:
+          limits: {memory: 24Ki}
+EOF2
+	check apply-ds 'daemonset.apps/hello-ds created' k apply -f "$WORK/ds.yaml"
+	eventually ds-pod 'hello-ds-[a-z0-9]+ +1/1 +Running .* host-1' 30 k get pods -l app=hello-ds -o wide --no-headers
+	check ds-one-pod '^1$' bash -c "\"\$KUBECTL\" get pods -l app=hello-ds --no-headers | wc -l | tr -d ' '"
+	# a Job of a run-to-completion module
+	cat >"$WORK/job-ctrl.yaml" <<'EOF2'
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: countdown-job
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: countdown.wasm
+EOF2
+	check apply-job 'job.batch/countdown-job created' k apply -f "$WORK/job-ctrl.yaml"
+	check job-complete 'condition met' k wait --for=condition=complete job/countdown-job --timeout=60s
+	check job-logs 'countdown: done' k logs job/countdown-job
 else
 	echo "cluster-e2e: no controllers in this build: Deployment checks skipped"
 fi
@@ -275,8 +324,12 @@ fi
 check restart-pinned 'condition met' k wait --for=condition=Ready pod/hello-pinned --timeout=30s
 eventually restart-remote-lease 'remote-1 +Ready' 20 k get node remote-1 --no-headers
 
+disown "$JOIN_PID" 2>/dev/null # no "Killed" notice from the shell
 kill -9 "$JOIN_PID"
-wait "$JOIN_PID" 2>/dev/null
+for _ in $(seq 50); do
+	kill -0 "$JOIN_PID" 2>/dev/null || break
+	sleep 0.1
+done
 JOIN_PID=
 if [ "$CTRL" = 1 ]; then
 	eventually remote-notready 'remote-1 +(NotReady|Unknown)' 30 k get node remote-1 --no-headers
