@@ -18,9 +18,10 @@
  *     completes the deletion).
  *   - orphan: an object being deleted with the finalizer orphan has the references to it
  *     removed from its dependents, then the finalizer.
- * Namespace finalisation: a namespace that stays Terminating (it has finalizers) has what
- * is left in it deleted; once it is empty the "kubernetes" finalizer is removed from
- * metadata.finalizers and spec.finalizers.
+ * Namespace finalisation: a Terminating namespace has what is left in it deleted (the API's
+ * janitor purges it too, K32_API_NS_PURGE_DELAY_MS after the deletion; whichever comes
+ * first); once it is empty the "kubernetes" finalizer is removed from metadata.finalizers
+ * and spec.finalizers, so the API deletes the namespace.
  *
  * Owner look-ups are cached for the pass (K32_CTRL_BATCH entries). An object found with its
  * owners gone is acted on only when a pass K32_CTRL_GC_CONFIRM_S later finds it so again:
@@ -387,8 +388,12 @@ static bool ns_item(struct ctrl *c, cJSON *o, void *ctx)
 	cJSON *body = cJSON_CreateObject();
 	if (body)
 		cJSON_AddNumberToObject(body, "gracePeriodSeconds", 0);
-	ctrl_write(c, "DELETE", path, NULL, body, NULL);
+	int code = ctrl_write(c, "DELETE", path, NULL, body, NULL);
 	cJSON_Delete(body);
+	/* gone now unless a finalizer holds it */
+	if ((code == 200 || code == 404) &&
+	    cJSON_GetArraySize(k32_json_find(o, "metadata.finalizers")) == 0)
+		nl->left--;
 	return true;
 }
 

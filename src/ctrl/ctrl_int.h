@@ -107,11 +107,10 @@ k32_status_t ctrl_do(struct ctrl *c, const char *method, const char *target, con
 k32_status_t ctrl_get(struct ctrl *c, const char *target, cJSON **out, struct k32_err *err);
 
 /*
- * A write (POST/PUT/PATCH/DELETE) with a JSON body (may be NULL), counted in the stats (the
- * caller charges the pass budget with ctrl_charge first). Returns the HTTP code (0 when the request
- * failed); answers
- * >= 400 are counted in write_errors, logged at DEBUG, and the controller runs again
- * K32_CTRL_RETRY_S later.
+ * A write (POST/PUT/PATCH/DELETE) with a JSON body (may be NULL), counted in the stats
+ * (the caller charges the pass budget with ctrl_charge first). Returns the HTTP code (0
+ * when the request failed). Answers >= 400, except 404 to a DELETE, are counted in
+ * write_errors and logged at DEBUG, and the controller runs again K32_CTRL_RETRY_S later.
  */
 int ctrl_write(struct ctrl *c, const char *method, const char *target, const char *ctype,
 	       const cJSON *body, cJSON **out);

@@ -129,12 +129,14 @@ int ctrl_write(struct ctrl *c, const char *method, const char *target, const cha
 			&code, &ans, &err);
 	}
 	cJSON_free(text);
+	/* deleting what is already gone is not a failure */
+	bool failed = code == 0 || (code >= 400 && !(code == 404 && !strcmp(method, "DELETE")));
 	k32_mutex_lock(&c->lock);
 	c->stats.writes++;
-	if (code == 0 || code >= 400)
+	if (failed)
 		c->stats.write_errors++;
 	k32_mutex_unlock(&c->lock);
-	if (code == 0 || code >= 400) {
+	if (failed) {
 		const char *msg = ctrl_jstr(ans, "message");
 		ctrl_requeue(c, K32_CTRL_RETRY_S);
 		k32_log(K32_LOG_DEBUG, "ctrl", "%s %.100s: HTTP %d: %.120s", method, target, code,
