@@ -267,7 +267,7 @@ _Static_assert(K32_WASM_MAX_BLOCK_DEPTH >= 16 && K32_WASM_MAX_HOST_RESULTS >= 1,
  * messages it wrote that are still queued, wait_async observers it armed (armed or queued),
  * user packets it queued. Beyond them its calls get NO_RESOURCES naming the limit. An account
  * outlives its owner until what it charged is drained; K32_KOBJ_MAX_ACCOUNTS accounts exist
- * (owners made beyond it run without quotas). 28 B each. */
+ * (owners made beyond it run without quotas). 36 B each on a 32-bit target. */
 #ifndef K32_KOBJ_OWNER_MAX_MESSAGES
 #define K32_KOBJ_OWNER_MAX_MESSAGES 64
 #endif

@@ -29,7 +29,7 @@ specs=(
 	"port:struct kobj_port:struct kobj_port_obs:struct kobj_port_entry"
 	"timer:struct kobj_timer"
 	"vmo:struct kobj_vmo"
-	"core:struct kobj_object:struct kobj_slot:struct kobj_owner:struct kobj_wait_node:struct kobj_sleeper"
+	"core:struct kobj_object:struct kobj_slot:struct kobj_owner:struct kobj_wait_node:struct kobj_sleeper:struct kobj_account"
 )
 printf '%-28s %8s %8s\n' "structure" "32-bit" "host"
 for spec in "${specs[@]}"; do
