@@ -8,7 +8,8 @@
 # DaemonSet, a Job), a trapping pod in CrashLoopBackOff with its trap message, a
 # run-to-completion module, graceful deletion, a board joining
 # from another process (--join) whose pod keeps running while the control plane restarts
-# (nothing lost) and that goes NotReady when killed, and a clean SIGTERM stop.
+# (nothing lost) and that goes NotReady when killed (its Deployment pod then comes back on
+# another board), and a clean SIGTERM stop.
 #
 #   cluster_e2e.sh /path/to/kube32-sim /path/to/dir/with/example/pods
 #
@@ -55,7 +56,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$SIM" --data-dir "$DATA" --port 0 --port-file "$WORK/port" --images "$WORK/images" \
-	--boards cardputer:1,host:1 --pod-port 0 --node-grace 4 --pod-eviction 600 \
+	--boards cardputer:1,host:1 --pod-port 0 --node-grace 4 --pod-eviction 3 \
 	>"$WORK/sim.log" 2>&1 &
 SIM_PID=$!
 for _ in $(seq 100); do
@@ -299,7 +300,7 @@ STARTED0=$(k get pod hello-remote -o 'jsonpath={.status.containerStatuses[0].sta
 kill -TERM "$SIM_PID"
 wait "$SIM_PID" 2>/dev/null
 "$SIM" --data-dir "$DATA" --port "$PORT" --images "$WORK/images" \
-	--boards cardputer:1,host:1 --pod-port 0 --node-grace 4 --pod-eviction 600 \
+	--boards cardputer:1,host:1 --pod-port 0 --node-grace 4 --pod-eviction 3 \
 	>"$WORK/sim2.log" 2>&1 &
 SIM_PID=$!
 for _ in $(seq 100); do
@@ -324,6 +325,13 @@ fi
 check restart-pinned 'condition met' k wait --for=condition=Ready pod/hello-pinned --timeout=30s
 eventually restart-remote-lease 'remote-1 +Ready' 20 k get node remote-1 --no-headers
 
+if [ "$CTRL" = 1 ]; then
+	# a Deployment pod that lives on remote-1 (the other boards cordoned while it lands)
+	check cordon 'cordoned' k cordon host-1 cardputer-1
+	check roam-create 'deployment.apps/roam created' k create deployment roam --image=hello.wasm
+	eventually roam-on-remote 'Running +remote-1' 30 k get pods -l app=roam -o 'jsonpath={.items[0].status.phase} {.items[0].spec.nodeName}'
+	check uncordon 'uncordoned' k uncordon host-1 cardputer-1
+fi
 disown "$JOIN_PID" 2>/dev/null # no "Killed" notice from the shell
 kill -9 "$JOIN_PID"
 for _ in $(seq 50); do
@@ -333,6 +341,8 @@ done
 JOIN_PID=
 if [ "$CTRL" = 1 ]; then
 	eventually remote-notready 'remote-1 +(NotReady|Unknown)' 30 k get node remote-1 --no-headers
+	# its Deployment pod is evicted and comes back on a live board
+	eventually roam-moved 'Running +(host-1|cardputer-1)' 60 k get pods -l app=roam -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}'
 fi
 
 # ---- deletion --------------------------------------------------------------------------------------------
