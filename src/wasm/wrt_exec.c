@@ -547,8 +547,9 @@ dispatch:
 		uint32_t idx = (uint32_t)fp[HI0];
 		if (idx > n)
 			idx = n;
-		const uint32_t *e = pc + 3 + 2 * idx;
-		uint32_t dst = e[1];
+		const uint32_t *e = pc + 3 + 3 * idx;
+		uint32_t dst = e[2];
+		CHARGE(e[1]);
 		if (dst != src)
 			for (uint32_t i = 0; i < arity; i++)
 				fp[dst + i] = fp[src + i];

@@ -38,7 +38,8 @@ struct wrt_ctl {
 	uint32_t label_pc;	/* loop: word index of its header */
 	uint32_t patch;		/* chain of forward references to the end, WRT_NO_INDEX ends */
 	uint32_t else_pos;	/* if: word of BR_IFZ's offset, WRT_NO_INDEX if none */
-	uint32_t loop_gas_pos;	/* loop: its header GAS immediate, WRT_NO_INDEX if none */
+	uint32_t loop_gas_pos;	/* loop: the gas region it started in, WRT_NO_INDEX if none */
+	uint32_t loop_gas_base; /* loop: that region's count when the loop began */
 	uint32_t gas_entry;	/* the open GAS immediate when the block began */
 	uint32_t body_pc;	/* loop: first word after the header (and its GAS op) */
 	uint32_t head_pc;	/* loop: its leading exit test (if or br_if), else WRT_NO_INDEX */
@@ -1140,17 +1141,28 @@ static void label_types(struct wrt_ctl *c, const uint8_t **ts, uint32_t *n)
  * targets) and, if with_gas, the gas word after it: a back-edge taken from inside the loop
  * header's own region charges that region's count so far and jumps past the header's GAS op.
  */
+/*
+ * Gas a back-edge to loop c charges: the instructions of the loop from its start up to here
+ * (at least 1, the branch itself). A loop has no GAS op of its own: the region it starts in
+ * also counts its body, so the first iteration is paid on entry and each back-edge pays the
+ * next one.
+ */
+static uint32_t back_edge_gas(struct wrt_ld *ld, struct wrt_ctl *c)
+{
+	if (!ld->m->metered || ld->gas_pos == WRT_NO_INDEX)
+		return 0;
+	if (ld->gas_pos == c->loop_gas_pos && ld->code[ld->gas_pos] > c->loop_gas_base)
+		return ld->code[ld->gas_pos] - c->loop_gas_base;
+	return 1 + ld->code[ld->gas_pos]; /* (not expected) a conservative charge */
+}
+
 static void emit_target(struct wrt_ld *ld, struct wrt_ctl *c, bool with_gas)
 {
 	uint32_t gas = 0;
 	if (c->kind == CTL_LOOP) {
-		uint32_t target = c->label_pc;
-		if (ld->m->metered && c->loop_gas_pos != WRT_NO_INDEX &&
-		    ld->gas_pos == c->loop_gas_pos && with_gas) {
-			target = c->label_pc + 2;
-			gas = ld->code[ld->gas_pos];
-		}
-		emit(ld, target - ld->ncode);
+		if (with_gas)
+			gas = back_edge_gas(ld, c);
+		emit(ld, c->label_pc - ld->ncode);
 	} else {
 		uint32_t pos = ld->ncode;
 		emit(ld, c->patch);
@@ -1676,8 +1688,6 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 {
 	if (c->kind != CTL_LOOP || c->head_pc == WRT_NO_INDEX || c->np)
 		return false;
-	if (ld->m->metered && ld->gas_pos != c->loop_gas_pos)
-		return false;
 	uint8_t next = ld->pos < ld->end ? ld->b[ld->pos] : 0;
 	bool jump_else = false; /* after the test, jump to where its false path goes */
 	if (c->head_kind == 1) {
@@ -1708,7 +1718,7 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 	} else {
 		return false;
 	}
-	uint32_t gas = ld->m->metered ? ld->code[ld->gas_pos] : 0;
+	uint32_t gas = back_edge_gas(ld, c);
 	uint32_t body = c->head_pc + len;
 	if (op == WRT_OP_BR_IFZ && add_before(ld, ld->ncode, w0 >> 16)) {
 		/* count-down loop `if (x) { ...; x += k; br }`: add, test non-zero, branch */
@@ -1907,12 +1917,10 @@ static void op_block(struct wrt_ld *ld, uint8_t op, size_t off)
 	}
 	if (op == 0x03) {
 		label_here(ld);
-		if (m->metered) {
-			gas_leader(ld, off, false); /* reuses the GAS op if nothing came after it */
-			c->label_pc = ld->gas_pos - 1;
+		c->label_pc = ld->ncode; /* no GAS op: see back_edge_gas() */
+		if (m->metered && ld->gas_pos != WRT_NO_INDEX) {
 			c->loop_gas_pos = ld->gas_pos;
-		} else {
-			c->label_pc = ld->ncode;
+			c->loop_gas_base = ld->code[ld->gas_pos];
 		}
 		c->body_pc = ld->ncode;
 	}
@@ -2117,8 +2125,8 @@ static bool body_op(struct wrt_ld *ld)
 					return false;
 				}
 			}
-			if (lv) {
-				emit_target(ld, c, false);
+			if (lv) { /* entry: offset, gas (back-edges), destination slot */
+				emit_target(ld, c, true);
 				emit(ld, home(ld, c->height));
 			}
 		}

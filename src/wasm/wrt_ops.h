@@ -249,7 +249,7 @@
 	X(BR_IF,         "w0 hi: cond; w1: offset; w2: gas") \
 	X(BR_IF_MOVE,    "w0 hi: cond; w1: offset; w2: gas; w3: dst | src << 16; w4: count") \
 	X(BR_IFZ,        "w0 hi: cond; w1: offset: jump when zero (if)") \
-	X(BR_TABLE,      "w0 hi: index; w1: n; w2: arity | src << 16; n+1 x (offset, dst)") \
+	X(BR_TABLE,      "w0 hi: index; w1: n; w2: arity | src << 16; n+1 x (offset, gas, dst)") \
 	X(RETURN,        "w0 hi: count; w1: slot of the first result") \
 	X(CALL,          "w0 hi: base slot of the args and results; w1: function") \
 	X(CALL_INDIRECT, "w0 hi: base; w1: type; w2: table; w3: index slot") \
