@@ -1218,8 +1218,8 @@ def page(build):
     s.append("## CPU\n\n" + P("cpu"))
     lat = P("sim")
     m = re.search(r"### Latency\n(.*)", lat, re.S)
-    s.append("## Latency\n\n" + ("Command: `scripts/bench.sh %s sim`\n\n" % b +
-                                 m.group(1).strip() + "\n" if m else lat) +
+    head = lat.split("\n", 1)[0] if lat.startswith("Command:") else ""
+    s.append("## Latency\n\n" + (head + "\n\n" + m.group(1).strip() + "\n" if m else lat) +
              "\nThe reference page measured from a laptop over Wi-Fi: `GET /api/v1/pods` 148 ms, "
              "`kubectl get pods -A` 211 ms, create+delete configmap 380 ms, a pod round trip "
              "37 ms (devkit), apply to Running 2.8 s (quoted).\n")
