@@ -15,6 +15,7 @@ Parts, in the page's order (each takes at most a few minutes):
     memory    wasm-bench --section memory (the bench pod and the three drivers)
     cpu       kube32-sim: CPU time per task over BENCH_CPU_SECONDS (default 60)
     footprint kube32-sim idle and with ten pods: RSS, cgroup memory, CPU over 60 s
+    api       tests/e2e/bench_api.py against kube32-server (issue 5's memory, latency, idle)
     kobj      kube32-bench micro (kernel objects next to their Linux equivalents)
     console   the K32_CMD: console commands of "Repeating the measurements" (k32-console)
 
@@ -38,7 +39,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PARTS = ["setup", "wasm", "sim", "ops", "stack", "memory", "cpu", "footprint", "kobj",
+PARTS = ["setup", "wasm", "sim", "ops", "stack", "memory", "cpu", "api", "footprint", "kobj",
          "console"]
 KERNELS = ["fib", "crc32", "sieve", "sort", "mandel", "json"]
 DEFAULT_ARG = {"fib": 15, "crc32": 4, "sieve": 4096, "sort": 1024, "mandel": 32, "json": 200}
@@ -188,6 +189,13 @@ def self_test():
     assert parse_stat("123 (klet tick) S 1 2 3 4 5 6 7 8 9 10 100 23 0 0") == \
         ("klet tick", 123)
     assert task_group("klet-tick-2") == "klet-tick" and task_group("http") == "http"
+    md = api_markdown("api_rss_kib 3012 (limit 4096)\napi_idle_renewals 30\nnoise\n"
+                      "api_get_p99_ms 5.117 (limit 5.0)\n")
+    assert "| `api_rss_kib` | 3012 | 4096 |" in md and "| `api_idle_renewals` | 30 |  |" in md, md
+    assert "api_rss_kib: 3012 against a target of under 4096 (issue 5): **met**" in md, md
+    assert "api_get_p99_ms: 5.117 against a target of under 5.0 (issue 5): **not met** (1.02x" \
+        in md, md
+    assert api_markdown("nothing here") is None
     self_test_kobj()
     ok += 1
     # the real profile table parses (all three boards)
@@ -477,6 +485,51 @@ def self_test_kobj():
         in md, md
     assert "| RoundTrip_SpscRing/CrossCore | 17025 ns | 2687 ns | 100,000 |  | - |  |  |" in md, md
     assert "pod section: from a pod:" in md and md.count("\n| --- ") == 2, md
+
+
+API_LINE = re.compile(r"^(api_\w+) ([\d.]+)(?: \(limit ([\d.]+)\))?\s*$")
+
+
+def api_markdown(text):
+    """bench_api.py's 'name value (limit L)' lines as a table; a limit gives a verdict."""
+    rows, goals = [], []
+    for line in text.splitlines():
+        m = API_LINE.match(line.strip())
+        if not m:
+            continue
+        name, v, lim = m.group(1), float(m.group(2)), m.group(3)
+        rows.append(["`%s`" % name, m.group(2), lim or ""])
+        if lim:
+            ok = v < float(lim)
+            goals.append("- %s: %s against a target of under %s (issue 5): **%s**%s" %
+                         (name, m.group(2), lim, "met" if ok else "not met",
+                          "" if ok else " (%.2fx the target)" % (v / float(lim))))
+    if not rows:
+        return None
+    return (md_table(["Measure (bench_api.py's name)", "Value", "Target (under)"], rows) +
+            "\nAgainst the API server's targets (issue 5):\n\n" + "\n".join(goals) + "\n")
+
+
+def part_api(build):
+    srv = tool(build, "cmd/kube32-server/kube32-server")
+    script = os.path.join(ROOT, "tests/e2e/bench_api.py")
+    cmd = "scripts/bench.sh %s api  # runs: python3 tests/e2e/bench_api.py %s" % (
+        os.path.relpath(build, ROOT), os.path.relpath(os.path.join(
+            build, "cmd/kube32-server/kube32-server"), ROOT))
+    if not srv or not os.path.exists(script):
+        write_part(build, "api", "Not measured: kube32-server or tests/e2e/bench_api.py is "
+                   "missing.", cmd)
+        return
+    r = run([sys.executable, script, srv], timeout=600)
+    md = api_markdown(r.stdout)
+    if r.returncode != 0 or md is None:
+        write_part(build, "api", "Not measured: bench_api.py failed (exit %d): %s" %
+                   (r.returncode, (r.stderr or r.stdout).strip()[-400:]), cmd)
+        return
+    write_part(build, "api", "kube32-server alone (plain HTTP on loopback, so the figures are "
+               "the API server's and not TLS's): 10 nodes, 100 pods and their events, GET "
+               "/api/v1/pods with 100 pods from 1 and 8 keep-alive clients, fsynced writes, "
+               "500 watches, idle CPU with 10 nodes renewing Leases.\n\n" + md, cmd)
 
 
 def part_console(build):
@@ -1183,6 +1236,16 @@ def page(build):
              "`make bench` (or `scripts/bench.sh %s PART` for one part) runs the tools and "
              "`scripts/bench.sh %s page` rewrites it; nothing here is typed by hand. Figures "
              "of the reference page (ESP32-S3 boards) are marked \"(quoted)\".\n" % (b, b))
+    goals = []
+    for part in ["wasm", "sim", "api", "footprint", "kobj"]:
+        for line in P(part).splitlines():
+            if line.startswith("- ") and ("**met**" in line or "**not met**" in line):
+                goals.append(line)
+    if goals:
+        met = sum(1 for g in goals if "**met**" in g)
+        s.append("Targets of the runtime (issue 3), kernel-object (issue 4), API (issue 5) and "
+                 "cluster (issue 6) issues in this run: %d met, %d not met (each also stands in its section):\n\n"
+                 % (met, len(goals) - met) + "\n".join(goals) + "\n")
     s.append("## Setup\n\n" + P("setup"))
     s.append("## Wasm against native code\n")
     s.append("The six kernels of src/bench/bench_kernels.c, compiled natively with the project "
@@ -1222,14 +1285,15 @@ def page(build):
     s.append("## Latency\n\n" + (head + "\n\n" + m.group(1).strip() + "\n" if m else lat) +
              "\nThe reference page measured from a laptop over Wi-Fi: `GET /api/v1/pods` 148 ms, "
              "`kubectl get pods -A` 211 ms, create+delete configmap 380 ms, a pod round trip "
-             "37 ms (devkit), apply to Running 2.8 s (quoted).\n")
+             "37 ms (devkit), apply to Running 2.8 s (quoted).\n\n### The API server under "
+             "load\n\n" + P("api"))
     s.append("## On a computer: kube32-sim and the alternatives\n\n" + P("footprint"))
     s.append("## Kernel objects\n\nThe zircon-benchmarks list of the kobj suite next to the "
              "Linux equivalents, measured in the same run:\n\n" + P("kobj"))
     s.append("## Repeating the measurements\n\n")
     s.append("Everything on this page:\n\n```\nmake            # builds the tools and the pods "
              "(needs clang and wasm-ld for the pods)\nmake bench      # every part, then this "
-             "page\nscripts/bench.sh %s setup|wasm|sim|ops|stack|memory|cpu|footprint|kobj|"
+             "page\nscripts/bench.sh %s setup|wasm|sim|ops|stack|memory|cpu|api|footprint|kobj|"
              "console|page\nBENCH_CPU_SECONDS=10 scripts/bench.sh %s cpu   # a quick CPU run "
              "(the page uses 60 s)\n```\n" % (b, b))
     s.append("On a node's serial console (src/console; `%s/src/console/k32-console` runs it on "
@@ -1293,6 +1357,8 @@ def main():
         part_footprint(build)
     elif part == "kobj":
         part_kobj(build)
+    elif part == "api":
+        part_api(build)
     elif part == "console":
         part_console(build)
     elif part == "page":

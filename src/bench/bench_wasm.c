@@ -168,7 +168,7 @@ static void verdict(const char *what, double got, const char *unit, double targe
 			 : (strict ? got > target : got >= target);
 	double by = below ? got / target : target / got;
 
-	printf("- %s: %.2f%s against a target of %s %.1f%s: **%s**", what, got, unit,
+	printf("- %s: %.2f%s against a target of %s %.1f%s (issue 3): **%s**", what, got, unit,
 	       below ? (strict ? "under" : "at most") : "at least", target, unit,
 	       met ? "met" : "not met");
 	if (!met)
