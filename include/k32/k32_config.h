@@ -462,6 +462,12 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
 #define K32_HTTP_TLS_PARK 1
 #endif
 
+/* 1: the TLS server prefers ChaCha20-Poly1305 (faster than AES-GCM in software mbedTLS);
+ * 0: AES-GCM first (a board with an AES engine). See http_tls.c. */
+#ifndef K32_HTTP_TLS_PREFER_CHACHA
+#define K32_HTTP_TLS_PREFER_CHACHA 1
+#endif
+
 /* Most handler tasks one server may start (each is a platform task; K32_PLAT_MAX_TASKS). */
 #ifndef K32_HTTP_MAX_HANDLER_THREADS
 #define K32_HTTP_MAX_HANDLER_THREADS 16

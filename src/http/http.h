@@ -30,8 +30,13 @@
  * HANDLER THREADS. With cfg.handler_threads = N > 0, complete requests go to a queue served
  * by N handler tasks instead of running on the loop: handler and authenticate then run
  * concurrently on those tasks (they must be thread-safe), so a slow handler (an fsync)
- * holds up only its own connection and two cores can serve requests. The loop keeps all
- * socket I/O, parsing, error answers and every stream callback (pull, close). 0 (the
+ * holds up only its own connection and two cores can serve requests. The handler task also
+ * sends the answer (encrypting it, over TLS) as far as the socket takes it, so a big list
+ * over HTTPS does not queue behind the loop, and runs the steps of TLS handshakes (~5 ms of
+ * ECDHE and ECDSA each on this machine), so a connecting client stalls no other. The loop
+ * keeps the rest of the socket I/O, parsing, error answers and every stream callback (pull,
+ * close). mbedTLS is then used from several tasks, each session by one at a time; the
+ * shared configuration's CTR-DRBG locks itself (Debian builds MBEDTLS_THREADING_C). 0 (the
  * default) keeps everything on the loop task, with no locking needed in the handler.
  *
  * STREAMS (watch, logs -f). A handler may turn its response into a chunked stream with
@@ -53,12 +58,20 @@
  * buffers are allocated only while a request is being read or a response or chunk is
  * being written, and freed after (http_test measures 500 open streams at 296 bytes each).
  * While reading a request: + input buffer (up to max_header_bytes + 8 KiB) + ~1.2 KiB parse
- * state + the body. A TLS connection adds mbedTLS's session (two ~16.5 KiB record buffers
- * plus ~2 KiB; Debian's mbedTLS 2.28 is built without MBEDTLS_SSL_VARIABLE_BUFFER_LENGTH),
- * ~35 KiB per connection as http-bench measures: 500 watches over TLS need ~17 MiB, over
- * plain HTTP ~145 KiB. On a board, ESP-IDF's mbedTLS options (dynamic buffers, smaller
- * IN/OUT content lengths) cut that. Everything comes from the server's allocator except
- * mbedTLS's own buffers, which use the C library (no MBEDTLS_PLATFORM_MEMORY in Debian's).
+ * state + the body. A TLS connection adds mbedTLS's session: two record buffers of ~16.6 KiB
+ * (MBEDTLS_SSL_IN/OUT_BUFFER_LEN; Debian's mbedTLS 2.28 has no
+ * MBEDTLS_SSL_VARIABLE_BUFFER_LENGTH) plus ~1.4 KiB of context, keys and cipher state. With
+ * cfg.tls_park (default) an idle session (between requests, a quiet stream) frees the two
+ * buffers and gets them back for its next record (http_int.h, parking), so a quiet watch
+ * over TLS costs ~2.5 KiB in all: tests/e2e/bench_api.py --tls measures 500 HTTPS watches
+ * at +1.25 MiB RSS (+12 MiB without parking, +0.6 MiB over plain HTTP). What parking cannot
+ * shed: mbedTLS 2.28's context serialization (mbedtls_ssl_context_save) is DTLS-only,
+ * MBEDTLS_PLATFORM_MEMORY is off (no allocator hook), and the max_fragment_length extension
+ * only shrinks records when the client asks (Go's crypto/tls, kubectl's, never does). On a
+ * board, ESP-IDF's mbedTLS (CONFIG_MBEDTLS_DYNAMIC_BUFFER, CONFIG_MBEDTLS_SSL_IN/
+ * OUT_CONTENT_LEN) frees and sizes the buffers itself; parking then compiles out.
+ * Everything comes from the server's allocator except mbedTLS's own allocations, which use
+ * the C library.
  *
  * TLS. With cfg.tls the server, on first start, creates <data_dir>/pki/ with a self-signed
  * CA (ECDSA P-256, ca.crt / ca.key) and a serving certificate signed by it (server.crt /

@@ -89,7 +89,8 @@ struct http_conn {
 	bool again;		    /* DRIVE_STEPS ran out with work left: drive next turn */
 	bool park_counted;	    /* counted in stats.tls_parked */
 	struct http_conn *job_next; /* link in the job or done queue (CS_HANDLER) */
-	k32_status_t job_status;    /* result of queueing the handler's answer */
+	k32_status_t job_status;    /* result of queueing the handler's answer / handshake */
+	bool job_handshake;	    /* the job is a TLS handshake step, not a request */
 	uint32_t tls_want;	    /* poll events the TLS layer asked for (0: none) */
 	size_t tls_pending_len;	    /* length of a TLS write to repeat after SHOULD_WAIT */
 	uint64_t seq;		    /* connection number */
@@ -596,6 +597,8 @@ static enum drive_result finish_request(struct http_conn *c)
 	return DR_AGAIN;
 }
 
+static enum drive_result enqueue(struct http_conn *c);
+
 /* The request in c->rs is complete: handle it here, or hand it to a handler task. */
 static enum drive_result dispatch(struct http_conn *c)
 {
@@ -607,8 +610,20 @@ static enum drive_result dispatch(struct http_conn *c)
 		handle_request(c, &srv->lctx);
 		return finish_request(c);
 	}
-	c->state = CS_HANDLER;
 	c->deadline_us = K32_FOREVER;
+	c->job_handshake = false;
+	return enqueue(c);
+}
+
+/*
+ * Hands c to the handler tasks (CS_HANDLER: the loop leaves it alone, its deadline waits)
+ * until it comes back on the done queue.
+ */
+static enum drive_result enqueue(struct http_conn *c)
+{
+	struct http_server *srv = c->srv;
+
+	c->state = CS_HANDLER;
 	c->again = false;
 	c->job_next = NULL;
 	k32_mutex_lock(&srv->mu);
@@ -643,8 +658,23 @@ static void worker_main(void *arg)
 			srv->job_tail = NULL;
 		k32_mutex_unlock(&srv->mu);
 
-		handle_request(c, hc);
+		if (c->job_handshake) {
+			uint32_t want = 0;
 
+			/* As far as the bytes at hand go; SHOULD_WAIT sends it back to poll. */
+			c->job_status = http_tls_handshake(c->tls, &want, NULL);
+			c->tls_want = want;
+			goto done;
+		}
+		handle_request(c, hc);
+		/* Send the answer from here too: the connection is this task's until it is
+		 * back on the done queue, so its socket and TLS session are (the loop skips
+		 * it). Encrypting a big list then runs on this task, beside the loop, and
+		 * what the socket does not take now the loop sends later. A stream's
+		 * head waits for the loop (pull runs there). */
+		if (c->job_status == K32_OK && !c->st.ops)
+			(void)conn_flush(c);
+	done:
 		k32_mutex_lock(&srv->mu);
 		c->job_next = srv->done_head;
 		srv->done_head = c;
@@ -998,6 +1028,25 @@ static enum drive_result linger_step(struct http_conn *c)
 	return DR_WAIT;
 }
 
+/* After a handshake step (loop or handler task): go on reading, wait, or close. */
+static enum drive_result handshake_result(struct http_conn *c, k32_status_t st, uint32_t want)
+{
+	if (st == K32_OK) {
+		c->tls_ready = true;
+		c->tls_want = 0;
+		c->state = CS_READ;
+		c->deadline_us = after(c->srv->cfg.idle_timeout_us);
+		return DR_AGAIN;
+	}
+	if (st == K32_ERR_SHOULD_WAIT) {
+		c->state = CS_HANDSHAKE;
+		c->tls_want = want;
+		return DR_WAIT;
+	}
+	conn_close(c, K32_ERR_PEER_CLOSED);
+	return DR_CLOSED;
+}
+
 static enum drive_result step(struct http_conn *c, uint32_t revents)
 {
 	struct http_server *srv = c->srv;
@@ -1006,20 +1055,14 @@ static enum drive_result step(struct http_conn *c, uint32_t revents)
 
 	switch (c->state) {
 	case CS_HANDSHAKE:
+		if (srv->worker_count > 0) {
+			/* The handshake's public-key work (~5 ms of ECDHE and ECDSA) runs on
+			 * a handler task, so it holds up no other connection. */
+			c->job_handshake = true;
+			return enqueue(c);
+		}
 		st = http_tls_handshake(c->tls, &want, NULL);
-		if (st == K32_OK) {
-			c->tls_ready = true;
-			c->tls_want = 0;
-			c->state = CS_READ;
-			c->deadline_us = after(srv->cfg.idle_timeout_us);
-			return DR_AGAIN;
-		}
-		if (st == K32_ERR_SHOULD_WAIT) {
-			c->tls_want = want;
-			return DR_WAIT;
-		}
-		conn_close(c, K32_ERR_PEER_CLOSED);
-		return DR_CLOSED;
+		return handshake_result(c, st, want);
 	case CS_READ:
 		c->tls_want = 0;
 		return read_request(c);
@@ -1106,7 +1149,8 @@ static void drive(struct http_conn *c, uint32_t revents)
 		if (r == DR_CLOSED)
 			return;
 		if (r == DR_WAIT) {
-			if (c->tls) {
+			/* CS_HANDLER: a handler task owns c now; hands off. */
+			if (c->tls && c->state != CS_HANDLER) {
 				park_note(c);
 				maybe_park(c);
 			}
@@ -1114,7 +1158,7 @@ static void drive(struct http_conn *c, uint32_t revents)
 		}
 		revents = 0;
 	}
-	if (c->tls)
+	if (c->tls && c->state != CS_HANDLER)
 		park_note(c);
 	/* Still busy (a long pipelined batch): drive it again next turn, after the others. */
 	c->again = true;
@@ -1203,8 +1247,13 @@ static void collect_wakes(struct http_server *srv)
 		struct http_conn *c = done;
 
 		done = c->job_next;
-		if (finish_request(c) == DR_AGAIN)
+		if (c->job_handshake) {
+			c->job_handshake = false;
+			if (handshake_result(c, c->job_status, c->tls_want) == DR_AGAIN)
+				drive(c, 0);
+		} else if (finish_request(c) == DR_AGAIN) {
 			drive(c, 0);
+		}
 	}
 }
 

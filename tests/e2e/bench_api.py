@@ -9,7 +9,10 @@ Starts the server on a free loopback port with a temporary data directory (plain
 default; --tls measures over HTTPS, the way kubectl talks to it), fills it over the API,
 reads VmRSS from /proc/<pid>/status (Linux), measures, stops it with SIGTERM.
 
-The 8 clients are 8 processes (not threads: Python's GIL hands over only every 5 ms, which
+With kube32-load built beside the server (cmd/kube32-server), the 1 and 8 client figures
+are measured again with it (suffix _c): a C client over mbedTLS needs far less CPU than
+Python's, and the clients share the machine's 2 cores with the server.
+The Python 8 clients are 8 processes (not threads: Python's GIL hands over only every 5 ms, which
 would show up as server p99), started together; each keeps one connection. Latencies are
 the client's whole request/response time, Python's http.client and ssl included.
 
@@ -171,6 +174,27 @@ def run_once(server, use_tls, server_args, idle_s):
         out["api_get_pods_100_p%d_ms_8clients" % q] = pct(lat8, q / 100)
     out["api_rss_kib_after_8_clients"] = rss_kib(proc.pid)
 
+    # the same with kube32-load (C, src/http's client over mbedTLS), when built beside
+    # the server: much less client CPU on the shared cores
+    load = os.path.join(os.path.dirname(os.path.abspath(server)), "kube32-load")
+    if os.path.exists(load):
+        for clients, tag in ((1, "1client_c"), (8, "8clients_c")):
+            cmd = [load, "--port", str(port), "--token", token, "--clients", str(clients),
+                   "--requests", "2000" if clients == 1 else "500"]
+            if use_tls:
+                cmd += ["--ca", os.path.join(data, "pki", "ca.crt")]
+            c0 = cpu_s(proc.pid)
+            res = dict(line.split()[:2] for line in
+                       subprocess.run(cmd, check=True, capture_output=True,
+                                      text=True).stdout.splitlines())
+            # the server's own CPU per request (its threads' utime+stime, warm-up
+            # included): what the clients' share of the cores does not blur
+            nreq = int(res["load_requests"]) + 20 * clients
+            out["api_server_cpu_us_per_get_%s" % tag] = (cpu_s(proc.pid) - c0) / nreq * 1e6
+            for q in ("p50", "p90", "p99"):
+                out["api_get_pods_100_%s_ms_%s" % (q, tag)] = float(res["load_%s_ms" % q])
+            out["api_get_pods_100_rps_%s" % tag] = int(res["load_rps"])
+
     # single write, fsynced before the answer: a Lease renewal (PUT of a small object)
     wl = []
     lease = json.loads(cl.req("GET", "/apis/coordination.k8s.io/v1/namespaces/"
@@ -262,6 +286,8 @@ LIMITS = {
     "api_get_pods_100_p50_ms_1client": "limit 1.0",
     "api_get_pods_100_p50_ms_8clients": "limit 1.0",
     "api_get_pods_100_p99_ms_8clients": "limit 5.0",
+    "api_get_pods_100_p50_ms_8clients_c": "limit 1.0",
+    "api_get_pods_100_p99_ms_8clients_c": "limit 5.0",
     "api_write_lease_p50_ms": "limit 5.0",
     "api_rss_kib_500_watches_extra": "limit 2048",
     "api_idle_cpu_pct_10_nodes_leases_10s": "limit 0.1",
