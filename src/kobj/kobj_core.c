@@ -40,7 +40,7 @@ void kobj_lock_slow(struct kobj_lock *l)
 			cpu_relax();
 			/* The holder may be preempted on this very core: let it run. */
 			if (++spins >= 256) {
-				k32_plat()->sleep_us(0);
+				k32_plat()->task_yield();
 				spins = 0;
 			}
 		}

@@ -101,6 +101,9 @@ struct k32_platform_ops {
 	void (*task_join)(struct k32_task *task);
 	/* Fills up to cap rows; *out_count is the number of live and finished-unjoined tasks. */
 	void (*task_list)(struct k32_task_info *out, size_t cap, size_t *out_count);
+	/* Gives the rest of the calling task's time slice to any other ready task (taskYIELD
+	 * on FreeRTOS). For spin loops whose lock holder may be preempted on this core. */
+	void (*task_yield)(void);
 	/* CPU time of the calling thread. */
 	uint64_t (*thread_cpu_us)(void);
 	/* Number of CPU cores. */

@@ -172,6 +172,11 @@ static uint64_t posix_thread_cpu_us(void)
 	return ts_to_us(&ts);
 }
 
+static void posix_task_yield(void)
+{
+	sched_yield();
+}
+
 static void *task_trampoline(void *p)
 {
 	struct k32_task *t = p;
