@@ -805,6 +805,7 @@ static const struct k32_platform_ops posix_ops = {
     .task_create = posix_task_create,
     .task_join = posix_task_join,
     .task_list = posix_task_list,
+    .task_yield = posix_task_yield,
     .thread_cpu_us = posix_thread_cpu_us,
     .core_count = posix_core_count,
     .tcp_listen = posix_tcp_listen,
