@@ -913,6 +913,7 @@ static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
 	uint64_t c0 = k32_plat()->thread_cpu_us();
 	k32_status_t st = k->ops->start(k->ops_ctx, p, &spec, &err);
 	uint64_t c1 = k32_plat()->thread_cpu_us();
+	klet_snapshot(k, p);
 	k32_mutex_unlock(&k->run_lock);
 	klet_pod_cpu_add(k, p, c1 - c0);
 
@@ -958,6 +959,7 @@ static void pod_stop_runtime(struct klet *k, struct klet_pod *p)
 {
 	k32_mutex_lock(&k->run_lock);
 	k->ops->stop(k->ops_ctx, p);
+	klet_snapshot(k, p);
 	k32_mutex_unlock(&k->run_lock);
 	k32_mutex_lock(&k->lock);
 	p->started = false;
@@ -1069,6 +1071,7 @@ static void worker_pass(struct klet *k, struct k32_buf *b, uint64_t *out_next)
 			uint64_t c0 = k32_plat()->thread_cpu_us();
 			k->ops->run(k->ops_ctx, p, now, &nr);
 			uint64_t c1 = k32_plat()->thread_cpu_us();
+			klet_snapshot(k, p);
 			k32_mutex_unlock(&k->run_lock);
 			klet_pod_cpu_add(k, p, c1 - c0);
 			k32_mutex_lock(&k->lock);
@@ -1380,6 +1383,7 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 	k->ops_ctx = cfg->provider ? cfg->provider_ctx : NULL;
 	k32_heap_init(&k->pool, cfg->profile->pod_pool_bytes);
 	k->pool_alloc = k32_heap_allocator(&k->pool);
+	k->pool_snap = k->pool.stats;
 	k->pods = k32_calloc(a, sizeof(struct klet_pod) * k->max_pods);
 	if (!k->pods)
 		goto out_nomem;
@@ -1585,15 +1589,11 @@ k32_status_t klet_stats_json(struct klet *k, struct k32_buf *b, struct k32_err *
 			   "\"peakBytes\":%zu,\"limitBytes\":%zu},\"pods\":[",
 			   k->node, k->profile_name, st.pool_bytes, st.pool_peak, st.pool_limit);
 	bool first = true;
-	k32_mutex_lock(&k->run_lock);
 	for (uint32_t i = 0; i < k->max_pods && !rc; i++) {
 		struct klet_pod *p = &k->pods[i];
-		struct klet_pod_mem m;
-		memset(&m, 0, sizeof(m));
 		k32_mutex_lock(&k->lock);
 		bool used = p->used && !p->gone;
-		if (used && p->started && k->ops->stats)
-			k->ops->stats(k->ops_ctx, p, &m);
+		struct klet_pod_mem m = p->mem_snap;
 		if (used && (!p->cpu_prev_at_us || now - p->cpu_prev_at_us >= KLET_CPU_WINDOW_US)) {
 			uint64_t since = p->cpu_prev_at_us ? p->cpu_prev_at_us : p->run_start_us;
 			if (now > since)
@@ -1613,11 +1613,10 @@ k32_status_t klet_stats_json(struct klet *k, struct k32_buf *b, struct k32_err *
 			    first ? "" : ",", p->ns, p->name, p->container, state_name(p),
 			    p->restarts, (unsigned long long)p->cpu_us,
 			    (unsigned long long)p->cpu_nanocores, m.code_bytes, m.memory_bytes,
-			    m.stack_bytes, m.runtime_bytes, p->mem_cur, p->mem_peak);
+			    m.stack_bytes, m.runtime_bytes, m.pool_bytes, m.pool_peak);
 		k32_mutex_unlock(&k->lock);
 		first = first && !used;
 	}
-	k32_mutex_unlock(&k->run_lock);
 	if (!rc)
 		rc = k32_buf_append_str(b, "]}\n", err);
 	return rc;
@@ -1635,11 +1634,24 @@ void klet_get_stats(struct klet *k, struct klet_stats *out)
 				out->running++;
 		}
 	}
+	out->pool_bytes = k->pool_snap.cur_bytes;
+	out->pool_peak = k->pool_snap.peak_bytes;
+	out->pool_limit = k->pool_snap.limit_bytes;
 	k32_mutex_unlock(&k->lock);
-	/* the pool is changed under the run lock (provider calls) */
-	k32_mutex_lock(&k->run_lock);
-	out->pool_bytes = k->pool.stats.cur_bytes;
-	out->pool_peak = k->pool.stats.peak_bytes;
-	out->pool_limit = k->pool.stats.limit_bytes;
-	k32_mutex_unlock(&k->run_lock);
+}
+
+void klet_snapshot(struct klet *k, struct klet_pod *p)
+{
+	struct klet_pod_mem m;
+	memset(&m, 0, sizeof(m));
+	if (p && p->priv && k->ops->stats)
+		k->ops->stats(k->ops_ctx, p, &m);
+	k32_mutex_lock(&k->lock);
+	k->pool_snap = k->pool.stats;
+	if (p) {
+		m.pool_bytes = p->mem_cur;
+		m.pool_peak = p->mem_peak;
+		p->mem_snap = m;
+	}
+	k32_mutex_unlock(&k->lock);
 }

@@ -31,7 +31,6 @@ static k32_status_t cmd_pods(struct klet *k, struct k32_buf *out)
 {
 	k32_status_t st = K32_OK;
 	uint32_t n = 0;
-	k32_mutex_lock(&k->run_lock); /* pool bytes change under it */
 	k32_mutex_lock(&k->lock);
 	for (uint32_t i = 0; i < k->max_pods && !st; i++) {
 		const struct klet_pod *p = &k->pods[i];
@@ -41,11 +40,11 @@ static k32_status_t cmd_pods(struct klet *k, struct k32_buf *out)
 		st = k32_buf_printf(out, NULL,
 				    "K32_POD %s state=%s restarts=%u pool_bytes=%zu pool_peak=%zu "
 				    "cpu_ms=%llu image=%s\n",
-				    p->ref, cstate(p), p->restarts, p->mem_cur, p->mem_peak,
-				    (unsigned long long)(p->cpu_us / 1000), p->image);
+				    p->ref, cstate(p), p->restarts, p->mem_snap.pool_bytes,
+				    p->mem_snap.pool_peak, (unsigned long long)(p->cpu_us / 1000),
+				    p->image);
 	}
 	k32_mutex_unlock(&k->lock);
-	k32_mutex_unlock(&k->run_lock);
 	if (!st)
 		st = k32_buf_printf(out, NULL, "K32_END PODS count=%u\n", n);
 	return st;

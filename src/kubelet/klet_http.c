@@ -116,6 +116,8 @@ static void pod_request(struct klet *k, struct k32_str hv, struct http_request *
 	uint64_t c0 = k32_plat()->thread_cpu_us();
 	k32_status_t st = running ? k->ops->http(k->ops_ctx, p, &hr, &hp) : K32_ERR_BAD_STATE;
 	uint64_t c1 = k32_plat()->thread_cpu_us();
+	if (running)
+		klet_snapshot(k, p);
 	k32_mutex_unlock(&k->run_lock);
 	if (running)
 		klet_pod_cpu_add(k, p, c1 - c0);

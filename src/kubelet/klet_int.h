@@ -115,10 +115,12 @@ struct klet_pod {
 	struct k32_allocator alloc; /* counting view of the pool */
 	size_t mem_cur;		    /* pool bytes the pod holds */
 	size_t mem_peak;
-	uint64_t cpu_us;	 /* CPU time spent in provider calls for this pod */
-	uint64_t cpu_prev_us;	 /* cpu_us at the last rate sample */
-	uint64_t cpu_prev_at_us; /* monotonic time of that sample (0: none yet) */
-	uint64_t cpu_nanocores;	 /* CPU rate over the last sample window */
+	struct klet_pod_mem mem_snap; /* bytes by kind and pool bytes as of the last provider call
+				       * (read by other threads under `lock`: klet_snapshot) */
+	uint64_t cpu_us;	      /* CPU time spent in provider calls for this pod */
+	uint64_t cpu_prev_us;	      /* cpu_us at the last rate sample */
+	uint64_t cpu_prev_at_us;      /* monotonic time of that sample (0: none yet) */
+	uint64_t cpu_nanocores;	      /* CPU rate over the last sample window */
 	/* logs */
 	struct klet_ring log;  /* current container */
 	struct klet_ring prev; /* previous container */
@@ -161,6 +163,7 @@ struct klet {
 	uint64_t next_node_status_us;
 	char lease_rv[32];
 	struct klet_stats stats;
+	struct k32_mem_stats pool_snap; /* the pool's counters as of the last provider call */
 	struct klet_event events[KLET_EVENT_QUEUE]; /* Events waiting for the worker to send */
 	uint32_t nevents;
 	uint32_t event_seq; /* makes Event names unique (worker only) */
@@ -191,6 +194,10 @@ void klet_ring_move(struct klet_ring *dst, struct klet_ring *src);
 k32_status_t klet_ring_read(const struct klet_ring *r, int64_t tail_lines, bool timestamps,
 			    uint64_t *inout_seq, struct k32_buf *out, struct k32_err *err);
 
+/* After a provider call, with run_lock held: copies the pool's counters and p's bytes into
+ * the snapshots other threads read under `lock` (so nobody outside provider calls ever
+ * waits for run_lock, which a long tick may hold). p may be NULL. Takes `lock`. */
+void klet_snapshot(struct klet *k, struct klet_pod *p);
 /* Adds the CPU time of one provider call to p (lock not held; takes it). */
 void klet_pod_cpu_add(struct klet *k, struct klet_pod *p, uint64_t cpu_us);
 
