@@ -146,7 +146,7 @@ spec:
       limits: {memory: 24Ki}
 EOF
 check apply-pinned 'pod/hello-pinned created' k apply -f "$WORK/pinned.yaml"
-check wait-pinned 'condition met' k wait --for=condition=Ready pod/hello-pinned --timeout=30s
+check wait-pinned 'condition met' k wait --for=condition=Ready pod/hello-pinned --timeout=60s
 check pinned-running 'hello-pinned +1/1 +Running +0 .* host-1' k get pod hello-pinned -o wide
 check logs 'hello from kube32: k32_init' k logs hello-pinned
 check logs-timestamps '^20[0-9-]+T[0-9:]+Z hello from kube32' k logs --timestamps hello-pinned
@@ -176,7 +176,7 @@ spec:
       limits: {memory: 24Ki}
 EOF
 check apply-crashy 'pod/crashy created' k apply -f "$WORK/crashy.yaml"
-eventually crashloop 'crashy +0/1 +CrashLoopBackOff' 30 k get pod crashy --no-headers
+eventually crashloop 'crashy +0/1 +CrashLoopBackOff' 60 k get pod crashy --no-headers
 check crash-describe 'Message: +out of bounds memory access' k describe pod crashy
 check crash-events 'Warning +BackOff .*kubelet' k describe pod crashy
 check crash-previous 'Error: out of bounds memory access' k logs crashy --previous
@@ -206,13 +206,13 @@ check missing-image-msg 'not found on node host-1: no ConfigMap ghost.wasm' k ge
 if [ "$CTRL" = 1 ]; then
 	check apply-deployment 'deployment.apps/hello created' k apply -f "$ROOT/apps/examples/hello-deployment.yaml"
 	check rollout 'successfully rolled out' k rollout status deployment/hello --timeout=60s
-	eventually deploy-pods '^2$' 30 bash -c "\"\$KUBECTL\" get pods -l app=hello --no-headers | grep -c ' Running '"
+	eventually deploy-pods '^2$' 60 bash -c "\"\$KUBECTL\" get pods -l app=hello --no-headers | grep -c ' Running '"
 	DPOD=$(k get pods -l app=hello -o 'jsonpath={.items[0].metadata.name}')
 	DNODE=$(k get pods -l app=hello -o 'jsonpath={.items[0].spec.nodeName}')
 	check deploy-pod-http 'hello from kube32.* HTTP 200' podcurl "$DNODE" "default/$DPOD" /
 	check deploy-logs 'hello from kube32: k32_init' k logs deploy/hello
 	check scale 'deployment.apps/hello scaled' k scale deployment/hello --replicas=3
-	eventually scaled-pods '^3$' 30 bash -c "\"\$KUBECTL\" get pods -l app=hello --no-headers | grep -c ' Running '"
+	eventually scaled-pods '^3$' 60 bash -c "\"\$KUBECTL\" get pods -l app=hello --no-headers | grep -c ' Running '"
 	# a pod too big for the cardputer's 80 KiB pool stays Pending with the shortfall
 	cat >"$WORK/big.yaml" <<'EOF'
 apiVersion: v1
@@ -322,7 +322,7 @@ else
 	FAILED+=("restart-remote-kept-running")
 	echo "FAIL restart-remote-kept-running: ticks $TICKS0 -> $TICKS1, startedAt $STARTED0 -> $STARTED1" >&2
 fi
-check restart-pinned 'condition met' k wait --for=condition=Ready pod/hello-pinned --timeout=30s
+check restart-pinned 'condition met' k wait --for=condition=Ready pod/hello-pinned --timeout=60s
 eventually restart-remote-lease 'remote-1 +Ready' 20 k get node remote-1 --no-headers
 
 if [ "$CTRL" = 1 ]; then
