@@ -515,9 +515,9 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		}
 	}
 	/*
-	 * The loader's validator needs ~230 KiB of scratch for a moment (its operand and block
-	 * stacks are sized for the worst case, K32_WASM_MAX_OPERANDS and _BLOCK_DEPTH), more
-	 * than a cardputer's whole pool. So the module is loaded from the node's heap and the
+	 * The loader's validator needs scratch for a moment (its operand and block stacks are
+	 * sized for the worst case, K32_WASM_MAX_OPERANDS and _BLOCK_DEPTH: about 100 KiB),
+	 * more than a cardputer's whole pool. So the module is loaded from the node's heap and the
 	 * bytes it keeps (compiled code, tables) are then charged to the pod pool with a
 	 * reservation of the same size: the pool's accounting stays exact.
 	 */
