@@ -638,7 +638,8 @@ _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256,
 #define K32_HW_CTRL_BATCH 64
 #endif
 
-_Static_assert(K32_HW_CTRL_BATCH >= 1 && K32_HW_CTRL_BATCH <= 1024, "K32_HW_CTRL_BATCH out of range");
+_Static_assert(K32_HW_CTRL_BATCH >= 1 && K32_HW_CTRL_BATCH <= 1024,
+	       "K32_HW_CTRL_BATCH out of range");
 _Static_assert(K32_HW_MAX_BUSES >= 1 && K32_HW_MAX_BUSES <= 16, "K32_HW_MAX_BUSES out of range");
 _Static_assert(K32_HW_I2C_MAX >= 32 && K32_HW_I2C_MAX <= 1024, "K32_HW_I2C_MAX out of range");
 _Static_assert(K32_HW_SLEEP_MAX_MS >= 1 && K32_HW_SLEEP_MAX_MS <= 100,
@@ -861,7 +862,8 @@ _Static_assert(K32_CTRL_MAX_NODES >= 1 && K32_CTRL_MAX_NODES <= 4096,
 _Static_assert(K32_CTRL_MSG_LEN >= 128 && K32_CTRL_MSG_LEN <= 4096,
 	       "K32_CTRL_MSG_LEN out of range");
 #ifdef K32_KLET_POD_MEM_DEFAULT
-_Static_assert(K32_CTRL_POD_MEM_DEFAULT == K32_KLET_POD_MEM_DEFAULT, "the scheduler must count what the kubelet gives a pod without a memory limit");
+_Static_assert(K32_CTRL_POD_MEM_DEFAULT == K32_KLET_POD_MEM_DEFAULT,
+	       "the scheduler must count what the kubelet gives a pod without a memory limit");
 #endif
 _Static_assert(K32_CTRL_WATCH_BATCH >= 1 && K32_CTRL_WATCH_BATCH <= 256,
 	       "K32_CTRL_WATCH_BATCH out of range");
