@@ -40,6 +40,7 @@ others() {
 
 	# Driver pods: CPU per tick of bme688/miniscale/rfid as Wasm over the simulated devices, rfid 5 Hz cost.
 	bench apps/drivers/drivers-bench 2000
+	[ -x "$build/cmd/kube32-server/kube32-server" ] && echo "== bench_api.py --tls --runs 3 (API server over HTTPS, issue 5)" && python3 "$here/../tests/e2e/bench_api.py" "$build/cmd/kube32-server/kube32-server" --tls --runs 3 --idle-s 0 && ran=$((ran + 1))
 
 	if [ "$ran" -eq 0 ]; then
 		echo "bench: none of the other benchmarks is built yet; nothing was measured"
