@@ -38,6 +38,11 @@ others() {
 	# Controllers: pod created -> bound by the scheduler, ReplicaSet scaled -> its pod bound.
 	bench src/ctrl/ctrl-bench 50
 
+	# HTTP layer (GET latency, 500 streams, wake latency, TLS cost) and the API layer
+	# in-process (list/get/patch without sockets).
+	bench src/http/http-bench "$build/http-bench-data"
+	bench src/api/api-bench 2000
+
 	# Driver pods: CPU per tick of bme688/miniscale/rfid as Wasm over the simulated devices, rfid 5 Hz cost.
 	bench apps/drivers/drivers-bench 2000
 	[ -x "$build/cmd/kube32-server/kube32-server" ] && echo "== bench_api.py --tls --runs 3 (API server over HTTPS, issue 5)" && python3 "$here/../tests/e2e/bench_api.py" "$build/cmd/kube32-server/kube32-server" --tls --runs 3 --idle-s 0 && ran=$((ran + 1))
