@@ -177,6 +177,17 @@ static void console_main(void *arg)
 	c->done = true;
 }
 
+/* A board's console_ext: the simulated hardware's hw/rfid lines, then BENCH. */
+static k32_status_t console_board(void *ctx, const char *cmd, struct k32_buf *out)
+{
+	k32_status_t st = sim_hw_console(ctx, cmd, out);
+#ifdef SIM_HAVE_BENCH
+	if (st == K32_ERR_NOT_SUPPORTED)
+		st = console_bench(NULL, cmd, out);
+#endif
+	return st;
+}
+
 struct board_req {
 	const struct klet_profile *profile;
 	char name[96];
@@ -416,6 +427,7 @@ int main(int argc, char **argv)
 	}
 
 	struct klet *klets[MAX_BOARDS] = {0};
+	static struct sim_hw *hws[MAX_BOARDS];
 	static struct console con;
 	struct k32_task *con_task = NULL;
 	int rc = 0;
@@ -431,6 +443,13 @@ int main(int argc, char **argv)
 			}
 			btoken = tok[0] ? tok : NULL;
 		}
+		if (sim_profile_has_hw(reqs[i].profile) &&
+		    sim_hw_new(reqs[i].name, reqs[i].profile, &hws[i], &err)) {
+			fprintf(stderr, "kube32-sim: board %s: its simulated I2C devices: %s\n",
+				reqs[i].name, err.msg);
+			rc = 1;
+			goto out_stop;
+		}
 		struct sim_board_config bc = {
 		    .name = reqs[i].name,
 		    .profile = reqs[i].profile,
@@ -440,9 +459,13 @@ int main(int argc, char **argv)
 		    .token = btoken,
 		    .image_dir = images,
 		    .pod_port = pod_port ? (uint16_t)(pod_port + (unsigned long long)i) : 0,
-#ifdef SIM_HAVE_BENCH
-		    .console_ext = console_bench,
-#endif
+		    .console_ext = console_board,
+		    .console_ext_ctx = hws[i],
+		    .hw_node = sim_hw_node(hws[i]),
+		    /* a short --node-grace: renew the lease three times per grace, or healthy
+		     * boards flap NotReady */
+		    .lease_renew_ms =
+			node_grace && node_grace < 30 ? (uint32_t)node_grace * 1000 / 3 : 0,
 		};
 		if (sim_board_start(&bc, &klets[i], &err)) {
 			fprintf(stderr, "kube32-sim: board %s: %s\n", reqs[i].name, err.msg);
@@ -483,7 +506,9 @@ out_stop:
 	for (int i = 0; i < nboards; i++)
 		klet_stop_begin(klets[i]);
 	sim_cp_stop(cp);
-	for (int i = 0; i < nboards; i++)
+	for (int i = 0; i < nboards; i++) {
 		klet_free(klets[i]);
+		sim_hw_free(hws[i]);
+	}
 	return rc;
 }

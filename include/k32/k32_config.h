@@ -726,6 +726,11 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_POD_FRAMES
 #define K32_KLET_POD_FRAMES 128
 #endif
+/* Highest call depth a pod may ask for with annotation kube32.io/call-depth (larger values
+ * are cut to it; small ones shrink the frame stack, e.g. the hw driver pods ask for 16). */
+#ifndef K32_KLET_POD_FRAMES_MAX
+#define K32_KLET_POD_FRAMES_MAX 1024
+#endif
 /* Gas per call into a pod (k32_init, one k32_tick, one HTTP request; annotation
  * kube32.io/execution-budget: "off" or a number overrides it). */
 #ifndef K32_KLET_POD_GAS
@@ -734,6 +739,13 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 /* kobj handles per pod (each slot 12-24 bytes in the pod's handle table). */
 #ifndef K32_KLET_POD_HANDLES
 #define K32_KLET_POD_HANDLES 32
+#endif
+/* A driver pod's Device as fetched at start, and one status patch or Event (node heap). */
+#ifndef K32_KLET_HW_DEVICE_BYTES
+#define K32_KLET_HW_DEVICE_BYTES 16384
+#endif
+#ifndef K32_KLET_HW_MSG_BYTES
+#define K32_KLET_HW_MSG_BYTES 8192
 #endif
 
 _Static_assert(K32_KLET_MAX_PODS >= 1 && K32_KLET_MAX_PODS <= 256,
@@ -771,6 +783,14 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 #endif
 
 /* Seconds between passes of a controller when nothing it reads changed. */
+/* Device controller: extra silence (beyond three poll intervals) before a Device is Stale,
+ * and the memory limit of the driver pods it creates (a cardputer runs three in 80 KiB). */
+#ifndef K32_CTRL_DEVICE_STALE_GRACE_S
+#define K32_CTRL_DEVICE_STALE_GRACE_S 10
+#endif
+#ifndef K32_CTRL_DRIVER_POD_MEM
+#define K32_CTRL_DRIVER_POD_MEM "2Ki"
+#endif
 #ifndef K32_CTRL_RESYNC_S
 #define K32_CTRL_RESYNC_S 30
 #endif

@@ -20,12 +20,12 @@
 /* Passes run in this order, so one turn can go Deployment -> ReplicaSet -> pods -> bound. */
 static const uint32_t ctrl_order[CTRL_COUNT] = {
     CTRL_NODE_LIFECYCLE, CTRL_DEPLOYMENT, CTRL_REPLICASET, CTRL_DAEMONSET, CTRL_JOB,
-    CTRL_SCHEDULER,	 CTRL_GC,	  CTRL_NAMESPACE,
+    CTRL_SCHEDULER,	 CTRL_GC,	  CTRL_NAMESPACE,  CTRL_DEVICE,
 };
 
 static void (*const ctrl_pass_fn[CTRL_COUNT])(struct ctrl *c) = {
-    ctrl_node_pass, ctrl_deploy_pass, ctrl_rs_pass, ctrl_ds_pass,
-    ctrl_job_pass,  ctrl_sched_pass,  ctrl_gc_pass, ctrl_ns_pass,
+    ctrl_node_pass,  ctrl_deploy_pass, ctrl_rs_pass, ctrl_ds_pass,  ctrl_job_pass,
+    ctrl_sched_pass, ctrl_gc_pass,     ctrl_ns_pass, ctrl_dev_pass,
 };
 
 static unsigned ctrl_bit_index(uint32_t bit)
@@ -85,13 +85,15 @@ static const struct {
 	const char *group, *resource;
 	uint32_t mask;
 } ctrl_watch_defs[CTRL_WATCH_COUNT] = {
-    {"", "pods", CTRL_SCHEDULER | CTRL_REPLICASET | CTRL_DAEMONSET | CTRL_JOB | CTRL_GC},
+    {"", "pods",
+     CTRL_SCHEDULER | CTRL_REPLICASET | CTRL_DAEMONSET | CTRL_JOB | CTRL_GC | CTRL_DEVICE},
     {"", "nodes", CTRL_SCHEDULER | CTRL_DAEMONSET | CTRL_NODE_LIFECYCLE},
     {"apps", "replicasets", CTRL_REPLICASET | CTRL_DEPLOYMENT | CTRL_GC},
     {"apps", "deployments", CTRL_DEPLOYMENT | CTRL_GC},
     {"apps", "daemonsets", CTRL_DAEMONSET | CTRL_GC},
     {"batch", "jobs", CTRL_JOB | CTRL_GC},
     {"", "namespaces", CTRL_NAMESPACE},
+    {"kube32.io", "devices", CTRL_DEVICE},
 };
 
 static k32_status_t ctrl_watch_open(struct ctrl *c, unsigned i, struct k32_err *err)

@@ -73,7 +73,8 @@ enum ctrl_kind {
 	CTRL_NODE_LIFECYCLE = 1u << 5,
 	CTRL_GC = 1u << 6,
 	CTRL_NAMESPACE = 1u << 7,
-	CTRL_ALL = 0xffu,
+	CTRL_DEVICE = 1u << 8, /* kube32.io Devices: driver pods, Stale, conflicts (src/hw) */
+	CTRL_ALL = 0x1ffu,
 };
 
 /* Clock functions a test can replace (ctx = ctrl_config.clock_ctx). */
@@ -100,14 +101,15 @@ struct ctrl_config {
 
 /* Counters since ctrl_start (any thread may read them through ctrl_get_stats). */
 struct ctrl_stats {
-	uint64_t passes;	 /* controller passes run */
-	uint64_t writes;	 /* API writes made (create, update, patch, delete, binding) */
-	uint64_t write_errors;	 /* API writes answered with an error (retried next pass) */
-	uint64_t bound;		 /* pods bound by the scheduler */
-	uint64_t unschedulable;	 /* scheduling attempts that found no node */
-	uint64_t evicted;	 /* pods deleted by node lifecycle */
-	uint64_t watch_restarts; /* store watches reopened after COMPACTED */
-	uint64_t last_pass_us;	 /* monotonic time of the last pass */
+	uint64_t passes;	      /* controller passes run */
+	uint64_t writes;	      /* API writes made (create, update, patch, delete, binding) */
+	uint64_t write_errors;	      /* API writes answered with an error (retried next pass) */
+	uint64_t bound;		      /* pods bound by the scheduler */
+	uint64_t unschedulable;	      /* scheduling attempts that found no node */
+	uint64_t evicted;	      /* pods deleted by node lifecycle */
+	uint64_t watch_restarts;      /* store watches reopened after COMPACTED */
+	uint64_t device_pods_created; /* driver pods created by the Device controller */
+	uint64_t last_pass_us;	      /* monotonic time of the last pass */
 };
 
 /*

@@ -19,8 +19,8 @@
 #include "ctrl/ctrl.h"
 #include "platform/k32_platform.h"
 
-#define CTRL_COUNT	    8	/* controllers (bits of enum ctrl_kind) */
-#define CTRL_WATCH_COUNT    7	/* kinds watched as triggers */
+#define CTRL_COUNT	    9	/* controllers (bits of enum ctrl_kind) */
+#define CTRL_WATCH_COUNT    8	/* kinds watched as triggers */
 #define CTRL_NAME_LEN	    254 /* DNS-1123 subdomain plus NUL */
 #define CTRL_SCHEDULER_NAME "default-scheduler"
 
@@ -205,6 +205,8 @@ void ctrl_job_pass(struct ctrl *c);
 void ctrl_node_pass(struct ctrl *c);
 void ctrl_gc_pass(struct ctrl *c);
 void ctrl_ns_pass(struct ctrl *c);
+/* ctrl_dev.c */
+void ctrl_dev_pass(struct ctrl *c);
 
 /* Merge-patches status fields want (an object) onto target (a /status path) when any
  * differs from obj's status (a missing number counts as 0); one budget unit. */

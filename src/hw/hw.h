@@ -359,6 +359,11 @@ extern const struct k32_hostfn_def hw_hostfn_table[HW_HOSTFN_COUNT];
 #define HW_DEVICE_MAX_PARAMS 8	/* spec.params entries kept */
 #define HW_DEVICE_PARAM_LEN  32 /* bytes of a param key or value, NUL included */
 #define HW_NAME_LEN	     64 /* Kubernetes names here: 63 + NUL */
+/* Wasm value stack of a driver pod (annotation kube32.io/stack-bytes of the manifest): the
+ * drivers tick in 512 B (drivers_node_test); twice that for margin. */
+#define HW_DRIVER_STACK_BYTES "1024"
+/* and its call depth (kube32.io/call-depth): they tick within 16 frames (drivers_node_test) */
+#define HW_DRIVER_CALL_DEPTH "16"
 
 struct hw_device {
 	char name[HW_NAME_LEN]; /* metadata.name */

@@ -153,11 +153,12 @@ k32_status_t hw_device_pod_manifest(const struct hw_device *d, const char *mem_l
 	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
 	    "\"namespace\":\"%s\",\"labels\":{\"kube32.io/device\":\"%s\","
 	    "\"kube32.io/driver\":\"%s\"},\"annotations\":{\"kube32.io/hardware\":\"i2c:%s\","
-	    "\"kube32.io/device\":\"%s\"}%s},\"spec\":{\"nodeName\":\"%s\",\"restartPolicy\":"
+	    "\"kube32.io/device\":\"%s\",\"kube32.io/stack-bytes\":\"%s\",\"kube32.io/"
+	    "call-depth\":\"%s\"}%s},\"spec\":{\"nodeName\":\"%s\",\"restartPolicy\":"
 	    "\"Always\",\"containers\":[{\"name\":\"driver\",\"image\":\"%s.wasm\","
 	    "\"resources\":{\"limits\":{\"memory\":\"%s\"}}}]}}",
-	    pod, d->ns, d->name, d->model, d->model, d->name, owner, d->node, d->model,
-	    mem_limit ? mem_limit : "2Ki");
+	    pod, d->ns, d->name, d->model, d->model, d->name, HW_DRIVER_STACK_BYTES,
+	    HW_DRIVER_CALL_DEPTH, owner, d->node, d->model, mem_limit ? mem_limit : "2Ki");
 }
 
 int hw_device_conflict(const struct hw_device *devs, size_t n, const struct hw_device *d)

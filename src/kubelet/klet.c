@@ -360,9 +360,14 @@ static void pod_spec_from(struct klet *k, struct klet_pod *p, const cJSON *o)
 	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/stack-bytes"));
 	p->stack_bytes =
 	    s && parse_quantity(s) ? (uint32_t)parse_quantity(s) : K32_KLET_POD_STACK_BYTES;
+	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/call-depth"));
+	unsigned long frames = s ? strtoul(s, NULL, 10) : 0;
+	p->frames = frames > K32_KLET_POD_FRAMES_MAX ? K32_KLET_POD_FRAMES_MAX : (uint32_t)frames;
 	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/tick-ms"));
 	p->tick_ms =
 	    s && strtoul(s, NULL, 10) ? (uint32_t)strtoul(s, NULL, 10) : K32_KLET_TICK_DEFAULT_MS;
+	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/device"));
+	klet_msgf(p->device, sizeof(p->device), "%s", s ? s : "");
 	(void)k;
 }
 
@@ -886,8 +891,10 @@ static void spec_of(struct klet *k, const struct klet_pod *p, struct klet_run_sp
 	s->gas = p->gas;
 	s->gas_off = p->gas_off;
 	s->stack_bytes = p->stack_bytes;
+	s->frames = p->frames;
 	s->tick_ms = p->tick_ms;
 	s->run_to_completion = p->restart != KLET_RESTART_ALWAYS;
+	s->device = p->device;
 }
 
 static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)

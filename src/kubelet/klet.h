@@ -81,8 +81,10 @@ struct klet_run_spec {
 	uint64_t gas;		/* gas per call (kube32.io/execution-budget) */
 	bool gas_off;		/* kube32.io/execution-budget: "off" */
 	uint32_t stack_bytes;	/* Wasm value stack (kube32.io/stack-bytes) */
+	uint32_t frames;	/* call depth (kube32.io/call-depth; 0: K32_KLET_POD_FRAMES) */
 	uint32_t tick_ms;	/* k32_tick period (kube32.io/tick-ms) */
 	bool run_to_completion; /* restartPolicy != Always (a Job's pod) */
+	const char *device;	/* annotation kube32.io/device: the Device it drives ("": none) */
 };
 
 /* How a container ended, reported through klet_notify_fn. */
@@ -150,6 +152,8 @@ struct klet_provider_ops {
 
 /* ---- configuration and life cycle ---------------------------------------------------------- */
 
+struct hw_node;
+
 struct klet_config {
 	const char *node_name;		    /* required; DNS-1123 name */
 	const struct klet_profile *profile; /* required */
@@ -171,6 +175,10 @@ struct klet_config {
 	/* extra host function tables linked into every Wasm pod (e.g. the hw drivers') */
 	const struct k32_hostfn_def *extra_hostfns;
 	size_t extra_hostfn_count;
+	/* the node's I2C buses (src/hw): a pod annotated kube32.io/device is bound to its
+	 * Device (hw_node_bind), gets the "kube32" hardware host functions, and its readings
+	 * go to devices/<name>/status. NULL: no hardware (such pods fail to start). */
+	struct hw_node *hw_node;
 	/* console commands beyond PODS, MEM and TASKS (e.g. BENCH): cmd is what follows
 	 * "K32_CMD:"; return K32_ERR_NOT_SUPPORTED for a command it does not know */
 	k32_status_t (*console_ext)(void *ctx, const char *cmd, struct k32_buf *out);

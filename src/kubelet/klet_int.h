@@ -84,10 +84,12 @@ struct klet_pod {
 	uint64_t gas;	    /* per call */
 	bool gas_off;
 	uint32_t stack_bytes;
+	uint32_t frames; /* annotation kube32.io/call-depth (0: default) */
 	uint32_t tick_ms;
-	bool deleting; /* deletionTimestamp seen: stop, then delete with grace 0 */
-	bool gone;     /* deleted from the API: stop and forget */
-	bool seen;     /* marked during a relist */
+	char device[64]; /* annotation kube32.io/device ("" none) */
+	bool deleting;	 /* deletionTimestamp seen: stop, then delete with grace 0 */
+	bool gone;	 /* deleted from the API: stop and forget */
+	bool seen;	 /* marked during a relist */
 	/* observed */
 	bool started; /* the provider holds a runtime for it */
 	bool done;    /* terminal: Succeeded or Failed, never started again */

@@ -29,7 +29,9 @@
 
 #include "kubelet/klet_int.h"
 
+#include "base/k32_json.h"
 #include "base/k32_log.h"
+#include "hw/hw.h"
 #include "kobj/kobj.h"
 #include "wasm/wrt.h"
 
@@ -60,6 +62,7 @@ struct kw_pod {
 	int32_t exit_code;
 	const struct klet_http_req *req; /* during k32_http */
 	struct klet_http_resp *resp;
+	struct hw_node_pod *hw; /* bound to a Device (annotation kube32.io/device), or NULL */
 };
 
 /* Every kubelet passes itself as the notify arg, so one function serves them all. */
@@ -368,6 +371,102 @@ static const struct kobj_pod_env kw_env = {.owner_of = owner_of};
 static struct k32_hostfn_def kw_kobj[KOBJ_POD_HOSTFN_COUNT];
 static bool kw_ready;
 
+/* The hardware host functions see the pod's hw slot; a pod bound to no Device gets NULL
+ * (every bus call answers K32_EPERM). */
+static struct hw_pod *hw_pod_of(void *user)
+{
+	struct kw_pod *w = user;
+	return w && w->hw ? &w->hw->pod : NULL;
+}
+
+static const struct hw_pod_env kw_hw_env = {.pod_of = hw_pod_of};
+static struct k32_hostfn_def kw_hw[HW_HOSTFN_COUNT];
+
+/* Sends what the Device's status publisher owes: the merge patch of devices/<name>/status
+ * when one is due, and the Warning Event of a new failure. Worker thread; errors are
+ * logged (the next due patch carries the state again). */
+static void kw_hw_flush(struct kw_pod *w)
+{
+	struct klet *k = w->k;
+	struct hw_node_pod *slot = w->hw;
+	if (!slot || !slot->bound)
+		return;
+	struct k32_buf b, out;
+	k32_buf_init(&b, k->alloc, K32_KLET_HW_MSG_BYTES, "device status");
+	k32_buf_init(&out, k->alloc, K32_KLET_HW_MSG_BYTES, "device status answer");
+	struct k32_err e;
+	char target[K32_HTTP_PATH_LEN];
+	int code = 0;
+	if (hw_node_pod_event(slot, "kubelet", &b, &e)) {
+		klet_msgf(target, sizeof(target), "/api/v1/namespaces/%s/events", slot->dev.ns);
+		if (klet_api(k, k->cli, "POST", target, NULL, k32_buf_cstr(&b), &code, &out, &e) ||
+		    code / 100 != 2)
+			K32_LOGW(KLET_MOD, "device %s/%s: posting its event failed (%d): %s",
+				 slot->dev.ns, slot->dev.name, code, code ? "" : e.msg);
+	}
+	k32_buf_reset(&b);
+	if (hw_node_pod_due(slot)) {
+		if (hw_node_pod_patch(slot, &b, &e)) {
+			K32_LOGW(KLET_MOD, "device %s/%s: status patch: %s", slot->dev.ns,
+				 slot->dev.name, e.msg);
+		} else {
+			klet_msgf(target, sizeof(target),
+				  "/apis/kube32.io/v1alpha1/namespaces/%s/devices/%s/status",
+				  slot->dev.ns, slot->dev.name);
+			if (klet_api(k, k->cli, "PATCH", target, "application/merge-patch+json",
+				     k32_buf_cstr(&b), &code, &out, &e) ||
+			    code != 200)
+				K32_LOGW(
+				    KLET_MOD,
+				    "device %s/%s: PATCH of its status answered %d%s%s (retried "
+				    "with the next update)",
+				    slot->dev.ns, slot->dev.name, code, code ? "" : ": ",
+				    code ? "" : e.msg);
+		}
+	}
+	k32_buf_fini(&b);
+	k32_buf_fini(&out);
+}
+
+/* GETs the pod's Device and binds the pod's hw slot to it. */
+static k32_status_t kw_hw_bind(struct kw_pod *w, const struct klet_run_spec *s, struct k32_err *err)
+{
+	struct klet *k = w->k;
+	if (!k->cfg.hw_node)
+		return k32_err_set(err, K32_ERR_NOT_SUPPORTED, KLET_MOD,
+				   "pod %s/%s drives Device %s (annotation kube32.io/device) but "
+				   "node %s has no I2C buses; schedule it on a board with hardware",
+				   s->ns, s->name, s->device, s->node);
+	w->hw = k32_calloc(w->a, sizeof(*w->hw));
+	if (!w->hw)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
+				   "pod %s/%s: its Device binding (%zu bytes) does not fit node "
+				   "%s's pod pool",
+				   s->ns, s->name, sizeof(*w->hw), s->node);
+	struct k32_buf b;
+	k32_buf_init(&b, k->alloc, K32_KLET_HW_DEVICE_BYTES, "device");
+	char target[K32_HTTP_PATH_LEN];
+	klet_msgf(target, sizeof(target), "/apis/kube32.io/v1alpha1/namespaces/%s/devices/%s",
+		  s->ns, s->device);
+	int code = 0;
+	k32_status_t st = klet_api(k, k->cli, "GET", target, NULL, NULL, &code, &b, err);
+	if (!st && code != 200)
+		st = k32_err_set(err, code == 404 ? K32_ERR_NOT_FOUND : K32_ERR_IO, KLET_MOD,
+				 "pod %s/%s: GET Device %s/%s answered %d; create the Device "
+				 "first",
+				 s->ns, s->name, s->ns, s->device, code);
+	cJSON *dev = NULL;
+	if (!st)
+		st = k32_json_parse((const char *)b.data, b.len, &dev, err);
+	if (!st)
+		st = hw_node_bind(k->cfg.hw_node, w->hw, dev, s->name, err);
+	if (st == K32_ERR_NOT_FOUND)
+		st = K32_ERR_IO; /* not an image problem: CreateContainerError, not ErrImagePull */
+	cJSON_Delete(dev);
+	k32_buf_fini(&b);
+	return st;
+}
+
 /* ---- provider ---------------------------------------------------------------------------- */
 
 static void kw_init(void *ctx, struct klet *k, klet_notify_fn notify, void *arg)
@@ -382,12 +481,17 @@ static void kw_init(void *ctx, struct klet *k, klet_notify_fn notify, void *arg)
 			K32_LOGW(KLET_MOD, "kobj_init: %s (kobj already in use: keeping it)",
 				 err.msg);
 		kobj_pod_hostfns(&kw_env, kw_kobj, KOBJ_POD_HOSTFN_COUNT);
+		hw_hostfns(&kw_hw_env, kw_hw, HW_HOSTFN_COUNT);
 		kw_ready = true;
 	}
 }
 
 static void kw_exit(struct kw_pod *w, int32_t code, const char *reason, const char *msg)
 {
+	if (w->hw && w->hw->bound && code) {
+		hw_node_pod_failed(w->hw, "DriverCrash", msg && msg[0] ? msg : reason);
+		kw_hw_flush(w);
+	}
 	struct klet_exit ex = {.code = code, .reason = reason, .message = msg};
 	/* the pod's own kubelet is the notify arg (klet passes itself) */
 	kw_notify(w->k, w->pod, &ex);
@@ -417,6 +521,11 @@ k32_status_t klet_image_path(const char *dir, const char *image, char *out, size
 
 static void kw_free(struct kw_pod *w)
 {
+	if (w->hw) {
+		if (w->hw->bound)
+			hw_node_unbind(w->hw);
+		k32_free(w->a, w->hw, sizeof(*w->hw));
+	}
 	if (w->inst)
 		wrt_instance_free(w->inst);
 	if (w->mod)
@@ -546,13 +655,17 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	if (!st && k->cfg.extra_hostfns)
 		st = wrt_linker_add_host(&w->lk, k->cfg.extra_hostfns, k->cfg.extra_hostfn_count,
 					 err);
+	if (!st && k->cfg.hw_node)
+		st = wrt_linker_add_host(&w->lk, kw_hw, HW_HOSTFN_COUNT, err);
+	if (!st && s->device && s->device[0])
+		st = kw_hw_bind(w, s, err);
 	if (st)
 		goto out_free;
 	struct wrt_limits lim;
 	wrt_limits_default(&lim);
 	lim.mem_bytes = mem;
 	lim.stack_bytes = s->stack_bytes ? s->stack_bytes : K32_KLET_POD_STACK_BYTES;
-	lim.frames = K32_KLET_POD_FRAMES;
+	lim.frames = s->frames ? s->frames : K32_KLET_POD_FRAMES;
 	lim.gas = s->gas ? s->gas : K32_KLET_POD_GAS;
 	lim.gas_enabled = !s->gas_off;
 	lim.canonical_nan = true;
@@ -664,6 +777,7 @@ static void kw_run(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *out_
 	}
 	w->next_tick_us = k32_now_us() + (uint64_t)(ms ? (uint32_t)ms : w->tick_ms) * 1000;
 	*out_next = w->next_tick_us;
+	kw_hw_flush(w);
 }
 
 static k32_status_t kw_http(void *ctx, struct klet_pod *pod, const struct klet_http_req *req,

@@ -856,6 +856,8 @@ k32_status_t sim_board_start(const struct sim_board_config *cfg, struct klet **o
 	    .pod_http_port = cfg->pod_port,
 	    .console_ext = cfg->console_ext,
 	    .console_ext_ctx = cfg->console_ext_ctx,
+	    .hw_node = cfg->hw_node,
+	    .lease_renew_ms = cfg->lease_renew_ms,
 	};
 	struct klet *k;
 	k32_status_t st = klet_new(&kc, &k, err);

@@ -96,7 +96,29 @@ struct sim_board_config {
 	/* console commands beyond PODS/MEM/TASKS (klet_config.console_ext); may be NULL */
 	k32_status_t (*console_ext)(void *ctx, const char *cmd, struct k32_buf *out);
 	void *console_ext_ctx;
+	struct hw_node *hw_node; /* its I2C buses (sim_hw_node), NULL: none */
+	uint32_t lease_renew_ms; /* 0: the kubelet's default */
 };
+
+/* ---- simulated hardware (sim_hw.c) ----------------------------------------------------------
+ *
+ * A board whose profile lists hardware (cardputer) gets hardware.md's devices on bus 0
+ * behind a PCA9548A: envpro (BME688, mux 2, 0x77), scale (Mini Scales, mux 1, 0x26), tag
+ * (RFID 2, mux 0, 0x28). sim_hw_console takes the hw_sim_command lines ("hw set envpro
+ * temperature_c 30.5", "rfid place tag 5A3C910E", "hw list") as a console_ext: on stdin
+ * ("cardputer-1 K32_CMD:hw list") and POST /console on the board's pod server.
+ */
+struct sim_hw;
+struct hw_node;
+struct hw_sim;
+bool sim_profile_has_hw(const struct klet_profile *p);
+k32_status_t sim_hw_new(const char *node, const struct klet_profile *profile, struct sim_hw **out,
+			struct k32_err *err);
+struct hw_node *sim_hw_node(struct sim_hw *h);
+struct hw_sim *sim_hw_sim(struct sim_hw *h);
+/* console_ext: K32_ERR_NOT_SUPPORTED for lines other than "hw ..." / "rfid ..." */
+k32_status_t sim_hw_console(void *ctx, const char *cmd, struct k32_buf *out);
+void sim_hw_free(struct sim_hw *h);
 
 /* Creates and starts a board's kubelet (klet_new + klet_start). */
 k32_status_t sim_board_start(const struct sim_board_config *cfg, struct klet **out,
