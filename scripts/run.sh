@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/run.sh BUILD_DIR - what `make run` calls: starts kube32-sim with a demo cluster
 # (a devkit board and a cardputer worker) whose image directory holds the example pods,
-# applies the example Deployment of the hello pod (apps/examples) once the controllers
-# run, and prints the kubectl line to use. The cluster lives in var/ (kubeconfig:
+# applies the example Deployment of the hello pod (apps/examples) and the cardputer's three
+# Devices (apps/drivers/devices-cardputer.yaml: their driver pods run on cardputer-1 over
+# its simulated I2C devices) once the controllers run, and prints the kubectl line to use. The cluster lives in var/ (kubeconfig:
 # var/kubeconfig) and keeps its objects across runs; Ctrl-C stops it.
 set -euo pipefail
 BUILD=${1:-build}
@@ -43,6 +44,8 @@ if command -v kubectl >/dev/null 2>&1 && [ -s "$KC" ]; then
 	done
 	KUBECONFIG="$KC" kubectl apply -f "$ROOT/apps/examples/hello-deployment.yaml" >/dev/null 2>&1 &&
 		echo "run.sh: applied apps/examples/hello-deployment.yaml (2 hello pods)" >&2 || true
+	KUBECONFIG="$KC" kubectl apply -f "$ROOT/apps/drivers/devices-cardputer.yaml" >/dev/null 2>&1 &&
+		echo "run.sh: applied apps/drivers/devices-cardputer.yaml (Devices envpro, scale, tag on cardputer-1)" >&2 || true
 fi
 cat >&2 <<MSG
 
@@ -51,6 +54,14 @@ kube32 is running. In another terminal:
   KUBECONFIG=$KC kubectl get nodes,pods -o wide
   KUBECONFIG=$KC kubectl logs deploy/hello
   curl -H 'X-Kube32-Pod: default/<hello pod name>' http://127.0.0.1:7000/   (7001: the cardputer)
+  KUBECONFIG=$KC kubectl get devices -w
+
+Change the cardputer's simulated sensors while it runs (here on stdin, or over HTTP):
+
+  cardputer-1 K32_CMD:hw set envpro temperature_c 30.5
+  curl --data 'K32_CMD:rfid place tag 5A3C910E' http://127.0.0.1:7001/console
+  curl --data 'K32_CMD:hw set scale weight_g 250' http://127.0.0.1:7001/console
+  curl --data 'K32_CMD:hw list' http://127.0.0.1:7001/console
 
 Ctrl-C stops the cluster (its objects stay in var/data).
 MSG

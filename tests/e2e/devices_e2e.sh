@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# End-to-end of the Device path (issue 7) in the simulator: kube32-sim with a cardputer
+# board (its simulated BME688 "envpro", Mini Scales "scale" and RFID 2 "tag" behind a
+# PCA9548A), the three Devices applied with the real kubectl, their driver pods Running on
+# the cardputer within its 80 KiB pod pool, `kubectl get devices` with the simulated
+# readings, values changed through the board console (stdin and POST /console on the pod
+# server) showing up in the readings, a card placed and removed, a device unplugged
+# (Ready=False NotFound and a Warning Event), and a deleted Device taking its driver pod.
+# Prints each driver's pool bytes and the pool left free (from the kubelet's /stats).
+#
+#   devices_e2e.sh /path/to/kube32-sim /path/to/apps/drivers (build dir with the .wasm)
+#
+# Exit 0: all checks passed; 1: a check failed; 77: kubectl, curl, python3 or the driver
+# pods missing (skipped; under CI=true that is a failure).
+set -u
+
+SIM=${1:?usage: devices_e2e.sh /path/to/kube32-sim DRIVERS_DIR}
+PODS=${2:?usage: devices_e2e.sh /path/to/kube32-sim DRIVERS_DIR}
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+KUBECTL=${KUBECTL:-/usr/bin/kubectl}
+
+missing() {
+	echo "devices-e2e: $1 is missing: $2" >&2
+	if [ "${CI:-}" = "true" ]; then
+		echo "devices-e2e: FAIL (CI=true requires it)" >&2
+		exit 1
+	fi
+	echo "devices-e2e: SKIPPED" >&2
+	exit 77
+}
+[ -x "$KUBECTL" ] || missing kubectl "expected at $KUBECTL (set KUBECTL=...)"
+command -v curl >/dev/null || missing curl "install the Debian package curl"
+command -v python3 >/dev/null || missing python3 "install the Debian package python3"
+for m in bme688 miniscale rfid; do
+	[ -s "$PODS/$m.wasm" ] || missing "$m.wasm" "not built in $PODS (clang and lld build apps/drivers)"
+done
+
+WORK=$(mktemp -d /tmp/kube32-devices.XXXXXX)
+DATA=$WORK/data
+export HOME=$WORK/home
+export KUBECONFIG=$DATA/admin.kubeconfig
+mkdir -p "$HOME" "$DATA" "$WORK/images"
+cp "$PODS"/*.wasm "$WORK/images/"
+SIM_PID=
+HOLD_PID=
+cleanup() {
+	for p in $SIM_PID $HOLD_PID; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	if [ "${KEEP:-}" != "1" ]; then rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+# the board console on stdin: a fifo kept open by a sleeper
+mkfifo "$WORK/console"
+sleep 100000 >"$WORK/console" &
+HOLD_PID=$!
+"$SIM" --data-dir "$DATA" --port 0 --port-file "$WORK/port" --images "$WORK/images" \
+	--boards cardputer:1 --pod-port 0 <"$WORK/console" >"$WORK/console.out" 2>"$WORK/sim.log" &
+SIM_PID=$!
+exec 3>"$WORK/console"
+for _ in $(seq 100); do
+	grep -q "kube32-sim: ready" "$WORK/sim.log" 2>/dev/null && break
+	kill -0 "$SIM_PID" 2>/dev/null || break
+	sleep 0.1
+done
+if ! grep -q "kube32-sim: ready" "$WORK/sim.log"; then
+	echo "devices-e2e: FAIL: kube32-sim did not start:" >&2
+	cat "$WORK/sim.log" >&2
+	exit 1
+fi
+if ! grep -q "scheduler and controllers running" "$WORK/sim.log"; then
+	echo "devices-e2e: kube32-sim runs no controllers (src/ctrl not built): the Device controller is needed" >&2
+	[ "${CI:-}" = "true" ] && exit 1
+	exit 77
+fi
+POD_PORT=$(grep -o "board cardputer-1 (cardputer): .*pod server 127.0.0.1:[0-9]*" "$WORK/sim.log" |
+	grep -o "[0-9]*$")
+echo "devices-e2e: kube32-sim pid $SIM_PID, cardputer-1 pod server :$POD_PORT"
+
+PASS=0
+FAIL=0
+FAILED=()
+ok() {
+	PASS=$((PASS + 1))
+	echo "devices-e2e: ok   $1"
+}
+bad() {
+	FAIL=$((FAIL + 1))
+	FAILED+=("$1")
+	echo "devices-e2e: FAIL $1${2:+: $2}" >&2
+}
+# until SECONDS CMD...: retries CMD every 0.2 s
+until_ok() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	"$@"
+}
+reading() { # reading DEVICE KEY
+	"$KUBECTL" get device "$1" -o jsonpath="{.status.readings.$2}"
+}
+near() { # near DEVICE KEY VALUE TOLERANCE
+	local v
+	v=$(reading "$1" "$2") || return 1
+	python3 -c "import sys; sys.exit(0 if abs(float('$v') - $3) <= $4 else 1)" 2>/dev/null
+}
+is() { # is DEVICE KEY VALUE
+	[ "$(reading "$1" "$2")" = "$3" ]
+}
+ready() { # ready DEVICE STATUS [REASON]
+	local c
+	c=$("$KUBECTL" get device "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}')
+	[ "${c%%/*}" = "$2" ] && { [ -z "${3:-}" ] || [ "${c#*/}" = "$3" ]; }
+}
+running() {
+	[ "$("$KUBECTL" get pod "$1" -o jsonpath='{.status.phase}/{.spec.nodeName}')" = "Running/cardputer-1" ]
+}
+http_cmd() {
+	curl -sf --data "K32_CMD:$1" "http://127.0.0.1:$POD_PORT/console"
+}
+
+until_ok 20 "$KUBECTL" get nodes cardputer-1 >/dev/null
+if "$KUBECTL" apply -f "$ROOT/apps/drivers/devices-cardputer.yaml" >/dev/null; then
+	ok "kubectl apply of the three Devices"
+else
+	bad "kubectl apply of the three Devices"
+fi
+
+for p in bme688-envpro miniscale-scale rfid-tag; do
+	if until_ok 60 running "$p"; then ok "driver pod $p Running on cardputer-1"; else
+		bad "driver pod $p Running on cardputer-1" "$("$KUBECTL" get pod "$p" -o wide 2>&1 | tail -1)"
+	fi
+done
+
+until_ok 20 is tag present false
+OUT=$("$KUBECTL" get devices 2>&1)
+echo "$OUT"
+if echo "$OUT" | head -1 | grep -q "NAME *NODE *MODEL *READING *AGE"; then
+	ok "kubectl get devices prints NAME NODE MODEL READING AGE"
+else
+	bad "kubectl get devices columns" "$OUT"
+fi
+if until_ok 20 near envpro temperature_c 25 0.05 && until_ok 5 near envpro humidity_pct 40 0.5 &&
+	until_ok 5 near envpro pressure_pa 101325 20; then
+	ok "envpro reads the simulated 25 C, 40 %RH, 101325 Pa"
+else
+	bad "envpro's simulated readings" "$(reading envpro temperature_c)"
+fi
+if until_ok 10 near scale weight_g 0 0.5 && until_ok 10 is tag present false; then
+	ok "scale reads 0 g, tag has no card"
+else
+	bad "scale and tag initial readings"
+fi
+
+# a value changed through the pod server's console (HTTP) and one on stdin
+http_cmd "hw set envpro temperature_c 30.5" | grep -q "^ok" || bad "POST /console hw set"
+if until_ok 10 near envpro temperature_c 30.5 0.05; then
+	ok "hw set envpro temperature_c 30.5 (POST /console) shows in the reading"
+else
+	bad "temperature change" "$(reading envpro temperature_c)"
+fi
+echo "cardputer-1 K32_CMD:hw set scale weight_g 250" >&3
+if until_ok 10 near scale weight_g 250 1; then
+	ok "hw set scale weight_g 250 (stdin console) shows in the reading"
+else
+	bad "weight change" "$(reading scale weight_g) $(cat "$WORK/console.out")"
+fi
+
+http_cmd "rfid place tag 5A3C910E" >/dev/null
+if until_ok 3 is tag uid 5A3C910E && is tag present true; then
+	ok "rfid place tag 5A3C910E: the tag's uid within 3 s"
+else
+	bad "card placed" "$(reading tag uid)"
+fi
+http_cmd "rfid remove tag" >/dev/null
+if until_ok 3 is tag present false; then ok "rfid remove tag: present=false"; else
+	bad "card removed" "$(reading tag present)"
+fi
+
+# memory on the cardputer (the kubelet's /stats)
+curl -sf "http://127.0.0.1:$POD_PORT/stats" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+pool = d["pool"]
+for p in d["pods"]:
+    m = p["memory"]
+    print("devices-e2e: pool %-16s %6d bytes (code %d, linear %d, stacks %d, runtime %d)" % (
+        p["name"], m["poolBytes"], m["codeBytes"], m["linearBytes"], m["stackBytes"],
+        m["runtimeBytes"]))
+print("devices-e2e: pool used %d of %d bytes, %d free (peak %d)" % (
+    pool["usedBytes"], pool["limitBytes"], pool["limitBytes"] - pool["usedBytes"],
+    pool["peakBytes"]))
+sys.exit(0 if pool["usedBytes"] <= pool["limitBytes"] and len(d["pods"]) >= 3 else 1)
+' && ok "three driver pods within the 80 KiB pod pool" || bad "pool accounting"
+
+# the scale unplugged: Ready=False NotFound, a Warning Event; the others keep reading
+http_cmd "hw set scale present 0" >/dev/null
+if until_ok 10 ready scale False NotFound; then ok "scale present=0: Ready=False NotFound"; else
+	bad "scale unplugged" "$("$KUBECTL" get device scale -o jsonpath='{.status.conditions}')"
+fi
+if until_ok 10 sh -c "'$KUBECTL' get events --field-selector type=Warning,involvedObject.name=scale | grep -q NotFound"; then
+	ok "a Warning Event NotFound on Device scale"
+else
+	bad "Warning Event for the unplugged scale" "$("$KUBECTL" get events 2>&1 | tail -3)"
+fi
+http_cmd "hw set envpro temperature_c 18" >/dev/null
+if until_ok 10 near envpro temperature_c 18 0.05 && ready envpro True; then
+	ok "envpro keeps reading while the scale is gone"
+else
+	bad "envpro after the scale's failure"
+fi
+http_cmd "hw set scale present 1" >/dev/null
+if until_ok 10 ready scale True; then ok "scale plugged back: Ready=True"; else
+	bad "scale back"
+fi
+
+# a Device deleted: its driver pod goes
+"$KUBECTL" delete device tag >/dev/null
+gone() { ! "$KUBECTL" get pod rfid-tag >/dev/null 2>&1; }
+if until_ok 30 gone; then ok "Device tag deleted: driver pod rfid-tag gone"; else
+	bad "driver pod of a deleted Device"
+fi
+
+echo "devices-e2e: $PASS passed, $FAIL failed"
+if [ "$FAIL" -gt 0 ]; then
+	printf 'devices-e2e: failed: %s\n' "${FAILED[@]}" >&2
+	tail -20 "$WORK/sim.log" >&2
+	exit 1
+fi
+exit 0
