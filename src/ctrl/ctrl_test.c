@@ -1534,6 +1534,59 @@ static void test_alloc_failures(void **state)
 	assert_true(deploy_done(fx));
 }
 
+/* The Device controller (src/hw's hw_devctrl) as CTRL_DEVICE: a Device gets its driver pod
+ * on its node with status.driverPod; a second Device on the same (node, bus, channel,
+ * address) is refused (Ready=False Conflict); deleting the Device takes the pod with it. */
+static void test_device_controller(void **state)
+{
+	struct fx *fx = *state;
+	static const char *devs[] = {"envpro", "twin"};
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(
+		    reqf(fx, "POST", "/apis/kube32.io/v1alpha1/namespaces/default/devices",
+			 "{\"apiVersion\":\"kube32.io/v1alpha1\",\"kind\":\"Device\",\"metadata\":{"
+			 "\"name\":\"%s\"},\"spec\":{\"node\":\"cardputer-1\",\"model\":\"bme688\","
+			 "\"bus\":0,\"muxChannel\":2,\"address\":119}}",
+			 devs[i]),
+		    201);
+		fx->wall_s += 1; /* envpro is the older one */
+	}
+	run(fx, CTRL_DEVICE);
+	cJSON *pod = get(fx, "/api/v1/namespaces/default/pods/bme688-envpro");
+	assert_string_equal(cJSON_GetStringValue(k32_json_find(pod, "spec.nodeName")),
+			    "cardputer-1");
+	const cJSON *an = k32_json_find(pod, "metadata.annotations");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/device")),
+			    "envpro");
+	cJSON_Delete(pod);
+	cJSON *d = get(fx, "/apis/kube32.io/v1alpha1/namespaces/default/devices/envpro");
+	assert_string_equal(cJSON_GetStringValue(k32_json_find(d, "status.driverPod")),
+			    "bme688-envpro");
+	cJSON_Delete(d);
+	d = get(fx, "/apis/kube32.io/v1alpha1/namespaces/default/devices/twin");
+	const cJSON *c = cJSON_GetArrayItem(k32_json_find(d, "status.conditions"), 0);
+	assert_non_null(c);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c, "reason")), "Conflict");
+	cJSON_Delete(d);
+	assert_int_equal(req(fx, "GET", "/api/v1/namespaces/default/pods/bme688-twin", NULL), 404);
+	struct ctrl_stats st;
+	ctrl_get_stats(fx->ctrl, &st);
+	assert_int_equal((int)st.device_pods_created, 1);
+	/* the Device goes: its driver pod is deleted (graceful: the kubelet finishes it) */
+	assert_int_equal(
+	    req(fx, "DELETE", "/apis/kube32.io/v1alpha1/namespaces/default/devices/envpro", NULL),
+	    200);
+	run(fx, CTRL_DEVICE);
+	int code = req(fx, "GET", "/api/v1/namespaces/default/pods/bme688-envpro", NULL);
+	if (code == 200) {
+		pod = cJSON_Parse(k32_buf_cstr(&fx->out));
+		assert_non_null(k32_json_find(pod, "metadata.deletionTimestamp"));
+		cJSON_Delete(pod);
+	} else {
+		assert_int_equal(code, 404);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1551,6 +1604,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_job_complete, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_backoff, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_node_lifecycle, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_device_controller, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_gc_background, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_gc_foreground_orphan, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_namespace_finalizer, fx_setup, fx_teardown),

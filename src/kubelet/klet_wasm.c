@@ -63,6 +63,7 @@ struct kw_pod {
 	const struct klet_http_req *req; /* during k32_http */
 	struct klet_http_resp *resp;
 	struct hw_node_pod *hw; /* bound to a Device (annotation kube32.io/device), or NULL */
+	struct hw_pod *hw_none; /* on a node with buses, a pod bound to none: no grants */
 };
 
 /* Every kubelet passes itself as the notify arg, so one function serves them all. */
@@ -371,12 +372,12 @@ static const struct kobj_pod_env kw_env = {.owner_of = owner_of};
 static struct k32_hostfn_def kw_kobj[KOBJ_POD_HOSTFN_COUNT];
 static bool kw_ready;
 
-/* The hardware host functions see the pod's hw slot; a pod bound to no Device gets NULL
- * (every bus call answers K32_EPERM). */
+/* The hardware host functions see the pod's hw slot; a pod bound to no Device sees a
+ * hw_pod without grants (every bus call answers K32_EPERM, publishing goes nowhere). */
 static struct hw_pod *hw_pod_of(void *user)
 {
 	struct kw_pod *w = user;
-	return w && w->hw ? &w->hw->pod : NULL;
+	return w && w->hw ? &w->hw->pod : w ? w->hw_none : NULL;
 }
 
 static const struct hw_pod_env kw_hw_env = {.pod_of = hw_pod_of};
@@ -526,6 +527,8 @@ static void kw_free(struct kw_pod *w)
 			hw_node_unbind(w->hw);
 		k32_free(w->a, w->hw, sizeof(*w->hw));
 	}
+	if (w->hw_none)
+		k32_free(w->a, w->hw_none, sizeof(*w->hw_none));
 	if (w->inst)
 		wrt_instance_free(w->inst);
 	if (w->mod)
@@ -657,8 +660,15 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 					 err);
 	if (!st && k->cfg.hw_node)
 		st = wrt_linker_add_host(&w->lk, kw_hw, HW_HOSTFN_COUNT, err);
-	if (!st && s->device && s->device[0])
+	if (!st && s->device && s->device[0]) {
 		st = kw_hw_bind(w, s, err);
+	} else if (!st && k->cfg.hw_node) {
+		w->hw_none = k32_calloc(a, sizeof(*w->hw_none));
+		if (w->hw_none)
+			hw_pod_init(w->hw_none, NULL, NULL, 0, w);
+		else
+			st = no_fit(k, s, "its (empty) hardware record", sizeof(*w->hw_none), err);
+	}
 	if (st)
 		goto out_free;
 	struct wrt_limits lim;

@@ -17,6 +17,7 @@
 #include "sim/sim.h"
 
 #include "base/k32_json.h"
+#include "hw/hw.h"
 #include "http/http.h"
 #include "platform/k32_platform.h"
 
@@ -236,10 +237,56 @@ static void test_metrics(void **state)
 	k32_buf_fini(&b);
 }
 
+/* A cardputer's simulated hardware: the console lines (table: line -> expected answer). */
+static void test_hw_console(void **state)
+{
+	(void)state;
+	struct sim_hw *h = NULL;
+	struct k32_err err;
+	assert_int_equal(sim_hw_new("dev-1", sim_profile_find("devkit"), &h, &err),
+			 K32_ERR_NOT_SUPPORTED);
+	assert_null(h);
+	assert_false(sim_profile_has_hw(sim_profile_find("devkit")));
+	assert_true(sim_profile_has_hw(sim_profile_find("cardputer")));
+	assert_int_equal(sim_hw_new("cardputer-1", sim_profile_find("cardputer"), &h, &err),
+			 K32_OK);
+	assert_non_null(sim_hw_node(h));
+	assert_non_null(sim_hw_sim(h));
+	static const struct {
+		const char *line;
+		k32_status_t st;
+		const char *want; /* substring of the answer */
+	} cases[] = {
+	    {"PODS", K32_ERR_NOT_SUPPORTED, ""},
+	    {"hw set envpro temperature_c 30.5\n", K32_OK, "K32_END HW"},
+	    {"hw get envpro temperature_c", K32_OK, "30.5"},
+	    {"hw list", K32_OK, "tag"},
+	    {"rfid place tag 5A3C910E", K32_OK, "5A3C910E"},
+	    {"rfid remove tag", K32_OK, "K32_END HW"},
+	    {"hw set nosuch temperature_c 1", K32_OK, "K32_ERR"},
+	    {"hw frobnicate", K32_OK, "K32_ERR"},
+	};
+	struct k32_buf out;
+	k32_buf_init(&out, k32_default_allocator(), 1 << 16, "console");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		k32_buf_reset(&out);
+		assert_int_equal(sim_hw_console(h, cases[i].line, &out), cases[i].st);
+		if (cases[i].want[0] && !strstr(k32_buf_cstr(&out), cases[i].want))
+			fail_msg("\"%s\": answer \"%s\" lacks \"%s\"", cases[i].line,
+				 k32_buf_cstr(&out), cases[i].want);
+	}
+	double v = 0;
+	assert_int_equal(hw_sim_get_value(sim_hw_sim(h), "scale", "weight_g", &v, &err), K32_OK);
+	k32_buf_fini(&out);
+	sim_hw_free(h);
+	sim_hw_free(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest plain[] = {
 	    cmocka_unit_test(test_profiles),
+	    cmocka_unit_test(test_hw_console),
 	    cmocka_unit_test(test_kubeconfig),
 	};
 	const struct CMUnitTest cluster[] = {
