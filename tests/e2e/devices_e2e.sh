@@ -5,7 +5,8 @@
 # the cardputer within its 80 KiB pod pool, `kubectl get devices` with the simulated
 # readings, values changed through the board console (stdin and POST /console on the pod
 # server) showing up in the readings, a card placed and removed, a device unplugged
-# (Ready=False NotFound and a Warning Event), and a deleted Device taking its driver pod.
+# (Ready=False NotFound and a Warning Event), bus errors (BusError), hardware.md's worked
+# BME688 example A from raw ADC words, and a deleted Device taking its driver pod.
 # Prints each driver's pool bytes and the pool left free (from the kubelet's /stats).
 #
 #   devices_e2e.sh /path/to/kube32-sim /path/to/apps/drivers (build dir with the .wasm)
@@ -172,6 +173,15 @@ else
 	bad "weight change" "$(reading scale weight_g) $(cat "$WORK/console.out")"
 fi
 
+# hardware.md's worked BME688 example (case A) through the driver pod: raw ADC words in
+http_cmd "hw raw envpro 493000 355000 20500 600 9" | grep -q "^ok" || bad "hw raw"
+if until_ok 10 is envpro temperature_c 23.64 && until_ok 5 is envpro pressure_pa 99987 &&
+	until_ok 5 near envpro humidity_pct 41.955 0.001 && until_ok 5 near envpro gas_ohm 117400 1; then
+	ok "worked example A: 23.64 C, 99987 Pa, 41.955 %RH, 117400 Ohm in the Device status"
+else
+	bad "worked example A" "$("$KUBECTL" get device envpro -o jsonpath='{.status.readings}')"
+fi
+
 http_cmd "rfid place tag 5A3C910E" >/dev/null
 if until_ok 3 is tag uid 5A3C910E && is tag present true; then
 	ok "rfid place tag 5A3C910E: the tag's uid within 3 s"
@@ -216,6 +226,19 @@ else
 	bad "envpro after the scale's failure"
 fi
 http_cmd "hw set scale present 1" >/dev/null
+# bus errors at the BME688's address: Ready=False BusError with its Warning Event, then back
+http_cmd "hw fault cardputer-1 0 0x77 bus-error 20" | grep -q "^ok" || bad "hw fault"
+if until_ok 10 ready envpro False BusError; then ok "bus errors: envpro Ready=False BusError"; else
+	bad "bus error condition" "$("$KUBECTL" get device envpro -o jsonpath='{.status.conditions}')"
+fi
+if until_ok 10 sh -c "'$KUBECTL' get events --field-selector type=Warning,involvedObject.name=envpro | grep -q BusError"; then
+	ok "a Warning Event BusError on Device envpro"
+else
+	bad "Warning Event for the bus error"
+fi
+if until_ok 20 ready envpro True; then ok "envpro recovers after the faults"; else
+	bad "envpro recovery"
+fi
 if until_ok 10 ready scale True; then ok "scale plugged back: Ready=True"; else
 	bad "scale back"
 fi
