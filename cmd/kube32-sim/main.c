@@ -25,6 +25,12 @@
  * src/bench is built) on stdin ("K32_CMD:PODS" for the first board, "cardputer-1
  * K32_CMD:MEM" for a named one) and on its pod server (POST /console).
  *
+ * Hardware: a cardputer board has hardware.md's simulated I2C devices (src/sim/sim_hw.c:
+ * envpro BME688, scale Mini Scales, tag RFID 2 behind a PCA9548A on bus 0) and binds driver
+ * pods (annotation kube32.io/device) to them; its console also takes the hw_sim_command
+ * lines: "cardputer-1 K32_CMD:hw set envpro temperature_c 30.5", "K32_CMD:rfid place tag
+ * 5A3C910E", "K32_CMD:hw list" (stdin or POST /console).
+ *
  * Stops cleanly on SIGTERM/SIGINT: the API server (ending every watch), the controllers,
  * then the boards. Signal handling lives here: a board has no signals.
  */
