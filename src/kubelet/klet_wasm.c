@@ -64,6 +64,7 @@ struct kw_pod {
 	struct klet_http_resp *resp;
 	struct hw_node_pod *hw; /* bound to a Device (annotation kube32.io/device), or NULL */
 	struct hw_pod *hw_none; /* on a node with buses, a pod bound to none: no grants */
+	bool hw_crashed;	/* DriverCrash recorded, not yet sent */
 };
 
 /* Every kubelet passes itself as the notify arg, so one function serves them all. */
@@ -489,9 +490,11 @@ static void kw_init(void *ctx, struct klet *k, klet_notify_fn notify, void *arg)
 
 static void kw_exit(struct kw_pod *w, int32_t code, const char *reason, const char *msg)
 {
+	/* any thread (a k32_http trap is on the pod server's): the condition is recorded here
+	 * and sent by the worker when it stops the container (kw_free) */
 	if (w->hw && w->hw->bound && code) {
 		hw_node_pod_failed(w->hw, "DriverCrash", msg && msg[0] ? msg : reason);
-		kw_hw_flush(w);
+		w->hw_crashed = true;
 	}
 	struct klet_exit ex = {.code = code, .reason = reason, .message = msg};
 	/* the pod's own kubelet is the notify arg (klet passes itself) */
@@ -523,6 +526,8 @@ k32_status_t klet_image_path(const char *dir, const char *image, char *out, size
 static void kw_free(struct kw_pod *w)
 {
 	if (w->hw) {
+		if (w->hw_crashed)
+			kw_hw_flush(w); /* DriverCrash and its Event, before the restart */
 		if (w->hw->bound)
 			hw_node_unbind(w->hw);
 		k32_free(w->a, w->hw, sizeof(*w->hw));
