@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# kube32-cli end to end: start kube32-sim with one host board on free loopback ports, deploy
+# hello.wasm under a name that is not in the board's image directory (so the kubelet must
+# fetch it from the ConfigMap module store), wait for the pod to be Running (curl with the
+# kubeconfig's token), `console <node> TASKS` (K32_TASK lines), `--dry-run` YAML, and bad
+# inputs with their messages. The sim is stopped by its PID.
+#
+#   cli_test.sh /path/to/kube32-cli /path/to/kube32-sim /path/to/hello.wasm
+#
+# Exit 0: all checks passed; 1: a check failed; 77: kube32-sim, curl or hello.wasm missing
+# (skipped; under CI=true that is a failure).
+set -u
+
+CLI=${1:?usage: cli_test.sh KUBE32_CLI KUBE32_SIM HELLO_WASM}
+SIM=${2:?usage: cli_test.sh KUBE32_CLI KUBE32_SIM HELLO_WASM}
+HELLO=${3:?usage: cli_test.sh KUBE32_CLI KUBE32_SIM HELLO_WASM}
+
+missing() {
+	echo "cli-test: $1 is missing: $2" >&2
+	if [ "${CI:-}" = "true" ]; then
+		echo "cli-test: FAIL (CI=true requires it)" >&2
+		exit 1
+	fi
+	echo "cli-test: SKIPPED" >&2
+	exit 77
+}
+[ -x "$SIM" ] || missing kube32-sim "expected at $SIM"
+command -v curl >/dev/null || missing curl "install the Debian package curl"
+[ -s "$HELLO" ] || missing hello.wasm "not built at $HELLO (clang and lld build apps/examples)"
+
+WORK=$(mktemp -d /tmp/kube32-cli.XXXXXX)
+DATA=$WORK/data
+KC=$DATA/admin.kubeconfig
+mkdir -p "$DATA" "$WORK/images"
+SIM_PID=
+cleanup() {
+	[ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null
+	if [ "${KEEP:-}" != "1" ]; then rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+# the image directory is empty: the pod's module can only come from the ConfigMap
+"$SIM" --data-dir "$DATA" --port 0 --port-file "$WORK/port" --images "$WORK/images" \
+	--boards host:1 --pod-port 0 >"$WORK/sim.log" 2>&1 &
+SIM_PID=$!
+for _ in $(seq 100); do
+	grep -q "kube32-sim: ready" "$WORK/sim.log" 2>/dev/null && [ -s "$KC" ] && break
+	kill -0 "$SIM_PID" 2>/dev/null || break
+	sleep 0.1
+done
+if ! grep -q "kube32-sim: ready" "$WORK/sim.log" || [ ! -s "$KC" ]; then
+	echo "cli-test: FAIL: kube32-sim did not start:" >&2
+	cat "$WORK/sim.log" >&2
+	exit 1
+fi
+PORT=$(cat "$WORK/port")
+API=https://127.0.0.1:$PORT
+TOKEN=$(sed -n 's/^ *token: *//p' "$KC" | head -1)
+sed -n 's/^ *certificate-authority-data: *//p' "$KC" | head -1 | base64 -d >"$WORK/ca.crt"
+api() { curl -sS --cacert "$WORK/ca.crt" -H "Authorization: Bearer $TOKEN" "$API$1"; }
+
+PASS=0
+FAIL=0
+ok() {
+	echo "cli-test: ok: $1"
+	PASS=$((PASS + 1))
+}
+bad() {
+	echo "cli-test: FAIL: $1" >&2
+	FAIL=$((FAIL + 1))
+}
+
+# the node
+NODE=
+for _ in $(seq 50); do
+	NODE=$(api /api/v1/nodes | python3 -c 'import json,sys; print(json.load(sys.stdin)["items"][0]["metadata"]["name"])' 2>/dev/null)
+	[ -n "$NODE" ] && break
+	sleep 0.1
+done
+[ -n "$NODE" ] && ok "node $NODE registered" || bad "no node registered"
+
+# deploy through the module store
+NAME=clihello
+[ ! -e "$WORK/images/$NAME.wasm" ] || bad "$NAME.wasm is in the image dir"
+if OUT=$("$CLI" deploy "$HELLO" --name "$NAME" --node "$NODE" --memory 64Ki --budget off \
+	--kubeconfig "$KC" 2>&1); then
+	ok "deploy: $(echo "$OUT" | tr '\n' ' ')"
+else
+	bad "deploy exited non-zero: $OUT"
+fi
+CM=$(api "/api/v1/namespaces/default/configmaps/$NAME.wasm")
+echo "$CM" | python3 -c "import json,sys,base64; d=json.load(sys.stdin); b=base64.b64decode(d['binaryData']['$NAME.wasm']); sys.exit(0 if b==open('$HELLO','rb').read() else 1)" &&
+	ok "ConfigMap $NAME.wasm holds the module bytes" || bad "ConfigMap $NAME.wasm: $CM"
+PHASE=
+for _ in $(seq 100); do
+	PHASE=$(api "/api/v1/namespaces/default/pods/$NAME" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("status",{}).get("phase",""))' 2>/dev/null)
+	[ "$PHASE" = Running ] && break
+	sleep 0.1
+done
+if [ "$PHASE" = Running ]; then
+	ok "pod $NAME Running from the ConfigMap module"
+else
+	bad "pod $NAME is '$PHASE', not Running: $(api "/api/v1/namespaces/default/pods/$NAME")"
+fi
+POD=$(api "/api/v1/namespaces/default/pods/$NAME")
+echo "$POD" | grep -q '"memory":"64Ki"' && echo "$POD" | grep -q '"kube32.io/execution-budget":"off"' &&
+	ok "pod has the memory limit and the budget annotation" || bad "pod spec: $POD"
+
+# deploying again replaces the ConfigMap, and the Pod's name conflict is reported
+OUT=$("$CLI" deploy "$HELLO" --name "$NAME" --node "$NODE" --kubeconfig "$KC" 2>&1)
+RC=$?
+[ $RC -ne 0 ] && echo "$OUT" | grep -q "configmap/$NAME.wasm replaced" &&
+	echo "$OUT" | grep -q "HTTP 409" && ok "redeploy: ConfigMap replaced, Pod 409 reported" ||
+	bad "redeploy (rc $RC): $OUT"
+
+# console
+OUT=$("$CLI" console "$NODE" TASKS --kubeconfig "$KC" 2>&1)
+RC=$?
+[ $RC -eq 0 ] && echo "$OUT" | grep -q '^K32_TASK' && ok "console TASKS: $(echo "$OUT" | grep -c '^K32_TASK') K32_TASK lines" ||
+	bad "console TASKS (rc $RC): $OUT"
+OUT=$("$CLI" console "$NODE" PODS --kubeconfig "$KC" 2>&1)
+echo "$OUT" | grep -q "$NAME" && ok "console PODS lists $NAME" || bad "console PODS: $OUT"
+OUT=$("$CLI" console no-such-node TASKS --kubeconfig "$KC" 2>&1)
+RC=$?
+[ $RC -ne 0 ] && echo "$OUT" | grep -q 'HTTP 404' && ok "console on an unknown node: $OUT" ||
+	bad "console unknown node (rc $RC): $OUT"
+
+# --dry-run prints YAML and uploads nothing
+OUT=$("$CLI" deploy "$HELLO" --name dry --memory 24Ki --hardware i2c:bme688 --budget 5000 --dry-run 2>&1)
+RC=$?
+if python3 -c 'import yaml' 2>/dev/null; then
+	echo "$OUT" | python3 -c '
+import sys, yaml
+d = yaml.safe_load(sys.stdin)
+c = d["spec"]["containers"][0]
+assert d["kind"] == "Pod" and d["metadata"]["name"] == "dry", d
+assert c["image"] == "dry.wasm" and c["resources"]["limits"]["memory"] == "24Ki", c
+a = d["metadata"]["annotations"]
+assert a["kube32.io/hardware"] == "i2c:bme688" and a["kube32.io/execution-budget"] == "5000", a
+' && [ $RC -eq 0 ] && ok "--dry-run YAML parses with the manifest's fields" || bad "--dry-run (rc $RC): $OUT"
+else
+	[ $RC -eq 0 ] && echo "$OUT" | grep -q 'image: dry.wasm' && ok "--dry-run YAML (grep)" || bad "--dry-run: $OUT"
+fi
+api /api/v1/namespaces/default/configmaps/dry.wasm | grep -q '"code":404' &&
+	ok "--dry-run uploaded nothing" || bad "--dry-run created dry.wasm"
+
+# bad inputs
+printf 'not wasm' >"$WORK/bad.wasm"
+check_bad() { # DESCRIPTION EXPECTED_TEXT ARGS...
+	local what=$1 want=$2
+	shift 2
+	OUT=$("$CLI" "$@" 2>&1)
+	RC=$?
+	[ $RC -ne 0 ] && echo "$OUT" | grep -q -- "$want" && ok "$what -> rc $RC: $OUT" ||
+		bad "$what (rc $RC, expected '$want'): $OUT"
+}
+check_bad "not a Wasm module" "is not a Wasm module" deploy "$WORK/bad.wasm" --name x --kubeconfig "$KC"
+check_bad "missing file" "cannot read" deploy "$WORK/none.wasm" --name x --kubeconfig "$KC"
+check_bad "bad quantity" "is not a quantity" deploy "$HELLO" --name x --memory 12Qi --kubeconfig "$KC"
+check_bad "bad hardware" "expected none or i2c" deploy "$HELLO" --name x --hardware spi:x --kubeconfig "$KC"
+check_bad "missing --name" "--name is required" deploy "$HELLO"
+sed "s/:$PORT/:1/" "$KC" >"$WORK/dead.kubeconfig"
+check_bad "unreachable server" "failed" deploy "$HELLO" --name x --kubeconfig "$WORK/dead.kubeconfig"
+check_bad "bad namespace" "lower-case" deploy "$HELLO" --name x --namespace Bad_NS --kubeconfig "$KC"
+"$CLI" --help | grep -q 'kube32-cli deploy' && ok "--help" || bad "--help"
+
+echo "cli-test: $PASS passed, $FAIL failed"
+[ $FAIL -eq 0 ]
