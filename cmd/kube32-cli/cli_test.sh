@@ -2,7 +2,7 @@
 # kube32-cli end to end: start kube32-sim with one host board on free loopback ports, deploy
 # hello.wasm under a name that is not in the board's image directory (so the kubelet must
 # fetch it from the ConfigMap module store), wait for the pod to be Running (curl with the
-# kubeconfig's token), `console <node> TASKS` (K32_TASK lines), `--dry-run` YAML, and bad
+# kubeconfig's token), `console <node> TASKS` (K32_TASK lines), `logs`, `--dry-run` YAML, and bad
 # inputs with their messages. The sim is stopped by its PID.
 #
 #   cli_test.sh /path/to/kube32-cli /path/to/kube32-sim /path/to/hello.wasm
@@ -124,6 +124,17 @@ OUT=$("$CLI" console no-such-node TASKS --kubeconfig "$KC" 2>&1)
 RC=$?
 [ $RC -ne 0 ] && echo "$OUT" | grep -q 'HTTP 404' && ok "console on an unknown node: $OUT" ||
 	bad "console unknown node (rc $RC): $OUT"
+
+# logs through the control plane's pods/log
+OUT=$("$CLI" logs "$NAME" --kubeconfig "$KC" 2>&1)
+RC=$?
+[ $RC -eq 0 ] && echo "$OUT" | grep -q 'hello from kube32: k32_init' && ok "logs $NAME: $(echo "$OUT" | head -1)" ||
+	bad "logs (rc $RC): $OUT"
+OUT=$("$CLI" logs "$NAME" --tail 1 --kubeconfig "$KC" 2>&1)
+[ "$(echo "$OUT" | wc -l)" -eq 1 ] && ok "logs --tail 1: one line" || bad "logs --tail 1: $OUT"
+check_logs_404=$("$CLI" logs no-such-pod --kubeconfig "$KC" 2>&1)
+[ $? -ne 0 ] && echo "$check_logs_404" | grep -q 'HTTP 404' && ok "logs of an unknown pod: $check_logs_404" ||
+	bad "logs unknown pod: $check_logs_404"
 
 # --dry-run prints YAML and uploads nothing
 OUT=$("$CLI" deploy "$HELLO" --name dry --memory 24Ki --hardware i2c:bme688 --budget 5000 --dry-run 2>&1)

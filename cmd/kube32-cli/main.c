@@ -5,6 +5,7 @@
  *                     [--hardware none|i2c:...] [--budget off|N] [--dry-run]
  *                     [--kubeconfig PATH]
  *   kube32-cli console NODE CMD [--kubeconfig PATH]
+ *   kube32-cli logs POD [-n NS] [--previous] [--tail N] [--kubeconfig PATH]
  *
  * deploy uploads the module into the cluster's module store (a ConfigMap named N.wasm whose
  * binaryData key N.wasm holds it: where the kubelet looks when the image is not in the
@@ -13,7 +14,8 @@
  *
  * console finds the node's pod server (status.addresses InternalIP and
  * status.daemonEndpoints.kubeletEndpoint.Port of its Node) and POSTs "K32_CMD:CMD" to its
- * /console, printing the answer (PODS, MEM, TASKS, BENCH).
+ * /console, printing the answer (PODS, MEM, TASKS, BENCH). logs prints pods/POD/log (the
+ * control plane fills it from the node's log ring).
  *
  * The kubeconfig (--kubeconfig, else $KUBECONFIG, else ./var/kubeconfig) is read with
  * libyaml: the current-context's cluster (server, certificate-authority-data or
@@ -53,6 +55,8 @@ static void usage(FILE *f)
 	    "  kube32-cli console NODE CMD [--kubeconfig PATH]\n"
 	    "      send K32_CMD:CMD (PODS, MEM, TASKS, BENCH...) to NODE's console and print the\n"
 	    "      answer\n"
+	    "  kube32-cli logs POD [-n NS] [--previous] [--tail N] [--kubeconfig PATH]\n"
+	    "      print the pod's log (its current container, or with --previous the last one)\n"
 	    "  kube32-cli --help\n"
 	    "kubeconfig: --kubeconfig, else $KUBECONFIG, else var/kubeconfig\n");
 }
@@ -924,6 +928,94 @@ out:
 	return rc;
 }
 
+/* ---- logs ------------------------------------------------------------------------------ */
+
+static int cmd_logs(int argc, char **argv)
+{
+	const char *pod = NULL, *ns = "default", *kcpath = NULL, *tail = NULL;
+	bool previous = false;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char **slot = NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--previous") || !strcmp(a, "-p")) {
+			previous = true;
+			continue;
+		}
+		if (!strcmp(a, "--namespace") || !strcmp(a, "-n"))
+			slot = &ns;
+		else if (!strcmp(a, "--tail"))
+			slot = &tail;
+		else if (!strcmp(a, "--kubeconfig"))
+			slot = &kcpath;
+		if (slot) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "%s: logs: %s needs a value\n", prog, a);
+				return 2;
+			}
+			*slot = argv[++i];
+		} else if (a[0] == '-') {
+			fprintf(stderr, "%s: logs: unknown option %s (see --help)\n", prog, a);
+			return 2;
+		} else if (!pod) {
+			pod = a;
+		} else {
+			fprintf(stderr, "%s: logs: expected one POD, got %s and %s\n", prog, pod,
+				a);
+			return 2;
+		}
+	}
+	if (!pod || !valid_name(pod) || !valid_name(ns)) {
+		fprintf(stderr,
+			"%s: logs: expected POD [-n NAMESPACE] (lower-case letters, digits, '-' or "
+			"'.')\n",
+			prog);
+		return 2;
+	}
+	long long t = -1;
+	if (tail) {
+		char *end;
+		t = strtoll(tail, &end, 10);
+		if (tail[0] < '0' || tail[0] > '9' || *end) {
+			fprintf(stderr, "%s: logs: --tail %s: expected a number of lines\n", prog,
+				tail);
+			return 2;
+		}
+	}
+	struct kubeconfig kc;
+	int rc = kubeconfig_load(default_kubeconfig(kcpath), &kc);
+	if (rc)
+		return rc;
+	struct api api;
+	rc = api_open(&kc, &api);
+	free(kc.ca_data);
+	if (rc) {
+		api_close(&api);
+		return rc;
+	}
+	char target[512];
+	int n = snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s/log?previous=%s",
+			 ns, pod, previous ? "true" : "false");
+	if (t >= 0 && n > 0 && (size_t)n < sizeof(target))
+		snprintf(target + n, sizeof(target) - (size_t)n, "&tailLines=%lld", t);
+	struct http_client_response r = {0};
+	rc = 1;
+	if (!api_call(&api, "GET", target, NULL, &r)) {
+		if (r.status == 200) {
+			fwrite(r.body.data, 1, r.body.len, stdout);
+			rc = 0;
+		} else {
+			report_fail(api.where, "GET", target, K32_OK, NULL, &r);
+		}
+	}
+	http_client_response_fini(&r);
+	api_close(&api);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	/* one allocator for every cJSON object, whether parsed or built here */
@@ -940,6 +1032,9 @@ int main(int argc, char **argv)
 		return cmd_deploy(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "console"))
 		return cmd_console(argc - 2, argv + 2);
-	fprintf(stderr, "%s: unknown command %s (deploy or console; see --help)\n", prog, argv[1]);
+	if (!strcmp(argv[1], "logs"))
+		return cmd_logs(argc - 2, argv + 2);
+	fprintf(stderr, "%s: unknown command %s (deploy, console or logs; see --help)\n", prog,
+		argv[1]);
 	return 2;
 }
