@@ -43,6 +43,7 @@ struct wrt_ctl {
 	uint32_t gas_entry;	/* the open GAS immediate when the block began */
 	uint32_t body_pc;	/* loop: first word after the header (and its GAS op) */
 	uint32_t head_pc;	/* loop: its leading exit test (if or br_if), else WRT_NO_INDEX */
+	uint32_t head_pre;	/* loop: start of the load the test reads (== head_pc if none) */
 	uint32_t head_target;	/* loop: ctl index that test jumps to */
 	uint8_t head_kind;	/* loop: 1 = if test, 2 = br_if exit, 0 = none */
 	uint32_t head_else;	/* loop with an if test: that if's else_pos word */
@@ -84,6 +85,7 @@ struct wrt_ld {
 	uint32_t prev_start, prev_end; /* the result-producing op before the last one */
 	uint32_t wr_start, wr_end; /* last op retargeted to write a local (wr_end: ncode after) */
 	uint32_t wr_local;	   /* that local */
+	uint32_t ld_start, ld_end; /* the last load emitted (a loop test's prefix), words */
 	const struct wrt_functype *ftype; /* current function's type */
 };
 
@@ -1079,6 +1081,7 @@ static void push_ctl(struct wrt_ld *ld, uint8_t kind, const uint8_t *params, uin
 	c->gas_entry = ld->gas_pos;
 	c->body_pc = WRT_NO_INDEX;
 	c->head_pc = WRT_NO_INDEX;
+	c->head_pre = WRT_NO_INDEX;
 	c->head_else_pc = WRT_NO_INDEX;
 	c->head_of = WRT_NO_INDEX;
 	push_types(ld, params, np);
@@ -1664,11 +1667,19 @@ static void note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uin
 	if (li >= ld->cd || ld->st)
 		return;
 	struct wrt_ctl *l = &ld->ctl[li];
-	if (l->kind != CTL_LOOP || l->body_pc != test_pc || l->np)
+	if (l->kind != CTL_LOOP || l->np)
 		return;
+	/* the test may read a load that is the loop's first op (`while (p[i] != c)`) */
+	uint32_t pre = test_pc;
+	if (l->body_pc != test_pc) {
+		if (ld->ld_start != l->body_pc || ld->ld_end != test_pc)
+			return;
+		pre = ld->ld_start;
+	}
 	if (kind == 2 && target >= li)
 		return; /* only exits to enclosing blocks */
 	l->head_pc = test_pc;
+	l->head_pre = pre;
 	l->head_kind = kind;
 	l->head_target = target;
 	l->head_else = kind == 1 ? ld->ctl[target].else_pos : WRT_NO_INDEX;
@@ -1717,6 +1728,18 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		len = 4;
 	} else {
 		return false;
+	}
+	if (c->head_pre != c->head_pc) {
+		/* repeat the load the test reads too; it keeps its trap location */
+		uint32_t wasm = WRT_NO_INDEX;
+		for (uint32_t i = ld->nsm; i > 0 && ld->sm[i - 1].code >= c->head_pre; i--)
+			if (ld->sm[i - 1].code == c->head_pre)
+				wasm = ld->sm[i - 1].wasm;
+		if (wasm == WRT_NO_INDEX || (op == WRT_OP_BR_IF && ld->m->metered))
+			return false;
+		srcmap(ld, wasm);
+		for (uint32_t i = c->head_pre; i < c->head_pc; i++)
+			emit(ld, ld->code[i]);
 	}
 	uint32_t gas = back_edge_gas(ld, c);
 	uint32_t body = c->head_pc + len;
@@ -2000,6 +2023,8 @@ static bool body_op(struct wrt_ld *ld)
 			if (scale)
 				emit(ld, shift);
 			label_here(ld);
+			ld->ld_start = store ? WRT_NO_INDEX : start;
+			ld->ld_end = store ? WRT_NO_INDEX : ld->ncode;
 			if (!store) {
 				push(ld, sig_type(mi->sig[2]));
 				result_at(ld, start, e);
@@ -2465,6 +2490,7 @@ static void compile_func(struct wrt_ld *ld, struct wrt_func *f, size_t body_end)
 	ld->last_start = WRT_NO_INDEX;
 	ld->prev_start = WRT_NO_INDEX;
 	ld->prev_end = WRT_NO_INDEX;
+	ld->ld_start = ld->ld_end = WRT_NO_INDEX;
 	label_here(ld);
 	push_ctl(ld, CTL_FUNC, NULL, 0, ft->types + ft->nparams, ft->nresults, ld->pos);
 	gas_leader(ld, ld->pos, true);

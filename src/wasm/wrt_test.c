@@ -450,6 +450,11 @@ static const struct exec_case fold_cases[] = {
     {"while_nested", 1, {0}, 1, {0}},
     {"while_skip", 1, {3}, 1, {10}},
     {"while_skip", 1, {20}, 1, {10010}},
+    /* bytes 0..15 are non-zero here (the data segment, then store_imm's -2 at 8) */
+    {"while_load", 1, {0}, 1, {16}},
+    {"while_load", 1, {3}, 1, {16}},
+    {"while_load", 1, {16}, 1, {16}},
+    {"zscan", 1, {0}, 1, {0}},
 };
 
 static void test_compiler_folds(void **state)
@@ -480,6 +485,15 @@ static void test_compiler_folds(void **state)
 					 c->fn, i, metered, st, rt.err.msg,
 					 (unsigned long long)res[0], (unsigned long long)c->res[0]);
 		}
+		/* a trap in a loop test's load repeated at the back-edge: same message as the
+		 * first iteration's (address 65535 + 1 is out of bounds either way) */
+		char first[sizeof(rt.err.msg)];
+		uint64_t a1 = 65535, a2 = 60000, r = 0;
+		assert_int_equal(call(&rt, "zscan", &a1, 1, &r, 1), K32_ERR_TRAP);
+		snprintf(first, sizeof(first), "%s", rt.err.msg);
+		assert_non_null(strstr(first, "at byte"));
+		assert_int_equal(call(&rt, "zscan", &a2, 1, &r, 1), K32_ERR_TRAP);
+		assert_string_equal(rt.err.msg, first);
 		rt_close(&rt);
 	}
 }

@@ -50,6 +50,22 @@
         (local.set 0 (i32.sub (local.get 0) (i32.const 1)))
         (br $l)))
     (local.get 1))
+;; a while loop whose test reads a load (`while (p[i]) i++`): the back-edge repeats the
+  ;; load and the test; a trap in the repeated load names the same place as the first
+  (func (export "while_load") (param i32) (result i32) (local i32)
+    (block $done
+      (loop $l
+        (br_if $done (i32.eqz (local.tee 1 (i32.load8_u (local.get 0)))))
+        (local.set 0 (i32.add (local.get 0) (i32.const 1)))
+        (br $l)))
+    (local.get 0))
+  (func (export "zscan") (param i32) (result i32)
+    (block $done
+      (loop $l
+        (br_if $done (i32.ne (i32.load8_u offset=1 (local.get 0)) (i32.const 0)))
+        (local.set 0 (i32.add (local.get 0) (i32.const 1)))
+        (br $l)))
+    (local.get 0))
   ;; a branch carrying a constant or a local into a block result
   (func (export "br_value") (param i32) (result i32) (local i32)
     (local.set 1 (i32.const 7))
