@@ -236,8 +236,8 @@ if until_ok 10 sh -c "'$KUBECTL' get events --field-selector type=Warning,involv
 else
 	bad "Warning Event for the bus error"
 fi
-if until_ok 20 ready envpro True; then ok "envpro recovers after the faults"; else
-	bad "envpro recovery"
+if until_ok 30 ready envpro True; then ok "envpro recovers after the faults"; else
+	bad "envpro recovery" "$("$KUBECTL" get device envpro -o jsonpath='{.status}')"
 fi
 if until_ok 10 ready scale True; then ok "scale plugged back: Ready=True"; else
 	bad "scale back"
