@@ -45,7 +45,9 @@ struct wrt_ctl {
 	uint32_t head_pc;	/* loop: its leading exit test (if or br_if), else WRT_NO_INDEX */
 	uint32_t head_pre;	/* loop: start of the load the test reads (== head_pc if none) */
 	uint32_t head_target;	/* loop: ctl index that test jumps to */
-	uint8_t head_kind;	/* loop: 1 = if test, 2 = br_if exit, 0 = none */
+	uint8_t head_kind;	/* loop: 1 = if test, 2 = br_if exit, 3 = br_if to the end of a
+				 * block inside the loop, 0 = none */
+	bool head_taken;	/* loop, kind 3: that block's end is only reached by the branch */
 	uint32_t head_else;	/* loop with an if test: that if's else_pos word */
 	uint32_t
 	    head_else_pc; /* loop with an if test: where that test's false path goes, once known */
@@ -1415,6 +1417,13 @@ static void simple_op(struct wrt_ld *ld, const struct wrt_numinfo *ni, uint32_t 
 		ld->last_a = a;
 		ld->last_b = b;
 		ld->last_imm = imm;
+		/* a loop test may read it: non-trapping adds and masks can be repeated */
+		uint32_t eop = ld->code[start] & 0xFFFFu;
+		if (eop == WRT_OP_I32_ADD || eop == WRT_OP_I32_ADD_I || eop == WRT_OP_I32_AND ||
+		    eop == WRT_OP_I32_AND_I) {
+			ld->ld_start = start;
+			ld->ld_end = ld->ncode;
+		}
 	}
 }
 
@@ -1598,6 +1607,11 @@ static void op_end(struct wrt_ld *ld, size_t off)
 	if (!c->dead) {
 		if (c->kind == CTL_IF && c->head_of != WRT_NO_INDEX)
 			ld->ctl[c->head_of].head_else_pc = ld->ncode;
+		if (c->kind == CTL_BLOCK && c->head_of != WRT_NO_INDEX) {
+			/* the end a kind-3 loop test jumps to; a back-edge can now jump there */
+			ld->ctl[c->head_of].head_else_pc = ld->ncode;
+			ld->ctl[c->head_of].head_taken = c->unreachable;
+		}
 		if (c->else_pos != WRT_NO_INDEX)
 			patch_chain(ld, c->else_pos, ld->ncode);
 		patch_chain(ld, c->patch, ld->ncode);
@@ -1676,15 +1690,20 @@ static void note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uin
 			return;
 		pre = ld->ld_start;
 	}
-	if (kind == 2 && target >= li)
-		return; /* only exits to enclosing blocks */
+	if (kind == 2 && target == li)
+		return; /* a continue, not a test */
+	if (kind == 2 && target > li)
+		kind = 3; /* to the end of a block that starts with the loop */
+	if (pre != test_pc && ld->wr_end == test_pc &&
+	    (ld->code[ld->wr_start] & 0xFFFFu) == WRT_OP_I32_ADD_I)
+		return; /* that add may still fuse into the test (ADDBR) */
 	l->head_pc = test_pc;
 	l->head_pre = pre;
 	l->head_kind = kind;
 	l->head_target = target;
 	l->head_else = kind == 1 ? ld->ctl[target].else_pos : WRT_NO_INDEX;
 	l->head_else_pc = WRT_NO_INDEX;
-	if (kind == 1)
+	if (kind == 1 || kind == 3)
 		ld->ctl[target].head_of = li;
 }
 
@@ -1711,6 +1730,9 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		if (!here && c->head_else_pc == WRT_NO_INDEX)
 			return false;
 		jump_else = !here;
+	} else if (c->head_kind == 3) {
+		if (c->head_else_pc == WRT_NO_INDEX)
+			return false; /* the block the test jumps to has not ended yet */
 	} else if (c->head_target >= ld->cd) {
 		return false;
 	}
@@ -1729,20 +1751,43 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 	} else {
 		return false;
 	}
+	bool k3 = c->head_kind == 3;
+	uint32_t k3_top = c->head_taken ? op : inv; /* kind 3: the repeated test's op */
+	if (k3 && (op == WRT_OP_BR_IFZ || (k3_top == WRT_OP_BR_IFZ && ld->m->metered)))
+		return false; /* BR_IFZ has no gas word */
+	if (!k3 && c->head_pre != c->head_pc && op == WRT_OP_BR_IF && ld->m->metered)
+		return false;
 	if (c->head_pre != c->head_pc) {
-		/* repeat the load the test reads too; it keeps its trap location */
+		/* repeat the load or add the test reads too; a load keeps its trap location
+		 * (ops without a source-map entry do not trap) */
 		uint32_t wasm = WRT_NO_INDEX;
 		for (uint32_t i = ld->nsm; i > 0 && ld->sm[i - 1].code >= c->head_pre; i--)
 			if (ld->sm[i - 1].code == c->head_pre)
 				wasm = ld->sm[i - 1].wasm;
-		if (wasm == WRT_NO_INDEX || (op == WRT_OP_BR_IF && ld->m->metered))
-			return false;
-		srcmap(ld, wasm);
+		if (wasm != WRT_NO_INDEX)
+			srcmap(ld, wasm);
 		for (uint32_t i = c->head_pre; i < c->head_pc; i++)
 			emit(ld, ld->code[i]);
 	}
 	uint32_t gas = back_edge_gas(ld, c);
 	uint32_t body = c->head_pc + len;
+	if (k3) {
+		/* both ways stay in the loop: the test to where it went (the end of a block
+		 * inside the loop) or on into the body; the likelier one is the branch */
+		uint32_t t = c->head_else_pc;
+		uint32_t to = c->head_taken ? t : body, fall = c->head_taken ? body : t;
+		emit(ld, (w0 & 0xFFFF0000u) | k3_top);
+		if (op != WRT_OP_BR_IF)
+			emit(ld, ld->code[c->head_pc + 1]);
+		emit(ld, to - ld->ncode);
+		if (k3_top != WRT_OP_BR_IFZ)
+			emit(ld, gas);
+		emit(ld, WRT_OP_BR);
+		emit(ld, fall - ld->ncode);
+		emit(ld, gas);
+		label_here(ld);
+		return true;
+	}
 	if (op == WRT_OP_BR_IFZ && add_before(ld, ld->ncode, w0 >> 16)) {
 		/* count-down loop `if (x) { ...; x += k; br }`: add, test non-zero, branch */
 		uint32_t add = ld->code[ld->wr_start + 2];

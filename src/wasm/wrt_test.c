@@ -455,6 +455,12 @@ static const struct exec_case fold_cases[] = {
     {"while_load", 1, {3}, 1, {16}},
     {"while_load", 1, {16}, 1, {16}},
     {"zscan", 1, {0}, 1, {0}},
+    {"while_inner", 1, {5}, 1, {36}},
+    {"while_inner", 1, {4}, 1, {35}},
+    {"while_inner", 1, {0}, 1, {11}},
+    {"while_inner2", 1, {5}, 1, {10}},
+    {"while_inner2", 1, {0}, 1, {0}},
+    {"while_inner2", 1, {100}, 1, {82}},
 };
 
 static void test_compiler_folds(void **state)

@@ -66,6 +66,31 @@
         (local.set 0 (i32.add (local.get 0) (i32.const 1)))
         (br $l)))
     (local.get 0))
+;; a loop whose first test (reading an and/add) jumps to the end of a block inside the
+  ;; loop: the back-edge repeats it, inverted when that block falls through ...
+  (func (export "while_inner") (param i32) (result i32) (local i32)
+    (block $done
+      (loop $l
+        (block $odd
+          (br_if $odd (i32.and (local.get 0) (i32.const 1)))
+          (local.set 1 (i32.add (local.get 1) (i32.const 10))))
+        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+        (br_if $done (i32.eqz (local.get 0)))
+        (local.set 0 (i32.sub (local.get 0) (i32.const 1)))
+        (br $l)))
+    (local.get 1))
+  ;; ... and as it is when the block's end is only reached by that branch
+  (func (export "while_inner2") (param i32) (result i32) (local i32)
+    (block $done
+      (loop $l
+        (block $go
+          (br_if $go (i32.add (local.get 0) (local.get 1)))
+          (br $done))
+        (local.set 1 (i32.add (local.get 1) (i32.const 2)))
+        (local.set 0 (i32.sub (local.get 0) (i32.const 3)))
+        (br_if $done (i32.lt_s (local.get 0) (i32.const -20)))
+        (br $l)))
+    (local.get 1))
   ;; a branch carrying a constant or a local into a block result
   (func (export "br_value") (param i32) (result i32) (local i32)
     (local.set 1 (i32.const 7))
