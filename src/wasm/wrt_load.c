@@ -88,6 +88,7 @@ struct wrt_ld {
 	uint32_t wr_start, wr_end; /* last op retargeted to write a local (wr_end: ncode after) */
 	uint32_t wr_local;	   /* that local */
 	uint32_t ld_start, ld_end; /* the last load emitted (a loop test's prefix), words */
+	uint32_t fwd_br;	   /* the last plain BR to a block end (w0), WRT_NO_INDEX if none */
 	const struct wrt_functype *ftype; /* current function's type */
 };
 
@@ -1605,6 +1606,15 @@ static void op_end(struct wrt_ld *ld, size_t off)
 	bool was_target =
 	    c->kind == CTL_LOOP ? ld->gas_pos != c->loop_gas_pos : ld->gas_pos != c->gas_entry;
 	if (!c->dead) {
+		/* the block's last op is a br to this end, the very next word: drop it */
+		uint32_t br = ld->fwd_br;
+		if (br != WRT_NO_INDEX && br + 3 == ld->ncode && c->patch == br + 1 &&
+		    ld->code[br] == WRT_OP_BR && ld->code[br + 2] == 0) {
+			c->patch = ld->code[br + 1];
+			ld->ncode = br;
+			ld->ld_start = ld->ld_end = WRT_NO_INDEX;
+			ld->fwd_br = WRT_NO_INDEX;
+		}
 		if (c->kind == CTL_IF && c->head_of != WRT_NO_INDEX)
 			ld->ctl[c->head_of].head_else_pc = ld->ncode;
 		if (c->kind == CTL_BLOCK && c->head_of != WRT_NO_INDEX) {
@@ -1824,6 +1834,7 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		emit(ld, gas);
 	}
 	if (c->head_kind == 2) { /* falling through leaves the loop: go where its test went */
+		ld->fwd_br = ld->ncode;
 		emit(ld, WRT_OP_BR);
 		emit_target(ld, &ld->ctl[c->head_target], true);
 	} else if (jump_else) {
@@ -1863,6 +1874,8 @@ static void emit_branch(struct wrt_ld *ld, bool cond, struct wrt_ctl *c, uint32_
 	materialize_range(ld, h - n, h);
 	uint32_t cs = cond ? opnd(ld, h) : 0;
 	if (n == 0 || dst == src) {
+		if (!cond && c->kind != CTL_LOOP)
+			ld->fwd_br = ld->ncode;
 		emit_op(ld, cond ? WRT_OP_BR_IF : WRT_OP_BR, cs);
 		emit_target(ld, c, true);
 	} else if (!cond) {
@@ -2536,6 +2549,7 @@ static void compile_func(struct wrt_ld *ld, struct wrt_func *f, size_t body_end)
 	ld->prev_start = WRT_NO_INDEX;
 	ld->prev_end = WRT_NO_INDEX;
 	ld->ld_start = ld->ld_end = WRT_NO_INDEX;
+	ld->fwd_br = WRT_NO_INDEX;
 	label_here(ld);
 	push_ctl(ld, CTL_FUNC, NULL, 0, ft->types + ft->nparams, ft->nresults, ld->pos);
 	gas_leader(ld, ld->pos, true);

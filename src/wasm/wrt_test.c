@@ -461,6 +461,8 @@ static const struct exec_case fold_cases[] = {
     {"while_inner2", 1, {5}, 1, {10}},
     {"while_inner2", 1, {0}, 1, {0}},
     {"while_inner2", 1, {100}, 1, {82}},
+    {"br_next", 1, {0}, 1, {7}},
+    {"br_next", 1, {1}, 1, {5}},
 };
 
 static void test_compiler_folds(void **state)

@@ -91,6 +91,14 @@
         (br_if $done (i32.lt_s (local.get 0) (i32.const -20)))
         (br $l)))
     (local.get 1))
+;; a br to the end of its block as the block's last op is dropped (it is a fall-through)
+  (func (export "br_next") (param i32) (result i32) (local i32)
+    (block $b
+      (local.set 1 (i32.const 5))
+      (br_if $b (local.get 0))
+      (local.set 1 (i32.const 7))
+      (br $b))
+    (local.get 1))
   ;; a branch carrying a constant or a local into a block result
   (func (export "br_value") (param i32) (result i32) (local i32)
     (local.set 1 (i32.const 7))
