@@ -21,8 +21,8 @@
  * (system:node:<name>, then --node-name must be that name). --ca-file is the control
  * plane's DATA/pki/ca.crt.
  *
- * Console: each board answers the K32_CMD: line protocol (PODS, MEM, TASKS, and BENCH when
- * src/bench is built) on stdin ("K32_CMD:PODS" for the first board, "cardputer-1
+ * Console: each board answers the K32_CMD: line protocol (PODS, MEM, TASKS, BENCH, HELP)
+ * on stdin ("K32_CMD:PODS" for the first board, "cardputer-1
  * K32_CMD:MEM" for a named one) and on its pod server (POST /console).
  *
  * Hardware: a cardputer board has hardware.md's simulated I2C devices (src/sim/sim_hw.c:
@@ -44,11 +44,6 @@
 #include "kubelet/klet.h"
 #include "platform/k32_platform.h"
 #include "sim/sim.h"
-
-#ifdef SIM_HAVE_BENCH
-#include "bench_kernels.h"
-#include "bench_line.h"
-#endif
 
 #define MAX_BOARDS SIM_MAX_LOCAL_BOARDS
 
@@ -103,44 +98,6 @@ static bool parse_num(const char *flag, const char *v, unsigned long long max,
 
 /* ---- console ----------------------------------------------------------------------------- */
 
-#ifdef SIM_HAVE_BENCH
-static int64_t bench_clock(void)
-{
-	return (int64_t)k32_now_us();
-}
-
-/* K32_CMD:BENCH:<kernel>:<arg>:<runs>: the native kernels of src/bench (the reference
- * page's console command); the same kernels run as the bench pod for the comparison. */
-static k32_status_t console_bench(void *ctx, const char *cmd, struct k32_buf *out)
-{
-	(void)ctx;
-	if (strncmp(cmd, "BENCH:", 6))
-		return K32_ERR_NOT_SUPPORTED;
-	const char *kname = cmd + 6, *c1 = strchr(kname, ':');
-	uint32_t kernel =
-	    bench_kernel_find(kname, c1 ? (uint32_t)(c1 - kname) : (uint32_t)strlen(kname));
-	if (kernel >= BENCH_KERNEL_COUNT)
-		return k32_buf_printf(
-		    out, NULL,
-		    "K32_ERR BENCH: unknown kernel in \"%s\" (fib, crc32, sieve, sort, "
-		    "mandel, json)\n",
-		    cmd);
-	unsigned long arg = c1 ? strtoul(c1 + 1, NULL, 10) : 0;
-	const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-	unsigned long runs = c2 ? strtoul(c2 + 1, NULL, 10) : 5;
-	if (!arg)
-		arg = bench_default_arg(kernel);
-	if (!runs || runs > 100)
-		runs = 5;
-	struct bench_result r;
-	bench_measure(kernel, (uint32_t)arg, (uint32_t)runs, bench_clock, &r);
-	char line[BENCH_LINE_MAX + 1];
-	if (!bench_line_format(line, sizeof(line), &r))
-		return k32_buf_printf(out, NULL, "K32_ERR BENCH: result line too long\n");
-	return k32_buf_printf(out, NULL, "%s\nK32_END BENCH\n", line);
-}
-#endif
-
 struct console {
 	struct klet **klets;
 	int n;
@@ -183,15 +140,11 @@ static void console_main(void *arg)
 	c->done = true;
 }
 
-/* A board's console_ext: the simulated hardware's hw/rfid lines, then BENCH. */
+/* A board's console_ext: the simulated hardware's hw/rfid lines. TASKS, BENCH and HELP are
+ * the kubelet's (src/console). */
 static k32_status_t console_board(void *ctx, const char *cmd, struct k32_buf *out)
 {
-	k32_status_t st = sim_hw_console(ctx, cmd, out);
-#ifdef SIM_HAVE_BENCH
-	if (st == K32_ERR_NOT_SUPPORTED)
-		st = console_bench(NULL, cmd, out);
-#endif
-	return st;
+	return sim_hw_console(ctx, cmd, out);
 }
 
 struct board_req {

@@ -4,10 +4,17 @@
  * it bytes (a UART, stdin, a socket) and gives it a write function; it answers each command
  * line with result lines.
  *
- *   K32_CMD:BENCH:crc32:4:5        -> K32_BENCH kernel=crc32 n=4 runs=5 us_min=.. us_total=..
- * sum=.. K32_CMD:BENCH:hostcall:100000  -> K32_BENCH hostcall calls=100000 us=.. K32_CMD:TASKS ->
- * K32_TASK name=.. run_ms=.. up_ms=.. busy=..% state=.. (one per platform task), then K32_TASKS
- * count=N cores=C uptime_ms=.. K32_CMD:HELP                   -> K32_HELP <usage> (one per command)
+ * Commands and their answers:
+ *
+ *   K32_CMD:BENCH:crc32:4:5
+ *     K32_BENCH kernel=crc32 n=4 runs=5 us_min=.. us_total=.. sum=..
+ *   K32_CMD:BENCH:hostcall:100000
+ *     K32_BENCH hostcall calls=100000 us=..
+ *   K32_CMD:TASKS
+ *     K32_TASK name=.. run_ms=.. up_ms=.. busy=..% state=..   (one per platform task)
+ *     K32_TASKS count=N cores=C uptime_ms=..
+ *   K32_CMD:HELP
+ *     K32_HELP <usage>                                         (one per command)
  *
  * Lines that do not start with "K32_CMD:" are ignored (the console also carries the node's
  * log). A bad command answers one line "K32_ERR <what failed, the value, what to do>".

@@ -5,18 +5,17 @@
  *   K32_CMD:PODS    one "K32_POD" line per pod: state, restarts, pool bytes, CPU ms
  *   K32_CMD:MEM     one "K32_MEM" line per region with its free bytes (the pod pool; the
  *                   node heap of the default allocator)
- *   K32_CMD:TASKS   one "K32_TASK" line per platform task with its run time in ms (two
- *                   listings some time apart give each task's CPU share)
- *   K32_CMD:<other> handed to the config's console_ext hook (BENCH in kube32-sim)
+ *   K32_CMD:<other> first to the config's console_ext hook (kube32-sim's hw lines), then to
+ *                   the node console's shared commands (src/console: TASKS with each
+ *                   platform task's run time and busy share, BENCH, HELP)
  * Every answer ends with a "K32_END <command>" line; an error is one "K32_ERR ..." line.
  * Context: any thread; takes the kubelet's lock briefly.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "console/console.h"
 #include "kubelet/klet_int.h"
-
-#define KLET_CONSOLE_MAX_TASKS 64
 
 static const char *cstate(const struct klet_pod *p)
 {
@@ -63,30 +62,35 @@ static k32_status_t cmd_mem(struct klet *k, struct k32_buf *out)
 	return st;
 }
 
-static k32_status_t cmd_tasks(struct k32_buf *out)
+/* Output of the shared console commands, appended to the answer buffer. */
+struct con_sink {
+	struct k32_buf *out;
+	k32_status_t st;
+};
+
+static void con_to_buf(void *user, const char *s, size_t len)
 {
-	const struct k32_platform_ops *pl = k32_plat();
-	const struct k32_allocator *a = k32_default_allocator();
-	size_t bytes = sizeof(struct k32_task_info) * KLET_CONSOLE_MAX_TASKS;
-	struct k32_task_info *rows = k32_alloc(a, bytes);
-	if (!rows)
-		return k32_buf_printf(out, NULL, "K32_ERR TASKS: out of memory (%zu bytes)\n",
-				      bytes);
-	size_t n = 0;
-	pl->task_list(rows, KLET_CONSOLE_MAX_TASKS, &n);
-	size_t shown = n < KLET_CONSOLE_MAX_TASKS ? n : KLET_CONSOLE_MAX_TASKS;
-	uint64_t now = k32_now_us();
-	k32_status_t st = K32_OK;
-	for (size_t i = 0; i < shown && !st; i++)
-		st = k32_buf_printf(out, NULL,
-				    "K32_TASK name=%s run_ms=%llu up_ms=%llu running=%d\n",
-				    rows[i].name, (unsigned long long)(rows[i].cpu_us / 1000),
-				    (unsigned long long)((now - rows[i].started_us) / 1000),
-				    rows[i].running ? 1 : 0);
-	k32_free(a, rows, bytes);
-	if (!st)
-		st = k32_buf_printf(out, NULL, "K32_END TASKS count=%zu\n", n);
-	return st;
+	struct con_sink *sink = user;
+
+	if (sink->st == K32_OK)
+		sink->st = k32_buf_append(sink->out, s, len, NULL);
+}
+
+/* TASKS, BENCH and HELP: the node console's shared commands (src/console), with the same
+ * "K32_END <command>" line the kubelet's own commands end with. */
+static k32_status_t cmd_shared(const char *line, size_t len, const char *cmd, struct k32_buf *out)
+{
+	struct con_sink sink = {out, K32_OK};
+	struct con con;
+	size_t name_len = strcspn(cmd, ":");
+
+	con_init(&con, con_builtin_cmds, con_builtin_count, con_to_buf, &sink);
+	k32_status_t st = con_exec(&con, line, len);
+	if (sink.st != K32_OK)
+		return sink.st;
+	if (st == K32_OK)
+		return k32_buf_printf(out, NULL, "K32_END %.*s\n", (int)name_len, cmd);
+	return K32_OK; /* con_exec wrote the K32_ERR line */
 }
 
 k32_status_t klet_console_exec(struct klet *k, const char *line, size_t len, struct k32_buf *out)
@@ -108,14 +112,12 @@ k32_status_t klet_console_exec(struct klet *k, const char *line, size_t len, str
 		return cmd_pods(k, out);
 	if (!strcmp(cmd, "MEM"))
 		return cmd_mem(k, out);
-	if (!strcmp(cmd, "TASKS"))
-		return cmd_tasks(out);
 	if (k->cfg.console_ext) {
 		k32_status_t st = k->cfg.console_ext(k->cfg.console_ext_ctx, cmd, out);
 		if (st != K32_ERR_NOT_SUPPORTED)
 			return st;
 	}
-	return k32_buf_printf(out, NULL,
-			      "K32_ERR unknown command \"%s\" on node %s (PODS, MEM, TASKS%s)\n",
-			      cmd, k->node, k->cfg.console_ext ? ", BENCH" : "");
+	/* Everything else (TASKS, BENCH, HELP, or an unknown command's K32_ERR) is the shared
+	 * console's. */
+	return cmd_shared(line, len, cmd, out);
 }

@@ -387,9 +387,11 @@ static void test_pod_http(void **state)
 	    {"K32_CMD:PODS", "K32_END PODS count="},
 	    {"K32_CMD:MEM", "K32_MEM region=pod_pool size=65536 used="},
 	    {"K32_CMD:TASKS", "K32_TASK name=klet-node-a run_ms="},
-	    {"K32_CMD:TASKS", "K32_END TASKS count="},
-	    {"K32_CMD:BENCH:crc32:4:5",
-	     "K32_ERR unknown command \"BENCH:crc32:4:5\" on node node-a"},
+	    {"K32_CMD:TASKS", "K32_TASKS count="},
+	    {"K32_CMD:TASKS", "K32_END TASKS"},
+	    {"K32_CMD:BENCH:crc32:4:5", "K32_BENCH kernel=crc32 n=4 runs=5 us_min="},
+	    {"K32_CMD:BENCH:crc32:4:5", "K32_END BENCH"},
+	    {"K32_CMD:NOPE", "K32_ERR"},
 	    {"PODS", "K32_ERR expected K32_CMD:"},
 	};
 	for (size_t i = 0; i < sizeof(con) / sizeof(con[0]); i++) {
