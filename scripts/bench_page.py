@@ -1029,22 +1029,6 @@ def cgroup_drop(d):
             pass
 
 
-DEVICES = """apiVersion: kube32.io/v1alpha1
-kind: Device
-metadata: {name: envpro, namespace: default}
-spec: {node: cardputer-1, bus: 0, muxChannel: 2, address: 119, model: bme688, pollIntervalMs: 3000}
----
-apiVersion: kube32.io/v1alpha1
-kind: Device
-metadata: {name: scale, namespace: default}
-spec: {node: cardputer-1, bus: 0, muxChannel: 1, address: 38, model: miniscale, pollIntervalMs: 1000}
----
-apiVersion: kube32.io/v1alpha1
-kind: Device
-metadata: {name: reader, namespace: default}
-spec: {node: cardputer-1, bus: 0, muxChannel: 0, address: 40, model: rfid, pollIntervalMs: 200}
-"""
-
 DEPLOYMENT = """apiVersion: apps/v1
 kind: Deployment
 metadata: {name: hello, namespace: default}
@@ -1257,8 +1241,9 @@ def part_cpu(build):
                      "the table is the difference of each task's `run_ms` (the platform's "
                      "per-task CPU time), busy share of one core over the %d s. The console "
                      "lists the process's platform tasks, so the other boards' tasks are in "
-                     "it too. The driver pods' Wasm runs on cardputer-1's kubelet tasks (task names are "
-                     "cut at 15 characters: `klet-cardputer-`, `klet-w-cardpute`).\n\n" % secs)
+                     "it too. The driver pods' Wasm runs on cardputer-1's kubelet tasks (task "
+                     "names are cut at 15 characters: `klet-cardputer-`, `klet-w-cardpute`)."
+                     "\n\n" % secs)
             text += md_table(["Task (console TASKS)", "CPU time (ms)", "Busy, share of one core",
                               "State at the end"],
                              [[t["name"], fmt_num(t["ms"]), "%.2f %%" % (100 * t["ms"] /
