@@ -10,13 +10,26 @@
 #include <math.h>
 #include <string.h>
 
-#define JSON_HDR 8 /* bytes in front of each cJSON block: its size; keeps 8-byte alignment */
+/* Bytes in front of each cJSON block: its size and the allocator it came from, so a block
+ * is freed to its own allocator whichever thread frees it. 16 keeps 8-byte alignment. */
+#define JSON_HDR 16
 
-static const struct k32_allocator *json_alloc;
+struct json_hdr {
+	size_t len;			   /* bytes asked for by cJSON */
+	const struct k32_allocator *alloc; /* where the block came from */
+};
+
+_Static_assert(sizeof(struct json_hdr) <= JSON_HDR, "JSON block header too small");
+
+/* The calling thread's allocator for cJSON (NULL: the default heap). Per thread, so a test
+ * or a component that routes its own parsing through a limited allocator does not capture
+ * the allocations of other threads. */
+static _Thread_local const struct k32_allocator *json_alloc;
 
 static void *json_malloc(size_t len)
 {
 	const struct k32_allocator *a = json_alloc ? json_alloc : k32_default_allocator();
+	struct json_hdr hdr = {len, a};
 	uint8_t *p;
 
 	if (len > SIZE_MAX - JSON_HDR)
@@ -24,24 +37,21 @@ static void *json_malloc(size_t len)
 	p = k32_alloc(a, len + JSON_HDR);
 	if (!p)
 		return NULL;
-	memcpy(p, &len, sizeof(len));
+	memcpy(p, &hdr, sizeof(hdr));
 	return p + JSON_HDR;
 }
 
 static void json_free(void *ptr)
 {
-	const struct k32_allocator *a = json_alloc ? json_alloc : k32_default_allocator();
 	uint8_t *p = ptr;
-	size_t len;
+	struct json_hdr hdr;
 
 	if (!p)
 		return;
 	p -= JSON_HDR;
-	memcpy(&len, p, sizeof(len));
-	k32_free(a, p, len + JSON_HDR);
+	memcpy(&hdr, p, sizeof(hdr));
+	k32_free(hdr.alloc, p, hdr.len + JSON_HDR);
 }
-
-_Static_assert(sizeof(size_t) <= JSON_HDR, "JSON block header too small for size_t");
 
 static void json_install_hooks(void)
 {

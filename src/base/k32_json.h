@@ -7,8 +7,9 @@
  * and what was wrong ("spec.replicas: expected an integer, found a string").
  *
  * Paths are dotted field names ("metadata.name"); no array indexing.
- * Context: k32_json_use_allocator is process-wide (cJSON's hooks are global): call it once at
- * start-up before any thread parses. The allocator must be thread-safe.
+ * Context: any thread. k32_json_use_allocator sets the CALLING thread's allocator for cJSON;
+ * other threads keep theirs. Each block records the allocator it came from, so an object may
+ * be freed on another thread; the allocator must then be thread-safe and outlive the object.
  */
 #ifndef K32_JSON_H
 #define K32_JSON_H
@@ -22,8 +23,8 @@
 #include "base/k32_alloc.h"
 #include "base/k32_status.h"
 
-/* Routes cJSON's malloc/free through alloc (which must outlive every cJSON object). NULL
- * restores the default heap allocator. */
+/* Routes the calling thread's cJSON allocations through alloc (which must outlive every
+ * object allocated from it). NULL restores the default heap allocator. */
 void k32_json_use_allocator(const struct k32_allocator *alloc);
 
 /*

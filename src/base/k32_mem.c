@@ -236,17 +236,17 @@ void k32_heap_init(struct k32_heap *heap, size_t limit_bytes)
 
 void k32_heap_fail_nth(struct k32_heap *heap, uint32_t n)
 {
-	heap->fail_at = n;
-	heap->fail_countdown = n;
+	__atomic_store_n(&heap->fail_countdown, n, __ATOMIC_RELAXED);
+	__atomic_store_n(&heap->fail_at, n, __ATOMIC_RELEASE);
 }
 
 /* True when fault injection says this growth must fail. */
 static bool heap_inject_fault(struct k32_heap *heap)
 {
-	if (heap->fail_at == 0)
+	if (__atomic_load_n(&heap->fail_at, __ATOMIC_ACQUIRE) == 0)
 		return false;
 	if (__atomic_sub_fetch(&heap->fail_countdown, 1, __ATOMIC_RELAXED) == 0) {
-		heap->fail_at = 0;
+		__atomic_store_n(&heap->fail_at, 0, __ATOMIC_RELEASE);
 		return true;
 	}
 	return false;
