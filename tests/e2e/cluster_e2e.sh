@@ -18,6 +18,7 @@
 set -u
 
 SIM=${1:?usage: cluster_e2e.sh /path/to/kube32-sim PODS_DIR}
+. "$(dirname "$0")/sim_lib.sh"
 PODS=${2:?usage: cluster_e2e.sh /path/to/kube32-sim PODS_DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -59,16 +60,7 @@ trap cleanup EXIT
 	--boards cardputer:1,host:1 --pod-port 0 --node-grace 4 --pod-eviction 3 \
 	>"$WORK/sim.log" 2>&1 &
 SIM_PID=$!
-for _ in $(seq 100); do
-	grep -q "kube32-sim: ready" "$WORK/sim.log" 2>/dev/null && break
-	kill -0 "$SIM_PID" 2>/dev/null || break
-	sleep 0.1
-done
-if ! grep -q "kube32-sim: ready" "$WORK/sim.log"; then
-	echo "cluster-e2e: FAIL: kube32-sim did not start:" >&2
-	cat "$WORK/sim.log" >&2
-	exit 1
-fi
+sim_wait_ready "$WORK/sim.log" "$SIM_PID" cluster-e2e
 PORT=$(cat "$WORK/port")
 CTRL=0
 grep -q "scheduler and controllers running" "$WORK/sim.log" && CTRL=1

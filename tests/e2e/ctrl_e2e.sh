@@ -13,6 +13,7 @@
 set -u
 
 SIM=${1:?usage: ctrl_e2e.sh /path/to/kube32-sim PODS_DIR}
+. "$(dirname "$0")/sim_lib.sh"
 PODS=${2:?usage: ctrl_e2e.sh /path/to/kube32-sim PODS_DIR}
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 
@@ -52,16 +53,7 @@ trap cleanup EXIT
 	--boards cardputer:1,host:1 --pod-port 0 --node-grace 15 --pod-eviction 2 \
 	>"$WORK/sim.log" 2>&1 &
 SIM_PID=$!
-for _ in $(seq 100); do
-	grep -q "kube32-sim: ready" "$WORK/sim.log" 2>/dev/null && break
-	kill -0 "$SIM_PID" 2>/dev/null || break
-	sleep 0.1
-done
-if ! grep -q "kube32-sim: ready" "$WORK/sim.log"; then
-	echo "ctrl-e2e: FAIL: kube32-sim did not start:" >&2
-	cat "$WORK/sim.log" >&2
-	exit 1
-fi
+sim_wait_ready "$WORK/sim.log" "$SIM_PID" ctrl-e2e
 PORT=$(cat "$WORK/port")
 echo "ctrl-e2e: kube32-sim pid $SIM_PID on https://127.0.0.1:$PORT"
 

@@ -16,6 +16,7 @@
 set -u
 
 SIM=${1:?usage: devices_e2e.sh /path/to/kube32-sim DRIVERS_DIR}
+. "$(dirname "$0")/sim_lib.sh"
 PODS=${2:?usage: devices_e2e.sh /path/to/kube32-sim DRIVERS_DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -62,16 +63,7 @@ HOLD_PID=$!
 	--boards cardputer:1 --pod-port 0 <"$WORK/console" >"$WORK/console.out" 2>"$WORK/sim.log" &
 SIM_PID=$!
 exec 3>"$WORK/console"
-for _ in $(seq 100); do
-	grep -q "kube32-sim: ready" "$WORK/sim.log" 2>/dev/null && break
-	kill -0 "$SIM_PID" 2>/dev/null || break
-	sleep 0.1
-done
-if ! grep -q "kube32-sim: ready" "$WORK/sim.log"; then
-	echo "devices-e2e: FAIL: kube32-sim did not start:" >&2
-	cat "$WORK/sim.log" >&2
-	exit 1
-fi
+sim_wait_ready "$WORK/sim.log" "$SIM_PID" devices-e2e
 if ! grep -q "scheduler and controllers running" "$WORK/sim.log"; then
 	echo "devices-e2e: kube32-sim runs no controllers (src/ctrl not built): the Device controller is needed" >&2
 	[ "${CI:-}" = "true" ] && exit 1
