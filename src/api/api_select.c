@@ -37,6 +37,8 @@ static const char *api_check_qualified_part(const char *s, size_t n)
 
 const char *api_check_label_key(const char *s)
 {
+	if (!s)
+		return "key must be a string (labels and annotations are objects, not arrays)";
 	const char *slash = strchr(s, '/');
 	if (slash) {
 		char prefix[254];
@@ -425,6 +427,8 @@ bool api_selector_from_match_labels(const cJSON *match_labels, char *buf, size_t
 	size_t off = 0;
 	buf[0] = 0;
 	const cJSON *it;
+	if (!cJSON_IsObject(match_labels))
+		return match_labels == NULL;
 	cJSON_ArrayForEach(it, match_labels)
 	{
 		if (!cJSON_IsString(it))

@@ -303,7 +303,8 @@ static void row_node(cJSON *cells, const cJSON *o, uint64_t now_s)
 	cJSON_ArrayForEach(l, jget(o, "metadata", "labels"))
 	{
 		static const char pfx[] = "node-role.kubernetes.io/";
-		if (strncmp(l->string, pfx, sizeof(pfx) - 1) || !l->string[sizeof(pfx) - 1])
+		if (!l->string || strncmp(l->string, pfx, sizeof(pfx) - 1) ||
+		    !l->string[sizeof(pfx) - 1])
 			continue;
 		int n = snprintf(buf + off, sizeof(buf) - off, "%s%s", off ? "," : "",
 				 l->string + sizeof(pfx) - 1);

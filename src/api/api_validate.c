@@ -248,6 +248,13 @@ static void validate_labels(struct api_fail *f, const cJSON *labels, const char 
 {
 	const cJSON *l;
 	char path[64];
+	if (labels && !cJSON_IsObject(labels)) {
+		/* An array here has members without keys: reject it before reading any key. */
+		api_fail_add_cause(
+		    f, "FieldValueTypeInvalid", field,
+		    "Invalid value: must be an object of string keys to string values");
+		return;
+	}
 	cJSON_ArrayForEach(l, labels)
 	{
 		const char *why = api_check_label_key(l->string);
@@ -284,6 +291,12 @@ static void validate_meta(const struct api_resource *res, const cJSON *obj, stru
 	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
 	const cJSON *a;
 	size_t total = 0;
+	if (ann && !cJSON_IsObject(ann)) {
+		api_fail_add_cause(
+		    f, "FieldValueTypeInvalid", "metadata.annotations",
+		    "Invalid value: must be an object of string keys to string values");
+		ann = NULL;
+	}
 	cJSON_ArrayForEach(a, ann)
 	{
 		if (!cJSON_IsString(a)) {
@@ -395,6 +408,8 @@ static void validate_workload(struct api_fail *f, const cJSON *obj, bool job)
 	if (!job && (!cJSON_IsObject(sel) ||
 		     (cJSON_GetArraySize(ml) == 0 && cJSON_GetArraySize(me) == 0))) {
 		cause_required(f, "spec.selector");
+	} else if (ml && !cJSON_IsObject(ml)) {
+		validate_labels(f, ml, "spec.selector.matchLabels");
 	} else if (cJSON_IsObject(ml)) {
 		validate_labels(f, ml, "spec.selector.matchLabels");
 		const cJSON *l;
@@ -491,6 +506,12 @@ static void validate_device(struct api_fail *f, const cJSON *obj)
 	}
 	const cJSON *params = cJSON_GetObjectItemCaseSensitive(spec, "params");
 	const cJSON *p;
+	if (params && !cJSON_IsObject(params)) {
+		api_fail_add_cause(
+		    f, "FieldValueTypeInvalid", "spec.params",
+		    "Invalid value: must be an object of string keys to string values");
+		params = NULL;
+	}
 	cJSON_ArrayForEach(p, params)
 	{
 		if (!cJSON_IsString(p))
