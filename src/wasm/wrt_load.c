@@ -90,6 +90,7 @@ struct wrt_ld {
 	uint32_t ld_start, ld_end; /* the last load emitted (a loop test's prefix), words */
 	uint32_t fwd_br;	   /* the last plain BR to a block end (w0), WRT_NO_INDEX if none */
 	const struct wrt_functype *ftype; /* current function's type */
+	uint32_t body_pc; /* ncode where the body's first op goes (after the entry GAS op) */
 };
 
 /* ---- errors -------------------------------------------------------------------------- */
@@ -1914,7 +1915,13 @@ static void op_local_set(struct wrt_ld *ld, uint32_t x, size_t off, bool tee)
 			for (uint32_t i = 0; i < e; i++)
 				if (ld->vk[i] == VK_LOCAL && ld->vv[i] == x)
 					materialize(ld, i);
-			if (ld->vk[e] == VK_CONST) {
+			if (ld->vk[e] == VK_CONST && ld->vv[e] == 0 && ld->vhi[e] == 0 &&
+			    x >= ld->ftype->nparams && ld->cd == 1 && ld->ncode == ld->body_pc) {
+				/* a declared local set to zero before the body's first op (clang's
+				 * `i32.const 0; local.set n` prologue): every call zeroes the
+				 * declared locals, and nothing ran yet that could have written it
+				 */
+			} else if (ld->vk[e] == VK_CONST) {
 				if (ld->vhi[e] == 0) {
 					emit_op(ld, WRT_OP_CONST32, x);
 					emit(ld, ld->vv[e]);
@@ -2553,6 +2560,7 @@ static void compile_func(struct wrt_ld *ld, struct wrt_func *f, size_t body_end)
 	label_here(ld);
 	push_ctl(ld, CTL_FUNC, NULL, 0, ft->types + ft->nparams, ft->nresults, ld->pos);
 	gas_leader(ld, ld->pos, true);
+	ld->body_pc = ld->ncode;
 	while (body_op(ld))
 		;
 	if (ld->st)
