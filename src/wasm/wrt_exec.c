@@ -127,17 +127,21 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 	[WRT_OP_BR_##name##_I] = &&L_BR_##name##_I,
 #define WRT_X_ACMP(name, op, type, inv)                                                            \
 	[WRT_OP_ADDBR_##name] = &&L_ADDBR_##name, [WRT_OP_ADDBR_##name##_I] = &&L_ADDBR_##name##_I,
+#define WRT_X_SCMP(name, op, type, inv)                                                            \
+	[WRT_OP_SELECT_##name] = &&L_SELECT_##name, [WRT_OP_SELECT_##name##_I] = &&L_SELECT_##name##_I,
 		WRT_NUMERIC(WRT_X_NUM)
 		WRT_NUMERIC_FC(WRT_X_NUM)
 		WRT_MEMOPS(WRT_X_MEM)
 		WRT_INTERNAL(WRT_X_INT)
 		WRT_CMP32(WRT_X_CMP)
 		WRT_CMP32(WRT_X_ACMP)
+		WRT_CMP32(WRT_X_SCMP)
 #undef WRT_X_NUM
 #undef WRT_X_MEM
 #undef WRT_X_INT
 #undef WRT_X_CMP
 #undef WRT_X_ACMP
+#undef WRT_X_SCMP
 	};
 	/* clang-format on */
 #endif
@@ -321,6 +325,25 @@ dispatch:
 		NEXT();                                                                            \
 	}
 	WRT_CMP32(WRT_H_ACMP)
+
+	/* ---- fused i32 compare and select: w1 a | b << 16 (values), w2 the compared slot,
+	 * w3 the other slot (SELECT_<cmp>) or an immediate (SELECT_<cmp>_I) ---- */
+#define WRT_H_SCMP(name, cop, type, inv)                                                           \
+	OP(SELECT_##name) :                                                                        \
+	{                                                                                          \
+		bool c = GET_##type(fp[pc[2]]) cop GET_##type(fp[pc[3]]);                          \
+		fp[HI0] = c ? fp[LO1] : fp[HI1];                                                   \
+		pc += 4;                                                                           \
+		NEXT();                                                                            \
+	}                                                                                          \
+	OP(SELECT_##name##_I) :                                                                    \
+	{                                                                                          \
+		bool c = GET_##type(fp[pc[2]]) cop GET_##type(pc[3]);                              \
+		fp[HI0] = c ? fp[LO1] : fp[HI1];                                                   \
+		pc += 4;                                                                           \
+		NEXT();                                                                            \
+	}
+	WRT_CMP32(WRT_H_SCMP)
 
 	/* ---- integer division: explicit traps ---- */
 #define DIV_CHECK(b)                                                                               \

@@ -2317,7 +2317,23 @@ static bool body_op(struct wrt_ld *ld)
 			t = t1 ? t1 : t2;
 		}
 		uint32_t e = ld->vh;
-		if (lv) {
+		if (lv && fresh_result(ld, e + 2) && ld->last_cmp >= 0 && ld->vk[e] != VK_CONST &&
+		    ld->vk[e + 1] != VK_CONST) {
+			/* select on a fresh i32 compare: one op compares and selects (the values
+			 * are slots, so reading them emits nothing after the compare) */
+			uint32_t a = opnd(ld, e), b = opnd(ld, e + 1);
+			uint32_t cmp = (uint32_t)ld->last_cmp, ca = ld->last_a, cb = ld->last_b;
+			bool imm = ld->last_imm;
+			ld->ncode = ld->last_start; /* drop the compare */
+			label_here(ld);
+			uint32_t start = ld->ncode;
+			emit_op(ld, WRT_OP_SELECT_EQ + 2 * cmp + (imm ? 1u : 0u), home(ld, e));
+			emit(ld, a | (b << 16));
+			emit(ld, ca);
+			emit(ld, cb);
+			push(ld, t);
+			result_at(ld, start, e);
+		} else if (lv) {
 			uint32_t a = opnd(ld, e), b = opnd(ld, e + 1), c = opnd(ld, e + 2);
 			uint32_t start = ld->ncode;
 			emit_op(ld, WRT_OP_SELECT, home(ld, e));
