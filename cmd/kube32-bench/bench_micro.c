@@ -115,7 +115,9 @@ static void l_syscall_null(struct brun *r)
 
 /* ---- channels ---------------------------------------------------------------------------- */
 
-#define BATCH 16
+/* Objects made per paused batch: within one owner's share of the smallest pools (ports and
+ * fifos: K32_KOBJ_OWNER_POOL_PCT of 16). */
+#define BATCH 8
 
 static void b_channel_create(struct brun *r)
 {

@@ -107,8 +107,20 @@ struct kobj_slot {
 
 struct kobj_account;
 
-/* What an owner's account charges (K32_KOBJ_OWNER_MAX_*). */
-enum { KOBJ_CHARGE_MESSAGES, KOBJ_CHARGE_OBSERVERS, KOBJ_CHARGE_PACKETS, KOBJ_CHARGE_COUNT };
+/*
+ * What an owner's account charges (K32_KOBJ_OWNER_*): queued channel messages it wrote, the
+ * message chunks they hold, wait_async observers, user packets, region bytes (socket and fifo
+ * rings, VMOs) and, per type, the objects it created that are still alive (a pair counts once).
+ */
+enum {
+	KOBJ_CHARGE_MESSAGES,
+	KOBJ_CHARGE_OBSERVERS,
+	KOBJ_CHARGE_PACKETS,
+	KOBJ_CHARGE_CHUNKS,
+	KOBJ_CHARGE_REGION_BYTES,
+	KOBJ_CHARGE_OBJECTS, /* + (type - 1) for each enum kobj_type */
+	KOBJ_CHARGE_COUNT = KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_COUNT - 1,
+};
 
 /* A handle table: one per pod or native service. Caller-owned; init with kobj_owner_init. */
 struct kobj_owner {

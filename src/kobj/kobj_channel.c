@@ -83,10 +83,14 @@ static inline struct kobj_channel *ch(struct kobj_object *o)
 static void msg_free(struct kobj_msg *m, bool release)
 {
 	struct kobj_chunk *c = m->chunks, *next;
-	kobj_release(m->acct, KOBJ_CHARGE_MESSAGES);
-	for (; c; c = next) {
-		next = c->next;
-		kobj_pool_put(&chunk_pool, c);
+	kobj_release(m->acct, KOBJ_CHARGE_MESSAGES, 1u);
+	if (KOBJ_UNLIKELY(c != NULL)) {
+		uint32_t n = 0;
+		for (; c; c = next, n++) {
+			next = c->next;
+			kobj_pool_put(&chunk_pool, c);
+		}
+		kobj_release(m->acct, KOBJ_CHARGE_CHUNKS, n);
 	}
 	if (release)
 		for (uint32_t i = 0; i < m->nh; i++)
@@ -137,19 +141,14 @@ k32_status_t kobj_channel_create(struct kobj_owner *owner, uint32_t opts, kobj_h
 	if (opts != 0)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
 				 "%s: channel_create opts 0x%x, must be 0", owner->name, opts);
-	if (!kobj_owner_has_room(owner, 2))
-		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
-				 "handles or raise the limit",
-				 owner->name, owner->used, owner->cap);
+	struct kobj_account *acct;
+	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_CHANNEL, 2, &acct);
+	if (st != K32_OK)
+		return st;
 	struct kobj_channel_pair *p = kobj_pool_get(&pair_pool);
 	if (!p)
-		return kobj_fail(owner, K32_ERR_NO_MEMORY,
-				 "%s: all K32_KOBJ_MAX_CHANNELS=%u channels in use; close some or "
-				 "raise the limit",
-				 owner->name, (unsigned)K32_KOBJ_MAX_CHANNELS);
-	atomic_init(&p->core.lock.v, 0u);
-	atomic_init(&p->core.live, 2u);
+		return kobj_pool_empty(owner, KOBJ_TYPE_CHANNEL, acct);
+	kobj_core_init(&p->core, 2u, acct);
 	for (int i = 0; i < 2; i++) {
 		kobj_object_init(&p->ep[i].hdr, KOBJ_TYPE_CHANNEL, &p->core, KOBJ_SIG_WRITABLE);
 		p->ep[i].hdr.side = (uint8_t)i;
@@ -212,25 +211,40 @@ static bool reaches(struct kobj_object *from, const struct kobj_object *target)
 	return false;
 }
 
-/* Copies len bytes into a fresh message (header + chunks). NULL when a pool is spent. */
-static struct kobj_msg *msg_build(const uint8_t *src, uint32_t len)
+/* Chunks a message of len bytes needs past its inline part. */
+static inline uint32_t chunks_for(uint32_t len)
+{
+	return len <= K32_KOBJ_MSG_INLINE_BYTES
+		   ? 0u
+		   : (len - K32_KOBJ_MSG_INLINE_BYTES + K32_KOBJ_MSG_CHUNK_BYTES - 1u) /
+			 K32_KOBJ_MSG_CHUNK_BYTES;
+}
+
+/* Copies len bytes into a fresh message (header + chunks) charged to acct (released with it,
+ * also when this fails). NULL when a pool is spent. */
+static struct kobj_msg *msg_build(const uint8_t *src, uint32_t len, struct kobj_account *acct)
 {
 	struct kobj_msg *m = kobj_pool_get(&msg_pool);
-	if (!m)
+	if (!m) {
+		kobj_release(acct, KOBJ_CHARGE_MESSAGES, 1u);
+		if (len > K32_KOBJ_MSG_INLINE_BYTES)
+			kobj_release(acct, KOBJ_CHARGE_CHUNKS, chunks_for(len));
 		return NULL;
+	}
 	m->next = NULL;
 	m->chunks = NULL;
-	m->acct = NULL;
+	m->acct = acct;
 	m->len = len;
 	m->nh = 0;
 	uint32_t n = len < K32_KOBJ_MSG_INLINE_BYTES ? len : K32_KOBJ_MSG_INLINE_BYTES;
 	if (n)
 		memcpy(m->inl, src, n);
 	struct kobj_chunk **link = &m->chunks;
-	for (uint32_t off = n; off < len;) {
+	for (uint32_t off = n, got = 0; off < len; got++) {
 		struct kobj_chunk *c = kobj_pool_get(&chunk_pool);
 		if (!c) {
-			msg_free(m, false);
+			kobj_release(acct, KOBJ_CHARGE_CHUNKS, chunks_for(len) - got);
+			msg_free(m, false); /* releases the message and the `got` chunks */
 			return NULL;
 		}
 		uint32_t k =
@@ -343,16 +357,21 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 				 owner->name, len, K32_KOBJ_CHANNEL_MAX_MSG_BYTES);
 	}
 	struct kobj_account *acct;
-	st = kobj_charge(owner, KOBJ_CHARGE_MESSAGES, &acct);
+	st = kobj_charge(owner, KOBJ_CHARGE_MESSAGES, 1u, &acct);
+	if (KOBJ_UNLIKELY(len > K32_KOBJ_MSG_INLINE_BYTES) && st == K32_OK) {
+		/* Bytes past the inline part sit in chunks: the owner's buffered-memory share. */
+		st = kobj_charge(owner, KOBJ_CHARGE_CHUNKS, chunks_for(len), &acct);
+		if (st != K32_OK)
+			kobj_release(acct, KOBJ_CHARGE_MESSAGES, 1u);
+	}
 	if (KOBJ_UNLIKELY(st != K32_OK)) {
 		if (xfer)
 			kobj_unlock(&xfer_lock);
 		close_list(owner, h, handles, handle_count);
 		return st;
 	}
-	struct kobj_msg *m = msg_build(bytes, len);
+	struct kobj_msg *m = msg_build(bytes, len, acct);
 	if (KOBJ_UNLIKELY(!m)) {
-		kobj_release(acct, KOBJ_CHARGE_MESSAGES);
 		if (xfer)
 			kobj_unlock(&xfer_lock);
 		close_list(owner, h, handles, handle_count);
@@ -361,7 +380,6 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 				 "K32_KOBJ_MSG_CHUNKS=%u); drain readers or raise the limits",
 				 owner->name, K32_KOBJ_MAX_MESSAGES, K32_KOBJ_MSG_CHUNKS);
 	}
-	m->acct = acct;
 	for (uint32_t i = 0; i < handle_count; i++) {
 		struct kobj_slot *s = &owner->slots[handles[i] & KOBJ_SLOT_MASK];
 		m->h[i].obj = s->obj;

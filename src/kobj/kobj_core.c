@@ -154,6 +154,30 @@ void kobj_region_free(uint8_t *p, uint32_t len)
 	kobj_unlock(&region_lock);
 }
 
+k32_status_t kobj_region_take(struct kobj_owner *owner, uint32_t len, const char *what,
+			      uint8_t **out)
+{
+	struct kobj_account *a;
+	k32_status_t st = kobj_charge(owner, KOBJ_CHARGE_REGION_BYTES, len, &a);
+	if (st != K32_OK)
+		return st;
+	if (kobj_region_alloc(len, out) != K32_OK) {
+		kobj_release(a, KOBJ_CHARGE_REGION_BYTES, len);
+		return kobj_fail(owner, K32_ERR_NO_MEMORY,
+				 "%s: kobj region full (K32_KOBJ_REGION_BYTES=%u, %u in use) for "
+				 "%u bytes of %s; close sockets/fifos/VMOs or raise the limit",
+				 owner->name, (unsigned)K32_KOBJ_REGION_BYTES, kobj_region_used(),
+				 len, what);
+	}
+	return K32_OK;
+}
+
+void kobj_region_give(struct kobj_account *acct, uint8_t *p, uint32_t len)
+{
+	kobj_region_free(p, len);
+	kobj_release(acct, KOBJ_CHARGE_REGION_BYTES, len);
+}
+
 uint32_t kobj_region_used(void)
 {
 	kobj_lock(&region_lock);
@@ -285,8 +309,12 @@ static _Thread_local bool dead_busy;
 
 static void release_half(struct kobj_object *obj)
 {
-	if (atomic_fetch_sub_explicit(&obj->core->live, 1u, memory_order_acq_rel) == 1u)
-		kobj_type_ops[obj->type]->destroy(obj);
+	if (atomic_fetch_sub_explicit(&obj->core->live, 1u, memory_order_acq_rel) == 1u) {
+		struct kobj_account *a = obj->core->acct;
+		unsigned kind = KOBJ_CHARGE_OBJECTS + obj->type - 1u;
+		kobj_type_ops[obj->type]->destroy(obj); /* the block is gone after this */
+		kobj_release(a, kind, 1u);
+	}
 }
 
 static void zero_handles(struct kobj_object *obj)
@@ -341,12 +369,48 @@ static struct kobj_lock account_lock;
 static uint32_t accounts_used;
 static bool accounts_ready;
 
+/* An owner's share of an object pool: K32_KOBJ_OWNER_POOL_PCT of it, at least one. */
+#define SHARE(pool)                                                                                \
+	((pool)*K32_KOBJ_OWNER_POOL_PCT / 100u ? (pool)*K32_KOBJ_OWNER_POOL_PCT / 100u : 1u)
+
 const uint32_t kobj_charge_limit[KOBJ_CHARGE_COUNT] = {
-    K32_KOBJ_OWNER_MAX_MESSAGES, K32_KOBJ_OWNER_MAX_OBSERVERS, K32_KOBJ_OWNER_MAX_PACKETS};
-static const char *const charge_name[KOBJ_CHARGE_COUNT] = {
-    "K32_KOBJ_OWNER_MAX_MESSAGES", "K32_KOBJ_OWNER_MAX_OBSERVERS", "K32_KOBJ_OWNER_MAX_PACKETS"};
-static const char *const charge_what[KOBJ_CHARGE_COUNT] = {
-    "channel messages still queued", "wait_async observers armed or queued", "user packets queued"};
+    [KOBJ_CHARGE_MESSAGES] = K32_KOBJ_OWNER_MAX_MESSAGES,
+    [KOBJ_CHARGE_OBSERVERS] = K32_KOBJ_OWNER_MAX_OBSERVERS,
+    [KOBJ_CHARGE_PACKETS] = K32_KOBJ_OWNER_MAX_PACKETS,
+    [KOBJ_CHARGE_CHUNKS] = K32_KOBJ_OWNER_MAX_MSG_CHUNKS,
+    [KOBJ_CHARGE_REGION_BYTES] = K32_KOBJ_OWNER_MAX_REGION_BYTES,
+    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_CHANNEL - 1] = SHARE(K32_KOBJ_MAX_CHANNELS),
+    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_SOCKET - 1] = SHARE(K32_KOBJ_MAX_SOCKETS),
+    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_EVENT - 1] = SHARE(K32_KOBJ_MAX_EVENTS),
+    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_EVENTPAIR - 1] = SHARE(K32_KOBJ_MAX_EVENTPAIRS),
+    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_PORT - 1] = SHARE(K32_KOBJ_MAX_PORTS),
+    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_FIFO - 1] = SHARE(K32_KOBJ_MAX_FIFOS),
+    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_TIMER - 1] = SHARE(K32_KOBJ_MAX_TIMERS),
+    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_VMO - 1] = SHARE(K32_KOBJ_MAX_VMOS),
+};
+
+/* Per type: its pool's limit name and size, and what it holds (for messages). */
+static const struct {
+	const char *limit;
+	uint32_t pool;
+	const char *what;
+} type_pool[KOBJ_TYPE_COUNT] = {
+    [KOBJ_TYPE_CHANNEL] = {"K32_KOBJ_MAX_CHANNELS", K32_KOBJ_MAX_CHANNELS, "channels"},
+    [KOBJ_TYPE_SOCKET] = {"K32_KOBJ_MAX_SOCKETS", K32_KOBJ_MAX_SOCKETS, "sockets"},
+    [KOBJ_TYPE_EVENT] = {"K32_KOBJ_MAX_EVENTS", K32_KOBJ_MAX_EVENTS, "events"},
+    [KOBJ_TYPE_EVENTPAIR] = {"K32_KOBJ_MAX_EVENTPAIRS", K32_KOBJ_MAX_EVENTPAIRS, "event pairs"},
+    [KOBJ_TYPE_PORT] = {"K32_KOBJ_MAX_PORTS", K32_KOBJ_MAX_PORTS, "ports"},
+    [KOBJ_TYPE_FIFO] = {"K32_KOBJ_MAX_FIFOS", K32_KOBJ_MAX_FIFOS, "fifos"},
+    [KOBJ_TYPE_TIMER] = {"K32_KOBJ_MAX_TIMERS", K32_KOBJ_MAX_TIMERS, "timers"},
+    [KOBJ_TYPE_VMO] = {"K32_KOBJ_MAX_VMOS", K32_KOBJ_MAX_VMOS, "VMOs"},
+};
+
+static const char *const charge_name[KOBJ_CHARGE_REGION_BYTES + 1] = {
+    "K32_KOBJ_OWNER_MAX_MESSAGES", "K32_KOBJ_OWNER_MAX_OBSERVERS", "K32_KOBJ_OWNER_MAX_PACKETS",
+    "K32_KOBJ_OWNER_MAX_MSG_CHUNKS", "K32_KOBJ_OWNER_MAX_REGION_BYTES"};
+static const char *const charge_what[KOBJ_CHARGE_REGION_BYTES + 1] = {
+    "channel messages still queued", "wait_async observers armed or queued", "user packets queued",
+    "message chunks queued (bytes past the inline part)", "bytes of socket/fifo rings and VMOs"};
 
 static void accounts_setup(void)
 {
@@ -393,11 +457,41 @@ void kobj_account_try_free(struct kobj_account *a)
 	kobj_unlock(&account_lock);
 }
 
-k32_status_t kobj_charge_fail(struct kobj_owner *owner, unsigned kind, uint32_t in_use)
+k32_status_t kobj_charge_fail(struct kobj_owner *owner, unsigned kind, uint32_t in_use, uint32_t n)
 {
+	if (kind >= KOBJ_CHARGE_OBJECTS) {
+		unsigned t = kind - KOBJ_CHARGE_OBJECTS + 1u;
+		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
+				 "%s: %u %s alive, its share is %u (K32_KOBJ_OWNER_POOL_PCT=%u%% "
+				 "of %s=%u); close some or raise the limit",
+				 owner->name, in_use, type_pool[t].what, kobj_charge_limit[kind],
+				 (unsigned)K32_KOBJ_OWNER_POOL_PCT, type_pool[t].limit,
+				 type_pool[t].pool);
+	}
 	return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-			 "%s: %u %s, limit %s=%u; drain them or raise the limit", owner->name,
-			 in_use, charge_what[kind], charge_name[kind], kobj_charge_limit[kind]);
+			 "%s: %u %s + %u more, limit %s=%u; drain or close them or raise the limit",
+			 owner->name, in_use, charge_what[kind], n, charge_name[kind],
+			 kobj_charge_limit[kind]);
+}
+
+k32_status_t kobj_admit(struct kobj_owner *owner, uint8_t type, uint32_t handles,
+			struct kobj_account **acct)
+{
+	*acct = NULL;
+	if (KOBJ_UNLIKELY(!kobj_owner_has_room(owner, handles)))
+		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
+				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
+				 "handles or raise the limit",
+				 owner->name, owner->used, owner->cap);
+	return kobj_charge(owner, KOBJ_CHARGE_OBJECTS + type - 1u, 1u, acct);
+}
+
+k32_status_t kobj_pool_empty(struct kobj_owner *owner, uint8_t type, struct kobj_account *acct)
+{
+	kobj_release(acct, KOBJ_CHARGE_OBJECTS + type - 1u, 1u);
+	return kobj_fail(owner, K32_ERR_NO_MEMORY,
+			 "%s: all %s=%u %s in use; close some or raise the limit", owner->name,
+			 type_pool[type].limit, type_pool[type].pool, type_pool[type].what);
 }
 
 /* The owner is going: publish its charges; the account lives until they are released. */

@@ -77,20 +77,14 @@ k32_status_t kobj_event_create(struct kobj_owner *owner, uint32_t opts, kobj_han
 	if (opts != 0)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
 				 "%s: event_create opts 0x%x, must be 0", owner->name, opts);
-	if (!kobj_owner_has_room(owner, 1))
-		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
-				 "handles or raise the limit",
-				 owner->name, owner->used, owner->cap);
+	struct kobj_account *acct;
+	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_EVENT, 1, &acct);
+	if (st != K32_OK)
+		return st;
 	struct kobj_event *e = kobj_pool_get(&event_pool);
 	if (!e)
-		return kobj_fail(
-		    owner, K32_ERR_NO_MEMORY,
-		    "%s: all K32_KOBJ_MAX_EVENTS=%u events in use; close some or raise "
-		    "the limit",
-		    owner->name, (unsigned)K32_KOBJ_MAX_EVENTS);
-	atomic_init(&e->core.lock.v, 0u);
-	atomic_init(&e->core.live, 1u);
+		return kobj_pool_empty(owner, KOBJ_TYPE_EVENT, acct);
+	kobj_core_init(&e->core, 1u, acct);
 	kobj_object_init(&e->hdr, KOBJ_TYPE_EVENT, &e->core, 0);
 	return kobj_handle_install(owner, &e->hdr, EV_RIGHTS, out);
 }
@@ -101,20 +95,14 @@ k32_status_t kobj_eventpair_create(struct kobj_owner *owner, uint32_t opts, kobj
 	if (opts != 0)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
 				 "%s: eventpair_create opts 0x%x, must be 0", owner->name, opts);
-	if (!kobj_owner_has_room(owner, 2))
-		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
-				 "handles or raise the limit",
-				 owner->name, owner->used, owner->cap);
+	struct kobj_account *acct;
+	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_EVENTPAIR, 2, &acct);
+	if (st != K32_OK)
+		return st;
 	struct kobj_eventpair *p = kobj_pool_get(&pair_pool);
 	if (!p)
-		return kobj_fail(
-		    owner, K32_ERR_NO_MEMORY,
-		    "%s: all K32_KOBJ_MAX_EVENTPAIRS=%u event pairs in use; close some "
-		    "or raise the limit",
-		    owner->name, (unsigned)K32_KOBJ_MAX_EVENTPAIRS);
-	atomic_init(&p->core.lock.v, 0u);
-	atomic_init(&p->core.live, 2u);
+		return kobj_pool_empty(owner, KOBJ_TYPE_EVENTPAIR, acct);
+	kobj_core_init(&p->core, 2u, acct);
 	for (int i = 0; i < 2; i++) {
 		kobj_object_init(&p->half[i], KOBJ_TYPE_EVENTPAIR, &p->core, 0);
 		p->half[i].side = (uint8_t)i;

@@ -69,8 +69,9 @@ static inline void kobj_unlock(struct kobj_lock *l)
 
 /* What a pool block shares between the halves of a pair (or holds for a single object). */
 struct kobj_core {
-	struct kobj_lock lock; /* guards both halves */
-	atomic_uint live;      /* halves with refs != 0; the block is freed at 0 */
+	struct kobj_lock lock;	   /* guards both halves */
+	atomic_uint live;	   /* halves with refs != 0; the block is freed at 0 */
+	struct kobj_account *acct; /* the creator's account, charged one object (may be NULL) */
 };
 
 struct kobj_obs;
@@ -151,6 +152,12 @@ uint32_t kobj_pool_used(struct kobj_pool *p);
 k32_status_t kobj_region_alloc(uint32_t len, uint8_t **out);
 void kobj_region_free(uint8_t *p, uint32_t len);
 uint32_t kobj_region_used(void);
+/* The same, charged to the owner's K32_KOBJ_OWNER_MAX_REGION_BYTES (NO_RESOURCES over it,
+ * NO_MEMORY naming the region when it has no room; `what` names the use in the message). */
+k32_status_t kobj_region_take(struct kobj_owner *owner, uint32_t len, const char *what,
+			      uint8_t **out);
+/* Frees and releases the charge made by kobj_region_take (acct: the creator's, may be NULL). */
+void kobj_region_give(struct kobj_account *acct, uint8_t *p, uint32_t len);
 
 /* ---- owner accounts (kobj_core.c) ----------------------------------------------------------
  *
@@ -168,11 +175,11 @@ struct kobj_account {
 };
 
 extern const uint32_t kobj_charge_limit[KOBJ_CHARGE_COUNT];
-k32_status_t kobj_charge_fail(struct kobj_owner *owner, unsigned kind, uint32_t in_use);
+k32_status_t kobj_charge_fail(struct kobj_owner *owner, unsigned kind, uint32_t in_use, uint32_t n);
 void kobj_account_try_free(struct kobj_account *a);
 
-/* Charges one unit of `kind` to the owner; NO_RESOURCES (with detail) over its quota. */
-static inline k32_status_t kobj_charge(struct kobj_owner *owner, unsigned kind,
+/* Charges n units of `kind` to the owner; NO_RESOURCES (with detail) over its quota. */
+static inline k32_status_t kobj_charge(struct kobj_owner *owner, unsigned kind, uint32_t n,
 				       struct kobj_account **out)
 {
 	struct kobj_account *a = owner->acct;
@@ -181,20 +188,37 @@ static inline k32_status_t kobj_charge(struct kobj_owner *owner, unsigned kind,
 		return K32_OK;
 	uint32_t in_use =
 	    owner->charged[kind] - atomic_load_explicit(&a->released[kind], memory_order_relaxed);
-	if (KOBJ_UNLIKELY(in_use >= kobj_charge_limit[kind]))
-		return kobj_charge_fail(owner, kind, in_use);
-	owner->charged[kind]++;
+	if (KOBJ_UNLIKELY(n > kobj_charge_limit[kind] - in_use || in_use > kobj_charge_limit[kind]))
+		return kobj_charge_fail(owner, kind, in_use, n);
+	owner->charged[kind] += n;
 	return K32_OK;
 }
 
-/* Releases one unit (acct may be NULL). Any thread. */
-static inline void kobj_release(struct kobj_account *a, unsigned kind)
+/* Releases n units (acct may be NULL). Any thread. */
+static inline void kobj_release(struct kobj_account *a, unsigned kind, uint32_t n)
 {
 	if (!a)
 		return;
-	atomic_fetch_add(&a->released[kind], 1u);
+	atomic_fetch_add(&a->released[kind], n);
 	if (KOBJ_UNLIKELY(atomic_load(&a->dead)))
 		kobj_account_try_free(a);
+}
+
+/*
+ * Create-time admission shared by every type: room for `handles` slots in the table, then one
+ * object of `type` charged to the owner's share of that type's pool (released when the block
+ * returns to its pool). NO_RESOURCES with detail on either.
+ */
+k32_status_t kobj_admit(struct kobj_owner *owner, uint8_t type, uint32_t handles,
+			struct kobj_account **acct);
+/* The type's pool is empty: releases the admission charge, NO_MEMORY naming the limit. */
+k32_status_t kobj_pool_empty(struct kobj_owner *owner, uint8_t type, struct kobj_account *acct);
+
+static inline void kobj_core_init(struct kobj_core *c, unsigned halves, struct kobj_account *acct)
+{
+	atomic_init(&c->lock.v, 0u);
+	atomic_init(&c->live, halves);
+	c->acct = acct;
 }
 
 /* ---- per-type hooks ---------------------------------------------------------------------- */

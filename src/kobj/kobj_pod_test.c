@@ -406,10 +406,18 @@ static void test_exhausted_pool(void **state)
 	int32_t st;
 	while ((st = KX(port_create, U(0), U(0))) == K32_OK)
 		made++;
-	assert_int_equal(made, K32_KOBJ_MAX_PORTS);
-	assert_int_equal(st, K32_ERR_NO_MEMORY);
-	assert_non_null(strstr(kobj_owner_last_error(&pod), "K32_KOBJ_MAX_PORTS"));
-	/* The other pod is unaffected in everything else. */
+	/* The pod stops at its share of the port pool with NO_RESOURCES naming the share... */
+	assert_int_equal(made, K32_KOBJ_MAX_PORTS * K32_KOBJ_OWNER_POOL_PCT / 100);
+	assert_int_equal(st, K32_ERR_NO_RESOURCES);
+	assert_non_null(strstr(kobj_owner_last_error(&pod), "K32_KOBJ_OWNER_POOL_PCT"));
+	/* ... the other pod still gets ports, up to the pool's end (then NO_MEMORY or its own
+	 * share), and everything else. */
+	int other = 0;
+	while ((st = kx_as(&pod2, "kx_port_create", 2, U(0), U(0))) == K32_OK)
+		other++;
+	assert_int_equal(made + other, K32_KOBJ_MAX_PORTS);
+	assert_int_equal(kx_as(&native, "kx_port_create", 2, U(0), U(0)), K32_ERR_NO_MEMORY);
+	assert_non_null(strstr(kobj_owner_last_error(&native), "K32_KOBJ_MAX_PORTS"));
 	assert_int_equal(kx_as(&pod2, "kx_event_create", 2, U(0), U(0)), K32_OK);
 }
 

@@ -152,12 +152,83 @@ static void test_handles_cross_the_boundary(void **state)
 	kobj_handle_close(&svc, s);
 }
 
+/* A second instance of the same module, bound to another pod's table. */
+static struct wrt_instance *instance_for(struct kobj_owner *owner)
+{
+	struct wrt_linker lk;
+	struct wrt_limits lim;
+	struct wrt_instance *i2 = NULL;
+	wrt_linker_init(&lk);
+	wrt_limits_default(&lim);
+	assert_int_equal(
+	    wrt_linker_add_host(&lk, kobj_pod_hostfn_table, KOBJ_POD_HOSTFN_COUNT, &err), K32_OK);
+	assert_int_equal(
+	    wrt_instance_new(mod, &lk, &lim, k32_default_allocator(), owner, &i2, &err), K32_OK);
+	return i2;
+}
+
+/*
+ * Per-pod quotas through the runtime: a pod creating ports without end stops at its share of
+ * the port pool, and a pod flooding a channel with large messages stops at its share of the
+ * message chunks, each with NO_RESOURCES as the import's result (no trap); another pod and
+ * the native service keep creating and writing.
+ */
+static void test_pod_quotas(void **state)
+{
+	(void)state;
+	struct kobj_owner other;
+	kobj_owner_init(&other, "pod other", 0);
+	struct wrt_instance *inst2 = instance_for(&other);
+	const int32_t share = K32_KOBJ_MAX_PORTS * K32_KOBJ_OWNER_POOL_PCT / 100;
+	int32_t made = call("make_ports", 0, 0, 0);
+	assert_int_equal(made, share);
+	assert_int_equal(call("status44", 0, 0, 0), K32_ERR_NO_RESOURCES);
+	assert_non_null(strstr(kobj_owner_last_error(&pod), "K32_KOBJ_OWNER_POOL_PCT"));
+	/* The other pod (same module, its own table) and the service still create ports. */
+	struct wrt_instance *keep = inst;
+	inst = inst2;
+	int32_t port = call("make_port", 0, 0, 0);
+	inst = keep;
+	assert_false(port >= -64 && port <= 0); /* a handle, not a status */
+	kobj_handle_t p;
+	assert_int_equal(kobj_port_create(&svc, 0, &p), K32_OK);
+	kobj_handle_close(&svc, p);
+
+	/* Buffered memory: 60000-byte messages (117 chunks past the inline part each). */
+	kobj_handle_t pe, s = channel_to_pod(&pe);
+	const uint32_t len = 60000;
+	const int32_t per =
+	    (int32_t)((len - K32_KOBJ_MSG_INLINE_BYTES + K32_KOBJ_MSG_CHUNK_BYTES - 1) /
+		      K32_KOBJ_MSG_CHUNK_BYTES);
+	int32_t sent = call("flood", 2, pe, len);
+	int32_t st = call("status44", 0, 0, 0);
+	if (st == K32_ERR_NO_RESOURCES) {
+		assert_int_equal(sent, K32_KOBJ_OWNER_MAX_MSG_CHUNKS / per);
+		assert_non_null(
+		    strstr(kobj_owner_last_error(&pod), "K32_KOBJ_OWNER_MAX_MSG_CHUNKS"));
+	} else {
+		assert_int_equal(st, K32_ERR_SHOULD_WAIT); /* the queue's own byte limit first */
+	}
+	/* The other pod floods its own channel just as far: its share is its own. */
+	kobj_handle_t s2, p2, pe2;
+	assert_int_equal(kobj_channel_create(&svc, 0, &s2, &p2), K32_OK);
+	assert_int_equal(kobj_handle_transfer(&svc, p2, &other, &pe2), K32_OK);
+	inst = inst2;
+	assert_int_equal(call("flood", 2, pe2, len), sent);
+	inst = keep;
+	kobj_handle_close(&svc, s);
+	kobj_handle_close(&svc, s2);
+	wrt_instance_free(inst2);
+	kobj_owner_fini(&other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_echo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_input_from_pod, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handles_cross_the_boundary, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pod_quotas, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests_name("kobj_pod_wasm", tests, NULL, NULL);
 	kobj_fini();

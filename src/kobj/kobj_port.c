@@ -78,12 +78,12 @@ static void entry_free(struct kobj_port_entry *e)
 	struct kobj_account *acct = e->acct;
 	if (e->kind == ENTRY_USER) {
 		kobj_pool_put(&user_pool, e);
-		kobj_release(acct, KOBJ_CHARGE_PACKETS);
+		kobj_release(acct, KOBJ_CHARGE_PACKETS, 1u);
 	} else {
 		struct kobj_port_obs *po = obs_of_entry(e);
 		struct kobj_object *port = po->port;
 		kobj_pool_put(&obs_pool, po);
-		kobj_release(acct, KOBJ_CHARGE_OBSERVERS);
+		kobj_release(acct, KOBJ_CHARGE_OBSERVERS, 1u);
 		kobj_unref(port, KOBJ_REF_OTHER);
 	}
 }
@@ -190,19 +190,14 @@ k32_status_t kobj_port_create(struct kobj_owner *owner, uint32_t opts, kobj_hand
 	if (opts != 0)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
 				 "%s: port_create opts 0x%x, must be 0", owner->name, opts);
-	if (!kobj_owner_has_room(owner, 1))
-		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
-				 "handles or raise the limit",
-				 owner->name, owner->used, owner->cap);
+	struct kobj_account *acct;
+	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_PORT, 1, &acct);
+	if (st != K32_OK)
+		return st;
 	struct kobj_port *p = kobj_pool_get(&port_pool);
 	if (!p)
-		return kobj_fail(owner, K32_ERR_NO_MEMORY,
-				 "%s: all K32_KOBJ_MAX_PORTS=%u ports in use; close some or raise "
-				 "the limit",
-				 owner->name, (unsigned)K32_KOBJ_MAX_PORTS);
-	atomic_init(&p->core.lock.v, 0u);
-	atomic_init(&p->core.live, 1u);
+		return kobj_pool_empty(owner, KOBJ_TYPE_PORT, acct);
+	kobj_core_init(&p->core, 1u, acct);
 	kobj_object_init(&p->hdr, KOBJ_TYPE_PORT, &p->core, 0);
 	p->head = p->tail = NULL;
 	p->count = p->users = 0;
@@ -225,12 +220,12 @@ k32_status_t kobj_object_wait_async(struct kobj_owner *owner, kobj_handle_t h, k
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS, "%s: wait_async opts 0x%x unknown",
 				 owner->name, opts);
 	struct kobj_account *acct;
-	st = kobj_charge(owner, KOBJ_CHARGE_OBSERVERS, &acct);
+	st = kobj_charge(owner, KOBJ_CHARGE_OBSERVERS, 1u, &acct);
 	if (st != K32_OK)
 		return st;
 	struct kobj_port_obs *po = kobj_pool_get(&obs_pool);
 	if (!po) {
-		kobj_release(acct, KOBJ_CHARGE_OBSERVERS);
+		kobj_release(acct, KOBJ_CHARGE_OBSERVERS, 1u);
 		return kobj_fail(
 		    owner, K32_ERR_NO_MEMORY,
 		    "%s: all K32_KOBJ_MAX_PORT_OBSERVERS=%u observers armed or queued; "
@@ -272,12 +267,12 @@ k32_status_t kobj_port_queue(struct kobj_owner *owner, kobj_handle_t h,
 		return K32_ERR_INVALID_ARGS;
 	struct kobj_port *p = pt(obj);
 	struct kobj_account *acct;
-	st = kobj_charge(owner, KOBJ_CHARGE_PACKETS, &acct);
+	st = kobj_charge(owner, KOBJ_CHARGE_PACKETS, 1u, &acct);
 	if (st != K32_OK)
 		return st;
 	struct kobj_port_entry *e = kobj_pool_get(&user_pool);
 	if (!e) {
-		kobj_release(acct, KOBJ_CHARGE_PACKETS);
+		kobj_release(acct, KOBJ_CHARGE_PACKETS, 1u);
 		return kobj_fail(owner, K32_ERR_NO_MEMORY,
 				 "%s: all K32_KOBJ_MAX_USER_PACKETS=%u user packets queued; drain "
 				 "ports or raise the limit",
@@ -292,7 +287,7 @@ k32_status_t kobj_port_queue(struct kobj_owner *owner, kobj_handle_t h,
 	if (p->users >= K32_KOBJ_PORT_USER_BUDGET) {
 		kobj_unlock(&p->core.lock);
 		kobj_pool_put(&user_pool, e);
-		kobj_release(acct, KOBJ_CHARGE_PACKETS);
+		kobj_release(acct, KOBJ_CHARGE_PACKETS, 1u);
 		return kobj_fail(owner, K32_ERR_SHOULD_WAIT,
 				 "%s: port holds K32_KOBJ_PORT_USER_BUDGET=%u user packets; wait "
 				 "for the reader",

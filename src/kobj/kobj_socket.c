@@ -142,7 +142,7 @@ static void ring_on_zero(struct kobj_object *obj)
 static void ring_destroy(struct kobj_object *obj)
 {
 	struct kobj_ring_pair *p = pair_of(obj);
-	kobj_region_free(p->mem, p->mem_len);
+	kobj_region_give(p->core.acct, p->mem, p->mem_len);
 	kobj_pool_put(obj->type == KOBJ_TYPE_SOCKET ? &sock_pool : &fifo_pool, p);
 }
 
@@ -175,29 +175,21 @@ static k32_status_t pair_create(struct kobj_owner *owner, uint8_t type, uint32_t
 				kobj_handle_t *out1)
 {
 	bool sock = type == KOBJ_TYPE_SOCKET;
-	if (!kobj_owner_has_room(owner, 2))
-		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
-				 "handles or raise the limit",
-				 owner->name, owner->used, owner->cap);
+	struct kobj_account *acct;
+	k32_status_t st = kobj_admit(owner, type, 2, &acct);
+	if (st != K32_OK)
+		return st;
 	struct kobj_ring_pair *p = kobj_pool_get(sock ? &sock_pool : &fifo_pool);
 	if (!p)
-		return kobj_fail(owner, K32_ERR_NO_MEMORY,
-				 "%s: all %s=%u %s in use; close some or raise the limit",
-				 owner->name, sock ? "K32_KOBJ_MAX_SOCKETS" : "K32_KOBJ_MAX_FIFOS",
-				 sock ? K32_KOBJ_MAX_SOCKETS : K32_KOBJ_MAX_FIFOS,
-				 sock ? "sockets" : "fifos");
+		return kobj_pool_empty(owner, type, acct);
 	p->mem_len = 2 * cap;
-	if (kobj_region_alloc(p->mem_len, &p->mem) != K32_OK) {
+	st = kobj_region_take(owner, p->mem_len, sock ? "socket rings" : "fifo rings", &p->mem);
+	if (st != K32_OK) {
 		kobj_pool_put(sock ? &sock_pool : &fifo_pool, p);
-		return kobj_fail(owner, K32_ERR_NO_MEMORY,
-				 "%s: kobj region full (K32_KOBJ_REGION_BYTES=%u, %u in use) for "
-				 "%u ring bytes; close sockets/VMOs or raise the limit",
-				 owner->name, (unsigned)K32_KOBJ_REGION_BYTES, kobj_region_used(),
-				 2 * cap);
+		kobj_release(acct, KOBJ_CHARGE_OBJECTS + type - 1u, 1u);
+		return st;
 	}
-	atomic_init(&p->core.lock.v, 0u);
-	atomic_init(&p->core.live, 2u);
+	kobj_core_init(&p->core, 2u, acct);
 	for (int i = 0; i < 2; i++) {
 		struct kobj_ring *r = &p->r[i];
 		kobj_object_init(&r->hdr, type, &p->core, KOBJ_SIG_WRITABLE);

@@ -665,21 +665,122 @@ static void test_socket_datagram(void **state)
 static void test_region_exhausted(void **state)
 {
 	(void)state;
-	kobj_handle_t v[K32_KOBJ_MAX_VMOS], s0, s1;
-	int i = 0;
-	/* Fill the region with big VMOs, then a socket cannot get its rings. */
+	struct kobj_owner o[4];
+	kobj_handle_t v[4], s0, s1, extra;
+	/* Four owners fill the region with one quarter-VMO each (an owner's region share is a
+	 * quarter), then A's socket cannot get its rings: NO_MEMORY naming the region. */
 	uint32_t chunk = K32_KOBJ_REGION_BYTES / 4;
-	for (i = 0; i < 4; i++)
-		assert_int_equal(kobj_vmo_create(&A, chunk, 0, &v[i]), K32_OK);
+	for (int i = 0; i < 4; i++) {
+		kobj_owner_init(&o[i], "pod vmo", 0);
+		assert_int_equal(kobj_vmo_create(&o[i], chunk, 0, &v[i]), K32_OK);
+	}
 	assert_int_equal(kobj_socket_create(&A, 0, 0, &s0, &s1), K32_ERR_NO_MEMORY);
 	assert_non_null(strstr(kobj_owner_last_error(&A), "K32_KOBJ_REGION_BYTES"));
-	assert_int_equal(kobj_vmo_create(&A, 16, 0, &v[4]), K32_ERR_NO_MEMORY);
+	assert_int_equal(kobj_vmo_create(&A, 16, 0, &extra), K32_ERR_NO_MEMORY);
 	/* Freeing one in the middle makes room (first fit). */
-	kobj_handle_close(&A, v[1]);
+	kobj_handle_close(&o[1], v[1]);
 	assert_int_equal(kobj_socket_create(&A, 0, 0, &s0, &s1), K32_OK);
-	assert_int_equal(kobj_vmo_create(&A, K32_KOBJ_REGION_BYTES + 1ull, 0, &v[4]),
+	assert_int_equal(kobj_vmo_create(&A, K32_KOBJ_REGION_BYTES + 1ull, 0, &extra),
 			 K32_ERR_OUT_OF_RANGE);
-	assert_int_equal(kobj_vmo_create(&A, 0, 0, &v[4]), K32_ERR_OUT_OF_RANGE);
+	assert_int_equal(kobj_vmo_create(&A, 0, 0, &extra), K32_ERR_OUT_OF_RANGE);
+	/* An owner at its region share gets NO_RESOURCES naming the share, not the region. */
+	assert_int_equal(kobj_vmo_create(&o[0], 16, 0, &extra), K32_ERR_NO_RESOURCES);
+	assert_non_null(strstr(kobj_owner_last_error(&o[0]), "K32_KOBJ_OWNER_MAX_REGION_BYTES"));
+	for (int i = 0; i < 4; i++)
+		kobj_owner_fini(&o[i]);
+}
+
+/* Per-owner object shares (K32_KOBJ_OWNER_POOL_PCT of each pool) and buffered-memory shares
+ * (message chunks, region bytes): the greedy owner gets NO_RESOURCES naming its share, others
+ * keep working, and what it created stays charged to it wherever its handles went. */
+static void test_owner_object_and_memory_quotas(void **state)
+{
+	(void)state;
+	struct kobj_owner x;
+	static kobj_handle_t ev[K32_KOBJ_MAX_EVENTS];
+	kobj_handle_t e, moved, s0, s1, c0, c1, a0, a1;
+	uint32_t made = 0, n, nh;
+	k32_status_t st;
+	kobj_owner_init(&x, "pod greedy", 0);
+	const uint32_t share = K32_KOBJ_MAX_EVENTS * K32_KOBJ_OWNER_POOL_PCT / 100u;
+	while ((st = kobj_event_create(&x, 0, &ev[made])) == K32_OK && made < K32_KOBJ_MAX_EVENTS)
+		made++;
+	assert_int_equal(made, share < K32_KOBJ_MAX_HANDLES ? share : K32_KOBJ_MAX_HANDLES);
+	assert_int_equal(st, K32_ERR_NO_RESOURCES);
+	if (share < K32_KOBJ_MAX_HANDLES)
+		assert_non_null(strstr(kobj_owner_last_error(&x), "K32_KOBJ_OWNER_POOL_PCT"));
+	/* Another owner still creates events. */
+	assert_int_equal(kobj_event_create(&A, 0, &e), K32_OK);
+	/* Moving a handle away does not un-charge its creator; destroying the object does. */
+	if (share < K32_KOBJ_MAX_HANDLES) {
+		assert_int_equal(kobj_handle_transfer(&x, ev[0], &B, &moved), K32_OK);
+		assert_int_equal(kobj_event_create(&x, 0, &ev[0]), K32_ERR_NO_RESOURCES);
+		assert_int_equal(kobj_handle_close(&B, moved), K32_OK);
+		assert_int_equal(kobj_event_create(&x, 0, &ev[0]), K32_OK);
+	}
+	for (uint32_t i = 0; i < made; i++)
+		assert_int_equal(kobj_handle_close(&x, ev[i]), K32_OK);
+	kobj_handle_close(&A, e);
+
+	/* Ports: a small pool (16): two owners take half each, a third finds the pool empty. */
+	kobj_handle_t px[K32_KOBJ_MAX_PORTS], pb[K32_KOBJ_MAX_PORTS], pa;
+	uint32_t nx = 0, nb = 0;
+	while (nx < K32_KOBJ_MAX_PORTS && kobj_port_create(&x, 0, &px[nx]) == K32_OK)
+		nx++;
+	while (nb < K32_KOBJ_MAX_PORTS && kobj_port_create(&B, 0, &pb[nb]) == K32_OK)
+		nb++;
+	assert_int_equal(nx, K32_KOBJ_MAX_PORTS * K32_KOBJ_OWNER_POOL_PCT / 100u);
+	assert_int_equal(nx + nb, K32_KOBJ_MAX_PORTS);
+	assert_int_equal(kobj_port_create(&A, 0, &pa), K32_ERR_NO_MEMORY);
+	assert_non_null(strstr(kobj_owner_last_error(&A), "K32_KOBJ_MAX_PORTS"));
+	for (uint32_t i = 0; i < nb; i++)
+		kobj_handle_close(&B, pb[i]);
+
+	/* Message chunks: x fills channels with maximal messages until its chunk share. */
+	static uint8_t big[K32_KOBJ_CHANNEL_MAX_MSG_BYTES];
+	memset(big, 0x3c, sizeof(big));
+	assert_int_equal(kobj_channel_create(&A, 0, &c0, &c1), K32_OK);
+	assert_int_equal(kobj_handle_transfer(&A, c0, &x, &c0), K32_OK);
+	assert_int_equal(kobj_channel_create(&A, 0, &a0, &a1), K32_OK);
+	const uint32_t per = (K32_KOBJ_CHANNEL_MAX_MSG_BYTES - K32_KOBJ_MSG_INLINE_BYTES +
+			      K32_KOBJ_MSG_CHUNK_BYTES - 1) /
+			     K32_KOBJ_MSG_CHUNK_BYTES;
+	uint32_t sent = 0;
+	while ((st = kobj_channel_write(&x, c0, 0, big, sizeof(big), NULL, 0)) == K32_OK)
+		sent++;
+	if (st == K32_ERR_NO_RESOURCES) {
+		assert_int_equal(sent, K32_KOBJ_OWNER_MAX_MSG_CHUNKS / per);
+		assert_non_null(strstr(kobj_owner_last_error(&x), "K32_KOBJ_OWNER_MAX_MSG_CHUNKS"));
+		/* A can still queue a maximal message elsewhere; a small one from x still goes
+		 * (inline bytes are not chunks) unless the queue itself is full. */
+		assert_int_equal(kobj_channel_write(&A, a0, 0, big, sizeof(big), NULL, 0), K32_OK);
+		/* Reading one of x's messages gives its chunks back. */
+		assert_int_equal(kobj_channel_read(&A, c1, 0, big, NULL, sizeof(big), 0, &n, &nh),
+				 K32_OK);
+		assert_int_equal(kobj_channel_write(&x, c0, 0, big, sizeof(big), NULL, 0), K32_OK);
+	} else {
+		/* The queue-bytes limit came first in this configuration. */
+		assert_int_equal(st, K32_ERR_SHOULD_WAIT);
+	}
+
+	/* Region bytes: sockets of the largest capacity until x's region share is spent. */
+	uint32_t socks = 0;
+	kobj_handle_t sk[2 * 16];
+	while (socks < 16 &&
+	       (st = kobj_socket_create(&x, 0, K32_KOBJ_SOCKET_MAX_CAP, &sk[2 * socks],
+					&sk[2 * socks + 1])) == K32_OK)
+		socks++;
+	assert_int_equal(socks, K32_KOBJ_OWNER_MAX_REGION_BYTES / (2u * K32_KOBJ_SOCKET_MAX_CAP));
+	assert_int_equal(st, K32_ERR_NO_RESOURCES);
+	assert_non_null(strstr(kobj_owner_last_error(&x), "K32_KOBJ_OWNER_MAX_REGION_BYTES"));
+	assert_int_equal(kobj_socket_create(&A, 0, K32_KOBJ_SOCKET_MAX_CAP, &s0, &s1), K32_OK);
+	kobj_handle_close(&A, s0);
+	kobj_handle_close(&A, s1);
+	kobj_handle_close(&A, a0);
+	kobj_handle_close(&A, a1);
+	kobj_handle_close(&A, c1);
+	kobj_owner_fini(&x);
+	pools_empty();
 }
 
 /* ---- event, event pair ------------------------------------------------------------------- */
@@ -1375,6 +1476,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_port, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_observer_pool, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_owner_quotas, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_owner_object_and_memory_quotas, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_timer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_vmo, setup, teardown),

@@ -203,23 +203,19 @@ k32_status_t kobj_timer_create(struct kobj_owner *owner, uint32_t opts, uint32_t
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
 				 "%s: timer_create opts 0x%x clock %u; only 0 and MONOTONIC (0)",
 				 owner->name, opts, clock_id);
-	if (!kobj_owner_has_room(owner, 1))
-		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
-				 "handles or raise the limit",
-				 owner->name, owner->used, owner->cap);
-	k32_status_t st = service_start(owner);
+	struct kobj_account *acct;
+	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_TIMER, 1, &acct);
 	if (st != K32_OK)
 		return st;
+	st = service_start(owner);
+	if (st != K32_OK) {
+		kobj_release(acct, KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_TIMER - 1u, 1u);
+		return st;
+	}
 	struct kobj_timer *t = kobj_pool_get(&timer_pool);
 	if (!t)
-		return kobj_fail(
-		    owner, K32_ERR_NO_MEMORY,
-		    "%s: all K32_KOBJ_MAX_TIMERS=%u timers in use; close some or raise "
-		    "the limit",
-		    owner->name, (unsigned)K32_KOBJ_MAX_TIMERS);
-	atomic_init(&t->core.lock.v, 0u);
-	atomic_init(&t->core.live, 1u);
+		return kobj_pool_empty(owner, KOBJ_TYPE_TIMER, acct);
+	kobj_core_init(&t->core, 1u, acct);
 	kobj_object_init(&t->hdr, KOBJ_TYPE_TIMER, &t->core, 0);
 	t->next = NULL;
 	t->deadline = 0;

@@ -41,7 +41,7 @@ static inline struct kobj_vmo *vm(struct kobj_object *o)
 
 static void vmo_destroy(struct kobj_object *obj)
 {
-	kobj_region_free(vm(obj)->data, vm(obj)->size);
+	kobj_region_give(obj->core->acct, vm(obj)->data, vm(obj)->size);
 	kobj_pool_put(&vmo_pool, obj);
 }
 
@@ -62,28 +62,20 @@ k32_status_t kobj_vmo_create(struct kobj_owner *owner, uint64_t size, uint32_t o
 				 "%s: VMO of %llu bytes: must be 1..K32_KOBJ_REGION_BYTES=%u",
 				 owner->name, (unsigned long long)size,
 				 (unsigned)K32_KOBJ_REGION_BYTES);
-	if (!kobj_owner_has_room(owner, 1))
-		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
-				 "handles or raise the limit",
-				 owner->name, owner->used, owner->cap);
+	struct kobj_account *acct;
+	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_VMO, 1, &acct);
+	if (st != K32_OK)
+		return st;
 	struct kobj_vmo *v = kobj_pool_get(&vmo_pool);
 	if (!v)
-		return kobj_fail(
-		    owner, K32_ERR_NO_MEMORY,
-		    "%s: all K32_KOBJ_MAX_VMOS=%u VMOs in use; close some or raise the "
-		    "limit",
-		    owner->name, (unsigned)K32_KOBJ_MAX_VMOS);
-	if (kobj_region_alloc((uint32_t)size, &v->data) != K32_OK) {
+		return kobj_pool_empty(owner, KOBJ_TYPE_VMO, acct);
+	st = kobj_region_take(owner, (uint32_t)size, "a VMO", &v->data);
+	if (st != K32_OK) {
 		kobj_pool_put(&vmo_pool, v);
-		return kobj_fail(owner, K32_ERR_NO_MEMORY,
-				 "%s: kobj region full (K32_KOBJ_REGION_BYTES=%u, %u in use) for a "
-				 "%llu-byte VMO; close VMOs/sockets or raise the limit",
-				 owner->name, (unsigned)K32_KOBJ_REGION_BYTES, kobj_region_used(),
-				 (unsigned long long)size);
+		kobj_release(acct, KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_VMO - 1u, 1u);
+		return st;
 	}
-	atomic_init(&v->core.lock.v, 0u);
-	atomic_init(&v->core.live, 1u);
+	kobj_core_init(&v->core, 1u, acct);
 	kobj_object_init(&v->hdr, KOBJ_TYPE_VMO, &v->core, 0);
 	v->size = (uint32_t)size;
 	v->pins = 0;

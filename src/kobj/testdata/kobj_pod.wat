@@ -13,6 +13,7 @@
   (import "kube32" "kx_handle_duplicate" (func $dup (param i32 i32 i32) (result i32)))
   (import "kube32" "kx_handle_close" (func $close (param i32) (result i32)))
   (import "kube32" "kx_event_create" (func $evc (param i32 i32) (result i32)))
+  (import "kube32" "kx_port_create" (func $portc (param i32 i32) (result i32)))
   (import "kube32" "kx_port_wait" (func $pwait (param i32 i64 i32) (result i32)))
   (import "kube32" "kx_object_wait_async" (func $wasync (param i32 i32 i64 i32 i32) (result i32)))
   (memory (export "memory") 1)
@@ -59,6 +60,11 @@
     (local.set $st (call $evc (i32.const 0) (i32.const 32)))
     (if (local.get $st) (then (return (local.get $st))))
     (i32.load (i32.const 32)))
+  (func (export "make_port") (result i32)
+    (local $st i32)
+    (local.set $st (call $portc (i32.const 0) (i32.const 32)))
+    (if (local.get $st) (then (return (local.get $st))))
+    (i32.load (i32.const 32)))
 
   ;; Sends handle $ev on channel $ch (an empty message carrying one handle).
   (func (export "send_handle") (param $ch i32) (param $ev i32) (result i32)
@@ -68,6 +74,33 @@
 
   (func (export "signal") (param $h i32) (param $set i32) (result i32)
     (call $sig (local.get $h) (i32.const 0) (local.get $set)))
+
+  ;; Quota probes. Each repeats its call until it fails, returns how many succeeded and leaves
+  ;; the failing status at 44 ("status44" reads it). Created handles go to 128.. (4 bytes each).
+  (func (export "make_ports") (result i32)
+    (local $n i32) (local $st i32)
+    (block $done
+      (loop $l
+        (local.set $st (call $portc (i32.const 0)
+                                  (i32.add (i32.const 128) (i32.shl (local.get $n) (i32.const 2)))))
+        (br_if $done (local.get $st))
+        (local.set $n (i32.add (local.get $n) (i32.const 1)))
+        (br_if $l (i32.lt_u (local.get $n) (i32.const 200)))))
+    (i32.store (i32.const 44) (local.get $st))
+    (local.get $n))
+  ;; Writes messages of $len bytes (from address 0) on $h until a write fails.
+  (func (export "flood") (param $h i32) (param $len i32) (result i32)
+    (local $n i32) (local $st i32)
+    (block $done
+      (loop $l
+        (local.set $st (call $cw (local.get $h) (i32.const 0) (i32.const 0) (local.get $len)
+                                 (i32.const 0) (i32.const 0)))
+        (br_if $done (local.get $st))
+        (local.set $n (i32.add (local.get $n) (i32.const 1)))
+        (br_if $l (i32.lt_u (local.get $n) (i32.const 1000)))))
+    (i32.store (i32.const 44) (local.get $st))
+    (local.get $n))
+  (func (export "status44") (result i32) (i32.load (i32.const 44)))
 
   ;; ---- benchmark loops: each runs its import $n times ($n >= 1) -------------------------
   (func (export "loop_null") (param $n i32)
