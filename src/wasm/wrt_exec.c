@@ -129,6 +129,8 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 	[WRT_OP_ADDBR_##name] = &&L_ADDBR_##name, [WRT_OP_ADDBR_##name##_I] = &&L_ADDBR_##name##_I,
 #define WRT_X_SCMP(name, op, type, inv)                                                            \
 	[WRT_OP_SELECT_##name] = &&L_SELECT_##name, [WRT_OP_SELECT_##name##_I] = &&L_SELECT_##name##_I,
+#define WRT_X_RCMP(name, op, type, inv)                                                            \
+	[WRT_OP_RADDBR_##name] = &&L_RADDBR_##name, [WRT_OP_RADDBR_##name##_I] = &&L_RADDBR_##name##_I,
 		WRT_NUMERIC(WRT_X_NUM)
 		WRT_NUMERIC_FC(WRT_X_NUM)
 		WRT_MEMOPS(WRT_X_MEM)
@@ -136,12 +138,14 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 		WRT_CMP32(WRT_X_CMP)
 		WRT_CMP32(WRT_X_ACMP)
 		WRT_CMP32(WRT_X_SCMP)
+		WRT_CMP32(WRT_X_RCMP)
 #undef WRT_X_NUM
 #undef WRT_X_MEM
 #undef WRT_X_INT
 #undef WRT_X_CMP
 #undef WRT_X_ACMP
 #undef WRT_X_SCMP
+#undef WRT_X_RCMP
 	};
 	/* clang-format on */
 #endif
@@ -325,6 +329,34 @@ dispatch:
 		NEXT();                                                                            \
 	}
 	WRT_CMP32(WRT_H_ACMP)
+
+	/* ---- the same with the increment in a slot (w1): `j += i` loops ---- */
+#define WRT_H_RCMP(name, cop, type, inv)                                                           \
+	OP(RADDBR_##name) :                                                                        \
+	{                                                                                          \
+		uint32_t v = (uint32_t)fp[HI0] + (uint32_t)fp[pc[1]];                              \
+		fp[HI0] = v;                                                                       \
+		if (GET_##type(v) cop GET_##type(fp[pc[2]])) {                                     \
+			CHARGE(pc[4]);                                                             \
+			pc += 3 + (int32_t)pc[3];                                                  \
+		} else {                                                                           \
+			pc += 5;                                                                   \
+		}                                                                                  \
+		NEXT();                                                                            \
+	}                                                                                          \
+	OP(RADDBR_##name##_I) :                                                                    \
+	{                                                                                          \
+		uint32_t v = (uint32_t)fp[HI0] + (uint32_t)fp[pc[1]];                              \
+		fp[HI0] = v;                                                                       \
+		if (GET_##type(v) cop GET_##type(pc[2])) {                                         \
+			CHARGE(pc[4]);                                                             \
+			pc += 3 + (int32_t)pc[3];                                                  \
+		} else {                                                                           \
+			pc += 5;                                                                   \
+		}                                                                                  \
+		NEXT();                                                                            \
+	}
+	WRT_CMP32(WRT_H_RCMP)
 
 	/* ---- fused i32 compare and select: w1 a | b << 16 (values), w2 the compared slot,
 	 * w3 the other slot (SELECT_<cmp>) or an immediate (SELECT_<cmp>_I) ---- */

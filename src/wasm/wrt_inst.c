@@ -806,6 +806,8 @@ static const char *const wrt_op_names[WRT_OP__COUNT] = {
 	[WRT_OP_ADDBR_##name] = "ADDBR_" #name, [WRT_OP_ADDBR_##name##_I] = "ADDBR_" #name "_I",
 #define WRT_X_SCMP(name, op, type, inv)                                                            \
 	[WRT_OP_SELECT_##name] = "SELECT_" #name, [WRT_OP_SELECT_##name##_I] = "SELECT_" #name "_I",
+#define WRT_X_RCMP(name, op, type, inv)                                                            \
+	[WRT_OP_RADDBR_##name] = "RADDBR_" #name, [WRT_OP_RADDBR_##name##_I] = "RADDBR_" #name "_I",
 	WRT_NUMERIC(WRT_X_NUM)
 	WRT_NUMERIC_FC(WRT_X_NUM)
 	WRT_MEMOPS(WRT_X_MEM)
@@ -813,12 +815,14 @@ static const char *const wrt_op_names[WRT_OP__COUNT] = {
 	WRT_CMP32(WRT_X_CMP)
 	WRT_CMP32(WRT_X_ACMP)
 	WRT_CMP32(WRT_X_SCMP)
+	WRT_CMP32(WRT_X_RCMP)
 #undef WRT_X_NUM
 #undef WRT_X_MEM
 #undef WRT_X_INT
 #undef WRT_X_CMP
 #undef WRT_X_ACMP
 #undef WRT_X_SCMP
+#undef WRT_X_RCMP
 };
 /* clang-format on */
 

@@ -41,6 +41,7 @@ enum wrt_op {
 #define WRT_X_CMP(name, op, type, inv) WRT_OP_BR_##name, WRT_OP_BR_##name##_I,
 #define WRT_X_ACMP(name, op, type, inv) WRT_OP_ADDBR_##name, WRT_OP_ADDBR_##name##_I,
 #define WRT_X_SCMP(name, op, type, inv) WRT_OP_SELECT_##name, WRT_OP_SELECT_##name##_I,
+#define WRT_X_RCMP(name, op, type, inv) WRT_OP_RADDBR_##name, WRT_OP_RADDBR_##name##_I,
 	WRT_NUMERIC(WRT_X_NUM)
 	WRT_NUMERIC_FC(WRT_X_NUM)
 	WRT_MEMOPS(WRT_X_MEM)
@@ -48,12 +49,14 @@ enum wrt_op {
 	WRT_CMP32(WRT_X_CMP)
 	WRT_CMP32(WRT_X_ACMP)
 	WRT_CMP32(WRT_X_SCMP)
+	WRT_CMP32(WRT_X_RCMP)
 #undef WRT_X_NUM
 #undef WRT_X_MEM
 #undef WRT_X_INT
 #undef WRT_X_CMP
 #undef WRT_X_ACMP
 #undef WRT_X_SCMP
+#undef WRT_X_RCMP
 	WRT_OP__COUNT
 };
 /* clang-format on */

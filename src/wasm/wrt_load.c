@@ -883,12 +883,26 @@ static void label_here(struct wrt_ld *ld)
 	ld->wr_end = WRT_NO_INDEX;
 }
 
-/* Whether the op just before word `at` is `i32.add x, x, imm` retargeted to local x == slot. */
-static bool add_before(struct wrt_ld *ld, uint32_t at, uint32_t slot)
+/*
+ * Whether the op just before word `at` is `x = x + imm` or `x = x + y` (y a slot) retargeted
+ * to local x == slot: then returns the first op of the add-compare-branch family that can
+ * fuse it (ADDBR_EQ for an immediate, RADDBR_EQ for a slot) and sets *add to the immediate
+ * or y; else returns 0.
+ */
+static uint32_t add_before(struct wrt_ld *ld, uint32_t at, uint32_t slot, uint32_t *add)
 {
-	return ld->wr_end == at && ld->wr_local == slot &&
-	       (ld->code[ld->wr_start] & 0xFFFFu) == WRT_OP_I32_ADD_I &&
-	       ld->code[ld->wr_start + 1] == slot;
+	if (ld->wr_end != at || ld->wr_local != slot)
+		return 0;
+	uint32_t op = ld->code[ld->wr_start] & 0xFFFFu, w1 = ld->code[ld->wr_start + 1];
+	if (op == WRT_OP_I32_ADD_I && w1 == slot) {
+		*add = ld->code[ld->wr_start + 2];
+		return WRT_OP_ADDBR_EQ;
+	}
+	if (op == WRT_OP_I32_ADD && ((w1 & 0xFFFFu) == slot || (w1 >> 16) == slot)) {
+		*add = (w1 & 0xFFFFu) == slot ? w1 >> 16 : w1 & 0xFFFFu;
+		return WRT_OP_RADDBR_EQ;
+	}
+	return 0;
 }
 
 /*
@@ -1658,12 +1672,12 @@ static bool fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct 
 		cmp = wrt_cmp_inverse[cmp];
 	uint32_t a = ld->last_a, b = ld->last_b;
 	bool imm = ld->last_imm;
-	if (add_before(ld, ld->last_start, a)) {
-		/* x += k just before: one op adds, compares and branches (counted loops) */
-		uint32_t add = ld->code[ld->wr_start + 2];
+	uint32_t add = 0, fam = add_before(ld, ld->last_start, a, &add);
+	if (fam) {
+		/* x += k (or x += y) just before: one op adds, compares and branches */
 		ld->ncode = ld->wr_start;
 		label_here(ld);
-		emit_op(ld, WRT_OP_ADDBR_EQ + 2 * cmp + (imm ? 1u : 0u), a);
+		emit_op(ld, fam + 2 * cmp + (imm ? 1u : 0u), a);
 		emit(ld, add);
 		emit(ld, b);
 		emit_target(ld, c, with_gas);
@@ -1799,11 +1813,11 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		label_here(ld);
 		return true;
 	}
-	if (op == WRT_OP_BR_IFZ && add_before(ld, ld->ncode, w0 >> 16)) {
+	uint32_t add = 0, fam = add_before(ld, ld->ncode, w0 >> 16, &add);
+	if (op == WRT_OP_BR_IFZ && fam) {
 		/* count-down loop `if (x) { ...; x += k; br }`: add, test non-zero, branch */
-		uint32_t add = ld->code[ld->wr_start + 2];
 		ld->ncode = ld->wr_start;
-		emit(ld, (w0 & 0xFFFF0000u) | (WRT_OP_ADDBR_NE_I));
+		emit(ld, (w0 & 0xFFFF0000u) | (fam + WRT_OP_ADDBR_NE_I - WRT_OP_ADDBR_EQ));
 		emit(ld, add);
 		emit(ld, 0);
 		emit(ld, body - ld->ncode);
@@ -1819,11 +1833,10 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		emit(ld, (w0 & 0xFFFF0000u) | inv);
 		emit(ld, body - ld->ncode);
 		emit(ld, gas);
-	} else if (add_before(ld, ld->ncode, w0 >> 16)) {
-		/* the loop's `x += k` just before the back-edge joins the repeated test */
-		uint32_t add = ld->code[ld->wr_start + 2];
+	} else if (fam) {
+		/* the loop's `x += k` (or `x += y`) before the back-edge joins the repeated test */
 		ld->ncode = ld->wr_start;
-		emit(ld, (w0 & 0xFFFF0000u) | (inv - WRT_OP_BR_EQ + WRT_OP_ADDBR_EQ));
+		emit(ld, (w0 & 0xFFFF0000u) | (inv - WRT_OP_BR_EQ + fam));
 		emit(ld, add);
 		emit(ld, ld->code[c->head_pc + 1]);
 		emit(ld, body - ld->ncode);

@@ -221,7 +221,8 @@
 /*
  * Fused compare-and-branch on i32 (i32.cmp + br_if, or if): X(NAME, C operator, operand type,
  * inverse NAME). Each gives BR_<NAME> (two slots) and BR_<NAME>_I (slot and immediate),
- * ADDBR_<NAME>[_I] (add an immediate, compare, branch) and SELECT_<NAME>[_I] (i32.cmp + select:
+ * ADDBR_<NAME>[_I] (add an immediate, compare, branch), RADDBR_<NAME>[_I] (the same adding a
+ * slot: w1 is a slot) and SELECT_<NAME>[_I] (i32.cmp + select:
  * w0 hi dst; w1 a | b << 16; w2 compared slot; w3 other slot or immediate).
  */
 #define WRT_CMP32(X) \

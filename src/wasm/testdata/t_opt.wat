@@ -159,4 +159,33 @@
       (local.set 0 (i32.sub (local.get 0) (i32.const 1)))
       (br_if $l (local.get 0)))
     (local.get 2))
+;; loops stepping by a slot (j += i): the add joins the test (RADDBR)
+  (func (export "step_while") (param i32 i32) (result i32) (local i32 i32)
+    (block $exit
+      (loop $l
+        (br_if $exit (i32.ge_u (local.get 2) (local.get 1)))
+        (local.set 3 (i32.add (local.get 3) (local.get 2)))
+        (local.set 2 (i32.add (local.get 2) (local.get 0)))
+        (br $l)))
+    (local.get 3))
+  (func (export "step_do") (param i32 i32) (result i32) (local i32 i32)
+    (loop $l
+      (local.set 3 (i32.add (local.get 3) (local.get 2)))
+      (local.set 2 (i32.add (local.get 0) (local.get 2)))
+      (br_if $l (i32.lt_s (local.get 2) (local.get 1))))
+    (local.get 3))
+  (func (export "step_double") (param i32) (result i32) (local i32)
+    (loop $l
+      (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+      (local.set 0 (i32.add (local.get 0) (local.get 0)))
+      (br_if $l (i32.lt_u (local.get 0) (i32.const 100))))
+    (i32.add (i32.mul (local.get 1) (i32.const 1000)) (local.get 0)))
+  (func (export "step_down") (param i32 i32) (result i32) (local i32)
+    (loop $l
+      (if (local.get 0)
+        (then
+          (local.set 2 (i32.add (local.get 2) (i32.const 1)))
+          (local.set 0 (i32.add (local.get 0) (local.get 1)))
+          (br $l))))
+    (local.get 2))
 )
