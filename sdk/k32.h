@@ -296,7 +296,11 @@ K32_IMPORT(k32_reading_str)
 int32_t k32_reading_str(const char *key, uint32_t key_len, const char *v, uint32_t v_len);
 /* Device `index`'s readings := the staged set (one status update); returns how many. */
 K32_IMPORT(k32_publish) int32_t k32_publish(uint32_t device_index);
-/* Sets the Device's Ready condition (reason e.g. "NotFound", "BusError", "Reading"). */
+/* Sets the Device's Ready condition (reason e.g. "WrongChip"). The node keeps the common
+ * ones itself: a failed k32_i2c_write_read to a Device sets Ready=False "NotFound" (address
+ * NACK) or "BusError" (data NACK, bus error, timeout), with the bus, channel and address in
+ * the message; the next k32_publish sets Ready=True "Reading". A condition set here stands
+ * until the driver's next publish. */
 K32_IMPORT(k32_device_condition)
 int32_t k32_device_condition(uint32_t device_index, uint32_t ready, const char *reason,
 			     uint32_t reason_len, const char *msg, uint32_t msg_len);

@@ -51,7 +51,6 @@ struct bme_sample {
 
 static struct bme_calib cal;
 static k32_device_info dev;
-static struct drv_cond cond;
 static uint32_t poll_ms, meas_ms;
 static uint8_t triggered, retries;
 
@@ -230,14 +229,15 @@ static NOINLINE void decode(const struct bme_calib *c, const uint8_t *r, struct 
 
 /* ---- I/O ------------------------------------------------------------------------------------- */
 
-static int32_t rd(uint8_t reg, uint8_t *buf, uint32_t n)
+/* One transaction with the sensor (a failure's condition is reported by the node). */
+static int32_t xfer(const uint8_t *w, uint32_t wlen, uint8_t *r, uint32_t rlen)
 {
-	return k32_i2c_write_read(dev.bus, dev.mux_channel, dev.addr, &reg, 1, buf, n);
+	return k32_i2c_write_read(dev.bus, dev.mux_channel, dev.addr, w, wlen, r, rlen);
 }
 
-static int32_t wr(const uint8_t *pairs, uint32_t n)
+static int32_t rd(uint8_t reg, uint8_t *buf, uint32_t n)
 {
-	return k32_i2c_write_read(dev.bus, dev.mux_channel, dev.addr, pairs, n, 0, 0);
+	return xfer(&reg, 1, buf, n);
 }
 
 static NOINLINE void publish(const struct bme_sample *s)
@@ -245,12 +245,10 @@ static NOINLINE void publish(const struct bme_sample *s)
 	k32_reading_f64(DRV_LIT("temperature_c"), (double)s->t_x100 / 100.0, 2);
 	k32_reading_f64(DRV_LIT("pressure_pa"), (double)s->p_pa, 0);
 	k32_reading_f64(DRV_LIT("humidity_pct"), (double)s->h_x1000 / 1000.0, 3);
-	if (s->gas_bits == 3) {
+	if (s->gas_bits == 3)
 		k32_reading_f64(DRV_LIT("gas_ohm"), (double)s->gas_ohm, 0);
-		k32_reading_str(DRV_LIT("gas_valid"), DRV_LIT("true"));
-	} else {
-		k32_reading_str(DRV_LIT("gas_valid"), DRV_LIT("false"));
-	}
+	k32_reading_str(DRV_LIT("gas_valid"), s->gas_bits == 3 ? "true" : "false",
+			s->gas_bits == 3 ? 4 : 5);
 	k32_publish(0);
 }
 
@@ -259,14 +257,13 @@ K32_EXPORT(k32_init) int32_t k32_init(void)
 	uint8_t b8a[23], be1[14], b00[5], id = 0;
 	int32_t e;
 
-	if (k32_device_get(0, &dev, sizeof(dev)) != 0) {
-		k32_log(0, DRV_LIT("bme688: no Device bound to this pod"));
-		return K32_ENOENT;
-	}
+	if (k32_device_get(0, &dev, sizeof(dev)) != 0)
+		return K32_ENOENT; /* bound to no Device: the kubelet says so */
 	e = rd(0xD0, &id, 1);
 	if (e == 0 && id != 0x61) {
 		k32_device_condition(0, 0, DRV_LIT("WrongChip"),
-				     DRV_LIT("chip_id (0xD0) is not 0x61: not a BME68x"));
+				     DRV_LIT("chip_id (0xD0) is not 0x61: not a BME68x; check "
+					     "spec.address and spec.model"));
 		return K32_ENODEV;
 	}
 	if (e == 0)
@@ -275,52 +272,39 @@ K32_EXPORT(k32_init) int32_t k32_init(void)
 		e = rd(0xE1, be1, sizeof(be1));
 	if (e == 0)
 		e = rd(0x00, b00, sizeof(b00));
-	if (e != 0) {
-		drv_fail(&cond, e);
+	if (e != 0)
 		return e;
-	}
 	calib_parse(&cal, b8a, be1, b00);
-	uint32_t heat_c = drv_param_u32(DRV_LIT("heaterTempC"), 320);
-	uint32_t heat_ms = drv_param_u32(DRV_LIT("heaterDurationMs"), 150);
-	uint32_t amb_c = drv_param_u32(DRV_LIT("ambientC"), 25);
-	poll_ms = drv_param_u32(DRV_LIT("pollIntervalMs"), 3000);
+	uint32_t heat_c = drv_param_u32(DRV_LIT("heaterTempC"), 320, 400);
+	uint32_t heat_ms = drv_param_u32(DRV_LIT("heaterDurationMs"), 150, 4032);
+	uint32_t amb_c = drv_param_u32(DRV_LIT("ambientC"), 25, 85);
+	poll_ms = drv_param_u32(DRV_LIT("pollIntervalMs"), 3000, 3600000);
 	uint8_t dur = heater_dur(heat_ms);
 	static const uint8_t mult[4] = {1, 4, 16, 64};
 	meas_ms = meas_time_ms(2, 3, 1, (uint32_t)(dur & 0x3F) * mult[dur >> 6]);
-	const uint8_t c1[6] = {0x72, 0x01, 0x74, 0x4C, 0x75, 0x00};
-	const uint8_t c2[4] = {0x5A, heater_res(&cal, (int32_t)heat_c, (int32_t)amb_c), 0x64, dur};
-	const uint8_t c3[4] = {0x70, 0x00, 0x71, 0x20};
-	e = wr(c1, sizeof(c1));
-	if (e == 0)
-		e = wr(c2, sizeof(c2));
-	if (e == 0)
-		e = wr(c3, sizeof(c3));
-	if (e != 0) {
-		drv_fail(&cond, e);
-		return e;
-	}
+	/* one transaction of (register, value) pairs: T x2, P x4 (sleep), H x1, filter off,
+	 * heater set point 0 and its duration, heater on, run_gas with set point 0 */
+	uint8_t c[14] = {0x72, 0x01, 0x74, 0x4C, 0x75, 0x00, 0x5A,
+			 0,    0x64, 0,	   0x70, 0x00, 0x71, 0x20};
+	c[7] = heater_res(&cal, (int32_t)heat_c, (int32_t)amb_c);
+	c[9] = dur;
 	triggered = 0;
-	return 0;
+	return xfer(c, sizeof(c), 0, 0);
 }
 
 K32_EXPORT(k32_tick) int32_t k32_tick(void)
 {
 	static const uint8_t trig[2] = {0x74, 0x4D};
 	if (!triggered) {
-		int32_t e = wr(trig, 2);
-		if (e != 0) {
-			drv_fail(&cond, e);
+		if (xfer(trig, 2, 0, 0) != 0)
 			return (int32_t)poll_ms;
-		}
 		triggered = 1;
 		retries = 0;
 		return (int32_t)meas_ms + 1;
 	}
 	uint8_t r[17];
-	int32_t e = rd(0x1D, r, sizeof(r));
-	if (e != 0) {
+	if (rd(0x1D, r, sizeof(r)) != 0) {
 		triggered = 0;
-		drv_fail(&cond, e);
 		return (int32_t)poll_ms;
 	}
 	if (!(r[0] & 0x80) && retries < 5) {
@@ -329,12 +313,11 @@ K32_EXPORT(k32_tick) int32_t k32_tick(void)
 	}
 	triggered = 0;
 	if (!(r[0] & 0x80)) {
-		k32_log(1, DRV_LIT("bme688: no new data after the measurement time"));
+		k32_log(1, DRV_LIT("bme688: no new data (0x1D bit 7) after the measurement time"));
 		return (int32_t)poll_ms;
 	}
 	struct bme_sample s;
 	decode(&cal, r, &s);
 	publish(&s);
-	drv_ready(&cond);
 	return poll_ms > meas_ms ? (int32_t)(poll_ms - meas_ms) : 1;
 }

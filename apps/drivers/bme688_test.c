@@ -179,13 +179,20 @@ static void test_init_failures(void **state)
 	drv_fake_setup(HW_MODEL_BME688, 2, 0x77, params, 3);
 	struct k32_err err;
 	assert_int_equal(hw_sim_set_value(drv_fake.sim, "dev", "present", 0, &err), K32_OK);
-	cond.last = 0;
 	assert_int_equal(drv_init(), K32_ENODEV);
 	assert_string_equal(drv_fake.reason, "NotFound");
+	assert_false(drv_fake.ready);
+	/* outside its grants: refused, and no Device's condition changes */
 	drv_fake.granted = false;
-	cond.last = 0;
+	uint32_t conds = drv_fake.conditions;
 	assert_int_equal(drv_init(), K32_EPERM);
-	assert_string_equal(drv_fake.reason, "NotGranted");
+	assert_int_equal(drv_fake.conditions, conds);
+	drv_fake_teardown();
+	/* another chip at the address (a Mini Scales answers 0xD0 with no 0x61): WrongChip */
+	drv_fake_setup(HW_MODEL_MINISCALE, 2, 0x77, params, 3);
+	assert_int_equal(drv_init(), K32_ENODEV);
+	assert_false(drv_fake.ready);
+	assert_string_equal(drv_fake.reason, "WrongChip");
 	drv_fake_teardown();
 }
 

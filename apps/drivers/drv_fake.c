@@ -15,6 +15,21 @@ static uint64_t vnow(void *ud)
 	return drv_fake.clock_us;
 }
 
+static void on_condition(void *user, uint32_t index, const struct hw_grant *dev, bool ready,
+			 const char *reason, size_t reason_len, const char *msg, size_t msg_len)
+{
+	(void)user;
+	(void)index;
+	(void)dev;
+	(void)msg;
+	(void)msg_len;
+	drv_fake.ready = ready;
+	snprintf(drv_fake.reason, sizeof(drv_fake.reason), "%.*s", (int)reason_len, reason);
+	drv_fake.conditions++;
+}
+
+static const struct hw_host_ops fake_ops = {.condition = on_condition};
+
 void drv_fake_setup(enum hw_model model, uint32_t ch, uint8_t addr, const struct hw_param *params,
 		    uint32_t nparams)
 {
@@ -42,6 +57,9 @@ void drv_fake_setup(enum hw_model model, uint32_t ch, uint8_t addr, const struct
 	drv_fake.params = params;
 	drv_fake.nparams = nparams;
 	drv_fake.granted = true;
+	drv_fake.grant = (struct hw_grant){.bus = 0, .mux_channel = ch, .addr = addr};
+	drv_fake.host.ops = &fake_ops;
+	hw_pod_init(&drv_fake.pod, &drv_fake.host, &drv_fake.grant, 1, NULL);
 }
 
 void drv_fake_teardown(void)
@@ -74,8 +92,11 @@ int32_t k32_i2c_write_read(uint32_t bus, uint32_t mux_channel, uint32_t addr, co
 	if (wlen > K32_I2C_MAX || rlen > K32_I2C_MAX)
 		return K32_EINVAL;
 	drv_fake.xfers++;
-	return hw_status_to_driver(
+	int32_t code = hw_status_to_driver(
 	    hw_bus_xfer(&drv_fake.bus, mux_channel, addr, wbuf, wlen, rbuf, rlen, NULL));
+	if (code != 0)
+		hw_pod_xfer_failed(&drv_fake.pod, 0, code);
+	return code;
 }
 
 int32_t k32_device_get(uint32_t index, k32_device_info *out, uint32_t out_len)
@@ -176,6 +197,7 @@ int32_t k32_publish(uint32_t device_index)
 	drv_fake.npub = drv_fake.nstaged;
 	drv_fake.nstaged = 0;
 	drv_fake.publishes++;
+	hw_pod_published(&drv_fake.pod, 0);
 	return (int32_t)drv_fake.npub;
 }
 
@@ -189,5 +211,6 @@ int32_t k32_device_condition(uint32_t device_index, uint32_t ready, const char *
 	drv_fake.ready = ready != 0;
 	snprintf(drv_fake.reason, sizeof(drv_fake.reason), "%.*s", (int)reason_len, reason);
 	drv_fake.conditions++;
+	drv_fake.pod.cond[0] = 2; /* as hw_host: the node's next own condition is sent again */
 	return 0;
 }

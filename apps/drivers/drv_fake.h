@@ -43,6 +43,10 @@ struct drv_fake {
 	bool ready;
 	char reason[32];
 	uint32_t xfers;
+	/* the node's own Ready condition (hw_pod_xfer_failed / hw_pod_published), as in hw_host */
+	struct hw_grant grant;
+	struct hw_host host;
+	struct hw_pod pod;
 };
 
 extern struct drv_fake drv_fake;

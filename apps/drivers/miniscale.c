@@ -12,7 +12,6 @@
 #define NOINLINE __attribute__((noinline))
 
 static k32_device_info dev;
-static struct drv_cond cond;
 static uint32_t poll_ms;
 
 /* ---- maths (unit-tested natively against hardware.md's example) ---------------------------- */
@@ -49,21 +48,15 @@ static int32_t rd(uint8_t reg, uint8_t *buf, uint32_t n)
 K32_EXPORT(k32_init) int32_t k32_init(void)
 {
 	uint8_t ver = 0;
-	if (k32_device_get(0, &dev, sizeof(dev)) != 0) {
-		k32_log(0, DRV_LIT("miniscale: no Device bound to this pod"));
-		return K32_ENOENT;
-	}
-	poll_ms = drv_param_u32(DRV_LIT("pollIntervalMs"), 500);
+	if (k32_device_get(0, &dev, sizeof(dev)) != 0)
+		return K32_ENOENT; /* bound to no Device: the kubelet says so */
+	poll_ms = drv_param_u32(DRV_LIT("pollIntervalMs"), 500, 3600000);
 	int32_t e = rd(0xFE, &ver, 1);
-	if (e == 0 && drv_param_u32(DRV_LIT("tareOnStart"), 0) == 1) {
+	if (e == 0 && drv_param_u32(DRV_LIT("tareOnStart"), 0, 1) == 1) {
 		static const uint8_t tare[2] = {0x50, 1};
 		e = k32_i2c_write_read(dev.bus, dev.mux_channel, dev.addr, tare, 2, 0, 0);
 	}
-	if (e != 0) {
-		drv_fail(&cond, e);
-		return e;
-	}
-	return 0;
+	return e; /* a failed transfer: the node set NotFound/BusError */
 }
 
 K32_EXPORT(k32_tick) int32_t k32_tick(void)
@@ -74,19 +67,16 @@ K32_EXPORT(k32_tick) int32_t k32_tick(void)
 		e = rd(0x00, raw, 4);
 	if (e == 0)
 		e = rd(0x20, &btn, 1);
-	if (e != 0) {
-		drv_fail(&cond, e);
-		return (int32_t)poll_ms;
-	}
+	if (e != 0)
+		return (int32_t)poll_ms; /* the node reported the failure; retry next poll */
 	float g = le_f32(w);
 	if (!weight_ok(g)) {
-		k32_log(1, DRV_LIT("miniscale: the unit sent a weight that is not a number"));
+		k32_log(1, DRV_LIT("miniscale: weight register 0x10 is not a number; skipped"));
 		return (int32_t)poll_ms;
 	}
 	k32_reading_f64(DRV_LIT("weight_g"), (double)g, 2);
 	k32_reading_f64(DRV_LIT("raw_adc"), (double)le_u32(raw), 0);
 	k32_reading_f64(DRV_LIT("button"), btn == 0 ? 1.0 : 0.0, 0);
 	k32_publish(0);
-	drv_ready(&cond);
 	return (int32_t)poll_ms;
 }

@@ -38,7 +38,6 @@ struct card {
 };
 
 static k32_device_info dev;
-static struct drv_cond cond;
 static uint32_t poll_ms;
 static uint8_t misses, present;
 static struct card last;
@@ -85,15 +84,21 @@ static NOINLINE int sak_ok(const uint8_t *a, int32_t n)
 
 /* ---- reader I/O ------------------------------------------------------------------------------ */
 
+/* One transaction with the reader (a failure's condition is reported by the node). */
+static int32_t xfer(const uint8_t *w, uint32_t wlen, uint8_t *r, uint32_t rlen)
+{
+	return k32_i2c_write_read(dev.bus, dev.mux_channel, dev.addr, w, wlen, r, rlen);
+}
+
 static int32_t wreg(uint8_t reg, uint8_t v)
 {
 	const uint8_t w[2] = {reg, v};
-	return k32_i2c_write_read(dev.bus, dev.mux_channel, dev.addr, w, 2, 0, 0);
+	return xfer(w, 2, 0, 0);
 }
 
 static int32_t rreg(uint8_t reg, uint8_t *v)
 {
-	return k32_i2c_write_read(dev.bus, dev.mux_channel, dev.addr, &reg, 1, v, 1);
+	return xfer(&reg, 1, v, 1);
 }
 
 /*
@@ -111,8 +116,7 @@ static NOINLINE int32_t transceive(const uint8_t *tx, uint32_t n, uint8_t bits, 
 	w[0] = REG_FIFODATA;
 	for (uint32_t i = 0; i < n; i++)
 		w[1 + i] = tx[i];
-	if ((e = k32_i2c_write_read(dev.bus, dev.mux_channel, dev.addr, w, n + 1, 0, 0)) ||
-	    (e = wreg(REG_BITFRAMING, bits)))
+	if ((e = xfer(w, n + 1, 0, 0)) || (e = wreg(REG_BITFRAMING, bits)))
 		return e;
 	if (transmit_only)
 		return wreg(REG_COMMAND, 0x04);
@@ -140,8 +144,7 @@ static NOINLINE int32_t transceive(const uint8_t *tx, uint32_t n, uint8_t bits, 
 	if (level > cap)
 		level = (uint8_t)cap;
 	uint8_t reg = REG_FIFODATA;
-	if (level &&
-	    (e = k32_i2c_write_read(dev.bus, dev.mux_channel, dev.addr, &reg, 1, rx, level)))
+	if (level && (e = xfer(&reg, 1, rx, level)))
 		return e;
 	return level;
 }
@@ -212,11 +215,9 @@ K32_EXPORT(k32_init) int32_t k32_init(void)
 {
 	uint8_t v = 0;
 	int32_t e;
-	if (k32_device_get(0, &dev, sizeof(dev)) != 0) {
-		k32_log(0, DRV_LIT("rfid: no Device bound to this pod"));
-		return K32_ENOENT;
-	}
-	poll_ms = drv_param_u32(DRV_LIT("pollIntervalMs"), 200);
+	if (k32_device_get(0, &dev, sizeof(dev)) != 0)
+		return K32_ENOENT; /* bound to no Device: the kubelet says so */
+	poll_ms = drv_param_u32(DRV_LIT("pollIntervalMs"), 200, 3600000);
 	if ((e = wreg(REG_COMMAND, 0x0F)))
 		goto fail;
 	for (int i = 0; i < 6; i++) { /* wait for the oscillator: PowerDown reads 0 */
@@ -230,7 +231,8 @@ K32_EXPORT(k32_init) int32_t k32_init(void)
 		goto fail;
 	if (v == 0x00 || v == 0xFF) {
 		k32_device_condition(0, 0, DRV_LIT("WrongChip"),
-				     DRV_LIT("VersionReg reads 0x00/0xFF: not an MFRC522"));
+				     DRV_LIT("VersionReg (0x37) reads 0x00/0xFF: not an MFRC522; "
+					     "check spec.address and spec.model"));
 		return K32_ENODEV;
 	}
 	if ((e = wreg(REG_TMODE, 0x80)) || (e = wreg(REG_TPRESCALER, 0xA9)) ||
@@ -242,8 +244,7 @@ K32_EXPORT(k32_init) int32_t k32_init(void)
 	present = 0;
 	return 0;
 fail:
-	drv_fail(&cond, e);
-	return e;
+	return e; /* the node set NotFound/BusError */
 }
 
 static NOINLINE int same(const struct card *a, const struct card *b)
@@ -260,10 +261,8 @@ K32_EXPORT(k32_tick) int32_t k32_tick(void)
 {
 	struct card c;
 	int32_t r = read_card(&c);
-	if (r < 0) {
-		drv_fail(&cond, r);
-		return (int32_t)poll_ms;
-	}
+	if (r < 0)
+		return (int32_t)poll_ms; /* the node reported the failure; retry next poll */
 	if (r == 1) {
 		misses = 0;
 		if (!present || !same(&c, &last))
@@ -279,6 +278,5 @@ K32_EXPORT(k32_tick) int32_t k32_tick(void)
 	} else {
 		publish(&last); /* one missed frame: keep the card */
 	}
-	drv_ready(&cond);
 	return (int32_t)poll_ms;
 }

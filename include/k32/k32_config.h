@@ -633,6 +633,11 @@ _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256,
 #define K32_HW_READING_VALUE_LEN 32
 #endif
 
+/* Devices per driver pod whose Ready condition the node keeps itself (NotFound / BusError on
+ * a failed transfer, Reading on publish; see hw_pod_xfer_failed). One byte each. */
+#ifndef K32_HW_POD_AUTO_COND
+#define K32_HW_POD_AUTO_COND 4
+#endif
 /* k32_log lines a driver pod may write per second; the rest are counted and dropped. */
 #ifndef K32_HW_LOG_PER_S
 #define K32_HW_LOG_PER_S 20

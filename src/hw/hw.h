@@ -322,6 +322,9 @@ struct hw_pod {
 	void *user;		       /* passed to the callbacks */
 	const struct hw_grant *grants; /* the pod's Devices, kept by pointer */
 	uint32_t ngrants;
+	/* the node's own Ready condition per Device (first K32_HW_POD_AUTO_COND of them): 0 none
+	 * reported, 1 Ready/Reading, 2 set by the driver, else the failed transfer's code */
+	int8_t cond[K32_HW_POD_AUTO_COND];
 	struct hw_reading staged[K32_HW_MAX_READINGS]; /* readings since the last publish */
 	uint32_t nstaged;
 	uint64_t log_window_us; /* start of the current 1 s log window */
@@ -331,6 +334,18 @@ struct hw_pod {
 
 void hw_pod_init(struct hw_pod *pod, const struct hw_host *host, const struct hw_grant *grants,
 		 uint32_t ngrants, void *user);
+
+/*
+ * The node keeps each Device's Ready condition itself, so a driver need not carry the code
+ * and the messages: a transfer to Device `index` that fails with an address NACK reports
+ * Ready=False "NotFound", a data NACK, bus error or timeout Ready=False "BusError" (each once
+ * per distinct failure, the message naming the bus, channel and address), and a k32_publish
+ * after a failure (or the first one) Ready=True "Reading". A driver's own
+ * k32_device_condition (e.g. "WrongChip") stands until its next publish. The host functions
+ * call these; a test double of the imports (apps/drivers/drv_fake.c) calls them too.
+ */
+void hw_pod_xfer_failed(struct hw_pod *pod, uint32_t index, int32_t code);
+void hw_pod_published(struct hw_pod *pod, uint32_t index);
 
 /* How the host functions find the calling pod (as kobj_pod_env does for kobj). */
 struct hw_pod_env {

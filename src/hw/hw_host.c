@@ -66,6 +66,55 @@ static uint64_t now_us(const struct hw_pod *pod)
 	return k32_now_us();
 }
 
+/* ---- the node's own Ready condition ---------------------------------------------------------- */
+
+enum { COND_NONE = 0, COND_READY = 1, COND_DRIVER = 2 };
+
+static void condition(struct hw_pod *pod, uint32_t index, bool ready, const char *reason,
+		      const char *msg)
+{
+	const struct hw_host_ops *ops = pod->host ? pod->host->ops : NULL;
+	if (ops && ops->condition)
+		ops->condition(pod->user, index, &pod->grants[index], ready, reason, strlen(reason),
+			       msg, strlen(msg));
+}
+
+void hw_pod_xfer_failed(struct hw_pod *pod, uint32_t index, int32_t code)
+{
+	if (index >= pod->ngrants || index >= K32_HW_POD_AUTO_COND || code >= 0 ||
+	    code == HW_EINVAL || code == HW_EPERM || pod->cond[index] == (int8_t)code)
+		return;
+	pod->cond[index] = (int8_t)code;
+	const struct hw_grant *g = &pod->grants[index];
+	char ch[16] = "none";
+	if (g->mux_channel != HW_MUX_NONE)
+		snprintf(ch, sizeof(ch), "%u", (unsigned)g->mux_channel);
+	char msg[160];
+	if (code == HW_ENODEV) {
+		snprintf(msg, sizeof(msg),
+			 "no ACK at address 0x%02x (bus %u, mux channel %s): the device is absent, "
+			 "unpowered or on another channel; check the wiring and spec.address",
+			 (unsigned)g->addr, (unsigned)g->bus, ch);
+		condition(pod, index, false, "NotFound", msg);
+	} else {
+		snprintf(msg, sizeof(msg),
+			 "I2C %s at address 0x%02x (bus %u, mux channel %s); the driver retries, "
+			 "check the wiring and pull-ups if it persists",
+			 code == HW_ETIMEDOUT ? "timeout" : "data NACK or bus error",
+			 (unsigned)g->addr, (unsigned)g->bus, ch);
+		condition(pod, index, false, "BusError", msg);
+	}
+}
+
+void hw_pod_published(struct hw_pod *pod, uint32_t index)
+{
+	if (index >= pod->ngrants || index >= K32_HW_POD_AUTO_COND ||
+	    pod->cond[index] == COND_READY)
+		return;
+	pod->cond[index] = COND_READY;
+	condition(pod, index, true, "Reading", "readings are fresh");
+}
+
 /* ---- I2C ------------------------------------------------------------------------------------ */
 
 static k32_status_t k32_i2c_write_read(struct k32_hostcall *call)
@@ -78,18 +127,20 @@ static k32_status_t k32_i2c_write_read(struct k32_hostcall *call)
 	uint8_t *r = k32_hostcall_mem(call, ARGU(5), rlen);
 	if (!w || !r)
 		return ret(call, HW_EINVAL);
-	bool granted = false;
-	for (uint32_t i = 0; i < pod->ngrants && !granted; i++) {
-		const struct hw_grant *g = &pod->grants[i];
-		granted = g->bus == bus && g->mux_channel == ch && g->addr == addr;
+	uint32_t gi = 0;
+	for (; gi < pod->ngrants; gi++) {
+		const struct hw_grant *g = &pod->grants[gi];
+		if (g->bus == bus && g->mux_channel == ch && g->addr == addr)
+			break;
 	}
-	if (!granted) {
+	if (gi == pod->ngrants) {
 		pod->stats.denied++;
 		return ret(call, HW_EPERM);
 	}
 	struct hw_bus *b = bus < K32_HW_MAX_BUSES && pod->host ? pod->host->bus[bus] : NULL;
 	if (!b) {
 		pod->stats.i2c_errors++;
+		hw_pod_xfer_failed(pod, gi, HW_ENODEV);
 		return ret(call, HW_ENODEV);
 	}
 	struct k32_err err;
@@ -97,10 +148,12 @@ static k32_status_t k32_i2c_write_read(struct k32_hostcall *call)
 	k32_status_t st = hw_bus_xfer(b, ch, addr, w, wlen, r, rlen, &err);
 	int32_t code = hw_status_to_driver(st);
 	pod->stats.last_i2c_status = code;
-	if (st == K32_OK)
+	if (st == K32_OK) {
 		pod->stats.i2c_ok++;
-	else
+	} else {
 		pod->stats.i2c_errors++;
+		hw_pod_xfer_failed(pod, gi, code);
+	}
 	return ret(call, code);
 }
 
@@ -311,6 +364,7 @@ static k32_status_t k32_publish(struct k32_hostcall *call)
 		ops->publish(pod->user, idx, &pod->grants[idx], pod->staged, n, now_us(pod));
 	pod->stats.publishes++;
 	pod->nstaged = 0;
+	hw_pod_published(pod, idx);
 	return ret(call, (int32_t)n);
 }
 
@@ -328,6 +382,8 @@ static k32_status_t k32_device_condition(struct k32_hostcall *call)
 	if (ops && ops->condition)
 		ops->condition(pod->user, idx, &pod->grants[idx], ready != 0, reason, rlen, msg,
 			       mlen);
+	if (idx < K32_HW_POD_AUTO_COND)
+		pod->cond[idx] = COND_DRIVER; /* the node's next own condition is sent again */
 	return ret(call, HW_OK);
 }
 

@@ -203,6 +203,72 @@ static void test_i2c_grants(void **state)
 	    HW_ENODEV);
 }
 
+/* The node's own Ready condition: NotFound / BusError on failed transfers (once per
+ * distinct failure), Reading on the publish after one, nothing for a refused triple. */
+static void test_auto_conditions(void **state)
+{
+	struct fix *f = *state;
+	f->mem[100] = 0xD0;
+	static const struct {
+		const char *fault;	 /* set before the transfer */
+		int32_t want;		 /* the transfer's result */
+		bool publish;		 /* then k32_publish(0) */
+		uint32_t new_conditions; /* conditions reported by this step */
+		const char *reason;	 /* the last one's reason */
+		bool ready;
+	} steps[] = {
+	    {NULL, HW_OK, false, 0, "", false},			/* a good transfer says nothing */
+	    {NULL, HW_OK, true, 1, "Reading", true},		/* the first publish: Reading */
+	    {NULL, HW_OK, true, 0, "Reading", true},		/* unchanged: not again */
+	    {"absent", HW_ENODEV, false, 1, "NotFound", false}, /* address NACK */
+	    {"absent", HW_ENODEV, false, 0, "NotFound", false}, /* same failure: once */
+	    {"bus-error", HW_EIO, false, 1, "BusError", false}, /* another failure */
+	    {"timeout", HW_ETIMEDOUT, false, 1, "BusError", false},
+	    {NULL, HW_OK, true, 1, "Reading", true},	     /* back */
+	    {"denied", HW_EPERM, false, 0, "Reading", true}, /* not its Device: no condition */
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		uint32_t ch = 2, before = conditions;
+		bool absent = steps[i].fault && !strcmp(steps[i].fault, "absent");
+		assert_int_equal(
+		    hw_sim_set_value(f->sim, "env", "present", absent ? 0 : 1, &f->err), K32_OK);
+		if (steps[i].fault && !strcmp(steps[i].fault, "bus-error"))
+			assert_int_equal(
+			    hw_sim_inject(f->sim, "n1", 0, 0x77, HW_XFER_BUS_ERROR, 1, &f->err),
+			    K32_OK);
+		if (steps[i].fault && !strcmp(steps[i].fault, "timeout"))
+			assert_int_equal(
+			    hw_sim_inject(f->sim, "n1", 0, 0x77, HW_XFER_TIMEOUT, 1, &f->err),
+			    K32_OK);
+		if (steps[i].fault && !strcmp(steps[i].fault, "denied"))
+			ch = 3;
+		assert_int_equal(callfn(f, "k32_i2c_write_read", 7, U(0), U(ch), U(0x77), U(100),
+					U(1), U(200), U(1)),
+				 steps[i].want);
+		if (steps[i].publish)
+			assert_true(callfn(f, "k32_publish", 1, U(0)) >= 0);
+		assert_int_equal(conditions - before, steps[i].new_conditions);
+		if (conditions) {
+			assert_string_equal(cond_reason, steps[i].reason);
+			assert_true(cond_ready == steps[i].ready);
+		}
+	}
+	/* a driver's own condition stands until its next publish, which says Reading again */
+	memcpy(f->mem, "WrongChip", 9);
+	assert_int_equal(callfn(f, "k32_device_condition", 6, U(0), U(0), U(0), U(9), U(20), U(0)),
+			 HW_OK);
+	assert_string_equal(cond_reason, "WrongChip");
+	assert_true(callfn(f, "k32_publish", 1, U(0)) >= 0);
+	assert_string_equal(cond_reason, "Reading");
+	assert_true(cond_ready);
+	/* a Device index the pod lacks, or a code that is no bus failure: no condition */
+	uint32_t before = conditions;
+	hw_pod_xfer_failed(&f->pod, 1, HW_ENODEV);
+	hw_pod_published(&f->pod, 1);
+	hw_pod_xfer_failed(&f->pod, 0, HW_EINVAL);
+	assert_int_equal(conditions, before);
+}
+
 static void test_unbound_pod(void **state)
 {
 	struct fix *f = *state;
@@ -354,12 +420,13 @@ static void test_readings(void **state)
 		assert_int_equal(callfn(f, "k32_reading_f64", 4, U(0), U(2), f64(i), U(0)),
 				 i < K32_HW_MAX_READINGS ? HW_OK : HW_ENOSPC);
 	}
-	/* conditions */
+	/* conditions (the first publish above reported Reading) */
 	memcpy(f->mem, "NotFound", 8);
 	memcpy(f->mem + 20, "no ACK", 6);
+	uint32_t before = conditions;
 	assert_int_equal(callfn(f, "k32_device_condition", 6, U(0), U(0), U(0), U(8), U(20), U(6)),
 			 HW_OK);
-	assert_int_equal(conditions, 1);
+	assert_int_equal(conditions, before + 1);
 	assert_false(cond_ready);
 	assert_string_equal(cond_reason, "NotFound");
 	assert_int_equal(callfn(f, "k32_device_condition", 6, U(0), U(1), U(0), U(0), U(20), U(6)),
@@ -385,6 +452,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_i2c_grants, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_auto_conditions, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unbound_pod, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_device_info, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_time_sleep_log, setup, teardown),
