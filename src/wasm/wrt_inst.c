@@ -52,16 +52,33 @@ void wrt_func_label(const struct wrt_funcinst *fn, char *buf, size_t len)
 		snprintf(buf, len, "func[%u]", fn->index);
 }
 
+/* One zigzag LEB128 delta of the packed source map (wrt_load.c writes them). */
+static int64_t srcmap_delta(const uint8_t *p, uint32_t len, uint32_t *pos)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	while (*pos < len && shift < 64) {
+		uint8_t b = p[(*pos)++];
+		v |= (uint64_t)(b & 0x7Fu) << shift;
+		shift += 7;
+		if (!(b & 0x80u))
+			break;
+	}
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* The source map is packed as (code word, wasm offset) pairs, each a zigzag LEB128 delta
+ * from the previous pair: 2-3 bytes an entry instead of 8. Only traps read it, once. */
 uint32_t wrt_srcmap_find(const struct wrt_module *m, uint32_t code_word)
 {
-	uint32_t lo = 0, hi = m->nsrcmap, best = 0;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (m->srcmap[mid].code <= code_word) {
-			best = m->srcmap[mid].wasm;
-			lo = mid + 1;
-		} else {
-			hi = mid;
+	int64_t code = 0, wasm = 0, best_code = -1;
+	uint32_t pos = 0, best = 0;
+	while (pos < m->srcmap_len) {
+		code += srcmap_delta(m->srcmap, m->srcmap_len, &pos);
+		wasm += srcmap_delta(m->srcmap, m->srcmap_len, &pos);
+		if (code <= (int64_t)code_word && code >= best_code) {
+			best_code = code;
+			best = (uint32_t)wasm;
 		}
 	}
 	return best;

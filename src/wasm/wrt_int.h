@@ -175,8 +175,8 @@ struct wrt_module {
 	uint32_t *code;			    /* compiled code of all functions */
 	uint32_t code_words;		    /* its length */
 	size_t wasm_code_bytes;		    /* bytes of function bodies in the binary */
-	struct wrt_srcmap *srcmap;	    /* sorted by code */
-	uint32_t nsrcmap;		    /* entries */
+	uint8_t *srcmap;		    /* trap source map, packed (wrt_srcmap_find) */
+	uint32_t srcmap_len;		    /* its bytes */
 	bool metered;			    /* gas ops compiled in */
 };
 

@@ -130,12 +130,16 @@ static void no_memory(struct wrt_ld *ld, size_t off)
 
 /* ---- module storage -------------------------------------------------------------------- */
 
+#define WRT_CHUNK_BYTES 488 /* + the 24-byte header: 512-byte chunks */
+
 void *wrt_mod_alloc(struct wrt_module *m, size_t len)
 {
 	struct wrt_chunk *c = m->chunks;
 	len = (len + 7) & ~(size_t)7;
 	if (!c || c->len - c->used < len) {
-		size_t clen = sizeof(*c) + (len > 4000 ? len : 4000);
+		/* small chunks: a driver's structures take 1-2 KiB, so a bigger first chunk
+		 * would be mostly empty; a large request gets a chunk of its own size */
+		size_t clen = sizeof(*c) + (len > WRT_CHUNK_BYTES ? len : WRT_CHUNK_BYTES);
 		clen = (clen + 7) & ~(size_t)7;
 		c = k32_alloc(&m->alloc, clen);
 		if (!c)
@@ -2679,6 +2683,47 @@ void wrt_load_opts_default(struct wrt_load_opts *opts)
 	opts->gas_metering = true;
 }
 
+static uint32_t put_delta(uint8_t *p, uint32_t pos, int64_t d)
+{
+	uint64_t v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63); /* zigzag */
+	do {
+		uint8_t b = (uint8_t)(v & 0x7Fu);
+		v >>= 7;
+		if (p)
+			p[pos] = (uint8_t)(b | (v ? 0x80u : 0u));
+		pos++;
+	} while (v);
+	return pos;
+}
+
+/* Packs the source map into the module (see wrt_srcmap_find): two passes, size then bytes. */
+static void pack_srcmap(struct wrt_ld *ld)
+{
+	uint8_t *out = NULL;
+	uint32_t len = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		int64_t code = 0, wasm = 0;
+		uint32_t pos = 0;
+		for (uint32_t i = 0; i < ld->nsm; i++) {
+			pos = put_delta(out, pos, (int64_t)ld->sm[i].code - code);
+			pos = put_delta(out, pos, (int64_t)ld->sm[i].wasm - wasm);
+			code = ld->sm[i].code;
+			wasm = ld->sm[i].wasm;
+		}
+		if (pass == 0) {
+			len = pos;
+			out = k32_alloc(&ld->m->alloc, len);
+			if (!out) {
+				no_memory(ld, 0);
+				return;
+			}
+		}
+	}
+	ld->m->srcmap = out;
+	ld->m->srcmap_len = len;
+	ld->m->bytes += len;
+}
+
 static void ld_free_scratch(struct wrt_ld *ld)
 {
 	const struct k32_allocator *a = &ld->m->alloc;
@@ -2862,24 +2907,16 @@ k32_status_t wrt_module_load(const struct k32_allocator *alloc, const uint8_t *b
 			ld.code_cap = ld.ncode;
 		}
 	}
-	if (!ld.st && ld.nsm) {
-		struct wrt_srcmap *s = k32_realloc(alloc, ld.sm, (size_t)ld.sm_cap * sizeof(*s),
-						   (size_t)ld.nsm * sizeof(*s));
-		if (s) {
-			ld.sm = s;
-			ld.sm_cap = ld.nsm;
-		}
-	}
 	m->code = ld.code;
 	m->code_words = ld.code_cap;
-	m->srcmap = ld.sm;
-	m->nsrcmap = ld.sm_cap;
-	m->bytes += (size_t)ld.code_cap * 4 + (size_t)ld.sm_cap * sizeof(*ld.sm);
+	m->bytes += (size_t)ld.code_cap * 4;
+	if (!ld.st && ld.nsm)
+		pack_srcmap(&ld);
+	k32_free(alloc, ld.sm, (size_t)ld.sm_cap * sizeof(*ld.sm));
 	if (ld.st) {
 		wrt_module_free(m);
 		return ld.st;
 	}
-	m->nsrcmap = ld.nsm;
 	*out_mod = m;
 	return K32_OK;
 }
@@ -2890,7 +2927,7 @@ void wrt_module_free(struct wrt_module *m)
 		return;
 	struct k32_allocator a = m->alloc;
 	k32_free(&a, m->code, (size_t)m->code_words * 4);
-	k32_free(&a, m->srcmap, (size_t)m->nsrcmap * sizeof(*m->srcmap));
+	k32_free(&a, m->srcmap, m->srcmap_len);
 	struct wrt_chunk *c = m->chunks;
 	while (c) {
 		struct wrt_chunk *next = c->next;
