@@ -138,16 +138,24 @@ void *wrt_mod_alloc(struct wrt_module *m, size_t len)
 	len = (len + 7) & ~(size_t)7;
 	if (!c || c->len - c->used < len) {
 		/* small chunks: a driver's structures take 1-2 KiB, so a bigger first chunk
-		 * would be mostly empty; a large request gets a chunk of its own size */
-		size_t clen = sizeof(*c) + (len > WRT_CHUNK_BYTES ? len : WRT_CHUNK_BYTES);
+		 * would be mostly empty. A request over a quarter chunk gets a chunk of its
+		 * own size, linked behind the current one, which stays open for small ones. */
+		bool own = c && len > WRT_CHUNK_BYTES / 4;
+		size_t clen = sizeof(*c) + (len > WRT_CHUNK_BYTES || own ? len : WRT_CHUNK_BYTES);
 		clen = (clen + 7) & ~(size_t)7;
-		c = k32_alloc(&m->alloc, clen);
-		if (!c)
+		struct wrt_chunk *n = k32_alloc(&m->alloc, clen);
+		if (!n)
 			return NULL;
-		c->next = m->chunks;
-		c->len = clen;
-		c->used = (sizeof(*c) + 7) & ~(size_t)7;
-		m->chunks = c;
+		n->len = clen;
+		n->used = (sizeof(*n) + 7) & ~(size_t)7;
+		if (own) {
+			n->next = c->next;
+			c->next = n;
+		} else {
+			n->next = m->chunks;
+			m->chunks = n;
+		}
+		c = n;
 		m->bytes += clen;
 	}
 	void *p = (uint8_t *)c + c->used;
