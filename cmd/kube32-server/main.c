@@ -1,9 +1,11 @@
 /*
- * kube32-server - the control plane on its own: store + API server over HTTPS.
+ * kube32-server - the control plane on its own (src/cplane): store + API server over HTTPS
+ * + the scheduler and controllers + the pods/log and metrics.k8s.io proxies to the boards'
+ * kubelets. The boards join it over the network (kube32-sim --join, or real boards).
  *
  *   kube32-server [--data-dir DIR] [--port N] [--host ADDR] [--kubeconfig PATH]
  *                 [--port-file PATH] [--insecure-http] [--handler-threads N]
- *                 [--no-tls-park]
+ *                 [--no-tls-park] [--[no-]controllers] [--node-grace S] [--pod-eviction S]
  *
  * Opens (or creates) the store in DIR (store.log / store.snap), the TLS material in DIR/pki
  * and the tokens file DIR/tokens, serves on ADDR:N (127.0.0.1:6443 by default; port 0
@@ -18,6 +20,12 @@
  * TLS connection's mbedTLS record buffers for its whole life (see http.h, MEMORY); both
  * exist so tests/e2e/bench_api.py can measure the difference.
  *
+ * --controllers starts the scheduler and controllers; --no-controllers serves the bare API
+ * (no scheduler: pods stay Pending unless they name a node; nothing writes Events,
+ * ReplicaSets or pods on its own), which tests/e2e/kubectl_e2e.sh and bench_api.py measure.
+ * The default is KUBE32_SERVER_CONTROLLERS: 0 until those scripts pass --no-controllers
+ * (their checks assume a bare API server), then 1.
+ *
  * Signal handling is here, not in src/: it is OS-specific (a board has no SIGTERM).
  */
 #include <signal.h>
@@ -25,11 +33,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/api.h"
 #include "base/k32_log.h"
-#include "http/http.h"
+#include "cplane/cplane.h"
 #include "platform/k32_platform.h"
-#include "store/store.h"
+
+/* Whether the controllers run when neither --controllers nor --no-controllers is given. */
+#ifndef KUBE32_SERVER_CONTROLLERS
+#define KUBE32_SERVER_CONTROLLERS 0
+#endif
 
 /* Handler tasks by default (this machine and the control-plane board have two cores). */
 #define KUBE32_SERVER_HANDLER_THREADS 2
@@ -48,7 +59,8 @@ static void usage(void)
 	    stderr,
 	    "usage: kube32-server [--data-dir DIR] [--port N] [--host ADDR] [--kubeconfig PATH]\n"
 	    "                     [--port-file PATH] [--insecure-http] [--handler-threads N]\n"
-	    "                     [--no-tls-park]\n"
+	    "                     [--no-tls-park] [--[no-]controllers] [--node-grace S]\n"
+	    "                     [--pod-eviction S]\n"
 	    "  --data-dir DIR     store, certificates, tokens (default ./kube32-data)\n"
 	    "  --port N           port to serve on; 0 picks a free one (default 6443)\n"
 	    "  --host ADDR        address to bind (default 127.0.0.1)\n"
@@ -58,83 +70,13 @@ static void usage(void)
 	    "  --insecure-http    serve plain HTTP (kubectl then sends no token: tests only)\n"
 	    "  --handler-threads N  tasks that run API handlers, 0..16; 0: on the http loop task\n"
 	    "                     (default 2)\n"
-	    "  --no-tls-park      keep idle TLS connections' record buffers (~33 KiB each)\n");
-}
-
-static void b64(const uint8_t *in, size_t len, char *out)
-{
-	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t o = 0;
-	for (size_t i = 0; i < len; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16;
-		if (i + 1 < len)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < len)
-			v |= in[i + 2];
-		out[o++] = t[(v >> 18) & 63];
-		out[o++] = t[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? t[(v >> 6) & 63] : '=';
-		out[o++] = i + 2 < len ? t[v & 63] : '=';
-	}
-	out[o] = 0;
-}
-
-static k32_status_t write_kubeconfig(const char *path, const char *scheme, const char *host,
-				     uint16_t port, const char *ca_file, const char *token,
-				     struct k32_err *err)
-{
-	const struct k32_platform_ops *plat = k32_plat();
-	const struct k32_allocator *a = k32_default_allocator();
-	char *ca64 = NULL;
-	size_t ca64_len = 0;
-	uint8_t *ca = NULL;
-	size_t ca_len = 0;
-	if (ca_file) {
-		k32_status_t st = plat->file_read_all(ca_file, a, 64 * 1024, &ca, &ca_len, err);
-		if (st)
-			return st;
-		ca64_len = (ca_len + 2) / 3 * 4 + 1;
-		ca64 = k32_alloc(a, ca64_len);
-		if (!ca64) {
-			k32_free(a, ca, ca_len + 1);
-			return k32_err_set(err, K32_ERR_NO_MEMORY, "kube32-server",
-					   "out of memory");
-		}
-		b64(ca, ca_len, ca64);
-		k32_free(a, ca, ca_len + 1);
-	}
-	size_t cap = 2048 + (ca64 ? strlen(ca64) : 0);
-	char *text = k32_alloc(a, cap);
-	if (!text) {
-		k32_free(a, ca64, ca64_len);
-		return k32_err_set(err, K32_ERR_NO_MEMORY, "kube32-server", "out of memory");
-	}
-	int n =
-	    snprintf(text, cap,
-		     "apiVersion: v1\n"
-		     "kind: Config\n"
-		     "clusters:\n"
-		     "- name: kube32\n"
-		     "  cluster:\n"
-		     "    server: %s://%s:%u\n"
-		     "%s%s%s"
-		     "users:\n"
-		     "- name: admin\n"
-		     "  user:\n"
-		     "    token: %s\n"
-		     "contexts:\n"
-		     "- name: kube32\n"
-		     "  context:\n"
-		     "    cluster: kube32\n"
-		     "    user: admin\n"
-		     "    namespace: default\n"
-		     "current-context: kube32\n",
-		     scheme, host, (unsigned)port, ca64 ? "    certificate-authority-data: " : "",
-		     ca64 ? ca64 : "", ca64 ? "\n" : "", token);
-	k32_free(a, ca64, ca64_len);
-	k32_status_t st = plat->file_write_atomic(path, text, (size_t)n, err);
-	k32_free(a, text, cap);
-	return st;
+	    "  --no-tls-park      keep idle TLS connections' record buffers (~33 KiB each)\n"
+	    "  --controllers      run the scheduler and controllers%s\n"
+	    "  --no-controllers   no scheduler or controllers: the bare API server%s\n"
+	    "  --node-grace S     seconds of Lease silence before a node is NotReady (default 40)\n"
+	    "  --pod-eviction S   seconds from NotReady to evicting its pods (default 30)\n",
+	    KUBE32_SERVER_CONTROLLERS ? " (default)" : "",
+	    KUBE32_SERVER_CONTROLLERS ? "" : " (default)");
 }
 
 int main(int argc, char **argv)
@@ -142,7 +84,8 @@ int main(int argc, char **argv)
 	const char *data_dir = "./kube32-data", *host = "127.0.0.1", *kubeconfig = NULL;
 	const char *port_file = NULL;
 	long port = 6443, threads = KUBE32_SERVER_HANDLER_THREADS;
-	bool tls = true, tls_park = true;
+	long node_grace = 0, pod_eviction = 0;
+	bool tls = true, tls_park = true, controllers = KUBE32_SERVER_CONTROLLERS;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -177,6 +120,18 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			i++;
+		} else if ((!strcmp(a, "--node-grace") || !strcmp(a, "--pod-eviction")) && v) {
+			char *end;
+			long s = strtol(v, &end, 10);
+			if (*end || s < 0 || s > 86400) {
+				fprintf(stderr, "kube32-server: %s %s: expected 0..86400 seconds\n",
+					a, v);
+				return 2;
+			}
+			*(!strcmp(a, "--node-grace") ? &node_grace : &pod_eviction) = s;
+			i++;
+		} else if (!strcmp(a, "--no-controllers") || !strcmp(a, "--controllers")) {
+			controllers = !strcmp(a, "--controllers");
 		} else if (!strcmp(a, "--no-tls-park")) {
 			tls_park = false;
 		} else if (!strcmp(a, "--insecure-http")) {
@@ -189,54 +144,33 @@ int main(int argc, char **argv)
 	struct k32_err err;
 	k32_err_clear(&err);
 	const struct k32_platform_ops *plat = k32_plat();
-	if (plat->dir_create(data_dir, &err)) {
-		fprintf(stderr, "kube32-server: %s\n", err.msg);
+	struct cplane_config cfg;
+	cplane_config_init(&cfg);
+	cfg.data_dir = data_dir;
+	cfg.host = host;
+	cfg.port = (uint16_t)port;
+	cfg.tls = tls;
+	cfg.controllers = controllers;
+	cfg.node_grace_s = (uint32_t)node_grace;
+	cfg.pod_eviction_s = (uint32_t)pod_eviction;
+	cfg.handler_threads = (uint32_t)threads;
+	cfg.tls_park = tls_park;
+	struct cplane *cp = NULL;
+	if (cplane_start(&cfg, &cp, &err)) {
+		fprintf(stderr,
+			"kube32-server: starting the control plane on %s:%ld (data %s): %s\n", host,
+			port, data_dir, err.msg);
 		return 1;
 	}
-	struct store_config scfg = {.data_dir = data_dir};
-	struct store *store = NULL;
-	if (store_open(&scfg, &store, &err)) {
-		fprintf(stderr, "kube32-server: opening the store in %s: %s\n", data_dir, err.msg);
-		return 1;
-	}
-	struct api_config acfg = {.store = store, .data_dir = data_dir, .bootstrap = true};
-	char addr[96];
-	snprintf(addr, sizeof(addr), "%s:%ld", host, port);
-	acfg.server_addr = addr;
-	struct api_server *api = NULL;
-	if (api_server_new(&acfg, &api, &err)) {
-		fprintf(stderr, "kube32-server: %s\n", err.msg);
-		store_close(store);
-		return 1;
-	}
-	struct http_server_config hcfg;
-	http_server_config_init(&hcfg);
-	hcfg.host = host;
-	hcfg.port = (uint16_t)port;
-	hcfg.handler = api_http_handler;
-	hcfg.authenticate = api_http_authenticate;
-	hcfg.ctx = api;
-	hcfg.tls = tls;
-	hcfg.data_dir = data_dir;
-	hcfg.handler_threads = (uint32_t)threads;
-	hcfg.tls_park = tls_park;
-	struct http_server *srv = NULL;
-	if (http_server_start(&hcfg, &srv, &err)) {
-		fprintf(stderr, "kube32-server: serving on %s:%ld: %s\n", host, port, err.msg);
-		api_server_free(api);
-		store_close(store);
-		return 1;
-	}
-	api_server_attach_http(api, srv);
-	uint16_t bound = http_server_port(srv);
+	uint16_t bound = cplane_port(cp);
 	char kc_default[512];
 	if (!kubeconfig) {
 		snprintf(kc_default, sizeof(kc_default), "%s/admin.kubeconfig", data_dir);
 		kubeconfig = kc_default;
 	}
 	int rc = 0;
-	if (write_kubeconfig(kubeconfig, tls ? "https" : "http", host, bound,
-			     http_server_ca_file(srv), api_server_admin_token(api), &err)) {
+	if (cplane_write_kubeconfig(kubeconfig, tls ? "https" : "http", host, bound,
+				    cplane_ca_file(cp), cplane_admin_token(cp), &err)) {
 		fprintf(stderr, "kube32-server: writing %s: %s\n", kubeconfig, err.msg);
 		rc = 1;
 		goto out_stop;
@@ -252,14 +186,14 @@ int main(int argc, char **argv)
 	}
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	fprintf(stderr, "kube32-server: serving on %s://%s:%u, data in %s, kubeconfig %s\n",
-		tls ? "https" : "http", host, (unsigned)bound, data_dir, kubeconfig);
+	fprintf(stderr, "kube32-server: serving on %s://%s:%u (%s), data in %s, kubeconfig %s\n",
+		tls ? "https" : "http", host, (unsigned)bound,
+		cplane_has_controllers(cp) ? "scheduler and controllers running" : "no controllers",
+		data_dir, kubeconfig);
 	while (!k32_stop)
 		plat->sleep_us(100000);
 	fprintf(stderr, "kube32-server: stopping\n");
 out_stop:
-	http_server_stop(srv);
-	api_server_free(api);
-	store_close(store);
+	cplane_stop(cp);
 	return rc;
 }

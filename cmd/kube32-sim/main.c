@@ -45,7 +45,8 @@
 #include "platform/k32_platform.h"
 #include "sim/sim.h"
 
-#define MAX_BOARDS SIM_MAX_LOCAL_BOARDS
+/* Boards one process runs (their kubelets, pod pools and pod servers). */
+#define MAX_BOARDS 64
 
 static volatile sig_atomic_t stop_requested;
 
@@ -316,7 +317,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	struct sim_cp *cp = NULL;
+	struct cplane *cp = NULL;
 	char api_host[128];
 	uint16_t api_port = 0;
 	bool api_tls = tls;
@@ -342,30 +343,32 @@ int main(int argc, char **argv)
 		if (ca_file)
 			snprintf(ca_path, sizeof(ca_path), "%s", ca_file);
 	} else {
-		struct sim_cp_config cc = {.data_dir = data_dir,
-					   .host = host,
-					   .port = (uint16_t)port,
-					   .tls = tls,
-					   .controllers = controllers,
-					   .node_grace_s = (uint32_t)node_grace,
-					   .pod_eviction_s = (uint32_t)pod_eviction};
-		if (sim_cp_start(&cc, &cp, &err)) {
+		struct cplane_config cc;
+		cplane_config_init(&cc);
+		cc.data_dir = data_dir;
+		cc.host = host;
+		cc.port = (uint16_t)port;
+		cc.tls = tls;
+		cc.controllers = controllers;
+		cc.node_grace_s = (uint32_t)node_grace;
+		cc.pod_eviction_s = (uint32_t)pod_eviction;
+		if (cplane_start(&cc, &cp, &err)) {
 			fprintf(stderr, "kube32-sim: starting the control plane on %s:%llu: %s\n",
 				host, port, err.msg);
 			return 1;
 		}
 		snprintf(api_host, sizeof(api_host), "%s", host);
-		api_port = sim_cp_port(cp);
-		if (sim_cp_ca_file(cp))
-			snprintf(ca_path, sizeof(ca_path), "%s", sim_cp_ca_file(cp));
+		api_port = cplane_port(cp);
+		if (cplane_ca_file(cp))
+			snprintf(ca_path, sizeof(ca_path), "%s", cplane_ca_file(cp));
 		if (!kubeconfig) {
 			snprintf(kc_default, sizeof(kc_default), "%s/admin.kubeconfig", data_dir);
 			kubeconfig = kc_default;
 		}
-		if (sim_write_kubeconfig(kubeconfig, tls ? "https" : "http", host, api_port,
-					 sim_cp_ca_file(cp), sim_cp_admin_token(cp), &err)) {
+		if (cplane_write_kubeconfig(kubeconfig, tls ? "https" : "http", host, api_port,
+					    cplane_ca_file(cp), cplane_admin_token(cp), &err)) {
 			fprintf(stderr, "kube32-sim: writing %s: %s\n", kubeconfig, err.msg);
-			sim_cp_stop(cp);
+			cplane_stop(cp);
 			return 1;
 		}
 		if (port_file) {
@@ -373,14 +376,14 @@ int main(int argc, char **argv)
 			int n = snprintf(p, sizeof(p), "%u\n", (unsigned)api_port);
 			if (pl->file_write_atomic(port_file, p, (size_t)n, &err)) {
 				fprintf(stderr, "kube32-sim: writing %s: %s\n", port_file, err.msg);
-				sim_cp_stop(cp);
+				cplane_stop(cp);
 				return 1;
 			}
 		}
 		fprintf(stderr,
 			"kube32-sim: control plane on %s://%s:%u (%s), data in %s, kubeconfig %s\n",
 			tls ? "https" : "http", host, (unsigned)api_port,
-			sim_cp_has_controllers(cp) ? "scheduler and controllers running"
+			cplane_has_controllers(cp) ? "scheduler and controllers running"
 						   : "no controllers: pods need spec.nodeName",
 			data_dir, kubeconfig);
 	}
@@ -394,7 +397,7 @@ int main(int argc, char **argv)
 		char tok[128];
 		const char *btoken = token;
 		if (cp) {
-			if (sim_cp_node_token(cp, reqs[i].name, tok, sizeof(tok), &err)) {
+			if (cplane_node_token(cp, reqs[i].name, tok, sizeof(tok), &err)) {
 				fprintf(stderr, "kube32-sim: token for %s: %s\n", reqs[i].name,
 					err.msg);
 				rc = 1;
@@ -431,7 +434,7 @@ int main(int argc, char **argv)
 			rc = 1;
 			goto out_stop;
 		}
-		if (cp && sim_cp_attach_klet(cp, klets[i], &err))
+		if (cp && sim_board_attach(cp, klets[i], &err))
 			fprintf(stderr, "kube32-sim: %s (logs of %s go through its pod server)\n",
 				err.msg, reqs[i].name);
 		fprintf(stderr,
@@ -464,7 +467,7 @@ out_stop:
 	/* the API server first: its stop ends the boards' watches at once */
 	for (int i = 0; i < nboards; i++)
 		klet_stop_begin(klets[i]);
-	sim_cp_stop(cp);
+	cplane_stop(cp);
 	for (int i = 0; i < nboards; i++) {
 		klet_free(klets[i]);
 		sim_hw_free(hws[i]);

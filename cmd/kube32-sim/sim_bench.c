@@ -44,7 +44,7 @@ static double pct(uint64_t *v, size_t n, double p)
 	return (double)v[i];
 }
 
-static cJSON *get_pod(struct sim_cp *cp, const char *name)
+static cJSON *get_pod(struct cplane *cp, const char *name)
 {
 	char target[200];
 	snprintf(target, sizeof(target), "/api/v1/namespaces/default/pods/%s", name);
@@ -53,7 +53,7 @@ static cJSON *get_pod(struct sim_cp *cp, const char *name)
 	int code = 0;
 	cJSON *j = NULL;
 	k32_buf_init(&b, k32_default_allocator(), 1 << 20, "pod");
-	if (!api_do(sim_cp_api(cp), "GET", target, NULL, NULL, 0, &code, &b, &err) && code == 200)
+	if (!api_do(cplane_api(cp), "GET", target, NULL, NULL, 0, &code, &b, &err) && code == 200)
 		k32_json_parse((const char *)b.data, b.len, &j, NULL);
 	k32_buf_fini(&b);
 	return j;
@@ -97,21 +97,23 @@ int main(int argc, char **argv)
 	k32_log_set_level(K32_LOG_WARN);
 	struct k32_err err;
 	k32_err_clear(&err);
-	struct sim_cp_config cc = {.data_dir = argv[1], .tls = true, .controllers = true};
-	struct sim_cp *cp;
-	if (sim_cp_start(&cc, &cp, &err)) {
+	struct cplane_config cc;
+	cplane_config_init(&cc);
+	cc.data_dir = argv[1];
+	struct cplane *cp;
+	if (cplane_start(&cc, &cp, &err)) {
 		fprintf(stderr, "kube32-sim-bench: %s\n", err.msg);
 		return 1;
 	}
 	char tok[128];
 	struct klet *k = NULL;
 	int rc = 1;
-	if (sim_cp_node_token(cp, "host-1", tok, sizeof(tok), &err))
+	if (cplane_node_token(cp, "host-1", tok, sizeof(tok), &err))
 		goto out;
 	struct sim_board_config bc = {.name = "host-1",
 				      .profile = sim_profile_find("host"),
-				      .api_port = sim_cp_port(cp),
-				      .ca_file = sim_cp_ca_file(cp),
+				      .api_port = cplane_port(cp),
+				      .ca_file = cplane_ca_file(cp),
 				      .token = tok,
 				      .image_dir = argv[2]};
 	if (sim_board_start(&bc, &k, &err))
@@ -119,14 +121,14 @@ int main(int argc, char **argv)
 	/* the client kubectl would be: HTTPS with the admin token */
 	struct http_client_config hc;
 	http_client_config_init(&hc);
-	hc.port = sim_cp_port(cp);
+	hc.port = cplane_port(cp);
 	hc.tls = true;
-	hc.ca_file = sim_cp_ca_file(cp);
-	hc.bearer_token = sim_cp_admin_token(cp);
+	hc.ca_file = cplane_ca_file(cp);
+	hc.bearer_token = cplane_admin_token(cp);
 	struct http_client *api_cli;
 	if (http_client_new(&hc, &api_cli, &err))
 		goto out;
-	bool sched = sim_cp_has_controllers(cp);
+	bool sched = cplane_has_controllers(cp);
 	uint64_t t_sched[MAX_PODS], t_run[MAX_PODS];
 	int nsched = 0;
 	for (int i = 0; i < npods; i++) {
@@ -235,7 +237,7 @@ out:
 	if (rc)
 		fprintf(stderr, "kube32-sim-bench: %s\n", err.msg);
 	klet_stop_begin(k);
-	sim_cp_stop(cp);
+	cplane_stop(cp);
 	klet_free(k);
 	return rc;
 }

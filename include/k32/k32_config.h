@@ -914,6 +914,59 @@ _Static_assert(K32_CTRL_POD_MEM_DEFAULT == K32_KLET_POD_MEM_DEFAULT,
 _Static_assert(K32_CTRL_WATCH_BATCH >= 1 && K32_CTRL_WATCH_BATCH <= 256,
 	       "K32_CTRL_WATCH_BATCH out of range");
 
+/* ---- cplane (the control plane as one piece, src/cplane) ---- */
+
+/* Nodes of the control plane's own process whose logs and stats it reads directly (one
+ * pointer pair, 16 bytes, each in struct cplane). More boards in one process still work:
+ * theirs go through their pod servers. */
+#ifndef K32_CPLANE_MAX_LOCAL_NODES
+#define K32_CPLANE_MAX_LOCAL_NODES 64
+#endif
+/* `kubectl logs -f` streams of pods on nodes in other processes open at once (a ~0.4 KiB
+ * slot each in struct cplane, plus the pending lines while a client is slow). One more is
+ * refused with 503 naming this limit. */
+#ifndef K32_CPLANE_MAX_REMOTE_FOLLOWS
+#define K32_CPLANE_MAX_REMOTE_FOLLOWS 8
+#endif
+/* How often a followed log looks for new lines (in-process: the stream's timer; other
+ * processes: the relay task's poll of /containerLogs?afterSeq=N). */
+#ifndef K32_CPLANE_LOG_FOLLOW_MS
+#define K32_CPLANE_LOG_FOLLOW_MS 250
+#endif
+/* Polls of a node's pod server failing in a row before a followed log ends. */
+#ifndef K32_CPLANE_LOG_FOLLOW_FAILS
+#define K32_CPLANE_LOG_FOLLOW_FAILS 8
+#endif
+/* Bytes of log lines a followed log holds for a client that has not taken them yet (the
+ * kubelet's whole ring fits: K32_KLET_LOG_RING_BYTES); past half of it, no new poll. */
+#ifndef K32_CPLANE_LOG_PENDING_BYTES
+#define K32_CPLANE_LOG_PENDING_BYTES (64u * 1024u)
+#endif
+/* Stack of the log relay task (an HTTP client request and its parsing). */
+#ifndef K32_CPLANE_RELAY_STACK_BYTES
+#define K32_CPLANE_RELAY_STACK_BYTES (32u * 1024u)
+#endif
+/* Largest object (a Pod, a Node, a node's /stats) the log proxy and metrics read. */
+#ifndef K32_CPLANE_OBJ_MAX_BYTES
+#define K32_CPLANE_OBJ_MAX_BYTES (1u << 20)
+#endif
+/* Largest CA certificate file embedded in a kubeconfig. */
+#ifndef K32_CPLANE_CA_MAX_BYTES
+#define K32_CPLANE_CA_MAX_BYTES (64u * 1024u)
+#endif
+
+_Static_assert(K32_CPLANE_MAX_LOCAL_NODES >= 1 && K32_CPLANE_MAX_LOCAL_NODES <= 1024,
+	       "K32_CPLANE_MAX_LOCAL_NODES out of range");
+_Static_assert(K32_CPLANE_MAX_REMOTE_FOLLOWS >= 1 && K32_CPLANE_MAX_REMOTE_FOLLOWS <= 256,
+	       "K32_CPLANE_MAX_REMOTE_FOLLOWS out of range");
+_Static_assert(K32_CPLANE_LOG_FOLLOW_MS >= 10 && K32_CPLANE_LOG_FOLLOW_MS <= 10000,
+	       "K32_CPLANE_LOG_FOLLOW_MS out of range");
+_Static_assert(K32_CPLANE_LOG_FOLLOW_FAILS >= 1, "K32_CPLANE_LOG_FOLLOW_FAILS out of range");
+_Static_assert(K32_CPLANE_LOG_PENDING_BYTES >= 4096, "K32_CPLANE_LOG_PENDING_BYTES too small");
+_Static_assert(K32_CPLANE_RELAY_STACK_BYTES >= 16384, "K32_CPLANE_RELAY_STACK_BYTES too small");
+
+/* ---- end cplane ---- */
+
 /* ---- console (node console line protocol, src/console) ---- */
 
 /* Longest K32_CMD: line, bytes without the newline. A longer line is answered with one error

@@ -1,18 +1,9 @@
 /*
- * sim.h - the simulator's wiring: board profiles, an in-process control plane (store +
- * API server + HTTPS + the controllers of src/ctrl when they are built) and simulated
- * boards (one kubelet each, talking HTTP to the API server as a real board does).
- *
- * kube32-sim is a thin main() over this; kube32-server repeats the control-plane half by
- * hand today and could use sim_cp_start and sim_write_kubeconfig instead.
- *
- * The control plane serves the API with one addition the bare API server lacks: pods/log.
- * The API server answers GET .../pods/P/log itself (auth, the pod, its container, the
- * "waiting to start" error) with an empty body, since it keeps no logs; the control plane
- * here wraps its handler and fills the body from the kubelet of the pod's node: directly
- * for a board in this process (follow=true streams new lines every 250 ms), or with an
- * HTTP GET to the node's pod server /containerLogs/... (daemonEndpoints port, InternalIP)
- * for a board in another process (no follow there: the current lines, then the end).
+ * sim.h - the simulator's wiring: board profiles and simulated boards (one kubelet each,
+ * talking HTTP to the API server as a real board does), their simulated I2C hardware, and
+ * the adapter through which the control plane (src/cplane, the same one kube32-server
+ * runs) reads an in-process board's logs and stats. kube32-sim is a thin main() over this
+ * and src/cplane.
  *
  * Context: start/stop from the main thread. Nothing here handles signals.
  */
@@ -23,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api/api.h"
+#include "cplane/cplane.h"
 #include "base/k32_status.h"
 #include "kubelet/klet.h"
 
@@ -37,50 +28,16 @@
 const struct klet_profile *sim_profile_find(const char *name);
 void sim_profile_set_host(size_t host_pool_bytes, size_t host_stack_bytes);
 
-/* ---- control plane ------------------------------------------------------------------------ */
+/* ---- the control plane's view of a board -------------------------------------------------- */
 
-struct sim_cp;
-
-struct sim_cp_config {
-	const char *data_dir;	 /* store, pki/, tokens (created); required */
-	bool memory_store;	 /* keep objects in memory only (tests) */
-	const char *host;	 /* bind address, "127.0.0.1" */
-	uint16_t port;		 /* 0 picks a free port */
-	bool tls;		 /* HTTPS (kubectl needs it to send the token) */
-	bool controllers;	 /* start src/ctrl's scheduler and controllers if built */
-	uint32_t node_grace_s;	 /* node lifecycle: lease silence before NotReady (0: default) */
-	uint32_t pod_eviction_s; /* NotReady to eviction (0: default) */
-};
-
-k32_status_t sim_cp_start(const struct sim_cp_config *cfg, struct sim_cp **out,
-			  struct k32_err *err);
-/* Stops the HTTP server (ending every watch and log stream), the controllers, the API
- * server and the store. Boards of this process must be stopped AFTER it or before it,
- * never concurrently. NULL is ignored. */
-void sim_cp_stop(struct sim_cp *cp);
-
-uint16_t sim_cp_port(const struct sim_cp *cp);
-/* CA file for clients (NULL over plain HTTP). */
-const char *sim_cp_ca_file(const struct sim_cp *cp);
-struct api_server *sim_cp_api(struct sim_cp *cp);
-/* Whether the controllers run. */
-bool sim_cp_has_controllers(const struct sim_cp *cp);
-/* A node's token (system:node:<node>), created in the tokens file when new. */
-k32_status_t sim_cp_node_token(struct sim_cp *cp, const char *node, char *out, size_t cap,
-			       struct k32_err *err);
-/* Lets the log proxy reach an in-process kubelet directly (kept by pointer until
- * sim_cp_detach_klet or sim_cp_stop). At most SIM_MAX_LOCAL_BOARDS. */
-#define SIM_MAX_LOCAL_BOARDS 64
-k32_status_t sim_cp_attach_klet(struct sim_cp *cp, struct klet *k, struct k32_err *err);
-void sim_cp_detach_klet(struct sim_cp *cp, struct klet *k);
-
-/* Writes a kubeconfig (cluster "kube32", user "admin" with token, context "kube32",
- * namespace default) for scheme://host:port, embedding ca_file when non-NULL. */
-k32_status_t sim_write_kubeconfig(const char *path, const char *scheme, const char *host,
-				  uint16_t port, const char *ca_file, const char *token,
-				  struct k32_err *err);
-/* The admin token. */
-const char *sim_cp_admin_token(const struct sim_cp *cp);
+/*
+ * Attaches an in-process board to the control plane (src/cplane) so that its logs (`kubectl
+ * logs`, -f) and stats (`kubectl top`) are read directly instead of through its pod server.
+ * Detach (or stop the control plane) before klet_free.
+ * @retval K32_ERR_NO_RESOURCES  K32_CPLANE_MAX_LOCAL_NODES boards attached already
+ */
+k32_status_t sim_board_attach(struct cplane *cp, struct klet *k, struct k32_err *err);
+void sim_board_detach(struct cplane *cp, struct klet *k);
 
 /* ---- boards -------------------------------------------------------------------------------- */
 

@@ -1,9 +1,9 @@
 /*
- * sim_test.c - the simulator's wiring: board profiles, the kubeconfig writer, and a control
- * plane (memory store, plain HTTP on 127.0.0.1:0) with one board running a Wasm pod, checked
- * over HTTP: pods/log through the proxy (from the in-process kubelet, and through the pod
+ * sim_test.c - the simulator's wiring: board profiles, and a control plane (src/cplane:
+ * memory store, plain HTTP on 127.0.0.1:0) with one board running a Wasm pod, checked over
+ * HTTP: pods/log through the proxy (from the in-process kubelet, and through the pod
  * server as for a board in another process), --previous without a previous container,
- * follow, and the metrics.k8s.io group (discovery, pod and node metrics).
+ * follow (both ways), and the metrics.k8s.io group (discovery, pod and node metrics).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,31 +36,8 @@ static void test_profiles(void **state)
 	assert_int_equal(sim_profile_find("host")->interp_stack, 40000);
 }
 
-static void test_kubeconfig(void **state)
-{
-	(void)state;
-	const struct k32_platform_ops *pl = k32_plat();
-	struct k32_err err;
-	const char *ca = SIM_TEST_DIR "/ca.pem", *kc = SIM_TEST_DIR "/kc";
-	assert_int_equal(pl->dir_create(SIM_TEST_DIR, &err), K32_OK);
-	assert_int_equal(pl->file_write_atomic(ca, "abc", 3, &err), K32_OK);
-	assert_int_equal(sim_write_kubeconfig(kc, "https", "127.0.0.1", 6443, ca, "tok", &err),
-			 K32_OK);
-	uint8_t *text;
-	size_t len;
-	assert_int_equal(pl->file_read_all(kc, k32_default_allocator(), 1 << 16, &text, &len, &err),
-			 K32_OK);
-	assert_non_null(strstr((char *)text, "server: https://127.0.0.1:6443\n"));
-	assert_non_null(strstr((char *)text, "certificate-authority-data: YWJj\n"));
-	assert_non_null(strstr((char *)text, "token: tok\n"));
-	k32_free(k32_default_allocator(), text, len + 1);
-	/* an unreadable CA is an error, not a broken file */
-	assert_int_not_equal(
-	    sim_write_kubeconfig(kc, "https", "h", 1, SIM_TEST_DIR "/none.pem", "t", &err), K32_OK);
-}
-
 struct fx {
-	struct sim_cp *cp;
+	struct cplane *cp;
 	struct klet *k;
 	struct http_client *c;
 };
@@ -89,23 +66,28 @@ static int setup(void **state)
 {
 	(void)state;
 	struct k32_err err;
-	struct sim_cp_config cc = {.data_dir = SIM_TEST_DIR "/cp", .memory_store = true};
-	if (sim_cp_start(&cc, &fx.cp, &err))
-		fail_msg("sim_cp_start: %s", err.msg);
+	struct cplane_config cc;
+	cplane_config_init(&cc);
+	cc.data_dir = SIM_TEST_DIR "/cp";
+	cc.memory_store = true;
+	cc.tls = false;
+	cc.controllers = false;
+	if (cplane_start(&cc, &fx.cp, &err))
+		fail_msg("cplane_start: %s", err.msg);
 	static char tok[128];
-	assert_int_equal(sim_cp_node_token(fx.cp, "b-1", tok, sizeof(tok), &err), K32_OK);
+	assert_int_equal(cplane_node_token(fx.cp, "b-1", tok, sizeof(tok), &err), K32_OK);
 	struct sim_board_config bc = {.name = "b-1",
 				      .profile = sim_profile_find("devkit"),
-				      .api_port = sim_cp_port(fx.cp),
+				      .api_port = cplane_port(fx.cp),
 				      .token = tok,
 				      .image_dir = SIM_TEST_IMAGES};
 	if (sim_board_start(&bc, &fx.k, &err))
 		fail_msg("sim_board_start: %s", err.msg);
-	assert_int_equal(sim_cp_attach_klet(fx.cp, fx.k, &err), K32_OK);
+	assert_int_equal(sim_board_attach(fx.cp, fx.k, &err), K32_OK);
 	struct http_client_config hc;
 	http_client_config_init(&hc);
-	hc.port = sim_cp_port(fx.cp);
-	hc.bearer_token = sim_cp_admin_token(fx.cp);
+	hc.port = cplane_port(fx.cp);
+	hc.bearer_token = cplane_admin_token(fx.cp);
 	if (http_client_new(&hc, &fx.c, &err))
 		fail_msg("client: %s", err.msg);
 	struct k32_buf b;
@@ -132,7 +114,7 @@ static int teardown(void **state)
 	(void)state;
 	http_client_free(fx.c);
 	klet_stop_begin(fx.k);
-	sim_cp_stop(fx.cp);
+	cplane_stop(fx.cp);
 	klet_free(fx.k);
 	return 0;
 }
@@ -167,14 +149,14 @@ static void test_logs(void **state)
 	assert_non_null(strstr(k32_buf_cstr(&b), "previous terminated container"));
 	assert_non_null(strstr(k32_buf_cstr(&b), "\"kind\":\"Status\""));
 	/* as for a board in another process: through its pod server */
-	sim_cp_detach_klet(fx.cp, fx.k);
+	sim_board_detach(fx.cp, fx.k);
 	assert_int_equal(do_req("GET",
 				"/api/v1/namespaces/default/pods/p/log?tailLines=2&timestamps=true",
 				NULL, &b),
 			 200);
 	assert_non_null(strstr(k32_buf_cstr(&b), "Z tick\n"));
 	struct k32_err err;
-	assert_int_equal(sim_cp_attach_klet(fx.cp, fx.k, &err), K32_OK);
+	assert_int_equal(sim_board_attach(fx.cp, fx.k, &err), K32_OK);
 	/* a pod that is not there: the API server's own 404 */
 	assert_int_equal(do_req("GET", "/api/v1/namespaces/default/pods/none/log", NULL, &b), 404);
 	k32_buf_fini(&b);
@@ -206,6 +188,14 @@ static void test_follow(void **state)
 	assert_int_equal(st, K32_ERR_CANCELED);
 	assert_int_equal(code, 200);
 	assert_int_equal(f.lines, 3); /* the tail line, then new ones as they come */
+	/* as for a board in another process: the relay polls its pod server */
+	sim_board_detach(fx.cp, fx.k);
+	struct follow g = {0};
+	st = http_client_stream(fx.c, &rq, true, on_line, &g, &code, &err);
+	assert_int_equal(st, K32_ERR_CANCELED);
+	assert_int_equal(code, 200);
+	assert_int_equal(g.lines, 3);
+	assert_int_equal(sim_board_attach(fx.cp, fx.k, &err), K32_OK);
 }
 
 static void test_metrics(void **state)
@@ -287,7 +277,6 @@ int main(void)
 	const struct CMUnitTest plain[] = {
 	    cmocka_unit_test(test_profiles),
 	    cmocka_unit_test(test_hw_console),
-	    cmocka_unit_test(test_kubeconfig),
 	};
 	const struct CMUnitTest cluster[] = {
 	    cmocka_unit_test(test_logs),
