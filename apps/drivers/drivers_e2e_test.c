@@ -2,8 +2,9 @@
  * drivers_e2e_test.c - the three driver pods as Wasm, in one process: each built .wasm is
  * loaded with the kube32 runtime (src/wasm), linked with the hw host functions (src/hw) over
  * simulated devices on a cardputer-like board (one bus, a PaHUB at 0x70, ENV Pro on channel
- * 2, Mini Scales on channel 1, RFID 2 on channel 0), instantiated in a 3 KiB linear memory
- * with its own heap as the pod pool, and driven by a small tick scheduler on a virtual clock.
+ * 2, Mini Scales on channel 1, RFID 2 on channel 0), instantiated with the linear memory,
+ * value stack and frames its Device's pod asks for (K32_HW_DRIVER_*), with its own heap as
+ * the pod pool, and driven by a small tick scheduler on a virtual clock.
  *
  * Checks: the worked BME688 example end to end (exact integer readings), readings that follow
  * the physical values, the scale's weight, cards placed and removed seen within a second,
@@ -25,8 +26,9 @@
 #include "hw/hw.h"
 #include "wasm/wrt.h"
 
-#define NPODS	  3
-#define MEM_BYTES 2048 /* linear memory per driver: 512 B shadow stack + data */
+#define NPODS 3
+/* each driver runs with what its Device's pod asks for (hw_device_pod_manifest) */
+#define MEM_BYTES K32_HW_DRIVER_MEM_BYTES
 
 static uint64_t vclock;
 
@@ -162,8 +164,8 @@ static k32_status_t pod_start(int i, const char *file, const char *name,
 	struct wrt_limits lim;
 	wrt_limits_default(&lim);
 	lim.mem_bytes = MEM_BYTES;
-	lim.stack_bytes = 512;
-	lim.frames = 16;
+	lim.stack_bytes = K32_HW_DRIVER_STACK_BYTES;
+	lim.frames = K32_HW_DRIVER_FRAMES;
 	lim.table_elems = 1;
 	lim.gas = gas;
 	st = wrt_instance_new(p->mod, &linker, &lim, &p->alloc, &p->hp, &p->inst, &err);
@@ -171,6 +173,12 @@ static k32_status_t pod_start(int i, const char *file, const char *name,
 		print_message("%s: %s\n", name, err.msg);
 		return st;
 	}
+	/* the shadow stack (first in memory, growing down from DRV_SHADOW_STACK) is painted so
+	 * its low-water mark can be read after the run */
+	uint64_t mlen = 0;
+	uint8_t *mem = wrt_memory(p->inst, &mlen);
+	assert_true(mem && mlen >= DRV_SHADOW_STACK);
+	memset(mem, 0xA5, DRV_SHADOW_STACK);
 	assert_int_equal(wrt_export_func(p->inst, "k32_init", &p->f_init, &err), K32_OK);
 	assert_int_equal(wrt_export_func(p->inst, "k32_tick", &p->f_tick, &err), K32_OK);
 	uint64_t res = 0;
@@ -222,6 +230,17 @@ static void run_until(int n, uint64_t until_us)
 	}
 	if (vclock < until_us)
 		vclock = until_us;
+}
+
+/* Bytes of shadow stack pod i has used so far (its painted region's low-water mark). */
+static uint32_t shadow_used(int i)
+{
+	uint64_t mlen = 0;
+	const uint8_t *mem = wrt_memory(pods[i].inst, &mlen);
+	uint32_t low = 0;
+	while (low < DRV_SHADOW_STACK && mem[low] == 0xA5)
+		low++;
+	return DRV_SHADOW_STACK - low;
 }
 
 static const char *reading(int i, const char *key)
@@ -362,21 +381,25 @@ static void test_readings(void **state)
 	assert_string_equal(reading(2, "uid"), "5A3C910E");
 
 	/* memory per pod: what its pool holds (module bytes, compiled code, instance, stacks,
-	 * 3 KiB linear memory) */
+	 * linear memory) */
 	size_t total = 0;
 	for (int i = 0; i < NPODS; i++) {
 		struct wrt_stats s;
 		wrt_instance_stats(pods[i].inst, &s);
 		print_message("pod %-9s wasm %5zu B | module %5zu B (code %5zu) | memory %4zu B | "
 			      "stacks %4zu B | tables %zu B | runtime %4zu B | pool now %5zu B, "
-			      "load peak %6zu B | tick gas %llu, depth %u\n",
+			      "load peak %6zu B | tick gas %llu, depth %u | shadow stack used "
+			      "%u of %u B\n",
 			      pods[i].name, pods[i].len, s.module_bytes, s.code_bytes,
 			      s.memory_bytes, s.stack_bytes, s.table_bytes, s.runtime_bytes,
 			      pods[i].heap.stats.cur_bytes, pods[i].heap.stats.peak_bytes,
-			      (unsigned long long)s.gas_used, s.max_depth);
+			      (unsigned long long)s.gas_used, s.max_depth, shadow_used(i),
+			      DRV_SHADOW_STACK);
+		/* at least half the shadow stack to spare */
+		assert_true(shadow_used(i) > 0 && shadow_used(i) <= DRV_SHADOW_STACK / 2);
 		assert_true(s.memory_bytes <= MEM_BYTES);
 		assert_true(pods[i].heap.stats.cur_bytes <= POD_STEADY_MAX);
-		assert_true(s.max_depth <= 16);
+		assert_true(s.max_depth <= K32_HW_DRIVER_FRAMES / 2); /* twice the depth to spare */
 		total += pods[i].heap.stats.cur_bytes;
 	}
 	print_message("three drivers together: %zu B of the cardputer's 80 KiB pod pool (%zu B "
@@ -399,8 +422,8 @@ static void test_faults(void **state)
 	struct wrt_limits lim;
 	wrt_limits_default(&lim);
 	lim.mem_bytes = MEM_BYTES;
-	lim.stack_bytes = 512;
-	lim.frames = 16;
+	lim.stack_bytes = K32_HW_DRIVER_STACK_BYTES;
+	lim.frames = K32_HW_DRIVER_FRAMES;
 	lim.table_elems = 1;
 	lim.gas = 50;
 	assert_int_equal(wrt_instance_new(pods[3].mod, &linker, &lim, &pods[3].alloc, &pods[3].hp,

@@ -633,6 +633,19 @@ _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256,
 #define K32_HW_READING_VALUE_LEN 32
 #endif
 
+/* What a driver pod asks for (hw_device_pod_manifest; measured in drv_e2e_test, which runs
+ * the three drivers with exactly these): linear memory (256 B shadow stack + data: bme688
+ * ends at 634 B, rfid 494, miniscale 412), Wasm value stack (they need 249..256 B) and call
+ * frames (depth 4 at most). The controller's own memory setting caps the first. */
+#ifndef K32_HW_DRIVER_MEM_BYTES
+#define K32_HW_DRIVER_MEM_BYTES 768
+#endif
+#ifndef K32_HW_DRIVER_STACK_BYTES
+#define K32_HW_DRIVER_STACK_BYTES 512
+#endif
+#ifndef K32_HW_DRIVER_FRAMES
+#define K32_HW_DRIVER_FRAMES 8
+#endif
 /* Devices per driver pod whose Ready condition the node keeps itself (NotFound / BusError on
  * a failed transfer, Reading on publish; see hw_pod_xfer_failed). One byte each. */
 #ifndef K32_HW_POD_AUTO_COND

@@ -374,11 +374,6 @@ extern const struct k32_hostfn_def hw_hostfn_table[HW_HOSTFN_COUNT];
 #define HW_DEVICE_MAX_PARAMS 8	/* spec.params entries kept */
 #define HW_DEVICE_PARAM_LEN  32 /* bytes of a param key or value, NUL included */
 #define HW_NAME_LEN	     64 /* Kubernetes names here: 63 + NUL */
-/* Wasm value stack of a driver pod (annotation kube32.io/stack-bytes of the manifest): the
- * drivers tick in 512 B (drivers_node_test); twice that for margin. */
-#define HW_DRIVER_STACK_BYTES "1024"
-/* and its call depth (kube32.io/call-depth): they tick within 16 frames (drivers_node_test) */
-#define HW_DRIVER_CALL_DEPTH "16"
 
 struct hw_device {
 	char name[HW_NAME_LEN]; /* metadata.name */
@@ -411,8 +406,11 @@ void hw_device_pod_name(const struct hw_device *d, char *out, size_t cap);
 /*
  * The driver pod manifest (JSON) for d, appended to out: bound to spec.node, image
  * "<model>.wasm", owned by the Device (controller reference; uid when known), labels
- * kube32.io/device and kube32.io/driver, annotation kube32.io/hardware "i2c:<model>",
- * memory limit mem_limit (a quantity such as "2Ki").
+ * kube32.io/device and kube32.io/driver, annotation kube32.io/hardware "i2c:<model>", a
+ * value stack of K32_HW_DRIVER_STACK_BYTES and K32_HW_DRIVER_FRAMES frames
+ * (kube32.io/stack-bytes, kube32.io/call-depth) and a memory limit of
+ * K32_HW_DRIVER_MEM_BYTES, or mem_limit (a quantity such as "2Ki": the most the caller
+ * lets a driver pod have) when that is smaller. NULL mem_limit: no cap.
  */
 k32_status_t hw_device_pod_manifest(const struct hw_device *d, const char *mem_limit,
 				    struct k32_buf *out, struct k32_err *err);

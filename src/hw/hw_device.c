@@ -136,9 +136,38 @@ void hw_device_pod_name(const struct hw_device *d, char *out, size_t cap)
 	snprintf(out, cap, "%s", buf);
 }
 
+/* Bytes of a memory quantity: digits with an optional k, M, Ki or Mi suffix. false when
+ * it is anything else (or over 4 GiB). */
+static bool quantity_bytes(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	for (; s[i] >= '0' && s[i] <= '9'; i++) {
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v > 0xFFFFFFFFull)
+			return false;
+	}
+	if (i == 0)
+		return false;
+	static const struct {
+		const char *suffix;
+		uint64_t mult;
+	} units[] = {{"", 1}, {"k", 1000}, {"M", 1000000}, {"Ki", 1024}, {"Mi", 1048576}};
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		if (!strcmp(s + i, units[u].suffix)) {
+			*out = v * units[u].mult;
+			return *out <= 0xFFFFFFFFull;
+		}
+	}
+	return false;
+}
+
 k32_status_t hw_device_pod_manifest(const struct hw_device *d, const char *mem_limit,
 				    struct k32_buf *out, struct k32_err *err)
 {
+	uint64_t mem = K32_HW_DRIVER_MEM_BYTES, cap = 0;
+	if (mem_limit && quantity_bytes(mem_limit, &cap) && cap < mem)
+		mem = cap;
 	char pod[HW_NAME_LEN];
 	hw_device_pod_name(d, pod, sizeof(pod));
 	char owner[400] = "";
@@ -153,12 +182,12 @@ k32_status_t hw_device_pod_manifest(const struct hw_device *d, const char *mem_l
 	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
 	    "\"namespace\":\"%s\",\"labels\":{\"kube32.io/device\":\"%s\","
 	    "\"kube32.io/driver\":\"%s\"},\"annotations\":{\"kube32.io/hardware\":\"i2c:%s\","
-	    "\"kube32.io/device\":\"%s\",\"kube32.io/stack-bytes\":\"%s\",\"kube32.io/"
-	    "call-depth\":\"%s\"}%s},\"spec\":{\"nodeName\":\"%s\",\"restartPolicy\":"
+	    "\"kube32.io/device\":\"%s\",\"kube32.io/stack-bytes\":\"%u\",\"kube32.io/"
+	    "call-depth\":\"%u\"}%s},\"spec\":{\"nodeName\":\"%s\",\"restartPolicy\":"
 	    "\"Always\",\"containers\":[{\"name\":\"driver\",\"image\":\"%s.wasm\","
-	    "\"resources\":{\"limits\":{\"memory\":\"%s\"}}}]}}",
-	    pod, d->ns, d->name, d->model, d->model, d->name, HW_DRIVER_STACK_BYTES,
-	    HW_DRIVER_CALL_DEPTH, owner, d->node, d->model, mem_limit ? mem_limit : "2Ki");
+	    "\"resources\":{\"limits\":{\"memory\":\"%llu\"}}}]}}",
+	    pod, d->ns, d->name, d->model, d->model, d->name, (unsigned)K32_HW_DRIVER_STACK_BYTES,
+	    (unsigned)K32_HW_DRIVER_FRAMES, owner, d->node, d->model, (unsigned long long)mem);
 }
 
 int hw_device_conflict(const struct hw_device *devs, size_t n, const struct hw_device *d)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "api/api.h"
 #include "base/k32_log.h"
@@ -110,7 +111,34 @@ static void test_manifest_conflict(void **state)
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(own, "controller")));
 	const cJSON *c = cJSON_GetArrayItem(k32_json_find(pod, "spec.containers"), 0);
 	assert_string_equal(cJSON_GetObjectItem(c, "image")->valuestring, "bme688.wasm");
+	const cJSON *ann = k32_json_find(pod, "metadata.annotations");
+	char want[16];
+	snprintf(want, sizeof(want), "%u", (unsigned)K32_HW_DRIVER_STACK_BYTES);
+	assert_string_equal(cJSON_GetObjectItem(ann, "kube32.io/stack-bytes")->valuestring, want);
+	snprintf(want, sizeof(want), "%u", (unsigned)K32_HW_DRIVER_FRAMES);
+	assert_string_equal(cJSON_GetObjectItem(ann, "kube32.io/call-depth")->valuestring, want);
 	cJSON_Delete(pod);
+	/* the memory limit: the driver's own need, capped by the caller's quantity */
+	static const struct {
+		const char *cap;
+		unsigned long long want;
+	} mems[] = {{"2Ki", K32_HW_DRIVER_MEM_BYTES},
+		    {NULL, K32_HW_DRIVER_MEM_BYTES},
+		    {"512", 512},
+		    {"1k", K32_HW_DRIVER_MEM_BYTES < 1000 ? K32_HW_DRIVER_MEM_BYTES : 1000},
+		    {"0Ki", 0},
+		    {"junk", K32_HW_DRIVER_MEM_BYTES},
+		    {"99999999999Mi", K32_HW_DRIVER_MEM_BYTES}};
+	for (size_t i = 0; i < sizeof(mems) / sizeof(mems[0]); i++) {
+		k32_buf_reset(&b);
+		assert_int_equal(hw_device_pod_manifest(&d[0], mems[i].cap, &b, NULL), K32_OK);
+		pod = parse(k32_buf_cstr(&b));
+		c = cJSON_GetArrayItem(k32_json_find(pod, "spec.containers"), 0);
+		const cJSON *m = k32_json_find(c, "resources.limits.memory");
+		assert_non_null(m);
+		assert_int_equal(strtoull(m->valuestring, NULL, 10), mems[i].want);
+		cJSON_Delete(pod);
+	}
 	k32_buf_fini(&b);
 
 	d[1] = d[0];
