@@ -72,9 +72,14 @@ enum {
 struct wrt_load_opts {
 	bool gas_metering; /* compile gas charges into the code (default true); without them
 			      instances of this module cannot be metered */
+	bool copy_bytes;   /* copy what the module keeps of its bytes (data segments, import,
+			      export and function names) into module storage, so the caller
+			      may free the bytes right after the load (default false: the
+			      module points into them, which costs nothing while the caller
+			      keeps them anyway) */
 };
 
-/* Fills opts with the defaults (gas metering compiled in). */
+/* Fills opts with the defaults (gas metering compiled in, bytes not copied). */
 void wrt_load_opts_default(struct wrt_load_opts *opts);
 
 /*

@@ -2689,6 +2689,36 @@ static int sec_rank(uint8_t id)
 void wrt_load_opts_default(struct wrt_load_opts *opts)
 {
 	opts->gas_metering = true;
+	opts->copy_bytes = false;
+}
+
+/* A copy of n bytes of the module in module storage (opts.copy_bytes). */
+static const void *own_copy(struct wrt_ld *ld, const void *p, size_t n)
+{
+	if (!n)
+		return p == NULL ? NULL : "";
+	void *c = ld_alloc(ld, n);
+	if (c)
+		memcpy(c, p, n);
+	return c;
+}
+
+/* opts.copy_bytes: every pointer the module keeps into the input goes to module storage. */
+static void own_bytes(struct wrt_ld *ld)
+{
+	struct wrt_module *m = ld->m;
+	for (uint32_t i = 0; i < m->nimports && !ld->st; i++) {
+		struct wrt_import *im = &m->imports[i];
+		im->module = own_copy(ld, im->module, im->module_len);
+		im->name = own_copy(ld, im->name, im->name_len);
+	}
+	for (uint32_t i = 0; i < m->nexports && !ld->st; i++)
+		m->exports[i].name = own_copy(ld, m->exports[i].name, m->exports[i].name_len);
+	for (uint32_t i = 0; i < m->nfuncs && !ld->st; i++)
+		if (m->funcs[i].name)
+			m->funcs[i].name = own_copy(ld, m->funcs[i].name, m->funcs[i].name_len);
+	for (uint32_t i = 0; i < m->ndatas && !ld->st; i++)
+		m->datas[i].bytes = own_copy(ld, m->datas[i].bytes, m->datas[i].len);
 }
 
 static uint32_t put_delta(uint8_t *p, uint32_t pos, int64_t d)
@@ -2906,6 +2936,8 @@ k32_status_t wrt_module_load(const struct k32_allocator *alloc, const uint8_t *b
 	if (!ld.st)
 		ld_sections(&ld, len);
 	ld_free_scratch(&ld);
+	if (!ld.st && opts->copy_bytes)
+		own_bytes(&ld);
 	if (!ld.st && ld.ncode) {
 		/* shrink code and source map to their exact size */
 		uint32_t *c =
