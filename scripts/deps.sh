@@ -11,6 +11,7 @@ PKGS=(
 	libcjson-dev                        # JSON (the same library ESP-IDF ships)
 	libhttp-parser-dev                  # HTTP request parsing
 	libmbedtls-dev                      # TLS
+	zlib1g-dev                          # Content-Encoding: gzip of API answers
 	libyaml-dev                         # manifests in kube32-cli
 	libclang-rt-14-dev                  # ASan/UBSan/libFuzzer runtimes for clang
 	wabt                                # wat2wasm for hand-written test modules

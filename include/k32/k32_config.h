@@ -494,6 +494,29 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
 #define K32_HTTP_MAX_HANDLER_THREADS 16
 #endif
 
+/* Answers of this many bytes or more are sent gzip-compressed to clients whose
+ * Accept-Encoding takes gzip (kubectl, python3-kubernetes); 0 never compresses. Below ~1 KiB
+ * the gzip header and the CPU outweigh the bytes saved. */
+#ifndef K32_HTTP_GZIP_MIN_BYTES
+#define K32_HTTP_GZIP_MIN_BYTES 1024
+#endif
+
+/* zlib level of those answers: 1 (fastest; a pod list shrinks ~10x already) .. 9. */
+#ifndef K32_HTTP_GZIP_LEVEL
+#define K32_HTTP_GZIP_LEVEL 1
+#endif
+
+/* Deflate's window (2^bits bytes, 9..15) and hash memory level (1..9): zlib takes
+ * (1 << (bits + 2)) + (1 << (level + 9)) bytes per compression, 32 KiB with 12 and 5
+ * (256 KiB with zlib's own 15 and 8). JSON objects repeat within a few KiB, so a 4 KiB
+ * window loses little (a 64 KiB pod list: 10% larger than with 32 KiB). */
+#ifndef K32_HTTP_GZIP_WINDOW_BITS
+#define K32_HTTP_GZIP_WINDOW_BITS 12
+#endif
+#ifndef K32_HTTP_GZIP_MEM_LEVEL
+#define K32_HTTP_GZIP_MEM_LEVEL 5
+#endif
+
 /* Bytes of a certificate or key path (data_dir + "/pki/server.key"). */
 #ifndef K32_HTTP_PATH_LEN
 #define K32_HTTP_PATH_LEN 256
@@ -503,8 +526,31 @@ _Static_assert(K32_HTTP_MAX_CONNS >= 1 && K32_HTTP_MAX_CONNS <= 65534,
 	       "K32_HTTP_MAX_CONNS out of range");
 _Static_assert(K32_HTTP_MAX_HEADER_BYTES >= 256 && K32_HTTP_MAX_HEADER_BYTES <= 1048576,
 	       "K32_HTTP_MAX_HEADER_BYTES out of range");
+_Static_assert(K32_HTTP_GZIP_LEVEL >= 1 && K32_HTTP_GZIP_LEVEL <= 9,
+	       "K32_HTTP_GZIP_LEVEL out of range");
+_Static_assert(K32_HTTP_GZIP_WINDOW_BITS >= 9 && K32_HTTP_GZIP_WINDOW_BITS <= 15,
+	       "K32_HTTP_GZIP_WINDOW_BITS out of range");
+_Static_assert(K32_HTTP_GZIP_MEM_LEVEL >= 1 && K32_HTTP_GZIP_MEM_LEVEL <= 9,
+	       "K32_HTTP_GZIP_MEM_LEVEL out of range");
 
 /* ==== api =============================================================================== */
+
+/* Plain-JSON list answers kept gzip-compressed with their store revision, for clients that
+ * take gzip, and served again while the store has not moved (api_cache.c). Each entry takes
+ * up to K32_API_LIST_CACHE_MAX_BYTES (compressed; larger lists are not kept) plus its key.
+ * 1..64 entries. */
+#ifndef K32_API_LIST_CACHE_ENTRIES
+#define K32_API_LIST_CACHE_ENTRIES 4
+#endif
+#ifndef K32_API_LIST_CACHE_MAX_BYTES
+#define K32_API_LIST_CACHE_MAX_BYTES (64u * 1024u)
+#endif
+/* Bytes of a cache key: group/plural/namespace?raw query (longer queries are not cached). */
+#ifndef K32_API_LIST_CACHE_KEY_LEN
+#define K32_API_LIST_CACHE_KEY_LEN 256
+#endif
+_Static_assert(K32_API_LIST_CACHE_ENTRIES >= 1 && K32_API_LIST_CACHE_ENTRIES <= 64,
+	       "K32_API_LIST_CACHE_ENTRIES out of range");
 
 /* Requirements in one label or field selector ("a=b,c in (d)" is 2). Bytes: 88 per term in
  * struct api_selector, which lives in a request or a watch. Ceiling 64. */

@@ -393,6 +393,26 @@ k32_status_t api_filter_init(const struct api_req *rq, struct api_filter *flt, s
 	return st;
 }
 
+/*
+ * Compresses the rendered list in b, keeps it in the cache under key at rev, and puts the
+ * compressed bytes in b. Leaves b plain (the http layer may still compress it) when gzip
+ * fails or the copy cannot be made.
+ */
+static bool api_list_gzip(struct api_server *api, const char *key, uint64_t rev, struct k32_buf *b)
+{
+	struct k32_buf z;
+	bool ok;
+	k32_buf_init(&z, k32_default_allocator(), b->len - 1, "gzip list");
+	ok = http_gzip(b->data, b->len, &z, NULL) == K32_OK;
+	if (ok) {
+		api_cache_put(&api->lists, key, rev, z.data, z.len);
+		k32_buf_reset(b);
+		ok = k32_buf_append(b, z.data, z.len, NULL) == K32_OK;
+	}
+	k32_buf_fini(&z);
+	return ok;
+}
+
 static void api_list(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
 	struct api_fail f;
@@ -440,6 +460,17 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 	if (flt->has_l || flt->has_f) {
 		opts.filter = api_store_filter;
 		opts.filter_ctx = flt;
+	}
+	/* A plain list for a gzip client, read at the current revision: the same answer as
+	 * last time while the store has not moved (api_cache.c). */
+	char ckey[K32_API_LIST_CACHE_KEY_LEN];
+	bool cache = rq->gzip && !rq->table && !opts.rev && !opts.continue_token &&
+		     api_cache_key(rq, ckey, sizeof(ckey));
+	if (cache && api_cache_get(&api->lists, ckey, store_rev(api->store), out->body)) {
+		out->code = 200;
+		out->gzip = true;
+		snprintf(out->ctype, sizeof(out->ctype), "application/json");
+		goto out_free;
 	}
 	struct store_key key;
 	struct k32_err err;
@@ -516,6 +547,8 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 	}
 	out->code = 200;
 	snprintf(out->ctype, sizeof(out->ctype), "application/json");
+	if (cache && b->len >= K32_HTTP_GZIP_MIN_BYTES)
+		out->gzip = api_list_gzip(api, ckey, list.rev, b);
 out_fini:
 	store_list_fini(api->store, &list);
 out_free:

@@ -749,6 +749,7 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 	rq->body_len = req->body_len;
 	rq->who = req->identity ? req->identity : &anonymous;
 	rq->http = resp;
+	rq->gzip = http_request_accepts_gzip(req);
 	struct api_out out = {.code = 200, .body = &resp->body};
 	if (!req->identity && strcmp(rq->path, "/version")) {
 		struct api_fail f;
@@ -763,6 +764,10 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 		http_response_header(resp, "Content-Type",
 				     out.ctype[0] ? out.ctype : "application/json");
 		http_response_header(resp, "Cache-Control", "no-cache, private");
+		if (out.gzip) { /* compressed here already; the http layer leaves it */
+			http_response_header(resp, "Content-Encoding", "gzip");
+			http_response_header(resp, "Vary", "Accept-Encoding");
+		}
 	}
 	api_free(rq, sizeof(*rq));
 }
@@ -862,6 +867,7 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 	api->log_fn = cfg->log_fn;
 	api->log_ctx = cfg->log_ctx;
 	k32_plat()->mutex_init(&api->mu);
+	api_cache_init(&api->lists);
 	snprintf(api->admin.user, sizeof(api->admin.user), "admin");
 	api->admin.admin = true;
 	snprintf(api->server_addr, sizeof(api->server_addr), "%s",
@@ -892,6 +898,7 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 	*out = api;
 	return K32_OK;
 out_free:
+	api_cache_fini(&api->lists);
 	k32_plat()->mutex_fini(&api->mu);
 	api_free(api, sizeof(*api));
 	return st;
@@ -907,6 +914,7 @@ void api_server_free(struct api_server *api)
 	if (!api)
 		return;
 	api_ns_janitor_stop(api);
+	api_cache_fini(&api->lists);
 	k32_plat()->mutex_fini(&api->mu);
 	api_free(api, sizeof(*api));
 }

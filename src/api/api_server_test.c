@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "api/api.h"
 #include "api/api_int.h"
+#include "api/api_srv.h"
 #include "base/k32_json.h"
 #include "base/k32_log.h"
 #include "http/http.h"
@@ -650,6 +652,141 @@ static void watch_lines(uint16_t port, const char *target, const char *accept, s
 	http_client_free(c);
 }
 
+/* GET target over HTTP; *gz tells whether it came gzip-encoded; the (inflated) body into out. */
+static int http_get(uint16_t port, const char *target, const char *extra, bool *gz,
+		    struct k32_buf *out)
+{
+	struct http_client_config cc;
+	struct http_client *c = NULL;
+	struct http_client_response resp;
+	struct k32_err err;
+	http_client_config_init(&cc);
+	cc.port = port;
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	struct http_client_request r = {.method = "GET", .target = target, .headers = extra};
+	assert_int_equal(http_client_do(c, &r, &resp, &err), K32_OK);
+	*gz = strstr(k32_buf_cstr(&resp.headers), "Content-Encoding: gzip\r\n") != NULL;
+	k32_buf_reset(out);
+	if (*gz) {
+		z_stream z;
+		memset(&z, 0, sizeof(z));
+		assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+		assert_int_equal(k32_buf_reserve(out, 1 << 20, &err), K32_OK);
+		z.next_in = resp.body.data;
+		z.avail_in = (uInt)resp.body.len;
+		z.next_out = out->data;
+		z.avail_out = 1 << 20;
+		assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+		out->len = (1 << 20) - z.avail_out;
+		out->data[out->len] = 0;
+		inflateEnd(&z);
+	} else {
+		assert_int_equal(k32_buf_append(out, resp.body.data, resp.body.len, &err), K32_OK);
+	}
+	int status = resp.status;
+	http_client_response_fini(&resp);
+	http_client_free(c);
+	return status;
+}
+
+/* Items in a list answer (-1 when it is not a list). */
+static int list_items(const struct k32_buf *b)
+{
+	cJSON *j = cJSON_ParseWithLength(k32_buf_cstr(b), b->len);
+	const cJSON *items = cJSON_GetObjectItem(j, "items");
+	int n = cJSON_IsArray(items) ? cJSON_GetArraySize(items) : -1;
+	cJSON_Delete(j);
+	return n;
+}
+
+/* Plain lists for gzip clients come from the cache of compressed answers until a write. */
+static void test_list_gzip_cache(void **state)
+{
+	struct fx *fx = *state;
+	struct http_server_config hc;
+	struct http_server *srv = NULL;
+	struct k32_err err;
+	struct k32_buf b;
+	bool gz;
+	http_server_config_init(&hc);
+	hc.handler = api_http_handler;
+	hc.authenticate = api_http_authenticate;
+	hc.ctx = fx->api;
+	assert_int_equal(http_server_start(&hc, &srv, &err), K32_OK);
+	uint16_t port = http_server_port(srv);
+	k32_buf_init(&b, k32_default_allocator(), 2 << 20, "test body");
+	const char *ae = "Accept-Encoding: gzip\r\n";
+	const char *all = "/api/v1/namespaces/gz/configmaps";
+	char body[160];
+
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"gz\"}}"));
+	for (int i = 0; i < 30; i++) {
+		snprintf(body, sizeof(body),
+			 "{\"metadata\":{\"name\":\"cm-%02d\",\"labels\":{\"odd\":\"%s\"}},"
+			 "\"data\":{\"k\":\"value %d\"}}",
+			 i, i % 2 ? "yes" : "no", i);
+		EXPECT(fx, 201, req(fx, "POST", all, body));
+	}
+	struct api_list_cache *lc = &fx->api->lists;
+	uint64_t hits0 = lc->hits, misses0 = lc->misses;
+	static const struct {
+		const char *target;
+		bool gzip_ae;
+		int items;
+		bool gzip;  /* answer gzip-encoded */
+		int hits;   /* cache hits after this request (since the start) */
+		int misses; /* cache misses after it */
+	} cases[] = {
+	    {"/api/v1/namespaces/gz/configmaps", true, 30, true, 0, 1},	  /* rendered */
+	    {"/api/v1/namespaces/gz/configmaps", true, 30, true, 1, 1},	  /* cached */
+	    {"/api/v1/namespaces/gz/configmaps", false, 30, false, 1, 1}, /* identity */
+	    {"/api/v1/namespaces/gz/configmaps?labelSelector=odd%3Dyes", true, 15, true, 1, 2},
+	    {"/api/v1/namespaces/gz/configmaps?labelSelector=odd%3Dyes", true, 15, true, 2, 2},
+	    {"/api/v1/namespaces/gz/configmaps?limit=2", true, 2, false, 2, 3}, /* < 1 KiB */
+	    {"/api/v1/namespaces/gz/configmaps", true, 30, true, 3, 3},		/* still cached */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int code = http_get(port, cases[i].target, cases[i].gzip_ae ? ae : NULL, &gz, &b);
+		if (code != 200 || gz != cases[i].gzip || list_items(&b) != cases[i].items ||
+		    lc->hits - hits0 != (uint64_t)cases[i].hits ||
+		    lc->misses - misses0 != (uint64_t)cases[i].misses)
+			fail_msg("case %zu %s: code %d gzip %d items %d (%zu bytes) hits %llu "
+				 "misses %llu",
+				 i, cases[i].target, code, gz, list_items(&b), b.len,
+				 (unsigned long long)(lc->hits - hits0),
+				 (unsigned long long)(lc->misses - misses0));
+	}
+	/* any write moves the revision: the next list is read and rendered again */
+	EXPECT(fx, 201, req(fx, "POST", all, "{\"metadata\":{\"name\":\"cm-new\"}}"));
+	assert_int_equal(http_get(port, all, ae, &gz, &b), 200);
+	assert_true(gz);
+	assert_int_equal(list_items(&b), 31);
+	assert_int_equal(lc->misses - misses0, 4);
+	EXPECT(fx, 200, req(fx, "DELETE", "/api/v1/namespaces/gz/configmaps/cm-03", NULL));
+	assert_int_equal(http_get(port, all, ae, &gz, &b), 200);
+	assert_int_equal(list_items(&b), 30);
+	assert_null(strstr(k32_buf_cstr(&b), "\"cm-03\""));
+	/* a write in another namespace moves the revision too (coarse, never stale) */
+	assert_int_equal(http_get(port, all, ae, &gz, &b), 200);
+	uint64_t h = lc->hits;
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/default/configmaps",
+		   "{\"metadata\":{\"name\":\"elsewhere\"}}"));
+	assert_int_equal(http_get(port, all, ae, &gz, &b), 200);
+	assert_int_equal(lc->hits, h);
+	/* a Table is never cached (its ages move with the clock) but is still compressed */
+	assert_int_equal(http_get(port, all,
+				  "Accept-Encoding: gzip\r\nAccept: application/json;as=Table;v=v1;"
+				  "g=meta.k8s.io\r\n",
+				  &gz, &b),
+			 200);
+	assert_true(gz);
+	assert_non_null(strstr(k32_buf_cstr(&b), "\"kind\":\"Table\""));
+	assert_int_equal(lc->hits, h);
+	k32_buf_fini(&b);
+	http_server_stop(srv);
+}
+
 static void test_watch(void **state)
 {
 	struct fx *fx = *state;
@@ -797,10 +934,15 @@ static void test_inproc_watch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_crud),	   cmocka_unit_test(test_list),
-	    cmocka_unit_test(test_workload),	   cmocka_unit_test(test_delete),
-	    cmocka_unit_test(test_pods_and_nodes), cmocka_unit_test(test_protobuf_and_events),
-	    cmocka_unit_test(test_watch),	   cmocka_unit_test(test_inproc_watch),
+	    cmocka_unit_test(test_crud),
+	    cmocka_unit_test(test_list),
+	    cmocka_unit_test(test_workload),
+	    cmocka_unit_test(test_delete),
+	    cmocka_unit_test(test_pods_and_nodes),
+	    cmocka_unit_test(test_protobuf_and_events),
+	    cmocka_unit_test(test_watch),
+	    cmocka_unit_test(test_inproc_watch),
+	    cmocka_unit_test(test_list_gzip_cache),
 	};
 	return cmocka_run_group_tests(tests, fx_setup, fx_teardown);
 }

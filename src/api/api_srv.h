@@ -36,6 +36,31 @@ struct api_series {
 	char name[120];	 /* name of the Event object */
 };
 
+struct api_req;
+
+/* Compressed renderings of recent lists (api_cache.c). */
+struct api_cache_entry {
+	uint64_t rev;			      /* store revision the list was read at */
+	uint64_t used;			      /* tick of the last use (LRU) */
+	char key[K32_API_LIST_CACHE_KEY_LEN]; /* group/plural/namespace?raw query */
+	uint8_t *data;			      /* len bytes of gzip (cap allocated) */
+	size_t len, cap;
+};
+struct api_list_cache {
+	struct k32_mutex mu;
+	uint64_t tick, hits, misses;
+	struct api_cache_entry e[K32_API_LIST_CACHE_ENTRIES];
+};
+void api_cache_init(struct api_list_cache *c);
+void api_cache_fini(struct api_list_cache *c);
+/* The cache key of rq's list into key (false when it does not fit: do not cache). */
+bool api_cache_key(const struct api_req *rq, char *key, size_t cap);
+/* The entry of key at exactly rev into out (replacing its content); false on a miss. */
+bool api_cache_get(struct api_list_cache *c, const char *key, uint64_t rev, struct k32_buf *out);
+/* Keeps a copy of data as key's rendering at rev (nothing when too big or out of memory). */
+void api_cache_put(struct api_list_cache *c, const char *key, uint64_t rev, const void *data,
+		   size_t len);
+
 struct api_server {
 	struct store *store;
 	_Atomic(struct http_server *) http; /* for waking watch streams; may be NULL; set
@@ -58,6 +83,7 @@ struct api_server {
 	uint32_t bookmark_s;	  /* seconds between BOOKMARK events */
 	api_log_fn log_fn;	  /* pod logs, or NULL */
 	void *log_ctx;
+	struct api_list_cache lists; /* gzip renderings of plain lists (api_cache.c) */
 };
 
 struct api_req {
@@ -77,12 +103,14 @@ struct api_req {
 	char name[254]; /* from the URL */
 	char sub[24];	/* subresource */
 	bool table;	/* Accept asks for a Table */
+	bool gzip;	/* the client takes Content-Encoding: gzip */
 };
 
 struct api_out {
 	int code;
 	char ctype[96];
 	struct k32_buf *body;
+	bool gzip; /* body is gzip-compressed (sent with Content-Encoding: gzip) */
 };
 
 /* Zeroed block from the default heap (NULL when out of memory); api_free takes its size. */

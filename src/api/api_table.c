@@ -446,9 +446,13 @@ static void row_device(cJSON *cells, const cJSON *o, uint64_t now_s)
 	int shown = 0;
 	const cJSON *r;
 	buf[0] = 0;
-	cJSON_ArrayForEach(r, jget(o, "status", "readings"))
+	const cJSON *readings = jget(o, "status", "readings");
+	/* readings is a map; given as an array its items have no key (NULL ->string) */
+	if (!cJSON_IsObject(readings))
+		readings = NULL;
+	cJSON_ArrayForEach(r, readings)
 	{
-		if (!cJSON_IsString(r))
+		if (!cJSON_IsString(r) || !r->string)
 			continue;
 		if (shown == 2) {
 			snprintf(buf + off, sizeof(buf) - off, ",...");

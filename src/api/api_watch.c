@@ -88,12 +88,9 @@ static k32_status_t api_watch_format(struct api_wctx *wc, const char *type,
 			}
 		}
 		const cJSON *objs[] = {j};
-		cJSON *t =
-		    api_table_build(wc->res, objs, 1, api_now_s(),
-				    k32_json_find(j, "metadata.resourceVersion")
-					? k32_json_find(j, "metadata.resourceVersion")->valuestring
-					: NULL,
-				    true);
+		cJSON *t = api_table_build(
+		    wc->res, objs, 1, api_now_s(),
+		    cJSON_GetStringValue(k32_json_find(j, "metadata.resourceVersion")), true);
 		cJSON_Delete(j);
 		cJSON *ev = cJSON_CreateObject();
 		if (!t || !ev) {

@@ -35,12 +35,13 @@
 
 #include "base/k32_log.h"
 
-#define ACCEPT_BATCH	64	/* connections accepted per loop turn */
-#define DRIVE_STEPS	64	/* state-machine steps per connection per turn */
-#define LINGER_US	2000000 /* LINGER state limit */
-#define LINGER_QUIET_US 500000	/* LINGER ends once output is sent and input is quiet this long */
-#define TLS_RECORD_MAX	16384	/* bytes handed to one mbedtls_ssl_write */
-#define SLOT_NONE	0xffffu
+#define ACCEPT_BATCH	  64	  /* connections accepted per loop turn */
+#define DRIVE_STEPS	  64	  /* state-machine steps per connection per turn */
+#define LINGER_US	  2000000 /* LINGER state limit */
+#define LINGER_QUIET_US	  500000  /* LINGER ends once output is sent and input is quiet this long */
+#define TLS_RECORD_MAX	  16384	  /* bytes handed to one mbedtls_ssl_write */
+#define HTTP_COALESCE_MAX TLS_RECORD_MAX /* head + body up to this go out as one write */
+#define SLOT_NONE	  0xffffu
 
 enum conn_state {
 	CS_HANDSHAKE,
@@ -512,7 +513,14 @@ static k32_status_t queue_response(struct http_conn *c, struct http_response *r,
 		st = k32_buf_append(&c->out, "\r\n", 2, NULL);
 	if (st != K32_OK)
 		return st;
-	if (!stream && !head_only && !no_body && r->body.len > 0) {
+	if (!stream && !head_only && !no_body && r->body.len > 0 &&
+	    c->out.len + r->body.len <= HTTP_COALESCE_MAX) {
+		/* A small body goes right after the head: one TLS record and one send, not two
+		 * (a cached gzip list of 100 pods is ~5 KiB). */
+		st = k32_buf_append(&c->out, r->body.data, r->body.len, NULL);
+		if (st != K32_OK)
+			return st;
+	} else if (!stream && !head_only && !no_body && r->body.len > 0) {
 		/* Hand the body buffer over instead of copying it. */
 		k32_buf_fini(&c->out2);
 		c->out2 = r->body;
@@ -542,6 +550,53 @@ static bool req_minor0(const struct http_conn *c)
 	return c->rs->mp.p.http_major == 1 && c->rs->mp.p.http_minor == 0;
 }
 
+/* Has the handler set a Content-Encoding of its own (e.g. a cached gzip body)? */
+static bool has_content_encoding(const struct k32_buf *headers)
+{
+	const char *h = k32_buf_cstr(headers);
+	while (h && *h) {
+		const char *eol = strstr(h, "\r\n");
+		size_t n = eol ? (size_t)(eol - h) : strlen(h);
+		if (n >= 17 && http_str_ieq((struct k32_str){h, 17}, "Content-Encoding:"))
+			return true;
+		h = eol ? eol + 2 : NULL;
+	}
+	return false;
+}
+
+/*
+ * Compresses a whole answer of gzip_min_bytes or more for a client whose Accept-Encoding
+ * takes gzip. The compressed copy must be smaller than the body (so it fits the body's own
+ * cap); if anything fails the body goes out plain.
+ */
+static void maybe_gzip(struct http_server *srv, const struct http_request *req,
+		       struct http_response *r)
+{
+	struct k32_buf z;
+	struct k32_err err;
+
+	if (!srv->cfg.gzip_min_bytes || r->body.len < srv->cfg.gzip_min_bytes || r->status < 200 ||
+	    r->status >= 300 || r->status == 204 || !http_request_accepts_gzip(req) ||
+	    has_content_encoding(&r->headers))
+		return;
+	k32_err_clear(&err);
+	k32_buf_init(&z, &srv->alloc, r->body.len - 1, "gzip response body");
+	if (http_gzip(r->body.data, r->body.len, &z, &err) != K32_OK ||
+	    http_response_header(r, "Content-Encoding", "gzip") != K32_OK) {
+		k32_buf_fini(&z);
+		return;
+	}
+	http_response_header(r, "Vary", "Accept-Encoding");
+	k32_mutex_lock(&srv->mu);
+	srv->stats.gzip_responses++;
+	srv->stats.gzip_in_bytes += r->body.len;
+	srv->stats.gzip_out_bytes += z.len;
+	k32_mutex_unlock(&srv->mu);
+	k32_buf_fini(&r->body);
+	r->body = z;
+	r->body.max_len = srv->cfg.max_response_bytes;
+}
+
 /*
  * Runs authenticate and the handler for the complete request in c->rs with the scratch of
  * hc, and queues the answer into c's output. On the loop task, or on a handler task while c
@@ -563,6 +618,8 @@ static void handle_request(struct http_conn *c, struct http_hctx *hc)
 	if (run)
 		srv->cfg.handler(srv->cfg.ctx, &req, r);
 	r->stream_ = NULL;
+	if (!c->st.ops && mp->p.method != HTTP_HEAD)
+		maybe_gzip(srv, &req, r);
 	c->job_status = queue_response(c, r, mp->p.method == HTTP_HEAD, req_minor0(c));
 	k32_buf_reset(&r->headers);
 	if (r->body.cap > 64 * 1024) {
@@ -1396,6 +1453,7 @@ void http_server_config_init(struct http_server_config *cfg)
 	cfg->write_timeout_us = (int64_t)K32_HTTP_WRITE_TIMEOUT_MS * 1000;
 	cfg->idle_timeout_us = (int64_t)K32_HTTP_IDLE_TIMEOUT_MS * 1000;
 	cfg->handler_threads = K32_HTTP_HANDLER_THREADS;
+	cfg->gzip_min_bytes = K32_HTTP_GZIP_MIN_BYTES;
 	cfg->tls_park = K32_HTTP_TLS_PARK;
 }
 

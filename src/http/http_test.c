@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "http/http.h"
 #include "platform/k32_platform.h"
@@ -283,6 +284,179 @@ static size_t raw_read_all(k32_sock_t s, char *buf, size_t cap)
 
 	assert_true(closed);
 	return n;
+}
+
+/* ---- gzip ------------------------------------------------------------------------------------ */
+
+static void test_accepts_gzip(void **state)
+{
+	static const struct {
+		const char *value;
+		bool gzip;
+	} cases[] = {
+	    {"gzip", true},
+	    {"GZIP", true},
+	    {"deflate, gzip", true},
+	    {"gzip;q=0.5", true},
+	    {" br ; q=1 , gzip ; q=0.8", true},
+	    {"*", true},
+	    {"gzip;q=1.0", true},
+	    {"gzip;q=0", false},
+	    {"gzip;q=0.000", false},
+	    {"identity", false},
+	    {"", false},
+	    {"gzipx", false},
+	    {"x-gzip2, br", false},
+	    {",,,", false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (http_accepts_gzip(k32_str_from(cases[i].value)) != cases[i].gzip)
+			fail_msg("Accept-Encoding \"%s\": expected %s", cases[i].value,
+				 cases[i].gzip ? "gzip" : "no gzip");
+	}
+}
+
+/* Inflates a gzip member; returns its length (0 on any error). */
+static size_t gunzip(const void *in, size_t len, char *out, size_t cap)
+{
+	z_stream z;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		return 0;
+	z.next_in = (Bytef *)(uintptr_t)in;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap;
+	int zr = inflate(&z, Z_FINISH);
+	size_t n = cap - z.avail_out;
+	inflateEnd(&z);
+	return zr == Z_STREAM_END && z.avail_in == 0 ? n : 0;
+}
+
+static void test_gzip_encode(void **state)
+{
+	static char text[100000], back[100001];
+	struct k32_buf out;
+	struct k32_err err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(text); i++)
+		text[i] = "{\"metadata\":{\"name\":\"pod-"[i % 25] + (char)(i % 251 == 0);
+	/* round trip, appended after what the buffer already holds */
+	k32_buf_init(&out, k32_default_allocator(), sizeof(text), "gzip test");
+	assert_int_equal(k32_buf_append_str(&out, "head", &err), K32_OK);
+	assert_int_equal(http_gzip(text, sizeof(text), &out, &err), K32_OK);
+	assert_true(out.len > 4 + 18 && out.len < sizeof(text) / 10);
+	assert_memory_equal(out.data, "head", 4);
+	assert_int_equal(gunzip(out.data + 4, out.len - 4, back, sizeof(back)), sizeof(text));
+	assert_memory_equal(back, text, sizeof(text));
+	/* capped just under the input, as the server does: small and odd sizes all fit */
+	static const size_t sizes[] = {1024, 1500, 3728, 4097, 16385, 65536};
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		k32_buf_fini(&out);
+		k32_buf_init(&out, k32_default_allocator(), sizes[i] - 1, "capped body");
+		if (http_gzip(text, sizes[i], &out, &err) != K32_OK)
+			fail_msg("gzip of %zu bytes capped at %zu: %s", sizes[i], sizes[i] - 1,
+				 err.msg);
+		assert_int_equal(gunzip(out.data, out.len, back, sizeof(back)), sizes[i]);
+		assert_memory_equal(back, text, sizes[i]);
+	}
+	/* an empty body is a valid (empty) member */
+	k32_buf_reset(&out);
+	assert_int_equal(http_gzip("", 0, &out, &err), K32_OK);
+	assert_int_equal(gunzip(out.data, out.len, back, sizeof(back)), 0 * 1);
+	k32_buf_fini(&out);
+	/* a cap the compressed bytes do not fit: refused, buffer unchanged, message says so */
+	k32_buf_init(&out, k32_default_allocator(), 64, "tiny body");
+	assert_int_equal(k32_buf_append_str(&out, "keep", &err), K32_OK);
+	k32_err_clear(&err);
+	assert_int_equal(http_gzip(text, sizeof(text), &out, &err), K32_ERR_NO_RESOURCES);
+	assert_int_equal(out.len, 4);
+	assert_string_equal(k32_buf_cstr(&out), "keep");
+	assert_non_null(strstr(err.msg, "tiny body"));
+	k32_buf_fini(&out);
+}
+
+/* GET target with the given Accept-Encoding (NULL: none) on a fresh connection. */
+static void gzip_get(struct http_server *srv, const char *target, const char *ae, int *out_status,
+		     bool *out_gzip, struct k32_buf *body)
+{
+	struct http_client *c = client_for(srv, NULL);
+	char hdr[128];
+	struct http_client_request req = {.method = "GET", .target = target};
+	struct http_client_response resp;
+	struct k32_err err;
+
+	if (ae) {
+		snprintf(hdr, sizeof(hdr), "Accept-Encoding: %s\r\n", ae);
+		req.headers = hdr;
+	}
+	assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+	*out_status = resp.status;
+	*out_gzip = strstr(k32_buf_cstr(&resp.headers), "Content-Encoding: gzip\r\n") != NULL;
+	if (*out_gzip)
+		assert_non_null(strstr(k32_buf_cstr(&resp.headers), "Vary: Accept-Encoding\r\n"));
+	k32_buf_reset(body);
+	assert_int_equal(k32_buf_append(body, resp.body.data, resp.body.len, &err), K32_OK);
+	http_client_response_fini(&resp);
+	http_client_free(c);
+}
+
+static void test_gzip_server(void **state)
+{
+	static char plain[20000 * 25 + 1];
+	static const struct {
+		const char *target, *ae;
+		size_t min_bytes;
+		bool gzip;
+	} cases[] = {
+	    {"/big", "gzip", K32_HTTP_GZIP_MIN_BYTES, true},
+	    {"/big", "deflate, gzip;q=0.9", K32_HTTP_GZIP_MIN_BYTES, true},
+	    {"/big", NULL, K32_HTTP_GZIP_MIN_BYTES, false},	  /* not asked */
+	    {"/big", "gzip;q=0", K32_HTTP_GZIP_MIN_BYTES, false}, /* refused */
+	    {"/big", "br", K32_HTTP_GZIP_MIN_BYTES, false},
+	    {"/big", "gzip", 0, false},			       /* turned off */
+	    {"/echo", "gzip", K32_HTTP_GZIP_MIN_BYTES, false}, /* under the minimum */
+	    {"/nope", "gzip", 16, false},		       /* not a 2xx */
+	    {"/echo", "gzip", 16, false}, /* ~50 bytes that gzip does not shrink: plain */
+	};
+	struct k32_buf body;
+	struct http_server_stats st;
+
+	(void)state;
+	k32_buf_init(&body, k32_default_allocator(), 1u << 20, "test body");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_server_config cfg;
+		int status = 0;
+		bool gz = false;
+
+		http_server_config_init(&cfg);
+		cfg.gzip_min_bytes = cases[i].min_bytes;
+		struct http_server *srv = start(&cfg);
+		gzip_get(srv, cases[i].target, cases[i].ae, &status, &gz, &body);
+		if (gz != cases[i].gzip)
+			fail_msg("case %zu %s AE %s: gzip %d, expected %d", i, cases[i].target,
+				 cases[i].ae ? cases[i].ae : "-", gz, cases[i].gzip);
+		if (!strcmp(cases[i].target, "/big")) {
+			size_t n =
+			    gz ? gunzip(body.data, body.len, plain, sizeof(plain)) : body.len;
+			assert_int_equal(n, 20000 * 25);
+			if (!gz)
+				memcpy(plain, body.data, n);
+			assert_memory_equal(plain + 19999 * 25, "line 19999 of a big body\n", 25);
+			if (gz)
+				assert_true(body.len < n / 5);
+		}
+		http_server_get_stats(srv, &st);
+		assert_int_equal(st.gzip_responses, gz ? 1 : 0);
+		if (gz)
+			assert_true(st.gzip_out_bytes < st.gzip_in_bytes);
+		http_server_stop(srv);
+	}
+	k32_buf_fini(&body);
 }
 
 /* ---- helper tests ---- */
@@ -1480,6 +1654,9 @@ int main(void)
 	    cmocka_unit_test(test_accept_out_of_fds),
 	    cmocka_unit_test(test_client_errors),
 	    cmocka_unit_test(test_alloc_failures),
+	    cmocka_unit_test(test_accepts_gzip),
+	    cmocka_unit_test(test_gzip_encode),
+	    cmocka_unit_test(test_gzip_server),
 	};
 
 	P = k32_plat();

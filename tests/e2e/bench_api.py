@@ -9,6 +9,13 @@ Starts the server on a free loopback port with a temporary data directory (plain
 default; --tls measures over HTTPS, the way kubectl talks to it), fills it over the API,
 reads VmRSS from /proc/<pid>/status (Linux), measures, stops it with SIGTERM.
 
+The 8-client figures come three ways, side by side on the same server: identity (no
+Accept-Encoding), `_gzip` (Accept-Encoding: gzip as kubectl sends it; the answer is
+inflated by the client inside the timed request; with nothing written meanwhile the server
+answers from its cache of compressed lists) and `_gzip_nocache` (gzip again, but every
+request carries a distinct ignored query parameter, so each one is listed, rendered and
+compressed afresh); `..._gzip_answers_...` counts the answers that really came gzip-encoded.
+
 With kube32-load built beside the server (cmd/kube32-server), the 1 and 8 client figures
 are measured again with it (suffix _c): a C client over mbedTLS needs far less CPU than
 Python's, and the clients share the machine's 2 cores with the server.
@@ -36,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 
 def rss_kib(pid):
@@ -57,10 +65,13 @@ def pct(sorted_lat, q):
 
 
 class Client:
-    def __init__(self, port, data, token, use_tls):
+    def __init__(self, port, data, token, use_tls, gzip=False):
         self.port, self.data, self.use_tls = port, data, use_tls
         self.headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json",
                         "Accept": "application/json"}
+        if gzip:  # as kubectl (Go's transport) sends it, and then inflates the answer
+            self.headers["Accept-Encoding"] = "gzip"
+        self.gzipped = 0  # answers that came with Content-Encoding: gzip
         self.c = self.conn()
 
     def conn(self):
@@ -74,24 +85,32 @@ class Client:
                        headers=self.headers)
         r = self.c.getresponse()
         data = r.read()
+        if r.getheader("Content-Encoding") == "gzip":
+            data = zlib.decompress(data, 16 + zlib.MAX_WBITS)
+            self.gzipped += 1
         if r.status >= 300:
             raise RuntimeError("%s %s: %d %s" % (method, path, r.status, data[:200]))
         return data
 
 
 def worker(args):
-    port, data, token, use_tls, n, start_at = args
-    cl = Client(port, data, token, use_tls)
-    for _ in range(20):
-        cl.req("GET", "/api/v1/pods")
+    port, data, token, use_tls, n, start_at, gzip, nocache = args
+    cl = Client(port, data, token, use_tls, gzip)
+    tag = "w%d" % os.getpid()
+    # nocache: a query parameter the server ignores but that makes every request a new key
+    # of the API's list cache, so each answer is read, rendered and compressed afresh
+    path = (lambda i: "/api/v1/pods?bench=%s-%d" % (tag, i)) if nocache else \
+        (lambda i: "/api/v1/pods")
+    for i in range(20):
+        cl.req("GET", path(i))
     while time.time() < start_at:
         time.sleep(0.001)
     lat = []
-    for _ in range(n):
+    for i in range(n):
         t0 = time.perf_counter()
-        cl.req("GET", "/api/v1/pods")
+        cl.req("GET", path(20 + i))
         lat.append(time.perf_counter() - t0)
-    return lat
+    return lat, cl.gzipped
 
 
 def run_once(server, use_tls, server_args, idle_s):
@@ -165,13 +184,28 @@ def run_once(server, use_tls, server_args, idle_s):
     for q in (50, 90, 99):
         out["api_get_pods_100_p%d_ms_1client" % q] = pct(lat, q / 100)
 
-    # 8 clients, 8 processes, started together
-    start_at = time.time() + 1.0
-    with multiprocessing.get_context("fork").Pool(8) as pool:
-        parts = pool.map(worker, [(port, data, token, use_tls, 250, start_at)] * 8)
-    lat8 = sorted(x for p in parts for x in p)
-    for q in (50, 90, 99):
-        out["api_get_pods_100_p%d_ms_8clients" % q] = pct(lat8, q / 100)
+    # 8 clients, 8 processes, started together: without Accept-Encoding (identity), then
+    # with "Accept-Encoding: gzip" as kubectl sends it (served from the API's list cache
+    # while nothing is written), then gzip with every request a cache miss
+    for gz, nocache, suffix in ((False, False, ""), (True, False, "_gzip"),
+                                (True, True, "_gzip_nocache")):
+        start_at = time.time() + 1.0
+        c0 = cpu_s(proc.pid)
+        with multiprocessing.get_context("fork").Pool(8) as pool:
+            parts = pool.map(worker, [(port, data, token, use_tls, 250, start_at, gz,
+                                       nocache)] * 8)
+        lat8 = sorted(x for p in parts for x in p[0])
+        for q in (50, 90, 99):
+            out["api_get_pods_100_p%d_ms_8clients%s" % (q, suffix)] = pct(lat8, q / 100)
+        # the server's CPU per request, warm-ups included (8 x (20 + 250))
+        out["api_server_cpu_us_per_get_8clients%s" % suffix] = \
+            (cpu_s(proc.pid) - c0) / (8 * 270) * 1e6
+        # how many of the 8 x 270 answers came gzip-encoded (0 for identity)
+        out["api_get_pods_100_gzip_answers_8clients%s" % suffix] = sum(p[1] for p in parts)
+    gcl = Client(port, data, token, use_tls, True)
+    gcl.c.request("GET", "/api/v1/pods", headers=gcl.headers)
+    r = gcl.c.getresponse()
+    out["api_list_pods_100_gzip_bytes"] = len(r.read())
     out["api_rss_kib_after_8_clients"] = rss_kib(proc.pid)
 
     # the same with kube32-load (C, src/http's client over mbedTLS), when built beside
@@ -286,6 +320,8 @@ LIMITS = {
     "api_get_pods_100_p50_ms_1client": "limit 1.0",
     "api_get_pods_100_p50_ms_8clients": "limit 1.0",
     "api_get_pods_100_p99_ms_8clients": "limit 5.0",
+    "api_get_pods_100_p50_ms_8clients_gzip": "limit 1.0",
+    "api_get_pods_100_p99_ms_8clients_gzip": "limit 5.0",
     "api_get_pods_100_p50_ms_8clients_c": "limit 1.0",
     "api_get_pods_100_p99_ms_8clients_c": "limit 5.0",
     "api_write_lease_p50_ms": "limit 5.0",

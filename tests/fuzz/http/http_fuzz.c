@@ -4,13 +4,16 @@
  * the incremental paths run: header names and values cut across reads, bodies compacted),
  * parsed as a pipeline of up to 8 requests with a small body limit; then the same bytes are
  * parsed as a response with a streaming body consumer; each request target goes through
- * the query helpers. Nothing may crash, leak or read out of bounds.
+ * the query helpers. The bytes are also read as an Accept-Encoding value and gzipped, and the
+ * gzip must inflate back to them. Nothing may crash, leak or read out of bounds.
  *
  * Built with libFuzzer when K32_FUZZ=ON; http_fuzz_replay.c runs the seed corpus under ctest.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "http/http_int.h"
 
@@ -97,12 +100,40 @@ static void run(enum http_parser_type type, const uint8_t *data, size_t size, si
 	k32_free(a, mp, sizeof(*mp));
 }
 
+/* Accept-Encoding parsing, and gzip of the bytes inflating back to them exactly. */
+static void gzip_round_trip(const uint8_t *data, size_t size)
+{
+	static uint8_t back[1 << 16];
+	struct k32_buf z;
+	z_stream s;
+
+	(void)http_accepts_gzip((struct k32_str){(const char *)data, size});
+	if (size > sizeof(back))
+		return;
+	k32_buf_init(&z, k32_default_allocator(), size + 64, "fuzz gzip");
+	if (http_gzip(data, size, &z, NULL) == K32_OK) {
+		memset(&s, 0, sizeof(s));
+		if (inflateInit2(&s, 16 + MAX_WBITS) != Z_OK)
+			abort();
+		s.next_in = z.data;
+		s.avail_in = (uInt)z.len;
+		s.next_out = back;
+		s.avail_out = sizeof(back);
+		if (inflate(&s, Z_FINISH) != Z_STREAM_END || sizeof(back) - s.avail_out != size ||
+		    (size && memcmp(back, data, size)))
+			abort(); /* what gzip wrote does not inflate to the input */
+		inflateEnd(&s);
+	}
+	k32_buf_fini(&z);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t step;
 
 	if (size < 1)
 		return 0;
+	gzip_round_trip(data + 1, size - 1);
 	step = (size_t)(data[0] % 64) + 1;
 	run(HTTP_REQUEST, data + 1, size - 1, step);
 	run(HTTP_REQUEST, data + 1, size - 1, size);

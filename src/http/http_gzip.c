@@ -1,0 +1,119 @@
+/*
+ * http_gzip.c - Content-Encoding: gzip for responses (zlib's deflate), and the
+ * Accept-Encoding test that decides it.
+ *
+ * Memory is bounded by the window and hash sizes in k32_config.h (K32_HTTP_GZIP_WINDOW_BITS,
+ * K32_HTTP_GZIP_MEM_LEVEL): deflate needs (1 << (wbits + 2)) + (1 << (mlevel + 9)) bytes,
+ * 32 KiB with the defaults (12, 5), taken from the C library for the call and freed at its
+ * end. The output goes straight into the caller's capped k32_buf in slices, so nothing is
+ * copied twice and a body that does not shrink is detected and refused.
+ */
+#include <string.h>
+#include <zlib.h>
+
+#include "http/http_int.h"
+
+#define GZIP_MOD "http"
+
+/* Does the Accept-Encoding list name gzip (or *) with a q other than 0? */
+bool http_accepts_gzip(struct k32_str list)
+{
+	struct k32_str rest = list, item;
+	while (rest.len) {
+		bool more = k32_str_cut(rest, ',', &item, &rest);
+		struct k32_str coding, params;
+		if (!k32_str_cut(item, ';', &coding, &params))
+			params = (struct k32_str){"", 0};
+		coding = k32_str_trim(coding);
+		bool named =
+		    http_str_ieq(coding, "gzip") || (coding.len == 1 && coding.p[0] == '*');
+		if (named) {
+			/* q=0, q=0.0, q=0.000: refused; any other q (or none) accepts */
+			params = k32_str_trim(params);
+			if (params.len >= 2 && (params.p[0] == 'q' || params.p[0] == 'Q') &&
+			    params.p[1] == '=') {
+				size_t i = 2;
+				bool zero = i < params.len && params.p[i] == '0';
+				for (i = 3; zero && i < params.len; i++)
+					zero = params.p[i] == '.' || params.p[i] == '0';
+				if (zero)
+					return false;
+			}
+			return true;
+		}
+		if (!more)
+			break;
+	}
+	return false;
+}
+
+bool http_request_accepts_gzip(const struct http_request *req)
+{
+	for (size_t i = 0; i < req->header_count; i++) {
+		const struct http_header *h = &req->headers[i];
+		if (http_str_ieq(h->name, "Accept-Encoding") && http_accepts_gzip(h->value))
+			return true;
+	}
+	return false;
+}
+
+k32_status_t http_gzip(const void *in, size_t len, struct k32_buf *out, struct k32_err *err)
+{
+	z_stream z;
+	size_t start = out->len;
+	k32_status_t st = K32_OK;
+
+	if (len > (size_t)UINT32_MAX)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, GZIP_MOD,
+				   "gzip: %zu bytes is over zlib's 4 GiB per call; send it plain",
+				   len);
+	memset(&z, 0, sizeof(z));
+	/* 16 + window bits: a gzip header and trailer instead of zlib's */
+	int zr = deflateInit2(&z, K32_HTTP_GZIP_LEVEL, Z_DEFLATED, 16 + K32_HTTP_GZIP_WINDOW_BITS,
+			      K32_HTTP_GZIP_MEM_LEVEL, Z_DEFAULT_STRATEGY);
+	if (zr != Z_OK)
+		return k32_err_set(err, zr == Z_MEM_ERROR ? K32_ERR_NO_MEMORY : K32_ERR_INTERNAL,
+				   GZIP_MOD, "gzip: deflateInit2 failed (%d); send the body plain",
+				   zr);
+	z.next_in = (Bytef *)(uintptr_t)in;
+	z.avail_in = (uInt)len;
+	for (;;) {
+		/* Slices of at most 16 KiB: the buffer grows by doubling, never far past need. */
+		size_t room = out->cap > out->len + 1 ? out->cap - out->len - 1 : 0;
+		if (room < 512 && out->len < out->max_len) {
+			size_t want = out->cap < 16384 ? 4096 : 16384;
+			if (want > out->max_len - out->len)
+				want = out->max_len - out->len;
+			st = k32_buf_reserve(out, want, err);
+			if (st)
+				break;
+			room = out->cap - out->len - 1;
+		}
+		if (room > out->max_len - out->len)
+			room = out->max_len - out->len;
+		if (room == 0) {
+			st = k32_err_set(err, K32_ERR_NO_RESOURCES, GZIP_MOD,
+					 "gzip: %s is full at %zu bytes; send the body plain",
+					 out->what, out->max_len);
+			break;
+		}
+		z.next_out = out->data + out->len;
+		z.avail_out = (uInt)room;
+		zr = deflate(&z, Z_FINISH);
+		out->len += room - z.avail_out;
+		if (zr == Z_STREAM_END)
+			break;
+		if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			st = k32_err_set(err, K32_ERR_INTERNAL, GZIP_MOD,
+					 "gzip: deflate failed (%d); send the body plain", zr);
+			break;
+		}
+	}
+	deflateEnd(&z);
+	if (st) {
+		out->len = start;
+	}
+	if (out->data)
+		out->data[out->len] = '\0';
+	return st;
+}
