@@ -60,7 +60,9 @@ struct wrt_ld {
 	size_t pos, end;  /* cursor and end of the current section or body */
 	k32_status_t st;  /* first error */
 	struct k32_err *err;
-	/* validator */
+	/* validator (scratch grown on demand up to the K32_WASM_* limits: see grow_operands) */
+	uint32_t v_cap;	     /* operands vt, vk, vv, vhi hold (one allocation) */
+	uint32_t ctl_cap;    /* entries ctl holds */
 	uint8_t *vt;	     /* operand types */
 	uint32_t vh, vmax;   /* height, highest height in this function */
 	struct wrt_ctl *ctl; /* control stack */
@@ -954,6 +956,70 @@ static uint32_t home(struct wrt_ld *ld, uint32_t i)
 	return ld->nlocals + i;
 }
 
+/*
+ * The loader's scratch starts small and doubles on demand up to K32_WASM_MAX_OPERANDS
+ * operands and K32_WASM_MAX_BLOCK_DEPTH blocks: a driver needs a few hundred bytes where
+ * the limits would take 130 KiB. The four operand arrays share one allocation
+ * (vv, vhi: 4 bytes an operand; vt, vk: 1 byte).
+ */
+#define WRT_LD_OPERANDS0 64
+#define WRT_LD_BLOCKS0	 16
+
+static size_t operands_bytes(uint32_t cap)
+{
+	return (size_t)cap * 10;
+}
+
+static bool grow_operands(struct wrt_ld *ld)
+{
+	uint32_t cap = ld->v_cap ? ld->v_cap * 2 : WRT_LD_OPERANDS0;
+	if (cap > K32_WASM_MAX_OPERANDS)
+		cap = K32_WASM_MAX_OPERANDS;
+	uint8_t *p = k32_alloc(&ld->m->alloc, operands_bytes(cap));
+	if (!p) {
+		no_memory(ld, ld->pos);
+		return false;
+	}
+	uint32_t *vv = (uint32_t *)(void *)p, *vhi = vv + cap;
+	uint8_t *vt = (uint8_t *)(vhi + cap), *vk = vt + cap;
+	if (ld->v_cap) {
+		memcpy(vv, ld->vv, (size_t)ld->v_cap * 4);
+		memcpy(vhi, ld->vhi, (size_t)ld->v_cap * 4);
+		memcpy(vt, ld->vt, ld->v_cap);
+		memcpy(vk, ld->vk, ld->v_cap);
+		k32_free(&ld->m->alloc, ld->vv, operands_bytes(ld->v_cap));
+	}
+	ld->vv = vv;
+	ld->vhi = vhi;
+	ld->vt = vt;
+	ld->vk = vk;
+	ld->v_cap = cap;
+	return true;
+}
+
+static bool grow_ctl(struct wrt_ld *ld)
+{
+	uint32_t cap = ld->ctl_cap ? ld->ctl_cap * 2 : WRT_LD_BLOCKS0;
+	if (cap > K32_WASM_MAX_BLOCK_DEPTH)
+		cap = K32_WASM_MAX_BLOCK_DEPTH;
+	struct wrt_ctl *n = k32_alloc(&ld->m->alloc, sizeof(*n) * cap);
+	if (!n) {
+		no_memory(ld, ld->pos);
+		return false;
+	}
+	if (ld->ctl_cap) {
+		memcpy(n, ld->ctl, sizeof(*n) * ld->ctl_cap);
+		/* a one-value block type points at its own entry's storage */
+		for (uint32_t i = 0; i < ld->ctl_cap; i++)
+			if (ld->ctl[i].results == &ld->ctl[i].single)
+				n[i].results = &n[i].single;
+		k32_free(&ld->m->alloc, ld->ctl, sizeof(*n) * ld->ctl_cap);
+	}
+	ld->ctl = n;
+	ld->ctl_cap = cap;
+	return true;
+}
+
 static void push(struct wrt_ld *ld, uint8_t t)
 {
 	if (ld->st)
@@ -967,6 +1033,8 @@ static void push(struct wrt_ld *ld, uint8_t t)
 			  "WRT_MAX_SLOTS");
 		return;
 	}
+	if (ld->vh >= ld->v_cap && !grow_operands(ld))
+		return;
 	ld->vt[ld->vh] = t;
 	ld->vk[ld->vh] = VK_HOME;
 	ld->vh++;
@@ -1094,6 +1162,8 @@ static void push_ctl(struct wrt_ld *ld, uint8_t kind, const uint8_t *params, uin
 		limit_hit(ld, off, "blocks nested too deep", "K32_WASM_MAX_BLOCK_DEPTH");
 		return;
 	}
+	if (ld->cd >= ld->ctl_cap && !grow_ctl(ld))
+		return;
 	bool dead = ld->cd ? !live(ld) : false;
 	struct wrt_ctl *c = &ld->ctl[ld->cd++];
 	memset(c, 0, sizeof(*c));
@@ -2765,18 +2835,18 @@ static void pack_srcmap(struct wrt_ld *ld)
 static void ld_free_scratch(struct wrt_ld *ld)
 {
 	const struct k32_allocator *a = &ld->m->alloc;
-	k32_free(a, ld->vt, K32_WASM_MAX_OPERANDS);
-	k32_free(a, ld->ctl, sizeof(*ld->ctl) * K32_WASM_MAX_BLOCK_DEPTH);
+	if (ld->v_cap)
+		k32_free(a, ld->vv, operands_bytes(ld->v_cap));
+	if (ld->ctl_cap)
+		k32_free(a, ld->ctl, sizeof(*ld->ctl) * ld->ctl_cap);
 	k32_free(a, ld->locals, ld->locals_cap);
-	k32_free(a, ld->vk, K32_WASM_MAX_OPERANDS);
-	k32_free(a, ld->vv, K32_WASM_MAX_OPERANDS * 4);
-	k32_free(a, ld->vhi, K32_WASM_MAX_OPERANDS * 4);
 	ld->vk = NULL;
 	ld->vv = NULL;
 	ld->vhi = NULL;
 	ld->vt = NULL;
 	ld->ctl = NULL;
 	ld->locals = NULL;
+	ld->v_cap = ld->ctl_cap = 0;
 }
 
 static void ld_sections(struct wrt_ld *ld, size_t len)
@@ -2924,14 +2994,7 @@ k32_status_t wrt_module_load(const struct k32_allocator *alloc, const uint8_t *b
 	ld.b = bytes;
 	ld.end = len;
 	ld.err = err;
-	ld.vt = k32_alloc(alloc, K32_WASM_MAX_OPERANDS);
-	ld.ctl = k32_alloc(alloc, sizeof(*ld.ctl) * K32_WASM_MAX_BLOCK_DEPTH);
-	ld.vk = k32_alloc(alloc, K32_WASM_MAX_OPERANDS);
-	ld.vv = k32_alloc(alloc, K32_WASM_MAX_OPERANDS * 4);
-	ld.vhi = k32_alloc(alloc, K32_WASM_MAX_OPERANDS * 4);
-	if (!ld.vt || !ld.ctl || !ld.vk || !ld.vv || !ld.vhi)
-		no_memory(&ld, 0);
-	if (!ld.st)
+	if (grow_operands(&ld) && grow_ctl(&ld))
 		ld.declared = ld_alloc(&ld, 1);
 	if (!ld.st)
 		ld_sections(&ld, len);

@@ -316,6 +316,66 @@ static void test_invalid(void **state)
 	}
 }
 
+/* The loader's scratch grows on demand: nesting and operand heights up to the limits load
+ * (the one-value block types survive the control stack moving), one more is refused. */
+struct deep_case {
+	const char *name;
+	uint32_t n;   /* repetitions */
+	uint8_t kind; /* 0: n nested blocks, 1: n nested (result i32) blocks, 2: n operands */
+	k32_status_t want;
+	const char *msg;
+};
+
+static const struct deep_case deep_cases[] = {
+    {"blocks at the limit", K32_WASM_MAX_BLOCK_DEPTH - 1, 0, K32_OK, ""},
+    {"blocks over the limit", K32_WASM_MAX_BLOCK_DEPTH, 0, K32_ERR_NO_RESOURCES,
+     "K32_WASM_MAX_BLOCK_DEPTH"},
+    {"result blocks", 300, 1, K32_OK, ""},
+    {"operands at the limit", K32_WASM_MAX_OPERANDS, 2, K32_OK, ""},
+    {"operands over the limit", K32_WASM_MAX_OPERANDS + 1, 2, K32_ERR_NO_RESOURCES,
+     "K32_WASM_MAX_OPERANDS"},
+};
+
+static void test_deep_bodies(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(deep_cases) / sizeof(deep_cases[0]); i++) {
+		const struct deep_case *c = &deep_cases[i];
+		uint8_t *body = malloc((size_t)c->n * 4 + 8);
+		assert_non_null(body);
+		size_t k = 0;
+		body[k++] = 0; /* no locals */
+		for (uint32_t j = 0; j < c->n; j++) {
+			if (c->kind == 2) {
+				body[k++] = 0x41; /* i32.const 1 */
+				body[k++] = 1;
+			} else {
+				body[k++] = 0x02; /* block */
+				body[k++] = c->kind ? 0x7F : 0x40;
+			}
+		}
+		if (c->kind == 1) {
+			body[k++] = 0x41;
+			body[k++] = 1;
+		}
+		for (uint32_t j = 0; j < c->n; j++)
+			body[k++] = c->kind == 2 ? 0x1A : 0x0B; /* drop or end */
+		if (c->kind == 1)
+			body[k++] = 0x1A;
+		body[k++] = 0x0B;
+		struct mb mod = build_module(BYTES(SIG_V_V), body, k, false);
+		struct wrt_module *m = NULL;
+		struct k32_err err = {0};
+		k32_status_t st = wrt_module_load(&alloc, mod.b, mod.n, NULL, &m, &err);
+		if (st != c->want || !strstr(err.msg, c->msg))
+			fail_msg("%s: got %d '%s', want %d '%s'", c->name, st, err.msg, c->want,
+				 c->msg);
+		wrt_module_free(m);
+		free(mod.b);
+		free(body);
+	}
+}
+
 /* Every prefix of a valid module is rejected cleanly; nothing crashes or leaks. */
 static void test_truncated(void **state)
 {
@@ -891,6 +951,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_deep_bodies, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exec, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_compiler_folds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_traps, setup, teardown),
