@@ -52,8 +52,7 @@ struct pod {
 	uint64_t next_us;
 	bool dead;
 	/* what the embedder saw */
-	struct hw_reading readings[K32_HW_MAX_READINGS];
-	uint32_t nreadings;
+	struct hw_readings readings;
 	uint32_t publishes;
 	bool ready;
 	char reason[32];
@@ -63,14 +62,13 @@ struct pod {
 static struct pod pods[NPODS + 2];
 
 static void on_publish(void *user, uint32_t index, const struct hw_grant *dev,
-		       const struct hw_reading *r, uint32_t count, uint64_t time_us)
+		       const struct hw_readings *r, uint64_t time_us)
 {
 	struct pod *p = user;
 	(void)index;
 	(void)dev;
 	(void)time_us;
-	memcpy(p->readings, r, count * sizeof(*r));
-	p->nreadings = count;
+	p->readings = *r;
 	p->publishes++;
 }
 
@@ -245,10 +243,7 @@ static uint32_t shadow_used(int i)
 
 static const char *reading(int i, const char *key)
 {
-	for (uint32_t k = 0; k < pods[i].nreadings; k++)
-		if (!strcmp(pods[i].readings[k].key, key))
-			return pods[i].readings[k].value;
-	return NULL;
+	return hw_readings_get(&pods[i].readings, key);
 }
 
 static int setup(void **state)

@@ -71,10 +71,7 @@ void drv_fake_teardown(void)
 
 const char *drv_fake_reading(const char *key)
 {
-	for (uint32_t i = 0; i < drv_fake.npub; i++)
-		if (!strcmp(drv_fake.pub[i].key, key))
-			return drv_fake.pub[i].value;
-	return NULL;
+	return hw_readings_get(&drv_fake.pub, key);
 }
 
 k32_status_t drv_fake_xfer(const void *w, size_t wlen, void *r, size_t rlen)
@@ -156,23 +153,7 @@ void k32_log(uint32_t level, const char *msg, uint32_t len)
 
 static int32_t stage(const char *key, uint32_t key_len, const char *v, size_t n)
 {
-	if (key_len == 0 || key_len >= K32_HW_READING_KEY_LEN || n >= K32_HW_READING_VALUE_LEN)
-		return K32_EINVAL;
-	struct hw_reading *r = NULL;
-	for (uint32_t i = 0; i < drv_fake.nstaged; i++)
-		if (strlen(drv_fake.staged[i].key) == key_len &&
-		    !memcmp(drv_fake.staged[i].key, key, key_len))
-			r = &drv_fake.staged[i];
-	if (!r) {
-		if (drv_fake.nstaged >= K32_HW_MAX_READINGS)
-			return K32_ENOSPC;
-		r = &drv_fake.staged[drv_fake.nstaged++];
-		memcpy(r->key, key, key_len);
-		r->key[key_len] = 0;
-	}
-	memcpy(r->value, v, n);
-	r->value[n] = 0;
-	return 0;
+	return hw_readings_set(&drv_fake.staged, key, key_len, v, n); /* 0 or K32_ENOSPC */
 }
 
 int32_t k32_reading_f64(const char *key, uint32_t key_len, double v, int32_t decimals)
@@ -193,12 +174,11 @@ int32_t k32_publish(uint32_t device_index)
 {
 	if (device_index != 0)
 		return K32_ENOENT;
-	memcpy(drv_fake.pub, drv_fake.staged, sizeof(drv_fake.pub));
-	drv_fake.npub = drv_fake.nstaged;
-	drv_fake.nstaged = 0;
+	drv_fake.pub = drv_fake.staged;
+	hw_readings_clear(&drv_fake.staged);
 	drv_fake.publishes++;
 	hw_pod_published(&drv_fake.pod, 0);
-	return (int32_t)drv_fake.npub;
+	return (int32_t)drv_fake.pub.n;
 }
 
 int32_t k32_device_condition(uint32_t device_index, uint32_t ready, const char *reason,

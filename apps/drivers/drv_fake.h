@@ -34,10 +34,8 @@ struct drv_fake {
 	uint32_t nparams;
 	bool granted;	   /* false: every transfer is K32_EPERM */
 	uint64_t clock_us; /* virtual time */
-	struct hw_reading staged[K32_HW_MAX_READINGS];
-	uint32_t nstaged;
-	struct hw_reading pub[K32_HW_MAX_READINGS]; /* the last published set */
-	uint32_t npub;
+	struct hw_readings staged;
+	struct hw_readings pub; /* the last published set */
 	uint32_t publishes;
 	uint32_t conditions;
 	bool ready;

@@ -668,7 +668,12 @@ _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256,
 #endif
 
 /* Readings staged per driver pod before k32_publish, and the size of a key and a value
- * (NUL included). Bytes per pod: K32_HW_MAX_READINGS x (KEY + VALUE) = 8 x 56 = 448. */
+ * (NUL included). They are kept packed ("key\0value\0" pairs) in K32_HW_READINGS_BYTES,
+ * three times per driver pod (staged, latest, last sent): bme688's five readings take 88 B,
+ * rfid's four 49 B. */
+#ifndef K32_HW_READINGS_BYTES
+#define K32_HW_READINGS_BYTES 160
+#endif
 #ifndef K32_HW_MAX_READINGS
 #define K32_HW_MAX_READINGS 8
 #endif
@@ -679,6 +684,11 @@ _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256,
 #define K32_HW_READING_VALUE_LEN 32
 #endif
 
+/* Bytes of a Device's spec.params kept per driver pod, packed ("key\0value\0"; each key and
+ * value under 32 bytes, at most 8 pairs). The demo's bme688 params take 57 B. */
+#ifndef K32_HW_DEVICE_PARAMS_BYTES
+#define K32_HW_DEVICE_PARAMS_BYTES 192
+#endif
 /* What a driver pod asks for (hw_device_pod_manifest; measured in drv_e2e_test, which runs
  * the three drivers with exactly these): linear memory (256 B shadow stack + data: bme688
  * ends at 634 B, rfid 494, miniscale 412), Wasm value stack (they need 249..256 B) and call

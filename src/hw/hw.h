@@ -280,16 +280,36 @@ struct hw_grant {
 	uint32_t nparams;
 };
 
-struct hw_reading {
-	char key[K32_HW_READING_KEY_LEN];     /* e.g. "temperature_c" */
-	char value[K32_HW_READING_VALUE_LEN]; /* decimal string or text */
+/*
+ * A set of readings, packed: "key\0value\0" pairs in kv[0..len), at most
+ * K32_HW_MAX_READINGS of them, keys shorter than K32_HW_READING_KEY_LEN (e.g.
+ * "temperature_c"), values shorter than K32_HW_READING_VALUE_LEN (a decimal string or text).
+ */
+struct hw_readings {
+	uint16_t len; /* bytes used in kv */
+	uint8_t n;    /* pairs */
+	char kv[K32_HW_READINGS_BYTES];
 };
+
+void hw_readings_clear(struct hw_readings *r);
+/* key := value (replacing the key's earlier value). HW_OK, or HW_ENOSPC when a limit above
+ * or K32_HW_READINGS_BYTES would be passed (r unchanged then). */
+int32_t hw_readings_set(struct hw_readings *r, const char *key, size_t key_len, const char *value,
+			size_t value_len);
+/* The value of key, or NULL. */
+const char *hw_readings_get(const struct hw_readings *r, const char *key);
+/* Iteration: for (size_t o = 0; (o = hw_readings_next(r, o, &k, &v)) != 0;) ... ; returns
+ * the offset after the pair at off, 0 past the last one. */
+size_t hw_readings_next(const struct hw_readings *r, size_t off, const char **key,
+			const char **value);
+/* Whether a and b hold the same keys with the same values (in any order). */
+bool hw_readings_equal(const struct hw_readings *a, const struct hw_readings *b);
 
 /* Callbacks the embedder (kubelet, tests) provides. Each gets the pod's user pointer. */
 struct hw_host_ops {
 	/* k32_publish: the staged readings as one update for grant `index`. Must not block. */
 	void (*publish)(void *user, uint32_t index, const struct hw_grant *dev,
-			const struct hw_reading *readings, uint32_t count, uint64_t time_us);
+			const struct hw_readings *readings, uint64_t time_us);
 	/* k32_device_condition. May be NULL (ignored). */
 	void (*condition)(void *user, uint32_t index, const struct hw_grant *dev, bool ready,
 			  const char *reason, size_t reason_len, const char *msg, size_t msg_len);
@@ -325,10 +345,9 @@ struct hw_pod {
 	/* the node's own Ready condition per Device (first K32_HW_POD_AUTO_COND of them): 0 none
 	 * reported, 1 Ready/Reading, 2 set by the driver, else the failed transfer's code */
 	int8_t cond[K32_HW_POD_AUTO_COND];
-	struct hw_reading staged[K32_HW_MAX_READINGS]; /* readings since the last publish */
-	uint32_t nstaged;
-	uint64_t log_window_us; /* start of the current 1 s log window */
-	uint32_t log_count;	/* lines in it */
+	struct hw_readings staged; /* readings since the last publish */
+	uint64_t log_window_us;	   /* start of the current 1 s log window */
+	uint32_t log_count;	   /* lines in it */
 	struct hw_pod_stats stats;
 };
 
@@ -387,15 +406,20 @@ struct hw_device {
 	uint32_t poll_ms;	/* spec.pollIntervalMs (rfid 200, bme688 3000, miniscale 1000) */
 	struct hw_param params[HW_DEVICE_MAX_PARAMS]; /* point into store below */
 	uint32_t nparams;
-	char store[HW_DEVICE_MAX_PARAMS][2][HW_DEVICE_PARAM_LEN];
+	uint32_t store_len;			/* bytes used in store */
+	char store[K32_HW_DEVICE_PARAMS_BYTES]; /* "key\0value\0" pairs */
 };
 
 /*
  * Parses a Device object. K32_ERR_INVALID_ARGS (err names the field) for a missing node,
  * model or address, an unknown model, values out of range, or params that do not fit
- * (HW_DEVICE_MAX_PARAMS, HW_DEVICE_PARAM_LEN).
+ * (HW_DEVICE_MAX_PARAMS, HW_DEVICE_PARAM_LEN, K32_HW_DEVICE_PARAMS_BYTES). The params point
+ * into the struct: a copy of it must call hw_device_rebase.
  */
 k32_status_t hw_device_parse(const cJSON *obj, struct hw_device *out, struct k32_err *err);
+
+/* Points a copied hw_device's params at its own store. */
+void hw_device_rebase(struct hw_device *d);
 
 /* The grant for a pod bound to d (params point into d, which must outlive the grant). */
 void hw_device_grant(const struct hw_device *d, struct hw_grant *out);
@@ -421,10 +445,8 @@ int hw_device_conflict(const struct hw_device *devs, size_t n, const struct hw_d
 
 /* Per-Device status publisher. Caller-owned; hw_devstatus_init first. */
 struct hw_devstatus {
-	struct hw_reading cur[K32_HW_MAX_READINGS]; /* latest readings */
-	uint32_t ncur;
-	struct hw_reading sent[K32_HW_MAX_READINGS]; /* as last sent (for nulls) */
-	uint32_t nsent;
+	struct hw_readings cur;	   /* latest readings */
+	struct hw_readings sent;   /* as last sent (for nulls) */
 	uint64_t last_read_us;	   /* when readings last arrived (0: never) */
 	uint64_t last_read_wall_s; /* the same on the wall clock (lastReadTime) */
 	uint64_t last_sent_us;	   /* when a patch was last produced (0: never) */
@@ -442,8 +464,8 @@ struct hw_devstatus {
 
 void hw_devstatus_init(struct hw_devstatus *st, uint32_t poll_ms, uint32_t min_interval_ms);
 /* k32_publish: the readings as one update. */
-void hw_devstatus_readings(struct hw_devstatus *st, const struct hw_reading *r, uint32_t count,
-			   uint64_t now_us, uint64_t wall_s);
+void hw_devstatus_readings(struct hw_devstatus *st, const struct hw_readings *r, uint64_t now_us,
+			   uint64_t wall_s);
 /* k32_device_condition, or the kubelet's own (reason "DriverCrash" when the pod traps). */
 void hw_devstatus_condition(struct hw_devstatus *st, bool ready, const char *reason,
 			    size_t reason_len, const char *msg, size_t msg_len, uint64_t wall_s);

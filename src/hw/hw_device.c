@@ -97,18 +97,38 @@ k32_status_t hw_device_parse(const cJSON *obj, struct hw_device *d, struct k32_e
 			return k32_err_set(err, K32_ERR_INVALID_ARGS, "hw",
 					   "Device %s: more than %d spec.params", n,
 					   HW_DEVICE_MAX_PARAMS);
-		if (!cJSON_IsString(p) ||
-		    !copy_str(d->store[d->nparams][0], HW_DEVICE_PARAM_LEN, p->string) ||
-		    !copy_str(d->store[d->nparams][1], HW_DEVICE_PARAM_LEN, p->valuestring))
+		size_t kl = p->string ? strlen(p->string) : HW_DEVICE_PARAM_LEN;
+		size_t vl = cJSON_IsString(p) ? strlen(p->valuestring) : HW_DEVICE_PARAM_LEN;
+		if (kl >= HW_DEVICE_PARAM_LEN || vl >= HW_DEVICE_PARAM_LEN)
 			return k32_err_set(err, K32_ERR_INVALID_ARGS, "hw",
 					   "Device %s: spec.params[%s] must be a string, key and "
 					   "value under %d bytes",
 					   n, p->string ? p->string : "?", HW_DEVICE_PARAM_LEN);
-		d->params[d->nparams].key = d->store[d->nparams][0];
-		d->params[d->nparams].value = d->store[d->nparams][1];
+		if (d->store_len + kl + vl + 2 > sizeof(d->store))
+			return k32_err_set(
+			    err, K32_ERR_INVALID_ARGS, "hw",
+			    "Device %s: spec.params take more than %d bytes (keys and "
+			    "values, one NUL each); shorten them",
+			    n, K32_HW_DEVICE_PARAMS_BYTES);
+		char *kp = d->store + d->store_len;
+		memcpy(kp, p->string, kl + 1);
+		memcpy(kp + kl + 1, p->valuestring, vl + 1);
+		d->store_len += (uint32_t)(kl + vl + 2);
 		d->nparams++;
 	}
+	hw_device_rebase(d);
 	return K32_OK;
+}
+
+void hw_device_rebase(struct hw_device *d)
+{
+	const char *q = d->store;
+	for (uint32_t i = 0; i < d->nparams; i++) {
+		d->params[i].key = q;
+		q += strlen(q) + 1;
+		d->params[i].value = q;
+		q += strlen(q) + 1;
+	}
 }
 
 void hw_device_grant(const struct hw_device *d, struct hw_grant *g)
@@ -238,14 +258,6 @@ static bool numeric(const char *v)
 	return *end == 0;
 }
 
-static const struct hw_reading *find(const struct hw_reading *r, uint32_t n, const char *key)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (!strcmp(r[i].key, key))
-			return &r[i];
-	return NULL;
-}
-
 static void set_cond(struct hw_devstatus *st, bool ready, const char *reason, size_t rlen,
 		     const char *msg, size_t mlen, uint64_t wall_s)
 {
@@ -266,18 +278,16 @@ static void set_cond(struct hw_devstatus *st, bool ready, const char *reason, si
 	st->event_pending = !ready;
 }
 
-void hw_devstatus_readings(struct hw_devstatus *st, const struct hw_reading *r, uint32_t count,
-			   uint64_t now_us, uint64_t wall_s)
+void hw_devstatus_readings(struct hw_devstatus *st, const struct hw_readings *r, uint64_t now_us,
+			   uint64_t wall_s)
 {
-	if (count > K32_HW_MAX_READINGS)
-		count = K32_HW_MAX_READINGS;
-	for (uint32_t i = 0; i < count; i++) {
-		const struct hw_reading *old = find(st->cur, st->ncur, r[i].key);
-		if (!numeric(r[i].value) && (!old || strcmp(old->value, r[i].value)))
+	const char *k, *v;
+	for (size_t o = 0; (o = hw_readings_next(r, o, &k, &v)) != 0;) {
+		const char *old = hw_readings_get(&st->cur, k);
+		if (!numeric(v) && (!old || strcmp(old, v)))
 			st->urgent = true; /* uid, present: users watch these change */
 	}
-	memcpy(st->cur, r, count * sizeof(*r));
-	st->ncur = count;
+	st->cur = *r;
 	st->last_read_us = now_us;
 	st->last_read_wall_s = wall_s;
 	st->dirty = true;
@@ -293,14 +303,7 @@ void hw_devstatus_condition(struct hw_devstatus *st, bool ready, const char *rea
 
 static bool same_as_sent(const struct hw_devstatus *st)
 {
-	if (st->ncur != st->nsent)
-		return false;
-	for (uint32_t i = 0; i < st->ncur; i++) {
-		const struct hw_reading *o = find(st->sent, st->nsent, st->cur[i].key);
-		if (!o || strcmp(o->value, st->cur[i].value))
-			return false;
-	}
-	return true;
+	return hw_readings_equal(&st->cur, &st->sent);
 }
 
 bool hw_devstatus_due(struct hw_devstatus *st, uint64_t now_us, uint64_t wall_s)
@@ -343,22 +346,23 @@ k32_status_t hw_devstatus_patch(struct hw_devstatus *st, const char *driver_pod,
 {
 	k32_status_t s = k32_buf_append_str(out, "{\"status\":{\"readings\":{", err);
 	bool first = true;
-	for (uint32_t i = 0; i < st->ncur && !s; i++) {
+	const char *k, *v;
+	for (size_t o = 0; !s && (o = hw_readings_next(&st->cur, o, &k, &v)) != 0;) {
 		s = k32_buf_printf(out, err, "%s", first ? "" : ",");
 		if (!s)
-			s = jstr(out, st->cur[i].key, err);
+			s = jstr(out, k, err);
 		if (!s)
 			s = k32_buf_append(out, ":", 1, err);
 		if (!s)
-			s = jstr(out, st->cur[i].value, err);
+			s = jstr(out, v, err);
 		first = false;
 	}
-	for (uint32_t i = 0; i < st->nsent && !s; i++) {
-		if (find(st->cur, st->ncur, st->sent[i].key))
+	for (size_t o = 0; !s && (o = hw_readings_next(&st->sent, o, &k, &v)) != 0;) {
+		if (hw_readings_get(&st->cur, k))
 			continue;
 		s = k32_buf_printf(out, err, "%s", first ? "" : ",");
 		if (!s)
-			s = jstr(out, st->sent[i].key, err);
+			s = jstr(out, k, err);
 		if (!s)
 			s = k32_buf_append_str(out, ":null", err);
 		first = false;
@@ -394,8 +398,7 @@ k32_status_t hw_devstatus_patch(struct hw_devstatus *st, const char *driver_pod,
 		s = k32_buf_append_str(out, "}}", err);
 	if (s)
 		return s;
-	memcpy(st->sent, st->cur, st->ncur * sizeof(st->cur[0]));
-	st->nsent = st->ncur;
+	st->sent = st->cur;
 	st->last_sent_us = now_us ? now_us : 1;
 	st->dirty = false;
 	st->urgent = false;

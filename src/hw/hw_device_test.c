@@ -87,6 +87,48 @@ static void test_parse(void **state)
 	cJSON_Delete(j);
 	assert_int_equal(d.mux_channel, HW_MUX_NONE);
 	assert_int_equal(d.poll_ms, 200);
+	/* params packed into K32_HW_DEVICE_PARAMS_BYTES: up to HW_DEVICE_MAX_PARAMS pairs of
+	 * 31-byte keys and values while they fit, then a clear error; a copy is rebased */
+	char js[2048];
+	int off = snprintf(js, sizeof(js),
+			   "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"node\":"
+			   "\"c1\",\"model\":\"rfid\",\"address\":40,\"params\":{");
+	size_t used = 0, fit = 0;
+	for (int i = 0; i < HW_DEVICE_MAX_PARAMS; i++) {
+		off += snprintf(js + off, sizeof(js) - (size_t)off, "%s\"k%02d%s\":\"%s\"",
+				i ? "," : "", i, "xxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+				"vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv");
+		used += 31 + 31 + 2;
+		fit += used <= K32_HW_DEVICE_PARAMS_BYTES;
+	}
+	snprintf(js + off, sizeof(js) - (size_t)off, "}}}");
+	j = parse(js);
+	struct k32_err err;
+	k32_err_clear(&err);
+	k32_status_t st = hw_device_parse(j, &d, &err);
+	cJSON_Delete(j);
+	if (fit < HW_DEVICE_MAX_PARAMS) {
+		assert_int_equal(st, K32_ERR_INVALID_ARGS);
+		assert_non_null(strstr(err.msg, "spec.params take more than"));
+	} else {
+		assert_int_equal(st, K32_OK);
+	}
+	j = parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"node\":\"c1\",\"model\":"
+		  "\"bme688\",\"address\":119,\"params\":{\"heaterTempC\":\"300\","
+		  "\"ambientC\":\"20\"}}}");
+	assert_int_equal(hw_device_parse(j, &d, NULL), K32_OK);
+	cJSON_Delete(j);
+	struct hw_device *copy = malloc(sizeof(*copy));
+	assert_non_null(copy);
+	*copy = d;
+	memset(&d, 0, sizeof(d));
+	hw_device_rebase(copy);
+	assert_int_equal(copy->nparams, 2);
+	assert_string_equal(copy->params[0].key, "heaterTempC");
+	assert_string_equal(copy->params[0].value, "300");
+	assert_string_equal(copy->params[1].key, "ambientC");
+	assert_string_equal(copy->params[1].value, "20");
+	free(copy);
 }
 
 static void test_manifest_conflict(void **state)
@@ -168,10 +210,17 @@ static void test_rfc3339(void **state)
 	assert_string_equal(t, "2000-02-29T00:00:00Z");
 }
 
-static struct hw_reading R(const char *k, const char *v) {
-	struct hw_reading r;
-	snprintf(r.key, sizeof(r.key), "%s", k);
-	snprintf(r.value, sizeof(r.value), "%s", v);
+/* A reading set from "key", "value", ... pairs (NULL-terminated). */
+static struct hw_readings R(const char *k, ...) {
+	struct hw_readings r;
+	hw_readings_clear(&r);
+	va_list ap;
+	va_start(ap, k);
+	for (; k; k = va_arg(ap, const char *)) {
+		const char *v = va_arg(ap, const char *);
+		assert_int_equal(hw_readings_set(&r, k, strlen(k), v, strlen(v)), HW_OK);
+	}
+	va_end(ap);
 	return r;
 }
 
@@ -185,8 +234,8 @@ test_publisher(void **state)
 	k32_buf_init(&b, k32_default_allocator(), 8192, "patch");
 	uint64_t t = 10000000, wall = 1735732800;
 	assert_false(hw_devstatus_due(&st, t, wall));
-	struct hw_reading r[2] = {R("present", "false"), R("uid", "")};
-	hw_devstatus_readings(&st, r, 2, t, wall);
+	struct hw_readings r = R("present", "false", "uid", "", NULL);
+	hw_devstatus_readings(&st, &r, t, wall);
 	assert_true(hw_devstatus_due(&st, t, wall)); /* first one at once */
 	assert_int_equal(hw_devstatus_patch(&st, "rfid-tag", t, &b, NULL), K32_OK);
 	cJSON *p = parse(k32_buf_cstr(&b));
@@ -200,29 +249,29 @@ test_publisher(void **state)
 	cJSON_Delete(p);
 	/* the same strings again: only a heartbeat every K32_HW_STATUS_HEARTBEAT_S */
 	t += 200000;
-	hw_devstatus_readings(&st, r, 2, t, wall);
+	hw_devstatus_readings(&st, &r, t, wall);
 	assert_false(hw_devstatus_due(&st, t, wall));
 	for (int i = 1; i < K32_HW_STATUS_HEARTBEAT_S; i++) {
 		t += 1000000;
-		hw_devstatus_readings(&st, r, 2, t, wall);
+		hw_devstatus_readings(&st, &r, t, wall);
 		assert_false(hw_devstatus_due(&st, t, wall));
 	}
 	t += 800000;
-	hw_devstatus_readings(&st, r, 2, t, wall);
+	hw_devstatus_readings(&st, &r, t, wall);
 	assert_true(hw_devstatus_due(&st, t, wall));
 	k32_buf_reset(&b);
 	assert_int_equal(hw_devstatus_patch(&st, NULL, t, &b, NULL), K32_OK);
 	/* a string reading changes: at once */
 	t += 200000;
-	struct hw_reading r2[3] = {R("present", "true"), R("uid", "5A3C910E"), R("sak", "8")};
-	hw_devstatus_readings(&st, r2, 3, t, wall + 1);
+	struct hw_readings r2 = R("present", "true", "uid", "5A3C910E", "sak", "8", NULL);
+	hw_devstatus_readings(&st, &r2, t, wall + 1);
 	assert_true(hw_devstatus_due(&st, t, wall + 1));
 	k32_buf_reset(&b);
 	assert_int_equal(hw_devstatus_patch(&st, NULL, t, &b, NULL), K32_OK);
 	/* numbers alone changing wait for the interval; a dropped key is sent as null */
 	t += 200000;
-	struct hw_reading r3[2] = {R("present", "true"), R("uid", "5A3C910E")};
-	hw_devstatus_readings(&st, r3, 2, t, wall + 1);
+	struct hw_readings r3 = R("present", "true", "uid", "5A3C910E", NULL);
+	hw_devstatus_readings(&st, &r3, t, wall + 1);
 	assert_false(hw_devstatus_due(&st, t, wall + 1));
 	t += 1000000;
 	assert_true(hw_devstatus_due(&st, t, wall + 2));
@@ -319,9 +368,9 @@ static void test_api(void **state)
 	/* the worked example's readings, through the publisher, into the status */
 	struct hw_devstatus st;
 	hw_devstatus_init(&st, d.poll_ms, 1000);
-	struct hw_reading r[4] = {R("temperature_c", "23.64"), R("pressure_pa", "99987"),
-				  R("humidity_pct", "41.955"), R("gas_ohm", "117400")};
-	hw_devstatus_readings(&st, r, 4, 1000000, 1735732803);
+	struct hw_readings r = R("temperature_c", "23.64", "pressure_pa", "99987", "humidity_pct",
+				 "41.955", "gas_ohm", "117400", NULL);
+	hw_devstatus_readings(&st, &r, 1000000, 1735732803);
 	assert_true(hw_devstatus_due(&st, 1000000, 1735732803));
 	k32_buf_reset(&patch);
 	char pod[64];

@@ -292,30 +292,77 @@ static bool key_ok(const char *k, uint32_t n)
 	return true;
 }
 
-/* Stages key := value (replacing an earlier value of the same key). */
-static int32_t stage(struct hw_pod *pod, const char *key, uint32_t key_len, const char *val,
-		     size_t val_len)
+void hw_readings_clear(struct hw_readings *r)
 {
-	if (val_len >= K32_HW_READING_VALUE_LEN)
+	r->len = 0;
+	r->n = 0;
+}
+
+size_t hw_readings_next(const struct hw_readings *r, size_t off, const char **key,
+			const char **value)
+{
+	if (off >= r->len)
+		return 0;
+	*key = r->kv + off;
+	*value = *key + strlen(*key) + 1;
+	return (size_t)(*value - r->kv) + strlen(*value) + 1;
+}
+
+const char *hw_readings_get(const struct hw_readings *r, const char *key)
+{
+	const char *k, *v;
+	for (size_t o = 0; (o = hw_readings_next(r, o, &k, &v)) != 0;)
+		if (!strcmp(k, key))
+			return v;
+	return NULL;
+}
+
+int32_t hw_readings_set(struct hw_readings *r, const char *key, size_t key_len, const char *value,
+			size_t value_len)
+{
+	if (key_len == 0 || key_len >= K32_HW_READING_KEY_LEN ||
+	    value_len >= K32_HW_READING_VALUE_LEN || memchr(key, 0, key_len) ||
+	    memchr(value, 0, value_len))
 		return HW_ENOSPC;
-	struct hw_reading *r = NULL;
-	for (uint32_t i = 0; i < pod->nstaged; i++) {
-		if (strlen(pod->staged[i].key) == key_len &&
-		    !memcmp(pod->staged[i].key, key, key_len)) {
-			r = &pod->staged[i];
+	/* the key's old pair, if any, is cut out first */
+	size_t old_off = 0, old_len = 0;
+	const char *k, *v;
+	for (size_t o = 0, next; (next = hw_readings_next(r, o, &k, &v)) != 0; o = next) {
+		if (strlen(k) == key_len && !memcmp(k, key, key_len)) {
+			old_off = o;
+			old_len = next - o;
 			break;
 		}
 	}
-	if (!r) {
-		if (pod->nstaged >= K32_HW_MAX_READINGS)
-			return HW_ENOSPC;
-		r = &pod->staged[pod->nstaged++];
-		memcpy(r->key, key, key_len);
-		r->key[key_len] = 0;
+	size_t need = key_len + value_len + 2;
+	if (r->len - old_len + need > sizeof(r->kv) || (!old_len && r->n >= K32_HW_MAX_READINGS))
+		return HW_ENOSPC;
+	if (old_len) {
+		memmove(r->kv + old_off, r->kv + old_off + old_len, r->len - old_off - old_len);
+		r->len = (uint16_t)(r->len - old_len);
+		r->n--;
 	}
-	memcpy(r->value, val, val_len);
-	r->value[val_len] = 0;
+	char *p = r->kv + r->len;
+	memcpy(p, key, key_len);
+	p[key_len] = 0;
+	memcpy(p + key_len + 1, value, value_len);
+	p[key_len + 1 + value_len] = 0;
+	r->len = (uint16_t)(r->len + need);
+	r->n++;
 	return HW_OK;
+}
+
+bool hw_readings_equal(const struct hw_readings *a, const struct hw_readings *b)
+{
+	if (a->n != b->n || a->len != b->len)
+		return false;
+	const char *k, *v;
+	for (size_t o = 0; (o = hw_readings_next(a, o, &k, &v)) != 0;) {
+		const char *w = hw_readings_get(b, k);
+		if (!w || strcmp(v, w))
+			return false;
+	}
+	return true;
 }
 
 static k32_status_t k32_reading_f64(struct k32_hostcall *call)
@@ -335,7 +382,7 @@ static k32_status_t k32_reading_f64(struct k32_hostcall *call)
 		return ret(call, HW_ENOSPC);
 	if (!strcmp(buf, "-0") || (buf[0] == '-' && strspn(buf + 1, "0.") == strlen(buf + 1)))
 		memmove(buf, buf + 1, (size_t)n--); /* no negative zero */
-	return ret(call, stage(pod, key, key_len, buf, (size_t)n));
+	return ret(call, hw_readings_set(&pod->staged, key, key_len, buf, (size_t)n));
 }
 
 static k32_status_t k32_reading_str(struct k32_hostcall *call)
@@ -349,7 +396,7 @@ static k32_status_t k32_reading_str(struct k32_hostcall *call)
 	for (uint32_t i = 0; i < v_len; i++)
 		if (v[i] < 0x20 || v[i] > 0x7E || v[i] == '"' || v[i] == '\\')
 			return ret(call, HW_EINVAL);
-	return ret(call, stage(pod, key, key_len, v, v_len));
+	return ret(call, hw_readings_set(&pod->staged, key, key_len, v, v_len));
 }
 
 static k32_status_t k32_publish(struct k32_hostcall *call)
@@ -358,12 +405,12 @@ static k32_status_t k32_publish(struct k32_hostcall *call)
 	uint32_t idx = ARGU(0);
 	if (idx >= pod->ngrants)
 		return ret(call, HW_ENOENT);
-	uint32_t n = pod->nstaged;
+	uint32_t n = pod->staged.n;
 	const struct hw_host_ops *ops = pod->host ? pod->host->ops : NULL;
 	if (ops && ops->publish)
-		ops->publish(pod->user, idx, &pod->grants[idx], pod->staged, n, now_us(pod));
+		ops->publish(pod->user, idx, &pod->grants[idx], &pod->staged, now_us(pod));
 	pod->stats.publishes++;
-	pod->nstaged = 0;
+	hw_readings_clear(&pod->staged);
 	hw_pod_published(pod, idx);
 	return ret(call, (int32_t)n);
 }

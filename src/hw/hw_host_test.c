@@ -20,19 +20,19 @@ static uint64_t vnow(void *ud)
 }
 
 /* embedder callbacks */
-static struct hw_reading got[K32_HW_MAX_READINGS];
+static struct hw_readings got;
 static uint32_t got_n, got_idx, publishes, conditions, logs;
 static bool cond_ready;
 static char cond_reason[32];
 
 static void on_publish(void *user, uint32_t index, const struct hw_grant *dev,
-		       const struct hw_reading *r, uint32_t count, uint64_t time_us)
+		       const struct hw_readings *r, uint64_t time_us)
 {
 	(void)user;
 	(void)dev;
 	(void)time_us;
-	memcpy(got, r, count * sizeof(*r));
-	got_n = count;
+	got = *r;
+	got_n = r->n;
 	got_idx = index;
 	publishes++;
 }
@@ -397,18 +397,15 @@ static void test_readings(void **state)
 	assert_int_equal(callfn(f, "k32_publish", 1, U(0)), 6);
 	assert_int_equal(publishes, 1);
 	assert_int_equal(got_n, 6);
-	for (size_t i = 0; i < 5; i++) {
-		size_t j = 0;
-		while (j < got_n && strcmp(got[j].key, cases[i].key))
-			j++;
-		assert_true(j < got_n);
-		if (i != 0)
-			assert_string_equal(got[j].value, cases[i].want);
-		else
-			assert_string_equal(got[j].value, "23.65");
-	}
-	assert_string_equal(got[5].key, "uid");
-	assert_string_equal(got[5].value, "5A3C910E");
+	for (size_t i = 1; i < 6; i++)
+		assert_string_equal(hw_readings_get(&got, cases[i].key), cases[i].want);
+	assert_string_equal(hw_readings_get(&got, "uid"), "5A3C910E");
+	const char *k = NULL, *v = NULL, *last = NULL;
+	size_t pairs = 0;
+	for (size_t o = 0; (o = hw_readings_next(&got, o, &k, &v)) != 0; pairs++)
+		last = k;
+	assert_int_equal(pairs, 6);
+	assert_string_equal(last, "uid"); /* staged last */
 	/* staging is cleared; a publish of nothing is an empty update */
 	assert_int_equal(callfn(f, "k32_publish", 1, U(0)), 0);
 	assert_int_equal(got_n, 0);
@@ -435,6 +432,65 @@ static void test_readings(void **state)
 			 HW_ENOENT);
 }
 
+/* The packed reading set: set, replace, limits, lookup, equality. */
+static void test_readings_packed(void **state)
+{
+	(void)state;
+	struct hw_readings a, b;
+	hw_readings_clear(&a);
+	hw_readings_clear(&b);
+	char longv[K32_HW_READING_VALUE_LEN + 1], longk[K32_HW_READING_KEY_LEN + 1];
+	memset(longv, '9', sizeof(longv));
+	memset(longk, 'k', sizeof(longk));
+	static const struct {
+		const char *key, *value;
+		int32_t st;
+		uint8_t n; /* pairs after */
+	} steps[] = {
+	    {"present", "false", HW_OK, 1}, {"uid", "", HW_OK, 2},   {"present", "true", HW_OK, 2},
+	    {"uid", "5A3C910E", HW_OK, 2},  {"", "x", HW_ENOSPC, 2}, {"sak", "8", HW_OK, 3},
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		assert_int_equal(hw_readings_set(&a, steps[i].key, strlen(steps[i].key),
+						 steps[i].value, strlen(steps[i].value)),
+				 steps[i].st);
+		assert_int_equal(a.n, steps[i].n);
+	}
+	assert_string_equal(hw_readings_get(&a, "present"), "true");
+	assert_string_equal(hw_readings_get(&a, "uid"), "5A3C910E");
+	assert_null(hw_readings_get(&a, "atqa"));
+	assert_int_equal(a.len, strlen("present") + strlen("true") + strlen("uid") +
+				    strlen("5A3C910E") + strlen("sak") + 1 + 6);
+	/* too long a key or value, or an embedded NUL: refused, a unchanged */
+	struct hw_readings before = a;
+	assert_int_equal(hw_readings_set(&a, "x", 1, longv, K32_HW_READING_VALUE_LEN), HW_ENOSPC);
+	assert_int_equal(hw_readings_set(&a, longk, K32_HW_READING_KEY_LEN, "1", 1), HW_ENOSPC);
+	assert_int_equal(hw_readings_set(&a, "x", 1, "a\0b", 3), HW_ENOSPC);
+	assert_true(hw_readings_equal(&a, &before));
+	/* the same set in another order is equal; a changed value is not */
+	assert_int_equal(hw_readings_set(&b, "sak", 3, "8", 1), HW_OK);
+	assert_int_equal(hw_readings_set(&b, "uid", 3, "5A3C910E", 8), HW_OK);
+	assert_false(hw_readings_equal(&a, &b));
+	assert_int_equal(hw_readings_set(&b, "present", 7, "true", 4), HW_OK);
+	assert_true(hw_readings_equal(&a, &b));
+	assert_int_equal(hw_readings_set(&b, "present", 7, "fals", 4), HW_OK);
+	assert_false(hw_readings_equal(&a, &b));
+	/* K32_HW_MAX_READINGS pairs, or K32_HW_READINGS_BYTES, whichever comes first */
+	hw_readings_clear(&a);
+	int32_t st = HW_OK;
+	size_t added = 0;
+	char key[8];
+	while (st == HW_OK) {
+		snprintf(key, sizeof(key), "k%zu", added);
+		st = hw_readings_set(&a, key, strlen(key), longv, K32_HW_READING_VALUE_LEN - 1);
+		added += st == HW_OK;
+	}
+	assert_int_equal(st, HW_ENOSPC);
+	assert_true(added == K32_HW_MAX_READINGS ||
+		    a.len + strlen(key) + K32_HW_READING_VALUE_LEN + 1 > K32_HW_READINGS_BYTES);
+	assert_true(a.len <= K32_HW_READINGS_BYTES);
+}
+
 static void test_table(void **state)
 {
 	(void)state;
@@ -457,6 +513,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_device_info, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_time_sleep_log, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_readings, setup, teardown),
+	    cmocka_unit_test(test_readings_packed),
 	    cmocka_unit_test(test_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,12 +21,12 @@ static uint64_t node_wall(const struct hw_node *n)
 }
 
 static void on_publish(void *user, uint32_t index, const struct hw_grant *dev,
-		       const struct hw_reading *r, uint32_t count, uint64_t time_us)
+		       const struct hw_readings *r, uint64_t time_us)
 {
 	struct hw_node_pod *s = user;
 	(void)index;
 	(void)dev;
-	hw_devstatus_readings(&s->status, r, count, time_us, node_wall(s->node));
+	hw_devstatus_readings(&s->status, r, time_us, node_wall(s->node));
 }
 
 static void on_condition(void *user, uint32_t index, const struct hw_grant *dev, bool ready,
