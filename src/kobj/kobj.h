@@ -23,6 +23,7 @@
 #ifndef KOBJ_H
 #define KOBJ_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,11 +99,15 @@ enum kobj_type {
 	KOBJ_TYPE_COUNT,
 };
 
-/* One handle-table slot. Private: use the functions below. 12 bytes on a 32-bit target. */
+/*
+ * One handle-table slot. Private: use the functions below. 12 bytes on a 32-bit target. The
+ * fields are atomics (relaxed: plain loads and stores) because another thread may close a
+ * handle while the owner's thread looks it up at the start of a wait (see kobj_owner.gate).
+ */
 struct kobj_slot {
-	struct kobj_object *obj; /* object, or NULL when the slot is free */
-	uint32_t rights;	 /* KOBJ_RIGHT_* bits this handle carries */
-	uint32_t gen;		 /* generation (24 bits, never 0); next free slot when free */
+	_Atomic(struct kobj_object *) obj; /* object, or NULL when the slot is free */
+	_Atomic uint32_t rights;	   /* KOBJ_RIGHT_* bits; next free slot when free */
+	_Atomic uint32_t gen;		   /* generation (24 bits, never 0) */
 };
 
 struct kobj_account;
@@ -124,11 +129,14 @@ enum {
 
 /* A handle table: one per pod or native service. Caller-owned; init with kobj_owner_init. */
 struct kobj_owner {
-	const char *name;	   /* for error messages ("pod bme688") */
-	uint32_t free_head;	   /* first free slot index + 1; 0 = table full */
-	uint32_t used;		   /* live handles */
-	uint32_t cap;		   /* usable slots (<= K32_KOBJ_MAX_HANDLES) */
-	bool torn_down;		   /* kobj_owner_fini ran: everything is BAD_HANDLE */
+	const char *name;   /* for error messages ("pod bme688") */
+	uint32_t free_head; /* first free slot index + 1; 0 = table full */
+	uint32_t used;	    /* live handles */
+	uint32_t cap;	    /* usable slots (<= K32_KOBJ_MAX_HANDLES) */
+	bool torn_down;	    /* kobj_owner_fini ran: everything is BAD_HANDLE */
+	/* Non-zero while the owner's thread registers a wait: a close from another thread
+	 * waits for it, so a wait that starts as its handle closes is always canceled. */
+	_Atomic uint32_t gate;
 	struct k32_err last_err;   /* detail of the last failed call (limit names, values) */
 	struct kobj_account *acct; /* shared-pool quota account (NULL: none left) */
 	uint32_t charged[KOBJ_CHARGE_COUNT]; /* charges made so far (owner thread only) */

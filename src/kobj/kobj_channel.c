@@ -323,7 +323,7 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 		if (st == K32_OK)
 			st = check_list(owner, h, handles, handle_count);
 		for (uint32_t i = 0; st == K32_OK && i < handle_count; i++) {
-			struct kobj_object *x = owner->slots[handles[i] & KOBJ_SLOT_MASK].obj;
+			struct kobj_object *x = kobj_handle_obj(owner, handles[i]);
 			if (x->type != KOBJ_TYPE_CHANNEL)
 				continue;
 			if (!xfer) {
@@ -381,9 +381,8 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 				 owner->name, K32_KOBJ_MAX_MESSAGES, K32_KOBJ_MSG_CHUNKS);
 	}
 	for (uint32_t i = 0; i < handle_count; i++) {
-		struct kobj_slot *s = &owner->slots[handles[i] & KOBJ_SLOT_MASK];
-		m->h[i].obj = s->obj;
-		m->h[i].rights = s->rights;
+		m->h[i].obj = kobj_handle_obj(owner, handles[i]);
+		m->h[i].rights = kobj_handle_rights(owner, handles[i]);
 		kobj_handle_detach(owner, handles[i]);
 	}
 	m->nh = handle_count;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 static atomic_uint spin_ns = K32_KOBJ_SPIN_NS;
+void (*kobj_wait_hook)(struct kobj_owner *owner, int where);
 static void sleepers_setup(void);
 static void accounts_setup(void);
 static struct kobj_lock account_lock;
@@ -51,27 +52,34 @@ void kobj_lock_slow(struct kobj_lock *l)
 
 /* ---- pools ------------------------------------------------------------------------------- */
 
-void kobj_pool_setup(struct kobj_pool *p, void *base, size_t elem, uint32_t count,
-		     const char *limit_name)
+void kobj_pool_setup_at(struct kobj_pool *p, void *base, size_t elem, uint32_t count,
+			const char *limit_name, size_t link_off)
 {
 	atomic_init(&p->lock.v, 0u);
 	p->free = NULL;
 	p->used = 0;
 	p->cap = count;
 	p->limit_name = limit_name;
+	p->link_off = (uint32_t)link_off;
 	for (uint32_t i = count; i > 0; i--) {
-		void **blk = (void **)((uint8_t *)base + (size_t)(i - 1) * elem);
-		*blk = p->free;
+		uint8_t *blk = (uint8_t *)base + (size_t)(i - 1) * elem;
+		memcpy(blk + link_off, &p->free, sizeof(void *));
 		p->free = blk;
 	}
+}
+
+void kobj_pool_setup(struct kobj_pool *p, void *base, size_t elem, uint32_t count,
+		     const char *limit_name)
+{
+	kobj_pool_setup_at(p, base, elem, count, limit_name, 0);
 }
 
 void *kobj_pool_get(struct kobj_pool *p)
 {
 	kobj_lock(&p->lock);
-	void **blk = p->free;
+	uint8_t *blk = p->free;
 	if (blk) {
-		p->free = *blk;
+		memcpy(&p->free, blk + p->link_off, sizeof(void *));
 		p->used++;
 	}
 	kobj_unlock(&p->lock);
@@ -81,7 +89,7 @@ void *kobj_pool_get(struct kobj_pool *p)
 void kobj_pool_put(struct kobj_pool *p, void *blk)
 {
 	kobj_lock(&p->lock);
-	*(void **)blk = p->free;
+	memcpy((uint8_t *)blk + p->link_off, &p->free, sizeof(void *));
 	p->free = blk;
 	p->used--;
 	kobj_unlock(&p->lock);
@@ -529,11 +537,12 @@ void kobj_owner_init(struct kobj_owner *owner, const char *name, uint32_t cap)
 	uint32_t seed = (atomic_fetch_add(&owners_made, 1u) + 1u) * 0x9e3779b1u;
 	for (uint32_t i = 0; i < K32_KOBJ_MAX_HANDLES; i++) {
 		uint32_t gen = (seed + i * 0x2545u) & KOBJ_GEN_MASK;
-		owner->slots[i].obj = NULL;
-		owner->slots[i].gen = gen ? gen : 1;
-		owner->slots[i].rights = (i + 1 < cap) ? i + 2 : 0;
+		atomic_init(&owner->slots[i].obj, NULL);
+		atomic_init(&owner->slots[i].gen, gen ? gen : 1);
+		atomic_init(&owner->slots[i].rights, (i + 1 < cap) ? i + 2 : 0);
 	}
 	owner->free_head = 1;
+	atomic_init(&owner->gate, 0u);
 }
 
 uint32_t kobj_owner_handle_count(const struct kobj_owner *owner)
@@ -563,24 +572,43 @@ k32_status_t kobj_handle_install(struct kobj_owner *owner, struct kobj_object *o
 	}
 	uint32_t idx = owner->free_head - 1;
 	struct kobj_slot *s = &owner->slots[idx];
-	owner->free_head = s->rights;
-	s->obj = obj;
-	s->rights = rights;
+	owner->free_head = KOBJ_LD(s->rights);
+	KOBJ_ST(s->obj, obj);
+	KOBJ_ST(s->rights, rights);
 	owner->used++;
-	*out = (s->gen << KOBJ_SLOT_BITS) | idx;
+	*out = (KOBJ_LD(s->gen) << KOBJ_SLOT_BITS) | idx;
 	return K32_OK;
+}
+
+static inline uint32_t gen_next(uint32_t gen)
+{
+	gen = (gen + 1u) & KOBJ_GEN_MASK;
+	return gen ? gen : 1u;
+}
+
+/* Lets a wait that the owner's thread is registering finish, so the cancellation that follows
+ * finds its observer (see kobj_gate_enter). Called after the slot's generation changed. */
+static void gate_pass(struct kobj_owner *owner)
+{
+	unsigned spins = 0;
+	while (KOBJ_UNLIKELY(atomic_load_explicit(&owner->gate, memory_order_seq_cst) != 0)) {
+		cpu_relax();
+		if (++spins >= 256) {
+			k32_plat()->task_yield();
+			spins = 0;
+		}
+	}
 }
 
 static void slot_free(struct kobj_owner *owner, uint32_t idx)
 {
 	struct kobj_slot *s = &owner->slots[idx];
-	s->obj = NULL;
-	s->gen = (s->gen + 1u) & KOBJ_GEN_MASK;
-	if (s->gen == 0)
-		s->gen = 1;
-	s->rights = owner->free_head;
+	KOBJ_ST(s->obj, NULL);
+	atomic_store_explicit(&s->gen, gen_next(KOBJ_LD(s->gen)), memory_order_seq_cst);
+	atomic_store_explicit(&s->rights, owner->free_head, memory_order_release);
 	owner->free_head = idx + 1;
 	owner->used--;
+	gate_pass(owner);
 }
 
 /* Cancels observers registered through (owner, h). */
@@ -607,7 +635,7 @@ static void cancel_for_handle(struct kobj_object *obj, const struct kobj_owner *
 
 void kobj_handle_detach(struct kobj_owner *owner, kobj_handle_t h)
 {
-	struct kobj_object *obj = owner->slots[h & KOBJ_SLOT_MASK].obj;
+	struct kobj_object *obj = kobj_handle_obj(owner, h);
 	slot_free(owner, h & KOBJ_SLOT_MASK);
 	cancel_for_handle(obj, owner, h);
 }
@@ -672,12 +700,11 @@ k32_status_t kobj_handle_replace(struct kobj_owner *owner, kobj_handle_t h, uint
 	/* Same slot, new generation: the old value goes stale in one step. */
 	uint32_t idx = h & KOBJ_SLOT_MASK;
 	struct kobj_slot *s = &owner->slots[idx];
+	atomic_store_explicit(&s->gen, gen_next(KOBJ_LD(s->gen)), memory_order_seq_cst);
+	KOBJ_ST(s->rights, r);
+	gate_pass(owner);
 	cancel_for_handle(obj, owner, h);
-	s->gen = (s->gen + 1u) & KOBJ_GEN_MASK;
-	if (s->gen == 0)
-		s->gen = 1;
-	s->rights = r;
-	*out = (s->gen << KOBJ_SLOT_BITS) | idx;
+	*out = (KOBJ_LD(s->gen) << KOBJ_SLOT_BITS) | idx;
 	return K32_OK;
 }
 
@@ -702,8 +729,8 @@ void kobj_owner_fini(struct kobj_owner *owner)
 {
 	for (uint32_t i = 0; i < owner->cap; i++) {
 		struct kobj_slot *s = &owner->slots[i];
-		if (s->obj)
-			kobj_handle_close(owner, (s->gen << KOBJ_SLOT_BITS) | i);
+		if (KOBJ_LD(s->obj))
+			kobj_handle_close(owner, (KOBJ_LD(s->gen) << KOBJ_SLOT_BITS) | i);
 	}
 	owner->torn_down = true;
 	owner->free_head = 0;
@@ -990,9 +1017,16 @@ k32_status_t kobj_object_wait_one(struct kobj_owner *owner, kobj_handle_t h, uin
 		out_observed = &dummy;
 	if (KOBJ_UNLIKELY(obj->type == KOBJ_TYPE_PORT))
 		return K32_ERR_NOT_SUPPORTED;
-	/* Fast path: already active. No lock, no scheduler. */
+	/* Fast path: already active. No lock, no scheduler. The slot is read again after the
+	 * signal word: if another thread closed h meanwhile, the word may be that of a dead
+	 * object, so the wait counts as canceled. */
 	sig = kobj_sig(obj);
 	if (KOBJ_LIKELY(sig & signals)) {
+		if (KOBJ_UNLIKELY(KOBJ_LD(owner->slots[h & KOBJ_SLOT_MASK].gen) !=
+				  (h >> KOBJ_SLOT_BITS))) {
+			*out_observed = KOBJ_SIG_HANDLE_CLOSED;
+			return K32_ERR_CANCELED;
+		}
 		*out_observed = sig;
 		return K32_OK;
 	}
@@ -1005,17 +1039,23 @@ k32_status_t kobj_object_wait_one(struct kobj_owner *owner, kobj_handle_t h, uin
 	struct kobj_wait_node n;
 	atomic_init(&w.state, KOBJ_W_WAITING);
 	node_init(&n, &w, obj, owner, h, signals);
+	if (KOBJ_UNLIKELY(!kobj_gate_enter(owner, &h, &obj, 1))) {
+		*out_observed = KOBJ_SIG_HANDLE_CLOSED; /* closed by another thread just now */
+		return K32_ERR_CANCELED;
+	}
 	kobj_ref_other(obj);
 	kobj_lock(&obj->core->lock);
 	sig = kobj_sig(obj);
 	if (sig & signals) {
 		kobj_unlock(&obj->core->lock);
+		kobj_gate_leave(owner);
 		kobj_unref(obj, KOBJ_REF_OTHER);
 		*out_observed = sig;
 		return K32_OK;
 	}
 	kobj_obs_link(obj, &n.obs);
 	kobj_unlock(&obj->core->lock);
+	kobj_gate_leave(owner);
 
 	st = kobj_waiter_block(&w, deadline);
 
@@ -1067,8 +1107,17 @@ k32_status_t kobj_object_wait_many(struct kobj_owner *owner, struct kobj_wait_it
 		items[i].pending = kobj_sig(objs[i]);
 		any |= (items[i].pending & items[i].waitfor) != 0;
 	}
-	if (any)
+	if (any) {
+		/* As in wait_one: a handle closed meanwhile by another thread cancels. */
+		for (i = 0; i < count; i++)
+			if (KOBJ_UNLIKELY(
+				KOBJ_LD(owner->slots[items[i].handle & KOBJ_SLOT_MASK].gen) !=
+				(items[i].handle >> KOBJ_SLOT_BITS))) {
+				items[i].pending = KOBJ_SIG_HANDLE_CLOSED;
+				return K32_ERR_CANCELED;
+			}
 		return K32_OK;
+	}
 	if (deadline <= 0 || count == 0) {
 		if (count == 0 && deadline > 0 && deadline != KOBJ_TIME_INFINITE) {
 			/* Zircon allows a pure sleep with zero items. */
@@ -1079,6 +1128,21 @@ k32_status_t kobj_object_wait_many(struct kobj_owner *owner, struct kobj_wait_it
 		return K32_ERR_TIMED_OUT;
 	}
 
+	kobj_handle_t hs[K32_KOBJ_WAIT_MANY_MAX];
+	for (i = 0; i < count; i++)
+		hs[i] = items[i].handle;
+	if (KOBJ_UNLIKELY(!kobj_gate_enter(owner, hs, objs, count))) {
+		/* Another thread closed one of them just now: it is canceled, as if it had been
+		 * closed while we slept. */
+		for (i = 0; i < count; i++) {
+			struct kobj_object *o = NULL;
+			items[i].pending =
+			    kobj_lookup(owner, hs[i], 0, 0, &o) == K32_OK && o == objs[i]
+				? kobj_sig(o)
+				: KOBJ_SIG_HANDLE_CLOSED;
+		}
+		return K32_ERR_CANCELED;
+	}
 	atomic_init(&w.state, KOBJ_W_WAITING);
 	for (i = 0; i < count; i++) {
 		struct kobj_object *obj = objs[i];
@@ -1096,6 +1160,7 @@ k32_status_t kobj_object_wait_many(struct kobj_owner *owner, struct kobj_wait_it
 		kobj_unlock(&obj->core->lock);
 		linked++;
 	}
+	kobj_gate_leave(owner);
 	st = any ? K32_OK : kobj_waiter_block(&w, deadline);
 	for (i = 0; i < linked; i++) {
 		struct kobj_object *obj = objs[i];

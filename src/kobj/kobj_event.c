@@ -27,8 +27,8 @@ static struct kobj_pool event_pool, pair_pool;
 
 void kobj_event_setup(void)
 {
-	kobj_pool_setup(&event_pool, event_store, sizeof(event_store[0]), K32_KOBJ_MAX_EVENTS,
-			"K32_KOBJ_MAX_EVENTS");
+	kobj_pool_setup_at(&event_pool, event_store, sizeof(event_store[0]), K32_KOBJ_MAX_EVENTS,
+			   "K32_KOBJ_MAX_EVENTS", offsetof(struct kobj_event, core));
 	kobj_pool_setup(&pair_pool, pair_store, sizeof(pair_store[0]), K32_KOBJ_MAX_EVENTPAIRS,
 			"K32_KOBJ_MAX_EVENTPAIRS");
 }

@@ -33,6 +33,10 @@
 #define KOBJ_REF_OTHER	(1u << 16)
 #define KOBJ_HANDLES(r) ((r)&0xffffu)
 
+/* Slot fields are relaxed atomics (plain loads and stores); see struct kobj_slot. */
+#define KOBJ_LD(f)    atomic_load_explicit(&(f), memory_order_relaxed)
+#define KOBJ_ST(f, v) atomic_store_explicit(&(f), (v), memory_order_relaxed)
+
 /* ---- spinlock ---------------------------------------------------------------------------- */
 
 struct kobj_lock {
@@ -139,11 +143,17 @@ struct kobj_pool {
 	void *free;		/* intrusive free list (first word of each block) */
 	uint32_t used;		/* blocks handed out */
 	uint32_t cap;		/* blocks in the pool */
+	uint32_t link_off;	/* where a free block holds the free-list link */
 	const char *limit_name; /* "K32_KOBJ_MAX_CHANNELS" */
 };
 
 void kobj_pool_setup(struct kobj_pool *p, void *base, size_t elem, uint32_t count,
 		     const char *limit_name);
+/* The same with the free-list link at link_off: object pools keep it off the object header,
+ * so a wait's lock-free look at the signal word of an object just destroyed by another thread
+ * never reads (or races with) the link. */
+void kobj_pool_setup_at(struct kobj_pool *p, void *base, size_t elem, uint32_t count,
+			const char *limit_name, size_t link_off);
 void *kobj_pool_get(struct kobj_pool *p);
 void kobj_pool_put(struct kobj_pool *p, void *blk);
 uint32_t kobj_pool_used(struct kobj_pool *p);
@@ -296,6 +306,20 @@ void kobj_port_obs_fire(struct kobj_obs *o, uint32_t observed);
 void kobj_port_obs_cancel(struct kobj_obs *o);
 
 /*
+ * A lookup that failed on type or rights: WRONG_TYPE / ACCESS_DENIED, unless the handle was
+ * closed by another thread while it was read (a slot being freed gets its generation before
+ * its rights become the free-list link, released; see slot_free), which is BAD_HANDLE.
+ */
+static inline k32_status_t kobj_lookup_refused(struct kobj_slot *s, kobj_handle_t h,
+					       struct kobj_object *obj, uint8_t type)
+{
+	(void)atomic_load_explicit(&s->rights, memory_order_acquire); /* pairs with slot_free */
+	if (atomic_load_explicit(&s->gen, memory_order_relaxed) != (h >> KOBJ_SLOT_BITS))
+		return K32_ERR_BAD_HANDLE;
+	return (type && obj->type != type) ? K32_ERR_WRONG_TYPE : K32_ERR_ACCESS_DENIED;
+}
+
+/*
  * The hot path: slot index, generation, type and rights in one go. Not locked: the table
  * belongs to the calling thread (see kobj.h).
  */
@@ -306,13 +330,11 @@ static inline k32_status_t kobj_lookup(struct kobj_owner *owner, kobj_handle_t h
 	if (KOBJ_UNLIKELY(idx >= K32_KOBJ_MAX_HANDLES))
 		return K32_ERR_BAD_HANDLE;
 	struct kobj_slot *s = &owner->slots[idx];
-	struct kobj_object *obj = s->obj;
-	if (KOBJ_UNLIKELY(!obj || s->gen != (h >> KOBJ_SLOT_BITS)))
+	struct kobj_object *obj = KOBJ_LD(s->obj);
+	if (KOBJ_UNLIKELY(!obj || KOBJ_LD(s->gen) != (h >> KOBJ_SLOT_BITS)))
 		return K32_ERR_BAD_HANDLE;
-	if (KOBJ_UNLIKELY(type && obj->type != type))
-		return K32_ERR_WRONG_TYPE;
-	if (KOBJ_UNLIKELY((s->rights & rights) != rights))
-		return K32_ERR_ACCESS_DENIED;
+	if (KOBJ_UNLIKELY((type && obj->type != type) || (KOBJ_LD(s->rights) & rights) != rights))
+		return kobj_lookup_refused(s, h, obj, type);
 	*out = obj;
 	return K32_OK;
 }
@@ -320,7 +342,53 @@ static inline k32_status_t kobj_lookup(struct kobj_owner *owner, kobj_handle_t h
 /* Rights of a live handle (after a successful lookup). */
 static inline uint32_t kobj_handle_rights(const struct kobj_owner *owner, kobj_handle_t h)
 {
-	return owner->slots[h & KOBJ_SLOT_MASK].rights;
+	return KOBJ_LD(owner->slots[h & KOBJ_SLOT_MASK].rights);
+}
+
+/* The object of a live handle (after a successful lookup). */
+static inline struct kobj_object *kobj_handle_obj(const struct kobj_owner *owner, kobj_handle_t h)
+{
+	return KOBJ_LD(((struct kobj_owner *)owner)->slots[h & KOBJ_SLOT_MASK].obj);
+}
+
+/*
+ * The wait gate. A wait's registration (reference, observer link) runs between
+ * kobj_gate_enter and kobj_gate_leave on the owner's thread; a close from any thread changes
+ * the slot's generation (seq_cst) and then waits while the gate is up. So either the close
+ * sees the gate (and finds the registered observer to cancel once it drops), or the wait sees
+ * the new generation here and ends CANCELED: a wait that starts as its handle closes can
+ * never miss the cancellation, and it never touches an object whose last handle went.
+ * Returns false if some item of handles[0..n) no longer names objs[i].
+ *
+ * kobj_wait_hook (NULL except in tests, which set it while no wait runs) is called with
+ * where = 0 before the gate goes up and 1 once it is up and the handles checked, so a test can
+ * put a close from another thread at exactly those points.
+ */
+extern void (*kobj_wait_hook)(struct kobj_owner *owner, int where);
+
+static inline bool kobj_gate_enter(struct kobj_owner *owner, const kobj_handle_t *handles,
+				   struct kobj_object *const *objs, uint32_t n)
+{
+	if (KOBJ_UNLIKELY(kobj_wait_hook != NULL))
+		kobj_wait_hook(owner, 0);
+	atomic_store_explicit(&owner->gate, 1u, memory_order_seq_cst);
+	for (uint32_t i = 0; i < n; i++) {
+		struct kobj_slot *s = &owner->slots[handles[i] & KOBJ_SLOT_MASK];
+		if (atomic_load_explicit(&s->gen, memory_order_seq_cst) !=
+			(handles[i] >> KOBJ_SLOT_BITS) ||
+		    KOBJ_LD(s->obj) != objs[i]) {
+			atomic_store_explicit(&owner->gate, 0u, memory_order_release);
+			return false;
+		}
+	}
+	if (KOBJ_UNLIKELY(kobj_wait_hook != NULL))
+		kobj_wait_hook(owner, 1);
+	return true;
+}
+
+static inline void kobj_gate_leave(struct kobj_owner *owner)
+{
+	atomic_store_explicit(&owner->gate, 0u, memory_order_release);
 }
 
 static inline uint32_t kobj_sig(const struct kobj_object *obj)

@@ -47,8 +47,8 @@ static struct kobj_pool port_pool, obs_pool, user_pool;
 
 void kobj_port_setup(void)
 {
-	kobj_pool_setup(&port_pool, port_store, sizeof(port_store[0]), K32_KOBJ_MAX_PORTS,
-			"K32_KOBJ_MAX_PORTS");
+	kobj_pool_setup_at(&port_pool, port_store, sizeof(port_store[0]), K32_KOBJ_MAX_PORTS,
+			   "K32_KOBJ_MAX_PORTS", offsetof(struct kobj_port, core));
 	kobj_pool_setup(&obs_pool, obs_store, sizeof(obs_store[0]), K32_KOBJ_MAX_PORT_OBSERVERS,
 			"K32_KOBJ_MAX_PORT_OBSERVERS");
 	kobj_pool_setup(&user_pool, user_store, sizeof(user_store[0]), K32_KOBJ_MAX_USER_PACKETS,
@@ -311,16 +311,22 @@ k32_status_t kobj_port_wait(struct kobj_owner *owner, kobj_handle_t h, kobj_time
 	struct kobj_port *p = pt(obj);
 	bool last_try = false;
 	for (;;) {
+		/* Each turn re-checks h under the wait gate (kobj_int.h): a close from another
+		 * thread either finds this turn's observer or makes the turn end CANCELED. */
+		if (KOBJ_UNLIKELY(!kobj_gate_enter(owner, &h, &obj, 1)))
+			return K32_ERR_CANCELED;
 		kobj_lock(&p->core.lock);
 		struct kobj_port_entry *e = dequeue_locked(p);
 		if (e) {
 			kobj_unlock(&p->core.lock);
+			kobj_gate_leave(owner);
 			*out = e->pkt;
 			entry_free(e);
 			return K32_OK;
 		}
 		if (deadline <= 0 || last_try) {
 			kobj_unlock(&p->core.lock);
+			kobj_gate_leave(owner);
 			return K32_ERR_TIMED_OUT;
 		}
 		struct kobj_waiter w;
@@ -336,6 +342,7 @@ k32_status_t kobj_port_wait(struct kobj_owner *owner, kobj_handle_t h, kobj_time
 		kobj_ref_other(obj);
 		kobj_obs_link(obj, &n.obs);
 		kobj_unlock(&p->core.lock);
+		kobj_gate_leave(owner);
 		st = kobj_waiter_block(&w, deadline);
 		kobj_lock(&p->core.lock);
 		if (n.obs.linked)

@@ -315,11 +315,85 @@ static void test_teardown_race(void **state)
 	kobj_set_spin_ns(K32_KOBJ_SPIN_NS);
 }
 
+/*
+ * A wait that starts while another thread closes its handle (the wait gate, kobj_int.h): the
+ * victim announces it is about to wait and waits (10 s deadline); the main thread closes the
+ * handle after a varying spin, so the close lands before, during and after the wait's
+ * registration. Every wait must end CANCELED (or BAD_HANDLE when the close came first),
+ * never TIMED_OUT. Half the rounds keep the object alive through another handle.
+ */
+struct starter {
+	struct kobj_owner *o;
+	kobj_handle_t h;
+	int mode;
+	atomic_int go;
+	k32_status_t st;
+};
+
+static void start_fn(void *p)
+{
+	struct starter *s = p;
+	struct kobj_packet pkt;
+	struct kobj_wait_item it = {s->h, KOBJ_SIG_USER(5), 0};
+	kobj_time_t dl = kobj_deadline_after(10000000000ll);
+	atomic_store(&s->go, 1);
+	if (s->mode == 0)
+		s->st = kobj_object_wait_one(s->o, s->h, KOBJ_SIG_USER(5), dl, NULL);
+	else if (s->mode == 1)
+		s->st = kobj_object_wait_many(s->o, &it, 1, dl);
+	else
+		s->st = kobj_port_wait(s->o, s->h, dl, &pkt);
+}
+
+static void test_wait_start_close_race(void **state)
+{
+	(void)state;
+	assert_int_equal(kobj_init(NULL), K32_OK);
+	kobj_owner_init(&A, "keeper", 0);
+	kobj_owner_init(&B, "victim", 0);
+	int counts[3] = {0, 0, 0};
+	for (int i = 0; i < 600; i++) {
+		struct starter s = {.o = &B, .mode = i % 3};
+		kobj_handle_t keep = KOBJ_HANDLE_INVALID;
+		if (s.mode == 2)
+			assert_int_equal(kobj_port_create(&B, 0, &s.h), K32_OK);
+		else
+			assert_int_equal(kobj_event_create(&B, 0, &s.h), K32_OK);
+		if (i & 1)
+			assert_int_equal(
+			    kobj_handle_duplicate(&B, s.h, KOBJ_RIGHT_SAME_RIGHTS, &keep), K32_OK);
+		kobj_set_spin_ns((i & 2) ? 5000 : 0);
+		atomic_init(&s.go, 0);
+		struct k32_task *t;
+		struct k32_err err;
+		assert_int_equal(k32_plat()->task_create(&t, "starter", start_fn, &s, 0, -1, &err),
+				 K32_OK);
+		while (!atomic_load(&s.go))
+			;
+		for (volatile int k = 0; k < (i * 37) % 2000; k++)
+			;
+		assert_int_equal(kobj_handle_close(&B, s.h), K32_OK);
+		k32_plat()->task_join(t);
+		if (s.st != K32_ERR_CANCELED && s.st != K32_ERR_BAD_HANDLE)
+			fail_msg("round %d mode %d: wait ended %d, want CANCELED or BAD_HANDLE", i,
+				 s.mode, (int)s.st);
+		counts[s.st == K32_ERR_CANCELED]++;
+		kobj_handle_close(&B, keep);
+	}
+	fprintf(stderr, "wait-start/close race: %d CANCELED, %d BAD_HANDLE (close first)\n",
+		counts[1], counts[0]);
+	kobj_set_spin_ns(K32_KOBJ_SPIN_NS);
+	kobj_owner_fini(&B);
+	kobj_owner_fini(&A);
+	pools_empty();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_two_threads),
 	    cmocka_unit_test(test_teardown_race),
+	    cmocka_unit_test(test_wait_start_close_race),
 	};
 	int rc = cmocka_run_group_tests_name("kobj_stress", tests, NULL, NULL);
 	kobj_fini();

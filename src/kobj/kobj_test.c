@@ -994,6 +994,108 @@ static void test_wait_cross_thread(void **state)
 	pools_empty();
 }
 
+/*
+ * A wait that starts while another thread closes its handle. The wait runs on this thread; the
+ * wait hook (kobj_int.h) starts the closing thread at one of two points: before the wait gate
+ * goes up (the close then completes before the wait registers) or right after (the close must
+ * then wait for the registration and cancel it). Either way the wait ends CANCELED with
+ * HANDLE_CLOSED, never TIMED_OUT (without the gate the first case slept to its deadline, and
+ * with an infinite deadline forever). Table: wait_one / wait_many / port_wait x both points x
+ * with another handle keeping the object alive or not.
+ */
+static struct {
+	struct kobj_owner *owner;
+	kobj_handle_t h;
+	int where; /* hook point that starts the closer */
+	int fired;
+	struct k32_task *closer;
+	atomic_int closed; /* the closer's kobj_handle_close returned */
+	k32_status_t close_st;
+} race;
+
+static void closer_fn(void *p)
+{
+	(void)p;
+	race.close_st = kobj_handle_close(race.owner, race.h);
+	atomic_store(&race.closed, 1);
+}
+
+static void race_hook(struct kobj_owner *owner, int where)
+{
+	struct k32_err err;
+	if (owner != race.owner || where != race.where || race.fired)
+		return;
+	race.fired = 1;
+	assert_int_equal(
+	    k32_plat()->task_create(&race.closer, "closer", closer_fn, NULL, 0, -1, &err), K32_OK);
+	if (where == 0) {
+		k32_plat()->task_join(race.closer); /* closed before the wait registers */
+		race.closer = NULL;
+		assert_int_equal(atomic_load(&race.closed), 1);
+	} else {
+		/* The gate is up: the closer changed the slot and now waits for us. */
+		k32_plat()->sleep_us(3000);
+		assert_int_equal(atomic_load(&race.closed), 0);
+	}
+}
+
+static void test_wait_start_races_close(void **state)
+{
+	(void)state;
+	for (int mode = 0; mode < 3; mode++)
+		for (int where = 0; where < 2; where++)
+			for (int keep = 0; keep < 2; keep++) {
+				kobj_handle_t h, other, keeper = KOBJ_HANDLE_INVALID;
+				if (mode == 2)
+					assert_int_equal(kobj_port_create(&B, 0, &h), K32_OK);
+				else
+					assert_int_equal(kobj_event_create(&B, 0, &h), K32_OK);
+				assert_int_equal(kobj_event_create(&B, 0, &other), K32_OK);
+				if (keep)
+					assert_int_equal(
+					    kobj_handle_duplicate(&B, h, KOBJ_RIGHT_SAME_RIGHTS,
+								  &keeper),
+					    K32_OK);
+				race.owner = &B;
+				race.h = h;
+				race.where = where;
+				race.fired = 0;
+				race.closer = NULL;
+				atomic_store(&race.closed, 0);
+				kobj_wait_hook = race_hook;
+				kobj_time_t dl = kobj_deadline_after(3000000000);
+				k32_status_t st;
+				uint32_t obs = 0;
+				struct kobj_packet pkt;
+				if (mode == 0) {
+					st = kobj_object_wait_one(&B, h, KOBJ_SIG_SIGNALED, dl,
+								  &obs);
+				} else if (mode == 1) {
+					struct kobj_wait_item it[2] = {
+					    {other, KOBJ_SIG_SIGNALED, 0},
+					    {h, KOBJ_SIG_SIGNALED, 0}};
+					st = kobj_object_wait_many(&B, it, 2, dl);
+					obs = it[1].pending;
+				} else {
+					st = kobj_port_wait(&B, h, dl, &pkt);
+					obs = KOBJ_SIG_HANDLE_CLOSED;
+				}
+				kobj_wait_hook = NULL;
+				if (race.closer)
+					k32_plat()->task_join(race.closer);
+				assert_int_equal(race.fired, 1);
+				assert_int_equal(race.close_st, K32_OK);
+				if (st != K32_ERR_CANCELED)
+					fail_msg(
+					    "mode %d where %d keep %d: status %d, want CANCELED",
+					    mode, where, keep, (int)st);
+				assert_true(obs & KOBJ_SIG_HANDLE_CLOSED);
+				kobj_handle_close(&B, other);
+				kobj_handle_close(&B, keeper);
+				pools_empty();
+			}
+}
+
 /* ---- port -------------------------------------------------------------------------------- */
 
 static void test_port(void **state)
@@ -1473,6 +1575,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_event_signals, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wait_basic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wait_cross_thread, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wait_start_races_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_observer_pool, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_owner_quotas, setup, teardown),

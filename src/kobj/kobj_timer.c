@@ -39,8 +39,8 @@ static struct kobj_lock svc_start_lock;
 
 void kobj_timer_setup(void)
 {
-	kobj_pool_setup(&timer_pool, timer_store, sizeof(timer_store[0]), K32_KOBJ_MAX_TIMERS,
-			"K32_KOBJ_MAX_TIMERS");
+	kobj_pool_setup_at(&timer_pool, timer_store, sizeof(timer_store[0]), K32_KOBJ_MAX_TIMERS,
+			   "K32_KOBJ_MAX_TIMERS", offsetof(struct kobj_timer, core));
 	armed_head = NULL;
 }
 

@@ -25,8 +25,8 @@ static struct kobj_pool vmo_pool;
 
 void kobj_vmo_setup(void)
 {
-	kobj_pool_setup(&vmo_pool, vmo_store, sizeof(vmo_store[0]), K32_KOBJ_MAX_VMOS,
-			"K32_KOBJ_MAX_VMOS");
+	kobj_pool_setup_at(&vmo_pool, vmo_store, sizeof(vmo_store[0]), K32_KOBJ_MAX_VMOS,
+			   "K32_KOBJ_MAX_VMOS", offsetof(struct kobj_vmo, core));
 }
 
 void kobj_vmo_stats(struct kobj_stats *st)
