@@ -856,6 +856,28 @@ dispatch:
 		pc += 2;
 		NEXT();
 	}
+	/* ---- a loop's repeated test on a byte it loads (`while (*p != c)`, rotated) ---- */
+#define LD8BR(name, cop, addr, len)                                                                \
+	OP(name) :                                                                                 \
+	{                                                                                          \
+		uint64_t ea = (addr) + pc[2];                                                      \
+		MEM_CHECK(ea, 1);                                                                  \
+		uint32_t v = mem[ea];                                                              \
+		fp[HI0] = v;                                                                       \
+		if (v cop pc[len - 3]) {                                                           \
+			CHARGE(pc[len - 1]);                                                       \
+			pc += (len - 2) + (int32_t)pc[len - 2];                                    \
+		} else {                                                                           \
+			pc += len;                                                                 \
+		}                                                                                  \
+		NEXT();                                                                            \
+	}
+#define LD8_ADDR   ((uint64_t)(uint32_t)fp[pc[1]])
+#define LD8_ADDR_A ((uint64_t)(uint32_t)((uint32_t)fp[pc[1]] + pc[3]))
+	LD8BR(LD8BR_EQ, ==, LD8_ADDR, 6)
+	LD8BR(LD8BR_NE, !=, LD8_ADDR, 6)
+	LD8BR(LD8BR_EQ_A, ==, LD8_ADDR_A, 7)
+	LD8BR(LD8BR_NE_A, !=, LD8_ADDR_A, 7)
 	OP(REF_FUNC) :
 	{
 		fp[HI0] = (uint64_t)(uintptr_t)ci->funcs[pc[1]];

@@ -1815,6 +1815,26 @@ static void note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uin
 }
 
 /*
+ * For a rotated back-edge that repeats `i32.load8_u` (plain or with an added immediate) and
+ * then tests the loaded byte against a constant with == or !=: the fused op (LD8BR_*), or 0.
+ */
+static uint32_t ld8br_op(struct wrt_ld *ld, const struct wrt_ctl *c, uint32_t inv, uint32_t w0)
+{
+	uint32_t n = c->head_pc - c->head_pre;
+	if (!n || (inv != WRT_OP_BR_EQ_I && inv != WRT_OP_BR_NE_I))
+		return 0;
+	uint32_t lw = ld->code[c->head_pre], lop = lw & 0xFFFFu;
+	if ((lw >> 16) != (w0 >> 16))
+		return 0; /* the test reads something else than the loaded byte */
+	bool eq = inv == WRT_OP_BR_EQ_I;
+	if (lop == WRT_OP_I32_LOAD8_U && n == 3)
+		return eq ? WRT_OP_LD8BR_EQ : WRT_OP_LD8BR_NE;
+	if (lop == WRT_OP_I32_LOAD8_U_A && n == 4)
+		return eq ? WRT_OP_LD8BR_EQ_A : WRT_OP_LD8BR_NE_A;
+	return 0;
+}
+
+/*
  * Loop rotation for `br` back to a loop whose first instruction is its exit test (while
  * loops: clang's `loop { if (c) { ...; br 1 } }` and `loop { br_if exit (!c); ...; br 0 }`):
  * instead of jumping back to the test, repeat it here, jumping into the body when the loop
@@ -1920,6 +1940,13 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		ld->ncode = ld->wr_start;
 		emit(ld, (w0 & 0xFFFF0000u) | (inv - WRT_OP_BR_EQ + fam));
 		emit(ld, add);
+		emit(ld, ld->code[c->head_pc + 1]);
+		emit(ld, body - ld->ncode);
+		emit(ld, gas);
+	} else if (ld8br_op(ld, c, inv, w0)) {
+		/* the repeated load of a byte and its test against a constant: one op */
+		uint32_t at = ld->ncode - (c->head_pc - c->head_pre);
+		ld->code[at] = (ld->code[at] & 0xFFFF0000u) | ld8br_op(ld, c, inv, w0);
 		emit(ld, ld->code[c->head_pc + 1]);
 		emit(ld, body - ld->ncode);
 		emit(ld, gas);

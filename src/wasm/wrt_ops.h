@@ -277,7 +277,11 @@
 	X(TABLE_SIZE,    "w0 hi: dst; w1: table") \
 	X(TABLE_FILL,    "w0 hi: base (index, ref, n); w1: table") \
 	X(REF_IS_NULL,   "w0 hi: dst; w1: src") \
-	X(REF_FUNC,      "w0 hi: dst; w1: function")
+	X(REF_FUNC,      "w0 hi: dst; w1: function") \
+	X(LD8BR_EQ,      "i32.load8_u + br_if on == imm: w0 hi dst; w1 address slot; w2 offset; w3 imm; w4 branch offset; w5 gas") \
+	X(LD8BR_NE,      "the same on !=") \
+	X(LD8BR_EQ_A,    "LD8BR_EQ with an added immediate: w3 add; w4 imm; w5 branch offset; w6 gas") \
+	X(LD8BR_NE_A,    "the same on !=")
 /* clang-format on */
 
 #endif /* WRT_OPS_H */

@@ -504,6 +504,8 @@ static const struct exec_case fold_cases[] = {
     {"step_do", 2, {5, 0xFFFFFFF0u}, 1, {0}},
     {"step_double", 1, {1}, 1, {7128}},
     {"step_down", 2, {12, 0xFFFFFFFDu}, 1, {4}},
+    {"find5", 1, {0}, 1, {2}},
+    {"find5", 1, {2}, 1, {2}},
     {"not_lt", 1, {3}, 1, {0}},
     {"not_lt", 1, {7}, 1, {1}},
     {"not_lt", 1, {0xFFFFFFFFu}, 1, {0}},

@@ -188,4 +188,12 @@
           (local.set 0 (i32.add (local.get 0) (local.get 1)))
           (br $l))))
     (local.get 2))
+;; a rotated test on a byte loaded at p + 2 (LD8BR_NE_A at the back-edge)
+  (func (export "find5") (param i32) (result i32)
+    (block $done
+      (loop $l
+        (br_if $done (i32.eq (i32.load8_u (i32.add (local.get 0) (i32.const 2))) (i32.const 5)))
+        (local.set 0 (i32.add (local.get 0) (i32.const 1)))
+        (br $l)))
+    (local.get 0))
 )
