@@ -552,6 +552,19 @@ _Static_assert(K32_HTTP_GZIP_MEM_LEVEL >= 1 && K32_HTTP_GZIP_MEM_LEVEL <= 9,
 _Static_assert(K32_API_LIST_CACHE_ENTRIES >= 1 && K32_API_LIST_CACHE_ENTRIES <= 64,
 	       "K32_API_LIST_CACHE_ENTRIES out of range");
 
+/* Server-side apply (api_ssa.c): path elements of one owned field (deeper fields are not
+ * tracked), bytes of one element ("k:{"name":"main"}"), and field managers one object may
+ * have (an apply past it is 422). */
+#ifndef K32_API_SSA_MAX_PATH
+#define K32_API_SSA_MAX_PATH 24
+#endif
+#ifndef K32_API_SSA_ELEM_LEN
+#define K32_API_SSA_ELEM_LEN 192
+#endif
+#ifndef K32_API_SSA_MAX_MANAGERS
+#define K32_API_SSA_MAX_MANAGERS 16
+#endif
+
 /* Requirements in one label or field selector ("a=b,c in (d)" is 2). Bytes: 88 per term in
  * struct api_selector, which lives in a request or a watch. Ceiling 64. */
 #ifndef K32_API_MAX_SELECTOR_TERMS

@@ -712,7 +712,6 @@ static void api_carry_meta(const struct api_resource *res, const cJSON *old, cJS
 		if (v)
 			api_json_put(md, keep[i], cJSON_Duplicate(v, true));
 	}
-	cJSON_DeleteItemFromObjectCaseSensitive(md, "managedFields");
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "selfLink");
 	if (api_has_spec_kind(res)) {
 		const cJSON *g = cJSON_GetObjectItemCaseSensitive(omd, "generation");
@@ -781,6 +780,35 @@ enum api_write_kind {
 	API_WRITE_PATCH,
 };
 
+/* The field manager of a write: fieldManager, else the User-Agent's product, else kube32. */
+static void api_manager(const struct api_req *rq, char *buf, size_t cap)
+{
+	if (api_q(rq, "fieldManager", buf, cap) && buf[0])
+		return;
+	size_t n = strcspn(rq->user_agent, "/ ");
+	if (n)
+		snprintf(buf, cap, "%.*s", (int)n, rq->user_agent);
+	else
+		snprintf(buf, cap, "kube32");
+}
+
+struct api_ssa_buf {
+	struct api_ssa_ctx cx;
+	char manager[128], api_version[64], time[32];
+};
+
+static void api_ssa_ctx_init(const struct api_req *rq, struct api_ssa_buf *b)
+{
+	api_manager(rq, b->manager, sizeof(b->manager));
+	api_resource_api_version(rq->res, b->api_version, sizeof(b->api_version));
+	api_format_time(api_now_s(), b->time, sizeof(b->time));
+	b->cx.manager = b->manager;
+	b->cx.api_version = b->api_version;
+	b->cx.time = b->time;
+	b->cx.force = api_q_bool(rq, "force", false);
+	b->cx.skip_status = (rq->res->subresources & API_SUB_STATUS) != 0;
+}
+
 /* One attempt of an update or patch; returns K32_ERR_CONFLICT (f filled) to retry. */
 static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, struct api_out *out,
 				    enum api_write_kind wk, enum api_patch_type pt,
@@ -789,14 +817,18 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 	struct store_obj *old = NULL;
 	cJSON *oldj = NULL, *upd = NULL;
 	char why[320];
+	struct api_ssa_buf sb;
+	bool ssa = pt == API_PATCH_APPLY && !rq->sub[0]; /* apply with field ownership */
+	api_ssa_ctx_init(rq, &sb);
 	k32_status_t st = api_get_obj(api, rq->res, rq->ns, rq->name, &old, f);
-	if (st == K32_ERR_NOT_FOUND && pt == API_PATCH_APPLY && !rq->sub[0]) {
+	if (st == K32_ERR_NOT_FOUND && ssa) {
 		/* server-side apply of a new object creates it */
 		api_fail_clear(f);
 		cJSON *obj = cJSON_Duplicate(body, true);
 		if (!obj)
 			return api_fail_set(f, 500, "InternalError", "out of memory");
 		if ((st = api_prepare_new(api, rq, obj, f)) == K32_OK &&
+		    (st = api_ssa_create(obj, body, &sb.cx, f)) == K32_OK &&
 		    !api_authorize(rq->who, "create", rq->res, "", rq->ns, rq->name, obj, why,
 				   sizeof(why)))
 			st = api_fail_forbidden(f, rq->res, rq->name, why);
@@ -876,11 +908,14 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 			st = api_fail_set(f, 500, "InternalError", "out of memory");
 			goto out;
 		}
-		st = api_patch_apply(pt == API_PATCH_APPLY ? API_PATCH_STRATEGIC : pt, &input, body,
-				     f);
+		if (ssa)
+			st = api_ssa_apply(&input, body, &sb.cx, f);
+		else
+			st = api_patch_apply(pt == API_PATCH_APPLY ? API_PATCH_STRATEGIC : pt,
+					     &input, body, f);
 		if (st) {
 			cJSON_Delete(input);
-			goto out;
+			goto out_noretry; /* the patch's own fault (or a field conflict) */
 		}
 		if (!scale && api_strict(rq) &&
 		    (st = api_check_unknown_fields(rq->res, input, f))) {
@@ -938,6 +973,9 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 	}
 	api_carry_meta(rq->res, oldj, upd);
 	if ((st = api_default(rq->res, upd, f)) || (st = api_validate(rq->res, upd, f)))
+		goto out_noretry;
+	/* field ownership: apply did its own; any other write is an Update of its manager */
+	if (!ssa && (st = api_ssa_update(oldj, upd, &sb.cx, rq->sub, f)))
 		goto out_noretry;
 	struct store_obj *so = NULL;
 	const cJSON *fins = k32_json_find(upd, "metadata.finalizers");
@@ -1011,6 +1049,17 @@ static void api_update(struct api_server *api, struct api_req *rq, struct api_ou
 				     "application/merge-patch+json, application/apply-patch+yaml, "
 				     "application/strategic-merge-patch+json (got \"%.60s\")",
 				     rq->ctype);
+			api_out_fail(out, &f);
+			return;
+		}
+		char fm[128];
+		if (pt == API_PATCH_APPLY &&
+		    !(api_q(rq, "fieldManager", fm, sizeof(fm)) && fm[0])) {
+			api_fail_set(&f, 400, "BadRequest",
+				     "PATCH %s: fieldManager is required for apply requests; add "
+				     "?fieldManager=NAME (kubectl sends --field-manager, default "
+				     "\"kubectl\")",
+				     rq->path);
 			api_out_fail(out, &f);
 			return;
 		}

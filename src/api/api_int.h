@@ -282,6 +282,42 @@ enum api_patch_type {
 k32_status_t api_patch_apply(enum api_patch_type type, cJSON **doc, const cJSON *patch,
 			     struct api_fail *f);
 
+/* The strategic-merge key of the list named list ("containers" -> "name"), or NULL. */
+const char *api_patch_merge_key(const char *list);
+
+/* ---- server-side apply, field ownership (api_ssa.c) ------------------------------------ */
+
+struct api_ssa_ctx {
+	const char *manager;	 /* fieldManager of the request */
+	const char *api_version; /* "apps/v1": recorded in the entries */
+	const char *time;	 /* now, RFC 3339: recorded in the entries it changes */
+	bool force;		 /* force=true: take conflicting fields instead of failing */
+	bool skip_status;	 /* the kind has a status subresource: apply leaves status */
+};
+
+/* The FieldsV1 field set of an object (apiVersion, kind, server-owned metadata left out). */
+cJSON *api_ssa_fields(const cJSON *obj, bool skip_status);
+
+/*
+ * Applies config to *live (replaced; metadata.managedFields updated) for cx->manager.
+ * 409 Conflict (f, causes FieldManagerConflict per field) when another manager owns a field
+ * the config changes and !cx->force; 422 past K32_API_SSA_MAX_MANAGERS; 500 out of memory.
+ */
+k32_status_t api_ssa_apply(cJSON **live, const cJSON *config, const struct api_ssa_ctx *cx,
+			   struct api_fail *f);
+
+/* managedFields of an object created by an apply of config: cx->manager owns config's fields. */
+k32_status_t api_ssa_create(cJSON *obj, const cJSON *config, const struct api_ssa_ctx *cx,
+			    struct api_fail *f);
+
+/*
+ * After any other write of old into upd: upd's managedFields become old's with the
+ * writer's "Update" entry (per subresource, "" for none) owning the fields it changed and
+ * every entry losing fields no longer present. Objects without managedFields stay without.
+ */
+k32_status_t api_ssa_update(const cJSON *old, cJSON *upd, const struct api_ssa_ctx *cx,
+			    const char *subresource, struct api_fail *f);
+
 /* ---- protobuf ------------------------------------------------------------------------- */
 
 /* Magic prefix of application/vnd.kubernetes.protobuf bodies. */

@@ -28,7 +28,7 @@ static const struct { const char *list; const char *key; } api_merge_keys[] = {
 };
 /* clang-format on */
 
-static const char *api_merge_key(const char *list)
+const char *api_patch_merge_key(const char *list)
 {
 	for (size_t i = 0; i < sizeof(api_merge_keys) / sizeof(api_merge_keys[0]); i++)
 		if (!strcmp(api_merge_keys[i].list, list))
@@ -130,7 +130,7 @@ static cJSON *api_find_by_key(cJSON *list, const char *key, const cJSON *item)
 static k32_status_t api_merge_list(cJSON *target, const char *name, const cJSON *patch, int depth,
 				   struct api_fail *f)
 {
-	const char *key = api_merge_key(name);
+	const char *key = api_patch_merge_key(name);
 	cJSON *cur = cJSON_GetObjectItemCaseSensitive(target, name);
 	bool primitive_set = !strcmp(name, "finalizers");
 	if ((!key && !primitive_set) || !cJSON_IsArray(cur)) {
@@ -193,7 +193,7 @@ static k32_status_t api_merge_list(cJSON *target, const char *name, const cJSON 
 static void api_set_order(cJSON *target, const char *name, const cJSON *order)
 {
 	cJSON *cur = cJSON_GetObjectItemCaseSensitive(target, name);
-	const char *key = api_merge_key(name);
+	const char *key = api_patch_merge_key(name);
 	if (!cJSON_IsArray(cur) || !cJSON_IsArray(order))
 		return;
 	cJSON sorted = {0};

@@ -745,6 +745,7 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 		snprintf(rq->path, sizeof(rq->path), "/invalid-path");
 	api_header_copy(req, "Accept", rq->accept, sizeof(rq->accept));
 	api_header_copy(req, "Content-Type", rq->ctype, sizeof(rq->ctype));
+	api_header_copy(req, "User-Agent", rq->user_agent, sizeof(rq->user_agent));
 	rq->body = req->body;
 	rq->body_len = req->body_len;
 	rq->who = req->identity ? req->identity : &anonymous;

@@ -652,6 +652,205 @@ static void watch_lines(uint16_t port, const char *target, const char *accept, s
 	http_client_free(c);
 }
 
+/* PATCH application/apply-patch+yaml as manager (force: --force-conflicts). */
+static int apply(struct fx *fx, const char *path, const char *manager, bool force, const char *body)
+{
+	char target[256];
+	snprintf(target, sizeof(target), "%s?fieldManager=%s%s", path, manager,
+		 force ? "&force=true" : "");
+	return req_as(fx, NULL, "PATCH", target, "application/apply-patch+yaml", body);
+}
+
+/* The fieldsV1 of entry (manager, operation) in fx->out, as JSON text ("-" when absent). */
+static void fields_of(struct fx *fx, const char *manager, const char *op, char *buf, size_t cap)
+{
+	cJSON *j = outj(fx);
+	const cJSON *e;
+	snprintf(buf, cap, "-");
+	cJSON_ArrayForEach(e, k32_json_find(j, "metadata.managedFields"))
+	{
+		const cJSON *m = cJSON_GetObjectItem(e, "manager");
+		const cJSON *o = cJSON_GetObjectItem(e, "operation");
+		if (cJSON_IsString(m) && !strcmp(m->valuestring, manager) && cJSON_IsString(o) &&
+		    !strcmp(o->valuestring, op)) {
+			char *t = cJSON_PrintUnformatted(cJSON_GetObjectItem(e, "fieldsV1"));
+			snprintf(buf, cap, "%s", t ? t : "?");
+			cJSON_free(t);
+		}
+	}
+	cJSON_Delete(j);
+}
+
+static void expect_fields(struct fx *fx, const char *manager, const char *op, const char *want)
+{
+	char got[1024];
+	fields_of(fx, manager, op, got, sizeof(got));
+	cJSON *a = cJSON_Parse(got), *b = cJSON_Parse(want);
+	bool same = (!a && !b && !strcmp(got, want)) || cJSON_Compare(a, b, true);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	if (!same)
+		fail_msg("fields of %s/%s: %s, want %s", manager, op, got, want);
+}
+
+/* Server-side apply: ownership, conflicts, force, removal, Update entries, keyed lists. */
+static void test_server_side_apply(void **state)
+{
+	struct fx *fx = *state;
+	char buf[512];
+	const char *cm = "/api/v1/namespaces/ssa/configmaps/c";
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"ssa\"}}"));
+	static const struct {
+		const char *manager;
+		bool force;
+		const char *body;
+		int code;
+		const char *data; /* .data of the object afterwards (JSON), NULL: not checked */
+		const char *msg;  /* prefix of the Status message for a failure */
+	} steps[] = {
+	    /* m1 creates: it owns what it applied */
+	    {"m1", false,
+	     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+	     "\"labels\":{\"x\":\"y\"}},\"data\":{\"a\":\"1\",\"b\":\"2\"}}",
+	     201, "{\"a\":\"1\",\"b\":\"2\"}", NULL},
+	    /* m2 changing m1's field: conflict, nothing changes */
+	    {"m2", false, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"data\":{\"a\":\"9\"}}",
+	     409, NULL, "Apply failed with 1 conflict: conflict with \"m1\": .data.a"},
+	    /* the same value is no conflict: both own a; c is m2's */
+	    {"m2", false,
+	     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"data\":{\"a\":\"1\",\"c\":\"3\"}}",
+	     200, "{\"a\":\"1\",\"b\":\"2\",\"c\":\"3\"}", NULL},
+	    /* force takes a from m1 */
+	    {"m2", true,
+	     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"data\":{\"a\":\"9\",\"c\":\"3\"}}",
+	     200, "{\"a\":\"9\",\"b\":\"2\",\"c\":\"3\"}", NULL},
+	    /* m1 stops applying b (and a, which is m2's now): b goes, a stays */
+	    {"m1", false,
+	     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"labels\":{\"x\":"
+	     "\"y\"}}}",
+	     200, "{\"a\":\"9\",\"c\":\"3\"}", NULL},
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		int code = apply(fx, cm, steps[i].manager, steps[i].force, steps[i].body);
+		if (code != steps[i].code)
+			fail_msg("step %zu (%s): HTTP %d, want %d: %s", i, steps[i].manager, code,
+				 steps[i].code, k32_buf_cstr(&fx->out));
+		if (steps[i].msg) {
+			cJSON *j = outj(fx);
+			const char *m = api_jstr(j, "message");
+			if (!m || strncmp(m, steps[i].msg, strlen(steps[i].msg)))
+				fail_msg("step %zu: message %s, want %s", i, m ? m : "-",
+					 steps[i].msg);
+			assert_string_equal(api_jstr(j, "reason"), "Conflict");
+			const cJSON *c0 = cJSON_GetArrayItem(k32_json_find(j, "details.causes"), 0);
+			assert_string_equal(api_jstr(c0, "reason"), "FieldManagerConflict");
+			assert_string_equal(api_jstr(c0, "field"), ".data.a");
+			assert_string_equal(api_jstr(c0, "message"), "conflict with \"m1\"");
+			cJSON_Delete(j);
+		}
+		EXPECT(fx, 200, req(fx, "GET", cm, NULL));
+		if (steps[i].data) {
+			cJSON *j = outj(fx), *want = cJSON_Parse(steps[i].data);
+			if (!cJSON_Compare(cJSON_GetObjectItem(j, "data"), want, true))
+				fail_msg("step %zu: object %s, want data %s", i,
+					 k32_buf_cstr(&fx->out), steps[i].data);
+			cJSON_Delete(j);
+			cJSON_Delete(want);
+		}
+	}
+	expect_fields(fx, "m1", "Apply", "{\"f:metadata\":{\"f:labels\":{\"f:x\":{}}}}");
+	expect_fields(fx, "m2", "Apply", "{\"f:data\":{\"f:a\":{},\"f:c\":{}}}");
+	/* re-applying the same configuration writes nothing */
+	char rv[32];
+	outs(fx, "metadata.resourceVersion", rv, sizeof(rv));
+	EXPECT(fx, 200,
+	       apply(fx, cm, "m1", false,
+		     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"labels\":{"
+		     "\"x\":\"y\"}}}"));
+	assert_string_equal(outs(fx, "metadata.resourceVersion", buf, sizeof(buf)), rv);
+	/* an ordinary patch is an Update: editor owns c now, m2 no longer */
+	EXPECT(fx, 200,
+	       req_as(fx, NULL, "PATCH", "/api/v1/namespaces/ssa/configmaps/c?fieldManager=editor",
+		      "application/merge-patch+json", "{\"data\":{\"c\":\"4\"}}"));
+	expect_fields(fx, "editor", "Update", "{\"f:data\":{\"f:c\":{}}}");
+	expect_fields(fx, "m2", "Apply", "{\"f:data\":{\"f:a\":{}}}");
+	/* two managers in conflict at once, in name order, Update managers with version+time */
+	EXPECT(fx, 409,
+	       apply(fx, cm, "m3", false,
+		     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"data\":{\"a\":\"x\",\"c\":"
+		     "\"y\"}}"));
+	outs(fx, "message", buf, sizeof(buf));
+	static const char two_msg[] =
+	    "Apply failed with 2 conflicts: conflicts with \"editor\" using v1 at 20";
+	if (strncmp(buf, two_msg, sizeof(two_msg) - 1) ||
+	    !strstr(buf, ":\n- .data.c\nconflicts with \"m2\":\n- .data.a"))
+		fail_msg("two conflicts: %s", buf);
+	/* a removed field leaves its owners: nobody owns a after a JSON patch removes it */
+	EXPECT(fx, 200,
+	       req_as(fx, NULL, "PATCH", "/api/v1/namespaces/ssa/configmaps/c?fieldManager=jp",
+		      "application/json-patch+json", "[{\"op\":\"remove\",\"path\":\"/data/a\"}]"));
+	expect_fields(fx, "m2", "Apply", "-");
+	/* apply needs a field manager */
+	EXPECT(fx, 400,
+	       req_as(fx, NULL, "PATCH", cm, "application/apply-patch+yaml",
+		      "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\"}"));
+	assert_non_null(strstr(k32_buf_cstr(&fx->out), "fieldManager is required"));
+
+	/* keyed lists: containers by name */
+	const char *dp = "/apis/apps/v1/namespaces/ssa/deployments/d";
+	static const char d1[] =
+	    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+	    "\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},\"template\":"
+	    "{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":[{\"name\":"
+	    "\"main\",\"image\":\"a.wasm\"},{\"name\":\"side\",\"image\":\"s.wasm\"}]}}}}";
+	EXPECT(fx, 201, apply(fx, dp, "m1", false, d1));
+	static const char d2[] =
+	    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"spec\":{\"template\":{\"spec\":"
+	    "{\"containers\":[{\"name\":\"main\",\"image\":\"b.wasm\"}]}}}}";
+	EXPECT(fx, 409, apply(fx, dp, "m2", false, d2));
+	outs(fx, "message", buf, sizeof(buf));
+	assert_string_equal(buf, "Apply failed with 1 conflict: conflict with \"m1\": "
+				 ".spec.template.spec.containers[name=\"main\"].image");
+	/* m1 drops the side container: it is removed; scale is an Update of spec.replicas */
+	static const char d3[] =
+	    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+	    "\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},\"template\":"
+	    "{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":[{\"name\":"
+	    "\"main\",\"image\":\"a.wasm\"}]}}}}";
+	EXPECT(fx, 200, apply(fx, dp, "m1", false, d3));
+	cJSON *dj = outj(fx);
+	const cJSON *ctrs = k32_json_find(dj, "spec.template.spec.containers");
+	assert_int_equal(cJSON_GetArraySize(ctrs), 1);
+	assert_string_equal(api_jstr(cJSON_GetArrayItem(ctrs, 0), "name"), "main");
+	assert_string_equal(api_jstr(cJSON_GetArrayItem(ctrs, 0), "image"), "a.wasm");
+	cJSON_Delete(dj);
+	EXPECT(fx, 200,
+	       req_as(fx, NULL, "PATCH", "/apis/apps/v1/namespaces/ssa/deployments/d/scale",
+		      "application/merge-patch+json", "{\"spec\":{\"replicas\":3}}"));
+	EXPECT(fx, 409, apply(fx, dp, "m1", false, d3));
+	outs(fx, "message", buf, sizeof(buf));
+	static const char scale_msg[] = "Apply failed with 1 conflict: conflict with \"kube32\" "
+					"with subresource \"scale\" using apps/v1 at ";
+	if (strncmp(buf, scale_msg, sizeof(scale_msg) - 1) || !strstr(buf, ": .spec.replicas"))
+		fail_msg("scale conflict: %s", buf);
+	EXPECT(fx, 200, apply(fx, dp, "m1", true, d3));
+	assert_string_equal(outs(fx, "spec.replicas", buf, sizeof(buf)), "1");
+	/* objects never applied carry no managedFields */
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/ssa/configmaps",
+		   "{\"metadata\":{\"name\":\"plain\"},\"data\":{\"a\":\"1\"}}"));
+	assert_null(strstr(k32_buf_cstr(&fx->out), "managedFields"));
+	/* ...and their first apply meets before-first-apply on changed fields */
+	EXPECT(fx, 409,
+	       apply(fx, "/api/v1/namespaces/ssa/configmaps/plain", "m1", false,
+		     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"data\":{\"a\":\"2\"}}"));
+	outs(fx, "message", buf, sizeof(buf));
+	static const char bfa_msg[] =
+	    "Apply failed with 1 conflict: conflict with \"before-first-apply\" using v1 at ";
+	if (strncmp(buf, bfa_msg, sizeof(bfa_msg) - 1) || !strstr(buf, ": .data.a"))
+		fail_msg("before-first-apply: %s", buf);
+}
+
 /* GET target over HTTP; *gz tells whether it came gzip-encoded; the (inflated) body into out. */
 static int http_get(uint16_t port, const char *target, const char *extra, bool *gz,
 		    struct k32_buf *out)
@@ -943,6 +1142,7 @@ int main(void)
 	    cmocka_unit_test(test_watch),
 	    cmocka_unit_test(test_inproc_watch),
 	    cmocka_unit_test(test_list_gzip_cache),
+	    cmocka_unit_test(test_server_side_apply),
 	};
 	return cmocka_run_group_tests(tests, fx_setup, fx_teardown);
 }

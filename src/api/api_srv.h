@@ -99,11 +99,12 @@ struct api_req {
 	/* route */
 	const struct api_resource *res;
 	char group[64], version[16];
-	char ns[64];	/* from the URL */
-	char name[254]; /* from the URL */
-	char sub[24];	/* subresource */
-	bool table;	/* Accept asks for a Table */
-	bool gzip;	/* the client takes Content-Encoding: gzip */
+	char ns[64];	     /* from the URL */
+	char name[254];	     /* from the URL */
+	char sub[24];	     /* subresource */
+	bool table;	     /* Accept asks for a Table */
+	bool gzip;	     /* the client takes Content-Encoding: gzip */
+	char user_agent[64]; /* User-Agent (truncated; "" in-process): default field manager */
 };
 
 struct api_out {

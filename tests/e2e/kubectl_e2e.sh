@@ -289,6 +289,46 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa, namespace: e2e}\n
 check ssa-create '^configmap/ssa serverside-applied$' k apply --server-side -f "$WORK/ssa1.yaml"
 check ssa-update '^configmap/ssa serverside-applied$' k apply --server-side -f "$WORK/ssa2.yaml"
 check ssa-value '^2$' kn get cm ssa -o 'jsonpath={.data.a}'
+# field ownership: managedFields, a second manager's conflict (409), --force-conflicts, removal
+check ssa-managed-fields '^kubectl Apply \{"f:data":\{"f:a":\{\}\}\}$' kn get cm ssa --show-managed-fields -o 'jsonpath={range .metadata.managedFields[*]}{.manager}{" "}{.operation}{" "}{.fieldsV1}{end}'
+check ssa-managed-fields-hidden '^0$' sh -c "$KUBECTL -n e2e get cm ssa -o yaml | grep -c managedFields"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa, namespace: e2e}\ndata: {a: "3", b: "x"}\n' >"$WORK/ssa3.yaml"
+check ssa-conflict 'Apply failed with 1 conflict: conflict with "kubectl": \.data\.a' k apply --server-side --field-manager=other -f "$WORK/ssa3.yaml"
+check_rc ssa-conflict-exit 1 k apply --server-side --field-manager=other -f "$WORK/ssa3.yaml"
+check ssa-conflict-unchanged '^2 $' kn get cm ssa -o 'jsonpath={.data.a}{" "}{.data.b}'
+check ssa-force '^configmap/ssa serverside-applied$' k apply --server-side --field-manager=other --force-conflicts -f "$WORK/ssa3.yaml"
+check ssa-force-value '^3 x$' kn get cm ssa -o 'jsonpath={.data.a}{" "}{.data.b}'
+check ssa-force-owner '^other Apply \{"f:data":\{"f:a":\{\},"f:b":\{\}\}\}$' kn get cm ssa --show-managed-fields -o 'jsonpath={range .metadata.managedFields[*]}{.manager}{" "}{.operation}{" "}{.fieldsV1}{end}'
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa, namespace: e2e}\ndata: {a: "3"}\n' >"$WORK/ssa4.yaml"
+check ssa-stop-applying '^configmap/ssa serverside-applied$' k apply --server-side --field-manager=other -f "$WORK/ssa4.yaml"
+check ssa-field-removed '^\{"a":"3"\}$' kn get cm ssa -o 'jsonpath={.data}'
+check ssa-update-manager '^configmap/ssa patched$' kn patch cm ssa --type=merge -p '{"data":{"a":"4"}}' --field-manager=editor
+check ssa-update-conflict 'conflict with "editor" using v1 at [0-9TZ:-]+: \.data\.a' k apply --server-side --field-manager=other -f "$WORK/ssa4.yaml"
+cat >"$WORK/ssa-dep.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: owned, namespace: e2e}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: owned}}
+  template:
+    metadata: {labels: {app: owned}}
+    spec:
+      containers:
+      - {name: main, image: a.wasm}
+      - {name: side, image: s.wasm}
+EOF
+check ssa-deploy '^deployment.apps/owned serverside-applied$' k apply --server-side --field-manager=team-a -f "$WORK/ssa-dep.yaml"
+sed 's/image: a.wasm/image: b.wasm/' "$WORK/ssa-dep.yaml" >"$WORK/ssa-dep-b.yaml"
+check ssa-deploy-conflict 'conflict with "team-a": \.spec\.template\.spec\.containers\[name="main"\]\.image' k apply --server-side --field-manager=team-b -f "$WORK/ssa-dep-b.yaml"
+grep -v 'name: side' "$WORK/ssa-dep.yaml" >"$WORK/ssa-dep-one.yaml"
+check ssa-deploy-drop-item '^deployment.apps/owned serverside-applied$' k apply --server-side --field-manager=team-a -f "$WORK/ssa-dep-one.yaml"
+check ssa-deploy-item-removed '^main=a.wasm $' kn get deploy owned -o 'jsonpath={range .spec.template.spec.containers[*]}{.name}={.image} {end}'
+check ssa-scale '^deployment.apps/owned scaled$' kn scale deploy owned --replicas=3
+check ssa-scale-conflict 'with subresource "scale" using apps/v1 at [0-9TZ:-]+: \.spec\.replicas' k apply --server-side --field-manager=team-a -f "$WORK/ssa-dep-one.yaml"
+check ssa-scale-force '^deployment.apps/owned serverside-applied$' k apply --server-side --field-manager=team-a --force-conflicts -f "$WORK/ssa-dep-one.yaml"
+check ssa-scale-forced '^1$' kn get deploy owned -o 'jsonpath={.spec.replicas}'
+check ssa-deploy-delete '^deployment.apps "owned" deleted$' kn delete deploy owned
 
 # ---- kube32.io Device ----------------------------------------------------------------------
 cat >"$WORK/dev.yaml" <<'EOF'

@@ -4,8 +4,9 @@
  * validation + strict field checks of arbitrary objects.
  *
  * Input layout: byte 0 picks the parser (mod 7); for patches the rest is "document NUL
- * patch"; for validation byte 1 picks the kind. Every path must return a status (never
- * crash, leak or read out of bounds) whatever the bytes.
+ * patch" (strategic ones also run server-side apply and Update ownership tracking on it); for
+ * validation byte 1 picks the kind. Every path must return a status (never crash, leak or read out
+ * of bounds) whatever the bytes.
  */
 #include <stdint.h>
 #include <string.h>
@@ -71,7 +72,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			enum api_patch_type t = which == 2   ? API_PATCH_MERGE
 						: which == 3 ? API_PATCH_STRATEGIC
 							     : API_PATCH_JSON;
+			cJSON *before = which == 3 ? cJSON_Duplicate(doc, true) : NULL;
 			api_patch_apply(t, &doc, patch, &f);
+			if (before) {
+				/* field ownership over the same pair: apply patch as a config
+				 * (managedFields, fieldsV1 keys and all may be anything), then an
+				 * Update from before to the patched document */
+				static const struct api_ssa_ctx cx = {
+				    "fz", "v1", "2026-01-01T00:00:00Z", false, true};
+				struct api_ssa_ctx fcx = cx;
+				cJSON *live = cJSON_Duplicate(before, true);
+				fcx.force = n & 1;
+				api_fail_clear(&f);
+				if (live && cJSON_IsObject(patch))
+					api_ssa_apply(&live, patch, &fcx, &f);
+				cJSON_Delete(live);
+				api_fail_clear(&f);
+				if (cJSON_IsObject(doc))
+					api_ssa_update(before, doc, &cx, "", &f);
+				cJSON_Delete(api_ssa_fields(patch, false));
+				cJSON_Delete(before);
+			}
 		}
 		cJSON_Delete(doc);
 		cJSON_Delete(patch);
