@@ -18,6 +18,27 @@
  *                            k32_http_body, write the response body with k32_http_write;
  *                            return the HTTP status. A trap answers 500 and restarts the
  *                            pod; running out of budget answers 504 and the pod runs on.
+ *   int32_t k32_event(uint32_t type, uint64_t key, uint32_t observed)
+ *                            one packet from the pod's event port (k32_event_port(), a kobj
+ *                            port the kubelet makes for every pod exporting k32_event):
+ *                            type K32_EVENT_SIGNAL: an object the pod armed with
+ *                              kx_object_wait_async(h, k32_event_port(), key, signals, 0)
+ *                              asserted one of those signals (a channel message, socket
+ *                              or fifo data, a timer firing, a peer's user signal, a
+ *                              peer closing); observed is every signal active then. The
+ *                              observer is one-shot: arm it again to hear more.
+ *                            type K32_EVENT_USER: a user packet queued on the port with
+ *                              kx_port_queue (by the pod itself, or by a pod or service it
+ *                              gave a duplicate of the port handle); observed is 0.
+ *                            type K32_EVENT_NODE: from the kubelet; key K32_EVENT_KEY_STOP
+ *                              is the last call before a deleted pod is stopped.
+ *                            k32_event_packet copies the whole 48-byte packet (a user
+ *                            packet's 32 payload bytes, a signal's count and timestamp).
+ *                            At most K32_KLET_EVENTS_PER_RUN (8) calls per pass of the
+ *                            node's worker; packets from other threads (timers) are seen
+ *                            within K32_KLET_EVENT_POLL_MS (20 ms). < 0 fails the container;
+ *                            a trap fails it (restart per restartPolicy); running out of
+ *                            budget drops that one event, logs why, and the pod runs on.
  *   void _start(void)        a WASI-style command: run once to completion (Jobs; use
  *                            restartPolicy Never or OnFailure). Its exit code is 0, or the
  *                            value given to WASI proc_exit.
@@ -34,7 +55,7 @@
  *
  * Status codes of these imports (hardware.md section 6): 0 or a length on success,
  * K32_EINVAL for a buffer outside linear memory, K32_ENOSPC for a buffer too small,
- * K32_EBADSTATE for an HTTP call outside k32_http.
+ * K32_EBADSTATE for an HTTP call outside k32_http or k32_event_packet outside k32_event.
  */
 #ifndef K32_KLET_SDK_H
 #define K32_KLET_SDK_H
@@ -69,6 +90,15 @@ enum {
 	K32_HTTP_OTHER = 7,
 };
 
+/* k32_event types (a packet's type; the first two are kobj's KX_PKT_TYPE_*). */
+enum {
+	K32_EVENT_USER = 0,	/* KX_PKT_TYPE_USER: queued with kx_port_queue */
+	K32_EVENT_SIGNAL = 1,	/* KX_PKT_TYPE_SIGNAL_ONE: an armed object's signal */
+	K32_EVENT_NODE = 0x100, /* from the kubelet; key is a K32_EVENT_KEY_* */
+};
+/* K32_EVENT_NODE keys. */
+#define K32_EVENT_KEY_STOP 1u /* the pod was deleted: it is stopped after this call */
+
 /* Log levels of k32_log (the kubelet keeps the text; the level is advisory). */
 enum { K32_LOG_ERR = 0, K32_LOG_WARN = 1, K32_LOG_INFO = 2, K32_LOG_DEBUG = 3 };
 
@@ -90,5 +120,12 @@ K32_IMPORT(k32_http_write) int32_t k32_http_write(const void *data, uint32_t len
 /* Sets a response header (Content-Type is honoured; others are ignored for now). */
 K32_IMPORT(k32_http_header)
 int32_t k32_http_header(const char *name, uint32_t name_len, const char *value, uint32_t value_len);
+
+/* The pod's event port (a kobj port handle with the port's rights), or KX_HANDLE_INVALID when
+ * the module exports no k32_event. Arm objects onto it with kx_object_wait_async. */
+K32_IMPORT(k32_event_port) kx_handle_t k32_event_port(void);
+/* Copies the packet being delivered (only inside k32_event) into out: 48, K32_ENOSPC when len
+ * is under 48, K32_EBADSTATE outside k32_event. */
+K32_IMPORT(k32_event_packet) int32_t k32_event_packet(kx_packet_t *out, uint32_t len);
 
 #endif /* K32_KLET_SDK_H */

@@ -855,7 +855,36 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_HW_MSG_BYTES
 #define K32_KLET_HW_MSG_BYTES 8192
 #endif
+/* k32_event calls per pod per worker pass (each under the pod's gas budget): a pod with a
+ * full event port cannot hold the interpreter task from the others; what is left waits for
+ * the next pass, which is due at once. The queue itself is the pod's kobj port (at most
+ * K32_KOBJ_PORT_USER_BUDGET user packets plus one packet per armed observer). */
+#ifndef K32_KLET_EVENTS_PER_RUN
+#define K32_KLET_EVENTS_PER_RUN 8
+#endif
+/* How often the worker looks at the event port of a pod that exports k32_event, in ms: the
+ * latency bound for packets from other threads (kobj timers, native services); packets a pod
+ * of this node causes (a tick, an event, an HTTP request) are looked at right after it. kobj
+ * ports cannot be waited on by another owner, hence the poll (one port lookup per pod). */
+#ifndef K32_KLET_EVENT_POLL_MS
+#define K32_KLET_EVENT_POLL_MS 20
+#endif
+/* /containerLogs?follow=true streams open at once on one pod server (each holds a buffer of
+ * up to K32_KLET_LOG_RING_BYTES + 1 KiB from the node heap while lines wait for the client),
+ * and how often a stream looks for new lines, in ms. */
+#ifndef K32_KLET_LOG_FOLLOWERS
+#define K32_KLET_LOG_FOLLOWERS 4
+#endif
+#ifndef K32_KLET_LOG_FOLLOW_MS
+#define K32_KLET_LOG_FOLLOW_MS 200
+#endif
 
+_Static_assert(K32_KLET_EVENTS_PER_RUN >= 1 && K32_KLET_EVENTS_PER_RUN <= 256,
+	       "K32_KLET_EVENTS_PER_RUN out of range");
+_Static_assert(K32_KLET_EVENT_POLL_MS >= 1 && K32_KLET_EVENT_POLL_MS <= 10000,
+	       "K32_KLET_EVENT_POLL_MS out of range");
+_Static_assert(K32_KLET_LOG_FOLLOWERS >= 1 && K32_KLET_LOG_FOLLOWERS <= 64,
+	       "K32_KLET_LOG_FOLLOWERS out of range");
 _Static_assert(K32_KLET_MAX_PODS >= 1 && K32_KLET_MAX_PODS <= 256,
 	       "K32_KLET_MAX_PODS out of range");
 _Static_assert(K32_KLET_LOG_RING_BYTES >= 512 && K32_KLET_LOG_RING_BYTES <= 65536,

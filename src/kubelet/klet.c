@@ -962,6 +962,24 @@ static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
 	k32_mutex_unlock(&k->lock);
 }
 
+/* A deleted pod's last call (provider stopping), unless its container already ended. */
+static void pod_stopping(struct klet *k, struct klet_pod *p)
+{
+	if (!k->ops->stopping)
+		return;
+	k32_mutex_lock(&k->run_lock);
+	k32_mutex_lock(&k->lock);
+	bool live = p->started && !p->exit_pending;
+	k32_mutex_unlock(&k->lock);
+	uint64_t c0 = k32_plat()->thread_cpu_us();
+	if (live)
+		k->ops->stopping(k->ops_ctx, p);
+	uint64_t c1 = k32_plat()->thread_cpu_us();
+	k32_mutex_unlock(&k->run_lock);
+	if (live)
+		klet_pod_cpu_add(k, p, c1 - c0);
+}
+
 static void pod_stop_runtime(struct klet *k, struct klet_pod *p)
 {
 	k32_mutex_lock(&k->run_lock);
@@ -1052,6 +1070,7 @@ static void worker_pass(struct klet *k, struct k32_buf *b, uint64_t *out_next)
 						     "Stopping container %s", p->container);
 					k32_mutex_unlock(&k->lock);
 					events_send(k, b);
+					pod_stopping(k, p);
 				}
 				pod_stop_runtime(k, p);
 			}
@@ -1140,9 +1159,11 @@ static void worker_main(void *arg)
 		bool work = false;
 		for (uint32_t i = 0; i < k->max_pods && !work; i++) {
 			struct klet_pod *p = &k->pods[i];
+			/* a run made due by klet_events_kick during the pass counts too */
 			work = p->used && (p->gone || p->exit_pending ||
 					   (p->dirty && p->retry_status_us <= now) ||
-					   (p->deleting && p->started));
+					   (p->deleting && p->started) ||
+					   (p->started && p->events && p->next_run_us <= now));
 		}
 		if (!work && !k->stopping && next > k32_now_us())
 			k32_plat()->cond_wait(&k->cv, &k->lock, (int64_t)next);
@@ -1161,6 +1182,40 @@ void *klet_pod_priv(const struct klet_pod *pod)
 void klet_pod_set_priv(struct klet_pod *pod, void *priv)
 {
 	pod->priv = priv;
+}
+
+void klet_pod_set_events(struct klet_pod *pod, bool on)
+{
+	struct klet *k = pod->k;
+	k32_mutex_lock(&k->lock);
+	pod->events = on;
+	k32_mutex_unlock(&k->lock);
+}
+
+void klet_events_kick(struct klet *k, const struct klet_pod *except)
+{
+	bool any = false;
+	uint64_t now = k32_now_us();
+	k32_mutex_lock(&k->lock);
+	for (uint32_t i = 0; i < k->max_pods; i++) {
+		struct klet_pod *p = &k->pods[i];
+		if (p == except || !p->used || !p->started || !p->events || p->next_run_us <= now)
+			continue;
+		p->next_run_us = now;
+		any = true;
+	}
+	k32_mutex_unlock(&k->lock);
+	if (any)
+		klet_wake(k);
+}
+
+void klet_pod_events_count(struct klet_pod *pod, uint32_t delivered, uint32_t over_budget)
+{
+	struct klet *k = pod->k;
+	k32_mutex_lock(&k->lock);
+	pod->events_delivered += delivered;
+	pod->events_over_budget += over_budget;
+	k32_mutex_unlock(&k->lock);
 }
 
 const char *klet_pod_ref(const struct klet_pod *pod)
@@ -1616,11 +1671,15 @@ k32_status_t klet_stats_json(struct klet *k, struct k32_buf *b, struct k32_err *
 			    "\"state\":\"%s\",\"restarts\":%u,\"cpuMicros\":%llu,"
 			    "\"cpuNanocores\":%llu,\"memory\":{\"codeBytes\":%zu,"
 			    "\"linearBytes\":%zu,\"stackBytes\":%zu,\"runtimeBytes\":%zu,"
-			    "\"poolBytes\":%zu,\"poolPeakBytes\":%zu}}",
+			    "\"poolBytes\":%zu,\"poolPeakBytes\":%zu},\"events\":{\"delivered\":%"
+			    "llu,"
+			    "\"overBudget\":%llu}}",
 			    first ? "" : ",", p->ns, p->name, p->container, state_name(p),
 			    p->restarts, (unsigned long long)p->cpu_us,
 			    (unsigned long long)p->cpu_nanocores, m.code_bytes, m.memory_bytes,
-			    m.stack_bytes, m.runtime_bytes, m.pool_bytes, m.pool_peak);
+			    m.stack_bytes, m.runtime_bytes, m.pool_bytes, m.pool_peak,
+			    (unsigned long long)p->events_delivered,
+			    (unsigned long long)p->events_over_budget);
 		k32_mutex_unlock(&k->lock);
 		first = first && !used;
 	}

@@ -148,6 +148,11 @@ struct klet_provider_ops {
 			     struct klet_http_resp *resp);
 	/* Memory by kind. May be NULL. */
 	void (*stats)(void *ctx, struct klet_pod *pod, struct klet_pod_mem *out);
+	/* The pod was deleted and its container is about to be stopped (never called for a
+	 * restart): one last bounded call into it (the Wasm provider delivers K32_EVENT_NODE
+	 * with key K32_EVENT_KEY_STOP to k32_event). An exit it notifies is ignored: the pod
+	 * goes anyway. May be NULL. */
+	void (*stopping)(void *ctx, struct klet_pod *pod);
 };
 
 /* ---- configuration and life cycle ---------------------------------------------------------- */
@@ -267,7 +272,8 @@ void klet_get_stats(struct klet *k, struct klet_stats *out);
  * metrics.k8s.io view in src/sim reads): {"node","board","pool":{usedBytes,peakBytes,
  * limitBytes},"pods":[{namespace,name,container,state,restarts,cpuMicros (total),
  * cpuNanocores (rate over the last >= 10 s window between two calls),memory:{codeBytes,
- * linearBytes,stackBytes,runtimeBytes,poolBytes,poolPeakBytes}}]}.
+ * linearBytes,stackBytes,runtimeBytes,poolBytes,poolPeakBytes},events:{delivered,
+ * overBudget}}]}.
  * Context: takes the run lock: waits for a running tick.
  */
 k32_status_t klet_stats_json(struct klet *k, struct k32_buf *out, struct k32_err *err);
@@ -298,6 +304,21 @@ void klet_pod_log(struct klet_pod *pod, const char *text, size_t len);
 k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
 			       const struct k32_allocator *alloc, uint8_t **out, size_t *out_len,
 			       struct k32_err *err);
+/*
+ * Events (sdk/k32_klet.h k32_event). A provider marks a pod that takes packets from other
+ * owners and threads (the Wasm provider: a module exporting k32_event, with its event port);
+ * klet_events_kick then makes the run of every such started pod due now and wakes the
+ * worker, so that a packet one pod caused (a channel write in a tick, an event or an HTTP
+ * request) reaches the other pods' handlers at once rather than at their next poll
+ * (K32_KLET_EVENT_POLL_MS). except (may be NULL) is left alone (the caller's own pod).
+ * Any thread; take `lock` briefly (callable with the run lock held).
+ */
+void klet_pod_set_events(struct klet_pod *pod, bool on);
+void klet_events_kick(struct klet *k, const struct klet_pod *except);
+/* Counts event handler calls: delivered, and those that ran out of budget (the packet was
+ * dropped); /stats reports them per pod. Any thread; takes `lock`. */
+void klet_pod_events_count(struct klet_pod *pod, uint32_t delivered, uint32_t over_budget);
+
 /* The node's pod pool: bytes in use and its size (for messages). */
 void klet_pool_usage(struct klet *k, size_t *out_used, size_t *out_limit);
 
@@ -310,8 +331,9 @@ void klet_pool_usage(struct klet *k, size_t *out_used, size_t *out_limit);
  * kubelet's "kube32" functions (k32_log, k32_time_us, k32_time_ms, k32_sleep_ms, the HTTP
  * calls of sdk/k32_klet.h), the extra tables of the config, and a WASI subset
  * (wasi_snapshot_preview1: fd_write to the log, proc_exit, clock_time_get, random_get,
- * args_* and environ_* empty). Calls k32_init, then k32_tick on its schedule; a module
- * with only `_start` runs it to completion. ctx is NULL.
+ * args_* and environ_* empty). Calls k32_init, then k32_tick on its schedule and k32_event
+ * for each packet of the pod's event port (sdk/k32_klet.h); a module with only `_start` runs
+ * it to completion. ctx is NULL.
  */
 extern const struct klet_provider_ops klet_wasm_provider;
 

@@ -3,18 +3,24 @@
  * (their serial console; in the simulator stdin and POST /console on the pod server).
  *
  *   K32_CMD:PODS    one "K32_POD" line per pod: state, restarts, pool bytes, CPU ms
- *   K32_CMD:MEM     one "K32_MEM" line per region with its free bytes (the pod pool; the
- *                   node heap of the default allocator)
+ *   K32_CMD:MEM     one "K32_MEM" line per region with its size, used, free and peak
+ *                   bytes: pod_pool (this node's), kobj_region (socket rings and VMOs) and
+ *                   heap (the default allocator: the JSON, HTTP and compile scratch). The
+ *                   last two are the process's: scope=process says so (in kube32-sim every
+ *                   board of the process shares them; on a board the process is the node).
+ *                   An unlimited region (the simulator's heap) says size=0 free=unlimited.
  *   K32_CMD:<other> first to the config's console_ext hook (kube32-sim's hw lines), then to
  *                   the node console's shared commands (src/console: TASKS with each
  *                   platform task's run time and busy share, BENCH, HELP)
  * Every answer ends with a "K32_END <command>" line; an error is one "K32_ERR ..." line.
  * Context: any thread; takes the kubelet's lock briefly.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "console/console.h"
+#include "kobj/kobj.h"
 #include "kubelet/klet_int.h"
 
 static const char *cstate(const struct klet_pod *p)
@@ -49,16 +55,39 @@ static k32_status_t cmd_pods(struct klet *k, struct k32_buf *out)
 	return st;
 }
 
+/* One K32_MEM line; limit 0 is an unlimited region, peak SIZE_MAX one that keeps none. */
+static k32_status_t mem_line(struct k32_buf *out, const char *region, const char *scope,
+			     size_t limit, size_t used, size_t peak)
+{
+	char free_s[24], peak_s[32] = "";
+	if (limit)
+		snprintf(free_s, sizeof(free_s), "%zu", limit > used ? limit - used : 0);
+	else
+		snprintf(free_s, sizeof(free_s), "unlimited");
+	if (peak != SIZE_MAX)
+		snprintf(peak_s, sizeof(peak_s), " peak=%zu", peak);
+	return k32_buf_printf(out, NULL, "K32_MEM region=%s size=%zu used=%zu free=%s%s scope=%s\n",
+			      region, limit, used, free_s, peak_s, scope);
+}
+
 static k32_status_t cmd_mem(struct klet *k, struct k32_buf *out)
 {
 	struct klet_stats s;
 	klet_get_stats(k, &s);
-	k32_status_t st = k32_buf_printf(
-	    out, NULL,
-	    "K32_MEM region=pod_pool size=%zu used=%zu free=%zu peak=%zu\n"
-	    "K32_END MEM\n",
-	    s.pool_limit, s.pool_bytes,
-	    s.pool_limit > s.pool_bytes ? s.pool_limit - s.pool_bytes : 0, s.pool_peak);
+	struct kobj_stats ks;
+	kobj_stats_get(&ks);
+	/* the default allocator's heap counts every block it hands out (k32_alloc.h) */
+	const struct k32_heap *h = k32_default_allocator()->ud;
+	k32_status_t st =
+	    mem_line(out, "pod_pool", "node", s.pool_limit, s.pool_bytes, s.pool_peak);
+	if (!st)
+		st = mem_line(out, "kobj_region", "process", K32_KOBJ_REGION_BYTES, ks.vmo_bytes,
+			      SIZE_MAX);
+	if (!st)
+		st = mem_line(out, "heap", "process", h->stats.limit_bytes, h->stats.cur_bytes,
+			      h->stats.peak_bytes);
+	if (!st)
+		st = k32_buf_printf(out, NULL, "K32_END MEM count=3\n");
 	return st;
 }
 

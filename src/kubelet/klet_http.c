@@ -10,8 +10,12 @@
  *
  * Without the header: GET /healthz ("ok"), GET /stats (the pod pool and each pod's bytes
  * by kind, JSON) and GET /containerLogs/<ns>/<pod>/<container>
- * with the query parameters of pods/log (tailLines, previous, timestamps), which is how the
- * control plane's log proxy reads the log of a pod on a board in another process.
+ * with the query parameters of pods/log (tailLines, previous, timestamps, follow), which is
+ * how the control plane's log proxy reads the log of a pod on a board in another process.
+ * follow=true on a running container is a chunked stream: the lines so far (or the last
+ * tailLines), then new lines as they come (looked for every K32_KLET_LOG_FOLLOW_MS), until
+ * the container ends (its last lines are sent first), the pod goes, or the client leaves; at
+ * most K32_KLET_LOG_FOLLOWERS such streams at once (429 past it).
  *
  * The handler runs on the server's loop task; it takes the kubelet's run lock for the pod
  * call, so a request waits at most for one running tick (bounded by its gas budget).
@@ -26,6 +30,134 @@ static void text(struct http_response *resp, int status, const char *msg)
 {
 	http_response_set(resp, status, "text/plain; charset=utf-8", msg, strlen(msg));
 	http_response_header(resp, "X-Content-Type-Options", "nosniff");
+}
+
+/* A followed log (/containerLogs?follow=true). */
+struct follow {
+	struct klet *k;
+	char ns[KLET_NS_LEN];
+	char name[KLET_NAME_LEN];
+	uint32_t gen;		/* the pod slot's generation: another pod in the slot ends it */
+	uint64_t run_start_us;	/* the container followed: a restart ends the stream */
+	uint64_t seq;		/* last line sent */
+	int64_t tail;		/* tailLines, for the first read only */
+	bool ts;		/* timestamps */
+	bool started;		/* the first read was made */
+	bool done;		/* the container ended: end once pending is sent */
+	struct k32_buf pending; /* lines read, not yet accepted by the stream */
+};
+
+/* Reads the followed container's new lines into f->pending and notes whether it ended.
+ * K32_ERR_NOT_FOUND: the pod is gone. */
+static k32_status_t follow_read(struct follow *f)
+{
+	struct klet *k = f->k;
+	k32_status_t st = K32_OK;
+	k32_mutex_lock(&k->lock);
+	struct klet_pod *p = klet_pod_find_locked(k, f->ns, f->name);
+	if (!p || p->gen != f->gen) {
+		st = K32_ERR_NOT_FOUND;
+	} else {
+		/* a new container moved the followed one's lines to the previous ring */
+		bool same = p->run_start_us == f->run_start_us;
+		bool ended = !same || !p->started || p->exit_pending || p->deleting ||
+			     p->state != KLET_C_RUNNING;
+		st = klet_ring_read(same ? &p->log : &p->prev, f->started ? -1 : f->tail, f->ts,
+				    &f->seq, &f->pending, NULL);
+		if (st == K32_ERR_NO_RESOURCES)
+			st = K32_OK; /* the buffer is full: the rest comes with the next read */
+		else if (!st && ended)
+			f->done = true;
+	}
+	f->started = true;
+	k32_mutex_unlock(&k->lock);
+	return st;
+}
+
+static k32_status_t follow_pull(void *ctx, struct http_stream *s, uint32_t events)
+{
+	(void)events;
+	struct follow *f = ctx;
+	if (!f->pending.len) {
+		if (f->done)
+			return K32_ERR_CANCELED; /* the container ended and everything was sent */
+		if (follow_read(f) == K32_ERR_NOT_FOUND)
+			return K32_ERR_CANCELED; /* the pod is gone: end the log */
+	}
+	if (f->pending.len) {
+		k32_status_t st = http_stream_write(s, f->pending.data, f->pending.len);
+		if (st == K32_ERR_SHOULD_WAIT)
+			return K32_OK; /* pulled again when the client has read its output */
+		if (st)
+			return st;
+		k32_buf_reset(&f->pending);
+		if (f->done)
+			return K32_ERR_CANCELED;
+	}
+	http_stream_set_timer(s, (int64_t)(k32_now_us() + K32_KLET_LOG_FOLLOW_MS * 1000ull));
+	return K32_OK;
+}
+
+static void follow_close(void *ctx, k32_status_t why)
+{
+	(void)why;
+	struct follow *f = ctx;
+	struct klet *k = f->k;
+	k32_buf_fini(&f->pending);
+	k32_free(k->alloc, f, sizeof(*f));
+	k32_mutex_lock(&k->lock);
+	k->log_followers--;
+	k32_mutex_unlock(&k->lock);
+}
+
+static const struct http_stream_ops follow_ops = {.pull = follow_pull, .close = follow_close};
+
+/* Starts following a running container's log. false: not running (answer it once). */
+static bool follow_start(struct klet *k, const char *ns, const char *name, int64_t tail, bool ts,
+			 struct http_response *resp)
+{
+	char m[KLET_MSG_LEN + 64];
+	k32_mutex_lock(&k->lock);
+	struct klet_pod *p = klet_pod_find_locked(k, ns, name);
+	bool running = p && p->started && p->state == KLET_C_RUNNING && !p->exit_pending;
+	uint32_t gen = running ? p->gen : 0;
+	uint64_t run_start = running ? p->run_start_us : 0;
+	bool full = running && k->log_followers >= K32_KLET_LOG_FOLLOWERS;
+	if (running && !full)
+		k->log_followers++;
+	k32_mutex_unlock(&k->lock);
+	if (!running)
+		return false;
+	if (full) {
+		klet_msgf(m, sizeof(m),
+			  "node %s already streams %u logs (K32_KLET_LOG_FOLLOWERS); close one or "
+			  "read without follow\n",
+			  k->node, (unsigned)K32_KLET_LOG_FOLLOWERS);
+		text(resp, 429, m);
+		return true;
+	}
+	struct follow *f = k32_calloc(k->alloc, sizeof(*f));
+	if (f) {
+		f->k = k;
+		snprintf(f->ns, sizeof(f->ns), "%s", ns);
+		snprintf(f->name, sizeof(f->name), "%s", name);
+		f->gen = gen;
+		f->run_start_us = run_start;
+		f->tail = tail;
+		f->ts = ts;
+		k32_buf_init(&f->pending, k->alloc, 2 * K32_KLET_LOG_RING_BYTES + 1024,
+			     "followed log");
+		http_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
+		if (!http_response_stream(resp, &follow_ops, f, NULL))
+			return true;
+		k32_buf_fini(&f->pending);
+		k32_free(k->alloc, f, sizeof(*f));
+	}
+	k32_mutex_lock(&k->lock);
+	k->log_followers--;
+	k32_mutex_unlock(&k->lock);
+	text(resp, 500, "out of memory for the log stream; read without follow\n");
+	return true;
 }
 
 static void serve_logs(struct klet *k, struct http_request *req, struct http_response *resp)
@@ -57,6 +189,10 @@ static void serve_logs(struct klet *k, struct http_request *req, struct http_res
 	    !http_query_get(req->query, "previous", v, sizeof(v), NULL) && !strcmp(v, "true");
 	bool ts =
 	    !http_query_get(req->query, "timestamps", v, sizeof(v), NULL) && !strcmp(v, "true");
+	bool follow =
+	    !http_query_get(req->query, "follow", v, sizeof(v), NULL) && !strcmp(v, "true");
+	if (follow && !prev && follow_start(k, ns, name, tail, ts, resp))
+		return;
 	uint64_t seq = 0;
 	if (!http_query_get(req->query, "afterSeq", v, sizeof(v), NULL))
 		seq = strtoull(v, NULL, 10);
@@ -119,8 +255,10 @@ static void pod_request(struct klet *k, struct k32_str hv, struct http_request *
 	if (running)
 		klet_snapshot(k, p);
 	k32_mutex_unlock(&k->run_lock);
-	if (running)
+	if (running) {
 		klet_pod_cpu_add(k, p, c1 - c0);
+		klet_events_kick(k, NULL); /* the request may have queued packets for pods */
+	}
 	switch (st) {
 	case K32_OK:
 		http_response_set(resp, hp.status >= 100 && hp.status <= 599 ? hp.status : 500,

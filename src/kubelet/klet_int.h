@@ -123,6 +123,10 @@ struct klet_pod {
 	uint64_t cpu_prev_us;	      /* cpu_us at the last rate sample */
 	uint64_t cpu_prev_at_us;      /* monotonic time of that sample (0: none yet) */
 	uint64_t cpu_nanocores;	      /* CPU rate over the last sample window */
+	/* events (klet_pod_set_events, klet_pod_events_count) */
+	bool events;		   /* takes packets from other owners: kicked by klet_events_kick */
+	uint64_t events_delivered; /* event handler calls that returned */
+	uint64_t events_over_budget; /* calls that ran out of budget (packet dropped) */
 	/* logs */
 	struct klet_ring log;  /* current container */
 	struct klet_ring prev; /* previous container */
@@ -168,7 +172,8 @@ struct klet {
 	struct k32_mem_stats pool_snap; /* the pool's counters as of the last provider call */
 	struct klet_event events[KLET_EVENT_QUEUE]; /* Events waiting for the worker to send */
 	uint32_t nevents;
-	uint32_t event_seq; /* makes Event names unique (worker only) */
+	uint32_t event_seq;	/* makes Event names unique (worker only) */
+	uint32_t log_followers; /* /containerLogs?follow=true streams open (under lock) */
 
 	struct klet_pod *pods; /* max_pods slots */
 };

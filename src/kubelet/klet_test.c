@@ -23,6 +23,7 @@ struct fake {
 	void *arg;
 	int starts;
 	int stops;
+	int stoppings; /* stopping calls: deleted pods only, never restarts */
 };
 
 struct fake_pod {
@@ -77,6 +78,16 @@ static void f_run(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *next)
 		klet_pod_log(pod, "about to crash\n", 15);
 		struct klet_exit ex = {.code = 2, .reason = "Error", .message = "boom"};
 		f->notify(f->arg, pod, &ex);
+	} else if (!strncmp(fp->image, "chatty", 6)) {
+		/* a line every 20 ms; "chatty3" one every 150 ms, and it exits after its third */
+		char line[32];
+		int n = snprintf(line, sizeof(line), "line %d", fp->runs);
+		klet_pod_log(pod, line, (size_t)n);
+		*next = now + (strcmp(fp->image, "chatty3") ? 20000 : 150000);
+		if (!strcmp(fp->image, "chatty3") && fp->runs == 3) {
+			struct klet_exit ex = {.code = 0, .reason = "Completed", .message = ""};
+			f->notify(f->arg, pod, &ex);
+		}
 	} else if (!strcmp(fp->image, "exit0")) {
 		struct klet_exit ex = {.code = 0, .reason = "Completed", .message = ""};
 		f->notify(f->arg, pod, &ex);
@@ -95,8 +106,19 @@ static k32_status_t f_http(void *ctx, struct klet_pod *pod, const struct klet_ht
 	return K32_OK;
 }
 
-static const struct klet_provider_ops fake_ops = {
-    .init = f_init, .start = f_start, .stop = f_stop, .run = f_run, .http = f_http};
+static void f_stopping(void *ctx, struct klet_pod *pod)
+{
+	struct fake *f = ctx;
+	assert_non_null(klet_pod_priv(pod)); /* called before stop, with the runtime */
+	f->stoppings++;
+}
+
+static const struct klet_provider_ops fake_ops = {.init = f_init,
+						  .start = f_start,
+						  .stop = f_stop,
+						  .run = f_run,
+						  .http = f_http,
+						  .stopping = f_stopping};
 
 /* ---- fixture ---------------------------------------------------------------------------- */
 
@@ -238,8 +260,10 @@ static bool crashloop(const cJSON *pod, const void *arg)
 static void test_crash_backoff(void **state)
 {
 	struct tfx *t = *state;
+	int stoppings = t->fake.stoppings;
 	fx_pod_create(&t->cp, "p-crash", "node-a", "crash", "Always", NULL, NULL);
 	cJSON *p = fx_wait_pod(&t->cp, "p-crash", crashloop, NULL);
+	assert_int_equal(t->fake.stoppings, stoppings); /* a restart is no deletion */
 	const cJSON *cs = fx_cs(p);
 	assert_string_equal(fx_str(p, "status.phase"), "Running");
 	assert_int_equal((int)k32_json_find(cs, "lastState.terminated.exitCode")->valuedouble, 2);
@@ -344,12 +368,14 @@ static void test_delete(void **state)
 	struct tfx *t = *state;
 	fx_pod_create(&t->cp, "p-del", "node-a", "ok", "Always", NULL, NULL);
 	cJSON_Delete(fx_wait_pod(&t->cp, "p-del", fx_ready, NULL));
-	int stops = t->fake.stops, code;
+	int stops = t->fake.stops, stoppings = t->fake.stoppings, code;
 	cJSON_Delete(fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/p-del", NULL, &code));
 	assert_true(code == 200 || code == 202);
-	/* graceful: the kubelet stops it, then deletes it with grace 0 */
+	/* graceful: the kubelet tells the provider (stopping: the pod's stop event), stops
+	 * it, then deletes it with grace 0 */
 	assert_true(fx_gone_pred(&t->cp, "p-del"));
 	assert_true(t->fake.stops > stops);
+	assert_int_equal(t->fake.stoppings, stoppings + 1);
 }
 
 static void test_pod_http(void **state)
@@ -386,6 +412,11 @@ static void test_pod_http(void **state)
 	    {"K32_CMD:PODS\n", "K32_POD default/p-web state=running restarts=0 pool_bytes="},
 	    {"K32_CMD:PODS", "K32_END PODS count="},
 	    {"K32_CMD:MEM", "K32_MEM region=pod_pool size=65536 used="},
+	    {"K32_CMD:MEM", " peak="},
+	    {"K32_CMD:MEM", " scope=node\nK32_MEM region=kobj_region size=2097152 used="},
+	    {"K32_CMD:MEM", "K32_MEM region=heap size=0 used="},
+	    {"K32_CMD:MEM", " free=unlimited peak="},
+	    {"K32_CMD:MEM", "K32_END MEM count=3"},
 	    {"K32_CMD:TASKS", "K32_TASK name=klet-node-a run_ms="},
 	    {"K32_CMD:TASKS", "K32_TASKS count="},
 	    {"K32_CMD:TASKS", "K32_END TASKS"},
@@ -416,6 +447,124 @@ static void test_pod_http(void **state)
 		http_client_response_fini(&r);
 	}
 	http_client_free(c);
+}
+
+/* ---- /containerLogs?follow=true ------------------------------------------------------------ */
+
+struct flw {
+	struct klet *k;
+	const char *target;
+	int lines;	     /* "line N" lines seen */
+	int want;	     /* hang up after this many (0: read to the end) */
+	_Atomic bool *hold;  /* keep reading while set (the followers-limit case) */
+	_Atomic int *opened; /* bumped at the first line */
+	k32_status_t st;
+	int code;
+};
+
+static k32_status_t flw_line(void *ctx, const uint8_t *data, size_t len)
+{
+	struct flw *f = ctx;
+	if (!data)
+		return f->hold && !*f->hold ? K32_ERR_CANCELED : K32_OK; /* a quiet tick */
+	if (len > 5 && !memcmp(data, "line ", 5) && f->lines++ == 0 && f->opened)
+		(*f->opened)++;
+	if (f->hold)
+		return *f->hold ? K32_OK : K32_ERR_CANCELED;
+	return f->want && f->lines >= f->want ? K32_ERR_CANCELED : K32_OK;
+}
+
+static void flw_run(struct flw *f)
+{
+	struct http_client_config cc;
+	http_client_config_init(&cc);
+	cc.port = klet_pod_http_port(f->k);
+	struct http_client *c;
+	struct k32_err err;
+	f->st = http_client_new(&cc, &c, &err);
+	if (f->st)
+		return;
+	struct http_client_request rq = {
+	    .method = "GET", .target = f->target, .timeout_us = 5000000, .tick_us = 50000};
+	f->st = http_client_stream(c, &rq, true, flw_line, f, &f->code, &err);
+	http_client_free(c);
+}
+
+static void flw_task(void *arg)
+{
+	flw_run(arg);
+}
+
+static void test_log_follow(void **state)
+{
+	struct tfx *t = *state;
+	/* a container that ends: the stream ends by itself after its last line */
+	fx_pod_create(&t->cp, "p-fol3", "node-a", "chatty3", "Never", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "p-fol3", fx_ready, NULL));
+	struct flw f = {.k = t->k, .target = "/containerLogs/default/p-fol3/main?follow=true"};
+	flw_run(&f);
+	assert_int_equal(f.st, K32_OK);
+	assert_int_equal(f.code, 200);
+	assert_int_equal(f.lines, 3);
+	/* a finished container: follow answers the log once */
+	cJSON_Delete(fx_wait_pod(&t->cp, "p-fol3", fx_phase_is, "Succeeded"));
+	struct flw g = {.k = t->k, .target = "/containerLogs/default/p-fol3/main?follow=true"};
+	flw_run(&g);
+	assert_int_equal(g.st, K32_OK);
+	assert_int_equal(g.lines, 3);
+	/* a running one: tailLines, then new lines as they come; the client hangs up */
+	fx_pod_create(&t->cp, "p-fol", "node-a", "chatty", "Always", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "p-fol", fx_ready, NULL));
+	struct flw h = {.k = t->k,
+			.target = "/containerLogs/default/p-fol/main?follow=true&tailLines=1",
+			.want = 5};
+	flw_run(&h);
+	assert_int_equal(h.st, K32_ERR_CANCELED);
+	assert_int_equal(h.code, 200);
+	assert_int_equal(h.lines, 5);
+	/* K32_KLET_LOG_FOLLOWERS streams at once; one more gets 429 until one closes */
+	static _Atomic bool hold;
+	static _Atomic int opened;
+	hold = true;
+	opened = 0;
+	struct flw fs[K32_KLET_LOG_FOLLOWERS];
+	struct k32_task *tasks[K32_KLET_LOG_FOLLOWERS];
+	struct k32_err err;
+	for (int i = 0; i < K32_KLET_LOG_FOLLOWERS; i++) {
+		fs[i] = (struct flw){.k = t->k,
+				     .target = "/containerLogs/default/p-fol/main?follow=true",
+				     .hold = &hold,
+				     .opened = &opened};
+		assert_int_equal(k32_plat()->task_create(&tasks[i], "follower", flw_task, &fs[i],
+							 64 * 1024, -1, &err),
+				 K32_OK);
+	}
+	for (int i = 0; i < 1000 && opened < K32_KLET_LOG_FOLLOWERS; i++)
+		k32_plat()->sleep_us(10000);
+	assert_int_equal(opened, K32_KLET_LOG_FOLLOWERS);
+	struct flw over = {.k = t->k, .target = "/containerLogs/default/p-fol/main?follow=true"};
+	flw_run(&over);
+	assert_int_equal(over.code, 429);
+	hold = false;
+	for (int i = 0; i < K32_KLET_LOG_FOLLOWERS; i++) {
+		k32_plat()->task_join(tasks[i]);
+		assert_int_equal(fs[i].code, 200);
+	}
+	/* the closed streams gave their places back */
+	struct flw again = {
+	    .k = t->k, .target = "/containerLogs/default/p-fol/main?follow=true", .want = 1};
+	for (int i = 0; i < 100 && again.code != 200; i++) {
+		again.lines = 0;
+		flw_run(&again);
+		if (again.code != 200)
+			k32_plat()->sleep_us(10000);
+	}
+	assert_int_equal(again.code, 200);
+	assert_int_equal(again.lines, 1);
+	/* a pod that is not there */
+	struct flw none = {.k = t->k, .target = "/containerLogs/default/zzz/main?follow=true"};
+	flw_run(&none);
+	assert_int_equal(none.code, 404);
 }
 
 static void test_config_errors(void **state)
@@ -500,6 +649,7 @@ int main(void)
 	    cmocka_unit_test(test_pod_runs),	   cmocka_unit_test(test_crash_backoff),
 	    cmocka_unit_test(test_restart_policy), cmocka_unit_test(test_start_errors),
 	    cmocka_unit_test(test_delete),	   cmocka_unit_test(test_pod_http),
+	    cmocka_unit_test(test_log_follow),
 	};
 	const struct CMUnitTest plain[] = {
 	    cmocka_unit_test(test_config_errors),

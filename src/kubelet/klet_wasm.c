@@ -15,12 +15,24 @@
  *   k32_tick() -> i32?          on schedule; >= 0 ms until the next (0: the pod's period)
  *   k32_http(method, path_len, body_len) -> i32   an HTTP status; the request is read and
  *                               the response written with the k32_http_* imports
+ *   k32_event(type, key i64, observed) -> i32?   one packet of the pod's event port
  *   _start()                    WASI command: run to completion once (Jobs)
  * Imports offered: module "kube32": the kobj kx_* table, k32_log, k32_time_us, k32_time_ms,
- * k32_sleep_ms, k32_http_path, k32_http_body, k32_http_write, k32_http_header, plus the
+ * k32_sleep_ms, k32_http_path, k32_http_body, k32_http_write, k32_http_header,
+ * k32_event_port, k32_event_packet, plus the
  * config's extra tables; module "wasi_snapshot_preview1": fd_write (fd 1 and 2 to the
  * log), proc_exit, clock_time_get, random_get, args_* and environ_* (empty), fd_close,
  * fd_seek, fd_fdstat_get.
+ *
+ * Events: a module exporting k32_event gets a kobj port in its own handle table before
+ * k32_init (k32_event_port() names it). The pod arms its objects onto it with
+ * kx_object_wait_async, or queues user packets with kx_port_queue; the port is the bounded
+ * queue (kobj's per-port and per-owner budgets). kw_run takes at most
+ * K32_KLET_EVENTS_PER_RUN packets off it per pass, without blocking (deadline 0), and calls
+ * k32_event for each under the gas budget: a trap or a negative result ends the container
+ * (as a trapping k32_http does), running out of budget drops that packet with a log line and
+ * the pod runs on (as an HTTP request gets 504). A deleted pod's last call is K32_EVENT_NODE /
+ * K32_EVENT_KEY_STOP (kw_stopping).
  *
  * Context: every function here runs with the kubelet's run lock held.
  */
@@ -52,9 +64,11 @@ struct kw_pod {
 	struct wrt_linker lk;
 	struct kobj_owner owner; /* the pod's kobj handle table */
 	bool owner_inited;
-	uint32_t f_init, f_tick, f_http, f_start;
-	bool has_init, has_tick, has_http, has_start;
-	bool tick_result, init_result; /* the export returns an i32 */
+	uint32_t f_init, f_tick, f_http, f_start, f_event;
+	bool has_init, has_tick, has_http, has_start, has_event;
+	bool tick_result, init_result, event_result; /* the export returns an i32 */
+	kobj_handle_t port;			     /* the event port (in owner), or 0 */
+	const struct kobj_packet *pkt;		     /* during k32_event */
 	bool start_done;
 	uint32_t tick_ms;
 	uint64_t next_tick_us;
@@ -198,6 +212,39 @@ static k32_status_t h_http_header(struct k32_hostcall *c)
 		w->resp->content_type[vl] = 0;
 	}
 	c->results[0] = 0;
+	return K32_OK;
+}
+
+/* k32_event_port() -> the pod's event port handle, or 0 */
+static k32_status_t h_event_port(struct k32_hostcall *c)
+{
+	c->results[0] = kw_of(c)->port;
+	return K32_OK;
+}
+
+_Static_assert(sizeof(struct kobj_packet) == 48, "kx_packet_t of sdk/k32.h is 48 bytes");
+
+/* k32_event_packet(out, len) -> 48, -6 (ENOSPC) for len < 48, -20 outside k32_event */
+static k32_status_t h_event_packet(struct k32_hostcall *c)
+{
+	struct kw_pod *w = kw_of(c);
+	uint32_t len = (uint32_t)c->args[1];
+	if (!w->pkt) {
+		c->results[0] = (uint32_t)-20;
+		return K32_OK;
+	}
+	if (len < sizeof(*w->pkt)) {
+		c->results[0] = (uint32_t)-6;
+		return K32_OK;
+	}
+	uint8_t *p = k32_hostcall_mem(c, (uint32_t)c->args[0], sizeof(*w->pkt));
+	if (!p) {
+		c->results[0] = (uint32_t)-1;
+		return K32_OK;
+	}
+	/* kobj's packet and sdk/k32.h's kx_packet_t share one little-endian layout */
+	memcpy(p, w->pkt, sizeof(*w->pkt));
+	c->results[0] = (uint32_t)sizeof(*w->pkt);
 	return K32_OK;
 }
 
@@ -350,6 +397,8 @@ static const struct k32_hostfn_def klet_hostfns[] = {
     {"kube32", "k32_http_body", "iii:i", h_http_body, NULL},
     {"kube32", "k32_http_write", "ii:i", h_http_write, NULL},
     {"kube32", "k32_http_header", "iiii:i", h_http_header, NULL},
+    {"kube32", "k32_event_port", ":i", h_event_port, NULL},
+    {"kube32", "k32_event_packet", "ii:i", h_event_packet, NULL},
     {W, "fd_write", "iiii:i", w_fd_write, NULL},
     {W, "proc_exit", "i:", w_proc_exit, NULL},
     {W, "clock_time_get", "iIi:i", w_clock_time_get, NULL},
@@ -566,6 +615,16 @@ static bool fn_sig(struct wrt_instance *inst, uint32_t f, uint32_t want_params)
 	return true;
 }
 
+/* k32_event(i32 type, i64 key, i32 observed) with an i32 result or none. */
+static bool fn_event_sig(struct wrt_instance *inst, uint32_t f)
+{
+	uint32_t np, nr;
+	const uint8_t *types;
+	return !wrt_func_type(inst, f, &np, &nr, &types) && np == 3 && nr <= 1 &&
+	       types[0] == WRT_I32 && types[1] == WRT_I64 && types[2] == WRT_I32 &&
+	       (nr == 0 || types[3] == WRT_I32);
+}
+
 /* The message for a pod that does not fit the pool. */
 static k32_status_t no_fit(struct klet *k, const struct klet_run_spec *s, const char *what,
 			   size_t need, struct k32_err *err)
@@ -703,16 +762,30 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		      fn_sig(w->inst, w->f_http, 3) && fn_returns_i32(w->inst, w->f_http);
 	w->has_start = !wrt_export_func(w->inst, "_start", &w->f_start, NULL) &&
 		       fn_sig(w->inst, w->f_start, 0);
+	w->has_event = !wrt_export_func(w->inst, "k32_event", &w->f_event, NULL) &&
+		       fn_event_sig(w->inst, w->f_event);
 	w->init_result = w->has_init && fn_returns_i32(w->inst, w->f_init);
 	w->tick_result = w->has_tick && fn_returns_i32(w->inst, w->f_tick);
-	if (!w->has_init && !w->has_tick && !w->has_http && !w->has_start) {
-		st = k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
-				 "module %s exports none of k32_init, k32_tick, k32_http, _start "
-				 "(with the signatures of sdk/k32_klet.h): nothing to run",
-				 path);
+	w->event_result = w->has_event && fn_returns_i32(w->inst, w->f_event);
+	if (!w->has_init && !w->has_tick && !w->has_http && !w->has_start && !w->has_event) {
+		st = k32_err_set(
+		    err, K32_ERR_INVALID_ARGS, KLET_MOD,
+		    "module %s exports none of k32_init, k32_tick, k32_http, k32_event, "
+		    "_start (with the signatures of sdk/k32_klet.h): nothing to run",
+		    path);
+		goto out_free;
+	}
+	if (w->has_event && kobj_port_create(&w->owner, 0, &w->port)) {
+		st =
+		    k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
+				"pod %s/%s exports k32_event but its event port could not be made: "
+				"%s",
+				s->ns, s->name, kobj_owner_last_error(&w->owner));
+		w->port = KOBJ_HANDLE_INVALID;
 		goto out_free;
 	}
 	klet_pod_set_priv(pod, w);
+	klet_pod_set_events(pod, w->has_event);
 	w->next_tick_us = k32_now_us() + (uint64_t)w->tick_ms * 1000;
 	if (w->has_init) {
 		uint64_t r = 0;
@@ -743,6 +816,127 @@ static void kw_stop(void *ctx, struct klet_pod *pod)
 	if (w)
 		kw_free(w);
 	klet_pod_set_priv(pod, NULL);
+	klet_pod_set_events(pod, false);
+}
+
+/*
+ * Calls k32_event for one packet (type: the packet's, or K32_EVENT_NODE). Returns false when
+ * the container ended (the exit is notified); out of budget drops the packet and returns true.
+ */
+static bool kw_event_call(struct kw_pod *w, const struct kobj_packet *pkt, uint32_t type)
+{
+	uint64_t args[3] = {type, pkt->key,
+			    type == KOBJ_PKT_TYPE_SIGNAL_ONE ? pkt->signal.observed : 0};
+	uint64_t r = 0;
+	struct k32_err e;
+	k32_err_clear(&e);
+	w->pkt = pkt;
+	k32_status_t st = wrt_invoke(w->inst, w->f_event, args, 3, &r, w->event_result ? 1 : 0, &e);
+	w->pkt = NULL;
+	if (st == K32_ERR_TRAP && w->exited) {
+		kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
+		return false;
+	}
+	if (st && strstr(e.msg, "out of gas")) {
+		char line[K32_KLET_LOG_LINE_MAX];
+		int n =
+		    snprintf(line, sizeof(line),
+			     "k32_event (type %u, key %llu) ran out of its execution budget; the "
+			     "event is dropped: %s",
+			     type, (unsigned long long)pkt->key, e.msg);
+		klet_pod_log(w->pod, line, n < (int)sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		klet_pod_events_count(w->pod, 0, 1);
+		return true;
+	}
+	if (st) {
+		kw_exit(w, 1, "Error", e.msg);
+		return false;
+	}
+	klet_pod_events_count(w->pod, 1, 0);
+	if (w->event_result && (int32_t)(uint32_t)r < 0) {
+		char m[96];
+		snprintf(m, sizeof(m), "k32_event (type %u, key %llu) returned %d", type,
+			 (unsigned long long)pkt->key, (int32_t)(uint32_t)r);
+		kw_exit(w, 1, "Error", m);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Delivers up to K32_KLET_EVENTS_PER_RUN packets of the event port. *out_next: when to look
+ * again (at once when the budget was spent with packets possibly left, else after the poll
+ * period). Returns false when the container ended; *out_ran says whether k32_event ran.
+ */
+static bool kw_events(struct kw_pod *w, uint64_t *out_next, bool *out_ran)
+{
+	uint32_t n = 0;
+	for (; n < K32_KLET_EVENTS_PER_RUN; n++) {
+		struct kobj_packet pkt;
+		k32_status_t st = kobj_port_wait(&w->owner, w->port, 0, &pkt);
+		if (st == K32_ERR_TIMED_OUT)
+			break;
+		if (st) {
+			/* the pod closed its port (or replaced the handle): no more events */
+			char line[K32_KLET_LOG_LINE_MAX];
+			int len = snprintf(line, sizeof(line),
+					   "event port %u is gone (%s): k32_event is not called "
+					   "again until the container restarts",
+					   (unsigned)w->port, k32_status_name(st));
+			klet_pod_log(w->pod, line,
+				     len < (int)sizeof(line) ? (size_t)len : sizeof(line) - 1);
+			w->port = KOBJ_HANDLE_INVALID;
+			klet_pod_set_events(w->pod, false);
+			return true;
+		}
+		*out_ran = true;
+		if (!kw_event_call(w, &pkt, pkt.type))
+			return false;
+	}
+	uint64_t now = k32_now_us();
+	*out_next = n == K32_KLET_EVENTS_PER_RUN ? now : now + K32_KLET_EVENT_POLL_MS * 1000ull;
+	return true;
+}
+
+/* The deleted pod's last event: K32_EVENT_NODE, K32_EVENT_KEY_STOP. */
+static void kw_stopping(void *ctx, struct klet_pod *pod)
+{
+	(void)ctx;
+	struct kw_pod *w = klet_pod_priv(pod);
+	if (!w || !w->has_event || w->exited)
+		return;
+	struct kobj_packet pkt;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.key = 1;	  /* K32_EVENT_KEY_STOP */
+	pkt.type = 0x100; /* K32_EVENT_NODE */
+	kw_event_call(w, &pkt, pkt.type);
+}
+
+/* One k32_tick; false when the container ended. */
+static bool kw_tick(struct kw_pod *w)
+{
+	struct k32_err e;
+	k32_err_clear(&e);
+	uint64_t r = 0;
+	k32_status_t st = wrt_invoke(w->inst, w->f_tick, NULL, 0, &r, w->tick_result ? 1 : 0, &e);
+	if (st == K32_ERR_TRAP && w->exited) {
+		kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
+		return false;
+	}
+	if (st) {
+		kw_exit(w, 1, "Error", e.msg);
+		return false;
+	}
+	int32_t ms = w->tick_result ? (int32_t)(uint32_t)r : 0;
+	if (ms < 0) {
+		char m[64];
+		snprintf(m, sizeof(m), "k32_tick returned %d", ms);
+		kw_exit(w, 1, "Error", m);
+		return false;
+	}
+	w->next_tick_us = k32_now_us() + (uint64_t)(ms ? (uint32_t)ms : w->tick_ms) * 1000;
+	kw_hw_flush(w);
+	return true;
 }
 
 static void kw_run(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *out_next)
@@ -767,32 +961,20 @@ static void kw_run(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *out_
 			kw_exit(w, 0, "Completed", "");
 		return;
 	}
-	if (!w->has_tick)
+	uint64_t next = UINT64_MAX;
+	bool ran = false;
+	if (w->has_event && w->port && !kw_events(w, &next, &ran))
 		return;
-	if (now < w->next_tick_us) {
-		*out_next = w->next_tick_us;
-		return;
+	if (w->has_tick && now >= w->next_tick_us) {
+		ran = true;
+		if (!kw_tick(w))
+			return;
 	}
-	uint64_t r = 0;
-	k32_status_t st = wrt_invoke(w->inst, w->f_tick, NULL, 0, &r, w->tick_result ? 1 : 0, &e);
-	if (st == K32_ERR_TRAP && w->exited) {
-		kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
-		return;
-	}
-	if (st) {
-		kw_exit(w, 1, "Error", e.msg);
-		return;
-	}
-	int32_t ms = w->tick_result ? (int32_t)(uint32_t)r : 0;
-	if (ms < 0) {
-		char m[64];
-		snprintf(m, sizeof(m), "k32_tick returned %d", ms);
-		kw_exit(w, 1, "Error", m);
-		return;
-	}
-	w->next_tick_us = k32_now_us() + (uint64_t)(ms ? (uint32_t)ms : w->tick_ms) * 1000;
-	*out_next = w->next_tick_us;
-	kw_hw_flush(w);
+	if (w->has_tick && w->next_tick_us < next)
+		next = w->next_tick_us;
+	*out_next = next;
+	if (ran)
+		klet_events_kick(w->k, w->pod); /* what it did may be other pods' events */
 }
 
 static k32_status_t kw_http(void *ctx, struct klet_pod *pod, const struct klet_http_req *req,
@@ -853,4 +1035,5 @@ const struct klet_provider_ops klet_wasm_provider = {
     .run = kw_run,
     .http = kw_http,
     .stats = kw_stats,
+    .stopping = kw_stopping,
 };

@@ -19,6 +19,21 @@ static const struct klet_profile prof = {.name = "host",
 					 .max_pods = 24,
 					 .hardware = ""};
 
+/* test_stop(key): what t_event.wat calls on the node's stop event */
+static _Atomic int stop_calls;
+static _Atomic int stop_key;
+
+static k32_status_t h_test_stop(struct k32_hostcall *c)
+{
+	stop_key = (int)(uint32_t)c->args[0];
+	stop_calls++;
+	return K32_OK;
+}
+
+static const struct k32_hostfn_def test_fns[] = {
+    {"kube32", "test_stop", "i:", h_test_stop, NULL},
+};
+
 struct wfx {
 	struct fx_cp cp;
 	struct klet *k;
@@ -33,6 +48,8 @@ static int setup(void **state)
 	struct klet_config c;
 	fx_klet_config(&c, &t.cp, "wasm-node", &prof);
 	c.image_dir = KLET_TEST_IMAGES;
+	c.extra_hostfns = test_fns;
+	c.extra_hostfn_count = sizeof(test_fns) / sizeof(test_fns[0]);
 	struct k32_err err;
 	if (klet_new(&c, &t.k, &err) || klet_start(t.k, &err))
 		fail_msg("kubelet: %s", err.msg);
@@ -72,6 +89,24 @@ static int pod_get(struct wfx *t, const char *pod, const char *target, struct k3
 	return status;
 }
 
+static int pod_post(struct wfx *t, const char *pod, const char *target, const char *body)
+{
+	char hdr[160];
+	snprintf(hdr, sizeof(hdr), "X-Kube32-Pod: default/%s\r\n", pod);
+	struct http_client_request rq = {.method = "POST",
+					 .target = target,
+					 .headers = hdr,
+					 .content_type = "text/plain",
+					 .body = body,
+					 .body_len = strlen(body)};
+	struct http_client_response r;
+	struct k32_err err;
+	assert_int_equal(http_client_do(t->pc, &rq, &r, &err), K32_OK);
+	int status = r.status;
+	http_client_response_fini(&r);
+	return status;
+}
+
 static void logs(struct wfx *t, const char *pod, bool prev, struct k32_buf *out)
 {
 	struct k32_err err;
@@ -96,6 +131,48 @@ static bool ticked(struct wfx *t, const char *pod, int n)
 	}
 	k32_buf_fini(&b);
 	return ok;
+}
+
+/* Waits (a bound, not a timing assertion) until the pod's current log has `want`. */
+static bool log_has(struct wfx *t, const char *pod, const char *want)
+{
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "logs");
+	bool ok = false;
+	for (int i = 0; i < 500 && !ok; i++) {
+		struct k32_err err;
+		k32_buf_reset(&b);
+		ok = !klet_pod_logs(t->k, "default", pod, false, -1, false, NULL, &b, &err) &&
+		     strstr(k32_buf_cstr(&b), want);
+		if (!ok)
+			k32_plat()->sleep_us(10000);
+	}
+	if (!ok)
+		print_error("log of %s has no \"%s\":\n%s\n", pod, want, k32_buf_cstr(&b));
+	k32_buf_fini(&b);
+	return ok;
+}
+
+/* The pod's "events" counters in GET /stats. */
+static void event_counts(struct wfx *t, const char *pod, int *delivered, int *over)
+{
+	struct http_client_request rq = {.method = "GET", .target = "/stats"};
+	struct http_client_response r;
+	struct k32_err err;
+	cJSON *j = NULL;
+	assert_int_equal(http_client_do(t->pc, &rq, &r, &err), K32_OK);
+	assert_int_equal(k32_json_parse((const char *)r.body.data, r.body.len, &j, &err), K32_OK);
+	http_client_response_fini(&r);
+	const cJSON *p;
+	*delivered = *over = -1;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(j, "pods"))
+	{
+		if (strcmp(fx_str(p, "name"), pod))
+			continue;
+		*delivered = (int)k32_json_find(p, "events.delivered")->valuedouble;
+		*over = (int)k32_json_find(p, "events.overBudget")->valuedouble;
+	}
+	cJSON_Delete(j);
 }
 
 static bool last_msg_has(const cJSON *pod, const void *arg)
@@ -387,6 +464,69 @@ static void test_pool_faults(void **state)
 	assert_true(n > 3); /* and the early failures were exercised */
 }
 
+static bool restarts_at_least(const cJSON *pod, const void *arg)
+{
+	const cJSON *r = k32_json_find(fx_cs(pod), "restartCount");
+	return r && fx_ready(pod, NULL) && (int)r->valuedouble >= *(const int *)arg;
+}
+
+/* k32_event: a kobj timer and channel armed onto the event port, a user packet, the
+ * budget (dropped, the pod runs on), a negative result and a trap (the container fails),
+ * a closed port, and the stop event of a deleted pod. */
+static void test_events(void **state)
+{
+	struct wfx *t = *state;
+	fx_pod_create(&t->cp, "ev", "wasm-node", "t_event.wasm", "Always", NULL,
+		      ",\"annotations\":{\"kube32.io/execution-budget\":\"200000\"}");
+	cJSON_Delete(fx_wait_pod(&t->cp, "ev", fx_ready, NULL));
+	assert_true(log_has(t, "ev", "port ok\nbad-state ok\n"));
+	/* the timer fires on kobj's timer thread: found by the worker's poll */
+	assert_true(log_has(t, "ev", "timer\n"));
+	/* the HTTP handler writes into a channel whose other end is armed: key 7 */
+	assert_int_equal(pod_post(t, "ev", "/m", "hello"), 200);
+	assert_true(log_has(t, "ev", "msg:hello\n"));
+	/* a user packet queued on the port; its payload through k32_event_packet */
+	assert_int_equal(pod_post(t, "ev", "/user", ""), 200);
+	assert_true(log_has(t, "ev", "\npayload\n"));
+	/* out of budget: that event is dropped and said so; the pod runs on */
+	assert_int_equal(pod_post(t, "ev", "/m", "spin"), 200);
+	assert_true(log_has(t, "ev", "ran out of its execution budget; the event is dropped"));
+	assert_int_equal(pod_post(t, "ev", "/m", "again"), 200);
+	assert_true(log_has(t, "ev", "msg:again\n"));
+	int delivered, over;
+	event_counts(t, "ev", &delivered, &over);
+	assert_int_equal(delivered, 4); /* timer, hello, payload, again */
+	assert_int_equal(over, 1);
+	cJSON *p = fx_wait_pod(&t->cp, "ev", fx_ready, NULL);
+	assert_int_equal((int)k32_json_find(fx_cs(p), "restartCount")->valuedouble, 0);
+	cJSON_Delete(p);
+	/* a negative result, then a trap: the container fails with the reason, and restarts */
+	static const struct {
+		const char *body, *msg;
+		int restarts;
+	} fails[] = {
+	    {"neg", "k32_event (type 1, key 7) returned -3", 1},
+	    {"trap", "unreachable", 2},
+	};
+	for (size_t i = 0; i < sizeof(fails) / sizeof(fails[0]); i++) {
+		assert_int_equal(pod_post(t, "ev", "/m", fails[i].body), 200);
+		cJSON_Delete(fx_wait_pod(&t->cp, "ev", last_msg_has, fails[i].msg));
+		cJSON_Delete(fx_wait_pod(&t->cp, "ev", restarts_at_least, &fails[i].restarts));
+	}
+	/* the pod closes its own port: said once in its log, no more events */
+	assert_true(log_has(t, "ev", "timer\n")); /* the new container armed everything again */
+	assert_int_equal(pod_post(t, "ev", "/m", "close"), 200);
+	assert_true(log_has(t, "ev", "is gone (BAD_HANDLE)"));
+	/* deletion: the last call is the node's stop event (key K32_EVENT_KEY_STOP = 1) */
+	stop_calls = 0;
+	int code;
+	cJSON_Delete(fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/ev", NULL, &code));
+	assert_true(fx_gone_pred(&t->cp, "ev"));
+	/* the port is closed, but the stop event is a direct call, not a packet */
+	assert_int_equal(stop_calls, 1);
+	assert_int_equal(stop_key, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +534,7 @@ int main(void)
 	    cmocka_unit_test(test_trap_crashloop), cmocka_unit_test(test_failures),
 	    cmocka_unit_test(test_wasi_jobs),	   cmocka_unit_test(test_start_errors),
 	    cmocka_unit_test(test_module_store),   cmocka_unit_test(test_node_unaffected),
+	    cmocka_unit_test(test_events),
 	};
 	const struct CMUnitTest faults[] = {
 	    cmocka_unit_test(test_pool_faults),
