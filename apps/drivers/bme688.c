@@ -152,15 +152,18 @@ static NOINLINE uint32_t comp_pressure(const struct bme_calib *c, uint32_t adc_p
 	return (uint32_t)press_correct(c, p);
 }
 
-/* 0.001 %RH, clamped to 0..100000. */
+/* 0.001 %RH, clamped to 0..100000. Products wrap as Wasm's i32.mul does (extreme raw words
+ * overflow them; natively too, without undefined behaviour). */
 static NOINLINE uint32_t comp_humidity(const struct bme_calib *c, uint32_t adc_h, int32_t t_fine)
 {
 	int32_t ts = (int32_t)(((int64_t)t_fine * 5 + 128) >> 8);
-	int32_t a = (int32_t)adc_h - (int32_t)c->h1 * 16 - ((ts * c->h3 / 100) >> 1);
-	int32_t b =
-	    (c->h2 * (ts * c->h4 / 100 + ((ts * (ts * c->h5 / 100)) >> 6) / 100 + 16384)) >> 10;
+	int32_t a = (int32_t)adc_h - (int32_t)c->h1 * 16 - (mul32(ts, c->h3) / 100 >> 1);
+	int32_t b = mul32(c->h2, add32(add32(mul32(ts, c->h4) / 100,
+					     (mul32(ts, mul32(ts, c->h5) / 100) >> 6) / 100),
+				       16384)) >>
+		    10;
 	int32_t cc = mul32(a, b);
-	int32_t d = (((int32_t)c->h6 << 7) + ts * c->h7 / 100) >> 4;
+	int32_t d = (((int32_t)c->h6 << 7) + mul32(ts, c->h7) / 100) >> 4;
 	int32_t e = mul32(cc >> 14, cc >> 14) >> 10;
 	int32_t h = mul32(add32(cc, mul32(d, e) >> 1) >> 10, 1000) >> 12;
 	return (uint32_t)(h > 100000 ? 100000 : h < 0 ? 0 : h);

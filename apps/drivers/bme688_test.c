@@ -196,12 +196,84 @@ static void test_init_failures(void **state)
 	drv_fake_teardown();
 }
 
+/* Bad input: malformed or out-of-range params fall back to defaults or are capped, and
+ * raw ADC words at their extremes give bounded readings, never a trap. */
+static void test_bad_input(void **state)
+{
+	(void)state;
+	static const struct {
+		struct hw_param p[3];
+		uint8_t res_heat, gas_wait; /* 0x5A, 0x64 written at init */
+		uint32_t poll_ms;	    /* the delay after a read */
+	} cases[] = {
+	    {{{"heaterTempC", "abc"}, {"heaterDurationMs", "-5"}, {"pollIntervalMs", ""}},
+	     0,
+	     0x65,
+	     3000},
+	    {{{"heaterTempC", "99999"}, {"heaterDurationMs", "99999"}, {"pollIntervalMs", "7"}},
+	     1,
+	     0xFF,
+	     7},
+	    {{{"heaterTempC", "4294967296"},
+	      {"ambientC", "1000"},
+	      {"pollIntervalMs", "9999999999"}},
+	     2,
+	     0x65,
+	     3000},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		drv_fake_setup(HW_MODEL_BME688, 2, 0x77, cases[i].p, 3);
+		assert_int_equal(drv_init(), 0);
+		struct bme_calib c;
+		uint8_t b8a[23], be1[14], b00[5], r1 = 0x8A, r2 = 0xE1, r3 = 0x00;
+		assert_int_equal(drv_fake_xfer(&r1, 1, b8a, 23), K32_OK);
+		assert_int_equal(drv_fake_xfer(&r2, 1, be1, 14), K32_OK);
+		assert_int_equal(drv_fake_xfer(&r3, 1, b00, 5), K32_OK);
+		calib_parse(&c, b8a, be1, b00);
+		/* the heater code for the value the driver should have settled on */
+		uint8_t want = cases[i].res_heat == 0	? heater_res(&c, 320, 25)
+			       : cases[i].res_heat == 1 ? heater_res(&c, 400, 25)
+							: heater_res(&c, 320, 85);
+		uint8_t reg = 0x5A, v = 0;
+		assert_int_equal(drv_fake_xfer(&reg, 1, &v, 1), K32_OK);
+		assert_int_equal(v, want);
+		reg = 0x64;
+		assert_int_equal(drv_fake_xfer(&reg, 1, &v, 1), K32_OK);
+		assert_int_equal(v, cases[i].gas_wait);
+		int32_t d = drv_tick();
+		drv_fake.clock_us += (uint64_t)d * 1000;
+		d = drv_tick();
+		assert_true(d == 1 || d == (int32_t)(cases[i].poll_ms - meas_ms));
+		assert_non_null(drv_fake_reading("temperature_c"));
+		drv_fake_teardown();
+	}
+	/* raw words at their extremes */
+	static const uint32_t raw[][5] = {{0, 0, 0, 0, 0},
+					  {0xFFFFF, 0xFFFFF, 0xFFFF, 1023, 15},
+					  {0xFFFFF, 0, 0, 512, 0},
+					  {0, 0xFFFFF, 0xFFFF, 0, 15}};
+	drv_fake_setup(HW_MODEL_BME688, 2, 0x77, params, 3);
+	assert_int_equal(drv_init(), 0);
+	struct k32_err err;
+	for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
+		assert_int_equal(hw_sim_bme688_set_raw(drv_fake.sim, "dev", raw[i][0], raw[i][1],
+						       raw[i][2], raw[i][3], raw[i][4], &err),
+				 K32_OK);
+		uint32_t before = drv_fake.publishes;
+		run_sample();
+		assert_int_equal(drv_fake.publishes, before + 1);
+		double h = atof(drv_fake_reading("humidity_pct"));
+		assert_true(h >= 0 && h <= 100);
+	}
+	drv_fake_teardown();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_calib),	  cmocka_unit_test(test_worked_example),
 	    cmocka_unit_test(test_heater),	  cmocka_unit_test(test_flow),
-	    cmocka_unit_test(test_init_failures),
+	    cmocka_unit_test(test_init_failures), cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -278,6 +278,8 @@ struct hw_grant {
 	const char *name;	       /* Device name (for messages); may be NULL */
 	const struct hw_param *params; /* spec.params, kept by pointer */
 	uint32_t nparams;
+	uint32_t poll_ms; /* spec.pollIntervalMs (0: none): k32_device_param answers the key
+			     "pollIntervalMs" with it when spec.params has no such key */
 };
 
 /*

@@ -141,6 +141,7 @@ void hw_device_grant(const struct hw_device *d, struct hw_grant *g)
 	g->name = d->name;
 	g->params = d->params;
 	g->nparams = d->nparams;
+	g->poll_ms = d->poll_ms;
 }
 
 void hw_device_pod_name(const struct hw_device *d, char *out, size_t cap)

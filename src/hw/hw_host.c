@@ -199,9 +199,14 @@ static k32_status_t k32_device_param(struct k32_hostcall *call)
 	if (idx >= pod->ngrants)
 		return ret(call, HW_ENOENT);
 	const struct hw_grant *g = &pod->grants[idx];
-	for (uint32_t i = 0; i < g->nparams; i++) {
-		const struct hw_param *p = &g->params[i];
-		if (strlen(p->key) != key_len || memcmp(p->key, key, key_len))
+	char poll[12];
+	struct hw_param spec_poll = {"pollIntervalMs", poll};
+	snprintf(poll, sizeof(poll), "%u", (unsigned)g->poll_ms);
+	for (uint32_t i = 0; i <= g->nparams; i++) {
+		/* spec.params first, then spec.pollIntervalMs as the param of that name */
+		const struct hw_param *p = i < g->nparams ? &g->params[i] : &spec_poll;
+		if ((i == g->nparams && !g->poll_ms) || strlen(p->key) != key_len ||
+		    memcmp(p->key, key, key_len))
 			continue;
 		size_t n = strlen(p->value);
 		if (n > INT32_MAX)

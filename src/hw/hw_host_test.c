@@ -317,6 +317,22 @@ static void test_device_info(void **state)
 			 HW_ENOENT);
 	assert_int_equal(callfn(f, "k32_device_param", 5, U(0), U(0), U(11), U(1020), U(16)),
 			 HW_EINVAL);
+	/* pollIntervalMs: spec.params first, else spec.pollIntervalMs, else none */
+	static const struct {
+		uint32_t nparams, poll_ms;
+		int32_t want;
+		const char *value;
+	} polls[] = {{2, 500, 4, "3000"}, {1, 500, 3, "500"}, {1, 0, HW_ENOENT, NULL}};
+	memcpy(f->mem, "pollIntervalMs", 14);
+	for (size_t i = 0; i < sizeof(polls) / sizeof(polls[0]); i++) {
+		f->grants[0].nparams = polls[i].nparams;
+		f->grants[0].poll_ms = polls[i].poll_ms;
+		memset(f->mem + 300, 0, 16);
+		assert_int_equal(callfn(f, "k32_device_param", 5, U(0), U(0), U(14), U(300), U(16)),
+				 polls[i].want);
+		if (polls[i].value)
+			assert_string_equal((char *)f->mem + 300, polls[i].value);
+	}
 }
 
 static void test_time_sleep_log(void **state)
