@@ -878,6 +878,12 @@ dispatch:
 	LD8BR(LD8BR_NE, !=, LD8_ADDR, 6)
 	LD8BR(LD8BR_EQ_A, ==, LD8_ADDR_A, 7)
 	LD8BR(LD8BR_NE_A, !=, LD8_ADDR_A, 7)
+	OP(I32_RSUB_I) :
+	{
+		SET_U32(fp[HI0], pc[2] - (uint32_t)fp[pc[1]]);
+		pc += 3;
+		NEXT();
+	}
 	OP(REF_FUNC) :
 	{
 		fp[HI0] = (uint64_t)(uintptr_t)ci->funcs[pc[1]];

@@ -1477,7 +1477,17 @@ static void simple_op(struct wrt_ld *ld, const struct wrt_numinfo *ni, uint32_t 
 				ni = &wrt_num_by_byte[sw];
 			}
 		}
-		if (intop && imm_fits(ld, ib, t)) {
+		if (byte == 0x6B && !imm_fits(ld, ib, t) && imm_fits(ld, ia, t)) {
+			/* i32.sub from a constant (`0 - x`): one op, no constant load */
+			uint32_t b = opnd(ld, ib), imm = ld->vv[ia];
+			start = ld->ncode;
+			emit_op(ld, WRT_OP_I32_RSUB_I, home(ld, e));
+			emit(ld, b);
+			emit(ld, imm);
+			ld->last_a = b;
+			ld->last_b = imm;
+			ld->last_imm = true;
+		} else if (intop && imm_fits(ld, ib, t)) {
 			uint32_t a = opnd(ld, ia);
 			uint32_t iop = ni->op + 1u, imm = ld->vv[ib];
 			if (byte == 0x6B) { /* i32.sub x, k is i32.add x, -k (mod 2^32) */
@@ -1903,12 +1913,23 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		 * inside the loop) or on into the body; the likelier one is the branch */
 		uint32_t t = c->head_else_pc;
 		uint32_t to = c->head_taken ? t : body, fall = c->head_taken ? body : t;
-		emit(ld, (w0 & 0xFFFF0000u) | k3_top);
-		if (op != WRT_OP_BR_IF)
-			emit(ld, ld->code[c->head_pc + 1]);
-		emit(ld, to - ld->ncode);
-		if (k3_top != WRT_OP_BR_IFZ)
+		uint32_t add = 0, fam = add_before(ld, ld->ncode, w0 >> 16, &add);
+		if (k3_top == WRT_OP_BR_IF && fam) {
+			/* `x += k; br_if x`: add, test non-zero, branch */
+			ld->ncode = ld->wr_start;
+			emit(ld, (w0 & 0xFFFF0000u) | (fam + WRT_OP_ADDBR_NE_I - WRT_OP_ADDBR_EQ));
+			emit(ld, add);
+			emit(ld, 0);
+			emit(ld, to - ld->ncode);
 			emit(ld, gas);
+		} else {
+			emit(ld, (w0 & 0xFFFF0000u) | k3_top);
+			if (op != WRT_OP_BR_IF)
+				emit(ld, ld->code[c->head_pc + 1]);
+			emit(ld, to - ld->ncode);
+			if (k3_top != WRT_OP_BR_IFZ)
+				emit(ld, gas);
+		}
 		emit(ld, WRT_OP_BR);
 		emit(ld, fall - ld->ncode);
 		emit(ld, gas);
@@ -1991,6 +2012,21 @@ static void emit_branch(struct wrt_ld *ld, bool cond, struct wrt_ctl *c, uint32_
 		emit_op(ld, k ? WRT_OP_BR_SET : WRT_OP_BR_SETL, dst);
 		emit_target(ld, c, true);
 		emit(ld, v);
+		label_here(ld);
+		return;
+	}
+	uint32_t add = 0, fam = 0;
+	if (cond && n == 0 && ld->vk[h] == VK_LOCAL)
+		fam = add_before(ld, ld->ncode, ld->vv[h], &add);
+	if (fam) {
+		/* `x += k (or y); br_if x` (count-down loops): add, test non-zero, branch */
+		uint32_t x = ld->vv[h];
+		ld->ncode = ld->wr_start;
+		label_here(ld);
+		emit_op(ld, fam + (WRT_OP_ADDBR_NE_I - WRT_OP_ADDBR_EQ), x);
+		emit(ld, add);
+		emit(ld, 0);
+		emit_target(ld, c, true);
 		label_here(ld);
 		return;
 	}

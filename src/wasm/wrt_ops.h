@@ -281,7 +281,8 @@
 	X(LD8BR_EQ,      "i32.load8_u + br_if on == imm: w0 hi dst; w1 address slot; w2 offset; w3 imm; w4 branch offset; w5 gas") \
 	X(LD8BR_NE,      "the same on !=") \
 	X(LD8BR_EQ_A,    "LD8BR_EQ with an added immediate: w3 add; w4 imm; w5 branch offset; w6 gas") \
-	X(LD8BR_NE_A,    "the same on !=")
+	X(LD8BR_NE_A,    "the same on !=") \
+	X(I32_RSUB_I,    "w0 hi: dst; w1: src slot; w2: imm: dst = imm - src (i32.sub from a constant)")
 /* clang-format on */
 
 #endif /* WRT_OPS_H */

@@ -196,4 +196,25 @@
         (local.set 0 (i32.add (local.get 0) (i32.const 1)))
         (br $l)))
     (local.get 0))
+;; i32.sub from a constant (I32_RSUB_I), as in a CRC's `0 - (c & 1)`
+  (func (export "rsub") (param i32) (result i32)
+    (i32.sub (i32.const 10) (local.get 0)))
+  (func (export "crc_mask") (param i32) (result i32)
+    (i32.and (i32.sub (i32.const 0) (i32.and (local.get 0) (i32.const 1)))
+             (i32.const 0xEDB88320)))
+  ;; count-down loops: `x += k; br_if x` is one add-test-branch op
+  (func (export "count_down") (param i32 i32) (result i32) (local i32)
+    (loop $l
+      (local.set 2 (i32.add (local.get 2) (local.get 0)))
+      (br_if $l (local.tee 0 (i32.add (local.get 0) (local.get 1)))))
+    (local.get 2))
+  (func (export "count_down_k3") (param i32) (result i32) (local i32)
+    (loop $l
+      (block $b
+        (br_if $b (local.get 0))
+        (return (local.get 1)))
+      (local.set 1 (i32.add (local.get 1) (i32.const 3)))
+      (local.set 0 (i32.add (local.get 0) (i32.const -1)))
+      (br $l))
+    (unreachable))
 )
