@@ -234,7 +234,7 @@ test_publisher(void **state)
 	k32_buf_init(&b, k32_default_allocator(), 8192, "patch");
 	uint64_t t = 10000000, wall = 1735732800;
 	assert_false(hw_devstatus_due(&st, t, wall));
-	struct hw_readings r = R("present", "false", "uid", "", NULL);
+	struct hw_readings r = R("present", "false", "uid", "", (const char *)NULL);
 	hw_devstatus_readings(&st, &r, t, wall);
 	assert_true(hw_devstatus_due(&st, t, wall)); /* first one at once */
 	assert_int_equal(hw_devstatus_patch(&st, "rfid-tag", t, &b, NULL), K32_OK);
@@ -263,14 +263,15 @@ test_publisher(void **state)
 	assert_int_equal(hw_devstatus_patch(&st, NULL, t, &b, NULL), K32_OK);
 	/* a string reading changes: at once */
 	t += 200000;
-	struct hw_readings r2 = R("present", "true", "uid", "5A3C910E", "sak", "8", NULL);
+	struct hw_readings r2 =
+	    R("present", "true", "uid", "5A3C910E", "sak", "8", (const char *)NULL);
 	hw_devstatus_readings(&st, &r2, t, wall + 1);
 	assert_true(hw_devstatus_due(&st, t, wall + 1));
 	k32_buf_reset(&b);
 	assert_int_equal(hw_devstatus_patch(&st, NULL, t, &b, NULL), K32_OK);
 	/* numbers alone changing wait for the interval; a dropped key is sent as null */
 	t += 200000;
-	struct hw_readings r3 = R("present", "true", "uid", "5A3C910E", NULL);
+	struct hw_readings r3 = R("present", "true", "uid", "5A3C910E", (const char *)NULL);
 	hw_devstatus_readings(&st, &r3, t, wall + 1);
 	assert_false(hw_devstatus_due(&st, t, wall + 1));
 	t += 1000000;
@@ -369,7 +370,7 @@ static void test_api(void **state)
 	struct hw_devstatus st;
 	hw_devstatus_init(&st, d.poll_ms, 1000);
 	struct hw_readings r = R("temperature_c", "23.64", "pressure_pa", "99987", "humidity_pct",
-				 "41.955", "gas_ohm", "117400", NULL);
+				 "41.955", "gas_ohm", "117400", (const char *)NULL);
 	hw_devstatus_readings(&st, &r, 1000000, 1735732803);
 	assert_true(hw_devstatus_due(&st, 1000000, 1735732803));
 	k32_buf_reset(&patch);
