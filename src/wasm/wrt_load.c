@@ -93,6 +93,7 @@ struct wrt_ld {
 	uint32_t fwd_br;	   /* the last plain BR to a block end (w0), WRT_NO_INDEX if none */
 	const struct wrt_functype *ftype; /* current function's type */
 	uint32_t body_pc; /* ncode where the body's first op goes (after the entry GAS op) */
+	uint32_t cp_start, cp_end; /* the last COPY into a local (cp_end: ncode after it) */
 };
 
 /* ---- errors -------------------------------------------------------------------------- */
@@ -895,6 +896,7 @@ static void label_here(struct wrt_ld *ld)
 {
 	ld->last_end = WRT_NO_INDEX;
 	ld->wr_end = WRT_NO_INDEX;
+	ld->cp_end = WRT_NO_INDEX;
 }
 
 /*
@@ -2004,6 +2006,16 @@ static void emit_branch(struct wrt_ld *ld, bool cond, struct wrt_ctl *c, uint32_
 		return;
 	if (!cond && n == 0 && rotate_back_edge(ld, c))
 		return;
+	if (!cond && n == 0 && ld->cp_end == ld->ncode) {
+		/* `local.set x (local.get y); br L`: move and jump in one op (loop phis) */
+		uint32_t x = ld->code[ld->cp_start] >> 16, y = ld->code[ld->cp_start + 1];
+		ld->ncode = ld->cp_start;
+		emit_op(ld, WRT_OP_BR_SETL, x);
+		emit_target(ld, c, true);
+		emit(ld, y);
+		label_here(ld);
+		return;
+	}
 	if (!cond && n == 1 && (ld->vk[h - 1] != VK_HOME || dst != src) &&
 	    (ld->vk[h - 1] != VK_CONST || ld->vhi[h - 1] == 0)) {
 		/* one value into the label's slot and jump: a constant, a local or a temp */
@@ -2091,8 +2103,10 @@ static void op_local_set(struct wrt_ld *ld, uint32_t x, size_t off, bool tee)
 			} else {
 				uint32_t s = opnd(ld, e);
 				if (s != x) {
+					ld->cp_start = ld->ncode;
 					emit_op(ld, WRT_OP_COPY, x);
 					emit(ld, s);
+					ld->cp_end = ld->ncode;
 				}
 			}
 		}

@@ -217,4 +217,15 @@
       (local.set 0 (i32.add (local.get 0) (i32.const -1)))
       (br $l))
     (unreachable))
+;; a loop ending `local.set b (local.get t); br` (BR_SETL: move and jump)
+  (func (export "fib_iter") (param i32) (result i32) (local i32 i32 i32)
+    (local.set 2 (i32.const 1))
+    (block $done
+      (loop $l
+        (local.set 3 (i32.add (local.get 1) (local.get 2)))
+        (local.set 1 (local.get 2))
+        (br_if $done (i32.eqz (local.tee 0 (i32.add (local.get 0) (i32.const -1)))))
+        (local.set 2 (local.get 3))
+        (br $l)))
+    (local.get 1))
 )
