@@ -2,18 +2,24 @@
 # kube32-cli end to end: start kube32-sim with one host board on free loopback ports, deploy
 # hello.wasm under a name that is not in the board's image directory (so the kubelet must
 # fetch it from the ConfigMap module store), wait for the pod to be Running (curl with the
-# kubeconfig's token), `console <node> TASKS` (K32_TASK lines), `logs`, `--dry-run` YAML, and bad
-# inputs with their messages. The sim is stopped by its PID.
+# kubeconfig's token), `console <node> TASKS` (K32_TASK lines), `logs`, the pod server's
+# /containerLogs?follow=true stream, events.wasm (apps/examples/events.c: k32_event driven by a
+# kobj timer, a channel fed by POST and user packets) through the pod server, `logs -f` (new
+# lines as they come; it ends when the pod is deleted), `delete` (pod and module), `get
+# pods|nodes|modules`, `top pods|nodes`, `--dry-run` YAML, and bad inputs with their
+# messages. The sim is stopped by its PID.
 #
-#   cli_test.sh /path/to/kube32-cli /path/to/kube32-sim /path/to/hello.wasm
+#   cli_test.sh /path/to/kube32-cli /path/to/kube32-sim /path/to/hello.wasm [events.wasm]
 #
 # Exit 0: all checks passed; 1: a check failed; 77: kube32-sim, curl or hello.wasm missing
-# (skipped; under CI=true that is a failure).
+# (skipped; under CI=true that is a failure). Without events.wasm its checks are skipped
+# (a failure under CI=true).
 set -u
 
 CLI=${1:?usage: cli_test.sh KUBE32_CLI KUBE32_SIM HELLO_WASM}
 SIM=${2:?usage: cli_test.sh KUBE32_CLI KUBE32_SIM HELLO_WASM}
 HELLO=${3:?usage: cli_test.sh KUBE32_CLI KUBE32_SIM HELLO_WASM}
+EVENTS=${4:-}
 
 missing() {
 	echo "cli-test: $1 is missing: $2" >&2
@@ -136,6 +142,130 @@ check_logs_404=$("$CLI" logs no-such-pod --kubeconfig "$KC" 2>&1)
 [ $? -ne 0 ] && echo "$check_logs_404" | grep -q 'HTTP 404' && ok "logs of an unknown pod: $check_logs_404" ||
 	bad "logs unknown pod: $check_logs_404"
 
+# the pod server of the node (from its Node status, as `console` finds it)
+PODPORT=$(api "/api/v1/nodes/$NODE" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"])' 2>/dev/null)
+pod() { # NAME ARGS... : curl to the pod NAME through the pod server
+	local n=$1
+	shift
+	curl -sS -H "X-Kube32-Pod: default/$n" "$@"
+}
+
+# /containerLogs?follow=true: the lines so far, then it keeps streaming (hello logs a line
+# every 10 ticks) until the client goes (curl's --max-time ends it: exit 28)
+OUT=$(curl -sS -N --max-time 2 "http://127.0.0.1:$PODPORT/containerLogs/default/$NAME/c?follow=true" 2>/dev/null)
+RC=$?
+[ $RC -eq 28 ] && echo "$OUT" | grep -q 'hello from kube32: k32_init' &&
+	ok "containerLogs follow=true streams until the client leaves: $(echo "$OUT" | head -1)" ||
+	bad "containerLogs follow=true (curl rc $RC, expected 28 = still streaming): $OUT"
+
+# events: a pod with no k32_tick, driven by k32_event (apps/examples/events.c)
+if [ -s "$EVENTS" ]; then
+	EV=clievents
+	OUT=$("$CLI" deploy "$EVENTS" --name "$EV" --node "$NODE" --memory 24Ki --kubeconfig "$KC" 2>&1) ||
+		bad "deploy $EV: $OUT"
+	for _ in $(seq 100); do
+		api "/api/v1/namespaces/default/pods/$EV" | grep -q '"phase":"Running"' && break
+		sleep 0.1
+	done
+	OUT=$(pod "$EV" --data 'hi-from-e2e' "http://127.0.0.1:$PODPORT/")
+	[ "$OUT" = sent ] && ok "events: POST / wrote into the pod's channel" || bad "events POST /: $OUT"
+	OUT=$(pod "$EV" --data 'pkt-e2e' "http://127.0.0.1:$PODPORT/queue")
+	[ "$OUT" = queued ] && ok "events: POST /queue queued a user packet" || bad "events POST /queue: $OUT"
+	LOGS=
+	for _ in $(seq 50); do
+		LOGS=$("$CLI" logs "$EV" --kubeconfig "$KC" 2>&1)
+		echo "$LOGS" | grep -q 'got: hi-from-e2e' && echo "$LOGS" | grep -q 'user packet: pkt-e2e' && break
+		sleep 0.1
+	done
+	echo "$LOGS" | grep -q 'got: hi-from-e2e' && echo "$LOGS" | grep -q 'user packet: pkt-e2e' &&
+		ok "events: k32_event got the channel message and the user packet" || bad "events logs: $LOGS"
+	OUT=
+	for _ in $(seq 60); do # the timer fires every 2 s
+		OUT=$(pod "$EV" "http://127.0.0.1:$PODPORT/")
+		echo "$OUT" | grep -Eq 'timers=[1-9][0-9]* messages=1 user=1' && break
+		sleep 0.1
+	done
+	echo "$OUT" | grep -Eq 'timers=[1-9][0-9]* messages=1 user=1' &&
+		ok "events: the kobj timer fired on its own thread and reached k32_event: $OUT" ||
+		bad "events counters: $OUT"
+	STATS=$(curl -sS "http://127.0.0.1:$PODPORT/stats")
+	echo "$STATS" | python3 -c "
+import json, sys
+p = [p for p in json.load(sys.stdin)['pods'] if p['name'] == '$EV'][0]
+assert p['events']['delivered'] >= 3 and p['events']['overBudget'] == 0, p
+" && ok "events: /stats counts the handler's calls" || bad "events /stats: $STATS"
+
+	# logs -f: streams new lines as they come, and ends by itself when the pod goes
+	"$CLI" logs -f "$EV" --kubeconfig "$KC" >"$WORK/follow.out" 2>&1 &
+	FOLLOW_PID=$!
+	sleep 0.5
+	pod "$EV" --data 'after-follow' "http://127.0.0.1:$PODPORT/" >/dev/null
+	for _ in $(seq 50); do
+		grep -q 'got: after-follow' "$WORK/follow.out" && break
+		sleep 0.1
+	done
+	grep -q 'got: hi-from-e2e' "$WORK/follow.out" && grep -q 'got: after-follow' "$WORK/follow.out" &&
+		ok "logs -f: the old lines, then a new one as it came" || bad "logs -f: $(cat "$WORK/follow.out")"
+
+	# delete: the pod (its stop event logs on the way out) and its module ConfigMap
+	OUT=$("$CLI" delete "$EV" --kubeconfig "$KC" 2>&1)
+	RC=$?
+	[ $RC -eq 0 ] && echo "$OUT" | grep -q "pod/$EV deleted" && echo "$OUT" | grep -q "configmap/$EV.wasm deleted" &&
+		ok "delete $EV: $(echo "$OUT" | tr '\n' ' ')" || bad "delete $EV (rc $RC): $OUT"
+	api "/api/v1/namespaces/default/pods/$EV" | grep -q '"code":404' &&
+		api "/api/v1/namespaces/default/configmaps/$EV.wasm" | grep -q '"code":404' &&
+		ok "delete: pod and module are gone from the API" || bad "delete left something behind"
+	ENDED=
+	for _ in $(seq 50); do
+		kill -0 "$FOLLOW_PID" 2>/dev/null || { ENDED=1; break; }
+		sleep 0.1
+	done
+	if [ -n "$ENDED" ]; then
+		wait "$FOLLOW_PID"
+		ok "logs -f ended by itself when the pod was deleted (rc $?)"
+	else
+		kill "$FOLLOW_PID" 2>/dev/null
+		bad "logs -f still running after the pod was deleted"
+	fi
+else
+	[ "${CI:-}" = "true" ] && bad "events.wasm not given (CI=true requires it)" ||
+		echo "cli-test: events.wasm not given: its checks are skipped"
+fi
+
+# get, top
+OUT=$("$CLI" get pods --kubeconfig "$KC" 2>&1)
+RC=$?
+[ $RC -eq 0 ] && echo "$OUT" | head -1 | grep -Eq '^NAME +READY +STATUS +RESTARTS +NODE +IMAGE$' &&
+	echo "$OUT" | grep -Eq "^$NAME +1/1 +Running +0 +$NODE +$NAME.wasm$" &&
+	ok "get pods: $(echo "$OUT" | grep "^$NAME")" || bad "get pods (rc $RC): $OUT"
+OUT=$("$CLI" get po -A --kubeconfig "$KC" 2>&1)
+echo "$OUT" | grep -Eq "^default +$NAME +1/1 +Running" && ok "get po -A has the NAMESPACE column" ||
+	bad "get po -A: $OUT"
+OUT=$("$CLI" get pod "$NAME" --kubeconfig "$KC" 2>&1)
+[ "$(echo "$OUT" | wc -l)" -eq 2 ] && echo "$OUT" | grep -q "^$NAME " && ok "get pod $NAME: one row" ||
+	bad "get pod $NAME: $OUT"
+OUT=$("$CLI" get nodes --kubeconfig "$KC" 2>&1)
+echo "$OUT" | grep -Eq "^$NODE +Ready +host +[0-9]+ +1/[0-9]+ +-$" && ok "get nodes: $(echo "$OUT" | grep "^$NODE")" ||
+	bad "get nodes: $OUT"
+OUT=$("$CLI" get modules --kubeconfig "$KC" 2>&1)
+echo "$OUT" | grep -Eq "^$NAME.wasm +$NAME +$(stat -c %s "$HELLO")$" &&
+	ok "get modules: $(echo "$OUT" | grep "^$NAME")" || bad "get modules (hello.wasm is $(stat -c %s "$HELLO") bytes): $OUT"
+OUT=$("$CLI" get pods -n empty-ns --kubeconfig "$KC" 2>&1)
+[ $? -eq 0 ] && echo "$OUT" | grep -q 'No resources found in empty-ns namespace.' &&
+	ok "get pods in an empty namespace: $OUT" || bad "get pods -n empty-ns: $OUT"
+OUT=$("$CLI" get pod no-such-pod --kubeconfig "$KC" 2>&1)
+[ $? -eq 1 ] && echo "$OUT" | grep -q 'HTTP 404' && ok "get an unknown pod -> rc 1: $OUT" ||
+	bad "get unknown pod: $OUT"
+OUT=$("$CLI" top pods --kubeconfig "$KC" 2>&1)
+echo "$OUT" | grep -Eq "^$NAME +[0-9.]+m +[1-9][0-9]+$" && ok "top pods: $(echo "$OUT" | grep "^$NAME")" ||
+	bad "top pods: $OUT"
+OUT=$("$CLI" top nodes --kubeconfig "$KC" 2>&1)
+echo "$OUT" | grep -Eq "^$NODE +[0-9.]+m +[1-9][0-9]+$" && ok "top nodes: $(echo "$OUT" | grep "^$NODE")" ||
+	bad "top nodes: $OUT"
+OUT=$("$CLI" delete no-such-pod --kubeconfig "$KC" 2>&1)
+[ $? -eq 1 ] && echo "$OUT" | grep -q 'HTTP 404' && ok "delete an unknown pod -> rc 1: $OUT" ||
+	bad "delete unknown pod: $OUT"
+
 # --dry-run prints YAML and uploads nothing
 OUT=$("$CLI" deploy "$HELLO" --name dry --memory 24Ki --hardware i2c:bme688 --budget 5000 --dry-run 2>&1)
 RC=$?
@@ -173,6 +303,10 @@ check_bad "missing --name" "--name is required" deploy "$HELLO"
 sed "s/:$PORT/:1/" "$KC" >"$WORK/dead.kubeconfig"
 check_bad "unreachable server" "failed" deploy "$HELLO" --name x --kubeconfig "$WORK/dead.kubeconfig"
 check_bad "bad namespace" "lower-case" deploy "$HELLO" --name x --namespace Bad_NS --kubeconfig "$KC"
+check_bad "get an unknown kind" "unknown kind deployments" get deployments --kubeconfig "$KC"
+check_bad "logs -f --previous" "do not go together" logs "$NAME" -f -p --kubeconfig "$KC"
+check_bad "top of modules" "expected pods or nodes" top modules --kubeconfig "$KC"
+check_bad "unknown command" "unknown command frobnicate" frobnicate
 "$CLI" --help | grep -q 'kube32-cli deploy' && ok "--help" || bad "--help"
 
 echo "cli-test: $PASS passed, $FAIL failed"

@@ -1,22 +1,31 @@
 /*
- * kube32-cli - deploy Wasm pods and talk to board consoles.
+ * kube32-cli - deploy Wasm pods, look at them and talk to board consoles, for people with or
+ * without kubectl.
  *
  *   kube32-cli deploy FILE.wasm --name N [--namespace NS] [--node NODE] [--memory 24Ki]
  *                     [--hardware none|i2c:...] [--budget off|N] [--dry-run]
- *                     [--kubeconfig PATH]
- *   kube32-cli console NODE CMD [--kubeconfig PATH]
- *   kube32-cli logs POD [-n NS] [--previous] [--tail N] [--kubeconfig PATH]
+ *   kube32-cli get pods|nodes|modules [NAME] [-n NS | -A]
+ *   kube32-cli delete [pod] POD [-n NS] [--keep-module]
+ *   kube32-cli logs POD [-n NS] [--previous] [--tail N] [--follow]
+ *   kube32-cli top pods|nodes [-n NS | -A]
+ *   kube32-cli console NODE CMD
+ *   (each with [--kubeconfig PATH])
  *
  * deploy uploads the module into the cluster's module store (a ConfigMap named N.wasm whose
- * binaryData key N.wasm holds it: where the kubelet looks when the image is not in the
- * node's image directory, src/kubelet/README.md "Images") and creates a Pod with image
- * N.wasm. --dry-run prints the Pod as YAML and uploads nothing.
+ * binaryData key N.wasm holds it, labelled kube32.io/module=N: where the kubelet looks when
+ * the image is not in the node's image directory, src/kubelet/README.md "Images") and creates
+ * a Pod with image N.wasm. --dry-run prints the Pod as YAML and uploads nothing. delete
+ * removes the Pod (waiting until its kubelet has stopped it) and the module ConfigMap deploy
+ * made for it. get prints tables (pods: READY, STATUS as kubectl shows it, RESTARTS, NODE,
+ * IMAGE; nodes: STATUS, BOARD, POD POOL bytes, PODS running/capacity, HARDWARE; modules: the
+ * module store). top reads metrics.k8s.io (what `kubectl top` reads). logs prints pods/POD/log
+ * (the control plane fills it from the node's log ring); --follow streams it.
  *
  * console finds the node's pod server (status.addresses InternalIP and
  * status.daemonEndpoints.kubeletEndpoint.Port of its Node) and POSTs "K32_CMD:CMD" to its
- * /console, printing the answer (PODS, MEM, TASKS, BENCH). logs prints pods/POD/log (the
- * control plane fills it from the node's log ring).
+ * /console, printing the answer (PODS, MEM, TASKS, BENCH).
  *
+ * The argument parsers are in cli_args.c (unit-tested and fuzzed); this file does the I/O.
  * The kubeconfig (--kubeconfig, else $KUBECONFIG, else ./var/kubeconfig) is read with
  * libyaml: the current-context's cluster (server, certificate-authority-data or
  * certificate-authority) and user (token); without a current-context the first of each.
@@ -32,6 +41,7 @@
 #include "base/k32_alloc.h"
 #include "base/k32_json.h"
 #include "base/k32_status.h"
+#include "cli_args.h"
 #include "http/http.h"
 #include "platform/k32_platform.h"
 
@@ -39,6 +49,10 @@
 #define CLI_KUBECONFIG_MAX (256u * 1024)	    /* largest kubeconfig read */
 #define CLI_STR		   512			    /* kubeconfig strings except the CA */
 #define CLI_YAML_DEPTH	   16			    /* nesting emitted by the YAML printer */
+#define CLI_LIST_MAX	   (8u * 1024 * 1024)	    /* largest list answer read */
+#define CLI_TABLE_ROWS	   1024			    /* rows a table prints (then "... more") */
+#define CLI_DELETE_WAIT_S  30			    /* how long delete waits for the kubelet */
+#define CLI_FOLLOW_IDLE_US (24ll * 3600 * 1000000)  /* logs -f: silence allowed */
 
 static const char *prog = "kube32-cli";
 
@@ -49,16 +63,41 @@ static void usage(FILE *f)
 	    "usage:\n"
 	    "  kube32-cli deploy FILE.wasm --name N [--namespace NS] [--node NODE]\n"
 	    "                    [--memory 24Ki] [--hardware none|i2c:DEV[,i2c:DEV...]]\n"
-	    "                    [--budget off|N] [--dry-run] [--kubeconfig PATH]\n"
+	    "                    [--budget off|N] [--dry-run]\n"
 	    "      upload FILE.wasm as ConfigMap N.wasm (binaryData key N.wasm) and create Pod N\n"
 	    "      with image N.wasm; --dry-run prints the Pod as YAML and uploads nothing\n"
-	    "  kube32-cli console NODE CMD [--kubeconfig PATH]\n"
+	    "  kube32-cli get pods|nodes|modules [NAME] [-n NS | -A]\n"
+	    "      list pods (status, restarts, node), nodes (board, pod pool, pods, hardware) or\n"
+	    "      the module store's ConfigMaps\n"
+	    "  kube32-cli delete [pod] POD [-n NS] [--keep-module]\n"
+	    "      delete the pod (waiting until its node stopped it) and the module ConfigMap\n"
+	    "      POD.wasm that deploy made for it\n"
+	    "  kube32-cli logs POD [-n NS] [--previous|-p] [--tail N] [--follow|-f]\n"
+	    "      print the pod's log (its current container, or with --previous the last one);\n"
+	    "      --follow keeps printing new lines until the container ends\n"
+	    "  kube32-cli top pods|nodes [-n NS | -A]\n"
+	    "      CPU and memory bytes per pod or node (metrics.k8s.io)\n"
+	    "  kube32-cli console NODE CMD\n"
 	    "      send K32_CMD:CMD (PODS, MEM, TASKS, BENCH...) to NODE's console and print the\n"
 	    "      answer\n"
-	    "  kube32-cli logs POD [-n NS] [--previous] [--tail N] [--kubeconfig PATH]\n"
-	    "      print the pod's log (its current container, or with --previous the last one)\n"
 	    "  kube32-cli --help\n"
-	    "kubeconfig: --kubeconfig, else $KUBECONFIG, else var/kubeconfig\n");
+	    "every command but --dry-run talks to the cluster of the kubeconfig: --kubeconfig "
+	    "PATH,\n"
+	    "else $KUBECONFIG, else var/kubeconfig\n");
+}
+
+/* A parser's result: usage message printed, or help. -1: go on. */
+static int parse_result(int rc, const char *msg)
+{
+	if (rc == CLI_HELP) {
+		usage(stdout);
+		return 0;
+	}
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", prog, msg);
+		return 2;
+	}
+	return -1;
 }
 
 /* ---- kubeconfig ------------------------------------------------------------------------ */
@@ -380,68 +419,7 @@ static int api_call(struct api *api, const char *method, const char *target, con
 
 /* ---- deploy ---------------------------------------------------------------------------- */
 
-/* Kubernetes quantity as bytes: digits with an optional Ki/Mi/Gi/k/M/G suffix. */
-static int parse_quantity(const char *s, uint64_t *out)
-{
-	char *end;
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	unsigned long long v = strtoull(s, &end, 10);
-	static const struct {
-		const char *sfx;
-		uint64_t mul;
-	} t[] = {{"", 1},     {"Ki", 1024},   {"Mi", 1024 * 1024}, {"Gi", 1024ull << 20},
-		 {"k", 1000}, {"M", 1000000}, {"G", 1000000000ull}};
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		if (!strcmp(end, t[i].sfx)) {
-			if (v == 0 || v > UINT64_MAX / t[i].mul / 2)
-				return -1;
-			*out = v * t[i].mul;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* DNS-1123 label-ish: lower case letters, digits, '-', '.', 1..200 chars. */
-static bool valid_name(const char *s)
-{
-	size_t n = strlen(s);
-	if (!n || n > 200 || s[0] == '-' || s[0] == '.' || s[n - 1] == '-' || s[n - 1] == '.')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
-		      s[i] == '.'))
-			return false;
-	return true;
-}
-
-static bool valid_hardware(const char *s)
-{
-	if (!strcmp(s, "none"))
-		return true;
-	const char *p = s;
-	while (*p) {
-		if (strncmp(p, "i2c:", 4))
-			return false;
-		p += 4;
-		const char *e = strchr(p, ',');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (!n)
-			return false;
-		p += n;
-		if (*p == ',' && !*++p)
-			return false;
-	}
-	return true;
-}
-
-struct deploy_opts {
-	const char *file, *name, *ns, *node, *memory, *hardware, *budget, *kubeconfig;
-	bool dry_run;
-};
-
-static cJSON *pod_manifest(const struct deploy_opts *o, char *image, size_t icap)
+static cJSON *pod_manifest(const struct cli_deploy *o, char *image, size_t icap)
 {
 	snprintf(image, icap, "%s.wasm", o->name);
 	cJSON *pod = cJSON_CreateObject();
@@ -574,7 +552,7 @@ static const char *default_kubeconfig(const char *flag)
 }
 
 /* Creates or (on 409) replaces ConfigMap NS/N.wasm with the module. */
-static int upload_module(struct api *api, const struct deploy_opts *o, const char *image,
+static int upload_module(struct api *api, const struct cli_deploy *o, const char *image,
 			 const uint8_t *mod, size_t len)
 {
 	char *b64 = b64_encode(mod, len);
@@ -646,98 +624,50 @@ out:
 	return rc;
 }
 
+/* Loads the kubeconfig and opens the API client: 0, or the exit code (message printed). */
+static int connect_api(const char *kcpath, struct api *api)
+{
+	struct kubeconfig kc;
+	memset(api, 0, sizeof(*api));
+	int rc = kubeconfig_load(default_kubeconfig(kcpath), &kc);
+	if (rc)
+		return rc;
+	rc = api_open(&kc, api);
+	free(kc.ca_data);
+	if (rc)
+		api_close(api);
+	return rc;
+}
+
+/* GET target into *out (parsed): 0; 1 with the failure printed (any status but 200). */
+static int api_get_json(struct api *api, const char *target, cJSON **out)
+{
+	struct http_client_response r = {0};
+	int rc = 1;
+	*out = NULL;
+	if (api_call(api, "GET", target, NULL, &r))
+		goto out;
+	if (r.status != 200) {
+		report_fail(api->where, "GET", target, K32_OK, NULL, &r);
+		goto out;
+	}
+	if (k32_json_parse((const char *)r.body.data, r.body.len, out, NULL)) {
+		fprintf(stderr, "%s: GET %s answered no JSON\n", prog, target);
+		goto out;
+	}
+	rc = 0;
+out:
+	http_client_response_fini(&r);
+	return rc;
+}
+
 static int cmd_deploy(int argc, char **argv)
 {
-	struct deploy_opts o = {.ns = "default"};
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		const char **slot = NULL;
-		if (!strcmp(a, "--dry-run")) {
-			o.dry_run = true;
-			continue;
-		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(a, "--name"))
-			slot = &o.name;
-		else if (!strcmp(a, "--namespace") || !strcmp(a, "-n"))
-			slot = &o.ns;
-		else if (!strcmp(a, "--node"))
-			slot = &o.node;
-		else if (!strcmp(a, "--memory"))
-			slot = &o.memory;
-		else if (!strcmp(a, "--hardware"))
-			slot = &o.hardware;
-		else if (!strcmp(a, "--budget"))
-			slot = &o.budget;
-		else if (!strcmp(a, "--kubeconfig"))
-			slot = &o.kubeconfig;
-		if (slot) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "%s: deploy: %s needs a value\n", prog, a);
-				return 2;
-			}
-			*slot = argv[++i];
-			continue;
-		}
-		if (a[0] == '-') {
-			fprintf(stderr, "%s: deploy: unknown option %s (see --help)\n", prog, a);
-			return 2;
-		}
-		if (o.file) {
-			fprintf(stderr, "%s: deploy: one FILE.wasm expected, got %s and %s\n", prog,
-				o.file, a);
-			return 2;
-		}
-		o.file = a;
-	}
-	if (!o.file) {
-		fprintf(stderr, "%s: deploy: FILE.wasm is missing (see --help)\n", prog);
-		return 2;
-	}
-	if (!o.name) {
-		fprintf(stderr,
-			"%s: deploy: --name is required (the pod's name, e.g. --name hello)\n",
-			prog);
-		return 2;
-	}
-	if (!valid_name(o.name) || !valid_name(o.ns) || (o.node && !valid_name(o.node))) {
-		fprintf(stderr,
-			"%s: deploy: name, namespace and node must be lower-case letters, digits, "
-			"'-' or '.' (got name %s, namespace %s%s%s)\n",
-			prog, o.name, o.ns, o.node ? ", node " : "", o.node ? o.node : "");
-		return 2;
-	}
-	uint64_t bytes = 0;
-	if (o.memory && parse_quantity(o.memory, &bytes)) {
-		fprintf(stderr,
-			"%s: deploy: --memory %s is not a quantity: use bytes or a Ki/Mi/Gi/k/M/G "
-			"suffix, e.g. 24Ki\n",
-			prog, o.memory);
-		return 2;
-	}
-	if (o.hardware && !valid_hardware(o.hardware)) {
-		fprintf(stderr,
-			"%s: deploy: --hardware %s: expected none or i2c:DEVICE[,i2c:DEVICE...], "
-			"e.g. i2c:bme688\n",
-			prog, o.hardware);
-		return 2;
-	}
-	if (o.hardware && !strcmp(o.hardware, "none"))
-		o.hardware = NULL;
-	if (o.budget && strcmp(o.budget, "off")) {
-		char *end;
-		unsigned long long g = strtoull(o.budget, &end, 10);
-		if (o.budget[0] < '0' || o.budget[0] > '9' || *end || !g) {
-			fprintf(stderr,
-				"%s: deploy: --budget %s: expected off or a positive number of gas "
-				"units per call\n",
-				prog, o.budget);
-			return 2;
-		}
-	}
+	struct cli_deploy o;
+	char msg[CLI_MSG_LEN];
+	int rc = parse_result(cli_parse_deploy(argc, argv, &o, msg, sizeof(msg)), msg);
+	if (rc >= 0)
+		return rc;
 	const struct k32_allocator *al = k32_default_allocator();
 	struct k32_err err = {0};
 	uint8_t *mod = NULL;
@@ -757,22 +687,15 @@ static int cmd_deploy(int argc, char **argv)
 	}
 	char image[256];
 	cJSON *pod = pod_manifest(&o, image, sizeof(image));
-	int rc = 1;
+	rc = 1;
 	if (o.dry_run) {
 		rc = print_yaml(pod) ? 1 : 0;
 		goto out;
 	}
-	struct kubeconfig kc;
-	rc = kubeconfig_load(default_kubeconfig(o.kubeconfig), &kc);
+	struct api api;
+	rc = connect_api(o.kubeconfig, &api);
 	if (rc)
 		goto out;
-	struct api api;
-	rc = api_open(&kc, &api);
-	free(kc.ca_data);
-	if (rc) {
-		api_close(&api);
-		goto out;
-	}
 	rc = upload_module(&api, &o, image, mod, len);
 	if (!rc) {
 		char target[512];
@@ -803,77 +726,23 @@ out:
 
 static int cmd_console(int argc, char **argv)
 {
-	const char *node = NULL, *cmd = NULL, *kcpath = NULL;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(argv[i], "--kubeconfig")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "%s: console: --kubeconfig needs a value\n", prog);
-				return 2;
-			}
-			kcpath = argv[++i];
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "%s: console: unknown option %s (see --help)\n", prog,
-				argv[i]);
-			return 2;
-		} else if (!node) {
-			node = argv[i];
-		} else if (!cmd) {
-			cmd = argv[i];
-		} else {
-			fprintf(stderr, "%s: console: expected NODE CMD, got an extra %s\n", prog,
-				argv[i]);
-			return 2;
-		}
-	}
-	if (!node || !cmd) {
-		fprintf(stderr,
-			"%s: console: expected NODE CMD (CMD: PODS, MEM, TASKS or BENCH:...)\n",
-			prog);
-		return 2;
-	}
-	if (!valid_name(node)) {
-		fprintf(stderr, "%s: console: %s is not a node name\n", prog, node);
-		return 2;
-	}
-	char line[256];
-	const char *c = !strncmp(cmd, "K32_CMD:", 8) ? cmd + 8 : cmd;
-	if (!*c || strlen(c) > 127 || strchr(c, '\n')) {
-		fprintf(stderr, "%s: console: CMD must be one line of 1..127 bytes\n", prog);
-		return 2;
-	}
-	snprintf(line, sizeof(line), "K32_CMD:%s\n", c);
-
-	struct kubeconfig kc;
-	int rc = kubeconfig_load(default_kubeconfig(kcpath), &kc);
-	if (rc)
+	struct cli_console o;
+	char msg[CLI_MSG_LEN];
+	int rc = parse_result(cli_parse_console(argc, argv, &o, msg, sizeof(msg)), msg);
+	if (rc >= 0)
 		return rc;
 	struct api api;
-	rc = api_open(&kc, &api);
-	free(kc.ca_data);
-	if (rc) {
-		api_close(&api);
+	rc = connect_api(o.kubeconfig, &api);
+	if (rc)
 		return rc;
-	}
 	char target[512], ip[64] = "127.0.0.1";
-	struct http_client_response r = {0};
 	cJSON *j = NULL;
 	uint16_t port = 0;
+	snprintf(target, sizeof(target), "/api/v1/nodes/%s", o.node);
+	rc = api_get_json(&api, target, &j);
+	if (rc)
+		goto out;
 	rc = 1;
-	snprintf(target, sizeof(target), "/api/v1/nodes/%s", node);
-	if (api_call(&api, "GET", target, NULL, &r))
-		goto out;
-	if (r.status != 200) {
-		report_fail(api.where, "GET", target, K32_OK, NULL, &r);
-		goto out;
-	}
-	if (k32_json_parse((const char *)r.body.data, r.body.len, &j, NULL)) {
-		fprintf(stderr, "%s: console: node %s: the API answered no JSON\n", prog, node);
-		goto out;
-	}
 	const cJSON *p = k32_json_find(j, "status.daemonEndpoints.kubeletEndpoint.Port");
 	if (cJSON_IsNumber(p) && p->valuedouble > 0 && p->valuedouble < 65536)
 		port = (uint16_t)p->valuedouble;
@@ -889,7 +758,7 @@ static int cmd_console(int argc, char **argv)
 		fprintf(stderr,
 			"%s: console: node %s reports no pod server port "
 			"(status.daemonEndpoints.kubeletEndpoint.Port); is its kubelet running?\n",
-			prog, node);
+			prog, o.node);
 		goto out;
 	}
 	struct http_client_config cfg;
@@ -905,8 +774,8 @@ static int cmd_console(int argc, char **argv)
 	struct http_client_request req = {.method = "POST",
 					  .target = "/console",
 					  .content_type = "text/plain",
-					  .body = line,
-					  .body_len = strlen(line)};
+					  .body = o.line,
+					  .body_len = strlen(o.line)};
 	struct http_client_response cr = {0};
 	char where[128];
 	snprintf(where, sizeof(where), "http://%s:%u", ip, (unsigned)port);
@@ -923,86 +792,61 @@ static int cmd_console(int argc, char **argv)
 	http_client_free(pc);
 out:
 	cJSON_Delete(j);
-	http_client_response_fini(&r);
 	api_close(&api);
 	return rc;
 }
 
 /* ---- logs ------------------------------------------------------------------------------ */
 
+static k32_status_t logs_out(void *ctx, const uint8_t *data, size_t len)
+{
+	(void)ctx;
+	if (data && len) {
+		fwrite(data, 1, len, stdout);
+		fflush(stdout);
+	}
+	return ferror(stdout) ? K32_ERR_IO : K32_OK;
+}
+
 static int cmd_logs(int argc, char **argv)
 {
-	const char *pod = NULL, *ns = "default", *kcpath = NULL, *tail = NULL;
-	bool previous = false;
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		const char **slot = NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(a, "--previous") || !strcmp(a, "-p")) {
-			previous = true;
-			continue;
-		}
-		if (!strcmp(a, "--namespace") || !strcmp(a, "-n"))
-			slot = &ns;
-		else if (!strcmp(a, "--tail"))
-			slot = &tail;
-		else if (!strcmp(a, "--kubeconfig"))
-			slot = &kcpath;
-		if (slot) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "%s: logs: %s needs a value\n", prog, a);
-				return 2;
-			}
-			*slot = argv[++i];
-		} else if (a[0] == '-') {
-			fprintf(stderr, "%s: logs: unknown option %s (see --help)\n", prog, a);
-			return 2;
-		} else if (!pod) {
-			pod = a;
-		} else {
-			fprintf(stderr, "%s: logs: expected one POD, got %s and %s\n", prog, pod,
-				a);
-			return 2;
-		}
-	}
-	if (!pod || !valid_name(pod) || !valid_name(ns)) {
-		fprintf(stderr,
-			"%s: logs: expected POD [-n NAMESPACE] (lower-case letters, digits, '-' or "
-			"'.')\n",
-			prog);
-		return 2;
-	}
-	long long t = -1;
-	if (tail) {
-		char *end;
-		t = strtoll(tail, &end, 10);
-		if (tail[0] < '0' || tail[0] > '9' || *end) {
-			fprintf(stderr, "%s: logs: --tail %s: expected a number of lines\n", prog,
-				tail);
-			return 2;
-		}
-	}
-	struct kubeconfig kc;
-	int rc = kubeconfig_load(default_kubeconfig(kcpath), &kc);
-	if (rc)
+	struct cli_logs o;
+	char msg[CLI_MSG_LEN];
+	int rc = parse_result(cli_parse_logs(argc, argv, &o, msg, sizeof(msg)), msg);
+	if (rc >= 0)
 		return rc;
 	struct api api;
-	rc = api_open(&kc, &api);
-	free(kc.ca_data);
-	if (rc) {
+	rc = connect_api(o.kubeconfig, &api);
+	if (rc)
+		return rc;
+	char target[512];
+	int n =
+	    snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s/log?previous=%s%s",
+		     o.ns, o.pod, o.previous ? "true" : "false", o.follow ? "&follow=true" : "");
+	if (o.tail >= 0 && n > 0 && (size_t)n < sizeof(target))
+		snprintf(target + n, sizeof(target) - (size_t)n, "&tailLines=%lld",
+			 (long long)o.tail);
+	rc = 1;
+	if (o.follow) {
+		/* streamed as it comes; ends when the container ends (or with Ctrl-C) */
+		struct http_client_request req = {
+		    .method = "GET", .target = target, .timeout_us = CLI_FOLLOW_IDLE_US};
+		struct k32_err err = {0};
+		int code = 0;
+		k32_status_t st =
+		    http_client_stream(api.c, &req, false, logs_out, NULL, &code, &err);
+		if (st)
+			fprintf(stderr, "%s: GET %s%s failed: %s (%s)\n", prog, api.where, target,
+				err.msg[0] ? err.msg : "stream ended", k32_status_name(st));
+		else if (code != 200)
+			fprintf(stderr, "%s: GET %s answered HTTP %d (above)\n", prog, target,
+				code);
+		else
+			rc = 0;
 		api_close(&api);
 		return rc;
 	}
-	char target[512];
-	int n = snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s/log?previous=%s",
-			 ns, pod, previous ? "true" : "false");
-	if (t >= 0 && n > 0 && (size_t)n < sizeof(target))
-		snprintf(target + n, sizeof(target) - (size_t)n, "&tailLines=%lld", t);
 	struct http_client_response r = {0};
-	rc = 1;
 	if (!api_call(&api, "GET", target, NULL, &r)) {
 		if (r.status == 200) {
 			fwrite(r.body.data, 1, r.body.len, stdout);
@@ -1012,6 +856,461 @@ static int cmd_logs(int argc, char **argv)
 		}
 	}
 	http_client_response_fini(&r);
+	api_close(&api);
+	return rc;
+}
+
+/* ---- tables ---------------------------------------------------------------------------- */
+
+#define CLI_TABLE_COLS 8
+#define CLI_CELL       96
+
+/* Rows kept for printing with aligned columns (static: no allocation per row). */
+static struct {
+	int ncols;
+	int nrows;
+	int more; /* rows past CLI_TABLE_ROWS, counted and not printed */
+	char cell[CLI_TABLE_ROWS][CLI_TABLE_COLS][CLI_CELL];
+} tbl;
+
+static void table_start(int ncols)
+{
+	tbl.ncols = ncols;
+	tbl.nrows = 0;
+	tbl.more = 0;
+}
+
+/* Adds a row of ncols strings (NULL or "" print as "-"; a long one is cut). */
+static void table_row(const char *const *cells)
+{
+	if (tbl.nrows >= (int)CLI_TABLE_ROWS) {
+		tbl.more++;
+		return;
+	}
+	for (int c = 0; c < tbl.ncols; c++)
+		snprintf(tbl.cell[tbl.nrows][c], CLI_CELL, "%s",
+			 cells[c] && cells[c][0] ? cells[c] : "-");
+	tbl.nrows++;
+}
+
+static void table_print(const char *const *hdr, const char *empty)
+{
+	if (!tbl.nrows) {
+		fprintf(stderr, "%s\n", empty);
+		return;
+	}
+	int w[CLI_TABLE_COLS];
+	for (int c = 0; c < tbl.ncols; c++) {
+		w[c] = (int)strlen(hdr[c]);
+		for (int r = 0; r < tbl.nrows; r++)
+			if ((int)strlen(tbl.cell[r][c]) > w[c])
+				w[c] = (int)strlen(tbl.cell[r][c]);
+	}
+	for (int r = -1; r < tbl.nrows; r++) {
+		for (int c = 0; c < tbl.ncols; c++) {
+			const char *s = r < 0 ? hdr[c] : tbl.cell[r][c];
+			if (c + 1 < tbl.ncols)
+				printf("%-*s   ", w[c], s);
+			else
+				printf("%s\n", s);
+		}
+	}
+	if (tbl.more)
+		printf("... %d more not shown\n", tbl.more);
+}
+
+static const char *jstr(const cJSON *o, const char *path)
+{
+	return cJSON_GetStringValue(k32_json_find(o, path));
+}
+
+static double jnum(const cJSON *o, const char *path)
+{
+	const cJSON *n = k32_json_find(o, path);
+	return cJSON_IsNumber(n) ? n->valuedouble : 0;
+}
+
+/* ---- get ------------------------------------------------------------------------------- */
+
+/* STATUS as kubectl prints it: Terminating, a container's waiting or terminated reason,
+ * else the phase; *ready and *restarts from the first container. */
+static const char *pod_status(const cJSON *pod, bool *ready, int *restarts)
+{
+	const cJSON *cs = cJSON_GetArrayItem(k32_json_find(pod, "status.containerStatuses"), 0);
+	*ready = cJSON_IsTrue(cJSON_GetObjectItem(cs, "ready"));
+	*restarts = (int)jnum(cs, "restartCount");
+	if (jstr(pod, "metadata.deletionTimestamp"))
+		return "Terminating";
+	const char *r = jstr(pod, "status.reason");
+	if (r)
+		return r;
+	r = jstr(cs, "state.waiting.reason");
+	if (r)
+		return r;
+	r = jstr(cs, "state.terminated.reason");
+	if (r)
+		return r;
+	r = jstr(pod, "status.phase");
+	return r ? r : "Pending";
+}
+
+static void get_pod_rows(const cJSON *items, bool all_ns)
+{
+	const cJSON *p;
+	cJSON_ArrayForEach(p, items)
+	{
+		bool ready;
+		int restarts;
+		const char *st = pod_status(p, &ready, &restarts);
+		char rd[8], rs[16];
+		snprintf(rd, sizeof(rd), "%d/1", ready ? 1 : 0);
+		snprintf(rs, sizeof(rs), "%d", restarts);
+		const char *image =
+		    jstr(cJSON_GetArrayItem(k32_json_find(p, "spec.containers"), 0), "image");
+		const char *row[] = {jstr(p, "metadata.namespace"),
+				     jstr(p, "metadata.name"),
+				     rd,
+				     st,
+				     rs,
+				     jstr(p, "spec.nodeName"),
+				     image};
+		table_row(all_ns ? row : row + 1);
+	}
+}
+
+static void get_node_rows(const cJSON *items, const cJSON *pods)
+{
+	const cJSON *n;
+	cJSON_ArrayForEach(n, items)
+	{
+		const char *name = jstr(n, "metadata.name");
+		const char *ready = "NotReady";
+		const cJSON *c;
+		cJSON_ArrayForEach(c, k32_json_find(n, "status.conditions"))
+		{
+			const char *t = jstr(c, "type"), *s = jstr(c, "status");
+			if (t && s && !strcmp(t, "Ready") && !strcmp(s, "True"))
+				ready = "Ready";
+		}
+		char status[48];
+		snprintf(status, sizeof(status), "%s%s", ready,
+			 cJSON_IsTrue(k32_json_find(n, "spec.unschedulable"))
+			     ? ",SchedulingDisabled"
+			     : "");
+		/* pods bound to it that have not finished */
+		int running = 0;
+		const cJSON *p;
+		cJSON_ArrayForEach(p, pods)
+		{
+			const char *pn = jstr(p, "spec.nodeName"), *ph = jstr(p, "status.phase");
+			if (pn && name && !strcmp(pn, name) &&
+			    !(ph && (!strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"))))
+				running++;
+		}
+		char npods[32];
+		const char *cap = jstr(n, "status.capacity.pods");
+		snprintf(npods, sizeof(npods), "%d/%s", running, cap ? cap : "?");
+		const cJSON *an = k32_json_find(n, "metadata.annotations");
+		const char *hw =
+		    cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/hardware"));
+		const cJSON *lb = k32_json_find(n, "metadata.labels");
+		const char *board =
+		    cJSON_GetStringValue(cJSON_GetObjectItem(lb, "kube32.io/board"));
+		const char *row[] = {name,  status, board, jstr(n, "status.allocatable.memory"),
+				     npods, hw};
+		table_row(row);
+	}
+}
+
+/* Decoded bytes of a base64 text. */
+static size_t b64_len(const char *s)
+{
+	size_t n = 0, pad = 0;
+	for (; *s; s++) {
+		if (*s == '=')
+			pad++;
+		else if (*s != '\n' && *s != '\r')
+			n++;
+	}
+	(void)pad;
+	return n * 3 / 4;
+}
+
+static void get_module_rows(const cJSON *items, bool all_ns)
+{
+	const cJSON *m;
+	cJSON_ArrayForEach(m, items)
+	{
+		const char *name = jstr(m, "metadata.name");
+		const cJSON *lb = k32_json_find(m, "metadata.labels");
+		const char *pod = cJSON_GetStringValue(cJSON_GetObjectItem(lb, "kube32.io/module"));
+		const cJSON *bd = cJSON_GetObjectItem(m, "binaryData");
+		const char *data =
+		    name ? cJSON_GetStringValue(cJSON_GetObjectItem(bd, name)) : NULL;
+		char bytes[24];
+		snprintf(bytes, sizeof(bytes), "%zu", data ? b64_len(data) : 0);
+		const char *row[] = {jstr(m, "metadata.namespace"), name, pod, bytes};
+		table_row(all_ns ? row : row + 1);
+	}
+}
+
+static int cmd_get(int argc, char **argv)
+{
+	struct cli_get o;
+	char msg[CLI_MSG_LEN];
+	int rc = parse_result(cli_parse_get(argc, argv, &o, msg, sizeof(msg)), msg);
+	if (rc >= 0)
+		return rc;
+	struct api api;
+	rc = connect_api(o.kubeconfig, &api);
+	if (rc)
+		return rc;
+	char target[512], empty[160], modname[256];
+	cJSON *j = NULL, *pods = NULL;
+	const cJSON *items;
+	snprintf(empty, sizeof(empty), "No resources found in %s namespace.", o.ns);
+	switch (o.kind) {
+	case CLI_KIND_PODS:
+		if (o.name)
+			snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s", o.ns,
+				 o.name);
+		else if (o.all_ns)
+			snprintf(target, sizeof(target), "/api/v1/pods");
+		else
+			snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods", o.ns);
+		break;
+	case CLI_KIND_NODES:
+		if (o.name)
+			snprintf(target, sizeof(target), "/api/v1/nodes/%s", o.name);
+		else
+			snprintf(target, sizeof(target), "/api/v1/nodes");
+		snprintf(empty, sizeof(empty), "No nodes found.");
+		break;
+	default:
+		/* the module store: ConfigMaps deploy labelled kube32.io/module */
+		if (o.name) {
+			size_t nl = strlen(o.name);
+			snprintf(modname, sizeof(modname), "%s%s", o.name,
+				 nl > 5 && !strcmp(o.name + nl - 5, ".wasm") ? "" : ".wasm");
+			snprintf(target, sizeof(target), "/api/v1/namespaces/%s/configmaps/%s",
+				 o.ns, modname);
+		} else if (o.all_ns) {
+			snprintf(target, sizeof(target),
+				 "/api/v1/configmaps?labelSelector=kube32.io%%2Fmodule");
+		} else {
+			snprintf(
+			    target, sizeof(target),
+			    "/api/v1/namespaces/%s/configmaps?labelSelector=kube32.io%%2Fmodule",
+			    o.ns);
+		}
+		break;
+	}
+	if (o.all_ns)
+		snprintf(empty, sizeof(empty), "No resources found.");
+	rc = api_get_json(&api, target, &j);
+	if (!rc && o.kind == CLI_KIND_NODES)
+		rc = api_get_json(&api, "/api/v1/pods", &pods);
+	if (rc)
+		goto out;
+	/* one object is printed as a list of one */
+	cJSON *one = NULL;
+	if (o.name) {
+		one = cJSON_CreateArray();
+		cJSON_AddItemReferenceToArray(one, j);
+		items = one;
+	} else {
+		items = cJSON_GetObjectItem(j, "items");
+	}
+	static const char *const pod_hdr[] = {"NAMESPACE", "NAME", "READY", "STATUS",
+					      "RESTARTS",  "NODE", "IMAGE"};
+	static const char *const node_hdr[] = {"NAME", "STATUS",  "BOARD", "POD POOL (bytes)",
+					       "PODS", "HARDWARE"};
+	static const char *const mod_hdr[] = {"NAMESPACE", "NAME", "POD", "BYTES"};
+	switch (o.kind) {
+	case CLI_KIND_PODS:
+		table_start(o.all_ns ? 7 : 6);
+		get_pod_rows(items, o.all_ns);
+		table_print(o.all_ns ? pod_hdr : pod_hdr + 1, empty);
+		break;
+	case CLI_KIND_NODES:
+		table_start(6);
+		get_node_rows(items, cJSON_GetObjectItem(pods, "items"));
+		table_print(node_hdr, empty);
+		break;
+	default:
+		table_start(o.all_ns ? 4 : 3);
+		get_module_rows(items, o.all_ns);
+		table_print(o.all_ns ? mod_hdr : mod_hdr + 1, empty);
+		break;
+	}
+	cJSON_Delete(one);
+	rc = 0;
+out:
+	cJSON_Delete(j);
+	cJSON_Delete(pods);
+	api_close(&api);
+	return rc;
+}
+
+/* ---- delete ---------------------------------------------------------------------------- */
+
+/* Deletes ConfigMap NS/POD.wasm if deploy made it for POD (label kube32.io/module=POD). */
+static int delete_module(struct api *api, const struct cli_delete *o)
+{
+	char target[512];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/configmaps/%s.wasm", o->ns, o->pod);
+	struct http_client_response r = {0};
+	int rc = 1;
+	cJSON *cm = NULL;
+	if (api_call(api, "GET", target, NULL, &r))
+		goto out;
+	if (r.status == 404) {
+		rc = 0; /* no module in the store (the image came from the nodes' SD cards) */
+		goto out;
+	}
+	if (r.status != 200 || k32_json_parse((const char *)r.body.data, r.body.len, &cm, NULL)) {
+		report_fail(api->where, "GET", target, K32_OK, NULL, &r);
+		goto out;
+	}
+	const cJSON *lb = k32_json_find(cm, "metadata.labels");
+	const char *owner = cJSON_GetStringValue(cJSON_GetObjectItem(lb, "kube32.io/module"));
+	if (!owner || strcmp(owner, o->pod)) {
+		printf(
+		    "configmap/%s.wasm kept: it is not labelled kube32.io/module=%s (not made by "
+		    "kube32-cli deploy for this pod)\n",
+		    o->pod, o->pod);
+		rc = 0;
+		goto out;
+	}
+	http_client_response_fini(&r);
+	if (api_call(api, "DELETE", target, NULL, &r))
+		goto out;
+	if (r.status != 200 && r.status != 202 && r.status != 404) {
+		report_fail(api->where, "DELETE", target, K32_OK, NULL, &r);
+		goto out;
+	}
+	printf("configmap/%s.wasm deleted\n", o->pod);
+	rc = 0;
+out:
+	cJSON_Delete(cm);
+	http_client_response_fini(&r);
+	return rc;
+}
+
+static int cmd_delete(int argc, char **argv)
+{
+	struct cli_delete o;
+	char msg[CLI_MSG_LEN];
+	int rc = parse_result(cli_parse_delete(argc, argv, &o, msg, sizeof(msg)), msg);
+	if (rc >= 0)
+		return rc;
+	struct api api;
+	rc = connect_api(o.kubeconfig, &api);
+	if (rc)
+		return rc;
+	char target[512];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s", o.ns, o.pod);
+	struct http_client_response r = {0};
+	rc = 1;
+	if (api_call(&api, "DELETE", target, NULL, &r))
+		goto out;
+	if (r.status != 200 && r.status != 202) {
+		report_fail(api.where, "DELETE", target, K32_OK, NULL, &r);
+		goto out;
+	}
+	/* graceful: the pod's kubelet stops it, then removes it; wait for that */
+	bool gone = false;
+	for (int i = 0; i < CLI_DELETE_WAIT_S * 10 && !gone; i++) {
+		http_client_response_fini(&r);
+		if (api_call(&api, "GET", target, NULL, &r))
+			goto out;
+		gone = r.status == 404;
+		if (!gone)
+			k32_plat()->sleep_us(100000);
+	}
+	if (!gone) {
+		fprintf(stderr,
+			"%s: pod/%s is still terminating after %d s: its node has not stopped it "
+			"(kube32-cli get nodes: is it NotReady?)\n",
+			prog, o.pod, CLI_DELETE_WAIT_S);
+		goto out;
+	}
+	printf("pod/%s deleted\n", o.pod);
+	rc = o.keep_module ? 0 : delete_module(&api, &o);
+out:
+	http_client_response_fini(&r);
+	api_close(&api);
+	return rc;
+}
+
+/* ---- top ------------------------------------------------------------------------------- */
+
+/* A metrics.k8s.io CPU quantity ("1234n", "5m", "1") as millicores, in text. */
+static void cpu_text(const char *q, char *out, size_t cap)
+{
+	char *end;
+	double v = q ? strtod(q, &end) : 0;
+	if (!q || end == q) {
+		snprintf(out, cap, "-");
+		return;
+	}
+	if (*end == 'n')
+		v /= 1e6;
+	else if (*end == 'u')
+		v /= 1e3;
+	else if (*end != 'm')
+		v *= 1e3;
+	snprintf(out, cap, "%.3fm", v);
+}
+
+static int cmd_top(int argc, char **argv)
+{
+	struct cli_top o;
+	char msg[CLI_MSG_LEN];
+	int rc = parse_result(cli_parse_top(argc, argv, &o, msg, sizeof(msg)), msg);
+	if (rc >= 0)
+		return rc;
+	struct api api;
+	rc = connect_api(o.kubeconfig, &api);
+	if (rc)
+		return rc;
+	char target[512];
+	if (o.kind == CLI_KIND_NODES)
+		snprintf(target, sizeof(target), "/apis/metrics.k8s.io/v1beta1/nodes");
+	else if (o.all_ns)
+		snprintf(target, sizeof(target), "/apis/metrics.k8s.io/v1beta1/pods");
+	else
+		snprintf(target, sizeof(target), "/apis/metrics.k8s.io/v1beta1/namespaces/%s/pods",
+			 o.ns);
+	cJSON *j = NULL;
+	rc = api_get_json(&api, target, &j);
+	if (rc)
+		goto out;
+	bool pods = o.kind == CLI_KIND_PODS;
+	int ncols = pods ? (o.all_ns ? 4 : 3) : 3;
+	table_start(ncols);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "items"))
+	{
+		/* a pod's usage is the sum of its containers' (one per kube32 pod) */
+		const cJSON *u =
+		    pods
+			? k32_json_find(
+			      cJSON_GetArrayItem(cJSON_GetObjectItem(it, "containers"), 0), "usage")
+			: cJSON_GetObjectItem(it, "usage");
+		char cpu[32];
+		cpu_text(jstr(u, "cpu"), cpu, sizeof(cpu));
+		const char *row[] = {jstr(it, "metadata.namespace"), jstr(it, "metadata.name"), cpu,
+				     jstr(u, "memory")};
+		table_row(pods && o.all_ns ? row : row + 1);
+	}
+	static const char *const hdr[] = {"NAMESPACE", "NAME", "CPU(millicores)", "MEMORY(bytes)"};
+	char empty[160];
+	snprintf(empty, sizeof(empty), "No metrics found%s%s%s.", pods && !o.all_ns ? " in " : "",
+		 pods && !o.all_ns ? o.ns : "", pods && !o.all_ns ? " namespace" : "");
+	table_print(pods && o.all_ns ? hdr : hdr + 1, empty);
+out:
+	cJSON_Delete(j);
 	api_close(&api);
 	return rc;
 }
@@ -1028,13 +1327,16 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "deploy"))
-		return cmd_deploy(argc - 2, argv + 2);
-	if (!strcmp(argv[1], "console"))
-		return cmd_console(argc - 2, argv + 2);
-	if (!strcmp(argv[1], "logs"))
-		return cmd_logs(argc - 2, argv + 2);
-	fprintf(stderr, "%s: unknown command %s (deploy, console or logs; see --help)\n", prog,
-		argv[1]);
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {{"deploy", cmd_deploy}, {"get", cmd_get}, {"delete", cmd_delete},
+		    {"logs", cmd_logs},	    {"top", cmd_top}, {"console", cmd_console}};
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 2, argv + 2);
+	fprintf(stderr,
+		"%s: unknown command %s (deploy, get, delete, logs, top or console; see --help)\n",
+		prog, argv[1]);
 	return 2;
 }
