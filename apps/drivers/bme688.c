@@ -192,7 +192,7 @@ static NOINLINE uint8_t heater_res(const struct bme_calib *c, int32_t target_c, 
 }
 
 /* gas_wait code: a 6-bit count times 1, 4, 16 or 64 ms; >= 4032 ms saturates. */
-static NOINLINE uint8_t heater_dur(uint32_t ms)
+static uint8_t heater_dur(uint32_t ms)
 {
 	if (ms >= 4032)
 		return 0xFF;
@@ -205,8 +205,7 @@ static NOINLINE uint8_t heater_dur(uint32_t ms)
 }
 
 /* Bosch's measurement time estimate in ms (rounded up) for osrs codes and a heater time. */
-static NOINLINE uint32_t meas_time_ms(uint8_t osrs_t, uint8_t osrs_p, uint8_t osrs_h,
-				      uint32_t heat_ms)
+static uint32_t meas_time_ms(uint8_t osrs_t, uint8_t osrs_p, uint8_t osrs_h, uint32_t heat_ms)
 {
 	static const uint8_t cycles[6] = {0, 1, 2, 4, 8, 16};
 	uint32_t us =

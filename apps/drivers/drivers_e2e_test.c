@@ -60,6 +60,8 @@ struct pod {
 };
 
 static struct pod pods[NPODS + 2];
+/* the value stack pods get (what a driver pod asks for; test_stack_margin halves it) */
+static uint32_t stack_bytes = K32_HW_DRIVER_STACK_BYTES;
 
 static void on_publish(void *user, uint32_t index, const struct hw_grant *dev,
 		       const struct hw_readings *r, uint64_t time_us)
@@ -162,7 +164,7 @@ static k32_status_t pod_start(int i, const char *file, const char *name,
 	struct wrt_limits lim;
 	wrt_limits_default(&lim);
 	lim.mem_bytes = MEM_BYTES;
-	lim.stack_bytes = K32_HW_DRIVER_STACK_BYTES;
+	lim.stack_bytes = stack_bytes;
 	lim.frames = K32_HW_DRIVER_FRAMES;
 	lim.table_elems = 1;
 	lim.gas = gas;
@@ -249,6 +251,7 @@ static const char *reading(int i, const char *key)
 static int setup(void **state)
 {
 	(void)state;
+	stack_bytes = K32_HW_DRIVER_STACK_BYTES;
 	if (!pods_built())
 		return 0;
 	vclock = 1000000;
@@ -507,12 +510,33 @@ static void test_native_stack(void **state)
 	assert_string_equal(reading(2, "uid"), "045B2C7A913E80");
 }
 
+/* Twice the value stack the drivers need: each runs its init and ticks (a 7-byte card on
+ * the reader, the deepest path) in half of K32_HW_DRIVER_STACK_BYTES. */
+static void test_stack_margin(void **state)
+{
+	(void)state;
+	if (skip_if_unbuilt())
+		return;
+	struct k32_err err;
+	stack_bytes = K32_HW_DRIVER_STACK_BYTES / 2;
+	start_all();
+	static const uint8_t uid[] = {0x04, 0x5B, 0x2C, 0x7A, 0x91, 0x3E, 0x80};
+	assert_int_equal(hw_sim_rfid_place(sim, "tag", uid, 7, 0, 0, &err), K32_OK);
+	run_until(NPODS, vclock + 3000000);
+	stack_bytes = K32_HW_DRIVER_STACK_BYTES;
+	for (int i = 0; i < NPODS; i++)
+		assert_false(pods[i].dead);
+	assert_string_equal(reading(0, "gas_valid"), "true");
+	assert_string_equal(reading(2, "uid"), "045B2C7A913E80");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_readings, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_native_stack, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_stack_margin, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,13 +16,13 @@ static uint32_t poll_ms;
 
 /* ---- maths (unit-tested natively against hardware.md's example) ---------------------------- */
 
-static NOINLINE uint32_t le_u32(const uint8_t *b)
+static uint32_t le_u32(const uint8_t *b)
 {
 	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
 /* IEEE-754 float32, little-endian, as the unit sends its weight. */
-static NOINLINE float le_f32(const uint8_t *b)
+static float le_f32(const uint8_t *b)
 {
 	union {
 		uint32_t u;
@@ -33,7 +33,7 @@ static NOINLINE float le_f32(const uint8_t *b)
 }
 
 /* Grams, rounded to 0.01 g as the unit's own text register does; NaN/inf give 0 and false. */
-static NOINLINE int weight_ok(float w)
+static int weight_ok(float w)
 {
 	return w == w && w < 1e7f && w > -1e7f;
 }

@@ -68,13 +68,13 @@ static NOINLINE void select_frame(uint8_t *f, uint8_t sel, const uint8_t *ac)
 	f[8] = (uint8_t)(crc >> 8);
 }
 
-static NOINLINE int bcc_ok(const uint8_t *ac)
+static int bcc_ok(const uint8_t *ac)
 {
 	return (uint8_t)(ac[0] ^ ac[1] ^ ac[2] ^ ac[3]) == ac[4];
 }
 
 /* SAK answer: 1 byte + CRC_A. */
-static NOINLINE int sak_ok(const uint8_t *a, int32_t n)
+static int sak_ok(const uint8_t *a, int32_t n)
 {
 	if (n != 3)
 		return 0;
