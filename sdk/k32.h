@@ -56,6 +56,8 @@ typedef int64_t kx_time_t; /* monotonic nanoseconds */
 #define KX_RIGHT_READ	     (1u << 2)
 #define KX_RIGHT_WRITE	     (1u << 3)
 #define KX_RIGHT_MAP	     (1u << 5)
+#define KX_RIGHT_GET_PROPERTY (1u << 6)
+#define KX_RIGHT_SET_PROPERTY (1u << 7)
 #define KX_RIGHT_SIGNAL	     (1u << 12)
 #define KX_RIGHT_SIGNAL_PEER (1u << 13)
 #define KX_RIGHT_WAIT	     (1u << 14)
@@ -69,6 +71,8 @@ typedef int64_t kx_time_t; /* monotonic nanoseconds */
 #define KX_SIG_SIGNALED			  (1u << 3)
 #define KX_SIG_SOCKET_PEER_WRITE_DISABLED (1u << 4)
 #define KX_SIG_SOCKET_WRITE_DISABLED	  (1u << 5)
+#define KX_SIG_SOCKET_READ_THRESHOLD	  (1u << 10)
+#define KX_SIG_SOCKET_WRITE_THRESHOLD	  (1u << 11)
 #define KX_SIG_HANDLE_CLOSED		  (1u << 23)
 #define KX_SIG_USER(n)			  (1u << (24 + (n)))
 
@@ -82,6 +86,12 @@ typedef int64_t kx_time_t; /* monotonic nanoseconds */
 #define KX_CLOCK_MONOTONIC	    0u
 #define KX_PKT_TYPE_USER	    0u
 #define KX_PKT_TYPE_SIGNAL_ONE	    1u
+
+/* Properties (kx_object_get_property / _set_property). */
+#define KX_PROP_NAME		    3u	/* char[KX_MAX_NAME_LEN]; any object */
+#define KX_PROP_SOCKET_RX_THRESHOLD 12u /* uint32_t bytes; READ_THRESHOLD at >= this queued */
+#define KX_PROP_SOCKET_TX_THRESHOLD 13u /* uint32_t bytes; WRITE_THRESHOLD at >= this free */
+#define KX_MAX_NAME_LEN		    32u
 
 /* Object types reported by kx_object_get_info. */
 enum {
@@ -126,7 +136,7 @@ typedef struct {
 	uint32_t signals;
 	uint32_t handles;
 	uint32_t queued;
-	uint32_t reserved;
+	uint32_t capacity; /* most `queued` can reach (0: not a queue) */
 	uint64_t timer_fired;
 } kx_info_t;
 
@@ -167,6 +177,12 @@ K32_IMPORT(kx_object_wait_async)
 kx_status_t kx_object_wait_async(kx_handle_t h, kx_handle_t port, uint64_t key, uint32_t signals,
 				 uint32_t opts);
 K32_IMPORT(kx_object_get_info) kx_status_t kx_object_get_info(kx_handle_t h, kx_info_t *out);
+/* NOT_FOUND for an unknown property, WRONG_TYPE for a threshold on a non-socket,
+ * BUFFER_TOO_SMALL for a name read into fewer than KX_MAX_NAME_LEN bytes. */
+K32_IMPORT(kx_object_get_property)
+kx_status_t kx_object_get_property(kx_handle_t h, uint32_t prop, void *value, uint32_t size);
+K32_IMPORT(kx_object_set_property)
+kx_status_t kx_object_set_property(kx_handle_t h, uint32_t prop, const void *value, uint32_t size);
 
 K32_IMPORT(kx_channel_create)
 kx_status_t kx_channel_create(uint32_t opts, kx_handle_t *out0, kx_handle_t *out1);

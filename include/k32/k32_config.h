@@ -267,7 +267,7 @@ _Static_assert(K32_WASM_MAX_BLOCK_DEPTH >= 16 && K32_WASM_MAX_HOST_RESULTS >= 1,
  * messages it wrote that are still queued, wait_async observers it armed (armed or queued),
  * user packets it queued. Beyond them its calls get NO_RESOURCES naming the limit. An account
  * outlives its owner until what it charged is drained; K32_KOBJ_MAX_ACCOUNTS accounts exist
- * (owners made beyond it run without quotas). 36 B each on a 32-bit target. */
+ * (owners made beyond it run without quotas). 124 B each on a 32-bit target. */
 #ifndef K32_KOBJ_OWNER_MAX_MESSAGES
 #define K32_KOBJ_OWNER_MAX_MESSAGES 64
 #endif
@@ -293,6 +293,11 @@ _Static_assert(K32_WASM_MAX_BLOCK_DEPTH >= 16 && K32_WASM_MAX_HOST_RESULTS >= 1,
 #endif
 #ifndef K32_KOBJ_MAX_ACCOUNTS
 #define K32_KOBJ_MAX_ACCOUNTS 64
+#endif
+/* Objects that can carry a name (KOBJ_PROP_NAME) at once: 40 B each on a 32-bit target, an
+ * unnamed object costs nothing. */
+#ifndef K32_KOBJ_MAX_NAMES
+#define K32_KOBJ_MAX_NAMES 64
 #endif
 
 /* Threads that can sleep in kobj waits at once; each owns a platform mutex + condition

@@ -54,8 +54,9 @@ typedef int64_t kobj_time_t; /* monotonic nanoseconds */
 #define KOBJ_RIGHT_WAIT          (1u << 14)
 #define KOBJ_RIGHT_INSPECT       (1u << 15)
 #define KOBJ_RIGHT_SAME_RIGHTS   (1u << 31)
+#define KOBJ_RIGHTS_PROPERTY     (KOBJ_RIGHT_GET_PROPERTY | KOBJ_RIGHT_SET_PROPERTY)
 #define KOBJ_RIGHTS_BASIC        (KOBJ_RIGHT_TRANSFER | KOBJ_RIGHT_DUPLICATE | \
-				  KOBJ_RIGHT_WAIT | KOBJ_RIGHT_INSPECT)
+				  KOBJ_RIGHT_WAIT | KOBJ_RIGHT_INSPECT | KOBJ_RIGHTS_PROPERTY)
 #define KOBJ_RIGHTS_IO           (KOBJ_RIGHT_READ | KOBJ_RIGHT_WRITE)
 
 /* Signals (Zircon's bit layout). */
@@ -66,6 +67,8 @@ typedef int64_t kobj_time_t; /* monotonic nanoseconds */
 #define KOBJ_SIG_SIGNALED             (1u << 3)
 #define KOBJ_SIG_SOCKET_PEER_WRITE_DISABLED (1u << 4)
 #define KOBJ_SIG_SOCKET_WRITE_DISABLED      (1u << 5)
+#define KOBJ_SIG_SOCKET_READ_THRESHOLD      (1u << 10)
+#define KOBJ_SIG_SOCKET_WRITE_THRESHOLD     (1u << 11)
 #define KOBJ_SIG_USER_ALL             0xff000000u
 #define KOBJ_SIG_USER(n)              (1u << (24 + (n)))
 /* Synthetic: reported in `observed` when a wait ended because its handle was closed. */
@@ -80,6 +83,12 @@ typedef int64_t kobj_time_t; /* monotonic nanoseconds */
 #define KOBJ_WAIT_ASYNC_TIMESTAMP     2u  /* wait_async: record when the packet triggered */
 #define KOBJ_VMO_PSRAM                1u  /* vmo_create: external RAM (board); ignored here */
 #define KOBJ_CLOCK_MONOTONIC          0u  /* timer_create clock */
+
+/* Properties (Zircon's ids): kobj_object_get_property / _set_property. */
+#define KOBJ_PROP_NAME                3u  /* char[KOBJ_MAX_NAME_LEN], NUL-terminated; any type */
+#define KOBJ_PROP_SOCKET_RX_THRESHOLD 12u /* uint32_t bytes; sockets */
+#define KOBJ_PROP_SOCKET_TX_THRESHOLD 13u /* uint32_t bytes; sockets */
+#define KOBJ_MAX_NAME_LEN             32u /* with the NUL */
 
 /* Port packet types. */
 #define KOBJ_PKT_TYPE_USER            0u
@@ -123,6 +132,7 @@ enum {
 	KOBJ_CHARGE_PACKETS,
 	KOBJ_CHARGE_CHUNKS,
 	KOBJ_CHARGE_REGION_BYTES,
+	KOBJ_CHARGE_NAMES,
 	KOBJ_CHARGE_OBJECTS, /* + (type - 1) for each enum kobj_type */
 	KOBJ_CHARGE_COUNT = KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_COUNT - 1,
 };
@@ -175,6 +185,9 @@ struct kobj_info {
 	uint32_t signals;     /* current signal word */
 	uint32_t handles;     /* handles referring to the object (tables + messages) */
 	uint32_t queued;      /* messages, bytes, elements or packets queued for reading */
+	uint32_t capacity;    /* most `queued` can reach: channel queue messages, socket ring
+			       * bytes, fifo elements, port packets (user budget + observer pool),
+			       * VMO bytes (its size); 0 for the rest */
 	uint64_t timer_fired; /* timers: expirations so far */
 };
 
@@ -187,6 +200,7 @@ struct kobj_stats {
 	uint32_t port_user_packets;	  /* user packets queued on ports */
 	uint32_t vmo_bytes;		  /* bytes of the VMO region in use */
 	uint32_t accounts;		  /* owner accounts in use (live owners + drained ones) */
+	uint32_t names;			  /* object names set (K32_KOBJ_MAX_NAMES) */
 };
 
 /* ---- module ------------------------------------------------------------------------------ */
@@ -246,6 +260,22 @@ k32_status_t kobj_handle_transfer(struct kobj_owner *from, kobj_handle_t h, stru
 				  kobj_handle_t *out);
 /* Type, rights, signals, counts. Needs INSPECT. */
 k32_status_t kobj_object_get_info(struct kobj_owner *owner, kobj_handle_t h, struct kobj_info *out);
+
+/*
+ * Properties. KOBJ_PROP_NAME: any object; set takes up to KOBJ_MAX_NAME_LEN - 1 bytes (longer
+ * is cut), "" removes the name; get needs size >= KOBJ_MAX_NAME_LEN (else BUFFER_TOO_SMALL) and
+ * gives "" for an unnamed object. Names live in a pool of K32_KOBJ_MAX_NAMES (NO_MEMORY when
+ * full; an owner's share is K32_KOBJ_OWNER_POOL_PCT of it, NO_RESOURCES beyond). Socket
+ * thresholds (size 4): READ_THRESHOLD is active while at least rx bytes are queued to read,
+ * WRITE_THRESHOLD while the peer's ring has at least tx bytes free (and writing is possible);
+ * 0 disables (the signal stays off); over the ring's capacity is INVALID_ARGS. Needs
+ * GET_PROPERTY / SET_PROPERTY. NOT_FOUND for an unknown property, WRONG_TYPE for a threshold
+ * on anything but a socket, INVALID_ARGS for a wrong size.
+ */
+k32_status_t kobj_object_get_property(struct kobj_owner *owner, kobj_handle_t h, uint32_t prop,
+				      void *value, uint32_t size);
+k32_status_t kobj_object_set_property(struct kobj_owner *owner, kobj_handle_t h, uint32_t prop,
+				      const void *value, uint32_t size);
 
 /* ---- signals and waiting ----------------------------------------------------------------- */
 
@@ -425,7 +455,7 @@ struct kobj_pod_env {
 };
 
 /* Number of kx_* functions. */
-#define KOBJ_POD_HOSTFN_COUNT 36
+#define KOBJ_POD_HOSTFN_COUNT 38
 
 /*
  * Fills out[0..cap) with the kx_* definitions bound to env (which may be NULL; it is kept by

@@ -126,6 +126,12 @@ static uint32_t ch_queued(struct kobj_object *obj)
 	return ch(obj)->count;
 }
 
+static uint32_t ch_capacity(struct kobj_object *obj)
+{
+	(void)obj;
+	return K32_KOBJ_CHANNEL_MAX_QUEUE_MSGS;
+}
+
 const struct kobj_type_ops kobj_channel_ops = {
     .on_zero_handles = ch_on_zero,
     .destroy = ch_destroy,
@@ -133,6 +139,7 @@ const struct kobj_type_ops kobj_channel_ops = {
     .user_signals = KOBJ_SIG_USER_ALL,
     .peer_signals = KOBJ_SIG_USER_ALL,
     .queued = ch_queued,
+    .capacity = ch_capacity,
 };
 
 k32_status_t kobj_channel_create(struct kobj_owner *owner, uint32_t opts, kobj_handle_t *out0,

@@ -21,6 +21,7 @@ static atomic_uint spin_ns = K32_KOBJ_SPIN_NS;
 void (*kobj_wait_hook)(struct kobj_owner *owner, int where);
 static void sleepers_setup(void);
 static void accounts_setup(void);
+static void names_reset(void);
 static struct kobj_lock account_lock;
 static uint32_t accounts_used;
 static unsigned core_count = 1;
@@ -214,6 +215,7 @@ void kobj_stats_get(struct kobj_stats *out)
 	kobj_timer_stats(out);
 	kobj_vmo_stats(out);
 	out->vmo_bytes = kobj_region_used();
+	out->names = kobj_names_used();
 	kobj_lock(&account_lock);
 	out->accounts = accounts_used;
 	kobj_unlock(&account_lock);
@@ -247,6 +249,7 @@ k32_status_t kobj_init(struct k32_err *err)
 		core_count = 1;
 	region_nblk = 0;
 	region_bytes = 0;
+	names_reset();
 	atomic_init(&region_lock.v, 0u);
 	kobj_channel_setup();
 	kobj_socket_setup();
@@ -309,16 +312,22 @@ void kobj_object_init(struct kobj_object *obj, uint8_t type, struct kobj_core *c
 	obj->type = type;
 	obj->side = 0;
 	obj->closed = 0;
-	obj->pad = 0;
+	obj->named = 0;
 }
 
 static _Thread_local struct kobj_object *dead_head;
 static _Thread_local bool dead_busy;
 
+static void names_drop(struct kobj_object *obj);
+
 static void release_half(struct kobj_object *obj)
 {
 	if (atomic_fetch_sub_explicit(&obj->core->live, 1u, memory_order_acq_rel) == 1u) {
 		struct kobj_account *a = obj->core->acct;
+		if (KOBJ_UNLIKELY(obj->named))
+			names_drop(obj);
+		if (obj->peer && KOBJ_UNLIKELY(obj->peer->named))
+			names_drop(obj->peer);
 		unsigned kind = KOBJ_CHARGE_OBJECTS + obj->type - 1u;
 		kobj_type_ops[obj->type]->destroy(obj); /* the block is gone after this */
 		kobj_release(a, kind, 1u);
@@ -387,6 +396,7 @@ const uint32_t kobj_charge_limit[KOBJ_CHARGE_COUNT] = {
     [KOBJ_CHARGE_PACKETS] = K32_KOBJ_OWNER_MAX_PACKETS,
     [KOBJ_CHARGE_CHUNKS] = K32_KOBJ_OWNER_MAX_MSG_CHUNKS,
     [KOBJ_CHARGE_REGION_BYTES] = K32_KOBJ_OWNER_MAX_REGION_BYTES,
+    [KOBJ_CHARGE_NAMES] = SHARE(K32_KOBJ_MAX_NAMES),
     [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_CHANNEL - 1] = SHARE(K32_KOBJ_MAX_CHANNELS),
     [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_SOCKET - 1] = SHARE(K32_KOBJ_MAX_SOCKETS),
     [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_EVENT - 1] = SHARE(K32_KOBJ_MAX_EVENTS),
@@ -413,12 +423,17 @@ static const struct {
     [KOBJ_TYPE_VMO] = {"K32_KOBJ_MAX_VMOS", K32_KOBJ_MAX_VMOS, "VMOs"},
 };
 
-static const char *const charge_name[KOBJ_CHARGE_REGION_BYTES + 1] = {
-    "K32_KOBJ_OWNER_MAX_MESSAGES", "K32_KOBJ_OWNER_MAX_OBSERVERS", "K32_KOBJ_OWNER_MAX_PACKETS",
-    "K32_KOBJ_OWNER_MAX_MSG_CHUNKS", "K32_KOBJ_OWNER_MAX_REGION_BYTES"};
-static const char *const charge_what[KOBJ_CHARGE_REGION_BYTES + 1] = {
-    "channel messages still queued", "wait_async observers armed or queued", "user packets queued",
-    "message chunks queued (bytes past the inline part)", "bytes of socket/fifo rings and VMOs"};
+static const char *const charge_name[KOBJ_CHARGE_OBJECTS] = {
+    "K32_KOBJ_OWNER_MAX_MESSAGES",     "K32_KOBJ_OWNER_MAX_OBSERVERS",
+    "K32_KOBJ_OWNER_MAX_PACKETS",      "K32_KOBJ_OWNER_MAX_MSG_CHUNKS",
+    "K32_KOBJ_OWNER_MAX_REGION_BYTES", "K32_KOBJ_OWNER_POOL_PCT of K32_KOBJ_MAX_NAMES"};
+static const char *const charge_what[KOBJ_CHARGE_OBJECTS] = {
+    "channel messages still queued",
+    "wait_async observers armed or queued",
+    "user packets queued",
+    "message chunks queued (bytes past the inline part)",
+    "bytes of socket/fifo rings and VMOs",
+    "object names set"};
 
 static void accounts_setup(void)
 {
@@ -751,12 +766,189 @@ k32_status_t kobj_object_get_info(struct kobj_owner *owner, kobj_handle_t h, str
 	out->handles = KOBJ_HANDLES(atomic_load(&obj->refs));
 	if (kobj_type_ops[obj->type]->queued)
 		out->queued = kobj_type_ops[obj->type]->queued(obj);
+	if (kobj_type_ops[obj->type]->capacity)
+		out->capacity = kobj_type_ops[obj->type]->capacity(obj);
 	kobj_unlock(&obj->core->lock);
 	if (obj->type == KOBJ_TYPE_TIMER) {
 		extern uint64_t kobj_timer_fired(struct kobj_object * obj);
 		out->timer_fired = kobj_timer_fired(obj);
 	}
 	return K32_OK;
+}
+
+/* ---- names and properties ---------------------------------------------------------------- */
+
+/*
+ * Object names: a small pool (K32_KOBJ_MAX_NAMES) searched linearly, so an unnamed object
+ * costs nothing (one flag byte in its header). Charged to the owner that set the name,
+ * released when the name is removed or the object destroyed.
+ */
+static struct {
+	const struct kobj_object *obj; /* NULL: free */
+	struct kobj_account *acct;
+	char name[KOBJ_MAX_NAME_LEN];
+} names[K32_KOBJ_MAX_NAMES];
+static struct kobj_lock names_lock;
+static uint32_t names_used;
+
+static int name_find(const struct kobj_object *obj)
+{
+	for (int i = 0; i < K32_KOBJ_MAX_NAMES; i++)
+		if (names[i].obj == obj)
+			return i;
+	return -1;
+}
+
+/* names_lock held. */
+static void name_free(int i)
+{
+	struct kobj_account *a = names[i].acct;
+	((struct kobj_object *)names[i].obj)->named = 0;
+	names[i].obj = NULL;
+	names[i].acct = NULL;
+	names_used--;
+	kobj_release(a, KOBJ_CHARGE_NAMES, 1u);
+}
+
+static void names_drop(struct kobj_object *obj)
+{
+	kobj_lock(&names_lock);
+	int i = name_find(obj);
+	if (i >= 0)
+		name_free(i);
+	kobj_unlock(&names_lock);
+}
+
+static k32_status_t name_set(struct kobj_owner *owner, struct kobj_object *obj, const char *v,
+			     uint32_t size)
+{
+	uint32_t len = 0;
+	while (len < size && len < KOBJ_MAX_NAME_LEN - 1 && v[len])
+		len++;
+	kobj_lock(&names_lock);
+	int i = obj->named ? name_find(obj) : -1;
+	if (len == 0) {
+		if (i >= 0)
+			name_free(i);
+		kobj_unlock(&names_lock);
+		return K32_OK;
+	}
+	if (i < 0) {
+		kobj_unlock(&names_lock);
+		struct kobj_account *a;
+		k32_status_t st = kobj_charge(owner, KOBJ_CHARGE_NAMES, 1u, &a);
+		if (st != K32_OK)
+			return st;
+		kobj_lock(&names_lock);
+		i = name_find(NULL);
+		if (i < 0) {
+			kobj_unlock(&names_lock);
+			kobj_release(a, KOBJ_CHARGE_NAMES, 1u);
+			return kobj_fail(owner, K32_ERR_NO_MEMORY,
+					 "%s: all K32_KOBJ_MAX_NAMES=%u object names in use; "
+					 "clear some or raise the limit",
+					 owner->name, (unsigned)K32_KOBJ_MAX_NAMES);
+		}
+		names[i].obj = obj;
+		names[i].acct = a;
+		obj->named = 1;
+		names_used++;
+	}
+	memcpy(names[i].name, v, len);
+	names[i].name[len] = '\0';
+	kobj_unlock(&names_lock);
+	return K32_OK;
+}
+
+static void name_get(const struct kobj_object *obj, char *out)
+{
+	out[0] = '\0';
+	kobj_lock(&names_lock);
+	int i = obj->named ? name_find(obj) : -1;
+	if (i >= 0)
+		memcpy(out, names[i].name, KOBJ_MAX_NAME_LEN);
+	kobj_unlock(&names_lock);
+}
+
+static void names_reset(void)
+{
+	memset(names, 0, sizeof(names));
+	names_used = 0;
+	atomic_init(&names_lock.v, 0u);
+}
+
+uint32_t kobj_names_used(void)
+{
+	kobj_lock(&names_lock);
+	uint32_t n = names_used;
+	kobj_unlock(&names_lock);
+	return n;
+}
+
+static k32_status_t property(struct kobj_owner *owner, kobj_handle_t h, uint32_t prop, void *get,
+			     const void *set, uint32_t size)
+{
+	struct kobj_object *obj = NULL;
+	k32_status_t st =
+	    kobj_lookup(owner, h, 0, set ? KOBJ_RIGHT_SET_PROPERTY : KOBJ_RIGHT_GET_PROPERTY, &obj);
+	if (st != K32_OK)
+		return st;
+	switch (prop) {
+	case KOBJ_PROP_NAME:
+		if (set)
+			return name_set(owner, obj, set, size);
+		if (size < KOBJ_MAX_NAME_LEN)
+			return kobj_fail(owner, K32_ERR_BUFFER_TOO_SMALL,
+					 "%s: get_property(NAME) into %u bytes, needs "
+					 "KOBJ_MAX_NAME_LEN=%u",
+					 owner->name, size, KOBJ_MAX_NAME_LEN);
+		name_get(obj, get);
+		return K32_OK;
+	case KOBJ_PROP_SOCKET_RX_THRESHOLD:
+	case KOBJ_PROP_SOCKET_TX_THRESHOLD: {
+		if (obj->type != KOBJ_TYPE_SOCKET)
+			return kobj_fail(owner, K32_ERR_WRONG_TYPE,
+					 "%s: socket threshold property %u on an object of type %u",
+					 owner->name, prop, obj->type);
+		if (size != sizeof(uint32_t))
+			return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+					 "%s: socket threshold property takes 4 bytes, not %u",
+					 owner->name, size);
+		uint32_t v = 0;
+		if (set)
+			memcpy(&v, set, sizeof(v));
+		st = kobj_socket_threshold(obj, prop, set ? &v : NULL, &v);
+		if (st != K32_OK)
+			return kobj_fail(owner, st,
+					 "%s: socket threshold %u over the ring's capacity",
+					 owner->name, v);
+		if (get)
+			memcpy(get, &v, sizeof(v));
+		return K32_OK;
+	}
+	default:
+		return kobj_fail(owner, K32_ERR_NOT_FOUND,
+				 "%s: no property %u (NAME=3, SOCKET_RX_THRESHOLD=12, "
+				 "SOCKET_TX_THRESHOLD=13)",
+				 owner->name, prop);
+	}
+}
+
+k32_status_t kobj_object_get_property(struct kobj_owner *owner, kobj_handle_t h, uint32_t prop,
+				      void *value, uint32_t size)
+{
+	if (!value)
+		return K32_ERR_INVALID_ARGS;
+	return property(owner, h, prop, value, NULL, size);
+}
+
+k32_status_t kobj_object_set_property(struct kobj_owner *owner, kobj_handle_t h, uint32_t prop,
+				      const void *value, uint32_t size)
+{
+	static const char empty[1] = {'\0'};
+	if (!value && size)
+		return K32_ERR_INVALID_ARGS;
+	return property(owner, h, prop, NULL, value ? value : empty, size);
 }
 
 /* ---- observers and signals --------------------------------------------------------------- */

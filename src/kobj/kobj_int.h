@@ -91,7 +91,7 @@ struct kobj_object {
 	uint8_t type;			/* enum kobj_type */
 	uint8_t side;			/* 0 or 1 within a pair */
 	uint8_t closed;			/* on_zero_handles ran (handle count reached 0) */
-	uint8_t pad;
+	uint8_t named;			/* has an entry in the name pool (kobj_core.c) */
 };
 
 /* Observers on an object's list. */
@@ -162,6 +162,7 @@ uint32_t kobj_pool_used(struct kobj_pool *p);
 k32_status_t kobj_region_alloc(uint32_t len, uint8_t **out);
 void kobj_region_free(uint8_t *p, uint32_t len);
 uint32_t kobj_region_used(void);
+uint32_t kobj_names_used(void);
 /* The same, charged to the owner's K32_KOBJ_OWNER_MAX_REGION_BYTES (NO_RESOURCES over it,
  * NO_MEMORY naming the region when it has no room; `what` names the use in the message). */
 k32_status_t kobj_region_take(struct kobj_owner *owner, uint32_t len, const char *what,
@@ -243,7 +244,13 @@ struct kobj_type_ops {
 	uint32_t peer_signals; /* bits object_signal_peer may touch (0: no peer) */
 	/* Messages, bytes, elements or packets queued for reading (lock held); may be NULL. */
 	uint32_t (*queued)(struct kobj_object *obj);
+	/* Most `queued` can reach (kobj_info.capacity); may be NULL. */
+	uint32_t (*capacity)(struct kobj_object *obj);
 };
+
+/* Socket thresholds (kobj_socket.c), for the property calls. */
+k32_status_t kobj_socket_threshold(struct kobj_object *obj, uint32_t prop, const uint32_t *set,
+				   uint32_t *get);
 extern const struct kobj_type_ops *const kobj_type_ops[KOBJ_TYPE_COUNT];
 extern const struct kobj_type_ops kobj_channel_ops, kobj_socket_ops, kobj_event_ops,
     kobj_eventpair_ops, kobj_port_ops, kobj_fifo_ops, kobj_timer_ops, kobj_vmo_ops;

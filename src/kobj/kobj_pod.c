@@ -179,7 +179,7 @@ static k32_status_t kx_object_wait_async(struct k32_hostcall *call)
 	return ret(call, kobj_object_wait_async(o, ARGU(0), ARGU(1), ARG(2), ARGU(3), ARGU(4)));
 }
 
-/* out: 32 bytes {type, rights, signals, handles, queued, 0, u64 timer_fired}. */
+/* out: 32 bytes {type, rights, signals, handles, queued, capacity, u64 timer_fired}. */
 static k32_status_t kx_object_get_info(struct k32_hostcall *call)
 {
 	OWNER();
@@ -194,10 +194,30 @@ static k32_status_t kx_object_get_info(struct k32_hostcall *call)
 		put32(out + 8, info.signals);
 		put32(out + 12, info.handles);
 		put32(out + 16, info.queued);
-		put32(out + 20, 0);
+		put32(out + 20, info.capacity);
 		put64(out + 24, info.timer_fired);
 	}
 	return ret(call, st);
+}
+
+/* (h, prop, value, size): the value moves straight between pod memory and the object. */
+static k32_status_t kx_object_get_property(struct k32_hostcall *call)
+{
+	OWNER();
+	uint8_t *v = mem(call, ARG(2), ARGU(3));
+	if (!v || !ARGU(3))
+		return ret(call, K32_ERR_INVALID_ARGS);
+	return ret(call, kobj_object_get_property(o, ARGU(0), ARGU(1), v, ARGU(3)));
+}
+
+static k32_status_t kx_object_set_property(struct k32_hostcall *call)
+{
+	OWNER();
+	const uint8_t *v = mem(call, ARG(2), ARGU(3));
+	if (!v)
+		return ret(call, K32_ERR_INVALID_ARGS);
+	return ret(call,
+		   kobj_object_set_property(o, ARGU(0), ARGU(1), ARGU(3) ? v : NULL, ARGU(3)));
 }
 
 /* ---- channel ----------------------------------------------------------------------------- */
@@ -574,6 +594,8 @@ const struct k32_hostfn_def kobj_pod_hostfn_table[KOBJ_POD_HOSTFN_COUNT] = {
 	KX(kx_object_wait_many, "iiI:i"),
 	KX(kx_object_wait_async, "iiIii:i"),
 	KX(kx_object_get_info, "ii:i"),
+	KX(kx_object_get_property, "iiii:i"),
+	KX(kx_object_set_property, "iiii:i"),
 	KX(kx_channel_create, "iii:i"),
 	KX(kx_channel_write, "iiiiii:i"),
 	KX(kx_channel_read, "iiiiiiii:i"),

@@ -233,7 +233,28 @@ static void test_bad_pointers(void **state)
 		assert_int_equal(KX(vmo_write, U(vmo), b, U(0), U(4)), E);
 		assert_int_equal(KX(vmo_get_size, U(vmo), b), E);
 		assert_int_equal(KX(handle_replace, U(ev), U(KOBJ_RIGHT_SAME_RIGHTS), b), E);
+		assert_int_equal(KX(object_get_property, U(ev), U(KOBJ_PROP_NAME), b, U(32)), E);
+		assert_int_equal(KX(object_set_property, U(ev), U(KOBJ_PROP_NAME), b, U(4)), E);
+		assert_int_equal(
+		    KX(object_set_property, U(so), U(KOBJ_PROP_SOCKET_RX_THRESHOLD), b, U(4)), E);
 	}
+	/* Properties through the binding: a name set from pod memory reads back; a threshold
+	 * turns READ_THRESHOLD on; a short name buffer is BUFFER_TOO_SMALL. */
+	memcpy(lm + 600, "sensor.ready", 13);
+	assert_int_equal(KX(object_set_property, U(ev), U(KOBJ_PROP_NAME), U(600), U(12)), K32_OK);
+	memset(lm + 700, 0x55, 32);
+	assert_int_equal(KX(object_get_property, U(ev), U(KOBJ_PROP_NAME), U(700), U(32)), K32_OK);
+	assert_string_equal((const char *)lm + 700, "sensor.ready");
+	assert_int_equal(KX(object_get_property, U(ev), U(KOBJ_PROP_NAME), U(700), U(31)),
+			 K32_ERR_BUFFER_TOO_SMALL);
+	assert_int_equal(KX(object_set_property, U(ev), U(KOBJ_PROP_NAME), U(0), U(0)), K32_OK);
+	wr32(740, 1);
+	assert_int_equal(
+	    KX(object_set_property, U(so), U(KOBJ_PROP_SOCKET_RX_THRESHOLD), U(740), U(4)), K32_OK);
+	assert_int_equal(KX(socket_write, U(rd32(32)), U(0), U(600), U(4), U(0)), K32_OK);
+	assert_int_equal(KX(object_get_info, U(so), U(760)), K32_OK);
+	assert_true(rd32(768) & KOBJ_SIG_SOCKET_READ_THRESHOLD);
+	assert_int_equal(rd32(780), K32_KOBJ_SOCKET_DEFAULT_CAP); /* capacity */
 	/* Huge lengths that would wrap a 32-bit address computation. */
 	assert_int_equal(KX(fifo_write, U(ff), U(0x10000), U(16), U(0x10000), U(0)),
 			 K32_ERR_INVALID_ARGS);

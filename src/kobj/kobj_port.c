@@ -178,11 +178,18 @@ static uint32_t port_queued(struct kobj_object *obj)
 	return pt(obj)->count;
 }
 
+static uint32_t port_capacity(struct kobj_object *obj)
+{
+	(void)obj; /* user packets + signal packets of armed observers */
+	return K32_KOBJ_PORT_USER_BUDGET + K32_KOBJ_MAX_PORT_OBSERVERS;
+}
+
 const struct kobj_type_ops kobj_port_ops = {
     .on_zero_handles = port_on_zero,
     .destroy = port_destroy,
     .default_rights = PORT_RIGHTS,
     .queued = port_queued,
+    .capacity = port_capacity,
 };
 
 k32_status_t kobj_port_create(struct kobj_owner *owner, uint32_t opts, kobj_handle_t *out)

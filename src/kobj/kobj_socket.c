@@ -21,6 +21,8 @@ struct kobj_ring {
 	uint8_t dgram;	    /* datagram socket */
 	uint8_t shut_write; /* this half may no longer write */
 	uint16_t pad;
+	uint32_t rx_thr; /* sockets: READ_THRESHOLD at >= this many bytes queued here (0 off) */
+	uint32_t tx_thr; /* sockets: WRITE_THRESHOLD at >= this many bytes free in the peer */
 };
 
 struct kobj_ring_pair {
@@ -117,6 +119,54 @@ static uint32_t writable_min(const struct kobj_ring *r)
 	return r->dgram ? 5u : 1u;
 }
 
+/*
+ * Socket thresholds: re-derives READ_THRESHOLD / WRITE_THRESHOLD on x. Lock held. A socket
+ * with no threshold set skips it with one test.
+ */
+static void thresholds_slow(struct kobj_ring *x)
+{
+	struct kobj_ring *pr = rg(x->hdr.peer);
+	uint32_t want = 0;
+	if (x->rx_thr && x->count >= x->rx_thr)
+		want |= KOBJ_SIG_SOCKET_READ_THRESHOLD;
+	if (x->tx_thr && !x->shut_write && !x->hdr.peer->closed && pr->cap - pr->count >= x->tx_thr)
+		want |= KOBJ_SIG_SOCKET_WRITE_THRESHOLD;
+	uint32_t have =
+	    kobj_sig(&x->hdr) & (KOBJ_SIG_SOCKET_READ_THRESHOLD | KOBJ_SIG_SOCKET_WRITE_THRESHOLD);
+	if (want != have)
+		kobj_signal_locked(&x->hdr, have & ~want, want & ~have);
+}
+
+static inline void update_thresholds(struct kobj_ring *x)
+{
+	struct kobj_ring *pr = rg(x->hdr.peer);
+	if (KOBJ_UNLIKELY((x->rx_thr | x->tx_thr | pr->rx_thr | pr->tx_thr) != 0)) {
+		thresholds_slow(x);
+		if (!x->hdr.peer->closed)
+			thresholds_slow(pr);
+	}
+}
+
+k32_status_t kobj_socket_threshold(struct kobj_object *obj, uint32_t prop, const uint32_t *set,
+				   uint32_t *get)
+{
+	struct kobj_ring *x = rg(obj);
+	k32_status_t st = K32_OK;
+	kobj_lock(&obj->core->lock);
+	uint32_t *field = prop == KOBJ_PROP_SOCKET_RX_THRESHOLD ? &x->rx_thr : &x->tx_thr;
+	/* rx counts this half's ring, tx the peer's; both have the same capacity. */
+	if (set && *set > x->cap)
+		st = K32_ERR_INVALID_ARGS;
+	else if (set)
+		*field = *set;
+	else
+		*get = *field;
+	if (set && st == K32_OK)
+		thresholds_slow(x);
+	kobj_unlock(&obj->core->lock);
+	return st;
+}
+
 /* Re-derives WRITABLE on `w` (the writer into its peer's ring). Lock held. */
 static void update_writable(struct kobj_ring *w)
 {
@@ -134,8 +184,11 @@ static void ring_on_zero(struct kobj_object *obj)
 	struct kobj_ring *r = rg(obj);
 	kobj_lock(&obj->core->lock);
 	r->count = r->rpos = 0;
-	if (!obj->peer->closed)
+	if (!obj->peer->closed) {
 		kobj_signal_locked(obj->peer, KOBJ_SIG_WRITABLE, KOBJ_SIG_PEER_CLOSED);
+		if (obj->type == KOBJ_TYPE_SOCKET)
+			thresholds_slow(rg(obj->peer)); /* no more WRITE_THRESHOLD */
+	}
 	kobj_unlock(&obj->core->lock);
 }
 
@@ -152,6 +205,12 @@ static uint32_t ring_queued(struct kobj_object *obj)
 	return r->elem ? r->count / r->elem : r->count;
 }
 
+static uint32_t ring_capacity(struct kobj_object *obj)
+{
+	struct kobj_ring *r = rg(obj);
+	return r->elem ? r->cap / r->elem : r->cap;
+}
+
 const struct kobj_type_ops kobj_socket_ops = {
     .on_zero_handles = ring_on_zero,
     .destroy = ring_destroy,
@@ -159,6 +218,7 @@ const struct kobj_type_ops kobj_socket_ops = {
     .user_signals = KOBJ_SIG_USER_ALL,
     .peer_signals = KOBJ_SIG_USER_ALL,
     .queued = ring_queued,
+    .capacity = ring_capacity,
 };
 
 const struct kobj_type_ops kobj_fifo_ops = {
@@ -168,6 +228,7 @@ const struct kobj_type_ops kobj_fifo_ops = {
     .user_signals = KOBJ_SIG_USER_ALL,
     .peer_signals = KOBJ_SIG_USER_ALL,
     .queued = ring_queued,
+    .capacity = ring_capacity,
 };
 
 static k32_status_t pair_create(struct kobj_owner *owner, uint8_t type, uint32_t cap, uint32_t elem,
@@ -202,6 +263,7 @@ static k32_status_t pair_create(struct kobj_owner *owner, uint8_t type, uint32_t
 		r->dgram = dgram;
 		r->shut_write = 0;
 		r->pad = 0;
+		r->rx_thr = r->tx_thr = 0;
 	}
 	kobj_handle_install(owner, &p->r[0].hdr, rights, out0);
 	kobj_handle_install(owner, &p->r[1].hdr, rights, out1);
@@ -276,6 +338,7 @@ k32_status_t kobj_socket_write(struct kobj_owner *owner, kobj_handle_t h, uint32
 	if (was_empty && r->count)
 		kobj_signal_locked(&r->hdr, 0, KOBJ_SIG_READABLE);
 	update_writable(w);
+	update_thresholds(w);
 out_unlock:
 	kobj_unlock(&obj->core->lock);
 	if (out_actual)
@@ -317,6 +380,7 @@ k32_status_t kobj_socket_read(struct kobj_owner *owner, kobj_handle_t h, uint32_
 		kobj_signal_locked(obj, KOBJ_SIG_READABLE, 0);
 	if (!obj->peer->closed)
 		update_writable(rg(obj->peer));
+	update_thresholds(r);
 out_unlock:
 	kobj_unlock(&obj->core->lock);
 	if (out_actual)
@@ -339,6 +403,7 @@ k32_status_t kobj_socket_shutdown(struct kobj_owner *owner, kobj_handle_t h, uin
 	kobj_signal_locked(obj, KOBJ_SIG_WRITABLE, KOBJ_SIG_SOCKET_WRITE_DISABLED);
 	if (!obj->peer->closed)
 		kobj_signal_locked(obj->peer, 0, KOBJ_SIG_SOCKET_PEER_WRITE_DISABLED);
+	update_thresholds(rg(obj));
 	kobj_unlock(&obj->core->lock);
 	return K32_OK;
 }

@@ -1320,6 +1320,148 @@ static void test_owner_quotas(void **state)
 	pools_empty();
 }
 
+/* ---- properties ---------------------------------------------------------------------------- */
+
+static void test_properties(void **state)
+{
+	(void)state;
+	kobj_handle_t e, s0, s1, ro;
+	char name[KOBJ_MAX_NAME_LEN];
+	uint32_t v;
+	struct kobj_stats st;
+	assert_int_equal(kobj_event_create(&A, 0, &e), K32_OK);
+	assert_int_equal(kobj_socket_create(&A, 0, 256, &s0, &s1), K32_OK);
+	/* Names: unset reads "", set/get, cut at KOBJ_MAX_NAME_LEN - 1, "" removes. */
+	assert_int_equal(kobj_object_get_property(&A, e, KOBJ_PROP_NAME, name, sizeof(name)),
+			 K32_OK);
+	assert_string_equal(name, "");
+	assert_int_equal(kobj_object_set_property(&A, e, KOBJ_PROP_NAME, "bme688.ready", 12),
+			 K32_OK);
+	assert_int_equal(kobj_object_get_property(&A, e, KOBJ_PROP_NAME, name, sizeof(name)),
+			 K32_OK);
+	assert_string_equal(name, "bme688.ready");
+	const char *longname = "0123456789abcdefghijklmnopqrstuvwxyz";
+	assert_int_equal(kobj_object_set_property(&A, e, KOBJ_PROP_NAME, longname, 36), K32_OK);
+	assert_int_equal(kobj_object_get_property(&A, e, KOBJ_PROP_NAME, name, sizeof(name)),
+			 K32_OK);
+	assert_int_equal(strlen(name), KOBJ_MAX_NAME_LEN - 1);
+	kobj_stats_get(&st);
+	assert_int_equal(st.names, 1);
+	/* A name set on one half of a pair goes when the pair does; a closed event frees its. */
+	assert_int_equal(kobj_object_set_property(&A, s1, KOBJ_PROP_NAME, "rx", 2), K32_OK);
+	kobj_stats_get(&st);
+	assert_int_equal(st.names, 2);
+	assert_int_equal(kobj_object_set_property(&A, e, KOBJ_PROP_NAME, "", 0), K32_OK);
+	kobj_stats_get(&st);
+	assert_int_equal(st.names, 1);
+	/* Error table. */
+	assert_int_equal(kobj_handle_duplicate(&A, e, KOBJ_RIGHT_WAIT, &ro), K32_OK);
+	const struct {
+		kobj_handle_t h;
+		uint32_t prop, size;
+		int set;
+		k32_status_t want;
+	} rows[] = {
+	    {e, KOBJ_PROP_NAME, 8, 0, K32_ERR_BUFFER_TOO_SMALL},
+	    {e, 99, 4, 0, K32_ERR_NOT_FOUND},
+	    {e, 99, 4, 1, K32_ERR_NOT_FOUND},
+	    {e, KOBJ_PROP_SOCKET_RX_THRESHOLD, 4, 1, K32_ERR_WRONG_TYPE},
+	    {s0, KOBJ_PROP_SOCKET_RX_THRESHOLD, 2, 1, K32_ERR_INVALID_ARGS},
+	    {s0, KOBJ_PROP_SOCKET_TX_THRESHOLD, 8, 0, K32_ERR_INVALID_ARGS},
+	    {ro, KOBJ_PROP_NAME, KOBJ_MAX_NAME_LEN, 0, K32_ERR_ACCESS_DENIED},
+	    {ro, KOBJ_PROP_NAME, 1, 1, K32_ERR_ACCESS_DENIED},
+	    {0x7777u, KOBJ_PROP_NAME, 4, 1, K32_ERR_BAD_HANDLE},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint8_t buf[KOBJ_MAX_NAME_LEN] = {'x', 0};
+		k32_status_t got =
+		    rows[i].set
+			? kobj_object_set_property(&A, rows[i].h, rows[i].prop, buf, rows[i].size)
+			: kobj_object_get_property(&A, rows[i].h, rows[i].prop, buf, rows[i].size);
+		if (got != rows[i].want)
+			fail_msg("row %zu: %d, want %d", i, (int)got, (int)rows[i].want);
+	}
+	/* Thresholds: over capacity refused; READ_THRESHOLD follows bytes queued on s1. */
+	v = 257;
+	assert_int_equal(kobj_object_set_property(&A, s1, KOBJ_PROP_SOCKET_RX_THRESHOLD, &v, 4),
+			 K32_ERR_INVALID_ARGS);
+	v = 100;
+	assert_int_equal(kobj_object_set_property(&A, s1, KOBJ_PROP_SOCKET_RX_THRESHOLD, &v, 4),
+			 K32_OK);
+	v = 0;
+	assert_int_equal(kobj_object_get_property(&A, s1, KOBJ_PROP_SOCKET_RX_THRESHOLD, &v, 4),
+			 K32_OK);
+	assert_int_equal(v, 100);
+	uint8_t data[256] = {0}, got[256];
+	uint32_t n;
+	assert_int_equal(kobj_socket_write(&A, s0, 0, data, 60, &n), K32_OK);
+	assert_int_equal(sig_of(&A, s1) & KOBJ_SIG_SOCKET_READ_THRESHOLD, 0);
+	assert_int_equal(sig_of(&A, s1) & KOBJ_SIG_READABLE, KOBJ_SIG_READABLE);
+	assert_int_equal(kobj_socket_write(&A, s0, 0, data, 40, &n), K32_OK);
+	assert_int_equal(sig_of(&A, s1) & KOBJ_SIG_SOCKET_READ_THRESHOLD,
+			 KOBJ_SIG_SOCKET_READ_THRESHOLD);
+	assert_int_equal(kobj_object_wait_one(&A, s1, KOBJ_SIG_SOCKET_READ_THRESHOLD, 0, NULL),
+			 K32_OK);
+	assert_int_equal(kobj_socket_read(&A, s1, 0, got, 1, &n), K32_OK);
+	assert_int_equal(sig_of(&A, s1) & KOBJ_SIG_SOCKET_READ_THRESHOLD, 0);
+	/* WRITE_THRESHOLD on s0 follows the room in s1's ring (256 - 99 queued = 157). */
+	v = 150;
+	assert_int_equal(kobj_object_set_property(&A, s0, KOBJ_PROP_SOCKET_TX_THRESHOLD, &v, 4),
+			 K32_OK);
+	assert_int_equal(sig_of(&A, s0) & KOBJ_SIG_SOCKET_WRITE_THRESHOLD,
+			 KOBJ_SIG_SOCKET_WRITE_THRESHOLD);
+	assert_int_equal(kobj_socket_write(&A, s0, 0, data, 10, &n), K32_OK);
+	assert_int_equal(sig_of(&A, s0) & KOBJ_SIG_SOCKET_WRITE_THRESHOLD, 0);
+	assert_int_equal(kobj_socket_read(&A, s1, 0, got, 200, &n), K32_OK);
+	assert_int_equal(sig_of(&A, s0) & KOBJ_SIG_SOCKET_WRITE_THRESHOLD,
+			 KOBJ_SIG_SOCKET_WRITE_THRESHOLD);
+	/* 0 disables; shutdown and a closed peer take WRITE_THRESHOLD away. */
+	assert_int_equal(kobj_socket_shutdown(&A, s0, KOBJ_SOCKET_SHUTDOWN_WRITE), K32_OK);
+	assert_int_equal(sig_of(&A, s0) & KOBJ_SIG_SOCKET_WRITE_THRESHOLD, 0);
+	/* get_info: capacity of each type. */
+	struct kobj_info info;
+	assert_int_equal(kobj_object_get_info(&A, s1, &info), K32_OK);
+	assert_int_equal(info.capacity, 256);
+	assert_int_equal(kobj_object_get_info(&A, e, &info), K32_OK);
+	assert_int_equal(info.capacity, 0);
+	kobj_handle_close(&A, e);
+	kobj_handle_close(&A, ro);
+	kobj_handle_close(&A, s0);
+	kobj_handle_close(&A, s1);
+	kobj_stats_get(&st);
+	assert_int_equal(st.names, 0);
+	/* The name pool: an owner's share (NO_RESOURCES), then NO_MEMORY when the pool is spent. */
+	const uint32_t share = K32_KOBJ_MAX_NAMES * K32_KOBJ_OWNER_POOL_PCT / 100u;
+	struct kobj_owner c;
+	kobj_owner_init(&c, "pod third", 0);
+	struct kobj_owner *who[3] = {&A, &B, &c};
+	uint32_t named[3] = {0, 0, 0};
+	k32_status_t r[3] = {K32_OK, K32_OK, K32_OK};
+	for (int k = 0; k < 3; k++) {
+		kobj_handle_t h;
+		while (named[k] < K32_KOBJ_MAX_HANDLES - 1 &&
+		       kobj_event_create(who[k], 0, &h) == K32_OK &&
+		       (r[k] = kobj_object_set_property(who[k], h, KOBJ_PROP_NAME, "n", 1)) ==
+			   K32_OK)
+			named[k]++;
+	}
+	if (share < K32_KOBJ_MAX_HANDLES - 1 && 2 * share <= K32_KOBJ_MAX_NAMES) {
+		assert_int_equal(named[0], share);
+		assert_int_equal(r[0], K32_ERR_NO_RESOURCES);
+		assert_non_null(strstr(kobj_owner_last_error(&A), "K32_KOBJ_MAX_NAMES"));
+		assert_int_equal(named[0] + named[1] + named[2], K32_KOBJ_MAX_NAMES);
+		assert_int_equal(r[2], K32_ERR_NO_MEMORY);
+	}
+	kobj_owner_fini(&c);
+	kobj_owner_fini(&A);
+	kobj_owner_fini(&B);
+	kobj_owner_init(&A, "pod a", 0);
+	kobj_owner_init(&B, "pod b", 0);
+	kobj_stats_get(&st);
+	assert_int_equal(st.names, 0);
+	pools_empty();
+}
+
 /* ---- fifo -------------------------------------------------------------------------------- */
 
 static void test_fifo(void **state)
@@ -1580,6 +1722,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_port_observer_pool, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_owner_quotas, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_owner_object_and_memory_quotas, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_properties, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_timer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_vmo, setup, teardown),

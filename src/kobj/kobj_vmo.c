@@ -45,10 +45,16 @@ static void vmo_destroy(struct kobj_object *obj)
 	kobj_pool_put(&vmo_pool, obj);
 }
 
+static uint32_t vmo_capacity(struct kobj_object *obj)
+{
+	return vm(obj)->size;
+}
+
 const struct kobj_type_ops kobj_vmo_ops = {
     .destroy = vmo_destroy,
     .default_rights = VMO_RIGHTS,
     .user_signals = KOBJ_SIG_USER_ALL,
+    .capacity = vmo_capacity,
 };
 
 k32_status_t kobj_vmo_create(struct kobj_owner *owner, uint64_t size, uint32_t opts,

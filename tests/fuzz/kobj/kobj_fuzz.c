@@ -132,6 +132,10 @@ static void check_object(struct fz *f, int o, kobj_handle_t h)
 	}
 	if (info.type == KOBJ_TYPE_CHANNEL)
 		CHECK(info.queued <= K32_KOBJ_CHANNEL_MAX_QUEUE_MSGS);
+	if (info.capacity)
+		CHECK(info.queued <= info.capacity);
+	if (info.type == KOBJ_TYPE_SOCKET && (info.signals & KOBJ_SIG_SOCKET_READ_THRESHOLD))
+		CHECK(info.queued > 0);
 	/* A wait with deadline 0 agrees with the signal word. */
 	uint32_t obs = 0;
 	st = kobj_object_wait_one(&f->own[o], h, info.signals ? info.signals : 1, 0, &obs);
@@ -147,7 +151,7 @@ static void step(struct fz *f)
 {
 	int o = byte(f) & 1;
 	struct kobj_owner *ow = &f->own[o];
-	uint8_t op = byte(f) % 26;
+	uint8_t op = byte(f) % 27;
 	kobj_handle_t a = KOBJ_HANDLE_INVALID, b = KOBJ_HANDLE_INVALID;
 	k32_status_t st = K32_OK;
 	uint32_t n = 0, m = 0;
@@ -290,6 +294,22 @@ static void step(struct fz *f)
 			st = kobj_timer_cancel(ow, t);
 		break;
 	}
+	case 25: {
+		/* Properties: names of random lengths, thresholds of random sizes and values. */
+		kobj_handle_t t = pick(f, o);
+		uint8_t how = byte(f);
+		uint32_t prop = (how & 3) == 0	 ? KOBJ_PROP_NAME
+				: (how & 3) == 1 ? KOBJ_PROP_SOCKET_RX_THRESHOLD
+				: (how & 3) == 2 ? KOBJ_PROP_SOCKET_TX_THRESHOLD
+						 : byte(f);
+		uint32_t size = (how & 4) ? 4u : byte(f) % 40u, v = byte(f) * 5u;
+		memcpy(f->buf, &v, 4);
+		if (how & 8)
+			st = kobj_object_set_property(ow, t, prop, f->buf, size);
+		else
+			st = kobj_object_get_property(ow, t, prop, f->out, size);
+		break;
+	}
 	default:
 		check_object(f, o, pick(f, o));
 		return;
@@ -310,6 +330,7 @@ static void pools_empty(void)
 	CHECK(st.messages == 0 && st.chunks == 0);
 	CHECK(st.port_observers == 0 && st.port_user_packets == 0);
 	CHECK(st.vmo_bytes == 0);
+	CHECK(st.names == 0);
 	CHECK(st.accounts == 0); /* both owners gone, everything they charged released */
 }
 
