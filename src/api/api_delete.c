@@ -8,9 +8,11 @@
  * kubelet deletes it with grace 0); a namespace turns Terminating and the namespace janitor
  * (a task of its own, bottom of this file) deletes its contents K32_API_NS_PURGE_DELAY_MS
  * later, then the namespace (unless it has finalizers: a controller removes those).
- * Background/Foreground deletion removes dependents (ownerReferences.uid) at once, up to
+ * Background deletion removes dependents (ownerReferences.uid) at once, up to
  * K32_API_MAX_CASCADE levels (the recursion carries its depth); Orphan strips their
- * ownerReferences.
+ * ownerReferences; Foreground marks the owner (deletionTimestamp, finalizer
+ * foregroundDeletion), deletes the dependents, and removes the owner once none is left (or
+ * leaves that to the garbage collector of src/ctrl when some remain).
  *
  * Context: the http loop (or a worker) or an api_do caller; the store serialises writes.
  */
@@ -24,22 +26,25 @@
 
 /* ---- delete ---------------------------------------------------------------------------- */
 
+/* The kind whose objects the owner kind owns (Deployment: ReplicaSets; ReplicaSet,
+ * DaemonSet, Job: Pods), or NULL for kinds the API does not cascade. */
+static const struct api_resource *api_dependents_of(const struct api_resource *owner)
+{
+	if (!strcmp(owner->plural, "deployments"))
+		return api_registry_find("apps", "v1", "replicasets");
+	if (!strcmp(owner->plural, "replicasets") || !strcmp(owner->plural, "daemonsets") ||
+	    !strcmp(owner->plural, "jobs"))
+		return api_registry_find("", "v1", "pods");
+	return NULL;
+}
+
 /* Orphans (strips ownerReferences to uid) or deletes the dependents of owner uid. */
 static void api_cascade(struct api_server *api, const struct api_resource *owner, const char *ns,
 			const char *uid, const char *policy, int depth)
 {
-	const char *deps[2] = {NULL, NULL};
-	if (!strcmp(owner->plural, "deployments")) {
-		deps[0] = "replicasets";
-	} else if (!strcmp(owner->plural, "replicasets") || !strcmp(owner->plural, "daemonsets") ||
-		   !strcmp(owner->plural, "jobs")) {
-		deps[0] = "pods";
-	} else {
+	const struct api_resource *dres = api_dependents_of(owner);
+	if (!dres)
 		return;
-	}
-	const struct api_resource *dres = !strcmp(deps[0], "pods")
-					      ? api_registry_find("", "v1", "pods")
-					      : api_registry_find("apps", "v1", "replicasets");
 	struct api_filter *flt = api_zalloc(sizeof(*flt));
 	if (!flt)
 		return;
@@ -212,6 +217,175 @@ static k32_status_t api_mark_deleting(struct api_server *api, const struct api_r
 	return st;
 }
 
+/* Does an object of kind dres in ns still name uid among its owners? */
+static bool api_has_dependents(struct api_server *api, const struct api_resource *dres,
+			       const char *ns, const char *uid)
+{
+	struct api_filter *flt = api_zalloc(sizeof(*flt));
+	struct store_list list;
+	struct store_key key;
+	struct k32_err err;
+	bool any = true; /* when in doubt (out of memory), keep the owner: the GC finishes */
+	if (!flt)
+		return any;
+	flt->owner_uid = uid;
+	struct store_list_opts opts = {.filter = api_store_filter, .filter_ctx = flt, .limit = 1};
+	memset(&list, 0, sizeof(list));
+	api_key(dres, ns, "", &key);
+	if (store_list(api->store, &key, &opts, &list, &err) == K32_OK)
+		any = list.count > 0;
+	store_list_fini(api->store, &list);
+	api_free(flt, sizeof(*flt));
+	return any;
+}
+
+/* Drops foregroundDeletion from name's finalizers; with none left the deletion completes.
+ * *out: the last version (the deleted one when it went). */
+static k32_status_t api_foreground_finish(struct api_server *api, const struct api_resource *res,
+					  const char *ns, const char *name, struct store_obj **out,
+					  struct api_fail *f)
+{
+	struct store_obj *old = NULL;
+	k32_status_t st = api_get_obj(api, res, ns, name, &old, f);
+	if (st)
+		return st;
+	cJSON *j = api_parse_obj(old);
+	cJSON *fins = j ? cJSON_GetObjectItemCaseSensitive(
+			      cJSON_GetObjectItemCaseSensitive(j, "metadata"), "finalizers")
+			: NULL;
+	cJSON *c = cJSON_IsArray(fins) ? fins->child : NULL;
+	while (c) {
+		cJSON *next = c->next;
+		if (cJSON_IsString(c) && !strcmp(c->valuestring, "foregroundDeletion"))
+			cJSON_Delete(cJSON_DetachItemViaPointer(fins, c));
+		c = next;
+	}
+	if (!j)
+		st = api_fail_set(f, 500, "InternalError", "stored %s %s does not parse", res->kind,
+				  name);
+	else if (cJSON_GetArraySize(fins) == 0)
+		st = api_delete_now(api, res, ns, name, old->mod_rev, "Background",
+				    K32_API_MAX_CASCADE, out, f);
+	else
+		st = api_put_obj(api, res, j, false, old->mod_rev, out, f);
+	cJSON_Delete(j);
+	store_obj_unref(api->store, old);
+	return st;
+}
+
+/*
+ * Foreground deletion (propagationPolicy=Foreground) of an owner: deletionTimestamp and the
+ * foregroundDeletion finalizer first, then its dependents (those that own others in turn the
+ * same way, K32_API_MAX_CASCADE levels), and the owner itself only once none of them is
+ * left. When some remain (a finalizer of theirs), the garbage collector (src/ctrl/ctrl_gc.c)
+ * removes the finalizer later and the deletion completes then. *out: the owner's last
+ * version (marked, or deleted).
+ */
+static k32_status_t api_foreground(struct api_server *api, const struct api_resource *res,
+				   const char *ns, const char *name, int depth,
+				   struct store_obj **out, struct api_fail *f)
+{
+	struct store_obj *old = NULL, *marked = NULL;
+	char uid[64] = "";
+	*out = NULL;
+	k32_status_t st = api_get_obj(api, res, ns, name, &old, f);
+	if (st)
+		return st;
+	cJSON *j = api_parse_obj(old);
+	cJSON *md = j ? api_meta(j) : NULL;
+	if (!md) {
+		store_obj_unref(api->store, old);
+		cJSON_Delete(j);
+		return api_fail_set(f, 500, "InternalError", "out of memory");
+	}
+	snprintf(uid, sizeof(uid), "%s", api_jstr(md, "uid") ? api_jstr(md, "uid") : "");
+	cJSON *fins = cJSON_GetObjectItemCaseSensitive(md, "finalizers");
+	if (!cJSON_IsArray(fins)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(md, "finalizers");
+		fins = cJSON_AddArrayToObject(md, "finalizers");
+	}
+	bool have = false;
+	const cJSON *c;
+	cJSON_ArrayForEach(c, fins) have =
+	    have || (cJSON_IsString(c) && !strcmp(c->valuestring, "foregroundDeletion"));
+	if (fins && !have)
+		cJSON_AddItemToArray(fins, cJSON_CreateString("foregroundDeletion"));
+	if (!api_jstr(md, "deletionTimestamp")) {
+		char ts[32];
+		api_format_time(api_now_s(), ts, sizeof(ts));
+		api_set_str(md, "deletionTimestamp", ts);
+		api_set_num(md, "deletionGracePeriodSeconds", 0);
+	}
+	st = api_put_obj(api, res, j, false, old->mod_rev, &marked, f);
+	cJSON_Delete(j);
+	store_obj_unref(api->store, old);
+	if (st)
+		return st;
+	const struct api_resource *dres = api_dependents_of(res);
+	if (dres && uid[0]) {
+		struct api_filter *flt = api_zalloc(sizeof(*flt));
+		struct store_list list;
+		struct store_key key;
+		struct k32_err err;
+		memset(&list, 0, sizeof(list));
+		if (flt) {
+			flt->owner_uid = uid;
+			struct store_list_opts opts = {.filter = api_store_filter,
+						       .filter_ctx = flt};
+			api_key(dres, ns, "", &key);
+			if (store_list(api->store, &key, &opts, &list, &err) != K32_OK)
+				list.count = 0;
+		}
+		for (uint32_t i = 0; i < list.count; i++) {
+			const char *k = store_obj_key(list.items[i]);
+			const char *dn = strrchr(k, '/');
+			struct store_obj *prev = NULL;
+			struct api_fail df;
+			api_fail_clear(&df);
+			if (!dn)
+				continue;
+			if (api_dependents_of(dres) && depth + 1 < K32_API_MAX_CASCADE) {
+				api_foreground(api, dres, ns, dn + 1, depth + 1, &prev, &df);
+				store_obj_unref(api->store, prev);
+				continue;
+			}
+			/* a dependent with finalizers, or a pod on a node, is deleted the way
+			 * DELETE would (marked; its finalizers or kubelet finish it) */
+			cJSON *dj = api_parse_obj(list.items[i]);
+			bool fin = cJSON_GetArraySize(k32_json_find(dj, "metadata.finalizers")) > 0;
+			bool bound = dres->table == API_TABLE_POD && api_jstr(dj, "spec.nodeName");
+			if (dj && (fin || bound) && !api_jstr(dj, "metadata.deletionTimestamp")) {
+				const cJSON *g =
+				    k32_json_find(dj, "spec.terminationGracePeriodSeconds");
+				int64_t grace = !bound		    ? -1
+						: cJSON_IsNumber(g) ? (int64_t)g->valuedouble
+								    : 30;
+				api_mark_deleting(api, dres, list.items[i], dj, grace, &prev, &df);
+			} else if (dj && !fin && !bound) {
+				api_delete_now(api, dres, ns, dn + 1, 0, "Foreground", depth + 1,
+					       &prev, &df);
+			}
+			cJSON_Delete(dj);
+			store_obj_unref(api->store, prev);
+		}
+		store_list_fini(api->store, &list);
+		api_free(flt, sizeof(*flt));
+	}
+	if (dres && uid[0] && api_has_dependents(api, dres, ns, uid)) {
+		*out = marked; /* the GC finishes it */
+		return K32_OK;
+	}
+	st = api_foreground_finish(api, res, ns, name, out, f);
+	if (st == K32_OK) {
+		store_obj_unref(api->store, marked);
+	} else {
+		*out = marked;
+		st = K32_OK; /* marked: the GC finishes it */
+		api_fail_clear(f);
+	}
+	return st;
+}
+
 void api_delete(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
 	struct api_fail f;
@@ -263,6 +437,12 @@ void api_delete(struct api_server *api, struct api_req *rq, struct api_out *out)
 		/* the contents go asynchronously, as with kube's namespace controller, so that
 		 * `kubectl delete -f` of a namespace and its objects finds them still there */
 		api_ns_janitor_kick(api);
+		goto out;
+	}
+	if (!strcmp(o.policy, "Foreground") && api_dependents_of(rq->res)) {
+		if (api_foreground(api, rq->res, rq->ns, rq->name, 0, &so, &f))
+			goto out_fail;
+		api_out_obj(rq, out, 200, so ? so : old);
 		goto out;
 	}
 	if (has_fin || bound_pod) {

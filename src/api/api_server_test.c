@@ -396,6 +396,71 @@ static void test_delete(void **state)
 	cJSON *rs = outj(fx);
 	assert_int_equal(cJSON_GetArraySize(k32_json_find(rs, "metadata.ownerReferences")), 0);
 	cJSON_Delete(rs);
+	/* Foreground: the owner is marked, dependents go first, the owner last; a dependent's
+	 * finalizer holds the chain until it is removed (the GC removes foregroundDeletion) */
+	static const struct {
+		const char *pod_meta; /* extra metadata of the pod */
+		bool held;	      /* the owners stay after the DELETE */
+	} fg[] = {{"", false}, {",\"finalizers\":[\"kube32.io/hold\"]", true}};
+	for (size_t i = 0; i < sizeof(fg) / sizeof(fg[0]); i++) {
+		EXPECT(fx, 201,
+		       req(fx, "POST", "/apis/apps/v1/namespaces/del/deployments", deploy));
+		outs(fx, "metadata.uid", duid, sizeof(duid));
+		snprintf(body, sizeof(body),
+			 "{\"metadata\":{\"name\":\"fg-1\",\"ownerReferences\":[{\"apiVersion\":"
+			 "\"apps/v1\",\"kind\":\"Deployment\",\"name\":\"d\",\"uid\":\"%s\"}]},"
+			 "\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"d\"}},\"template\":{"
+			 "\"metadata\":{\"labels\":{\"app\":\"d\"}},"
+			 "\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":\"m.wasm\"}]}}}}",
+			 duid);
+		EXPECT(fx, 201, req(fx, "POST", "/apis/apps/v1/namespaces/del/replicasets", body));
+		outs(fx, "metadata.uid", rsuid, sizeof(rsuid));
+		snprintf(
+		    body, sizeof(body),
+		    "{\"metadata\":{\"name\":\"fg-1-x\",\"ownerReferences\":[{\"apiVersion\":"
+		    "\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"fg-1\",\"uid\":\"%s\"}]%s},"
+		    "\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":\"m.wasm\"}]}}",
+		    rsuid, fg[i].pod_meta);
+		EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces/del/pods", body));
+		EXPECT(
+		    fx, 200,
+		    req(fx, "DELETE",
+			"/apis/apps/v1/namespaces/del/deployments/d?propagationPolicy=Foreground",
+			NULL));
+		if (!fg[i].held) {
+			EXPECT(fx, 404,
+			       req(fx, "GET", "/apis/apps/v1/namespaces/del/deployments/d", NULL));
+			EXPECT(
+			    fx, 404,
+			    req(fx, "GET", "/apis/apps/v1/namespaces/del/replicasets/fg-1", NULL));
+			EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del/pods/fg-1-x", NULL));
+			continue;
+		}
+		assert_non_null(strstr(k32_buf_cstr(&fx->out), "\"foregroundDeletion\""));
+		assert_string_not_equal(outs(fx, "metadata.deletionTimestamp", b, sizeof(b)),
+					"<absent>");
+		EXPECT(fx, 200,
+		       req(fx, "GET", "/apis/apps/v1/namespaces/del/replicasets/fg-1", NULL));
+		assert_non_null(strstr(k32_buf_cstr(&fx->out), "\"foregroundDeletion\""));
+		EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/del/pods/fg-1-x", NULL));
+		assert_string_not_equal(outs(fx, "metadata.deletionTimestamp", b, sizeof(b)),
+					"<absent>");
+		/* the pod's finalizer goes: the pod goes; then what the GC does, by hand */
+		EXPECT(fx, 200,
+		       req(fx, "PATCH", "/api/v1/namespaces/del/pods/fg-1-x",
+			   "{\"metadata\":{\"finalizers\":null}}"));
+		EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del/pods/fg-1-x", NULL));
+		EXPECT(fx, 200, req(fx, "GET", "/apis/apps/v1/namespaces/del/deployments/d", NULL));
+		EXPECT(fx, 200,
+		       req(fx, "PATCH", "/apis/apps/v1/namespaces/del/replicasets/fg-1",
+			   "{\"metadata\":{\"finalizers\":null}}"));
+		EXPECT(fx, 404,
+		       req(fx, "GET", "/apis/apps/v1/namespaces/del/replicasets/fg-1", NULL));
+		EXPECT(fx, 200,
+		       req(fx, "PATCH", "/apis/apps/v1/namespaces/del/deployments/d",
+			   "{\"metadata\":{\"finalizers\":null}}"));
+		EXPECT(fx, 404, req(fx, "GET", "/apis/apps/v1/namespaces/del/deployments/d", NULL));
+	}
 	/* a pod bound to a node is deleted gracefully: its kubelet finishes with grace 0 */
 	EXPECT(fx, 201,
 	       req(fx, "POST", "/api/v1/namespaces/del/pods",

@@ -46,6 +46,17 @@ static bool ssa_is_leaf(const cJSON *node)
 	return node->child == NULL;
 }
 
+/* The kind of a path element: 'f', 'k', 'v' ("x:..."), '.' or 0 for anything else (a
+ * managedFields entry read back from the store is the server's own, but never trusted). */
+static char ssa_kind(const char *e)
+{
+	if (!strcmp(e, "."))
+		return '.';
+	if ((e[0] == 'f' || e[0] == 'k' || e[0] == 'v') && e[1] == ':')
+		return e[0];
+	return 0;
+}
+
 /* Calls fn for every leaf of fs (depth-first, in key order); false from fn stops the walk. */
 static bool ssa_walk(const cJSON *fs, struct ssa_path *p, ssa_leaf_fn fn, void *ctx)
 {
@@ -193,9 +204,12 @@ static const cJSON *ssa_value(const cJSON *obj, const struct ssa_path *p, size_t
 	const cJSON *cur = obj;
 	for (size_t i = 0; cur && i < upto; i++) {
 		const char *e = p->e[i];
-		if (!strcmp(e, "."))
+		char kind = ssa_kind(e);
+		if (kind == '.')
 			continue;
-		if (!strncmp(e, "f:", 2)) {
+		if (!kind)
+			return NULL;
+		if (kind == 'f') {
 			cur = cJSON_IsObject(cur) ? cJSON_GetObjectItemCaseSensitive(cur, e + 2)
 						  : NULL;
 			continue;
@@ -208,10 +222,10 @@ static const cJSON *ssa_value(const cJSON *obj, const struct ssa_path *p, size_t
 			return NULL;
 		cJSON_ArrayForEach(it, cur)
 		{
-			if (e[0] == 'v') {
+			if (kind == 'v') {
 				if (cJSON_Compare(it, want, true))
 					found = it;
-			} else if (e[0] == 'k' && cJSON_IsObject(it) && cJSON_IsObject(want)) {
+			} else if (kind == 'k' && cJSON_IsObject(it) && cJSON_IsObject(want)) {
 				bool all = true;
 				const cJSON *kv;
 				cJSON_ArrayForEach(kv, want) all =
@@ -296,11 +310,12 @@ static void ssa_path_str(const struct ssa_path *p, char *buf, size_t cap)
 	buf[0] = 0;
 	for (size_t i = 0; i < p->n; i++) {
 		const char *e = p->e[i];
-		if (e[0] == 'f') {
+		char kind = ssa_kind(e);
+		if (kind == 'f') {
 			ssa_cat(buf, cap, &off, ".%s", e + 2);
-		} else if (e[0] == 'v') {
+		} else if (kind == 'v') {
 			ssa_cat(buf, cap, &off, "[=%s]", e + 2);
-		} else if (e[0] == 'k') {
+		} else if (kind == 'k') {
 			cJSON *k = cJSON_Parse(e + 2);
 			const cJSON *kv;
 			bool first = true;
@@ -424,7 +439,7 @@ static bool ssa_conflict_leaf(void *ctx, const struct ssa_path *p)
 {
 	struct ssa_conflicts *cc = ctx;
 	const char *last = p->e[p->n - 1];
-	if (!strcmp(last, ".") || last[0] == 'v' || !ssa_has(cc->owner_fs, p))
+	if (ssa_kind(last) != 'f' || !ssa_has(cc->owner_fs, p))
 		return true; /* presence of a list item or set member never conflicts */
 	const cJSON *now = ssa_value(cc->live, p, p->n);
 	const cJSON *want = ssa_value(cc->config, p, p->n);
@@ -465,13 +480,13 @@ static bool ssa_remove_leaf(void *ctx, const struct ssa_path *p)
 	const char *last = p->e[p->n - 1];
 	size_t item_at = !strcmp(last, ".") ? p->n - 1 : p->n; /* path of what goes */
 	/* items go first, while their key fields still find them; then single fields */
-	if (item_at == 0 || r->items != (item_at < p->n || last[0] == 'v'))
+	if (item_at == 0 || r->items != (item_at < p->n || ssa_kind(last) == 'v'))
 		return true;
 	const char *e = p->e[item_at - 1];
 	cJSON *parent = (cJSON *)ssa_value(r->obj, p, item_at - 1);
 	if (!parent)
 		return true;
-	if (e[0] == 'f' && cJSON_IsObject(parent)) {
+	if (ssa_kind(e) == 'f' && cJSON_IsObject(parent)) {
 		cJSON_DeleteItemFromObjectCaseSensitive(parent, e + 2);
 	} else if (cJSON_IsArray(parent)) {
 		cJSON *victim = (cJSON *)ssa_value(r->obj, p, item_at);
@@ -726,7 +741,7 @@ static bool ssa_changed_leaf(void *ctx, const struct ssa_path *p)
 	struct ssa_changed *c = ctx;
 	const char *last = p->e[p->n - 1];
 	const cJSON *a = ssa_value(c->old, p, p->n);
-	bool presence = !strcmp(last, ".") || last[0] == 'v';
+	bool presence = ssa_kind(last) == '.' || ssa_kind(last) == 'v';
 	if (!a || (!presence && !cJSON_Compare(a, ssa_value(c->upd, p, p->n), true)))
 		c->ok = ssa_put(c->changed, p);
 	return c->ok;

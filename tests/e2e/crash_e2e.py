@@ -36,8 +36,11 @@ class Server:
         if os.path.exists(portfile):
             os.unlink(portfile)
         self.log = open(os.path.join(self.data, "..", "server.log"), "ab")
+        # the bare API server (no controllers writing beside the test), when it has the flag
+        with open(self.binary, "rb") as f:
+            bare = ["--no-controllers"] if b"--no-controllers" in f.read() else []
         self.proc = subprocess.Popen([self.binary, "--data-dir", self.data, "--port", "0",
-                                      "--port-file", portfile, "--insecure-http"],
+                                      "--port-file", portfile, "--insecure-http"] + bare,
                                      stderr=self.log)
         for _ in range(200):
             try:
