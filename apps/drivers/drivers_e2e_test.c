@@ -63,6 +63,22 @@ static struct pod pods[NPODS + 2];
 /* the value stack pods get (what a driver pod asks for; test_stack_margin halves it) */
 static uint32_t stack_bytes = K32_HW_DRIVER_STACK_BYTES;
 
+/* Native stack depth of a tick, sampled at each host call back into this file: the
+ * interpreter's frames plus the host function's. run_until notes where the tick starts. */
+static uintptr_t tick_base;
+static size_t tick_depth[NPODS + 2];
+static int tick_pod = -1;
+
+static void note_depth(void)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	if (tick_pod < 0 || !tick_base)
+		return;
+	size_t d = tick_base > here ? tick_base - here : here - tick_base;
+	if (d > tick_depth[tick_pod])
+		tick_depth[tick_pod] = d;
+}
+
 static void on_publish(void *user, uint32_t index, const struct hw_grant *dev,
 		       const struct hw_readings *r, uint64_t time_us)
 {
@@ -70,6 +86,7 @@ static void on_publish(void *user, uint32_t index, const struct hw_grant *dev,
 	(void)index;
 	(void)dev;
 	(void)time_us;
+	note_depth();
 	p->readings = *r;
 	p->publishes++;
 }
@@ -97,12 +114,14 @@ static void on_log(void *user, uint32_t level, const char *msg, size_t len)
 static uint64_t h_now(void *user)
 {
 	(void)user;
+	note_depth();
 	return vclock;
 }
 
 static void h_sleep(void *user, uint64_t us)
 {
 	(void)user;
+	note_depth();
 	vclock += us;
 }
 
@@ -219,7 +238,10 @@ static void run_until(int n, uint64_t until_us)
 			vclock = p->next_us;
 		uint64_t res = 0;
 		struct k32_err err;
+		tick_base = (uintptr_t)__builtin_frame_address(0);
+		tick_pod = next;
 		k32_status_t st = wrt_invoke(p->inst, p->f_tick, NULL, 0, &res, 1, &err);
+		tick_pod = -1;
 		p->last_st = st;
 		if (st != K32_OK) {
 			p->dead = true; /* the kubelet would restart it with back-off */
@@ -252,6 +274,7 @@ static int setup(void **state)
 {
 	(void)state;
 	stack_bytes = K32_HW_DRIVER_STACK_BYTES;
+	memset(tick_depth, 0, sizeof(tick_depth));
 	if (!pods_built())
 		return 0;
 	vclock = 1000000;
@@ -474,9 +497,11 @@ static void test_faults(void **state)
 #endif
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) ||                               \
     __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define INTERP_STACK (256u * 1024u) /* sanitizers inflate every frame */
+#define INTERP_STACK   (256u * 1024u) /* sanitizers inflate every frame */
+#define TICK_DEPTH_MAX (64u * 1024u)
 #else
-#define INTERP_STACK (28u * 1024u) /* design.md: the cardputer's interpreter stack */
+#define INTERP_STACK   (28u * 1024u) /* design.md: the cardputer's interpreter stack */
+#define TICK_DEPTH_MAX (8u * 1024u)
 #endif
 
 struct stack_run {
@@ -508,6 +533,15 @@ static void test_native_stack(void **state)
 	/* 10 s: bme688 every 1 s, miniscale every 0.5 s, rfid every 0.2 s */
 	assert_true(r.publishes >= 10 + 20 + 50 - 3);
 	assert_string_equal(reading(2, "uid"), "045B2C7A913E80");
+	/* the native stack a tick uses does not grow with the driver's formulas: bme688's
+	 * (the longest maths) is within 1 KiB of miniscale's (almost none), all small */
+	for (int i = 0; i < NPODS; i++) {
+		print_message("%-9s tick: native stack at host calls %zu B\n", pods[i].name,
+			      tick_depth[i]);
+		assert_true(tick_depth[i] > 0 && tick_depth[i] < TICK_DEPTH_MAX);
+	}
+	size_t a = tick_depth[0], b = tick_depth[1];
+	assert_true((a > b ? a - b : b - a) < 1024);
 }
 
 /* Twice the value stack the drivers need: each runs its init and ticks (a 7-byte card on

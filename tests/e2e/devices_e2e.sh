@@ -24,15 +24,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 
-missing() {
-	echo "devices-e2e: $1 is missing: $2" >&2
-	if [ "${CI:-}" = "true" ]; then
-		echo "devices-e2e: FAIL (CI=true requires it)" >&2
-		exit 1
-	fi
-	echo "devices-e2e: SKIPPED" >&2
-	exit 77
-}
+missing() { sim_skip devices-e2e "$@"; }
 [ -x "$KUBECTL" ] || missing kubectl "expected at $KUBECTL (set KUBECTL=...)"
 command -v curl >/dev/null || missing curl "install the Debian package curl"
 command -v python3 >/dev/null || missing python3 "install the Debian package python3"
@@ -163,10 +155,10 @@ else
 	bad "temperature change" "$(reading envpro temperature_c)"
 fi
 echo "cardputer-1 K32_CMD:hw set scale weight_g 250" >&3
-if until_ok 10 near scale weight_g 250 1; then
-	ok "hw set scale weight_g 250 (stdin console) shows in the reading"
+if until_ok 10 near scale weight_g 250 1 && until_ok 5 is scale raw_adc 8500000; then
+	ok "hw set scale weight_g 250 (stdin console): 250 g, raw ADC 8500000 (hardware.md's example)"
 else
-	bad "weight change" "$(reading scale weight_g) $(cat "$WORK/console.out")"
+	bad "weight change" "$(reading scale weight_g) $(reading scale raw_adc) $(cat "$WORK/console.out")"
 fi
 
 # hardware.md's worked BME688 example (case A) through the driver pod: raw ADC words in
@@ -176,6 +168,13 @@ if until_ok 10 is envpro temperature_c 23.64 && until_ok 5 is envpro pressure_pa
 	ok "worked example A: 23.64 C, 99987 Pa, 41.955 %RH, 117400 Ohm in the Device status"
 else
 	bad "worked example A" "$("$KUBECTL" get device envpro -o jsonpath='{.status.readings}')"
+fi
+http_cmd "hw raw envpro 455000 372000 26000 300 4" | grep -q "^ok" || bad "hw raw B"
+if until_ok 10 is envpro temperature_c 11.67 && until_ok 5 is envpro pressure_pa 95121 &&
+	until_ok 5 near envpro humidity_pct 75.76 0.001 && until_ok 5 near envpro gas_ohm 4735200 1; then
+	ok "worked example B: 11.67 C, 95121 Pa, 75.76 %RH, 4735200 Ohm in the Device status"
+else
+	bad "worked example B" "$("$KUBECTL" get device envpro -o jsonpath='{.status.readings}')"
 fi
 
 # within_1s KEY VALUE CMD: sends CMD to the console, then polls the tag's KEY; passes when it
@@ -205,6 +204,12 @@ fi
 if within_1s present false "rfid remove tag"; then ok "rfid remove tag: present=false within a second"; else
 	bad "card removed" "$(reading tag present)"
 fi
+if within_1s uid 045B2C7A913E80 "rfid place tag 045B2C7A913E80" && is tag atqa 0044; then
+	ok "a 7-byte UID card (cascade level 2): uid 045B2C7A913E80 within a second"
+else
+	bad "7-byte card" "$("$KUBECTL" get device tag -o jsonpath='{.status.readings}')"
+fi
+http_cmd "rfid remove tag" >/dev/null
 
 # the status fields of hardware.md section 7
 STATUS=$("$KUBECTL" get device envpro -o jsonpath='{.status.driverPod}|{.status.lastReadTime}|{.status.conditions[?(@.type=="Ready")].lastTransitionTime}|{.status.conditions[?(@.type=="Ready")].message}')
@@ -300,10 +305,4 @@ if until_ok 30 gone; then ok "Device tag deleted: driver pod rfid-tag gone"; els
 	bad "driver pod of a deleted Device"
 fi
 
-echo "devices-e2e: $PASS passed, $FAIL failed"
-if [ "$FAIL" -gt 0 ]; then
-	printf 'devices-e2e: failed: %s\n' "${FAILED[@]}" >&2
-	tail -20 "$WORK/sim.log" >&2
-	exit 1
-fi
-exit 0
+sim_summary devices-e2e "$WORK/sim.log"
