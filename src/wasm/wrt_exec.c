@@ -878,6 +878,25 @@ dispatch:
 	LD8BR(LD8BR_NE, !=, LD8_ADDR, 6)
 	LD8BR(LD8BR_EQ_A, ==, LD8_ADDR_A, 7)
 	LD8BR(LD8BR_NE_A, !=, LD8_ADDR_A, 7)
+	/* ---- float compare and branch: a mask of <, ==, > (NaN sets none), maybe negated ---- */
+#define FBR(name, T, bexpr, ci)                                                                    \
+	OP(name) :                                                                                 \
+	{                                                                                          \
+		TYPE_##T a = GET_##T(fp[HI0]), b = (bexpr);                                        \
+		uint32_t r = (a < b ? WRT_FC_LT : 0u) | (a == b ? WRT_FC_EQ : 0u) |                \
+			     (a > b ? WRT_FC_GT : 0u);                                             \
+		if (((r & pc[ci]) != 0) != ((pc[ci] & WRT_FC_NOT) != 0)) {                         \
+			CHARGE(pc[ci + 2]);                                                        \
+			pc += (ci + 1) + (int32_t)pc[ci + 1];                                      \
+		} else {                                                                           \
+			pc += ci + 3;                                                              \
+		}                                                                                  \
+		NEXT();                                                                            \
+	}
+	FBR(FBR_F32, F32, GET_F32(fp[pc[1]]), 2)
+	FBR(FBR_F32_I, F32, wrt_f32_from(pc[1]), 2)
+	FBR(FBR_F64, F64, GET_F64(fp[pc[1]]), 2)
+	FBR(FBR_F64_I, F64, wrt_f64_from((uint64_t)pc[1] | ((uint64_t)pc[2] << 32)), 3)
 	OP(I32_RSUB_I) :
 	{
 		SET_U32(fp[HI0], pc[2] - (uint32_t)fp[pc[1]]);

@@ -61,6 +61,14 @@ enum wrt_op {
 };
 /* clang-format on */
 
+/* Float compare-and-branch conditions (FBR_*): branch when (a < b, a == b, a > b as bits 0-2)
+ * meets the mask, negated with WRT_FC_NOT; unordered (NaN) sets no bit, so every f32/f64
+ * compare and its negation is one mask (ne = NOT eq). */
+#define WRT_FC_LT  1u
+#define WRT_FC_EQ  2u
+#define WRT_FC_GT  4u
+#define WRT_FC_NOT 8u
+
 #define WRT_PAGE      65536u
 #define WRT_MAX_PAGES 65536u
 #define WRT_NO_INDEX  0xFFFFFFFFu

@@ -1755,10 +1755,72 @@ static void op_end(struct wrt_ld *ld, size_t off)
 		gas_leader(ld, off, false);
 }
 
-/* Tries to fuse the i32 compare just emitted (producing operand i) into a branch. */
+/*
+ * A float compare just emitted producing operand i, or the i32.eqz (I32_EQ_I x, 0) of one
+ * just before it into the same temporary: returns the compare's first word and sets *cond
+ * (WRT_FC_*), else WRT_NO_INDEX.
+ */
+static uint32_t fcmp_fusable(struct wrt_ld *ld, uint32_t i, uint32_t *cond)
+{
+	static const uint8_t masks[6] = {
+	    WRT_FC_EQ, WRT_FC_EQ | WRT_FC_NOT, WRT_FC_LT,
+	    WRT_FC_GT, WRT_FC_LT | WRT_FC_EQ,  WRT_FC_GT | WRT_FC_EQ}; /* eq ne lt gt le ge */
+	if (!fresh_result(ld, i))
+		return WRT_NO_INDEX;
+	uint32_t s = ld->last_start, op = ld->code[s] & 0xFFFFu, neg = 0;
+	if (op == WRT_OP_I32_EQ_I && ld->code[s + 2] == 0 && ld->prev_start != WRT_NO_INDEX &&
+	    ld->prev_end == s && ld->code[s + 1] == home(ld, i) &&
+	    (ld->code[ld->prev_start] >> 16) == home(ld, i)) {
+		s = ld->prev_start;
+		op = ld->code[s] & 0xFFFFu;
+		neg = WRT_FC_NOT;
+	}
+	if (op < WRT_OP_F32_EQ || op > WRT_OP_F64_GE_I)
+		return WRT_NO_INDEX;
+	*cond = masks[((op - WRT_OP_F32_EQ) >> 1) % 6] ^ neg;
+	return s;
+}
+
+/* Tries to fuse the float compare at word s (see fcmp_fusable) into a branch. */
+static void fuse_fcmp_branch(struct wrt_ld *ld, uint32_t s, uint32_t cond, struct wrt_ctl *c,
+			     bool with_gas)
+{
+	uint32_t op = ld->code[s] & 0xFFFFu, idx = op - WRT_OP_F32_EQ;
+	bool f64 = idx >= 12, imm = idx & 1;
+	uint32_t a, b0, b1 = 0;
+	if (imm) {
+		a = ld->code[s + 1];
+		b0 = ld->code[s + 2];
+		if (f64)
+			b1 = ld->code[s + 3];
+	} else {
+		a = ld->code[s + 1] & 0xFFFFu;
+		b0 = ld->code[s + 1] >> 16;
+	}
+	ld->ncode = s; /* drop the compare (and its i32.eqz) */
+	label_here(ld);
+	emit_op(ld,
+		f64 ? (imm ? WRT_OP_FBR_F64_I : WRT_OP_FBR_F64)
+		    : (imm ? WRT_OP_FBR_F32_I : WRT_OP_FBR_F32),
+		a);
+	emit(ld, b0);
+	if (f64 && imm)
+		emit(ld, b1);
+	emit(ld, cond);
+	emit_target(ld, c, with_gas);
+	if (!with_gas)
+		emit(ld, 0);
+}
+
+/* Tries to fuse the compare just emitted (producing operand i) into a branch. */
 static bool fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct wrt_ctl *c,
 			    bool with_gas)
 {
+	uint32_t fcond, fs = fcmp_fusable(ld, i, &fcond);
+	if (fs != WRT_NO_INDEX) {
+		fuse_fcmp_branch(ld, fs, inverse ? fcond ^ WRT_FC_NOT : fcond, c, with_gas);
+		return true;
+	}
 	if (!fresh_result(ld, i) || ld->last_cmp < 0)
 		return false;
 	uint32_t cmp = (uint32_t)ld->last_cmp;
@@ -2138,7 +2200,9 @@ static void op_block(struct wrt_ld *ld, uint8_t op, size_t off)
 	bool fuse = false;
 	if (lv) {
 		bool lazy = any_lazy(ld, from, end_idx);
-		fuse = op == 0x04 && !lazy && fresh_result(ld, cond) && ld->last_cmp >= 0;
+		uint32_t fc;
+		fuse = op == 0x04 && !lazy && fresh_result(ld, cond) &&
+		       (ld->last_cmp >= 0 || fcmp_fusable(ld, cond, &fc) != WRT_NO_INDEX);
 		if (!fuse)
 			materialize_range(ld, from, end_idx);
 	}

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -599,6 +600,74 @@ static void test_compiler_folds(void **state)
 	}
 }
 
+/* Float compares fused into br_if and if (FBR_*), also under i32.eqz: every kind, both types,
+ * slot and immediate forms, against C's own compare, NaN and signed zeros included. */
+static bool fcmp_c(int kind, double a, double b)
+{
+	switch (kind) {
+	case 0:
+		return a == b;
+	case 1:
+		return a != b;
+	case 2:
+		return a < b;
+	case 3:
+		return a > b;
+	case 4:
+		return a <= b;
+	default:
+		return a >= b;
+	}
+}
+
+static void test_float_branches(void **state)
+{
+	(void)state;
+	static const char *const kinds[6] = {"eq", "ne", "lt", "gt", "le", "ge"};
+	static const char *const forms[4] = {"br", "nbr", "if", "nif"};
+	const double vals[][2] = {{1, 2},   {2, 1},	{2, 2},	     {1.5, 7},	     {NAN, 1},
+				  {1, NAN}, {NAN, NAN}, {-0.0, 0.0}, {INFINITY, 1.5}};
+	struct wrt_limits lim = test_limits();
+	struct rt rt;
+	assert_int_equal(rt_open(&rt, "t_fbr.wasm", &lim), K32_OK);
+	int checked = 0;
+	for (int f64 = 0; f64 < 2; f64++)
+		for (int k = 0; k < 6; k++)
+			for (int imm = 0; imm < 2; imm++)
+				for (int fm = 0; fm < 4; fm++)
+					for (size_t v = 0; v < sizeof(vals) / sizeof(vals[0]);
+					     v++) {
+						char name[32];
+						snprintf(name, sizeof(name), "%s_%s_%s%s",
+							 forms[fm], f64 ? "f64" : "f32", kinds[k],
+							 imm ? "_i" : "");
+						double a = vals[v][0], b = imm ? 1.5 : vals[v][1];
+						uint64_t args[2], res = 99;
+						if (f64) {
+							memcpy(&args[0], &a, 8);
+							memcpy(&args[1], &b, 8);
+						} else {
+							float fa = (float)a, fb = (float)b;
+							uint32_t ba, bb;
+							memcpy(&ba, &fa, 4);
+							memcpy(&bb, &fb, 4);
+							args[0] = ba;
+							args[1] = bb;
+						}
+						bool want = fcmp_c(k, a, b) != (fm == 1 || fm == 3);
+						k32_status_t st = call(&rt, name, args, 2, &res, 1);
+						if (st != K32_OK || res != (want ? 1u : 0u))
+							fail_msg(
+							    "%s(%g, %g): status %d '%s', got %llu, "
+							    "want %d",
+							    name, a, b, st, rt.err.msg,
+							    (unsigned long long)res, want);
+						checked++;
+					}
+	assert_int_equal(checked, 2 * 6 * 2 * 4 * 9);
+	rt_close(&rt);
+}
+
 /* ---- traps ---------------------------------------------------------------------------- */
 
 struct trap_case {
@@ -966,6 +1035,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_deep_bodies, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exec, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_compiler_folds, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_float_branches, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_traps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_limit_memory_bytes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_limit_stack, setup, teardown),
