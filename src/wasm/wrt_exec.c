@@ -897,6 +897,13 @@ dispatch:
 	FBR(FBR_F32_I, F32, wrt_f32_from(pc[1]), 2)
 	FBR(FBR_F64, F64, GET_F64(fp[pc[1]]), 2)
 	FBR(FBR_F64_I, F64, wrt_f64_from((uint64_t)pc[1] | ((uint64_t)pc[2] << 32)), 3)
+	OP(ADD2_I) :
+	{
+		SET_U32(fp[HI0], (uint32_t)fp[HI0] + pc[1]);
+		SET_U32(fp[pc[2]], (uint32_t)fp[pc[2]] + pc[3]);
+		pc += 4;
+		NEXT();
+	}
 	OP(I32_RSUB_I) :
 	{
 		SET_U32(fp[HI0], pc[2] - (uint32_t)fp[pc[1]]);

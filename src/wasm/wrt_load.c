@@ -93,7 +93,8 @@ struct wrt_ld {
 	uint32_t fwd_br;	   /* the last plain BR to a block end (w0), WRT_NO_INDEX if none */
 	const struct wrt_functype *ftype; /* current function's type */
 	uint32_t body_pc; /* ncode where the body's first op goes (after the entry GAS op) */
-	uint32_t cp_start, cp_end; /* the last COPY into a local (cp_end: ncode after it) */
+	uint32_t cp_start, cp_end;   /* the last COPY into a local (cp_end: ncode after it) */
+	uint32_t inc_start, inc_end; /* the last in-place `x += k` (I32_ADD_I x, x, k) */
 };
 
 /* ---- errors -------------------------------------------------------------------------- */
@@ -897,6 +898,7 @@ static void label_here(struct wrt_ld *ld)
 	ld->last_end = WRT_NO_INDEX;
 	ld->wr_end = WRT_NO_INDEX;
 	ld->cp_end = WRT_NO_INDEX;
+	ld->inc_end = WRT_NO_INDEX;
 }
 
 /*
@@ -2138,11 +2140,29 @@ static void op_local_set(struct wrt_ld *ld, uint32_t x, size_t off, bool tee)
 				hazard = true;
 		if (!hazard && fresh_result(ld, e)) {
 			/* retarget the op that computed the value: it writes x directly */
-			ld->code[ld->last_start] = (ld->code[ld->last_start] & 0xFFFFu) | (x << 16);
+			uint32_t s = ld->last_start, is = ld->inc_start, ie = ld->inc_end;
+			ld->code[s] = (ld->code[s] & 0xFFFFu) | (x << 16);
 			label_here(ld);
-			ld->wr_start = ld->last_start;
+			ld->wr_start = s;
 			ld->wr_end = ld->ncode;
 			ld->wr_local = x;
+			if ((ld->code[s] & 0xFFFFu) == WRT_OP_I32_ADD_I && ld->code[s + 1] == x) {
+				if (ie == s && ld->ncode == s + 3) {
+					/* two increments in a row (`p++; q++`): one op */
+					uint32_t k = ld->code[s + 2];
+					ld->code[is] = (ld->code[is] & 0xFFFF0000u) | WRT_OP_ADD2_I;
+					ld->code[is + 1] = ld->code[is + 2];
+					ld->code[is + 2] = x;
+					ld->code[is + 3] = k;
+					ld->ncode = is + 4;
+					ld->wr_end = WRT_NO_INDEX;
+					if (ld->ld_start != WRT_NO_INDEX && ld->ld_start >= is)
+						ld->ld_start = ld->ld_end = WRT_NO_INDEX;
+				} else {
+					ld->inc_start = s;
+					ld->inc_end = ld->ncode;
+				}
+			}
 		} else {
 			for (uint32_t i = 0; i < e; i++)
 				if (ld->vk[i] == VK_LOCAL && ld->vv[i] == x)

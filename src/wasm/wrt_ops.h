@@ -283,6 +283,7 @@
 	X(LD8BR_EQ_A,    "LD8BR_EQ with an added immediate: w3 add; w4 imm; w5 branch offset; w6 gas") \
 	X(LD8BR_NE_A,    "the same on !=") \
 	X(I32_RSUB_I,    "w0 hi: dst; w1: src slot; w2: imm: dst = imm - src (i32.sub from a constant)") \
+	X(ADD2_I,        "w0 hi: x; w1: k1; w2: y; w3: k2: x += k1, then y += k2 (two i32 increments)") \
 	X(FBR_F32,       "f32 compare + br_if: w0 hi a; w1 b slot; w2 cond (WRT_FC_*); w3 offset; w4 gas") \
 	X(FBR_F32_I,     "the same with w1 the f32 bits of b") \
 	X(FBR_F64,       "f64 compare + br_if: w0 hi a; w1 b slot; w2 cond; w3 offset; w4 gas") \

@@ -517,6 +517,7 @@ static const struct exec_case fold_cases[] = {
     {"count_down_k3", 1, {0}, 1, {0}},
     {"fib_iter", 1, {10}, 1, {55}},
     {"fib_iter", 1, {1}, 1, {1}},
+    {"two_incs", 1, {5}, 1, {10015}},
     {"not_lt", 1, {3}, 1, {0}},
     {"not_lt", 1, {7}, 1, {1}},
     {"not_lt", 1, {0xFFFFFFFFu}, 1, {0}},

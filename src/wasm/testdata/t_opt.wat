@@ -228,4 +228,12 @@
         (local.set 2 (local.get 3))
         (br $l)))
     (local.get 1))
+;; two increments in a row (`p++; q += 2`): one ADD2_I; a third one stays separate
+  (func (export "two_incs") (param i32) (result i32) (local i32 i32 i32)
+    (loop $l
+      (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+      (local.set 2 (i32.add (local.get 2) (i32.const 2)))
+      (local.set 3 (i32.add (local.get 3) (i32.const 3)))
+      (br_if $l (i32.lt_u (local.get 1) (local.get 0))))
+    (i32.add (i32.mul (local.get 2) (i32.const 1000)) (local.get 3)))
 )
