@@ -60,6 +60,11 @@ extern const struct brow bench_micro_rows[];
 extern const unsigned bench_micro_count;
 extern const struct brow bench_pod_rows[];
 extern const unsigned bench_pod_count;
+/* Linux sides of the pod section's ChannelMultiProcess rows (bench_micro.c; r->arg is
+ * message size << 8 | placement): a pipe writer against a reader thread, and reads of a
+ * batch already queued in a pipe. */
+void bench_linux_pipe_mt_write(struct brun *r);
+void bench_linux_pipe_read_batch(struct brun *r);
 /* Prepares kobj (init, owners); returns 0 on success. */
 int bench_micro_setup(void);
 int bench_pod_setup(char *why, unsigned why_len);

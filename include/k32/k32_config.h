@@ -278,10 +278,12 @@ _Static_assert(K32_WASM_MAX_BLOCK_DEPTH >= 16 && K32_WASM_MAX_HOST_RESULTS >= 1,
 #define K32_KOBJ_OWNER_MAX_PACKETS 32
 #endif
 /* Buffered memory one owner may hold: message chunks of its queued channel messages (the
- * bytes past K32_KOBJ_MSG_INLINE_BYTES, K32_KOBJ_MSG_CHUNK_BYTES each; a quarter of the chunk
- * pool) and region bytes of the sockets, fifos and VMOs it created (a quarter of the region). */
+ * bytes past K32_KOBJ_MSG_INLINE_BYTES, K32_KOBJ_MSG_CHUNK_BYTES each; half the chunk pool,
+ * two full queues of maximal messages, so a writer at a full queue meets SHOULD_WAIT before
+ * its share) and region bytes of the sockets, fifos and VMOs it created (a quarter of the
+ * region). */
 #ifndef K32_KOBJ_OWNER_MAX_MSG_CHUNKS
-#define K32_KOBJ_OWNER_MAX_MSG_CHUNKS (K32_KOBJ_MSG_CHUNKS / 4)
+#define K32_KOBJ_OWNER_MAX_MSG_CHUNKS (K32_KOBJ_MSG_CHUNKS / 2)
 #endif
 #ifndef K32_KOBJ_OWNER_MAX_REGION_BYTES
 #define K32_KOBJ_OWNER_MAX_REGION_BYTES (K32_KOBJ_REGION_BYTES / 4)

@@ -372,6 +372,16 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 			kobj_release(acct, KOBJ_CHARGE_MESSAGES, 1u);
 	}
 	if (KOBJ_UNLIKELY(st != K32_OK)) {
+		/* Over a share while the peer's queue is full anyway: the writer must wait for
+		 * the reader first, so that is what it is told (SHOULD_WAIT, WRITABLE off). */
+		struct kobj_channel *pq = ch(obj->peer);
+		kobj_lock(&obj->core->lock);
+		if (!obj->peer->closed &&
+		    (queue_full(pq) || pq->bytes + len > K32_KOBJ_CHANNEL_MAX_QUEUE_BYTES)) {
+			kobj_signal_locked(obj, KOBJ_SIG_WRITABLE, 0);
+			st = K32_ERR_SHOULD_WAIT;
+		}
+		kobj_unlock(&obj->core->lock);
 		if (xfer)
 			kobj_unlock(&xfer_lock);
 		close_list(owner, h, handles, handle_count);

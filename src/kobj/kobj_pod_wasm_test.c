@@ -194,29 +194,33 @@ static void test_pod_quotas(void **state)
 	assert_int_equal(kobj_port_create(&svc, 0, &p), K32_OK);
 	kobj_handle_close(&svc, p);
 
-	/* Buffered memory: 60000-byte messages (117 chunks past the inline part each). */
-	kobj_handle_t pe, s = channel_to_pod(&pe);
+	/* Buffered memory: 60000-byte messages (117 chunks past the inline part each), flooded
+	 * into channel after channel (each until its queue is full: SHOULD_WAIT) until the pod's
+	 * chunk share is spent (NO_RESOURCES). */
 	const uint32_t len = 60000;
 	const int32_t per =
 	    (int32_t)((len - K32_KOBJ_MSG_INLINE_BYTES + K32_KOBJ_MSG_CHUNK_BYTES - 1) /
 		      K32_KOBJ_MSG_CHUNK_BYTES);
-	int32_t sent = call("flood", 2, pe, len);
-	int32_t st = call("status44", 0, 0, 0);
-	if (st == K32_ERR_NO_RESOURCES) {
-		assert_int_equal(sent, K32_KOBJ_OWNER_MAX_MSG_CHUNKS / per);
-		assert_non_null(
-		    strstr(kobj_owner_last_error(&pod), "K32_KOBJ_OWNER_MAX_MSG_CHUNKS"));
-	} else {
-		assert_int_equal(st, K32_ERR_SHOULD_WAIT); /* the queue's own byte limit first */
+	kobj_handle_t sv[6], pe[6];
+	int32_t sent = 0, st = K32_ERR_SHOULD_WAIT;
+	for (int i = 0; i < 6; i++)
+		sv[i] = channel_to_pod(&pe[i]);
+	for (int i = 0; i < 6 && st == K32_ERR_SHOULD_WAIT; i++) {
+		sent += call("flood", 2, pe[i], len);
+		st = call("status44", 0, 0, 0);
 	}
-	/* The other pod floods its own channel just as far: its share is its own. */
+	assert_int_equal(st, K32_ERR_NO_RESOURCES);
+	assert_int_equal(sent, K32_KOBJ_OWNER_MAX_MSG_CHUNKS / per);
+	assert_non_null(strstr(kobj_owner_last_error(&pod), "K32_KOBJ_OWNER_MAX_MSG_CHUNKS"));
+	/* The other pod floods its own channel: its share is its own. */
 	kobj_handle_t s2, p2, pe2;
 	assert_int_equal(kobj_channel_create(&svc, 0, &s2, &p2), K32_OK);
 	assert_int_equal(kobj_handle_transfer(&svc, p2, &other, &pe2), K32_OK);
 	inst = inst2;
-	assert_int_equal(call("flood", 2, pe2, len), sent);
+	assert_true(call("flood", 2, pe2, len) > 0);
 	inst = keep;
-	kobj_handle_close(&svc, s);
+	for (int i = 0; i < 6; i++)
+		kobj_handle_close(&svc, sv[i]);
 	kobj_handle_close(&svc, s2);
 	wrt_instance_free(inst2);
 	kobj_owner_fini(&other);

@@ -698,7 +698,7 @@ static void test_owner_object_and_memory_quotas(void **state)
 	(void)state;
 	struct kobj_owner x;
 	static kobj_handle_t ev[K32_KOBJ_MAX_EVENTS];
-	kobj_handle_t e, moved, s0, s1, c0, c1, a0, a1;
+	kobj_handle_t e, moved, s0, s1, a0, a1;
 	uint32_t made = 0, n, nh;
 	k32_status_t st;
 	kobj_owner_init(&x, "pod greedy", 0);
@@ -736,32 +736,35 @@ static void test_owner_object_and_memory_quotas(void **state)
 	for (uint32_t i = 0; i < nb; i++)
 		kobj_handle_close(&B, pb[i]);
 
-	/* Message chunks: x fills channels with maximal messages until its chunk share. */
+	/* Message chunks: x fills channels with maximal messages (each channel until its queue
+	 * is full, SHOULD_WAIT) until its chunk share is spent (NO_RESOURCES). */
 	static uint8_t big[K32_KOBJ_CHANNEL_MAX_MSG_BYTES];
+	kobj_handle_t cx[8], cr[8];
 	memset(big, 0x3c, sizeof(big));
-	assert_int_equal(kobj_channel_create(&A, 0, &c0, &c1), K32_OK);
-	assert_int_equal(kobj_handle_transfer(&A, c0, &x, &c0), K32_OK);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(kobj_channel_create(&A, 0, &cx[i], &cr[i]), K32_OK);
+		assert_int_equal(kobj_handle_transfer(&A, cx[i], &x, &cx[i]), K32_OK);
+	}
 	assert_int_equal(kobj_channel_create(&A, 0, &a0, &a1), K32_OK);
 	const uint32_t per = (K32_KOBJ_CHANNEL_MAX_MSG_BYTES - K32_KOBJ_MSG_INLINE_BYTES +
 			      K32_KOBJ_MSG_CHUNK_BYTES - 1) /
 			     K32_KOBJ_MSG_CHUNK_BYTES;
 	uint32_t sent = 0;
-	while ((st = kobj_channel_write(&x, c0, 0, big, sizeof(big), NULL, 0)) == K32_OK)
-		sent++;
-	if (st == K32_ERR_NO_RESOURCES) {
-		assert_int_equal(sent, K32_KOBJ_OWNER_MAX_MSG_CHUNKS / per);
-		assert_non_null(strstr(kobj_owner_last_error(&x), "K32_KOBJ_OWNER_MAX_MSG_CHUNKS"));
-		/* A can still queue a maximal message elsewhere; a small one from x still goes
-		 * (inline bytes are not chunks) unless the queue itself is full. */
-		assert_int_equal(kobj_channel_write(&A, a0, 0, big, sizeof(big), NULL, 0), K32_OK);
-		/* Reading one of x's messages gives its chunks back. */
-		assert_int_equal(kobj_channel_read(&A, c1, 0, big, NULL, sizeof(big), 0, &n, &nh),
-				 K32_OK);
-		assert_int_equal(kobj_channel_write(&x, c0, 0, big, sizeof(big), NULL, 0), K32_OK);
-	} else {
-		/* The queue-bytes limit came first in this configuration. */
-		assert_int_equal(st, K32_ERR_SHOULD_WAIT);
-	}
+	st = K32_ERR_SHOULD_WAIT;
+	for (int i = 0; i < 8 && st == K32_ERR_SHOULD_WAIT; i++)
+		while ((st = kobj_channel_write(&x, cx[i], 0, big, sizeof(big), NULL, 0)) == K32_OK)
+			sent++;
+	assert_int_equal(st, K32_ERR_NO_RESOURCES);
+	assert_int_equal(sent, K32_KOBJ_OWNER_MAX_MSG_CHUNKS / per);
+	assert_non_null(strstr(kobj_owner_last_error(&x), "K32_KOBJ_OWNER_MAX_MSG_CHUNKS"));
+	/* A can still queue a maximal message. */
+	assert_int_equal(kobj_channel_write(&A, a0, 0, big, sizeof(big), NULL, 0), K32_OK);
+	/* Reading one of x's messages gives its chunks back. */
+	assert_int_equal(kobj_channel_read(&A, cr[0], 0, big, NULL, sizeof(big), 0, &n, &nh),
+			 K32_OK);
+	assert_int_equal(kobj_channel_write(&x, cx[0], 0, big, sizeof(big), NULL, 0), K32_OK);
+	for (int i = 0; i < 8; i++)
+		kobj_handle_close(&A, cr[i]);
 
 	/* Region bytes: sockets of the largest capacity until x's region share is spent. */
 	uint32_t socks = 0;
@@ -778,7 +781,6 @@ static void test_owner_object_and_memory_quotas(void **state)
 	kobj_handle_close(&A, s1);
 	kobj_handle_close(&A, a0);
 	kobj_handle_close(&A, a1);
-	kobj_handle_close(&A, c1);
 	kobj_owner_fini(&x);
 	pools_empty();
 }
@@ -1286,7 +1288,11 @@ static void test_owner_quotas(void **state)
 	/* Reading one of x's messages gives x one unit back. */
 	assert_int_equal(kobj_channel_read(&A, c[0][1], 0, b, NULL, 8, 0, &n, &nh), K32_OK);
 	assert_int_equal(kobj_channel_write(&x, xc[0], 0, "m", 1, NULL, 0), K32_OK);
-	assert_int_equal(kobj_channel_write(&x, xc[0], 0, "m", 1, NULL, 0), K32_ERR_NO_RESOURCES);
+	/* Over the share into an empty queue: NO_RESOURCES; into a full one the writer is told
+	 * to wait for the reader (SHOULD_WAIT, WRITABLE off), which is what it must do first. */
+	assert_int_equal(kobj_channel_write(&x, xc[5], 0, "m", 1, NULL, 0), K32_ERR_NO_RESOURCES);
+	assert_int_equal(kobj_channel_write(&x, xc[0], 0, "m", 1, NULL, 0), K32_ERR_SHOULD_WAIT);
+	assert_int_equal(sig_of(&x, xc[0]) & KOBJ_SIG_WRITABLE, 0);
 	/* User packets. */
 	assert_int_equal(kobj_port_create(&A, 0, &p), K32_OK);
 	kobj_handle_t dp;

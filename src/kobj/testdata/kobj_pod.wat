@@ -9,6 +9,7 @@
   (import "kube32" "kx_channel_read"
     (func $cr (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)))
   (import "kube32" "kx_object_signal" (func $sig (param i32 i32 i32) (result i32)))
+  (import "kube32" "kx_object_signal_peer" (func $sigp (param i32 i32 i32) (result i32)))
   (import "kube32" "kx_object_wait_one" (func $wait (param i32 i32 i64 i32) (result i32)))
   (import "kube32" "kx_handle_duplicate" (func $dup (param i32 i32 i32) (result i32)))
   (import "kube32" "kx_handle_close" (func $close (param i32) (result i32)))
@@ -101,6 +102,73 @@
     (i32.store (i32.const 44) (local.get $st))
     (local.get $n))
   (func (export "status44") (result i32) (i32.load (i32.const 44)))
+
+  ;; ---- ChannelMultiProcess (kube32-bench): two pods, each on its own thread ---------------
+  ;; Writes $n messages of $len bytes (from address 0) on $h; a full queue (SHOULD_WAIT) waits
+  ;; for WRITABLE, so back-pressure is part of the loop. Returns 0 or the failing status.
+  (func (export "mp_write") (param $h i32) (param $len i32) (param $n i32) (result i32)
+    (local $st i32)
+    (block $done
+      (loop $l
+        (br_if $done (i32.eqz (local.get $n)))
+        (local.set $st (call $cw (local.get $h) (i32.const 0) (i32.const 0) (local.get $len)
+                                 (i32.const 0) (i32.const 0)))
+        (if (i32.eqz (local.get $st))
+          (then (local.set $n (i32.sub (local.get $n) (i32.const 1))) (br $l)))
+        (if (i32.ne (local.get $st) (i32.const -22)) (then (return (local.get $st))))
+        (local.set $st (call $wait (local.get $h) (i32.const 6) (i64.const 0x7fffffffffffffff)
+                                   (i32.const 0)))
+        (if (local.get $st) (then (return (local.get $st))))
+        (br $l)))
+    (i32.const 0))
+  ;; Reads $n messages on $h into address 0 (up to 64 KiB); waits for READABLE when empty.
+  (func (export "mp_read") (param $h i32) (param $n i32) (result i32)
+    (local $st i32)
+    (block $done
+      (loop $l
+        (br_if $done (i32.eqz (local.get $n)))
+        (local.set $st (call $cr (local.get $h) (i32.const 0) (i32.const 0) (i32.const 0)
+                                 (i32.const 65536) (i32.const 0) (i32.const 0) (i32.const 0)))
+        (if (i32.eqz (local.get $st))
+          (then (local.set $n (i32.sub (local.get $n) (i32.const 1))) (br $l)))
+        (if (i32.ne (local.get $st) (i32.const -22)) (then (return (local.get $st))))
+        (local.set $st (call $wait (local.get $h) (i32.const 5) (i64.const 0x7fffffffffffffff)
+                                   (i32.const 0)))
+        (if (local.get $st) (then (return (local.get $st))))
+        (br $l)))
+    (i32.const 0))
+  ;; Reads $k messages that are already queued (no waiting): the timed part of the Read rows.
+  (func (export "mp_read_batch") (param $h i32) (param $k i32) (result i32)
+    (local $st i32)
+    (block $done
+      (loop $l
+        (br_if $done (i32.eqz (local.get $k)))
+        (local.set $st (call $cr (local.get $h) (i32.const 0) (i32.const 0) (i32.const 0)
+                                 (i32.const 65536) (i32.const 0) (i32.const 0) (i32.const 0)))
+        (if (local.get $st) (then (return (local.get $st))))
+        (local.set $k (i32.sub (local.get $k) (i32.const 1)))
+        (br $l)))
+    (i32.const 0))
+  ;; The Read rows' helper pod: on USER_0 from the peer, fills the peer's queue with $len-byte
+  ;; messages until it is full, then raises USER_1 on the peer; ends when the peer closes.
+  (func (export "mp_fill") (param $h i32) (param $len i32) (result i32)
+    (local $st i32)
+    (loop $round
+      ;; USER_0 (bit 24) or PEER_CLOSED (bit 2); observed goes to 48.
+      (local.set $st (call $wait (local.get $h) (i32.const 0x01000004)
+                                 (i64.const 0x7fffffffffffffff) (i32.const 48)))
+      (if (local.get $st) (then (return (local.get $st))))
+      (if (i32.and (i32.load (i32.const 48)) (i32.const 4)) (then (return (i32.const 0))))
+      (drop (call $sig (local.get $h) (i32.const 0x01000000) (i32.const 0)))
+      (block $full
+        (loop $w
+          (local.set $st (call $cw (local.get $h) (i32.const 0) (i32.const 0) (local.get $len)
+                                   (i32.const 0) (i32.const 0)))
+          (br_if $w (i32.eqz (local.get $st)))))
+      (if (i32.ne (local.get $st) (i32.const -22)) (then (return (local.get $st))))
+      (drop (call $sigp (local.get $h) (i32.const 0) (i32.const 0x02000000)))
+      (br $round))
+    (i32.const 0))
 
   ;; ---- benchmark loops: each runs its import $n times ($n >= 1) -------------------------
   (func (export "loop_null") (param $n i32)
