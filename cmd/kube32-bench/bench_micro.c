@@ -787,6 +787,7 @@ struct rt {
 enum {
 	RT_CHANNEL,
 	RT_CHANNEL_PORT,
+	RT_FIDL,
 	RT_PORT,
 	RT_EVENTPAIR,
 	RT_PIPE,
@@ -796,9 +797,114 @@ enum {
 	RT_SPSC
 };
 
+/*
+ * A FIDL-like protocol for the RoundTrip_Fidl rows: what Zircon's RoundTrip_Fidl measures on
+ * top of channels (a sync proxy call against an async-loop binding) is the encoding, the
+ * transaction id, the dispatch by method ordinal and the decoding. Messages start with
+ * FIDL's 16-byte header {txid, flags[3], magic, ordinal}; the method is
+ * Sensor.Read(u32 channel, u32 oversample) -> (i32 status, u32 value, i64 timestamp).
+ */
+struct fidl_hdr {
+	uint32_t txid;
+	uint8_t flags[3];
+	uint8_t magic;
+	uint64_t ordinal;
+};
+struct fidl_read_req {
+	struct fidl_hdr hdr;
+	uint32_t channel, oversample;
+};
+struct fidl_read_resp {
+	struct fidl_hdr hdr;
+	int32_t status;
+	uint32_t value;
+	int64_t timestamp;
+};
+#define FIDL_MAGIC	  1u
+#define ORD_SENSOR_READ	  0x3a1c5e0f2b7d9e41ull
+#define ORD_SENSOR_RESET  0x7c2e4d9a1f3b5c60ull
+#define ORD_SENSOR_CONFIG 0x1e9b7a3c5d2f4e88ull
+
+typedef uint32_t (*fidl_handler)(const uint8_t *body, uint32_t len, uint8_t *out);
+
+static uint32_t h_sensor_read(const uint8_t *body, uint32_t len, uint8_t *out)
+{
+	struct fidl_read_req q;
+	struct fidl_read_resp p;
+	if (len != sizeof(q))
+		return 0;
+	memcpy(&q, body - sizeof(q.hdr), sizeof(q));
+	p.status = q.channel < 8 ? 0 : -14;
+	p.value = q.channel * 1000u + q.oversample;
+	p.timestamp = 0;
+	memcpy(out + sizeof(struct fidl_hdr), &p.status, sizeof(p) - sizeof(p.hdr));
+	return sizeof(p);
+}
+
+static uint32_t h_unused(const uint8_t *body, uint32_t len, uint8_t *out)
+{
+	(void)body;
+	(void)out;
+	return len;
+}
+
+/* The binding's dispatch table (a generated binding switches on the ordinal the same way). */
+static const struct {
+	uint64_t ordinal;
+	fidl_handler fn;
+} fidl_methods[] = {
+    {ORD_SENSOR_RESET, h_unused},
+    {ORD_SENSOR_CONFIG, h_unused},
+    {ORD_SENSOR_READ, h_sensor_read},
+};
+
+/* Decodes, dispatches and answers one request; returns false on a malformed message. */
+static bool fidl_dispatch(kobj_handle_t ch, const uint8_t *msg, uint32_t len)
+{
+	struct fidl_hdr hdr;
+	uint8_t out[64];
+	if (len < sizeof(hdr))
+		return false;
+	memcpy(&hdr, msg, sizeof(hdr));
+	if (hdr.magic != FIDL_MAGIC)
+		return false;
+	for (size_t i = 0; i < sizeof(fidl_methods) / sizeof(fidl_methods[0]); i++) {
+		if (fidl_methods[i].ordinal != hdr.ordinal)
+			continue;
+		uint32_t n = fidl_methods[i].fn(msg + sizeof(hdr), len, out);
+		if (n < sizeof(hdr))
+			return false;
+		memcpy(out, &hdr, sizeof(hdr)); /* same txid and ordinal */
+		return kobj_channel_write(&S, ch, 0, out, n, NULL, 0) == K32_OK;
+	}
+	return false;
+}
+
 static void kube_server(void *arg)
 {
 	struct rt *a = arg;
+	if (a->kind == RT_FIDL) {
+		/* The async-loop binding: arm the channel on the port, wait, drain, dispatch. */
+		uint8_t msg[64];
+		uint32_t nb, nh;
+		struct kobj_packet pkt;
+		for (uint64_t done = 0; done < a->iters;) {
+			k32_status_t st =
+			    kobj_channel_read(&S, a->h, 0, msg, NULL, sizeof(msg), 0, &nb, &nh);
+			if (st == K32_OK) {
+				if (!fidl_dispatch(a->h, msg, nb))
+					return;
+				done++;
+			} else if (st == K32_ERR_SHOULD_WAIT) {
+				kobj_object_wait_async(&S, a->h, a->h2, 7,
+						       KOBJ_SIG_READABLE | KOBJ_SIG_PEER_CLOSED, 0);
+				kobj_port_wait(&S, a->h2, KOBJ_TIME_INFINITE, &pkt);
+			} else {
+				return;
+			}
+		}
+		return;
+	}
 	uint8_t b[64];
 	uint32_t nb, nh, obs;
 	struct kobj_packet pkt;
@@ -899,9 +1005,10 @@ static void kube_rt(struct brun *r, int kind)
 	switch (kind) {
 	case RT_CHANNEL:
 	case RT_CHANNEL_PORT:
+	case RT_FIDL:
 		CHECK(kobj_channel_create(&O, 0, &c, &sh));
 		CHECK(kobj_handle_transfer(&O, sh, &S, &a.h));
-		if (kind == RT_CHANNEL_PORT) {
+		if (kind == RT_CHANNEL_PORT || kind == RT_FIDL) {
 			CHECK(kobj_port_create(&S, 0, &a.h2));
 			CHECK(kobj_port_create(&O, 0, &p));
 		}
@@ -928,8 +1035,29 @@ static void kube_rt(struct brun *r, int kind)
 	memset(b, 1, 4);
 	struct kobj_channel_call_args ca = {
 	    .wr_bytes = b, .wr_num_bytes = 4, .rd_bytes = buf_b, .rd_num_bytes = 64};
+	struct fidl_read_req fq = {.hdr = {.magic = FIDL_MAGIC, .ordinal = ORD_SENSOR_READ},
+				   .channel = 3,
+				   .oversample = 4};
+	struct fidl_read_resp fp;
+	struct kobj_channel_call_args fca = {.wr_bytes = &fq,
+					     .wr_num_bytes = sizeof(fq),
+					     .rd_bytes = &fp,
+					     .rd_num_bytes = sizeof(fp)};
 	for (uint64_t i = 0; i < r->iters; i++) {
 		switch (kind) {
+		case RT_FIDL:
+			/* The sync proxy: encode, call (txid matched by channel_call), decode. */
+			fq.hdr.txid = (uint32_t)i + 1u;
+			fq.channel = (uint32_t)i & 7u;
+			if (kobj_channel_call(&O, c, 0, KOBJ_TIME_INFINITE, &fca, &nb, &nh) !=
+				K32_OK ||
+			    nb != sizeof(fp) || fp.hdr.txid != fq.hdr.txid ||
+			    fp.hdr.ordinal != ORD_SENSOR_READ || fp.hdr.magic != FIDL_MAGIC ||
+			    fp.status != 0 || fp.value != fq.channel * 1000u + 4u) {
+				r->skip = "FIDL-like call failed";
+				i = r->iters;
+			}
+			break;
 		case RT_CHANNEL:
 			if (call) {
 				kobj_channel_call(&O, c, 0, KOBJ_TIME_INFINITE, &ca, &nb, &nh);
@@ -1063,6 +1191,10 @@ static void b_rt_channel(struct brun *r)
 static void b_rt_channel_port(struct brun *r)
 {
 	kube_rt(r, RT_CHANNEL_PORT);
+}
+static void b_rt_fidl(struct brun *r)
+{
+	kube_rt(r, RT_FIDL);
 }
 static void b_rt_port(struct brun *r)
 {
@@ -1275,6 +1407,8 @@ const struct brow bench_micro_rows[] = {
 	{"RoundTrip_ChannelCall/CrossCore", b_rt_channel, XC | 2, 0, "pipe round trip", l_rt_pipe, true},
 	{"RoundTrip_ChannelPort/SameCore", b_rt_channel_port, SC, 0, "pipe round trip", l_rt_pipe, true},
 	{"RoundTrip_ChannelPort/CrossCore", b_rt_channel_port, XC, 0, "pipe round trip", l_rt_pipe, true},
+	{"RoundTrip_Fidl/SameCore", b_rt_fidl, SC, 0, "pipe round trip", l_rt_pipe, true},
+	{"RoundTrip_Fidl/CrossCore", b_rt_fidl, XC, 0, "pipe round trip", l_rt_pipe, true},
 	{"RoundTrip_Port/SameCore", b_rt_port, SC, 0, "eventfd round trip", l_rt_eventfd, true},
 	{"RoundTrip_Port/CrossCore", b_rt_port, XC, 0, "eventfd round trip", l_rt_eventfd, true},
 	{"RoundTrip_EventPair/SameCore", b_rt_eventpair, SC, 0, "futex round trip", l_rt_futex, true},
