@@ -45,8 +45,7 @@
 #include "platform/k32_platform.h"
 #include "sim/sim.h"
 
-/* Boards one process runs (their kubelets, pod pools and pod servers). */
-#define MAX_BOARDS 64
+#define MAX_BOARDS K32_SIM_MAX_BOARDS
 
 static volatile sig_atomic_t stop_requested;
 
@@ -67,6 +66,9 @@ static void usage(void)
 	    "  --kubeconfig PATH     admin kubeconfig to write (default DIR/admin.kubeconfig)\n"
 	    "  --boards SPEC         boards as PROFILE:COUNT,... with profiles devkit,\n"
 	    "                        cardputer, host (default devkit:1,cardputer:1)\n"
+	    "  --config FILE         boards from a file: lines \"PROFILE [count=N] [name=NAME]\",\n"
+	    "                        \"host-pool=BYTES\", \"host-stack=BYTES\" (instead of\n"
+	    "                        --boards; see README)\n"
 	    "  --pod-port N          first board's pod HTTP port, next boards +1 (default 7000;\n"
 	    "                        0: free ports)\n"
 	    "  --images DIR          the boards' image directory (default DIR/images)\n"
@@ -81,7 +83,11 @@ static void usage(void)
 	    "  --join URL            run boards only, joining the control plane at URL\n"
 	    "  --token TOKEN         with --join: admin or node token\n"
 	    "  --ca-file FILE        with --join over https: the control plane's pki/ca.crt\n"
-	    "  --node-name NAME      with --join: name of the single board\n");
+	    "  --node-name NAME      with --join: name of the single board\n"
+	    "  --boot-report PROFILE print the free memory after each boot stage of a PROFILE\n"
+	    "                        board (K32_BOOT lines; see docs/controllers.md) and exit\n"
+	    "  --boot-pods N         pods of the report's last stage (default 3)\n"
+	    "  --boot-image FILE     their module, in --images (default hello.wasm)\n");
 }
 
 static bool parse_num(const char *flag, const char *v, unsigned long long max,
@@ -148,49 +154,6 @@ static k32_status_t console_board(void *ctx, const char *cmd, struct k32_buf *ou
 	return sim_hw_console(ctx, cmd, out);
 }
 
-struct board_req {
-	const struct klet_profile *profile;
-	char name[96];
-};
-
-/* Parses "cardputer:2,host:1" into board names and profiles. */
-static int parse_boards(const char *spec, struct board_req *out, int cap)
-{
-	char buf[512];
-	snprintf(buf, sizeof(buf), "%s", spec);
-	int n = 0;
-	for (char *tok = buf, *next; tok && *tok; tok = next) {
-		next = strchr(tok, ',');
-		if (next)
-			*next++ = 0;
-		char *colon = strchr(tok, ':');
-		long count = 1;
-		if (colon) {
-			*colon = 0;
-			count = strtol(colon + 1, NULL, 10);
-		}
-		const struct klet_profile *p = sim_profile_find(tok);
-		if (!p || count < 1) {
-			fprintf(
-			    stderr,
-			    "kube32-sim: --boards: \"%s\": expected PROFILE[:COUNT] with PROFILE "
-			    "one of devkit, cardputer, host and COUNT >= 1\n",
-			    tok);
-			return -1;
-		}
-		for (long i = 1; i <= count; i++) {
-			if (n == cap) {
-				fprintf(stderr, "kube32-sim: --boards: more than %d boards\n", cap);
-				return -1;
-			}
-			out[n].profile = p;
-			snprintf(out[n].name, sizeof(out[n].name), "%.40s-%ld", tok, i);
-			n++;
-		}
-	}
-	return n;
-}
-
 /* "https://host:port" -> parts. */
 static bool parse_url(const char *url, bool *tls, char *host, size_t cap, uint16_t *port)
 {
@@ -219,8 +182,11 @@ static bool parse_url(const char *url, bool *tls, char *host, size_t cap, uint16
 int main(int argc, char **argv)
 {
 	const char *data_dir = "./kube32-data", *host = "127.0.0.1", *kubeconfig = NULL;
-	const char *boards_spec = "devkit:1,cardputer:1", *images = NULL, *port_file = NULL;
+	static const char default_boards[] = "devkit:1,cardputer:1";
+	const char *boards_spec = default_boards, *images = NULL, *port_file = NULL;
 	const char *join = NULL, *token = NULL, *ca_file = NULL, *node_name = NULL;
+	const char *boot_report = NULL, *boot_image = "hello.wasm", *config = NULL;
+	unsigned long long boot_pods = 3;
 	unsigned long long port = 6443, pod_port = 7000, host_pool = 0, host_stack = 0;
 	unsigned long long node_grace = 0, pod_eviction = 0;
 	bool cp_only = false, controllers = true, tls = true;
@@ -256,6 +222,8 @@ int main(int argc, char **argv)
 			kubeconfig = v;
 		else if (!strcmp(a, "--boards"))
 			boards_spec = v;
+		else if (!strcmp(a, "--config"))
+			config = v;
 		else if (!strcmp(a, "--pod-port"))
 			ok = parse_num(a, v, 65535, &pod_port);
 		else if (!strcmp(a, "--images"))
@@ -278,6 +246,12 @@ int main(int argc, char **argv)
 			ca_file = v;
 		else if (!strcmp(a, "--node-name"))
 			node_name = v;
+		else if (!strcmp(a, "--boot-report"))
+			boot_report = v;
+		else if (!strcmp(a, "--boot-pods"))
+			ok = parse_num(a, v, K32_KLET_MAX_PODS, &boot_pods);
+		else if (!strcmp(a, "--boot-image"))
+			boot_image = v;
 		else {
 			usage();
 			return 2;
@@ -288,24 +262,42 @@ int main(int argc, char **argv)
 	struct k32_err err;
 	k32_err_clear(&err);
 	const struct k32_platform_ops *pl = k32_plat();
-	sim_profile_set_host((size_t)host_pool, (size_t)host_stack);
-
-	struct board_req reqs[MAX_BOARDS];
-	int nboards = 0;
-	if (!cp_only) {
-		nboards = parse_boards(boards_spec, reqs, MAX_BOARDS);
-		if (nboards < 0)
+	static struct sim_conf conf;
+	if (config) {
+		uint8_t *text = NULL;
+		size_t len = 0;
+		k32_status_t st = pl->file_read_all(config, k32_default_allocator(),
+						    K32_SIM_CONF_MAX_BYTES, &text, &len, &err);
+		if (!st)
+			st = sim_conf_parse((const char *)text, len, &conf, &err);
+		if (text)
+			k32_free(k32_default_allocator(), text, len + 1);
+		if (st) {
+			fprintf(stderr, "kube32-sim: --config %s: %s\n", config, err.msg);
 			return 2;
-		if (node_name) {
-			if (nboards != 1) {
-				fprintf(stderr,
-					"kube32-sim: --node-name names one board; --boards "
-					"asks for %d\n",
-					nboards);
-				return 2;
-			}
-			snprintf(reqs[0].name, sizeof(reqs[0].name), "%s", node_name);
 		}
+		if (boards_spec != default_boards) {
+			fprintf(stderr, "kube32-sim: --config and --boards both name the boards; "
+					"give one\n");
+			return 2;
+		}
+	} else if (!cp_only && sim_conf_add_spec(&conf, boards_spec, &err)) {
+		fprintf(stderr, "kube32-sim: --boards %s: %s\n", boards_spec, err.msg);
+		return 2;
+	}
+	/* the flags win over the file */
+	sim_profile_set_host(host_pool ? (size_t)host_pool : conf.host_pool,
+			     host_stack ? (size_t)host_stack : conf.host_stack);
+	int nboards = cp_only ? 0 : (int)conf.count;
+	struct sim_conf_board *reqs = conf.boards;
+	if (node_name) {
+		if (nboards != 1) {
+			fprintf(stderr,
+				"kube32-sim: --node-name names one board; --boards asks for %d\n",
+				nboards);
+			return 2;
+		}
+		snprintf(reqs[0].name, sizeof(reqs[0].name), "%s", node_name);
 	}
 	char images_default[512], kc_default[600];
 	if (!images) {
@@ -315,6 +307,24 @@ int main(int argc, char **argv)
 	if (pl->dir_create(data_dir, &err) || pl->dir_create(images, &err)) {
 		fprintf(stderr, "kube32-sim: %s\n", err.msg);
 		return 1;
+	}
+
+	if (boot_report) {
+		struct sim_boot_config bc = {.profile = boot_report,
+					     .data_dir = data_dir,
+					     .image_dir = images,
+					     .image = boot_image,
+					     .pods = (uint32_t)boot_pods,
+					     .tls = tls};
+		struct k32_buf out;
+		k32_buf_init(&out, k32_default_allocator(), 64 * 1024, "boot report");
+		k32_log_set_level(K32_LOG_WARN);
+		k32_status_t st = sim_boot_report(&bc, &out, &err);
+		fputs(k32_buf_cstr(&out), stdout);
+		k32_buf_fini(&out);
+		if (st)
+			fprintf(stderr, "kube32-sim: --boot-report %s: %s\n", boot_report, err.msg);
+		return st ? 1 : 0;
 	}
 
 	struct cplane *cp = NULL;

@@ -213,7 +213,10 @@ int main(int argc, char **argv)
 	printf("%-34s %8.3fms %8.3fms   37 ms / < 1 ms\n", "pod HTTP round trip (loopback)",
 	       pct(t_http, HTTP_REQS, 0.5) / 1000, pct(t_http, HTTP_REQS, 0.99) / 1000);
 
-	/* idle: every pod ticks once a second, the lease renews every 10 s */
+	/* idle: every pod ticks once a second, the lease renews every 10 s. The API client
+	 * (kubectl's part, another process in real use) is closed first: RSS is the cluster's. */
+	http_client_free(api_cli);
+	api_cli = NULL;
 	clock_t c0 = clock();
 	uint64_t w0 = k32_now_us();
 	k32_plat()->sleep_us(10000000);
@@ -230,6 +233,10 @@ int main(int argc, char **argv)
 	       100.0 * cpu_s / wall_s, "");
 	printf("%-34s %8zuB %10s   pool %zu B, peak %zu B\n", "pod pool in use", ks.pool_bytes, "",
 	       ks.pool_limit, ks.pool_peak);
+	const struct k32_heap *heap = k32_default_allocator()->ud;
+	printf("%-34s %8zuB %10s   peak %zu B (mbedTLS and libc allocations not counted)\n",
+	       "default heap in use", __atomic_load_n(&heap->stats.cur_bytes, __ATOMIC_RELAXED), "",
+	       __atomic_load_n(&heap->stats.peak_bytes, __ATOMIC_RELAXED));
 	rc = 0;
 out_cli:
 	http_client_free(api_cli);

@@ -55,6 +55,14 @@
 #define K32_PLAT_TASK_NAME_LEN 16
 #endif
 
+/* POSIX only: glibc malloc arenas for the whole process (mallopt M_ARENA_MAX, set before the
+ * first task starts). glibc gives threads their own arenas (up to 8 per core), each keeping
+ * its own partly used pages: ~180 KiB of RSS in kube32-sim with 7 tasks. A board has one
+ * heap; 1 does the same here. 0: glibc's default. */
+#ifndef K32_PLAT_MALLOC_ARENAS
+#define K32_PLAT_MALLOC_ARENAS 1
+#endif
+
 /* ==== wasm ============================================================================== */
 
 /* Functions (imported + defined) a module may declare. 24 bytes of module state each. */
@@ -1084,6 +1092,39 @@ _Static_assert(K32_CPLANE_LOG_PENDING_BYTES >= 4096, "K32_CPLANE_LOG_PENDING_BYT
 _Static_assert(K32_CPLANE_RELAY_STACK_BYTES >= 16384, "K32_CPLANE_RELAY_STACK_BYTES too small");
 
 /* ---- end cplane ---- */
+
+/* ---- sim (kube32-sim's boards, src/sim) ---- */
+
+/* Boards one kube32-sim process runs (a kubelet, pod pool and pod server each; the board
+ * list is a fixed array of 72 bytes per board). */
+#ifndef K32_SIM_MAX_BOARDS
+#define K32_SIM_MAX_BOARDS 64
+#endif
+/* A board file (--config): bytes in all, bytes per line, words per line. */
+#ifndef K32_SIM_CONF_MAX_BYTES
+#define K32_SIM_CONF_MAX_BYTES (64 * 1024)
+#endif
+#ifndef K32_SIM_CONF_LINE_MAX
+#define K32_SIM_CONF_LINE_MAX 256
+#endif
+#ifndef K32_SIM_CONF_MAX_WORDS
+#define K32_SIM_CONF_MAX_WORDS 8
+#endif
+/* Largest host-pool= and host-stack= (the host profile is for development, not a board). */
+#ifndef K32_SIM_HOST_POOL_MAX
+#define K32_SIM_HOST_POOL_MAX (1ull << 32)
+#endif
+#ifndef K32_SIM_HOST_STACK_MAX
+#define K32_SIM_HOST_STACK_MAX (64ull << 20)
+#endif
+
+_Static_assert(K32_SIM_MAX_BOARDS >= 1 && K32_SIM_MAX_BOARDS <= K32_CPLANE_MAX_LOCAL_NODES,
+	       "K32_SIM_MAX_BOARDS out of range (each board is attached to the control plane)");
+_Static_assert(K32_SIM_CONF_LINE_MAX >= 64 && K32_SIM_CONF_LINE_MAX <= 4096,
+	       "K32_SIM_CONF_LINE_MAX out of range");
+_Static_assert(K32_SIM_CONF_MAX_WORDS >= 3, "K32_SIM_CONF_MAX_WORDS too small");
+
+/* ---- end sim ---- */
 
 /* ---- console (node console line protocol, src/console) ---- */
 

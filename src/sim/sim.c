@@ -41,6 +41,16 @@ const struct klet_profile *sim_profile_find(const char *name)
 	return NULL;
 }
 
+size_t sim_profile_ram_bytes(const struct klet_profile *p)
+{
+	/* the reference boards: ESP32-S3 with 512 KiB SRAM; the devkit adds 2 MiB of PSRAM */
+	if (!strcmp(p->name, "devkit"))
+		return 512 * 1024 + 2 * 1024 * 1024;
+	if (!strcmp(p->name, "cardputer"))
+		return 512 * 1024;
+	return 0;
+}
+
 void sim_profile_set_host(size_t pool, size_t stack)
 {
 	if (pool)

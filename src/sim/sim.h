@@ -28,6 +28,64 @@
 const struct klet_profile *sim_profile_find(const char *name);
 void sim_profile_set_host(size_t host_pool_bytes, size_t host_stack_bytes);
 
+/* ---- the boards of a kube32-sim process (sim_conf.c) --------------------------------------
+ *
+ * From --boards PROFILE[:COUNT],... or a board file (--config FILE): one board group a
+ * line, '#' starts a comment, blank lines are ignored:
+ *
+ *   PROFILE [count=N] [name=NAME]   N boards of PROFILE (devkit, cardputer, host), named
+ *                                   PROFILE-1, PROFILE-2, ... or NAME (only with count 1)
+ *   host-pool=BYTES                 pod pool of host boards (a number, or with Ki / Mi)
+ *   host-stack=BYTES                interpreter stack of host boards
+ *
+ * At most K32_SIM_MAX_BOARDS boards, K32_SIM_CONF_MAX_BYTES of file, K32_SIM_CONF_LINE_MAX
+ * per line. Errors name the line, what was wrong and what is expected.
+ */
+struct sim_conf_board {
+	const struct klet_profile *profile;
+	char name[64]; /* node name */
+};
+struct sim_conf {
+	struct sim_conf_board boards[K32_SIM_MAX_BOARDS];
+	uint32_t count;	   /* boards */
+	size_t host_pool;  /* host-pool=; 0: not set */
+	size_t host_stack; /* host-stack=; 0: not set */
+};
+/* Parses a board file into c (zeroed by the caller; appends to its boards). */
+k32_status_t sim_conf_parse(const char *text, size_t len, struct sim_conf *c, struct k32_err *err);
+/* Appends the boards of a --boards spec ("cardputer:2,host:1"). */
+k32_status_t sim_conf_add_spec(struct sim_conf *c, const char *spec, struct k32_err *err);
+/* Appends count boards of profile (name: one board's name, or NULL for PROFILE-<n>). */
+k32_status_t sim_conf_add(struct sim_conf *c, const char *profile, uint32_t count, const char *name,
+			  struct k32_err *err);
+
+/* The profile's RAM in bytes (SRAM, plus PSRAM where the board has it); 0: no budget
+ * (host). */
+size_t sim_profile_ram_bytes(const struct klet_profile *p);
+
+/* ---- free memory per boot stage (sim_boot.c) ---------------------------------------------
+ *
+ * Boots one board of profile in this process (the control plane's stages count for the
+ * devkit only: it is the control-plane board) and appends one line per stage:
+ *   K32_BOOT profile=P role=control-plane|worker stage=S used=N free=N budget=N
+ * with S platform (pod pool and interpreter stack reserved), store, api, controllers
+ * (devkit only), kubelet, pods (cfg->pods pods of cfg->image Running), then
+ *   K32_BOOT_END profile=P pods=N image=I pool_used=N pool_size=N counted=... not_counted=...
+ * used = pod pool + interpreter stack + the default heap's growth; free = budget - used
+ * ("-" for host). Nothing persists (memory store). Takes a few seconds.
+ */
+struct sim_boot_config {
+	const char *profile;	/* devkit, cardputer, host */
+	const char *data_dir;	/* tokens and pki (created) */
+	const char *image_dir;	/* where the pods' module is */
+	const char *image;	/* module of the pods stage, e.g. "hello.wasm" */
+	const char *pod_memory; /* their resources.limits.memory; NULL: "24Ki" */
+	uint32_t pods;		/* pods of the last stage */
+	bool tls;		/* HTTPS as kube32-sim runs it */
+};
+k32_status_t sim_boot_report(const struct sim_boot_config *cfg, struct k32_buf *out,
+			     struct k32_err *err);
+
 /* ---- the control plane's view of a board -------------------------------------------------- */
 
 /*

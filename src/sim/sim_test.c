@@ -227,6 +227,118 @@ static void test_metrics(void **state)
 	k32_buf_fini(&b);
 }
 
+/* Board files and --boards specs: table of text -> boards, or the error's words. */
+static void test_conf(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text; /* a board file, or "spec:" + a --boards spec */
+		k32_status_t st;
+		const char *want; /* the board names joined by ',', or a piece of the error */
+		size_t pool, stack;
+	} cases[] = {
+	    {"", K32_OK, "", 0, 0},
+	    {"# only a comment\n\n   \n", K32_OK, "", 0, 0},
+	    {"cardputer count=2\nhost name=big  # mine\nhost-pool=8Mi\nhost-stack=96Ki\n", K32_OK,
+	     "cardputer-1,cardputer-2,big", 8u << 20, 96u << 10},
+	    {"devkit\r\ncardputer\ncardputer count=1", K32_OK, "devkit-1,cardputer-1,cardputer-2",
+	     0, 0},
+	    {"spec:devkit:1,cardputer:2", K32_OK, "devkit-1,cardputer-1,cardputer-2", 0, 0},
+	    {"spec:host", K32_OK, "host-1", 0, 0},
+	    {"spec:cardputer:0", K32_ERR_INVALID_ARGS, "COUNT 1..", 0, 0},
+	    {"spec:toaster:1", K32_ERR_INVALID_ARGS, "unknown board profile", 0, 0},
+	    {"toaster\n", K32_ERR_INVALID_ARGS, "line 1: unknown board profile", 0, 0},
+	    {"host\nhost count=x\n", K32_ERR_INVALID_ARGS, "line 2: count=x", 0, 0},
+	    {"host count=2 name=a\n", K32_ERR_INVALID_ARGS, "names one board", 0, 0},
+	    {"host name=a\ncardputer name=a\n", K32_ERR_ALREADY_EXISTS, "two boards named a", 0, 0},
+	    {"host colour=red\n", K32_ERR_INVALID_ARGS, "expected count=N or name=NAME", 0, 0},
+	    {"host-pool=0\n", K32_ERR_INVALID_ARGS, "host-pool=0: expected 1..", 0, 0},
+	    {"host-pool=99999999999999999999\n", K32_ERR_INVALID_ARGS, "expected 1..", 0, 0},
+	    {"host-pool=5Gi\n", K32_ERR_INVALID_ARGS, "expected 1..", 0, 0},
+	    {"speed=9\n", K32_ERR_INVALID_ARGS, "unknown setting", 0, 0},
+	    {"host count=65\n", K32_ERR_INVALID_ARGS, "count=1..64", 0, 0},
+	    {"host count=40\ncardputer count=40\n", K32_ERR_NO_RESOURCES, "K32_SIM_MAX_BOARDS", 0,
+	     0},
+	    {"a b c d e f g h i\n", K32_ERR_INVALID_ARGS, "more than 8 words", 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		static struct sim_conf c;
+		struct k32_err err;
+		memset(&c, 0, sizeof(c));
+		k32_err_clear(&err);
+		const char *t = cases[i].text;
+		k32_status_t st = !strncmp(t, "spec:", 5) ? sim_conf_add_spec(&c, t + 5, &err)
+							  : sim_conf_parse(t, strlen(t), &c, &err);
+		char names[512] = "";
+		for (uint32_t b = 0; b < c.count; b++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 b ? "," : "", c.boards[b].name);
+		if (st != cases[i].st ||
+		    (st ? !strstr(err.msg, cases[i].want) : strcmp(names, cases[i].want)))
+			fail_msg("case %zu \"%s\": status %d \"%s\" boards \"%s\", want %d \"%s\"",
+				 i, t, st, err.msg, names, cases[i].st, cases[i].want);
+		if (!st) {
+			assert_int_equal(c.host_pool, cases[i].pool);
+			assert_int_equal(c.host_stack, cases[i].stack);
+		}
+	}
+	/* a line over K32_SIM_CONF_LINE_MAX and a NUL byte */
+	static char long_line[K32_SIM_CONF_LINE_MAX + 10];
+	memset(long_line, 'h', sizeof(long_line) - 1);
+	static struct sim_conf c;
+	struct k32_err err;
+	assert_int_equal(sim_conf_parse(long_line, strlen(long_line), &c, &err),
+			 K32_ERR_INVALID_ARGS);
+	assert_non_null(strstr(err.msg, "K32_SIM_CONF_LINE_MAX"));
+	assert_int_equal(sim_conf_parse("host\0x", 6, &c, &err), K32_ERR_INVALID_ARGS);
+	assert_non_null(strstr(err.msg, "NUL"));
+	assert_int_equal(sim_conf_parse("", K32_SIM_CONF_MAX_BYTES + 1, &c, &err),
+			 K32_ERR_INVALID_ARGS);
+}
+
+/* The boot report of the devkit: every stage, in order, free falling as services start. */
+static void test_boot_report(void **state)
+{
+	(void)state;
+	struct sim_boot_config bc = {.profile = "devkit",
+				     .data_dir = SIM_TEST_DIR "/boot",
+				     .image_dir = SIM_TEST_IMAGES,
+				     .image = "t_ok.wasm",
+				     .pods = 2};
+	struct k32_buf out;
+	struct k32_err err;
+	k32_buf_init(&out, k32_default_allocator(), 64 * 1024, "boot");
+	if (sim_boot_report(&bc, &out, &err))
+		fail_msg("sim_boot_report: %s", err.msg);
+	static const char *const stages[] = {"platform",    "store",   "api",
+					     "controllers", "kubelet", "pods"};
+	const char *p = k32_buf_cstr(&out);
+	long long last_free = 2621440 + 1;
+	for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++) {
+		char want[64];
+		snprintf(want, sizeof(want), "stage=%s ", stages[i]);
+		const char *l = strstr(p, want);
+		if (!l) {
+			if (strcmp(stages[i], "controllers")) /* absent without src/ctrl */
+				fail_msg("no %s line in:\n%s", stages[i], k32_buf_cstr(&out));
+			continue;
+		}
+		long long used = 0, free_b = 0;
+		const char *u = strstr(l, "used=");
+		if (!u || sscanf(u, "used=%lld free=%lld", &used, &free_b) != 2)
+			fail_msg("no used= free= in: %.200s", l);
+		assert_true(free_b <= last_free);
+		assert_int_equal(used + free_b, 2621440); /* the devkit's SRAM + PSRAM */
+		last_free = free_b;
+		p = l;
+	}
+	assert_non_null(strstr(p, "K32_BOOT_END profile=devkit pods=2 image=t_ok.wasm"));
+	/* an unknown profile; a module that is not there times out with its name */
+	bc.profile = "toaster";
+	assert_int_equal(sim_boot_report(&bc, &out, &err), K32_ERR_INVALID_ARGS);
+	k32_buf_fini(&out);
+}
+
 /* A cardputer's simulated hardware: the console lines (table: line -> expected answer). */
 static void test_hw_console(void **state)
 {
@@ -277,6 +389,8 @@ int main(void)
 	const struct CMUnitTest plain[] = {
 	    cmocka_unit_test(test_profiles),
 	    cmocka_unit_test(test_hw_console),
+	    cmocka_unit_test(test_conf),
+	    cmocka_unit_test(test_boot_report),
 	};
 	const struct CMUnitTest cluster[] = {
 	    cmocka_unit_test(test_logs),

@@ -11,7 +11,11 @@
 # (nothing lost) and that goes NotReady when killed (its Deployment pod then comes back on
 # another board), and a clean SIGTERM stop.
 #
-#   cluster_e2e.sh /path/to/kube32-sim /path/to/dir/with/example/pods
+# Then the same control plane as kube32-server --controllers (src/cplane): a board joins it
+# from kube32-sim --join, a Deployment is scheduled onto it, and `kubectl logs -f` and
+# `kubectl top` work through it.
+#
+#   cluster_e2e.sh /path/to/kube32-sim /path/to/dir/with/example/pods [/path/to/kube32-server]
 #
 # Exit 0: all checks passed; 1: a check failed; 77: kubectl, curl or the example pods
 # missing (skipped; under CI=true that is a failure).
@@ -19,20 +23,13 @@ set -u
 
 SIM=${1:?usage: cluster_e2e.sh /path/to/kube32-sim PODS_DIR}
 . "$(dirname "$0")/sim_lib.sh"
-PODS=${2:?usage: cluster_e2e.sh /path/to/kube32-sim PODS_DIR}
+PODS=${2:?usage: cluster_e2e.sh /path/to/kube32-sim PODS_DIR [KUBE32_SERVER]}
+SERVER=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 
-missing() {
-	echo "cluster-e2e: $1 is missing: $2" >&2
-	if [ "${CI:-}" = "true" ]; then
-		echo "cluster-e2e: FAIL (CI=true requires it)" >&2
-		exit 1
-	fi
-	echo "cluster-e2e: SKIPPED" >&2
-	exit 77
-}
+missing() { sim_skip cluster-e2e "$@"; }
 [ -x "$KUBECTL" ] || missing kubectl "expected at $KUBECTL (set KUBECTL=...)"
 command -v curl >/dev/null || missing curl "install the Debian package curl"
 for m in hello crashy countdown; do
@@ -48,8 +45,10 @@ cp "$PODS"/*.wasm "$WORK/images/"
 cp "$PODS/hello.wasm" "$WORK/images/hello-v2.wasm" # a "new version" for the rolling update
 SIM_PID=
 JOIN_PID=
+SRV_PID=
+SJOIN_PID=
 cleanup() {
-	for p in $SIM_PID $JOIN_PID; do
+	for p in $SIM_PID $JOIN_PID $SRV_PID $SJOIN_PID; do
 		kill -9 "$p" 2>/dev/null
 	done
 	if [ "${KEEP:-}" != "1" ]; then rm -rf "$WORK"; fi
@@ -66,45 +65,6 @@ CTRL=0
 grep -q "scheduler and controllers running" "$WORK/sim.log" && CTRL=1
 echo "cluster-e2e: kube32-sim pid $SIM_PID on https://127.0.0.1:$PORT (controllers: $CTRL)"
 
-PASS=0
-FAIL=0
-FAILED=()
-OUT=
-check() {
-	local name=$1 re=$2
-	shift 2
-	OUT=$(timeout 60 bash -c '"$@"' check "$@" 2>&1)
-	if grep -Eq -- "$re" <<<"$OUT"; then
-		PASS=$((PASS + 1))
-		echo "ok   $name"
-	else
-		FAIL=$((FAIL + 1))
-		FAILED+=("$name")
-		echo "FAIL $name: expected /$re/ from: $*" >&2
-		sed 's/^/     | /' <<<"$OUT" | head -20 >&2
-	fi
-}
-# eventually NAME REGEX SECONDS CMD...: retries CMD until its output matches.
-eventually() {
-	local name=$1 re=$2 secs=$3
-	shift 3
-	local end=$((SECONDS + secs))
-	while :; do
-		OUT=$(timeout 30 bash -c '"$@"' check "$@" 2>&1)
-		if grep -Eq -- "$re" <<<"$OUT"; then
-			PASS=$((PASS + 1))
-			echo "ok   $name"
-			return 0
-		fi
-		[ $SECONDS -ge $end ] && break
-		sleep 0.2
-	done
-	FAIL=$((FAIL + 1))
-	FAILED+=("$name")
-	echo "FAIL $name: never matched /$re/ in ${secs}s: $*" >&2
-	sed 's/^/     | /' <<<"$OUT" | head -20 >&2
-	return 1
-}
 k() { "$KUBECTL" "$@"; }
 export -f k
 export KUBECTL
@@ -143,6 +103,8 @@ check pinned-running 'hello-pinned +1/1 +Running +0 .* host-1' k get pod hello-p
 check logs 'hello from kube32: k32_init' k logs hello-pinned
 check logs-timestamps '^20[0-9-]+T[0-9:]+Z hello from kube32' k logs --timestamps hello-pinned
 check logs-follow 'tick 1' timeout 3 "$KUBECTL" logs -f hello-pinned
+# --tail=0: only lines logged after the request, so only a stream shows any
+check logs-follow-new 'tick [0-9]+' timeout 4 "$KUBECTL" logs -f --tail=0 hello-pinned
 check pod-http 'hello from kube32: ticks=[0-9]+ path=/hi\?x=1.* HTTP 200' podcurl host-1 default/hello-pinned '/hi?x=1'
 check pod-http-404 'is not on node host-1.* HTTP 404' podcurl host-1 default/nosuch /
 check pod-http-wrong-node 'HTTP 404' podcurl cardputer-1 default/hello-pinned /
@@ -283,6 +245,8 @@ eventually remote-ready 'remote-1 +Ready' 20 k get node remote-1 --no-headers
 check remote-pod 'pod/hello-remote created' k run hello-remote --image=hello.wasm --overrides='{"spec":{"nodeName":"remote-1"}}'
 check remote-wait 'condition met' k wait --for=condition=Ready pod/hello-remote --timeout=30s
 check remote-logs 'hello from kube32: k32_init' k logs hello-remote
+# logs -f of a board in another process: the control plane relays new lines as they come
+check remote-logs-follow 'tick [0-9]+' timeout 4 "$KUBECTL" logs -f --tail=0 hello-remote
 check remote-http 'hello from kube32.* HTTP 200' podcurl remote-1 default/hello-remote /
 
 # ---- restart the control plane: nothing is lost, the remote board's pod keeps running -------------
@@ -307,12 +271,9 @@ sleep 2
 TICKS1=$(podcurl remote-1 default/hello-remote / | sed -n 's/.*ticks=\([0-9]*\).*/\1/p')
 STARTED1=$(k get pod hello-remote -o 'jsonpath={.status.containerStatuses[0].state.running.startedAt}')
 if [ -n "$TICKS0" ] && [ -n "$TICKS1" ] && [ "$TICKS1" -gt "$TICKS0" ] && [ "$STARTED0" = "$STARTED1" ]; then
-	PASS=$((PASS + 1))
-	echo "ok   restart-remote-kept-running (ticks $TICKS0 -> $TICKS1, started $STARTED1)"
+	sim_pass "restart-remote-kept-running (ticks $TICKS0 -> $TICKS1, started $STARTED1)"
 else
-	FAIL=$((FAIL + 1))
-	FAILED+=("restart-remote-kept-running")
-	echo "FAIL restart-remote-kept-running: ticks $TICKS0 -> $TICKS1, startedAt $STARTED0 -> $STARTED1" >&2
+	sim_fail restart-remote-kept-running "ticks $TICKS0 -> $TICKS1, startedAt $STARTED0 -> $STARTED1"
 fi
 check restart-pinned 'condition met' k wait --for=condition=Ready pod/hello-pinned --timeout=60s
 eventually restart-remote-lease 'remote-1 +Ready' 20 k get node remote-1 --no-headers
@@ -343,34 +304,44 @@ check pinned-gone 'NotFound' k get pod hello-pinned
 check pod-http-gone 'HTTP 404' podcurl host-1 default/hello-pinned /
 
 # ---- stop ---------------------------------------------------------------------------------------------------
-kill -TERM "$SIM_PID"
-for _ in $(seq 100); do
-	kill -0 "$SIM_PID" 2>/dev/null || break
-	sleep 0.1
-done
-if kill -0 "$SIM_PID" 2>/dev/null; then
-	FAIL=$((FAIL + 1))
-	FAILED+=("sigterm-stop")
-	echo "FAIL sigterm-stop: kube32-sim still running 10 s after SIGTERM" >&2
-else
-	wait "$SIM_PID"
-	rc=$?
-	if [ "$rc" = 0 ]; then
-		PASS=$((PASS + 1))
-		echo "ok   sigterm-stop"
-	else
-		FAIL=$((FAIL + 1))
-		FAILED+=("sigterm-stop")
-		echo "FAIL sigterm-stop: exit status $rc" >&2
-	fi
-fi
+sim_stop "$SIM_PID"
 SIM_PID=
 
-echo "cluster-e2e: $PASS passed, $FAIL failed"
-if [ "$FAIL" -ne 0 ]; then
-	echo "cluster-e2e: failed: ${FAILED[*]}" >&2
-	echo "cluster-e2e: kube32-sim log (tail):" >&2
-	tail -30 "$WORK/sim.log" >&2
-	exit 1
+# ---- kube32-server: the same control plane on its own, a board joining it ------------------------
+if [ -n "$SERVER" ]; then
+	SDATA=$WORK/server
+	"$SERVER" --controllers --data-dir "$SDATA" --port 0 --port-file "$WORK/sport" \
+		>"$WORK/server.log" 2>&1 &
+	SRV_PID=$!
+	for _ in $(seq 100); do
+		[ -s "$WORK/sport" ] && break
+		sleep 0.1
+	done
+	export SKC=$SDATA/admin.kubeconfig
+	ks() { "$KUBECTL" --kubeconfig "$SKC" "$@"; }
+	export -f ks
+	check server-controllers 'scheduler and controllers running' cat "$WORK/server.log"
+	STOKEN=$(sed -n 's/^ *token: //p' "$SKC")
+	"$SIM" --join "https://127.0.0.1:$(cat "$WORK/sport")" --token "$STOKEN" \
+		--ca-file "$SDATA/pki/ca.crt" --boards host:1 --node-name sworker-1 --pod-port 0 \
+		--images "$WORK/images" >"$WORK/sjoin.log" 2>&1 &
+	SJOIN_PID=$!
+	eventually server-node-ready 'sworker-1 +Ready' 20 ks get nodes --no-headers
+	check server-deploy 'deployment.apps/shello created' ks create deployment shello --image=hello.wasm
+	check server-rollout 'successfully rolled out' ks rollout status deployment/shello --timeout=60s
+	check server-pod-on-board 'sworker-1' ks get pods -l app=shello -o 'jsonpath={.items[0].spec.nodeName}'
+	check server-logs-follow 'tick [0-9]+' timeout 4 "$KUBECTL" --kubeconfig "$SKC" logs -f --tail=0 deploy/shello
+	eventually server-top 'shello-[a-z0-9-]+ +[0-9]+m +[0-9]+Mi' 30 ks top pods --no-headers
+	disown "$SJOIN_PID" 2>/dev/null
+	kill -9 "$SJOIN_PID"
+	SJOIN_PID=
+	kill -TERM "$SRV_PID"
+	rc=0
+	wait "$SRV_PID" || rc=$?
+	SRV_PID=
+	check server-sigterm "^0$" echo "$rc"
+else
+	echo "cluster-e2e: no kube32-server given: its checks skipped"
 fi
-exit 0
+
+sim_summary cluster-e2e "$WORK/sim.log"

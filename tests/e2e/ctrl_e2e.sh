@@ -17,15 +17,7 @@ SIM=${1:?usage: ctrl_e2e.sh /path/to/kube32-sim PODS_DIR}
 PODS=${2:?usage: ctrl_e2e.sh /path/to/kube32-sim PODS_DIR}
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 
-skip() {
-	echo "ctrl-e2e: $1 is missing: $2" >&2
-	if [ "${CI:-}" = "true" ]; then
-		echo "ctrl-e2e: FAIL (CI=true requires it)" >&2
-		exit 1
-	fi
-	echo "ctrl-e2e: SKIPPED" >&2
-	exit 77
-}
+skip() { sim_skip ctrl-e2e "$@"; }
 [ -x "$SIM" ] || skip kube32-sim "expected at $SIM (build cmd/kube32-sim)"
 [ -x "$KUBECTL" ] || skip kubectl "expected at $KUBECTL (set KUBECTL=...)"
 for m in hello countdown; do
@@ -57,34 +49,6 @@ sim_wait_ready "$WORK/sim.log" "$SIM_PID" ctrl-e2e
 PORT=$(cat "$WORK/port")
 echo "ctrl-e2e: kube32-sim pid $SIM_PID on https://127.0.0.1:$PORT"
 
-PASS=0
-FAIL=0
-FAILED=()
-OUT=
-# eventually NAME REGEX SECONDS CMD...: runs CMD until its output matches REGEX.
-eventually() {
-	local name=$1 re=$2 secs=$3
-	shift 3
-	local end=$((SECONDS + secs))
-	while :; do
-		OUT=$(timeout 30 bash -c '"$@"' check "$@" 2>&1)
-		if grep -Eq -- "$re" <<<"$OUT"; then
-			PASS=$((PASS + 1))
-			echo "ok   $name"
-			return 0
-		fi
-		[ $SECONDS -ge $end ] && break
-		sleep 0.2
-	done
-	FAIL=$((FAIL + 1))
-	FAILED+=("$name")
-	echo "FAIL $name: never matched /$re/ in ${secs}s: $*" >&2
-	sed 's/^/     | /' <<<"$OUT" | head -20 >&2
-	return 1
-}
-check() { # check NAME REGEX CMD...: once
-	eventually "$1" "$2" 0 "${@:3}"
-}
 k() { "$KUBECTL" "$@"; }
 export -f k
 export KUBECTL
@@ -264,11 +228,6 @@ eventually mover-moved '^(cardputer-1|host-1) (cardputer-1|host-1) $' 60 bash -c
 check eviction-event 'TaintManagerEviction' k get events --field-selector reason=TaintManagerEviction
 check mover-rollout-again 'successfully rolled out' k rollout status deployment/mover --timeout=60s
 
-kill -TERM "$SIM_PID"
-wait "$SIM_PID" 2>/dev/null
+sim_stop "$SIM_PID"
 SIM_PID=
-echo "ctrl-e2e: $PASS passed, $FAIL failed"
-if [ "$FAIL" -gt 0 ]; then
-	echo "ctrl-e2e: failed: ${FAILED[*]}" >&2
-	exit 1
-fi
+sim_summary ctrl-e2e "$WORK/sim.log"

@@ -19,6 +19,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -191,9 +194,19 @@ static void *task_trampoline(void *p)
 	return NULL;
 }
 
+/* One heap for all tasks, as on a board (see K32_PLAT_MALLOC_ARENAS). */
+static void malloc_arenas_setup(void)
+{
+#if defined(__GLIBC__) && K32_PLAT_MALLOC_ARENAS > 0
+	mallopt(M_ARENA_MAX, K32_PLAT_MALLOC_ARENAS);
+#endif
+}
+
 static k32_status_t posix_task_create(struct k32_task **out, const char *name, k32_task_fn fn,
 				      void *arg, size_t stack_bytes, int core, struct k32_err *err)
 {
+	static pthread_once_t arenas_once = PTHREAD_ONCE_INIT;
+	pthread_once(&arenas_once, malloc_arenas_setup);
 	struct k32_task *t = NULL;
 	pthread_attr_t attr;
 	int rc;
