@@ -86,7 +86,7 @@ static void usage(void)
 	    "  --node-name NAME      with --join: name of the single board\n"
 	    "  --boot-report PROFILE print the free memory after each boot stage of a PROFILE\n"
 	    "                        board (K32_BOOT lines; see docs/controllers.md) and exit\n"
-	    "  --boot-pods N         pods of the report's last stage (default 3)\n"
+	    "  --boot-pods N         pods of the report's last stage (default 2)\n"
 	    "  --boot-image FILE     their module, in --images (default hello.wasm)\n");
 }
 
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	const char *boards_spec = default_boards, *images = NULL, *port_file = NULL;
 	const char *join = NULL, *token = NULL, *ca_file = NULL, *node_name = NULL;
 	const char *boot_report = NULL, *boot_image = "hello.wasm", *config = NULL;
-	unsigned long long boot_pods = 3;
+	unsigned long long boot_pods = 2;
 	unsigned long long port = 6443, pod_port = 7000, host_pool = 0, host_stack = 0;
 	unsigned long long node_grace = 0, pod_eviction = 0;
 	bool cp_only = false, controllers = true, tls = true;

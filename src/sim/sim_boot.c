@@ -162,7 +162,8 @@ k32_status_t sim_boot_report(const struct sim_boot_config *cfg, struct k32_buf *
 		if (k32_now_us() > until) {
 			st = k32_err_set(err, K32_ERR_TIMED_OUT, SIM_BOOT_MOD,
 					 "boot report: %u of %u pods of %s running after 30 s on "
-					 "%s; is the image in %s?",
+					 "%s; is the image in %s, do they fit its pod pool "
+					 "(--boot-pods)?",
 					 (unsigned)ks.running, (unsigned)cfg->pods, cfg->image,
 					 node, cfg->image_dir);
 			break;
