@@ -518,10 +518,13 @@ struct hw_node_config {
 	uint32_t min_interval_ms; /* status updates per Device at most this often (1000) */
 };
 
+struct hw_node_pod;
+
 struct hw_node {
 	struct hw_node_config cfg;
 	struct hw_host host; /* buses + the callbacks below */
 	struct hw_host_ops ops;
+	struct hw_node_pod *bound; /* slots bound now (list through hw_node_pod.next) */
 };
 
 struct hw_node_pod {
@@ -532,14 +535,18 @@ struct hw_node_pod {
 	struct hw_devstatus status; /* what goes to devices/<name>/status */
 	char pod_name[HW_NAME_LEN]; /* the driver pod */
 	bool bound;
+	struct hw_node_pod *next; /* the node's next bound slot */
 };
 
 void hw_node_init(struct hw_node *n, const struct hw_node_config *cfg);
 /*
  * Binds slot to the Device object `device` for driver pod pod_name: parses it, grants its
- * (bus, channel, address), and resets the status publisher.
- * @retval K32_ERR_INVALID_ARGS the Device does not parse (err names the field)
- * @retval K32_ERR_NOT_FOUND    its bus does not exist on this node
+ * (bus, channel, address), and resets the status publisher. One driver per Device: a second
+ * pod naming a Device that a bound slot of this node already drives is refused. slot must be
+ * zeroed (calloc) or unbound.
+ * @retval K32_ERR_INVALID_ARGS   the Device does not parse (err names the field)
+ * @retval K32_ERR_NOT_FOUND      its bus does not exist on this node
+ * @retval K32_ERR_ALREADY_EXISTS another pod on this node drives the Device (err names it)
  */
 k32_status_t hw_node_bind(struct hw_node *n, struct hw_node_pod *slot, const cJSON *device,
 			  const char *pod_name, struct k32_err *err);

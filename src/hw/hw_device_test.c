@@ -429,12 +429,59 @@ static void test_api(void **state)
 	store_close(store);
 }
 
+/* One driver pod per Device on a node: a second binding is refused until the first goes. */
+static void test_node_one_driver(void **state)
+{
+	(void)state;
+	static struct hw_bus bus; /* only its presence matters to a binding */
+	struct hw_node_config cfg = {.bus = {&bus}};
+	struct hw_node node;
+	hw_node_init(&node, &cfg);
+	cJSON *scale = parse("{\"metadata\":{\"name\":\"scale\"},\"spec\":{\"node\":\"c1\","
+			     "\"model\":\"miniscale\",\"address\":38,\"muxChannel\":1}}");
+	cJSON *tag = parse("{\"metadata\":{\"name\":\"tag\"},\"spec\":{\"node\":\"c1\","
+			   "\"model\":\"rfid\",\"address\":40,\"muxChannel\":0}}");
+	static struct hw_node_pod a, b, c;
+	struct k32_err err;
+	static const struct {
+		struct hw_node_pod *slot;
+		const char *pod;
+		k32_status_t want;
+	} steps[] = {
+	    {&a, "miniscale-scale", K32_OK},
+	    {&b, "crashy", K32_ERR_ALREADY_EXISTS}, /* scale again */
+	    {&c, "rfid-tag", K32_OK},		    /* another Device */
+	    {&a, "miniscale-scale", K32_OK},	    /* re-bound in place */
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		k32_err_clear(&err);
+		const cJSON *dev = steps[i].slot == &c ? tag : scale;
+		assert_int_equal(hw_node_bind(&node, steps[i].slot, dev, steps[i].pod, &err),
+				 steps[i].want);
+		if (steps[i].want == K32_ERR_ALREADY_EXISTS)
+			assert_non_null(strstr(err.msg, "already driven by pod miniscale-scale"));
+	}
+	assert_false(b.bound);
+	/* the first driver goes: now the second may bind */
+	hw_node_unbind(&a);
+	assert_int_equal(hw_node_bind(&node, &b, scale, "crashy", &err), K32_OK);
+	int n = 0;
+	for (const struct hw_node_pod *o = node.bound; o; o = o->next)
+		n++;
+	assert_int_equal(n, 2);
+	hw_node_unbind(&b);
+	hw_node_unbind(&c);
+	assert_null(node.bound);
+	cJSON_Delete(scale);
+	cJSON_Delete(tag);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse),   cmocka_unit_test(test_manifest_conflict),
 	    cmocka_unit_test(test_rfc3339), cmocka_unit_test(test_publisher),
-	    cmocka_unit_test(test_api),
+	    cmocka_unit_test(test_api),	    cmocka_unit_test(test_node_one_driver),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,6 +79,8 @@ void hw_node_init(struct hw_node *n, const struct hw_node_config *cfg)
 k32_status_t hw_node_bind(struct hw_node *n, struct hw_node_pod *slot, const cJSON *device,
 			  const char *pod_name, struct k32_err *err)
 {
+	if (slot->bound)
+		hw_node_unbind(slot); /* re-bound without an unbind: leave the node's list first */
 	memset(slot, 0, sizeof(*slot));
 	k32_status_t st = hw_device_parse(device, &slot->dev, err);
 	if (st != K32_OK)
@@ -89,17 +91,37 @@ k32_status_t hw_node_bind(struct hw_node *n, struct hw_node_pod *slot, const cJS
 				   "against the board profile",
 				   slot->dev.ns, slot->dev.name, (unsigned)slot->dev.bus,
 				   slot->dev.node);
+	for (const struct hw_node_pod *o = n->bound; o; o = o->next) {
+		if (o != slot && !strcmp(o->dev.ns, slot->dev.ns) &&
+		    !strcmp(o->dev.name, slot->dev.name))
+			return k32_err_set(
+			    err, K32_ERR_ALREADY_EXISTS, "hw",
+			    "Device %s/%s is already driven by pod %s on node %s; one "
+			    "driver pod per Device (delete one of them)",
+			    slot->dev.ns, slot->dev.name, o->pod_name, slot->dev.node);
+	}
 	slot->node = n;
 	snprintf(slot->pod_name, sizeof(slot->pod_name), "%s", pod_name);
 	hw_device_grant(&slot->dev, &slot->grant);
 	hw_pod_init(&slot->pod, &n->host, &slot->grant, 1, slot);
 	hw_devstatus_init(&slot->status, slot->dev.poll_ms, n->cfg.min_interval_ms);
 	slot->bound = true;
+	slot->next = n->bound;
+	n->bound = slot;
 	return K32_OK;
 }
 
 void hw_node_unbind(struct hw_node_pod *slot)
 {
+	if (slot->bound && slot->node) {
+		for (struct hw_node_pod **pp = &slot->node->bound; *pp; pp = &(*pp)->next) {
+			if (*pp == slot) {
+				*pp = slot->next;
+				break;
+			}
+		}
+	}
+	slot->next = NULL;
 	slot->bound = false;
 	slot->pod.ngrants = 0; /* a late call from the instance reaches nothing */
 }

@@ -8,7 +8,8 @@
 # (Ready=False NotFound and a Warning Event), bus errors (BusError), hardware.md's worked
 # BME688 example A from raw ADC words, the status fields (driverPod, lastReadTime, the Ready
 # condition's time and message), a trapping driver (DriverCrash and its Event, the others
-# keep reading), and a deleted Device taking its driver pod.
+# keep reading), a second driver pod for a driven Device refused, and a deleted Device taking
+# its driver pod.
 # Prints each driver's pool bytes and the pool left free (from the kubelet's /stats).
 #
 #   devices_e2e.sh /path/to/kube32-sim /path/to/apps/drivers (build dir with the .wasm)
@@ -271,32 +272,61 @@ if until_ok 10 ready scale True; then ok "scale plugged back: Ready=True"; else
 	bad "scale back"
 fi
 
-# a driver that traps: a pod bound to Device scale (annotation kube32.io/device) whose module
-# reads outside its memory on its third tick; the Device gets DriverCrash and a Warning Event,
-# the other drivers keep reading
+# a driver that traps: Device "crash" (a Mini Scales on channel 3, where nothing answers)
+# whose driver pod, created first with a broken image (crashy.wasm reads outside its memory on
+# its third tick), the Device controller adopts; the Device gets Ready=False DriverCrash and a
+# Warning Event, the other drivers keep reading. A second pod for a driven Device is refused.
 "$KUBECTL" apply -f - >/dev/null <<'YAML'
 apiVersion: v1
 kind: Pod
 metadata:
-  name: crashy-scale
-  annotations: {kube32.io/device: scale}
+  name: miniscale-crash
+  annotations: {kube32.io/device: crash}
 spec:
   nodeName: cardputer-1
   containers: [{name: driver, image: crashy.wasm, resources: {limits: {memory: 8Ki}}}]
+---
+apiVersion: kube32.io/v1alpha1
+kind: Device
+metadata:
+  name: crash
+spec: {node: cardputer-1, model: miniscale, bus: 0, muxChannel: 3, address: 0x26}
 YAML
-if until_ok 20 sh -c "'$KUBECTL' get events --field-selector type=Warning,involvedObject.name=scale | grep -q DriverCrash"; then
-	ok "a trapping driver: Warning Event DriverCrash on Device scale"
+if until_ok 40 sh -c "'$KUBECTL' get events --field-selector type=Warning,involvedObject.name=crash | grep -q DriverCrash"; then
+	ok "a trapping driver: Warning Event DriverCrash on Device crash"
 else
-	bad "DriverCrash event" "$("$KUBECTL" get events 2>&1 | tail -3; "$KUBECTL" get pod crashy-scale 2>&1 | tail -1)"
+	bad "DriverCrash event" "$("$KUBECTL" get events 2>&1 | tail -3; "$KUBECTL" get pod miniscale-crash 2>&1 | tail -1)"
+fi
+if until_ok 10 ready crash False DriverCrash; then ok "Device crash: Ready=False DriverCrash"; else
+	bad "DriverCrash condition" "$("$KUBECTL" get device crash -o jsonpath='{.status}')"
 fi
 http_cmd "hw set envpro temperature_c 19" >/dev/null
 if until_ok 10 near envpro temperature_c 19 0.05 && ready envpro True && running rfid-tag &&
-	running bme688-envpro; then
+	running bme688-envpro && running miniscale-scale; then
 	ok "the other drivers keep running and reading after the trap"
 else
 	bad "other drivers after the trap"
 fi
-"$KUBECTL" delete pod crashy-scale --wait=false >/dev/null 2>&1
+"$KUBECTL" apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: second-scale-driver
+  annotations: {kube32.io/device: scale}
+spec:
+  nodeName: cardputer-1
+  containers: [{name: driver, image: miniscale.wasm, resources: {limits: {memory: 1Ki}}}]
+YAML
+second_refused() {
+	"$KUBECTL" get pod second-scale-driver -o jsonpath='{.status.containerStatuses[0].state.waiting.message}' | grep -q "already driven by pod miniscale-scale"
+}
+if until_ok 15 second_refused && ready scale True; then
+	ok "a second driver pod for Device scale is refused; scale keeps its driver"
+else
+	bad "second driver pod" "$("$KUBECTL" get pod second-scale-driver -o jsonpath='{.status}' 2>&1 | head -c 400)"
+fi
+"$KUBECTL" delete pod miniscale-crash second-scale-driver --wait=false >/dev/null 2>&1
+"$KUBECTL" delete device crash --wait=false >/dev/null 2>&1
 
 # a Device deleted: its driver pod goes
 "$KUBECTL" delete device tag >/dev/null
