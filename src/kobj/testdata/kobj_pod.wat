@@ -196,6 +196,19 @@
       (drop (call $cw (local.get $h) (i32.const 0) (i32.const 1024) (i32.const 64)
                       (i32.const 0) (i32.const 0)))
       (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1))))))
+  ;; $nch channels whose handles are at $hp (4 bytes each), $per writes of 64 bytes on each:
+  ;; the inner loop is loop_write's; one pod entry covers $nch x $per writes.
+  (func (export "loop_write_chs") (param $hp i32) (param $nch i32) (param $per i32)
+    (local $h i32) (local $k i32)
+    (loop $c
+      (local.set $h (i32.load (local.get $hp)))
+      (local.set $k (local.get $per))
+      (loop $l
+        (drop (call $cw (local.get $h) (i32.const 0) (i32.const 1024) (i32.const 64)
+                        (i32.const 0) (i32.const 0)))
+        (br_if $l (local.tee $k (i32.sub (local.get $k) (i32.const 1)))))
+      (local.set $hp (i32.add (local.get $hp) (i32.const 4)))
+      (br_if $c (local.tee $nch (i32.sub (local.get $nch) (i32.const 1))))))
   (func (export "loop_read") (param $h i32) (param $n i32)
     (loop $l
       (drop (call $cr (local.get $h) (i32.const 0) (i32.const 2048) (i32.const 0)
