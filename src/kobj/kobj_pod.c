@@ -66,6 +66,91 @@ static uint32_t get32(const uint8_t *p)
 	if (!o)                                                                                    \
 	return no_owner(call)
 
+/* ---- the common shapes --------------------------------------------------------------------- */
+
+/*
+ * The three shapes most kx_* functions share, so each of those is one line below: a call that
+ * only returns a status; a create of one handle whose out-pointer is argument `out`; a create
+ * of a pair whose two out-pointers are arguments `out` and `out + 1`. Out-pointers are checked
+ * before the object is made, so a created handle is never lost. The `_do` adapters take the
+ * raw argument slots (A32 / A64 read them) and inline into the shape, so the generated code is
+ * what the hand-written functions were.
+ */
+#define A32(i) ((uint32_t)a[i])
+#define A64(i) ((int64_t)a[i])
+
+typedef k32_status_t (*kx_status_fn)(struct kobj_owner *o, const uint64_t *a);
+typedef k32_status_t (*kx_make1_fn)(struct kobj_owner *o, const uint64_t *a, kobj_handle_t *h);
+typedef k32_status_t (*kx_make2_fn)(struct kobj_owner *o, const uint64_t *a, kobj_handle_t *h0,
+				    kobj_handle_t *h1);
+
+static inline k32_status_t shape_status(struct k32_hostcall *call, kx_status_fn fn)
+{
+	OWNER();
+	return ret(call, fn(o, call->args));
+}
+
+static inline k32_status_t shape_make1(struct k32_hostcall *call, unsigned out, kx_make1_fn fn)
+{
+	OWNER();
+	kobj_handle_t h;
+	uint8_t *p = mem(call, ARG(out), 4);
+	if (!p)
+		return ret(call, K32_ERR_INVALID_ARGS);
+	k32_status_t st = fn(o, call->args, &h);
+	if (st == K32_OK)
+		put32(p, h);
+	return ret(call, st);
+}
+
+static inline k32_status_t shape_make2(struct k32_hostcall *call, unsigned out, kx_make2_fn fn)
+{
+	OWNER();
+	kobj_handle_t h0, h1;
+	uint8_t *p0 = mem(call, ARG(out), 4), *p1 = mem(call, ARG(out + 1), 4);
+	if (!p0 || !p1)
+		return ret(call, K32_ERR_INVALID_ARGS);
+	k32_status_t st = fn(o, call->args, &h0, &h1);
+	if (st == K32_OK) {
+		put32(p0, h0);
+		put32(p1, h1);
+	}
+	return ret(call, st);
+}
+
+/* clang-format off */
+#define KX_STATUS(name, expr)                                                                     \
+	static k32_status_t name##_do(struct kobj_owner *o, const uint64_t *a) { return expr; }  \
+	static k32_status_t name(struct k32_hostcall *call) { return shape_status(call, name##_do); }
+#define KX_MAKE1(name, out, expr)                                                                 \
+	static k32_status_t name##_do(struct kobj_owner *o, const uint64_t *a, kobj_handle_t *h)  \
+	{ return expr; }                                                                          \
+	static k32_status_t name(struct k32_hostcall *call) { return shape_make1(call, out, name##_do); }
+#define KX_MAKE2(name, out, expr)                                                                 \
+	static k32_status_t name##_do(struct kobj_owner *o, const uint64_t *a, kobj_handle_t *h0, \
+				      kobj_handle_t *h1) { return expr; }                         \
+	static k32_status_t name(struct k32_hostcall *call) { return shape_make2(call, out, name##_do); }
+
+KX_STATUS(kx_handle_close, kobj_handle_close(o, A32(0)))
+KX_STATUS(kx_object_signal, kobj_object_signal(o, A32(0), A32(1), A32(2)))
+KX_STATUS(kx_object_signal_peer, kobj_object_signal_peer(o, A32(0), A32(1), A32(2)))
+KX_STATUS(kx_object_wait_async, kobj_object_wait_async(o, A32(0), A32(1), a[2], A32(3), A32(4)))
+KX_STATUS(kx_socket_shutdown, kobj_socket_shutdown(o, A32(0), A32(1)))
+KX_STATUS(kx_port_cancel, kobj_port_cancel(o, A32(0), A32(1), a[2]))
+KX_STATUS(kx_timer_set, kobj_timer_set(o, A32(0), A64(1), A64(2), A64(3)))
+KX_STATUS(kx_timer_cancel, kobj_timer_cancel(o, A32(0)))
+KX_MAKE1(kx_handle_duplicate, 2, kobj_handle_duplicate(o, A32(0), A32(1), h))
+KX_MAKE1(kx_handle_replace, 2, kobj_handle_replace(o, A32(0), A32(1), h))
+KX_MAKE1(kx_event_create, 1, kobj_event_create(o, A32(0), h))
+KX_MAKE1(kx_port_create, 1, kobj_port_create(o, A32(0), h))
+KX_MAKE1(kx_timer_create, 2, kobj_timer_create(o, A32(0), A32(1), h))
+KX_MAKE1(kx_vmo_create, 2, kobj_vmo_create(o, a[0], A32(1), h))
+KX_MAKE2(kx_channel_create, 1, kobj_channel_create(o, A32(0), h0, h1))
+KX_MAKE2(kx_eventpair_create, 1, kobj_eventpair_create(o, A32(0), h0, h1))
+KX_MAKE2(kx_socket_create, 2, kobj_socket_create(o, A32(0), A32(1), h0, h1))
+KX_MAKE2(kx_fifo_create, 3, kobj_fifo_create(o, A32(0), A32(1), A32(2), h0, h1))
+/* clang-format on */
+
 /* ---- misc -------------------------------------------------------------------------------- */
 
 static k32_status_t kx_null(struct k32_hostcall *call)
@@ -90,50 +175,6 @@ static k32_status_t kx_clock_get_monotonic(struct k32_hostcall *call)
 }
 
 /* ---- handles ----------------------------------------------------------------------------- */
-
-static k32_status_t kx_handle_close(struct k32_hostcall *call)
-{
-	OWNER();
-	return ret(call, kobj_handle_close(o, ARGU(0)));
-}
-
-static k32_status_t kx_handle_duplicate(struct k32_hostcall *call)
-{
-	OWNER();
-	kobj_handle_t h;
-	uint8_t *out = mem(call, ARG(2), 4);
-	if (!out)
-		return ret(call, K32_ERR_INVALID_ARGS);
-	k32_status_t st = kobj_handle_duplicate(o, ARGU(0), ARGU(1), &h);
-	if (st == K32_OK)
-		put32(out, h);
-	return ret(call, st);
-}
-
-static k32_status_t kx_handle_replace(struct k32_hostcall *call)
-{
-	OWNER();
-	kobj_handle_t h;
-	uint8_t *out = mem(call, ARG(2), 4);
-	if (!out)
-		return ret(call, K32_ERR_INVALID_ARGS);
-	k32_status_t st = kobj_handle_replace(o, ARGU(0), ARGU(1), &h);
-	if (st == K32_OK)
-		put32(out, h);
-	return ret(call, st);
-}
-
-static k32_status_t kx_object_signal(struct k32_hostcall *call)
-{
-	OWNER();
-	return ret(call, kobj_object_signal(o, ARGU(0), ARGU(1), ARGU(2)));
-}
-
-static k32_status_t kx_object_signal_peer(struct k32_hostcall *call)
-{
-	OWNER();
-	return ret(call, kobj_object_signal_peer(o, ARGU(0), ARGU(1), ARGU(2)));
-}
 
 static k32_status_t kx_object_wait_one(struct k32_hostcall *call)
 {
@@ -171,12 +212,6 @@ static k32_status_t kx_object_wait_many(struct k32_hostcall *call)
 	for (uint32_t i = 0; i < n; i++)
 		put32(p + i * 12 + 8, items[i].pending);
 	return ret(call, st);
-}
-
-static k32_status_t kx_object_wait_async(struct k32_hostcall *call)
-{
-	OWNER();
-	return ret(call, kobj_object_wait_async(o, ARGU(0), ARGU(1), ARG(2), ARGU(3), ARGU(4)));
 }
 
 /* out: 32 bytes {type, rights, signals, handles, queued, capacity, u64 timer_fired}. */
@@ -221,30 +256,6 @@ static k32_status_t kx_object_set_property(struct k32_hostcall *call)
 }
 
 /* ---- channel ----------------------------------------------------------------------------- */
-
-/* Creates a pair and stores both handles (out pointers checked first). */
-static k32_status_t pair_out(struct k32_hostcall *call, uint64_t p0, uint64_t p1, uint8_t **o0,
-			     uint8_t **o1)
-{
-	*o0 = mem(call, p0, 4);
-	*o1 = mem(call, p1, 4);
-	return (*o0 && *o1) ? K32_OK : K32_ERR_INVALID_ARGS;
-}
-
-static k32_status_t kx_channel_create(struct k32_hostcall *call)
-{
-	OWNER();
-	uint8_t *o0, *o1;
-	kobj_handle_t h0, h1;
-	if (pair_out(call, ARG(1), ARG(2), &o0, &o1) != K32_OK)
-		return ret(call, K32_ERR_INVALID_ARGS);
-	k32_status_t st = kobj_channel_create(o, ARGU(0), &h0, &h1);
-	if (st == K32_OK) {
-		put32(o0, h0);
-		put32(o1, h1);
-	}
-	return ret(call, st);
-}
 
 static k32_status_t kx_channel_write(struct k32_hostcall *call)
 {
@@ -334,21 +345,6 @@ static k32_status_t kx_channel_call(struct k32_hostcall *call)
 
 /* ---- socket ------------------------------------------------------------------------------ */
 
-static k32_status_t kx_socket_create(struct k32_hostcall *call)
-{
-	OWNER();
-	uint8_t *o0, *o1;
-	kobj_handle_t h0, h1;
-	if (pair_out(call, ARG(2), ARG(3), &o0, &o1) != K32_OK)
-		return ret(call, K32_ERR_INVALID_ARGS);
-	k32_status_t st = kobj_socket_create(o, ARGU(0), ARGU(1), &h0, &h1);
-	if (st == K32_OK) {
-		put32(o0, h0);
-		put32(o1, h1);
-	}
-	return ret(call, st);
-}
-
 /* (h, opts, buf, len, actual_ptr) for socket_write / socket_read. */
 static k32_status_t socket_io(struct k32_hostcall *call, bool write)
 {
@@ -375,54 +371,7 @@ static k32_status_t kx_socket_read(struct k32_hostcall *call)
 	return socket_io(call, false);
 }
 
-static k32_status_t kx_socket_shutdown(struct k32_hostcall *call)
-{
-	OWNER();
-	return ret(call, kobj_socket_shutdown(o, ARGU(0), ARGU(1)));
-}
-
 /* ---- event, event pair, port ------------------------------------------------------------- */
-
-static k32_status_t kx_event_create(struct k32_hostcall *call)
-{
-	OWNER();
-	kobj_handle_t h;
-	uint8_t *out = mem(call, ARG(1), 4);
-	if (!out)
-		return ret(call, K32_ERR_INVALID_ARGS);
-	k32_status_t st = kobj_event_create(o, ARGU(0), &h);
-	if (st == K32_OK)
-		put32(out, h);
-	return ret(call, st);
-}
-
-static k32_status_t kx_eventpair_create(struct k32_hostcall *call)
-{
-	OWNER();
-	uint8_t *o0, *o1;
-	kobj_handle_t h0, h1;
-	if (pair_out(call, ARG(1), ARG(2), &o0, &o1) != K32_OK)
-		return ret(call, K32_ERR_INVALID_ARGS);
-	k32_status_t st = kobj_eventpair_create(o, ARGU(0), &h0, &h1);
-	if (st == K32_OK) {
-		put32(o0, h0);
-		put32(o1, h1);
-	}
-	return ret(call, st);
-}
-
-static k32_status_t kx_port_create(struct k32_hostcall *call)
-{
-	OWNER();
-	kobj_handle_t h;
-	uint8_t *out = mem(call, ARG(1), 4);
-	if (!out)
-		return ret(call, K32_ERR_INVALID_ARGS);
-	k32_status_t st = kobj_port_create(o, ARGU(0), &h);
-	if (st == K32_OK)
-		put32(out, h);
-	return ret(call, st);
-}
 
 /* Packets are 48 bytes in pod memory, the layout of struct kobj_packet. */
 _Static_assert(sizeof(struct kobj_packet) == 48, "port packet must be 48 bytes");
@@ -451,28 +400,7 @@ static k32_status_t kx_port_wait(struct k32_hostcall *call)
 	return ret(call, st);
 }
 
-static k32_status_t kx_port_cancel(struct k32_hostcall *call)
-{
-	OWNER();
-	return ret(call, kobj_port_cancel(o, ARGU(0), ARGU(1), ARG(2)));
-}
-
 /* ---- fifo -------------------------------------------------------------------------------- */
-
-static k32_status_t kx_fifo_create(struct k32_hostcall *call)
-{
-	OWNER();
-	uint8_t *o0, *o1;
-	kobj_handle_t h0, h1;
-	if (pair_out(call, ARG(3), ARG(4), &o0, &o1) != K32_OK)
-		return ret(call, K32_ERR_INVALID_ARGS);
-	k32_status_t st = kobj_fifo_create(o, ARGU(0), ARGU(1), ARGU(2), &h0, &h1);
-	if (st == K32_OK) {
-		put32(o0, h0);
-		put32(o1, h1);
-	}
-	return ret(call, st);
-}
 
 /* (h, elem_size, data, count, actual_ptr) */
 static k32_status_t fifo_io(struct k32_hostcall *call, bool write)
@@ -502,45 +430,7 @@ static k32_status_t kx_fifo_read(struct k32_hostcall *call)
 
 /* ---- timer ------------------------------------------------------------------------------- */
 
-static k32_status_t kx_timer_create(struct k32_hostcall *call)
-{
-	OWNER();
-	kobj_handle_t h;
-	uint8_t *out = mem(call, ARG(2), 4);
-	if (!out)
-		return ret(call, K32_ERR_INVALID_ARGS);
-	k32_status_t st = kobj_timer_create(o, ARGU(0), ARGU(1), &h);
-	if (st == K32_OK)
-		put32(out, h);
-	return ret(call, st);
-}
-
-static k32_status_t kx_timer_set(struct k32_hostcall *call)
-{
-	OWNER();
-	return ret(call, kobj_timer_set(o, ARGU(0), ARGI(1), ARGI(2), ARGI(3)));
-}
-
-static k32_status_t kx_timer_cancel(struct k32_hostcall *call)
-{
-	OWNER();
-	return ret(call, kobj_timer_cancel(o, ARGU(0)));
-}
-
 /* ---- vmo --------------------------------------------------------------------------------- */
-
-static k32_status_t kx_vmo_create(struct k32_hostcall *call)
-{
-	OWNER();
-	kobj_handle_t h;
-	uint8_t *out = mem(call, ARG(2), 4);
-	if (!out)
-		return ret(call, K32_ERR_INVALID_ARGS);
-	k32_status_t st = kobj_vmo_create(o, ARG(0), ARGU(1), &h);
-	if (st == K32_OK)
-		put32(out, h);
-	return ret(call, st);
-}
 
 /* (h, buf, off:i64, len) */
 static k32_status_t vmo_io(struct k32_hostcall *call, bool write)
