@@ -900,6 +900,8 @@ _Static_assert(K32_KLET_EVENT_POLL_MS >= 1 && K32_KLET_EVENT_POLL_MS <= 10000,
 	       "K32_KLET_EVENT_POLL_MS out of range");
 _Static_assert(K32_KLET_LOG_FOLLOWERS >= 1 && K32_KLET_LOG_FOLLOWERS <= 64,
 	       "K32_KLET_LOG_FOLLOWERS out of range");
+_Static_assert(K32_KLET_LOG_FOLLOW_MS >= 10 && K32_KLET_LOG_FOLLOW_MS <= 10000,
+	       "K32_KLET_LOG_FOLLOW_MS out of range");
 _Static_assert(K32_KLET_MAX_PODS >= 1 && K32_KLET_MAX_PODS <= 256,
 	       "K32_KLET_MAX_PODS out of range");
 _Static_assert(K32_KLET_LOG_RING_BYTES >= 512 && K32_KLET_LOG_RING_BYTES <= 65536,

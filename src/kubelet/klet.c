@@ -1094,6 +1094,16 @@ static void worker_pass(struct klet *k, struct k32_buf *b, uint64_t *out_next)
 		case ACT_RUN: {
 			uint64_t nr = UINT64_MAX;
 			k32_mutex_lock(&k->run_lock);
+			if (k->ops->pending && !k->ops->pending(k->ops_ctx, p, now, &nr)) {
+				/* a quiet poll: nothing ran, nothing to account */
+				k32_mutex_unlock(&k->run_lock);
+				k32_mutex_lock(&k->lock);
+				p->next_run_us = nr;
+				if (nr < next)
+					next = nr;
+				k32_mutex_unlock(&k->lock);
+				break;
+			}
 			uint64_t c0 = k32_plat()->thread_cpu_us();
 			k->ops->run(k->ops_ctx, p, now, &nr);
 			uint64_t c1 = k32_plat()->thread_cpu_us();

@@ -153,6 +153,11 @@ struct klet_provider_ops {
 	 * with key K32_EVENT_KEY_STOP to k32_event). An exit it notifies is ignored: the pod
 	 * goes anyway. May be NULL. */
 	void (*stopping)(void *ctx, struct klet_pod *pod);
+	/* Whether run has anything to do at now (a tick due, an event queued). false: nothing,
+	 * and *out_next_us says when to ask again; the worker then skips run and its CPU and
+	 * memory accounting (a poll of a quiet pod costs one look at its queue). Called with the
+	 * run lock held. May be NULL (run is always called). */
+	bool (*pending)(void *ctx, struct klet_pod *pod, uint64_t now_us, uint64_t *out_next_us);
 };
 
 /* ---- configuration and life cycle ---------------------------------------------------------- */

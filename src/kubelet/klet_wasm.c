@@ -863,6 +863,14 @@ static bool kw_event_call(struct kw_pod *w, const struct kobj_packet *pkt, uint3
 	return true;
 }
 
+/* The next poll of the event ports: on a grid shared by every pod (and kubelet), so one
+ * worker wake-up per K32_KLET_EVENT_POLL_MS serves all the pods with events. */
+static uint64_t kw_next_poll(uint64_t now)
+{
+	const uint64_t period = K32_KLET_EVENT_POLL_MS * 1000ull;
+	return (now / period + 1) * period;
+}
+
 /*
  * Delivers up to K32_KLET_EVENTS_PER_RUN packets of the event port. *out_next: when to look
  * again (at once when the budget was spent with packets possibly left, else after the poll
@@ -894,7 +902,7 @@ static bool kw_events(struct kw_pod *w, uint64_t *out_next, bool *out_ran)
 			return false;
 	}
 	uint64_t now = k32_now_us();
-	*out_next = n == K32_KLET_EVENTS_PER_RUN ? now : now + K32_KLET_EVENT_POLL_MS * 1000ull;
+	*out_next = n == K32_KLET_EVENTS_PER_RUN ? now : kw_next_poll(now);
 	return true;
 }
 
@@ -1013,6 +1021,29 @@ static k32_status_t kw_http(void *ctx, struct klet_pod *pod, const struct klet_h
 	return K32_OK;
 }
 
+/* Whether kw_run would call into the pod now: a tick due or a packet on the event port. */
+static bool kw_pending(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *out_next)
+{
+	(void)ctx;
+	struct kw_pod *w = klet_pod_priv(pod);
+	if (!w || (w->has_start && !w->has_init && !w->has_tick))
+		return true;
+	if (w->has_tick && now >= w->next_tick_us)
+		return true;
+	uint64_t next = UINT64_MAX;
+	if (w->has_event && w->port) {
+		struct kobj_info info;
+		/* an error (the pod closed its port) is kw_events' to report */
+		if (kobj_object_get_info(&w->owner, w->port, &info) || info.queued)
+			return true;
+		next = kw_next_poll(now);
+	}
+	if (w->has_tick && w->next_tick_us < next)
+		next = w->next_tick_us;
+	*out_next = next;
+	return false;
+}
+
 static void kw_stats(void *ctx, struct klet_pod *pod, struct klet_pod_mem *out)
 {
 	(void)ctx;
@@ -1036,4 +1067,5 @@ const struct klet_provider_ops klet_wasm_provider = {
     .http = kw_http,
     .stats = kw_stats,
     .stopping = kw_stopping,
+    .pending = kw_pending,
 };
