@@ -54,6 +54,16 @@ def rss_kib(pid):
     return -1
 
 
+def rss_anon_kib(pid):
+    """Private (anonymous) resident memory: the heap and stacks, without the shared
+    libraries' file pages that VmRSS also counts (and that vary with the page cache)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+    return -1
+
+
 def cpu_s(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -142,6 +152,7 @@ def run_once(server, use_tls, server_args, idle_s):
     out = {}
     cl = Client(port, data, token, use_tls)
     out["api_rss_kib_empty"] = rss_kib(proc.pid)
+    out["api_rss_anon_kib_empty"] = rss_anon_kib(proc.pid)
     for i in range(10):
         cl.req("POST", "/api/v1/nodes", {
             "apiVersion": "v1", "kind": "Node",
@@ -174,6 +185,7 @@ def run_once(server, use_tls, server_args, idle_s):
     body = cl.req("GET", "/api/v1/pods")
     assert len(json.loads(body)["items"]) == 100
     out["api_rss_kib_10nodes_100pods_200events"] = rss_kib(proc.pid)
+    out["api_rss_anon_kib_10nodes_100pods_200events"] = rss_anon_kib(proc.pid)
     out["api_list_pods_100_bytes"] = len(body)
 
     # one client
