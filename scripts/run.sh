@@ -4,7 +4,7 @@
 # applies the example Deployment of the hello pod (apps/examples) and the cardputer's three
 # Devices (apps/drivers/devices-cardputer.yaml: their driver pods run on cardputer-1 over
 # its simulated I2C devices) once the controllers run, and prints the kubectl line to use. The cluster lives in var/ (kubeconfig:
-# var/kubeconfig) and keeps its objects across runs; Ctrl-C stops it.
+# var/kubeconfig, boards: var/boards.conf) and keeps its objects across runs; Ctrl-C stops it.
 set -euo pipefail
 BUILD=${1:-build}
 shift || true
@@ -27,8 +27,19 @@ if [ "$found" = 0 ]; then
 	echo "run.sh: no example pods under $BUILD/apps (clang and wasm-ld are needed to build them)" >&2
 fi
 KC="$VAR/kubeconfig"
+# The boards: var/boards.conf (written once; edit it and run again for another cluster)
+CONF="$VAR/boards.conf"
+if [ ! -s "$CONF" ]; then
+	cat >"$CONF" <<'CONF'
+# kube32-sim's boards for `make run` (one group a line: PROFILE [count=N] [name=NAME];
+# profiles devkit, cardputer, host; host-pool=BYTES, host-stack=BYTES). See
+# docs/controllers.md. The first board's pod server is on port 7000, the next on 7001, ...
+devkit
+cardputer
+CONF
+fi
 "$SIM" --data-dir "$VAR/data" --images "$VAR/images" --kubeconfig "$KC" \
-	--boards devkit:1,cardputer:1 --pod-port 7000 "$@" &
+	--config "$CONF" --pod-port 7000 "$@" &
 PID=$!
 trap 'kill -TERM $PID 2>/dev/null; wait $PID 2>/dev/null' INT TERM
 # wait for the kubeconfig and the nodes

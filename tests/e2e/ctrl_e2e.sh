@@ -24,22 +24,10 @@ for m in hello countdown; do
 	[ -s "$PODS/$m.wasm" ] || skip "$m.wasm" "not built in $PODS (clang and lld build apps/examples)"
 done
 
-WORK=$(mktemp -d /tmp/kube32-ctrl.XXXXXX)
-DATA=$WORK/data
-export HOME=$WORK/home
-export KUBECONFIG=$DATA/admin.kubeconfig
-mkdir -p "$HOME" "$DATA" "$WORK/images"
-cp "$PODS"/*.wasm "$WORK/images/"
+sim_workdir ctrl "$PODS"
 cp "$WORK/images/hello.wasm" "$WORK/images/hello-v2.wasm" # a second "version"
 SIM_PID=
 JOIN_PID=
-cleanup() {
-	for p in $SIM_PID $JOIN_PID; do
-		kill -9 "$p" 2>/dev/null
-	done
-	if [ "${KEEP:-}" != "1" ]; then rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
 
 "$SIM" --data-dir "$DATA" --port 0 --port-file "$WORK/port" --images "$WORK/images" \
 	--boards cardputer:1,host:1 --pod-port 0 --node-grace 15 --pod-eviction 2 \

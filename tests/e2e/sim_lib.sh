@@ -2,6 +2,10 @@
 #
 # sim_skip WHO WHAT HOW: a prerequisite is missing: prints why and exits 77 (skipped), or 1
 #   under CI=true (CI never passes by skipping).
+# sim_workdir NAME PODS_DIR: sets WORK (a fresh /tmp/kube32-NAME.XXXXXX), DATA (WORK/data),
+#   HOME and KUBECONFIG (exported), copies PODS_DIR/*.wasm into WORK/images and, at exit,
+#   kills the processes whose pids are in the variables SIM_PIDS names ("SIM_PID JOIN_PID"
+#   unless the script sets it) and removes WORK (KEEP=1 keeps it).
 # sim_wait_ready LOG PID WHO: waits up to 10 s for "kube32-sim: ready" in LOG while PID lives;
 #   on failure prints WHO's FAIL line with the log and exits 1.
 # sim_pass NAME / sim_fail NAME [DETAIL]: count a check in PASS / FAIL (FAILED lists the names).
@@ -26,6 +30,26 @@ sim_skip() {
 	fi
 	echo "$who: SKIPPED" >&2
 	exit 77
+}
+
+SIM_PIDS="SIM_PID JOIN_PID"
+
+sim_workdir() {
+	WORK=$(mktemp -d "/tmp/kube32-$1.XXXXXX")
+	DATA=$WORK/data
+	export HOME=$WORK/home
+	export KUBECONFIG=$DATA/admin.kubeconfig
+	mkdir -p "$HOME" "$DATA" "$WORK/images"
+	cp "$2"/*.wasm "$WORK/images/"
+	trap sim_cleanup EXIT
+}
+
+sim_cleanup() {
+	local v
+	for v in $SIM_PIDS; do
+		[ -n "${!v:-}" ] && kill -9 "${!v}" 2>/dev/null
+	done
+	if [ "${KEEP:-}" != "1" ]; then rm -rf "$WORK"; fi
 }
 
 sim_wait_ready() {
