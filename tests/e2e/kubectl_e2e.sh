@@ -251,6 +251,12 @@ check auth-whoami-node 'Username +system:node:mcu-1' "$KUBECTL" --token="$NODE_T
 check_rc auth-can-i-node-no 1 "$KUBECTL" --token="$NODE_TOKEN" -n e2e auth can-i create deployments
 check auth-can-i-node-read '^yes$' "$KUBECTL" --token="$NODE_TOKEN" -n e2e auth can-i list pods
 check node-restriction 'Forbidden' "$KUBECTL" --token="$NODE_TOKEN" -n e2e label cm cfg x=y
+# a node writing the status of a pod bound to another node: Forbidden, nothing changed
+check node-other-pod-setup '^pod/other created$' kn run other --image=o.wasm --overrides='{"spec":{"nodeName":"mcu-2"}}'
+check node-other-pod 'Forbidden.*node mcu-1 may only modify' "$KUBECTL" --token="$NODE_TOKEN" -n e2e patch pod other --subresource=status --type=merge -p '{"status":{"phase":"Running"}}'
+check node-other-pod-unchanged '^Pending$' kn get pod other -o 'jsonpath={.status.phase}'
+check node-own-pod-delete-other 'Forbidden' "$KUBECTL" --token="$NODE_TOKEN" -n e2e delete pod other --grace-period=0 --force
+check node-other-pod-delete '"other" (force )?deleted' kn delete pod other --grace-period=0 --force
 check bad-token 'Unauthorized|must be logged in' "$KUBECTL" --token=wrong get ns
 
 # ---- errors --------------------------------------------------------------------------------
