@@ -268,8 +268,9 @@ void cplane_stop(struct cplane *cp)
 {
 	if (!cp)
 		return;
+	cplane_relay_stop(cp); /* it wakes streams of the server: first */
 	http_server_stop(cp->srv);
-	cplane_relay_stop(cp);
+	cplane_relay_free(cp);
 #ifdef CPLANE_HAVE_CTRL
 	ctrl_stop(cp->ctrl);
 #endif

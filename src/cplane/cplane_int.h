@@ -71,8 +71,10 @@ bool cplane_log_path(struct k32_str path, char *ns, size_t nscap, char *name, si
 void cplane_log_filter(struct k32_buf *body, const char *cutoff, bool keep_ts, int64_t limit);
 void cplane_serve_log(struct cplane *cp, struct http_request *req, struct http_response *resp,
 		      const char *ns, const char *name);
-/* Ends the relay task (after the HTTP server stopped: every stream is closed). */
+/* Ends the relay task (before the HTTP server stops: the relay wakes its streams), then,
+ * once the server has stopped and closed every stream, frees the follow slots. */
 void cplane_relay_stop(struct cplane *cp);
+void cplane_relay_free(struct cplane *cp);
 
 /* cplane_metrics.c */
 #define CPLANE_METRICS_PREFIX "/apis/metrics.k8s.io/v1beta1"

@@ -356,7 +356,7 @@ static void follow_remote(struct cplane *cp, struct http_response *resp, const c
 	struct k32_err err;
 	struct cplane_follow *f = NULL;
 	k32_mutex_lock(&cp->mu);
-	for (size_t i = 0; i < K32_CPLANE_MAX_REMOTE_FOLLOWS && !f; i++)
+	for (size_t i = 0; i < K32_CPLANE_MAX_REMOTE_FOLLOWS && !f && !cp->relay_stop; i++)
 		if (!cp->follows[i].used)
 			f = &cp->follows[i];
 	if (f) {
@@ -383,7 +383,8 @@ static void follow_remote(struct cplane *cp, struct http_response *resp, const c
 		char m[200];
 		snprintf(m, sizeof(m),
 			 "more than K32_CPLANE_MAX_REMOTE_FOLLOWS (%d) followed logs of pods on "
-			 "other nodes; stop one or try again later",
+			 "other nodes (or the control plane is stopping); stop one or try again "
+			 "later",
 			 K32_CPLANE_MAX_REMOTE_FOLLOWS);
 		cplane_status_fail(resp, 503, "ServiceUnavailable", m);
 		return;
@@ -413,7 +414,11 @@ void cplane_relay_stop(struct cplane *cp)
 	k32_mutex_unlock(&cp->mu);
 	if (t)
 		k32_plat()->task_join(t);
-	/* the HTTP server has stopped: every stream is closed */
+}
+
+void cplane_relay_free(struct cplane *cp)
+{
+	/* the HTTP server has stopped: every stream is closed, nothing uses the slots */
 	for (size_t i = 0; i < K32_CPLANE_MAX_REMOTE_FOLLOWS; i++)
 		if (cp->follows[i].used)
 			http_client_free(slot_free_locked(&cp->follows[i]));

@@ -378,6 +378,63 @@ static void test_follow_unreachable(void **state)
 	k32_buf_fini(&b);
 }
 
+/* At most K32_CPLANE_MAX_REMOTE_FOLLOWS remote streams at once: one more gets 503; once they
+ * end, their slots serve again. */
+static void test_follow_limit(void **state)
+{
+	(void)state;
+	const struct k32_platform_ops *pl = k32_plat();
+	k32_sock_t socks[K32_CPLANE_MAX_REMOTE_FOLLOWS];
+	struct k32_err err;
+	char req[512];
+	snprintf(req, sizeof(req),
+		 "GET /api/v1/namespaces/default/pods/pr/log?follow=true HTTP/1.1\r\nHost: x\r\n"
+		 "Authorization: Bearer %s\r\n\r\n",
+		 cplane_admin_token(fx.cp));
+	/* the earlier tests' streams end asynchronously (their client saw the end first) */
+	for (int tries = 0; tries < 400; tries++) {
+		bool busy = false;
+		k32_mutex_lock(&fx.cp->mu);
+		for (size_t i = 0; i < K32_CPLANE_MAX_REMOTE_FOLLOWS; i++)
+			busy |= fx.cp->follows[i].used;
+		k32_mutex_unlock(&fx.cp->mu);
+		if (!busy)
+			break;
+		pl->sleep_us(5000);
+	}
+	for (size_t i = 0; i < K32_CPLANE_MAX_REMOTE_FOLLOWS; i++) {
+		assert_int_equal(
+		    pl->tcp_connect("127.0.0.1", cplane_port(fx.cp), 2000000, &socks[i], &err),
+		    K32_OK);
+		size_t sent = 0;
+		assert_int_equal(pl->sock_send(socks[i], req, strlen(req), &sent), K32_OK);
+		assert_int_equal(sent, strlen(req));
+		/* its answer's head: the stream is open */
+		char head[256];
+		size_t got = 0;
+		struct k32_pollfd pf = {.sock = socks[i], .events = K32_POLL_IN};
+		size_t ready = 0;
+		assert_int_equal(pl->poll(&pf, 1, 5000000, &ready), K32_OK);
+		assert_int_equal(pl->sock_recv(socks[i], head, sizeof(head) - 1, &got), K32_OK);
+		head[got] = 0;
+		if (strncmp(head, "HTTP/1.1 200", 12))
+			fail_msg("stream %zu: %s", i, head);
+	}
+	struct follow f = {.n = &remote_node};
+	int code = 0;
+	assert_int_equal(follow("pr", &f, &code), K32_OK);
+	assert_int_equal(code, 503);
+	for (size_t i = 0; i < K32_CPLANE_MAX_REMOTE_FOLLOWS; i++)
+		pl->sock_close(socks[i]);
+	/* the relay frees the closed streams' slots on its next round */
+	for (int i = 0; i < 200 && code != 200; i++) {
+		pl->sleep_us(25000);
+		struct follow g = {.n = &remote_node, .stop_at = 1};
+		follow("pr", &g, &code);
+	}
+	assert_int_equal(code, 200);
+}
+
 static void test_metrics(void **state)
 {
 	(void)state;
@@ -588,6 +645,7 @@ int main(void)
 	    cmocka_unit_test(test_logs),
 	    cmocka_unit_test(test_follow),
 	    cmocka_unit_test(test_follow_unreachable),
+	    cmocka_unit_test(test_follow_limit),
 	    cmocka_unit_test(test_metrics),
 	    cmocka_unit_test(test_attach_limit),
 	};
