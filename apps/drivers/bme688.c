@@ -18,27 +18,44 @@
 
 #define NOINLINE __attribute__((noinline))
 
+/*
+ * The calibration block kept as the sensor sends it (hardware.md section 1): 0x8A..0xA0 at
+ * [0, 23), 0xE1..0xEE at [23, 37), 0x00..0x04 at [37, 42). The compensation steps read each
+ * parameter where it lies (a little-endian pair compiles to one 16-bit load), so there is no
+ * parse step and no second copy.
+ */
+enum { CAL_8A = 0, CAL_E1 = 23, CAL_00 = 37, CAL_LEN = 42 };
 struct bme_calib {
-	uint16_t t1;
-	int16_t t2;
-	int8_t t3;
-	uint16_t p1;
-	int16_t p2;
-	int8_t p3;
-	int16_t p4, p5;
-	int8_t p6, p7;
-	int16_t p8, p9;
-	uint8_t p10;
-	uint16_t h1, h2;
-	int8_t h3, h4, h5;
-	uint8_t h6;
-	int8_t h7;
-	int8_t gh1;
-	int16_t gh2;
-	int8_t gh3;
-	int8_t res_heat_val;
-	uint8_t res_heat_range;
+	uint8_t b[CAL_LEN];
 };
+#define CAL_U16(c, i)	  ((uint16_t)((c)->b[i] | (c)->b[(i) + 1] << 8))
+#define CAL_S16(c, i)	  ((int16_t)CAL_U16(c, i))
+#define CAL_S8(c, i)	  ((int8_t)(c)->b[i])
+#define T1(c)		  CAL_U16(c, CAL_E1 + 8)
+#define T2(c)		  CAL_S16(c, CAL_8A + 0)
+#define T3(c)		  CAL_S8(c, CAL_8A + 2)
+#define P1(c)		  CAL_U16(c, CAL_8A + 4)
+#define P2(c)		  CAL_S16(c, CAL_8A + 6)
+#define P3(c)		  CAL_S8(c, CAL_8A + 8)
+#define P4(c)		  CAL_S16(c, CAL_8A + 10)
+#define P5(c)		  CAL_S16(c, CAL_8A + 12)
+#define P6(c)		  CAL_S8(c, CAL_8A + 15) /* P6 and P7 are stored swapped */
+#define P7(c)		  CAL_S8(c, CAL_8A + 14)
+#define P8(c)		  CAL_S16(c, CAL_8A + 18)
+#define P9(c)		  CAL_S16(c, CAL_8A + 20)
+#define P10(c)		  ((c)->b[CAL_8A + 22])
+#define H1(c)		  ((uint16_t)((c)->b[CAL_E1 + 2] << 4 | ((c)->b[CAL_E1 + 1] & 0x0F)))
+#define H2(c)		  ((uint16_t)((c)->b[CAL_E1 + 0] << 4 | (c)->b[CAL_E1 + 1] >> 4))
+#define H3(c)		  CAL_S8(c, CAL_E1 + 3)
+#define H4(c)		  CAL_S8(c, CAL_E1 + 4)
+#define H5(c)		  CAL_S8(c, CAL_E1 + 5)
+#define H6(c)		  ((c)->b[CAL_E1 + 6])
+#define H7(c)		  CAL_S8(c, CAL_E1 + 7)
+#define GH1(c)		  CAL_S8(c, CAL_E1 + 12)
+#define GH2(c)		  CAL_S16(c, CAL_E1 + 10)
+#define GH3(c)		  CAL_S8(c, CAL_E1 + 13)
+#define RES_HEAT_VAL(c)	  CAL_S8(c, CAL_00 + 0)
+#define RES_HEAT_RANGE(c) (((c)->b[CAL_00 + 2] >> 4) & 3)
 
 struct bme_sample {
 	int32_t t_x100;	  /* 0.01 degC */
@@ -66,45 +83,12 @@ static int32_t add32(int32_t a, int32_t b)
 	return (int32_t)((uint32_t)a + (uint32_t)b);
 }
 
-/* b8a: 0x8A..0xA0 (23 bytes), be1: 0xE1..0xEE (14), b00: 0x00..0x04 (5). */
-static NOINLINE void calib_parse(struct bme_calib *c, const uint8_t *b8a, const uint8_t *be1,
-				 const uint8_t *b00)
-{
-#define L16(b, i) ((uint16_t)((b)[i] | ((b)[(i) + 1] << 8)))
-	c->t2 = (int16_t)L16(b8a, 0x00);
-	c->t3 = (int8_t)b8a[0x02];
-	c->p1 = L16(b8a, 0x04);
-	c->p2 = (int16_t)L16(b8a, 0x06);
-	c->p3 = (int8_t)b8a[0x08];
-	c->p4 = (int16_t)L16(b8a, 0x0A);
-	c->p5 = (int16_t)L16(b8a, 0x0C);
-	c->p7 = (int8_t)b8a[0x0E];
-	c->p6 = (int8_t)b8a[0x0F];
-	c->p8 = (int16_t)L16(b8a, 0x12);
-	c->p9 = (int16_t)L16(b8a, 0x14);
-	c->p10 = b8a[0x16];
-	c->h2 = (uint16_t)((be1[0] << 4) | (be1[1] >> 4));
-	c->h1 = (uint16_t)((be1[2] << 4) | (be1[1] & 0x0F));
-	c->h3 = (int8_t)be1[3];
-	c->h4 = (int8_t)be1[4];
-	c->h5 = (int8_t)be1[5];
-	c->h6 = be1[6];
-	c->h7 = (int8_t)be1[7];
-	c->t1 = L16(be1, 8);
-	c->gh2 = (int16_t)L16(be1, 10);
-	c->gh1 = (int8_t)be1[12];
-	c->gh3 = (int8_t)be1[13];
-	c->res_heat_val = (int8_t)b00[0];
-	c->res_heat_range = (uint8_t)((b00[2] >> 4) & 3);
-#undef L16
-}
-
 /* 0.01 degC; *t_fine feeds pressure and humidity. */
 static NOINLINE int32_t comp_temperature(const struct bme_calib *c, uint32_t adc_t, int32_t *t_fine)
 {
-	int64_t v1 = ((int64_t)adc_t >> 3) - ((int64_t)c->t1 << 1);
-	int64_t v2 = (v1 * c->t2) >> 11;
-	int64_t v3 = ((((v1 >> 1) * (v1 >> 1)) >> 12) * ((int64_t)c->t3 << 4)) >> 14;
+	int64_t v1 = ((int64_t)adc_t >> 3) - ((int64_t)T1(c) << 1);
+	int64_t v2 = (v1 * T2(c)) >> 11;
+	int64_t v3 = ((((v1 >> 1) * (v1 >> 1)) >> 12) * ((int64_t)T3(c) << 4)) >> 14;
 	*t_fine = (int32_t)(v2 + v3);
 	return (int32_t)(((int64_t)*t_fine * 5 + 128) >> 8);
 }
@@ -112,27 +96,27 @@ static NOINLINE int32_t comp_temperature(const struct bme_calib *c, uint32_t adc
 /* The pressure offset term b (before the division). */
 static NOINLINE int32_t press_offset(const struct bme_calib *c, int32_t a)
 {
-	int32_t b = mul32(mul32(a >> 2, a >> 2) >> 11, c->p6) >> 2;
-	b = add32(b, mul32(a, c->p5) * 2);
-	return add32(b >> 2, (int32_t)((uint32_t)c->p4 << 16));
+	int32_t b = mul32(mul32(a >> 2, a >> 2) >> 11, P6(c)) >> 2;
+	b = add32(b, mul32(a, P5(c)) * 2);
+	return add32(b >> 2, (int32_t)((uint32_t)P4(c) << 16));
 }
 
 /* The pressure scale term (the divisor). */
 static NOINLINE int32_t press_scale(const struct bme_calib *c, int32_t a)
 {
-	a = add32(mul32(mul32(a >> 2, a >> 2) >> 13, (int32_t)c->p3 * 32) >> 3,
-		  mul32(c->p2, a) >> 1) >>
+	a = add32(mul32(mul32(a >> 2, a >> 2) >> 13, (int32_t)P3(c) * 32) >> 3,
+		  mul32(P2(c), a) >> 1) >>
 	    18;
-	return mul32(32768 + a, c->p1) >> 15;
+	return mul32(32768 + a, P1(c)) >> 15;
 }
 
 /* The final non-linear correction of a pressure estimate p. */
 static NOINLINE int32_t press_correct(const struct bme_calib *c, int32_t p)
 {
-	int32_t c1 = mul32(c->p9, mul32(p >> 3, p >> 3) >> 13) >> 12;
-	int32_t c2 = mul32(p >> 2, c->p8) >> 13;
-	int32_t c3 = mul32(mul32(mul32(p >> 8, p >> 8), p >> 8), c->p10) >> 17;
-	int32_t sum = add32(add32(add32(c1, c2), c3), (int32_t)c->p7 * 128);
+	int32_t c1 = mul32(P9(c), mul32(p >> 3, p >> 3) >> 13) >> 12;
+	int32_t c2 = mul32(p >> 2, P8(c)) >> 13;
+	int32_t c3 = mul32(mul32(mul32(p >> 8, p >> 8), p >> 8), P10(c)) >> 17;
+	int32_t sum = add32(add32(add32(c1, c2), c3), (int32_t)P7(c) * 128);
 	return add32(p, sum >> 4);
 }
 
@@ -157,13 +141,13 @@ static NOINLINE uint32_t comp_pressure(const struct bme_calib *c, uint32_t adc_p
 static NOINLINE uint32_t comp_humidity(const struct bme_calib *c, uint32_t adc_h, int32_t t_fine)
 {
 	int32_t ts = (int32_t)(((int64_t)t_fine * 5 + 128) >> 8);
-	int32_t a = (int32_t)adc_h - (int32_t)c->h1 * 16 - (mul32(ts, c->h3) / 100 >> 1);
-	int32_t b = mul32(c->h2, add32(add32(mul32(ts, c->h4) / 100,
-					     (mul32(ts, mul32(ts, c->h5) / 100) >> 6) / 100),
+	int32_t a = (int32_t)adc_h - (int32_t)H1(c) * 16 - (mul32(ts, H3(c)) / 100 >> 1);
+	int32_t b = mul32(H2(c), add32(add32(mul32(ts, H4(c)) / 100,
+					     (mul32(ts, mul32(ts, H5(c)) / 100) >> 6) / 100),
 				       16384)) >>
 		    10;
 	int32_t cc = mul32(a, b);
-	int32_t d = (((int32_t)c->h6 << 7) + mul32(ts, c->h7) / 100) >> 4;
+	int32_t d = (((int32_t)H6(c) << 7) + mul32(ts, H7(c)) / 100) >> 4;
 	int32_t e = mul32(cc >> 14, cc >> 14) >> 10;
 	int32_t h = mul32(add32(cc, mul32(d, e) >> 1) >> 10, 1000) >> 12;
 	return (uint32_t)(h > 100000 ? 100000 : h < 0 ? 0 : h);
@@ -184,10 +168,10 @@ static NOINLINE uint8_t heater_res(const struct bme_calib *c, int32_t target_c, 
 {
 	if (target_c > 400)
 		target_c = 400;
-	int32_t a = ((amb_c * c->gh3) / 1000) * 256;
-	int32_t b = (c->gh1 + 784) * ((((c->gh2 + 154009) * target_c * 5) / 100 + 3276800) / 10);
-	int32_t d = (a + b / 2) / (c->res_heat_range + 4);
-	int32_t e = 131 * c->res_heat_val + 65536;
+	int32_t a = ((amb_c * GH3(c)) / 1000) * 256;
+	int32_t b = (GH1(c) + 784) * ((((GH2(c) + 154009) * target_c * 5) / 100 + 3276800) / 10);
+	int32_t d = (a + b / 2) / (RES_HEAT_RANGE(c) + 4);
+	int32_t e = 131 * RES_HEAT_VAL(c) + 65536;
 	return (uint8_t)(((((d / e) - 250) * 34) + 50) / 100);
 }
 
@@ -256,7 +240,7 @@ static NOINLINE void publish(const struct bme_sample *s)
 
 K32_EXPORT(k32_init) int32_t k32_init(void)
 {
-	uint8_t b8a[23], be1[14], b00[5], id = 0;
+	uint8_t id = 0;
 	int32_t e;
 
 	if (k32_device_get(0, &dev, sizeof(dev)) != 0)
@@ -269,14 +253,13 @@ K32_EXPORT(k32_init) int32_t k32_init(void)
 		return K32_ENODEV;
 	}
 	if (e == 0)
-		e = rd(0x8A, b8a, sizeof(b8a));
+		e = rd(0x8A, cal.b + CAL_8A, CAL_E1 - CAL_8A);
 	if (e == 0)
-		e = rd(0xE1, be1, sizeof(be1));
+		e = rd(0xE1, cal.b + CAL_E1, CAL_00 - CAL_E1);
 	if (e == 0)
-		e = rd(0x00, b00, sizeof(b00));
+		e = rd(0x00, cal.b + CAL_00, CAL_LEN - CAL_00);
 	if (e != 0)
 		return e;
-	calib_parse(&cal, b8a, be1, b00);
 	uint32_t heat_c = drv_param_u32(DRV_LIT("heaterTempC"), 320, 400);
 	uint32_t heat_ms = drv_param_u32(DRV_LIT("heaterDurationMs"), 150, 4032);
 	uint32_t amb_c = drv_param_u32(DRV_LIT("ambientC"), 25, 85);
