@@ -473,6 +473,84 @@ static void test_pb(void **state)
 }
 
 /* Every allocation failure on the way: a clean status, the input intact, nothing leaked. */
+/* Field sets (FieldsV1) of objects, and apply on its own: table-driven. */
+static void test_ssa_fields(void **state)
+{
+	static const struct {
+		const char *obj;
+		bool skip_status;
+		const char *fields;
+	} cases[] = {
+	    /* identity and server-owned metadata are nobody's; an empty metadata goes */
+	    {"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+	     "\"namespace\":\"n\",\"uid\":\"u\",\"resourceVersion\":\"3\"},\"data\":{\"a\":\"1\"}}",
+	     false, "{\"f:data\":{\"f:a\":{}}}"},
+	    /* labels are a map of leaves */
+	    {"{\"metadata\":{\"labels\":{\"x\":\"y\"}}}", false,
+	     "{\"f:metadata\":{\"f:labels\":{\"f:x\":{}}}}"},
+	    /* keyed lists by their merge key, each item with "."; other lists are leaves */
+	    {"{\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"a\",\"args\":[\"-v\"]}]}}",
+	     false,
+	     "{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"main\\\"}\":{\".\":{},"
+	     "\"f:name\":{},\"f:image\":{},\"f:args\":{}}}}}"},
+	    /* numeric keys, and items without their key are not tracked */
+	    {"{\"ports\":[{\"containerPort\":80},{\"name\":\"x\"}]}", false,
+	     "{\"f:ports\":{\"k:{\\\"containerPort\\\":80}\":{\".\":{},\"f:containerPort\":{}}}}"},
+	    /* finalizers are a set */
+	    {"{\"metadata\":{\"finalizers\":[\"a\",\"b\"]}}", false,
+	     "{\"f:metadata\":{\"f:finalizers\":{\"v:\\\"a\\\"\":{},\"v:\\\"b\\\"\":{}}}}"},
+	    /* status is left to its subresource when the kind has one */
+	    {"{\"spec\":{\"replicas\":1},\"status\":{\"replicas\":0}}", true,
+	     "{\"f:spec\":{\"f:replicas\":{}}}"},
+	    {"{\"status\":{\"phase\":\"Running\"}}", false, "{\"f:status\":{\"f:phase\":{}}}"},
+	    /* empty maps and nulls are owned leaves */
+	    {"{\"spec\":{\"securityContext\":{},\"x\":null}}", false,
+	     "{\"f:spec\":{\"f:securityContext\":{},\"f:x\":{}}}"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *o = cJSON_Parse(cases[i].obj), *want = cJSON_Parse(cases[i].fields);
+		assert_non_null(o);
+		assert_non_null(want);
+		cJSON *got = api_ssa_fields(o, cases[i].skip_status);
+		char *t = cJSON_PrintUnformatted(got);
+		if (!cJSON_Compare(got, want, true))
+			fail_msg("case %zu: fields %s, want %s", i, t ? t : "NULL",
+				 cases[i].fields);
+		cJSON_free(t);
+		cJSON_Delete(got);
+		cJSON_Delete(want);
+		cJSON_Delete(o);
+	}
+	/* apply on its own: a conflict leaves the live object exactly as it was */
+	struct api_ssa_ctx cx = {"m2", "v1", "2026-01-01T00:00:00Z", false, false};
+	struct api_fail f;
+	static const char live_text[] =
+	    "{\"metadata\":{\"name\":\"c\",\"managedFields\":[{\"manager\":\"m1\",\"operation\":"
+	    "\"Apply\",\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:data\":"
+	    "{\"f:a\":{}}}}]},\"data\":{\"a\":\"1\"}}";
+	cJSON *live = cJSON_Parse(live_text), *copy = cJSON_Duplicate(live, true);
+	cJSON *cfg = cJSON_Parse("{\"data\":{\"a\":\"2\"}}");
+	api_fail_clear(&f);
+	assert_int_not_equal(api_ssa_apply(&live, cfg, &cx, &f), K32_OK);
+	assert_int_equal(f.code, 409);
+	assert_int_equal(f.cause_count, 1);
+	assert_string_equal(f.causes[0].field, ".data.a");
+	assert_true(cJSON_Compare(live, copy, true));
+	/* forced: m2 owns a, m1 owns nothing and its entry goes */
+	cx.force = true;
+	api_fail_clear(&f);
+	assert_int_equal(api_ssa_apply(&live, cfg, &cx, &f), K32_OK);
+	assert_string_equal(cJSON_GetStringValue(k32_json_find(live, "data.a")), "2");
+	const cJSON *mf = k32_json_find(live, "metadata.managedFields");
+	assert_int_equal(cJSON_GetArraySize(mf), 1);
+	assert_string_equal(
+	    cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(mf, 0), "manager")), "m2");
+	cJSON_Delete(live);
+	cJSON_Delete(copy);
+	cJSON_Delete(cfg);
+}
+
 static void test_oom(void **state)
 {
 	(void)state;
@@ -569,10 +647,11 @@ static void test_oom(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_table),   cmocka_unit_test(test_validate),
-	    cmocka_unit_test(test_default), cmocka_unit_test(test_strict),
-	    cmocka_unit_test(test_patch),   cmocka_unit_test(test_dedupe),
-	    cmocka_unit_test(test_pb),	    cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_table),      cmocka_unit_test(test_validate),
+	    cmocka_unit_test(test_default),    cmocka_unit_test(test_strict),
+	    cmocka_unit_test(test_patch),      cmocka_unit_test(test_dedupe),
+	    cmocka_unit_test(test_pb),	       cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_ssa_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
