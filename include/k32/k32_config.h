@@ -719,7 +719,7 @@ _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256,
 #endif
 /* What a driver pod asks for (hw_device_pod_manifest; measured in drv_e2e_test, which runs
  * the three drivers with exactly these): linear memory (256 B shadow stack + data: bme688
- * ends at 634 B, rfid 494, miniscale 412), Wasm value stack (they need 249..256 B) and call
+ * ends at 638 B, rfid 494, miniscale 412), Wasm value stack (they need 249..256 B) and call
  * frames (depth 4 at most). The controller's own memory setting caps the first. */
 #ifndef K32_HW_DRIVER_MEM_BYTES
 #define K32_HW_DRIVER_MEM_BYTES 768
