@@ -2048,9 +2048,13 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		emit(ld, WRT_OP_BR);
 		emit_target(ld, &ld->ctl[c->head_target], true);
 	} else if (jump_else) {
+		/* the test's false path stays in the loop (the code after the if): this jump
+		 * closes the iteration, so it charges the back-edge too (found by the fuzzer:
+		 * with 0 here `loop { x++; if (x == 5) { br loop } ...; br loop }` never ran
+		 * out of gas) */
 		emit(ld, WRT_OP_BR);
 		emit(ld, c->head_else_pc - ld->ncode);
-		emit(ld, 0);
+		emit(ld, gas);
 	}
 	label_here(ld);
 	return true;

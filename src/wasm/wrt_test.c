@@ -837,6 +837,8 @@ static void test_limit_gas(void **state)
 	assert_int_equal(r[0], 10);
 	wrt_instance_stats(rt.inst, &s);
 	assert_true(s.gas_used > 10 && s.gas_used < 500);
+	assert_int_equal(call(&rt, "forever_rotated", NULL, 0, r, 1), K32_ERR_TRAP);
+	assert_non_null(strstr(rt.err.msg, "out of gas: budget of 500 units"));
 	rt_close(&rt);
 
 	/* metering off: the same loop runs to the end */

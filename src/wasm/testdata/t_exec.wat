@@ -46,6 +46,16 @@
       (then (i32.const 0))
       (else (i32.add (i32.const 1) (call $depth (i32.sub (local.get 0) (i32.const 1)))))))
   (func $forever (export "forever") (loop $l (br $l)))
+  ;; endless too, through a rotated loop test's false path (a fuzzer find: that path's jump
+  ;; once charged no gas); x runs 1, 3, 5 (continue), 6, 8, ... and is never 41
+  (func (export "forever_rotated") (result i32) (local i32)
+    (block (result i32)
+      (loop (result i32)
+        (local.set 0 (i32.add (local.get 0) (i32.const 1)))
+        (if (i32.eq (local.get 0) (i32.const 5)) (then (br 1)))
+        (if (i32.eq (local.get 0) (i32.const 41)) (then (br 2 (local.get 0))))
+        (local.set 0 (i32.add (local.get 0) (i32.const 1)))
+        (br 0))))
   (func (export "count") (param i32) (result i32) (local i32)
     (block $done
       (loop $l
