@@ -369,9 +369,9 @@ static enum op_group op_group(const char *name)
 		return G_MEMORY; /* LD8BR: a loop's repeated byte load fused with its test */
 	if (starts(name, "F32_") || starts(name, "F64_"))
 		return G_FLOAT;
-	if (starts(name, "BR") || strstr(name, "ADDBR_") || !strcmp(name, "RETURN") ||
-	    !strcmp(name, "UNREACHABLE"))
-		return G_BRANCH; /* [R]ADDBR: add, compare and branch (loop back-edges) */
+	if (starts(name, "BR") || starts(name, "FBR") || strstr(name, "ADDBR_") ||
+	    !strcmp(name, "RETURN") || !strcmp(name, "UNREACHABLE"))
+		return G_BRANCH; /* [R]ADDBR: add, compare, branch; FBR: float compare, branch */
 	if (starts(name, "CALL"))
 		return G_CALL;
 	if (starts(name, "I32_") || starts(name, "I64_") || starts(name, "CONST"))
@@ -487,7 +487,7 @@ static void section_ops(const struct opts *o, const uint8_t *bytes, size_t len,
 		       gas_noise);
 	printf(". Groups: "
 	       "integer = i32/i64 arithmetic, compares, conversions and constants; branch = br, "
-	       "br_if, fused compare-and-branch and add-compare-branch, br_table, return; "
+	       "br_if, fused (float) compare-and-branch and add-compare-branch, br_table, return; "
 	       "memory = loads (a loop's byte load fused with its test too), stores, memory.*; "
 	       "call = call, call_indirect; other = local moves (COPY), select (fused with its "
 	       "compare too), globals.\n");
