@@ -53,6 +53,19 @@ void kobj_lock_slow(struct kobj_lock *l)
 
 /* ---- pools ------------------------------------------------------------------------------- */
 
+/* A free block's link to the next free block, stored at the pool's link offset. */
+static inline void *link_get(const struct kobj_pool *p, const void *blk)
+{
+	void *next;
+	memcpy(&next, (const uint8_t *)blk + p->link_off, sizeof(next));
+	return next;
+}
+
+static inline void link_set(const struct kobj_pool *p, void *blk, void *next)
+{
+	memcpy((uint8_t *)blk + p->link_off, &next, sizeof(next));
+}
+
 void kobj_pool_setup_at(struct kobj_pool *p, void *base, size_t elem, uint32_t count,
 			const char *limit_name, size_t link_off)
 {
@@ -64,7 +77,7 @@ void kobj_pool_setup_at(struct kobj_pool *p, void *base, size_t elem, uint32_t c
 	p->link_off = (uint32_t)link_off;
 	for (uint32_t i = count; i > 0; i--) {
 		uint8_t *blk = (uint8_t *)base + (size_t)(i - 1) * elem;
-		memcpy(blk + link_off, &p->free, sizeof(void *));
+		link_set(p, blk, p->free);
 		p->free = blk;
 	}
 }
@@ -80,7 +93,7 @@ void *kobj_pool_get(struct kobj_pool *p)
 	kobj_lock(&p->lock);
 	uint8_t *blk = p->free;
 	if (blk) {
-		memcpy(&p->free, blk + p->link_off, sizeof(void *));
+		p->free = link_get(p, blk);
 		p->used++;
 	}
 	kobj_unlock(&p->lock);
@@ -90,7 +103,7 @@ void *kobj_pool_get(struct kobj_pool *p)
 void kobj_pool_put(struct kobj_pool *p, void *blk)
 {
 	kobj_lock(&p->lock);
-	memcpy((uint8_t *)blk + p->link_off, &p->free, sizeof(void *));
+	link_set(p, blk, p->free);
 	p->free = blk;
 	p->used--;
 	kobj_unlock(&p->lock);
@@ -482,19 +495,21 @@ void kobj_account_try_free(struct kobj_account *a)
 
 k32_status_t kobj_charge_fail(struct kobj_owner *owner, unsigned kind, uint32_t in_use, uint32_t n)
 {
-	if (kind >= KOBJ_CHARGE_OBJECTS) {
-		unsigned t = kind - KOBJ_CHARGE_OBJECTS + 1u;
+	if (kind < KOBJ_CHARGE_OBJECTS)
 		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: %u %s alive, its share is %u (K32_KOBJ_OWNER_POOL_PCT=%u%% "
-				 "of %s=%u); close some or raise the limit",
-				 owner->name, in_use, type_pool[t].what, kobj_charge_limit[kind],
-				 (unsigned)K32_KOBJ_OWNER_POOL_PCT, type_pool[t].limit,
-				 type_pool[t].pool);
-	}
-	return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-			 "%s: %u %s + %u more, limit %s=%u; drain or close them or raise the limit",
-			 owner->name, in_use, charge_what[kind], n, charge_name[kind],
-			 kobj_charge_limit[kind]);
+				 "%s: %u %s + %u more, limit %s=%u; drain or close them or raise "
+				 "the limit",
+				 owner->name, in_use, charge_what[kind], n, charge_name[kind],
+				 kobj_charge_limit[kind]);
+	unsigned t = kind - KOBJ_CHARGE_OBJECTS + 1u;
+	if (t >= KOBJ_TYPE_COUNT)
+		return K32_ERR_NO_RESOURCES;
+	return kobj_fail(
+	    owner, K32_ERR_NO_RESOURCES,
+	    "%s: %u %s alive, its share is %u (K32_KOBJ_OWNER_POOL_PCT=%u%% of %s=%u); "
+	    "close some or raise the limit",
+	    owner->name, in_use, type_pool[t].what, kobj_charge_limit[KOBJ_CHARGE_OBJECTS + t - 1u],
+	    (unsigned)K32_KOBJ_OWNER_POOL_PCT, type_pool[t].limit, type_pool[t].pool);
 }
 
 k32_status_t kobj_admit(struct kobj_owner *owner, uint8_t type, uint32_t handles,
@@ -897,6 +912,8 @@ static k32_status_t property(struct kobj_owner *owner, kobj_handle_t h, uint32_t
 	case KOBJ_PROP_NAME:
 		if (set)
 			return name_set(owner, obj, set, size);
+		if (!get)
+			return K32_ERR_INVALID_ARGS;
 		if (size < KOBJ_MAX_NAME_LEN)
 			return kobj_fail(owner, K32_ERR_BUFFER_TOO_SMALL,
 					 "%s: get_property(NAME) into %u bytes, needs "

@@ -703,7 +703,7 @@ static void test_owner_object_and_memory_quotas(void **state)
 	k32_status_t st;
 	kobj_owner_init(&x, "pod greedy", 0);
 	const uint32_t share = K32_KOBJ_MAX_EVENTS * K32_KOBJ_OWNER_POOL_PCT / 100u;
-	while ((st = kobj_event_create(&x, 0, &ev[made])) == K32_OK && made < K32_KOBJ_MAX_EVENTS)
+	while (made < K32_KOBJ_MAX_EVENTS && (st = kobj_event_create(&x, 0, &ev[made])) == K32_OK)
 		made++;
 	assert_int_equal(made, share < K32_KOBJ_MAX_HANDLES ? share : K32_KOBJ_MAX_HANDLES);
 	assert_int_equal(st, K32_ERR_NO_RESOURCES);
