@@ -83,9 +83,11 @@ static k32_status_t cmd_mem(struct klet *k, struct k32_buf *out)
 	if (!st)
 		st = mem_line(out, "kobj_region", "process", K32_KOBJ_REGION_BYTES, ks.vmo_bytes,
 			      SIZE_MAX);
+	/* read as k32_mem.c writes them: atomically (any thread allocates) */
 	if (!st)
-		st = mem_line(out, "heap", "process", h->stats.limit_bytes, h->stats.cur_bytes,
-			      h->stats.peak_bytes);
+		st = mem_line(out, "heap", "process", h->stats.limit_bytes,
+			      __atomic_load_n(&h->stats.cur_bytes, __ATOMIC_RELAXED),
+			      __atomic_load_n(&h->stats.peak_bytes, __ATOMIC_RELAXED));
 	if (!st)
 		st = k32_buf_printf(out, NULL, "K32_END MEM count=3\n");
 	return st;

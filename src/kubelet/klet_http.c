@@ -152,6 +152,7 @@ static bool follow_start(struct klet *k, const char *ns, const char *name, int64
 			return true;
 		k32_buf_fini(&f->pending);
 		k32_free(k->alloc, f, sizeof(*f));
+		k32_buf_reset(&resp->headers); /* the answer below sets its own */
 	}
 	k32_mutex_lock(&k->lock);
 	k->log_followers--;

@@ -23,7 +23,9 @@ struct fake {
 	void *arg;
 	int starts;
 	int stops;
-	int stoppings; /* stopping calls: deleted pods only, never restarts */
+	int stoppings;		 /* stopping calls: deleted pods only, never restarts */
+	_Atomic int quiet_polls; /* pending calls for image "quiet" (always nothing to do) */
+	_Atomic int quiet_runs;	 /* run calls for it: must stay 0 */
 };
 
 struct fake_pod {
@@ -74,6 +76,8 @@ static void f_run(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *next)
 	struct fake_pod *fp = klet_pod_priv(pod);
 	*next = UINT64_MAX;
 	fp->runs++;
+	if (!strcmp(fp->image, "quiet"))
+		f->quiet_runs++;
 	if (!strcmp(fp->image, "crash")) {
 		klet_pod_log(pod, "about to crash\n", 15);
 		struct klet_exit ex = {.code = 2, .reason = "Error", .message = "boom"};
@@ -113,12 +117,25 @@ static void f_stopping(void *ctx, struct klet_pod *pod)
 	f->stoppings++;
 }
 
+/* "quiet" has nothing to do at each poll (every 10 ms); everything else runs. */
+static bool f_pending(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *next)
+{
+	struct fake *f = ctx;
+	struct fake_pod *fp = klet_pod_priv(pod);
+	if (!fp || strcmp(fp->image, "quiet"))
+		return true;
+	f->quiet_polls++;
+	*next = now + 10000;
+	return false;
+}
+
 static const struct klet_provider_ops fake_ops = {.init = f_init,
 						  .start = f_start,
 						  .stop = f_stop,
 						  .run = f_run,
 						  .http = f_http,
-						  .stopping = f_stopping};
+						  .stopping = f_stopping,
+						  .pending = f_pending};
 
 /* ---- fixture ---------------------------------------------------------------------------- */
 
@@ -449,6 +466,24 @@ static void test_pod_http(void **state)
 	http_client_free(c);
 }
 
+/* A provider's pending says "nothing to do": the worker asks again when told and never
+ * calls run for it. */
+static void test_pending(void **state)
+{
+	struct tfx *t = *state;
+	fx_pod_create(&t->cp, "p-quiet", "node-a", "quiet", "Always", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "p-quiet", fx_ready, NULL));
+	int polls0 = t->fake.quiet_polls;
+	for (int i = 0; i < 500 && t->fake.quiet_polls < polls0 + 3; i++)
+		k32_plat()->sleep_us(10000);
+	assert_true(t->fake.quiet_polls >= polls0 + 3); /* asked again at the time it gave */
+	assert_int_equal(t->fake.quiet_runs, 0);
+	int code;
+	cJSON_Delete(
+	    fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/p-quiet", NULL, &code));
+	assert_true(fx_gone_pred(&t->cp, "p-quiet"));
+}
+
 /* ---- /containerLogs?follow=true ------------------------------------------------------------ */
 
 struct flw {
@@ -649,7 +684,7 @@ int main(void)
 	    cmocka_unit_test(test_pod_runs),	   cmocka_unit_test(test_crash_backoff),
 	    cmocka_unit_test(test_restart_policy), cmocka_unit_test(test_start_errors),
 	    cmocka_unit_test(test_delete),	   cmocka_unit_test(test_pod_http),
-	    cmocka_unit_test(test_log_follow),
+	    cmocka_unit_test(test_log_follow),	   cmocka_unit_test(test_pending),
 	};
 	const struct CMUnitTest plain[] = {
 	    cmocka_unit_test(test_config_errors),
