@@ -89,8 +89,8 @@
  * re-opened transparently when the server closed it between requests. Plain or TLS
  * (verifying the server against a CA file). Every call has a timeout. Whole responses
  * (Content-Length, chunked or until close) into a capped buffer, or streamed to a callback
- * chunk by chunk or line by line, with an optional tick while a stream is quiet. No HEAD,
- * redirects, compression or proxies.
+ * chunk by chunk or line by line, with an optional tick while a stream is quiet. Whole
+ * responses may come gzip-compressed (cfg.accept_gzip). No HEAD, redirects or proxies.
  *
  * GZIP. A whole answer (not a stream) with a 2xx status and cfg.gzip_min_bytes or more, to a
  * request whose Accept-Encoding takes gzip (kubectl's does), is sent with
@@ -311,6 +311,16 @@ bool http_request_accepts_gzip(const struct http_request *req);
  */
 k32_status_t http_gzip(const void *in, size_t len, struct k32_buf *out, struct k32_err *err);
 
+/*
+ * Appends the inflated bytes of one gzip member in[0..len) to out (~40 KiB of zlib state,
+ * from the C library, freed before returning). Any thread.
+ * @retval K32_ERR_CORRUPT       not gzip, a bad checksum, truncated, or bytes after the member
+ * @retval K32_ERR_NO_RESOURCES  the inflated bytes pass out's max_len (a "zip bomb" stops there)
+ * @retval K32_ERR_NO_MEMORY     zlib or out could not allocate
+ * out is unchanged on any failure.
+ */
+k32_status_t http_gunzip(const void *in, size_t len, struct k32_buf *out, struct k32_err *err);
+
 /* ---- response helpers (loop task) ------------------------------------------------------ */
 
 /*
@@ -412,6 +422,10 @@ struct http_client_config {
 	int64_t timeout_us;
 	size_t max_response_bytes; /* cap on a whole response body; K32_HTTP_MAX_RESPONSE_BYTES */
 	const struct k32_allocator *alloc; /* NULL: the default heap */
+	/* http_client_do sends "Accept-Encoding: gzip" and inflates a gzip answer before
+	 * returning it (the body is then the plain bytes, capped at max_response_bytes; the
+	 * headers still say Content-Encoding: gzip). Streams never ask. Default false. */
+	bool accept_gzip;
 };
 
 /* Fills cfg with 127.0.0.1, no TLS, no token and the config defaults (host/port to set). */

@@ -36,6 +36,7 @@ struct http_client {
 	struct http_tls_conn *tls;
 	struct k32_buf in; /* raw response bytes */
 	bool reused;	   /* the connection already carried a request */
+	bool gzip;	   /* cfg.accept_gzip */
 };
 
 void http_client_config_init(struct http_client_config *cfg)
@@ -74,6 +75,7 @@ k32_status_t http_client_new(const struct http_client_config *cfg, struct http_c
 	    cfg->timeout_us > 0 ? cfg->timeout_us : (int64_t)K32_HTTP_CLIENT_TIMEOUT_MS * 1000;
 	c->max_response_bytes =
 	    cfg->max_response_bytes ? cfg->max_response_bytes : K32_HTTP_MAX_RESPONSE_BYTES;
+	c->gzip = cfg->accept_gzip;
 	k32_buf_init(&c->in, a, CLIENT_MAX_HEAD + 2 * HTTP_READ_CHUNK, "response input");
 	if (cfg->bearer_token) {
 		c->token_len = strlen(cfg->bearer_token);
@@ -254,7 +256,7 @@ static k32_status_t recv_some(struct http_client *c, int64_t deadline, struct k3
 }
 
 static k32_status_t send_request(struct http_client *c, const struct http_client_request *req,
-				 int64_t deadline, struct k32_err *err)
+				 bool gzip, int64_t deadline, struct k32_err *err)
 {
 	struct k32_buf head;
 	k32_status_t st;
@@ -273,6 +275,8 @@ static k32_status_t send_request(struct http_client *c, const struct http_client
 		st = k32_buf_printf(&head, err, "Content-Type: %s\r\n", req->content_type);
 	if (st == K32_OK && (req->body_len > 0 || strcmp(req->method, "GET") != 0))
 		st = k32_buf_printf(&head, err, "Content-Length: %zu\r\n", req->body_len);
+	if (st == K32_OK && gzip)
+		st = k32_buf_append_str(&head, "Accept-Encoding: gzip\r\n", err);
 	if (st == K32_OK && req->headers)
 		st = k32_buf_append_str(&head, req->headers, err);
 	if (st == K32_OK)
@@ -293,6 +297,7 @@ struct reader {
 	http_client_data_fn on_data;
 	void *ctx;
 	struct k32_buf line; /* partial line in lines mode */
+	bool gzip;	     /* ask for Content-Encoding: gzip (whole responses only) */
 };
 
 static k32_status_t deliver(void *ctx, const uint8_t *data, size_t len)
@@ -343,7 +348,7 @@ static k32_status_t exchange(struct http_client *c, const struct http_client_req
 		if (st != K32_OK)
 			return st;
 	}
-	st = send_request(c, req, deadline, err);
+	st = send_request(c, req, r->gzip, deadline, err);
 	if (st != K32_OK)
 		return st;
 	k32_buf_reset(&c->in);
@@ -467,7 +472,19 @@ k32_status_t http_client_do(struct http_client *c, const struct http_client_requ
 	out->status = 0;
 	k32_buf_init(&out->headers, c->alloc, CLIENT_MAX_HEAD, "response headers");
 	k32_buf_init(&out->body, c->alloc, c->max_response_bytes, "response body");
-	return run(c, req, &r, &out->body, &out->headers, &out->status, false, err);
+	r.gzip = c->gzip;
+	k32_status_t st = run(c, req, &r, &out->body, &out->headers, &out->status, false, err);
+	struct k32_str ce;
+	if (st == K32_OK && r.gzip && http_client_response_header(out, "Content-Encoding", &ce) &&
+	    http_str_ieq(ce, "gzip")) {
+		/* inflated here, as Go's transport does when it asked for gzip itself */
+		struct k32_buf plain;
+		k32_buf_init(&plain, c->alloc, c->max_response_bytes, "response body");
+		st = http_gunzip(out->body.data, out->body.len, &plain, err);
+		k32_buf_fini(&out->body);
+		out->body = plain;
+	}
+	return st;
 }
 
 bool http_client_response_header(const struct http_client_response *resp, const char *name,

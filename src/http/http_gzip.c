@@ -1,6 +1,6 @@
 /*
- * http_gzip.c - Content-Encoding: gzip for responses (zlib's deflate), and the
- * Accept-Encoding test that decides it.
+ * http_gzip.c - Content-Encoding: gzip for responses (zlib's deflate), the Accept-Encoding
+ * test that decides it, and the client's inflate of such answers.
  *
  * Memory is bounded by the window and hash sizes in k32_config.h (K32_HTTP_GZIP_WINDOW_BITS,
  * K32_HTTP_GZIP_MEM_LEVEL): deflate needs (1 << (wbits + 2)) + (1 << (mlevel + 9)) bytes,
@@ -113,6 +113,74 @@ k32_status_t http_gzip(const void *in, size_t len, struct k32_buf *out, struct k
 	if (st) {
 		out->len = start;
 	}
+	if (out->data)
+		out->data[out->len] = '\0';
+	return st;
+}
+
+k32_status_t http_gunzip(const void *in, size_t len, struct k32_buf *out, struct k32_err *err)
+{
+	z_stream z;
+	size_t start = out->len;
+	k32_status_t st = K32_OK;
+
+	if (len > (size_t)UINT32_MAX)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, GZIP_MOD,
+				   "gunzip: %zu bytes is over zlib's 4 GiB per call", len);
+	memset(&z, 0, sizeof(z));
+	int zr = inflateInit2(&z, 16 + MAX_WBITS); /* gzip only, any window */
+	if (zr != Z_OK)
+		return k32_err_set(err, zr == Z_MEM_ERROR ? K32_ERR_NO_MEMORY : K32_ERR_INTERNAL,
+				   GZIP_MOD, "gunzip: inflateInit2 failed (%d)", zr);
+	z.next_in = (Bytef *)(uintptr_t)in;
+	z.avail_in = (uInt)len;
+	for (;;) {
+		size_t room = out->cap > out->len + 1 ? out->cap - out->len - 1 : 0;
+		if (room < 512 && out->len < out->max_len) {
+			size_t want = out->cap < 16384 ? 4096 : out->cap;
+			if (want > out->max_len - out->len)
+				want = out->max_len - out->len;
+			st = k32_buf_reserve(out, want, err);
+			if (st)
+				break;
+			room = out->cap - out->len - 1;
+		}
+		if (room > out->max_len - out->len)
+			room = out->max_len - out->len;
+		if (room == 0) {
+			st = k32_err_set(err, K32_ERR_NO_RESOURCES, GZIP_MOD,
+					 "gunzip: the inflated %s passes its limit of %zu bytes",
+					 out->what, out->max_len);
+			break;
+		}
+		z.next_out = out->data + out->len;
+		z.avail_out = (uInt)room;
+		zr = inflate(&z, Z_NO_FLUSH);
+		out->len += room - z.avail_out;
+		if (zr == Z_STREAM_END) {
+			if (z.avail_in)
+				st = k32_err_set(err, K32_ERR_CORRUPT, GZIP_MOD,
+						 "gunzip: %u bytes after the gzip member; the "
+						 "sender's body is not one gzip stream",
+						 z.avail_in);
+			break;
+		}
+		if (zr == Z_BUF_ERROR && z.avail_in == 0) {
+			st = k32_err_set(err, K32_ERR_CORRUPT, GZIP_MOD,
+					 "gunzip: the gzip stream is truncated after %zu bytes",
+					 len);
+			break;
+		}
+		if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			st = k32_err_set(
+			    err, zr == Z_MEM_ERROR ? K32_ERR_NO_MEMORY : K32_ERR_CORRUPT, GZIP_MOD,
+			    "gunzip: not a valid gzip stream (%s)", z.msg ? z.msg : "zlib error");
+			break;
+		}
+	}
+	inflateEnd(&z);
+	if (st)
+		out->len = start;
 	if (out->data)
 		out->data[out->len] = '\0';
 	return st;

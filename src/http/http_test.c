@@ -380,6 +380,110 @@ static void test_gzip_encode(void **state)
 	k32_buf_fini(&out);
 }
 
+/* http_gunzip: round trip, and every way a body can be wrong */
+static void test_gunzip(void **state)
+{
+	static char text[50000];
+	struct k32_buf z, out;
+	struct k32_err err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(text); i++)
+		text[i] = (char)('a' + (i * 7 + i / 13) % 26);
+	k32_buf_init(&z, k32_default_allocator(), 1 << 20, "gz");
+	assert_int_equal(http_gzip(text, sizeof(text), &z, &err), K32_OK);
+	static const struct {
+		const char *what;
+		int edit;   /* 0 none, 1 truncate, 2 flip a middle byte, 3 trailing bytes,
+			     * 4 not gzip, 5 flip the CRC */
+		size_t cap; /* out's max_len */
+		k32_status_t want;
+		const char *msg; /* part of the error */
+	} cases[] = {
+	    {"whole", 0, sizeof(text) + 1, K32_OK, NULL},
+	    {"truncated", 1, sizeof(text) + 1, K32_ERR_CORRUPT, "truncated"},
+	    {"flipped", 2, 1 << 20, K32_ERR_CORRUPT, "gunzip"}, /* may inflate to more */
+	    {"trailing", 3, sizeof(text) + 1, K32_ERR_CORRUPT, "after the gzip member"},
+	    {"not gzip", 4, sizeof(text) + 1, K32_ERR_CORRUPT, "not a valid gzip stream"},
+	    {"bad crc", 5, sizeof(text) + 1, K32_ERR_CORRUPT, "gunzip"},
+	    {"over the cap", 0, sizeof(text), K32_ERR_NO_RESOURCES, "passes its limit"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		static uint8_t in[1 << 16];
+		size_t n = z.len;
+		memcpy(in, z.data, n);
+		switch (cases[i].edit) {
+		case 1:
+			n /= 2;
+			break;
+		case 2:
+			in[n / 2] ^= 0x55;
+			break;
+		case 3:
+			memcpy(in + n, "junk", 4);
+			n += 4;
+			break;
+		case 4:
+			memcpy(in, "{\"kind\":\"PodList\"}", 18);
+			n = 18;
+			break;
+		case 5:
+			in[n - 6] ^= 1; /* CRC-32 of the trailer */
+			break;
+		}
+		k32_buf_init(&out, k32_default_allocator(), cases[i].cap, "test body");
+		assert_int_equal(k32_buf_append_str(&out, "x", &err), K32_OK);
+		k32_err_clear(&err);
+		k32_status_t st = http_gunzip(in, n, &out, &err);
+		if (st != cases[i].want || (cases[i].msg && !strstr(err.msg, cases[i].msg)))
+			fail_msg("%s: %s (%s), want %s", cases[i].what, k32_status_name(st),
+				 err.msg, k32_status_name(cases[i].want));
+		if (st == K32_OK) {
+			assert_int_equal(out.len, 1 + sizeof(text));
+			assert_memory_equal(out.data + 1, text, sizeof(text));
+		} else {
+			assert_int_equal(out.len, 1); /* unchanged */
+		}
+		k32_buf_fini(&out);
+	}
+	k32_buf_fini(&z);
+}
+
+/* A client with accept_gzip asks for gzip and hands back the plain bytes. */
+static void test_client_gzip(void **state)
+{
+	struct http_server *srv = start_default();
+	struct http_client_config cc;
+	struct http_client *c = NULL;
+	struct http_client_response resp;
+	struct http_client_request req = {.method = "GET", .target = "/big"};
+	struct http_server_stats st;
+	struct k32_err err;
+
+	(void)state;
+	for (int gz = 0; gz < 2; gz++) {
+		http_client_config_init(&cc);
+		cc.port = http_server_port(srv);
+		cc.timeout_us = WAIT_US;
+		cc.accept_gzip = gz;
+		assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+		for (int i = 0; i < 2; i++) { /* keep-alive: twice on one connection */
+			assert_int_equal(http_client_do(c, &req, &resp, &err), K32_OK);
+			assert_int_equal(resp.status, 200);
+			assert_int_equal(resp.body.len, 20000 * 25);
+			assert_non_null(
+			    strstr(k32_buf_cstr(&resp.body), "line 19999 of a big body\n"));
+			assert_int_equal(
+			    http_client_response_header(&resp, "Content-Encoding", NULL), gz);
+			http_client_response_fini(&resp);
+		}
+		http_client_free(c);
+	}
+	http_server_get_stats(srv, &st);
+	assert_int_equal(st.gzip_responses, 2);
+	http_server_stop(srv);
+}
+
 /* GET target with the given Accept-Encoding (NULL: none) on a fresh connection. */
 static void gzip_get(struct http_server *srv, const char *target, const char *ae, int *out_status,
 		     bool *out_gzip, struct k32_buf *body)
@@ -1657,6 +1761,8 @@ int main(void)
 	    cmocka_unit_test(test_accepts_gzip),
 	    cmocka_unit_test(test_gzip_encode),
 	    cmocka_unit_test(test_gzip_server),
+	    cmocka_unit_test(test_gunzip),
+	    cmocka_unit_test(test_client_gzip),
 	};
 
 	P = k32_plat();
