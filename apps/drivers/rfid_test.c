@@ -26,6 +26,8 @@ static void test_frames(void **state)
 		    {{0x00}, 1, 0x51FE}};
 	for (size_t i = 0; i < 4; i++)
 		assert_int_equal(crc_a(crcs[i].in, crcs[i].n), crcs[i].crc);
+	/* the driver's constant HLTA frame carries the right CRC_A */
+	assert_int_equal(crc_a(hlta_frame, 2), hlta_frame[2] | hlta_frame[3] << 8);
 	uint8_t f[9];
 	static const uint8_t ac4[5] = {0x5A, 0x3C, 0x91, 0x0E, 0xF9};
 	static const uint8_t sel4[9] = {0x93, 0x70, 0x5A, 0x3C, 0x91, 0x0E, 0xF9, 0x6B, 0x18};
