@@ -51,18 +51,18 @@ typedef int64_t kx_time_t; /* monotonic nanoseconds */
 #define KX_ERR_ACCESS_DENIED	(-30)
 
 /* Rights. */
-#define KX_RIGHT_DUPLICATE   (1u << 0)
-#define KX_RIGHT_TRANSFER    (1u << 1)
-#define KX_RIGHT_READ	     (1u << 2)
-#define KX_RIGHT_WRITE	     (1u << 3)
-#define KX_RIGHT_MAP	     (1u << 5)
+#define KX_RIGHT_DUPLICATE    (1u << 0)
+#define KX_RIGHT_TRANSFER     (1u << 1)
+#define KX_RIGHT_READ	      (1u << 2)
+#define KX_RIGHT_WRITE	      (1u << 3)
+#define KX_RIGHT_MAP	      (1u << 5)
 #define KX_RIGHT_GET_PROPERTY (1u << 6)
 #define KX_RIGHT_SET_PROPERTY (1u << 7)
-#define KX_RIGHT_SIGNAL	     (1u << 12)
-#define KX_RIGHT_SIGNAL_PEER (1u << 13)
-#define KX_RIGHT_WAIT	     (1u << 14)
-#define KX_RIGHT_INSPECT     (1u << 15)
-#define KX_RIGHT_SAME_RIGHTS (1u << 31)
+#define KX_RIGHT_SIGNAL	      (1u << 12)
+#define KX_RIGHT_SIGNAL_PEER  (1u << 13)
+#define KX_RIGHT_WAIT	      (1u << 14)
+#define KX_RIGHT_INSPECT      (1u << 15)
+#define KX_RIGHT_SAME_RIGHTS  (1u << 31)
 
 /* Signals. */
 #define KX_SIG_READABLE			  (1u << 0)
