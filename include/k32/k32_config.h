@@ -334,8 +334,9 @@ _Static_assert(K32_KOBJ_WAIT_MANY_MAX >= 1 && K32_KOBJ_WAIT_MANY_MAX <= 64,
 	       "K32_KOBJ_WAIT_MANY_MAX: 1..64");
 _Static_assert((K32_KOBJ_SOCKET_MIN_CAP & (K32_KOBJ_SOCKET_MIN_CAP - 1)) == 0,
 	       "socket caps are powers of 2");
-_Static_assert(K32_KOBJ_OWNER_MAX_MSG_CHUNKS * K32_KOBJ_MSG_CHUNK_BYTES + K32_KOBJ_MSG_INLINE_BYTES >=
-		   K32_KOBJ_CHANNEL_MAX_MSG_BYTES,
+_Static_assert(K32_KOBJ_OWNER_MAX_MSG_CHUNKS >=
+		   (K32_KOBJ_CHANNEL_MAX_MSG_BYTES + K32_KOBJ_MSG_CHUNK_BYTES - 1) /
+		       K32_KOBJ_MSG_CHUNK_BYTES,
 	       "K32_KOBJ_OWNER_MAX_MSG_CHUNKS must let an owner queue one maximal message");
 _Static_assert(K32_KOBJ_OWNER_MAX_REGION_BYTES >= 2 * K32_KOBJ_SOCKET_MAX_CAP,
 	       "K32_KOBJ_OWNER_MAX_REGION_BYTES must hold one socket of the largest capacity");
