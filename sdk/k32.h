@@ -299,6 +299,11 @@ int32_t k32_device_get(uint32_t index, k32_device_info *out, uint32_t out_len);
 K32_IMPORT(k32_device_param)
 int32_t k32_device_param(uint32_t index, const char *key, uint32_t key_len, char *buf,
 			 uint32_t buf_len);
+/* spec.params[key] of Device `index` as a number: def when absent or not 1..9 decimal digits
+ * (or the key is unreadable), else the value, at most max. Never an error. */
+K32_IMPORT(k32_device_param_u32)
+uint32_t k32_device_param_u32(uint32_t index, const char *key, uint32_t key_len, uint32_t def,
+			      uint32_t max);
 K32_IMPORT(k32_time_us) int64_t k32_time_us(void); /* monotonic since node boot */
 K32_IMPORT(k32_time_ms) int64_t k32_time_ms(void);
 /* At most K32_SLEEP_MAX_MS, else K32_EINVAL. */

@@ -260,10 +260,10 @@ K32_EXPORT(k32_init) int32_t k32_init(void)
 		e = rd(0x00, cal.b + CAL_00, CAL_LEN - CAL_00);
 	if (e != 0)
 		return e;
-	uint32_t heat_c = drv_param_u32(DRV_LIT("heaterTempC"), 320, 400);
-	uint32_t heat_ms = drv_param_u32(DRV_LIT("heaterDurationMs"), 150, 4032);
-	uint32_t amb_c = drv_param_u32(DRV_LIT("ambientC"), 25, 85);
-	poll_ms = drv_param_u32(DRV_LIT("pollIntervalMs"), 3000, 3600000);
+	uint32_t heat_c = k32_device_param_u32(0, DRV_LIT("heaterTempC"), 320, 400);
+	uint32_t heat_ms = k32_device_param_u32(0, DRV_LIT("heaterDurationMs"), 150, 4032);
+	uint32_t amb_c = k32_device_param_u32(0, DRV_LIT("ambientC"), 25, 85);
+	poll_ms = k32_device_param_u32(0, DRV_LIT("pollIntervalMs"), 3000, 3600000);
 	uint8_t dur = heater_dur(heat_ms);
 	static const uint8_t mult[4] = {1, 4, 16, 64};
 	meas_ms = meas_time_ms(2, 3, 1, (uint32_t)(dur & 0x3F) * mult[dur >> 6]);

@@ -17,24 +17,6 @@
 
 #define DRV_LIT(s) (s), (uint32_t)(sizeof(s) - 1)
 
-/* Decimal parameter of device 0: def when absent or malformed (not 1..9 digits), at most
- * max. Not inlined: every driver reads a few. */
-static __attribute__((noinline)) uint32_t drv_param_u32(const char *key, uint32_t key_len,
-							uint32_t def, uint32_t max)
-{
-	char buf[12];
-	int32_t n = k32_device_param(0, key, key_len, buf, sizeof(buf));
-	if (n <= 0 || n > 9)
-		return def;
-	uint32_t v = 0;
-	for (int32_t i = 0; i < n; i++) {
-		if (buf[i] < '0' || buf[i] > '9')
-			return def;
-		v = v * 10u + (uint32_t)(buf[i] - '0');
-	}
-	return v < max ? v : max;
-}
-
 static inline void drv_hex(char *out, const uint8_t *b, uint32_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";

@@ -126,6 +126,17 @@ int32_t k32_device_param(uint32_t index, const char *key, uint32_t key_len, char
 	return K32_ENOENT;
 }
 
+uint32_t k32_device_param_u32(uint32_t index, const char *key, uint32_t key_len, uint32_t def,
+			      uint32_t max)
+{
+	char buf[16];
+	int32_t n = k32_device_param(index, key, key_len, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return hw_param_u32(NULL, def, max);
+	buf[n] = 0;
+	return hw_param_u32(buf, def, max);
+}
+
 int64_t k32_time_us(void)
 {
 	return (int64_t)drv_fake.clock_us;

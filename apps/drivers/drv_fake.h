@@ -12,6 +12,7 @@
 #define k32_i2c_write_read   fake_i2c_write_read
 #define k32_device_get	     fake_device_get
 #define k32_device_param     fake_device_param
+#define k32_device_param_u32 fake_device_param_u32
 #define k32_time_us	     fake_time_us
 #define k32_time_ms	     fake_time_ms
 #define k32_sleep_ms	     fake_sleep_ms

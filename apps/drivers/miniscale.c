@@ -50,9 +50,9 @@ K32_EXPORT(k32_init) int32_t k32_init(void)
 	uint8_t ver = 0;
 	if (k32_device_get(0, &dev, sizeof(dev)) != 0)
 		return K32_ENOENT; /* bound to no Device: the kubelet says so */
-	poll_ms = drv_param_u32(DRV_LIT("pollIntervalMs"), 500, 3600000);
+	poll_ms = k32_device_param_u32(0, DRV_LIT("pollIntervalMs"), 500, 3600000);
 	int32_t e = rd(0xFE, &ver, 1);
-	if (e == 0 && drv_param_u32(DRV_LIT("tareOnStart"), 0, 1) == 1) {
+	if (e == 0 && k32_device_param_u32(0, DRV_LIT("tareOnStart"), 0, 1) == 1) {
 		static const uint8_t tare[2] = {0x50, 1};
 		e = k32_i2c_write_read(dev.bus, dev.mux_channel, dev.addr, tare, 2, 0, 0);
 	}

@@ -216,7 +216,7 @@ K32_EXPORT(k32_init) int32_t k32_init(void)
 	int32_t e;
 	if (k32_device_get(0, &dev, sizeof(dev)) != 0)
 		return K32_ENOENT; /* bound to no Device: the kubelet says so */
-	poll_ms = drv_param_u32(DRV_LIT("pollIntervalMs"), 200, 3600000);
+	poll_ms = k32_device_param_u32(0, DRV_LIT("pollIntervalMs"), 200, 3600000);
 	if ((e = wreg(REG_COMMAND, 0x0F)))
 		goto fail;
 	for (int i = 0; i < 6; i++) { /* wait for the oscillator: PowerDown reads 0 */

@@ -374,11 +374,15 @@ struct hw_pod_env {
 	struct hw_pod *(*pod_of)(void *instance_user);
 };
 
-#define HW_HOSTFN_COUNT 11
+#define HW_HOSTFN_COUNT 12
 
 /* Fills out with the "kube32" driver host functions bound to env (may be NULL; kept by
  * pointer); returns how many were written (HW_HOSTFN_COUNT when cap allows). */
 size_t hw_hostfns(const struct hw_pod_env *env, struct k32_hostfn_def *out, size_t cap);
+
+/* k32_device_param_u32's reading of a param value: def when v is NULL or not 1..9 decimal
+ * digits, else the number, at most max. */
+uint32_t hw_param_u32(const char *v, uint32_t def, uint32_t max);
 
 /* The table bound to env = NULL (instance_user is the struct hw_pod). */
 extern const struct k32_hostfn_def hw_hostfn_table[HW_HOSTFN_COUNT];

@@ -188,6 +188,35 @@ static k32_status_t k32_device_get(struct k32_hostcall *call)
 	return ret(call, HW_OK);
 }
 
+/* spec.params[key] of g, else spec.pollIntervalMs for "pollIntervalMs" (printed into poll,
+ * 12 bytes); NULL when neither. */
+static const char *param_of(const struct hw_grant *g, const char *key, uint32_t key_len, char *poll)
+{
+	for (uint32_t i = 0; i < g->nparams; i++) {
+		const struct hw_param *p = &g->params[i];
+		if (strlen(p->key) == key_len && !memcmp(p->key, key, key_len))
+			return p->value;
+	}
+	if (!g->poll_ms || key_len != 14 || memcmp(key, "pollIntervalMs", 14))
+		return NULL;
+	snprintf(poll, 12, "%u", (unsigned)g->poll_ms);
+	return poll;
+}
+
+uint32_t hw_param_u32(const char *v, uint32_t def, uint32_t max)
+{
+	size_t n = v ? strlen(v) : 0;
+	if (n == 0 || n > 9)
+		return def;
+	uint32_t x = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return def;
+		x = x * 10u + (uint32_t)(v[i] - '0');
+	}
+	return x < max ? x : max;
+}
+
 static k32_status_t k32_device_param(struct k32_hostcall *call)
 {
 	POD();
@@ -198,27 +227,31 @@ static k32_status_t k32_device_param(struct k32_hostcall *call)
 		return ret(call, HW_EINVAL);
 	if (idx >= pod->ngrants)
 		return ret(call, HW_ENOENT);
-	const struct hw_grant *g = &pod->grants[idx];
 	char poll[12];
-	struct hw_param spec_poll = {"pollIntervalMs", poll};
-	snprintf(poll, sizeof(poll), "%u", (unsigned)g->poll_ms);
-	for (uint32_t i = 0; i <= g->nparams; i++) {
-		/* spec.params first, then spec.pollIntervalMs as the param of that name */
-		const struct hw_param *p = i < g->nparams ? &g->params[i] : &spec_poll;
-		if ((i == g->nparams && !g->poll_ms) || strlen(p->key) != key_len ||
-		    memcmp(p->key, key, key_len))
-			continue;
-		size_t n = strlen(p->value);
-		if (n > INT32_MAX)
-			return ret(call, HW_EINVAL);
-		if (n > buf_len)
-			return ret(call, HW_ENOSPC);
-		memcpy(buf, p->value, n);
-		if (n < buf_len)
-			buf[n] = 0;
-		return ret(call, (int32_t)n);
-	}
-	return ret(call, HW_ENOENT);
+	const char *v = param_of(&pod->grants[idx], key, key_len, poll);
+	if (!v)
+		return ret(call, HW_ENOENT);
+	size_t n = strlen(v);
+	if (n > INT32_MAX)
+		return ret(call, HW_EINVAL);
+	if (n > buf_len)
+		return ret(call, HW_ENOSPC);
+	memcpy(buf, v, n);
+	if (n < buf_len)
+		buf[n] = 0;
+	return ret(call, (int32_t)n);
+}
+
+/* k32_device_param_u32(index, key, key_len, def, max): never an error, def instead. */
+static k32_status_t k32_device_param_u32(struct k32_hostcall *call)
+{
+	POD();
+	uint32_t idx = ARGU(0), key_len = ARGU(2), def = ARGU(3), max = ARGU(4);
+	const char *key = (const char *)k32_hostcall_mem(call, ARGU(1), key_len);
+	char poll[12];
+	const char *v =
+	    key && idx < pod->ngrants ? param_of(&pod->grants[idx], key, key_len, poll) : NULL;
+	return ret(call, (int32_t)hw_param_u32(v, def, max));
 }
 
 /* ---- time, sleep, log ------------------------------------------------------------------------ */
@@ -446,6 +479,7 @@ const struct k32_hostfn_def hw_hostfn_table[HW_HOSTFN_COUNT] = {
 	{"kube32", "k32_i2c_write_read", "iiiiiii:i", k32_i2c_write_read, NULL},
 	{"kube32", "k32_device_get", "iii:i", k32_device_get, NULL},
 	{"kube32", "k32_device_param", "iiiii:i", k32_device_param, NULL},
+	{"kube32", "k32_device_param_u32", "iiiii:i", k32_device_param_u32, NULL},
 	{"kube32", "k32_time_us", ":I", k32_time_us, NULL},
 	{"kube32", "k32_time_ms", ":I", k32_time_ms, NULL},
 	{"kube32", "k32_sleep_ms", "i:i", k32_sleep_ms, NULL},

@@ -317,6 +317,34 @@ static void test_device_info(void **state)
 			 HW_ENOENT);
 	assert_int_equal(callfn(f, "k32_device_param", 5, U(0), U(0), U(11), U(1020), U(16)),
 			 HW_EINVAL);
+	/* k32_device_param_u32: the number, def when absent or malformed, capped at max */
+	static const struct {
+		const char *key;
+		uint32_t idx, def, max, want;
+	} nums[] = {{"heaterTempC", 0, 1, 1000, 320},
+		    {"heaterTempC", 0, 1, 100, 100},
+		    {"nosuch", 0, 7, 100, 7},
+		    {"heaterTempC", 1, 9, 1000, 9},
+		    {"pollIntervalMs", 0, 5, 1u << 31, 3000}};
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		size_t kl = strlen(nums[i].key);
+		memcpy(f->mem, nums[i].key, kl);
+		assert_int_equal(callfn(f, "k32_device_param_u32", 5, U(nums[i].idx), U(0), U(kl),
+					U(nums[i].def), U(nums[i].max)),
+				 nums[i].want);
+	}
+	/* a key outside memory: def, no trap */
+	assert_int_equal(callfn(f, "k32_device_param_u32", 5, U(0), U(1020), U(11), U(42), U(99)),
+			 42);
+	static const struct {
+		const char *v;
+		uint32_t want;
+	} vals[] = {{"0", 0},	    {"17", 17},	      {"999999999", 1000}, {"1000000000", 5},
+		    {"", 5},	    {"-1", 5},	      {"12a", 5},	   {" 1", 5},
+		    {"0000001", 1}, {"4294967295", 5}};
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		assert_int_equal(hw_param_u32(vals[i].v, 5, 1000), vals[i].want);
+	assert_int_equal(hw_param_u32(NULL, 5, 1000), 5);
 	/* pollIntervalMs: spec.params first, else spec.pollIntervalMs, else none */
 	static const struct {
 		uint32_t nparams, poll_ms;
