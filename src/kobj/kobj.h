@@ -13,7 +13,8 @@
  * own spinlock, held only for short, non-blocking work. A handle table is used by one thread
  * at a time (a pod's task, or the native service that owns it). The one exception: another
  * thread may close handles of, or tear down, an owner whose thread is blocked in a kobj wait
- * (that is how a stopping pod is woken: its wait returns K32_ERR_CANCELED).
+ * or entering one (that is how a stopping pod is woken: its wait returns K32_ERR_CANCELED, or
+ * K32_ERR_BAD_HANDLE if the close came before the wait looked its handle up).
  *
  * Blocking calls take an absolute deadline in monotonic nanoseconds (kobj_now_ns());
  * 0 polls and KOBJ_TIME_INFINITE never times out. Nothing here allocates from a heap: a full
