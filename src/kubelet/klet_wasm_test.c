@@ -9,6 +9,7 @@
  */
 #include "kubelet/klet_testfx.h"
 
+#include "kobj/kobj.h"
 #include "kubelet/klet_int.h"
 
 #include <stdlib.h>
@@ -527,6 +528,38 @@ static void test_events(void **state)
 	assert_int_equal(stop_key, 1);
 }
 
+/* No kobj port left in the process: an event pod fails to start with the limit's name
+ * (CreateContainerError), and starts once ports are free again. */
+static void test_event_port_exhausted(void **state)
+{
+	struct wfx *t = *state;
+	enum { OWNERS = 16 };
+	static struct kobj_owner owners[OWNERS]; /* each may take only its share of the pool */
+	int held = 0, inited = 0;
+	k32_status_t st = K32_OK;
+	for (int i = 0; i < OWNERS && st != K32_ERR_NO_MEMORY; i++, inited++) {
+		kobj_owner_init(&owners[i], "test ports", 0);
+		kobj_handle_t h;
+		while ((st = kobj_port_create(&owners[i], 0, &h)) == K32_OK)
+			held++;
+	}
+	assert_int_equal(st, K32_ERR_NO_MEMORY); /* the node-wide pool, not one owner's share */
+	assert_true(held > 0);
+	fx_pod_create(&t->cp, "ev2", "wasm-node", "t_event.wasm", "Always", NULL, NULL);
+	cJSON *p = fx_wait_pod(&t->cp, "ev2", fx_waiting_is, "CreateContainerError");
+	const char *m = fx_str(fx_cs(p), "state.waiting.message");
+	assert_non_null(strstr(m, "exports k32_event but its event port could not be made"));
+	assert_non_null(strstr(m, "K32_KOBJ_MAX_PORTS"));
+	cJSON_Delete(p);
+	for (int i = 0; i < inited; i++)
+		kobj_owner_fini(&owners[i]);
+	cJSON_Delete(fx_wait_pod(&t->cp, "ev2", fx_ready, NULL));
+	assert_true(log_has(t, "ev2", "port ok\n"));
+	int code;
+	cJSON_Delete(fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/ev2", NULL, &code));
+	assert_true(fx_gone_pred(&t->cp, "ev2"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,7 +567,7 @@ int main(void)
 	    cmocka_unit_test(test_trap_crashloop), cmocka_unit_test(test_failures),
 	    cmocka_unit_test(test_wasi_jobs),	   cmocka_unit_test(test_start_errors),
 	    cmocka_unit_test(test_module_store),   cmocka_unit_test(test_node_unaffected),
-	    cmocka_unit_test(test_events),
+	    cmocka_unit_test(test_events),	   cmocka_unit_test(test_event_port_exhausted),
 	};
 	const struct CMUnitTest faults[] = {
 	    cmocka_unit_test(test_pool_faults),
