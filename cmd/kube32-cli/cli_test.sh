@@ -126,6 +126,20 @@ RC=$?
 	bad "console TASKS (rc $RC): $OUT"
 OUT=$("$CLI" console "$NODE" PODS --kubeconfig "$KC" 2>&1)
 echo "$OUT" | grep -q "$NAME" && ok "console PODS lists $NAME" || bad "console PODS: $OUT"
+OUT=$("$CLI" console "$NODE" MEM --kubeconfig "$KC" 2>&1)
+echo "$OUT" | python3 -c '
+import re, sys
+lines = sys.stdin.read().splitlines()
+mem = {}
+for l in lines:
+    m = re.match(r"K32_MEM region=(\S+) size=(\d+) used=(\d+) free=(\S+)", l)
+    if m:
+        mem[m[1]] = m.groups()[1:]
+assert set(mem) == {"pod_pool", "kobj_region", "heap"}, lines
+size, used, free = mem["pod_pool"]
+assert int(size) > 0 and int(free) == int(size) - int(used), mem
+assert lines[-1] == "K32_END MEM count=3", lines
+' && ok "console MEM: free bytes of pod_pool, kobj_region and heap" || bad "console MEM: $OUT"
 OUT=$("$CLI" console no-such-node TASKS --kubeconfig "$KC" 2>&1)
 RC=$?
 [ $RC -ne 0 ] && echo "$OUT" | grep -q 'HTTP 404' && ok "console on an unknown node: $OUT" ||
