@@ -518,6 +518,10 @@ static void test_events(void **state)
 	assert_true(log_has(t, "ev", "timer\n")); /* the new container armed everything again */
 	assert_int_equal(pod_post(t, "ev", "/m", "close"), 200);
 	assert_true(log_has(t, "ev", "is gone (BAD_HANDLE)"));
+	/* a void k32_event, in a module with no k32_tick: the packet k32_init queued */
+	fx_pod_create(&t->cp, "evvoid", "wasm-node", "t_event_void.wasm", "Always", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "evvoid", fx_ready, NULL));
+	assert_true(log_has(t, "evvoid", "void event 3\n"));
 	/* deletion: the last call is the node's stop event (key K32_EVENT_KEY_STOP = 1) */
 	stop_calls = 0;
 	int code;
