@@ -89,17 +89,19 @@ void hw_pod_xfer_failed(struct hw_pod *pod, uint32_t index, int32_t code)
 	char ch[16] = "none";
 	if (g->mux_channel != HW_MUX_NONE)
 		snprintf(ch, sizeof(ch), "%u", (unsigned)g->mux_channel);
-	char msg[160];
+	/* at most 120 bytes, so the Device status keeps all of it (hw_devstatus.message) */
+	char msg[128];
 	if (code == HW_ENODEV) {
-		snprintf(msg, sizeof(msg),
-			 "no ACK at address 0x%02x (bus %u, mux channel %s): the device is absent, "
-			 "unpowered or on another channel; check the wiring and spec.address",
-			 (unsigned)g->addr, (unsigned)g->bus, ch);
+		snprintf(
+		    msg, sizeof(msg),
+		    "no ACK at 0x%02x (bus %u, mux channel %s): device absent, unpowered or on "
+		    "another channel; check wiring and spec.address",
+		    (unsigned)g->addr, (unsigned)g->bus, ch);
 		condition(pod, index, false, "NotFound", msg);
 	} else {
 		snprintf(msg, sizeof(msg),
-			 "I2C %s at address 0x%02x (bus %u, mux channel %s); the driver retries, "
-			 "check the wiring and pull-ups if it persists",
+			 "I2C %s at 0x%02x (bus %u, mux channel %s); retrying; check wiring and "
+			 "pull-ups if it persists",
 			 code == HW_ETIMEDOUT ? "timeout" : "data NACK or bus error",
 			 (unsigned)g->addr, (unsigned)g->bus, ch);
 		condition(pod, index, false, "BusError", msg);

@@ -24,6 +24,7 @@ static struct hw_readings got;
 static uint32_t got_n, got_idx, publishes, conditions, logs;
 static bool cond_ready;
 static char cond_reason[32];
+static char cond_msg[256];
 
 static void on_publish(void *user, uint32_t index, const struct hw_grant *dev,
 		       const struct hw_readings *r, uint64_t time_us)
@@ -47,6 +48,7 @@ static void on_condition(void *user, uint32_t index, const struct hw_grant *dev,
 	(void)msg_len;
 	cond_ready = ready;
 	snprintf(cond_reason, sizeof(cond_reason), "%.*s", (int)reason_len, reason);
+	snprintf(cond_msg, sizeof(cond_msg), "%.*s", (int)msg_len, msg);
 	conditions++;
 }
 
@@ -251,6 +253,10 @@ static void test_auto_conditions(void **state)
 		if (conditions) {
 			assert_string_equal(cond_reason, steps[i].reason);
 			assert_true(cond_ready == steps[i].ready);
+			/* the message names the address and fits the Device status whole */
+			assert_true(strlen(cond_msg) < sizeof(((struct hw_devstatus *)0)->message));
+			if (!steps[i].ready)
+				assert_non_null(strstr(cond_msg, "at 0x77 (bus 0, mux channel 2)"));
 		}
 	}
 	/* a driver's own condition stands until its next publish, which says Reading again */
@@ -261,6 +267,16 @@ static void test_auto_conditions(void **state)
 	assert_true(callfn(f, "k32_publish", 1, U(0)) >= 0);
 	assert_string_equal(cond_reason, "Reading");
 	assert_true(cond_ready);
+	/* the longest message (bus 15, no mux) still fits the Device status */
+	f->grants[0].bus = 15;
+	f->grants[0].mux_channel = HW_MUX_NONE;
+	hw_pod_xfer_failed(&f->pod, 0, HW_ENODEV);
+	assert_non_null(strstr(cond_msg, "(bus 15, mux channel none)"));
+	assert_true(strlen(cond_msg) < sizeof(((struct hw_devstatus *)0)->message));
+	hw_pod_xfer_failed(&f->pod, 0, HW_EIO);
+	assert_true(strlen(cond_msg) < sizeof(((struct hw_devstatus *)0)->message));
+	f->grants[0].bus = 0;
+	f->grants[0].mux_channel = 2;
 	/* a Device index the pod lacks, or a code that is no bus failure: no condition */
 	uint32_t before = conditions;
 	hw_pod_xfer_failed(&f->pod, 1, HW_ENODEV);
