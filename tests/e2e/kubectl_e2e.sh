@@ -162,6 +162,12 @@ check get-yaml 'kubectl.kubernetes.io/last-applied-configuration' kn get deploy 
 check get-yaml-kind '^kind: Deployment$' kn get deploy web -o yaml
 check get-json '"kind": "Deployment"' kn get deploy web -o json
 check get-json-list '"kind": "List"' kn get cm -o json
+# answers of 1 KiB and more reach kubectl gzip-compressed: Go's transport asks, inflates and
+# drops Content-Encoding, so the trace shows the Vary the server adds only to those answers
+check gzip-list 'Vary: Accept-Encoding' kn get --raw /apis/apps/v1/namespaces/e2e/deployments -v=8
+check gzip-list-cached '"kind":"DeploymentList"' kn get --raw /apis/apps/v1/namespaces/e2e/deployments
+check gzip-openapi 'Vary: Accept-Encoding' k get --raw /openapi/v3/apis/apps/v1 -v=8
+check gzip-small-plain '^0$' sh -c "$KUBECTL -n e2e get --raw /api/v1/namespaces/e2e/configmaps/cfg -v=8 2>&1 | grep -c 'Vary: Accept-Encoding'"
 check get-name '^deployment.apps/web$' kn get deploy -o name -l app=web
 check get-jsonpath '^cfg s1$' sh -c "$KUBECTL -n e2e get cm cfg -o jsonpath='{.metadata.name}'; printf ' '; $KUBECTL -n e2e get secret s1 -o jsonpath='{.metadata.name}'"
 check get-all-namespaces '^e2e +cfg +2 +[0-9]+s$' k get cm -A
