@@ -111,7 +111,8 @@ struct klet_http_resp {
 
 /* A pod's runtime bytes, by kind (what `kubectl top` and the console report). */
 struct klet_pod_mem {
-	size_t code_bytes;    /* module bytes and compiled code */
+	size_t code_bytes;    /* the loaded module: compiled code, tables, copied data (the
+			       * module file itself is freed after the load) */
 	size_t memory_bytes;  /* linear memory */
 	size_t stack_bytes;   /* value and frame stacks */
 	size_t runtime_bytes; /* instance structures, tables */
