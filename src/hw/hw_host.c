@@ -89,8 +89,10 @@ void hw_pod_xfer_failed(struct hw_pod *pod, uint32_t index, int32_t code)
 	char ch[16] = "none";
 	if (g->mux_channel != HW_MUX_NONE)
 		snprintf(ch, sizeof(ch), "%u", (unsigned)g->mux_channel);
-	/* at most 120 bytes, so the Device status keeps all of it (hw_devstatus.message) */
-	char msg[128];
+	/* At most 120 bytes for real bus, channel and address values, so the Device status keeps
+	 * all of it (hw_devstatus.message; hw_host_test checks the longest case). The buffer is
+	 * larger so that no value the types allow can cut it (gcc -Wformat-truncation). */
+	char msg[192];
 	if (code == HW_ENODEV) {
 		snprintf(
 		    msg, sizeof(msg),
