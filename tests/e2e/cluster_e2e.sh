@@ -311,11 +311,16 @@ if [ -n "$SERVER" ]; then
 	export -f ks
 	check server-controllers 'scheduler and controllers running' cat "$WORK/server.log"
 	STOKEN=$(sed -n 's/^ *token: //p' "$SKC")
+	# its board from a board file (kube32-sim --config)
+	printf '# the joining board\nhost name=sworker-1\nhost-pool=2Mi\n' >"$WORK/boards.conf"
 	"$SIM" --join "https://127.0.0.1:$(cat "$WORK/sport")" --token "$STOKEN" \
-		--ca-file "$SDATA/pki/ca.crt" --boards host:1 --node-name sworker-1 --pod-port 0 \
+		--ca-file "$SDATA/pki/ca.crt" --config "$WORK/boards.conf" --pod-port 0 \
 		--images "$WORK/images" >"$WORK/sjoin.log" 2>&1 &
 	SJOIN_PID=$!
 	eventually server-node-ready 'sworker-1 +Ready' 20 ks get nodes --no-headers
+	check server-board-file '^2097152$' ks get node sworker-1 -o 'jsonpath={.status.capacity.memory}'
+	printf 'host count=x\n' >"$WORK/bad.conf"
+	check board-file-error 'line 1: count=x: expected count=1..64' "$SIM" --config "$WORK/bad.conf"
 	check server-deploy 'deployment.apps/shello created' ks create deployment shello --image=hello.wasm
 	check server-rollout 'successfully rolled out' ks rollout status deployment/shello --timeout=60s
 	check server-pod-on-board 'sworker-1' ks get pods -l app=shello -o 'jsonpath={.items[0].spec.nodeName}'
