@@ -2958,7 +2958,7 @@ static void own_bytes(struct wrt_ld *ld)
 
 static uint32_t put_delta(uint8_t *p, uint32_t pos, int64_t d)
 {
-	uint64_t v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63); /* zigzag */
+	uint64_t v = ((uint64_t)d << 1) ^ (d < 0 ? ~(uint64_t)0 : 0); /* zigzag */
 	do {
 		uint8_t b = (uint8_t)(v & 0x7Fu);
 		v >>= 7;
