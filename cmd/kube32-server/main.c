@@ -22,9 +22,8 @@
  *
  * --controllers starts the scheduler and controllers; --no-controllers serves the bare API
  * (no scheduler: pods stay Pending unless they name a node; nothing writes Events,
- * ReplicaSets or pods on its own), which tests/e2e/kubectl_e2e.sh and bench_api.py measure.
- * The default is KUBE32_SERVER_CONTROLLERS: 0 until those scripts pass --no-controllers
- * (their checks assume a bare API server), then 1.
+ * ReplicaSets or pods on its own), which tests/e2e/kubectl_e2e.sh, crash_e2e.py and
+ * bench_api.py ask for. The default is KUBE32_SERVER_CONTROLLERS (1: they run).
  *
  * Signal handling is here, not in src/: it is OS-specific (a board has no SIGTERM).
  */
@@ -39,7 +38,7 @@
 
 /* Whether the controllers run when neither --controllers nor --no-controllers is given. */
 #ifndef KUBE32_SERVER_CONTROLLERS
-#define KUBE32_SERVER_CONTROLLERS 0
+#define KUBE32_SERVER_CONTROLLERS 1
 #endif
 
 /* Handler tasks by default (this machine and the control-plane board have two cores). */
