@@ -1330,6 +1330,8 @@ static const struct wrt_meminfo wrt_mem_by_byte[0x3F] = {
 
 /* i32 comparisons in WRT_CMP32 order are the Wasm bytes 0x46..0x4F; their inverses. */
 static const uint8_t wrt_cmp_inverse[10] = {1, 0, 8, 9, 6, 7, 4, 5, 2, 3};
+/* ... and the same compares with their operands swapped (a < b is b > a). */
+static const uint8_t wrt_cmp_swapped[10] = {0, 1, 4, 5, 2, 3, 8, 9, 6, 7};
 
 static uint8_t sig_type(char c)
 {
@@ -1831,6 +1833,16 @@ static bool fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct 
 	uint32_t a = ld->last_a, b = ld->last_b;
 	bool imm = ld->last_imm;
 	uint32_t add = 0, fam = add_before(ld, ld->last_start, a, &add);
+	if (!fam && !imm) {
+		/* `i += k; br_if (n == i)`: the added local is the second operand; swap */
+		fam = add_before(ld, ld->last_start, b, &add);
+		if (fam) {
+			uint32_t t = a;
+			a = b;
+			b = t;
+			cmp = wrt_cmp_swapped[cmp];
+		}
+	}
 	if (fam) {
 		/* x += k (or x += y) just before: one op adds, compares and branches */
 		ld->ncode = ld->wr_start;
@@ -1888,6 +1900,30 @@ static void note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uin
 	l->head_else_pc = WRT_NO_INDEX;
 	if (kind == 1 || kind == 3)
 		ld->ctl[target].head_of = li;
+}
+
+/*
+ * For a repeated test `cmp_op a, b` (BR_<cmp>[_I]) just after `x += k` (or `x += y`) on a or,
+ * for a slot b, on b (then the operands and the compare are swapped): the fused
+ * add-compare-branch op, its operands in *a, *b and the increment in *add; else 0.
+ */
+static uint32_t addbr_for_test(struct wrt_ld *ld, uint32_t cmp_op, uint32_t *a, uint32_t *b,
+			       uint32_t *add)
+{
+	if (cmp_op < WRT_OP_BR_EQ || cmp_op >= WRT_OP_BR_EQ + 20)
+		return 0;
+	uint32_t k = (cmp_op - WRT_OP_BR_EQ) / 2, imm = (cmp_op - WRT_OP_BR_EQ) % 2;
+	uint32_t fam = add_before(ld, ld->ncode, *a, add);
+	if (!fam && !imm) {
+		fam = add_before(ld, ld->ncode, *b, add);
+		if (!fam)
+			return 0;
+		uint32_t t = *a;
+		*a = *b;
+		*b = t;
+		k = wrt_cmp_swapped[k];
+	}
+	return fam ? fam + 2 * k + imm : 0;
 }
 
 /*
@@ -1980,12 +2016,22 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		uint32_t t = c->head_else_pc;
 		uint32_t to = c->head_taken ? t : body, fall = c->head_taken ? body : t;
 		uint32_t add = 0, fam = add_before(ld, ld->ncode, w0 >> 16, &add);
+		uint32_t ta = w0 >> 16, tb = ld->code[c->head_pc + 1], fop;
 		if (k3_top == WRT_OP_BR_IF && fam) {
 			/* `x += k; br_if x`: add, test non-zero, branch */
 			ld->ncode = ld->wr_start;
 			emit(ld, (w0 & 0xFFFF0000u) | (fam + WRT_OP_ADDBR_NE_I - WRT_OP_ADDBR_EQ));
 			emit(ld, add);
 			emit(ld, 0);
+			emit(ld, to - ld->ncode);
+			emit(ld, gas);
+		} else if (op != WRT_OP_BR_IF && op != WRT_OP_BR_IFZ &&
+			   (fop = addbr_for_test(ld, k3_top, &ta, &tb, &add)) != 0) {
+			/* `i += k; br_if (i == n)` repeated: add, compare, branch */
+			ld->ncode = ld->wr_start;
+			emit_op(ld, fop, ta);
+			emit(ld, add);
+			emit(ld, tb);
 			emit(ld, to - ld->ncode);
 			emit(ld, gas);
 		} else {
@@ -2003,6 +2049,7 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		return true;
 	}
 	uint32_t add = 0, fam = add_before(ld, ld->ncode, w0 >> 16, &add);
+	uint32_t ga = w0 >> 16, gb = ld->code[c->head_pc + 1], gop;
 	if (op == WRT_OP_BR_IFZ && fam) {
 		/* count-down loop `if (x) { ...; x += k; br }`: add, test non-zero, branch */
 		ld->ncode = ld->wr_start;
@@ -2022,12 +2069,13 @@ static bool rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		emit(ld, (w0 & 0xFFFF0000u) | inv);
 		emit(ld, body - ld->ncode);
 		emit(ld, gas);
-	} else if (fam) {
-		/* the loop's `x += k` (or `x += y`) before the back-edge joins the repeated test */
+	} else if ((gop = addbr_for_test(ld, inv, &ga, &gb, &add)) != 0) {
+		/* the loop's `x += k` (or `x += y`) before the back-edge joins the repeated test
+		 * (x may be either operand of a slot-slot compare) */
 		ld->ncode = ld->wr_start;
-		emit(ld, (w0 & 0xFFFF0000u) | (inv - WRT_OP_BR_EQ + fam));
+		emit_op(ld, gop, ga);
 		emit(ld, add);
-		emit(ld, ld->code[c->head_pc + 1]);
+		emit(ld, gb);
 		emit(ld, body - ld->ncode);
 		emit(ld, gas);
 	} else if (ld8br_op(ld, c, inv, w0)) {

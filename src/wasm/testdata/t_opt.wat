@@ -236,4 +236,28 @@
       (local.set 3 (i32.add (local.get 3) (i32.const 3)))
       (br_if $l (i32.lt_u (local.get 1) (local.get 0))))
     (i32.add (i32.mul (local.get 2) (i32.const 1000)) (local.get 3)))
+;; `i += k` with i the second operand of the loop test: operands and compare swapped
+  (func (export "swap_brif") (param i32) (result i32) (local i32 i32)
+    (loop $l
+      (local.set 2 (i32.add (local.get 2) (local.get 1)))
+      (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+      (br_if $l (i32.gt_u (local.get 0) (local.get 1))))
+    (local.get 2))
+  (func (export "swap_k3") (param i32) (result i32) (local i32 i32)
+    (loop $l
+      (block $b
+        (br_if $b (i32.ne (local.get 0) (local.get 1)))
+        (return (local.get 2)))
+      (local.set 2 (i32.add (local.get 2) (local.get 1)))
+      (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+      (br $l))
+    (unreachable))
+  (func (export "swap_k2") (param i32) (result i32) (local i32 i32)
+    (block $exit
+      (loop $l
+        (br_if $exit (i32.le_s (local.get 0) (local.get 1)))
+        (local.set 2 (i32.add (local.get 2) (local.get 1)))
+        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+        (br $l)))
+    (local.get 2))
 )
