@@ -1785,6 +1785,43 @@ static uint32_t fcmp_fusable(struct wrt_ld *ld, uint32_t i, uint32_t *cond)
 	return s;
 }
 
+/* Whether some open loop took the test at word pc as its leading test (loop rotation reads
+ * that test's words later, so they must stay as they are). */
+static bool loop_head_at(struct wrt_ld *ld, uint32_t pc)
+{
+	for (uint32_t i = 0; i < ld->cd; i++)
+		if (ld->ctl[i].kind == CTL_LOOP && ld->ctl[i].head_pc == pc)
+			return true;
+	return false;
+}
+
+/*
+ * Turns the `i32.load8_u` (plain or _A) at word s, which ends at ncode, into the fused
+ * byte-load-and-branch LD8BR_EQ/NE[_A] on imm (its words stay; the branch words follow).
+ */
+static void fuse_ld8_branch(struct wrt_ld *ld, uint32_t s, bool eq, uint32_t imm, struct wrt_ctl *c,
+			    bool with_gas)
+{
+	bool a = (ld->code[s] & 0xFFFFu) == WRT_OP_I32_LOAD8_U_A;
+	uint32_t op = a ? (eq ? WRT_OP_LD8BR_EQ_A : WRT_OP_LD8BR_NE_A)
+			: (eq ? WRT_OP_LD8BR_EQ : WRT_OP_LD8BR_NE);
+	ld->code[s] = (ld->code[s] & 0xFFFF0000u) | op;
+	ld->ld_start = ld->ld_end = WRT_NO_INDEX;
+	label_here(ld);
+	emit(ld, imm);
+	emit_target(ld, c, with_gas);
+	if (!with_gas)
+		emit(ld, 0);
+}
+
+/* The load8_u at word s is a plain or _A byte load ending at word end. */
+static bool is_ld8(struct wrt_ld *ld, uint32_t s, uint32_t end)
+{
+	uint32_t op = ld->code[s] & 0xFFFFu;
+	return (op == WRT_OP_I32_LOAD8_U && end == s + 3) ||
+	       (op == WRT_OP_I32_LOAD8_U_A && end == s + 4);
+}
+
 /* Tries to fuse the float compare at word s (see fcmp_fusable) into a branch. */
 static void fuse_fcmp_branch(struct wrt_ld *ld, uint32_t s, uint32_t cond, struct wrt_ctl *c,
 			     bool with_gas)
@@ -1832,6 +1869,15 @@ static bool fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct 
 		cmp = wrt_cmp_inverse[cmp];
 	uint32_t a = ld->last_a, b = ld->last_b;
 	bool imm = ld->last_imm;
+	uint32_t ps = ld->prev_start;
+	if (imm && cmp <= 1 && ps != WRT_NO_INDEX && ld->prev_end == ld->last_start &&
+	    is_ld8(ld, ps, ld->prev_end) && (ld->code[ps] >> 16) == a && a == home(ld, i) &&
+	    !loop_head_at(ld, ld->last_start)) {
+		/* a byte just loaded into a temporary, compared with a constant: one op */
+		ld->ncode = ld->last_start; /* drop the compare */
+		fuse_ld8_branch(ld, ps, cmp == 0, b, c, with_gas);
+		return true;
+	}
 	uint32_t add = 0, fam = add_before(ld, ld->last_start, a, &add);
 	if (!fam && !imm) {
 		/* `i += k; br_if (n == i)`: the added local is the second operand; swap */
@@ -2141,6 +2187,12 @@ static void emit_branch(struct wrt_ld *ld, bool cond, struct wrt_ctl *c, uint32_
 		emit_target(ld, c, true);
 		emit(ld, v);
 		label_here(ld);
+		return;
+	}
+	if (cond && n == 0 && fresh_result(ld, h) && is_ld8(ld, ld->last_start, ld->ncode) &&
+	    !loop_head_at(ld, ld->ncode)) {
+		/* br_if on a byte just loaded (`if (p[i])`): load, test non-zero, branch */
+		fuse_ld8_branch(ld, ld->last_start, false, 0, c, true);
 		return;
 	}
 	uint32_t add = 0, fam = 0;

@@ -523,6 +523,12 @@ static const struct exec_case fold_cases[] = {
     {"swap_k3", 1, {0}, 1, {0}},
     {"swap_k2", 1, {4}, 1, {6}},
     {"swap_k2", 1, {0xFFFFFFFFu}, 1, {0}},
+    {"ld8_brif", 1, {1}, 1, {1}},
+    {"ld8_brif", 1, {60000}, 1, {0}},
+    {"ld8_eq", 1, {2}, 1, {1}},
+    {"ld8_eq", 1, {3}, 1, {0}},
+    {"ld8_if_ne_a", 1, {0}, 1, {9}},
+    {"ld8_if_ne_a", 1, {1}, 1, {7}},
     {"not_lt", 1, {3}, 1, {0}},
     {"not_lt", 1, {7}, 1, {1}},
     {"not_lt", 1, {0xFFFFFFFFu}, 1, {0}},
@@ -602,6 +608,11 @@ static void test_compiler_folds(void **state)
 		assert_non_null(strstr(first, "'zscan'"));
 		assert_int_equal(call(&rt, "zscan", &a2, 1, &r, 1), K32_ERR_TRAP);
 		assert_string_equal(rt.err.msg, first);
+		/* a fused byte load keeps the load's trap: address, size and location */
+		uint64_t far = 65536;
+		assert_int_equal(call(&rt, "ld8_brif", &far, 1, &r, 1), K32_ERR_TRAP);
+		assert_non_null(strstr(rt.err.msg, "address 65536 + 1 bytes"));
+		assert_non_null(strstr(rt.err.msg, "'ld8_brif' at byte"));
 		rt_close(&rt);
 	}
 }
