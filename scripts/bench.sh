@@ -3,7 +3,7 @@
 #
 #   scripts/bench.sh BUILD_DIR          every part of the page, the other benchmarks, then the page
 #   scripts/bench.sh BUILD_DIR PART     one part (each takes at most a few minutes):
-#       setup wasm sim ops stack memory cpu api footprint kobj console   (the page's parts)
+#       setup wasm sim ops stack memory boot cpu api footprint kobj console  (the page's parts)
 #       others                          the benchmarks below that are not on the page
 #       page                            rewrite docs/benchmarks.md from the parts run so far
 #
@@ -52,7 +52,7 @@ others() {
 	fi
 }
 
-page_parts="setup wasm sim ops stack memory cpu api footprint kobj console"
+page_parts="setup wasm sim ops stack memory boot cpu api footprint kobj console"
 case "$part" in
 all)
 	failed=

@@ -39,8 +39,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PARTS = ["setup", "wasm", "sim", "ops", "stack", "memory", "cpu", "api", "footprint", "kobj",
-         "console"]
+PARTS = ["setup", "wasm", "sim", "ops", "stack", "memory", "boot", "cpu", "api", "footprint",
+         "kobj", "console"]
 KERNELS = ["fib", "crc32", "sieve", "sort", "mandel", "json"]
 DEFAULT_ARG = {"fib": 15, "crc32": 4, "sieve": 4096, "sort": 1024, "mandel": 32, "json": 200}
 KERNEL_DESC = {
@@ -556,6 +556,77 @@ def part_api(build):
                "fsynced writes, 500 watches, idle CPU with 10 nodes renewing Leases. The clients "
                "are Python on the same 2 cores, so their own TLS and decompression work is in "
                "the latencies.\n\n" + md, cmd)
+
+BOOT_LINE = re.compile(r"^K32_BOOT (.*)$")
+BOOT_END = re.compile(r"^K32_BOOT_END (.*)$")
+
+
+def kv_fields(text):
+    return dict(f.split("=", 1) for f in text.split() if "=" in f)
+
+
+def boot_markdown(outputs):
+    """kube32-sim --boot-report's K32_BOOT lines (one run per profile) as one table."""
+    rows, notes = [], []
+    for profile, text in outputs:
+        for line in text.splitlines():
+            m = BOOT_LINE.match(line.strip())
+            if m:
+                f = kv_fields(m.group(1))
+                rows.append([profile, f.get("role", ""), f.get("stage", ""),
+                             fmt_num(float(f["used"])) if f.get("used", "-") != "-" else "-",
+                             fmt_num(float(f["free"])) if f.get("free", "-") != "-" else "-",
+                             fmt_num(float(f["budget"])) if f.get("budget", "-") != "-" else "-"])
+            m = BOOT_END.match(line.strip())
+            if m:
+                f = kv_fields(m.group(1))
+                notes.append("%s: %s pods of %s at the last stage, pod pool %s of %s bytes used; "
+                             "counted: %s; not counted: %s" %
+                             (profile, f.get("pods", "?"), f.get("image", "?"),
+                              fmt_num(float(f.get("pool_used", 0))),
+                              fmt_num(float(f.get("pool_size", 0))),
+                              f.get("counted", "?"), f.get("not_counted", "?")))
+    if not rows:
+        return None
+    return (md_table(["Profile", "Role", "After stage", "Used (bytes)", "Free (bytes)",
+                      "Budget (bytes)"], rows) + "\n" + "\n".join("- " + n for n in notes) +
+            "\n")
+
+
+def part_boot(build):
+    sim = tool(build, "cmd/kube32-sim/kube32-sim")
+    images = os.path.join(build, "apps/examples")
+    cmd = ("scripts/bench.sh %s boot  # runs, per profile: %s --boot-report PROFILE --data-dir "
+           "TMP --images %s" % (os.path.relpath(build, ROOT),
+                                os.path.relpath(os.path.join(build, "cmd/kube32-sim/kube32-sim"),
+                                                ROOT), os.path.relpath(images, ROOT)))
+    if not sim or not os.path.exists(os.path.join(images, "hello.wasm")):
+        write_part(build, "boot", "Not measured: kube32-sim or apps/examples/hello.wasm is not "
+                   "built.", cmd)
+        return
+    outputs = []
+    for profile in ["devkit", "cardputer"]:
+        with tempfile.TemporaryDirectory() as d:
+            r = run([sim, "--boot-report", profile, "--data-dir", d, "--images", images],
+                    timeout=120)
+        if r.returncode != 0:
+            write_part(build, "boot", "Not measured: `kube32-sim --boot-report %s` failed (exit "
+                       "%d): %s" % (profile, r.returncode, (r.stderr or r.stdout).strip()[-400:]),
+                       cmd)
+            return
+        outputs.append((profile, r.stdout))
+    md = boot_markdown(outputs)
+    if md is None:
+        write_part(build, "boot", "Not measured: kube32-sim --boot-report printed no K32_BOOT "
+                   "line.", cmd)
+        return
+    write_part(build, "boot", "kube32-sim's boot report per board profile: the board's RAM "
+               "budget (the profile's SRAM and PSRAM as one figure) less what kube32 has taken "
+               "after each boot stage (the pod pool and interpreter stack reserved at boot, "
+               "then the growth of kube32's own heap through its allocators). On Linux the task "
+               "stacks, mbedTLS's and libc's own allocations are the host's, so they are not in "
+               "these figures (the last line per profile says what is counted); a board's "
+               "figures will be lower by those.\n\n" + md, cmd)
 
 
 def part_console(build):
@@ -1426,12 +1497,9 @@ def page(build):
              "at the end of the `cpu` part's window, so after every driver has polled its "
              "device many times):\n\n" + (drvmem or "Not measured yet: run `scripts/bench.sh "
                                            "%s cpu`." % b) + "\n")
-    s.append("### The platform\n\nNot measured yet: free memory per boot stage needs a board "
-             "(or a platform layer that reports its heap per stage); kube32-sim runs on the "
-             "host's allocator and reports only the pod pool (`GET /stats`: used, peak and "
-             "limit), not the free heap at each stage of boot. The reference page's Cardputer "
-             "had 161,028 bytes free after reserving the pod pool and interpreter stack and "
-             "22,700 to 26,000 bytes in steady state (quoted).\n")
+    s.append("### The platform\n\n" + P("boot") + "\nThe reference page's Cardputer had "
+             "161,028 bytes free after reserving the pod pool and interpreter stack and 22,700 "
+             "to 26,000 bytes in steady state (quoted).\n")
     s.append("## CPU\n\n" + P("cpu"))
     lat = P("sim")
     m = re.search(r"### Latency\n(.*)", lat, re.S)
@@ -1505,6 +1573,8 @@ def main():
         part_wasm_bench(build, "memory", "memory", extra)
     elif part == "sim":
         part_sim(build)
+    elif part == "boot":
+        part_boot(build)
     elif part == "cpu":
         part_cpu(build)
     elif part == "footprint":
