@@ -206,6 +206,7 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 	for (uint32_t i = fn->type->nparams; i < fn->func->nlocals; i++)
 		fp[i] = 0;
 	pc = fn->code;
+	CHARGE(fn->entry_gas); /* the entry region (see wrt_load.c compile_func) */
 
 #if defined(WRT_DISPATCH_GOTO) && !defined(WRT_COUNT_OPS)
 	NEXT();

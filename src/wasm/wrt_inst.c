@@ -566,10 +566,7 @@ static k32_status_t inst_setup(struct wrt_instance *inst, const struct wrt_linke
 		f->nlocals = d->nlocals;
 		f->max_slots = d->max_slots;
 		f->body = f->code;
-		if ((f->code[0] & 0xFFFFu) == WRT_OP_GAS) { /* charged by the CALL instead */
-			f->entry_gas = f->code[1];
-			f->body = f->code + 2;
-		}
+		f->entry_gas = d->entry_gas; /* charged by the CALL or wrt_invoke, not an op */
 		inst->funcs[i] = f;
 	}
 	if (m->nmems && !m->nmem_imports) {

@@ -118,6 +118,7 @@ struct wrt_func {
 	const char *name;   /* from the name section, NULL if none; not NUL-terminated */
 	uint32_t name_len;  /* bytes */
 	uint32_t wasm_off;  /* byte offset of the body in the module */
+	uint32_t entry_gas; /* metered: cost of the entry region, charged by the call (no op) */
 };
 
 struct wrt_table_decl {

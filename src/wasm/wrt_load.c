@@ -144,7 +144,8 @@ void *wrt_mod_alloc(struct wrt_module *m, size_t len)
 		/* small chunks: a driver's structures take 1-2 KiB, so a bigger first chunk
 		 * would be mostly empty. A request over a quarter chunk gets a chunk of its
 		 * own size, linked behind the current one, which stays open for small ones. */
-		bool own = c && len > WRT_CHUNK_BYTES / 4;
+		bool own =
+		    c && (len > WRT_CHUNK_BYTES / 4 || c->len - c->used > WRT_CHUNK_BYTES / 4);
 		size_t clen = sizeof(*c) + (len > WRT_CHUNK_BYTES || own ? len : WRT_CHUNK_BYTES);
 		clen = (clen + 7) & ~(size_t)7;
 		struct wrt_chunk *n = k32_alloc(&m->alloc, clen);
@@ -2948,6 +2949,18 @@ static void compile_func(struct wrt_ld *ld, struct wrt_func *f, size_t body_end)
 	if (ld->pos != body_end)
 		malformed(ld, ld->pos, "section size mismatch (bytes after the function's end)");
 	f->max_slots = ld->nlocals + ld->vmax;
+	uint32_t s = f->code_off;
+	if (!ld->st && m->metered && ld->ncode >= s + 2 && ld->code[s] == WRT_OP_GAS) {
+		/* the entry region's GAS op leaves the code: calls and wrt_invoke charge its
+		 * count from f->entry_gas (8 bytes less per function). Branches are relative
+		 * and none targets the entry op, so the body moves down as it is; its source
+		 * map entries move with it (the GAS op's own stays at the entry). */
+		f->entry_gas = ld->code[s + 1];
+		memmove(ld->code + s, ld->code + s + 2, (size_t)(ld->ncode - s - 2) * 4);
+		ld->ncode -= 2;
+		for (uint32_t i = ld->nsm; i > 0 && ld->sm[i - 1].code > s; i--)
+			ld->sm[i - 1].code -= 2;
+	}
 }
 
 static void sec_code(struct wrt_ld *ld)

@@ -857,6 +857,17 @@ static void test_limit_gas(void **state)
 	assert_non_null(strstr(rt.err.msg, "out of gas: budget of 500 units"));
 	rt_close(&rt);
 
+	/* a budget smaller than the entry region: charged before the first op (no GAS op in
+	 * the code any more), trapped with a location */
+	lim.gas = 1;
+	assert_int_equal(rt_open(&rt, "t_exec.wasm", &lim), K32_OK);
+	a[0] = 3;
+	assert_int_equal(call(&rt, "count", a, 1, r, 1), K32_ERR_TRAP);
+	assert_non_null(strstr(rt.err.msg, "out of gas: budget of 1 units"));
+	assert_non_null(strstr(rt.err.msg, "'count' at byte"));
+	rt_close(&rt);
+	lim.gas = 500;
+
 	/* metering off: the same loop runs to the end */
 	lim.gas_enabled = false;
 	a[0] = 100000;
