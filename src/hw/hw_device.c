@@ -29,6 +29,21 @@ static bool copy_str(char *dst, size_t cap, const char *src)
 	return true;
 }
 
+/*
+ * Names as Kubernetes allows them (lowercase alphanumerics, '-' and '.'; a uid adds
+ * uppercase hex). They go verbatim into the driver pod's JSON manifest and the status
+ * patches, so anything else (a quote, a backslash, a control byte) is refused here rather
+ * than escaped there.
+ */
+static bool name_ok(const char *s, bool uid)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' ||
+		      *s == '.' || (uid && *s >= 'A' && *s <= 'Z')))
+			return false;
+	return true;
+}
+
 static uint32_t default_poll_ms(const char *model)
 {
 	if (!strcmp(model, "rfid"))
@@ -55,6 +70,12 @@ k32_status_t hw_device_parse(const cJSON *obj, struct hw_device *d, struct k32_e
 	if (!cJSON_IsString(node) || !node->valuestring[0] ||
 	    !copy_str(d->node, sizeof(d->node), node->valuestring))
 		return bad(err, n, "spec.node missing (the Node whose kubelet owns the bus)");
+	if (!name_ok(d->name, false) || !name_ok(d->ns, false) || !name_ok(d->node, false) ||
+	    !name_ok(d->uid, true))
+		return bad(err, n,
+			   "metadata.name, metadata.namespace and spec.node must be lowercase "
+			   "alphanumerics, '-' or '.' (and metadata.uid also uppercase); fix the "
+			   "Device's names");
 	const cJSON *model = k32_json_find(obj, "spec.model");
 	enum hw_model m;
 	if (!cJSON_IsString(model) || hw_model_parse(model->valuestring, &m) != K32_OK ||

@@ -57,6 +57,17 @@ static void test_parse(void **state)
 	    {"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"node\":\"c1\",\"model\":\"rfid\","
 	     "\"address\":40,\"params\":{\"k\":1}}}",
 	     K32_ERR_INVALID_ARGS, "spec.params[k]"},
+	    /* names go verbatim into the driver pod's JSON: a quote or backslash is refused
+	     * (found by the hw_device fuzzer in CI) */
+	    {"{\"metadata\":{\"name\":\"t\",\"namespace\":\"x\\\"y\"},\"spec\":{\"node\":"
+	     "\"c1\",\"model\":\"rfid\",\"address\":40}}",
+	     K32_ERR_INVALID_ARGS, "lowercase alphanumerics"},
+	    {"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"node\":\"c\\\\u00b\",\"model\":"
+	     "\"rfid\",\"address\":40}}",
+	     K32_ERR_INVALID_ARGS, "spec.node must be"},
+	    {"{\"metadata\":{\"name\":\"T\"},\"spec\":{\"node\":\"c1\",\"model\":\"rfid\","
+	     "\"address\":40}}",
+	     K32_ERR_INVALID_ARGS, "metadata.name"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		cJSON *j = parse(cases[i].json);
