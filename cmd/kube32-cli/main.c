@@ -39,6 +39,7 @@
 #include <yaml.h>
 
 #include "base/k32_alloc.h"
+#include "base/k32_base64.h"
 #include "base/k32_json.h"
 #include "base/k32_status.h"
 #include "cli_args.h"
@@ -220,55 +221,24 @@ out:
 
 /* ---- base64 ---------------------------------------------------------------------------- */
 
-static const char b64t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
+/* malloc'd encoding of in, NULL when out of memory. */
 static char *b64_encode(const uint8_t *in, size_t len)
 {
-	char *out = malloc((len + 2) / 3 * 4 + 1);
-	size_t o = 0;
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < len; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16;
-		if (i + 1 < len)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < len)
-			v |= in[i + 2];
-		out[o++] = b64t[(v >> 18) & 63];
-		out[o++] = b64t[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? b64t[(v >> 6) & 63] : '=';
-		out[o++] = i + 2 < len ? b64t[v & 63] : '=';
-	}
-	out[o] = 0;
+	char *out = malloc(k32_base64_len(len) + 1);
+	if (out)
+		k32_base64_encode(in, len, out);
 	return out;
 }
 
-/* Decodes in place-independent: returns malloc'd bytes and their count, NULL on bad input. */
+/* malloc'd bytes of base64 text and their count, NULL on bad input or out of memory. */
 static uint8_t *b64_decode(const char *in, size_t *out_len)
 {
-	size_t n = strlen(in);
-	uint8_t *out = malloc(n / 4 * 3 + 3);
-	uint32_t v = 0;
-	int bits = 0;
-	size_t o = 0;
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		const char *p = strchr(b64t, in[i]);
-		if (in[i] == '=' || in[i] == '\n' || in[i] == '\r' || in[i] == ' ')
-			continue;
-		if (!p || !in[i]) {
-			free(out);
-			return NULL;
-		}
-		v = v << 6 | (uint32_t)(p - b64t);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (uint8_t)(v >> bits);
-		}
+	size_t cap = k32_base64_max_decoded(strlen(in));
+	uint8_t *out = malloc(cap);
+	if (out && k32_base64_decode(in, out, cap, out_len) != K32_OK) {
+		free(out);
+		out = NULL;
 	}
-	*out_len = o;
 	return out;
 }
 

@@ -10,6 +10,7 @@
  * knows (kubectl sends Strict by default). Reentrant; allocates only through cJSON.
  */
 #include "api/api_int.h"
+#include "base/k32_base64.h"
 #include "base/k32_json.h"
 
 #include <stdio.h>
@@ -51,45 +52,14 @@ static void set_default_num(cJSON *o, const char *key, double v)
 
 /* ---- base64 ---------------------------------------------------------------------------- */
 
-static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static bool api_b64_valid(const char *s)
-{
-	size_t n = strlen(s), pad = 0;
-	if (n % 4)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '=') {
-			pad++;
-			if (i < n - 2)
-				return false;
-		} else if (pad || !strchr(b64chars, s[i]) || !s[i]) {
-			return false;
-		}
-	}
-	return true;
-}
-
 cJSON *api_b64_string(const uint8_t *in, size_t len)
 {
-	size_t out_len = (len + 2) / 3 * 4;
+	size_t out_len = k32_base64_len(len);
 	char stackbuf[256];
 	char *out = out_len < sizeof(stackbuf) ? stackbuf : cJSON_malloc(out_len + 1);
 	if (!out)
 		return NULL;
-	size_t o = 0;
-	for (size_t i = 0; i < len; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16;
-		if (i + 1 < len)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < len)
-			v |= in[i + 2];
-		out[o++] = b64chars[(v >> 18) & 63];
-		out[o++] = b64chars[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? b64chars[(v >> 6) & 63] : '=';
-		out[o++] = i + 2 < len ? b64chars[v & 63] : '=';
-	}
-	out[o] = 0;
+	k32_base64_encode(in, len, out);
 	cJSON *s = cJSON_CreateString(out);
 	if (out != stackbuf)
 		cJSON_free(out);
@@ -460,7 +430,7 @@ static void validate_data(struct api_fail *f, const cJSON *obj, const char *fiel
 		else if (!cJSON_IsString(e))
 			api_fail_add_cause(f, "FieldValueTypeInvalid", path,
 					   "Invalid value: must be a string");
-		else if (b64 && !api_b64_valid(e->valuestring))
+		else if (b64 && !k32_base64_valid(e->valuestring))
 			cause_invalid(f, path, "<secret>", "illegal base64 data");
 	}
 }

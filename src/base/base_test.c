@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "base/k32_alloc.h"
+#include "base/k32_base64.h"
 #include "base/k32_buf.h"
 #include "base/k32_crc32.h"
 #include "base/k32_json.h"
@@ -549,6 +550,60 @@ static void test_log_ring(void **state)
 	assert_int_equal(strlen(lines[0].text), K32_LOG_LINE_LEN - 1);
 }
 
+static void test_base64(void **state)
+{
+	(void)state;
+	/* RFC 4648 section 10's vectors, both ways. */
+	static const char *const vec[][2] = {{"", ""},
+					     {"f", "Zg=="},
+					     {"fo", "Zm8="},
+					     {"foo", "Zm9v"},
+					     {"foob", "Zm9vYg=="},
+					     {"fooba", "Zm9vYmE="},
+					     {"foobar", "Zm9vYmFy"}};
+	char enc[16];
+	uint8_t dec[16];
+	size_t n;
+	for (size_t i = 0; i < sizeof(vec) / sizeof(vec[0]); i++) {
+		size_t len = strlen(vec[i][0]);
+		assert_int_equal(k32_base64_len(len), strlen(vec[i][1]));
+		k32_base64_encode((const uint8_t *)vec[i][0], len, enc);
+		assert_string_equal(enc, vec[i][1]);
+		assert_true(k32_base64_valid(enc));
+		assert_int_equal(k32_base64_decode(enc, dec, sizeof(dec), &n), K32_OK);
+		assert_int_equal(n, len);
+		assert_memory_equal(dec, vec[i][0], len);
+	}
+	/* all 256 byte values survive the round trip */
+	uint8_t all[256], back[256 + 3];
+	char text[k32_base64_len(256) + 1];
+	for (int i = 0; i < 256; i++)
+		all[i] = (uint8_t)i;
+	k32_base64_encode(all, sizeof(all), text);
+	assert_int_equal(k32_base64_decode(text, back, sizeof(back), &n), K32_OK);
+	assert_int_equal(n, 256);
+	assert_memory_equal(back, all, 256);
+	/* canonical form only for valid(); decode is lenient about line breaks */
+	static const struct {
+		const char *text;
+		bool valid;
+		k32_status_t dec;
+	} cases[] = {{"Zm9v\nYmFy", false, K32_OK},
+		     {"Zm9vYg", false, K32_OK},
+		     {"Zm9v=Yg=", false, K32_OK},
+		     {"Zm9vYg===", false, K32_OK},
+		     {"Zm9v!mFy", false, K32_ERR_INVALID_ARGS},
+		     {"Zm9vYmFy", true, K32_OK}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(k32_base64_valid(cases[i].text), cases[i].valid);
+		assert_int_equal(k32_base64_decode(cases[i].text, dec, sizeof(dec), &n),
+				 cases[i].dec);
+	}
+	assert_int_equal(k32_base64_decode("Zm9vYmFy", dec, 5, &n), K32_ERR_BUFFER_TOO_SMALL);
+	assert_int_equal(k32_base64_decode("Zm9vYmFy", dec, 6, &n), K32_OK);
+	assert_memory_equal(dec, "foobar", 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -569,6 +624,7 @@ int main(void)
 	    cmocka_unit_test(test_json_depth_limit),
 	    cmocka_unit_test(test_json_allocation_faults),
 	    cmocka_unit_test(test_log_ring),
+	    cmocka_unit_test(test_base64),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "cplane/cplane_int.h"
 
+#include "base/k32_base64.h"
 #include "base/k32_log.h"
 #include "store/store.h"
 #ifdef CPLANE_HAVE_CTRL
@@ -16,24 +17,6 @@
 #endif
 
 /* ---- kubeconfig ---------------------------------------------------------------------------- */
-
-static void b64(const uint8_t *in, size_t len, char *out)
-{
-	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t o = 0;
-	for (size_t i = 0; i < len; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16;
-		if (i + 1 < len)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < len)
-			v |= in[i + 2];
-		out[o++] = t[(v >> 18) & 63];
-		out[o++] = t[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? t[(v >> 6) & 63] : '=';
-		out[o++] = i + 2 < len ? t[v & 63] : '=';
-	}
-	out[o] = 0;
-}
 
 k32_status_t cplane_write_kubeconfig(const char *path, const char *scheme, const char *host,
 				     uint16_t port, const char *ca_file, const char *token,
@@ -50,7 +33,7 @@ k32_status_t cplane_write_kubeconfig(const char *path, const char *scheme, const
 		st = pl->file_read_all(ca_file, a, K32_CPLANE_CA_MAX_BYTES, &ca, &ca_len, err);
 		if (st)
 			return st;
-		ca64_len = (ca_len + 2) / 3 * 4 + 1;
+		ca64_len = k32_base64_len(ca_len) + 1;
 		ca64 = k32_alloc(a, ca64_len);
 		if (!ca64) {
 			k32_free(a, ca, ca_len + 1);
@@ -58,7 +41,7 @@ k32_status_t cplane_write_kubeconfig(const char *path, const char *scheme, const
 					   "kubeconfig %s: out of memory for %zu bytes of CA", path,
 					   ca64_len);
 		}
-		b64(ca, ca_len, ca64);
+		k32_base64_encode(ca, ca_len, ca64);
 		k32_free(a, ca, ca_len + 1);
 	}
 	struct k32_buf b;

@@ -22,6 +22,7 @@
 
 #include "kubelet/klet_int.h"
 
+#include "base/k32_base64.h"
 #include "base/k32_json.h"
 #include "base/k32_log.h"
 
@@ -1255,46 +1256,6 @@ const struct k32_allocator *klet_pod_allocator(struct klet_pod *pod)
 	return &pod->alloc;
 }
 
-static int b64_val(uint8_t c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* Decodes base64 text (whitespace skipped, '=' ends it) into out (cap bytes). */
-static k32_status_t b64_decode(const char *in, uint8_t *out, size_t cap, size_t *out_len)
-{
-	uint32_t acc = 0;
-	int bits = 0;
-	size_t n = 0;
-	for (const char *p = in; *p && *p != '='; p++) {
-		if (*p == '\n' || *p == '\r' || *p == ' ')
-			continue;
-		int v = b64_val((uint8_t)*p);
-		if (v < 0)
-			return K32_ERR_CORRUPT;
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (n == cap)
-				return K32_ERR_CORRUPT;
-			out[n++] = (uint8_t)(acc >> bits);
-		}
-	}
-	*out_len = n;
-	return K32_OK;
-}
-
 k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
 			       const struct k32_allocator *alloc, uint8_t **out, size_t *out_len,
 			       struct k32_err *err)
@@ -1334,7 +1295,7 @@ k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
 				st = k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
 						 "module %s: %zu bytes do not fit the pod pool",
 						 file_name, cap);
-			} else if (bin && b64_decode(bin, buf, cap, &n)) {
+			} else if (bin && k32_base64_decode(bin, buf, cap, &n)) {
 				k32_free(alloc, buf, cap + 1);
 				st = k32_err_set(err, K32_ERR_CORRUPT, KLET_MOD,
 						 "ConfigMap %s/%s: binaryData[%s] is not base64",

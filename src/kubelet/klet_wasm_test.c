@@ -9,6 +9,7 @@
  */
 #include "kubelet/klet_testfx.h"
 
+#include "base/k32_base64.h"
 #include "kobj/kobj.h"
 #include "kubelet/klet_int.h"
 
@@ -349,21 +350,9 @@ static void test_module_store(void **state)
 						   k32_default_allocator(), 1 << 20, &mod, &len,
 						   &err),
 			 K32_OK);
-	static const char tb[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	char b64[4096];
-	size_t o = 0;
-	for (size_t i = 0; i < len && o + 5 < sizeof(b64); i += 3) {
-		uint32_t v = (uint32_t)mod[i] << 16;
-		if (i + 1 < len)
-			v |= (uint32_t)mod[i + 1] << 8;
-		if (i + 2 < len)
-			v |= mod[i + 2];
-		b64[o++] = tb[(v >> 18) & 63];
-		b64[o++] = tb[(v >> 12) & 63];
-		b64[o++] = i + 1 < len ? tb[(v >> 6) & 63] : '=';
-		b64[o++] = i + 2 < len ? tb[v & 63] : '=';
-	}
-	b64[o] = 0;
+	assert_true(k32_base64_len(len) < sizeof(b64));
+	k32_base64_encode(mod, len, b64);
 	k32_free(k32_default_allocator(), mod, len + 1);
 	char body[4500];
 	snprintf(body, sizeof(body),
