@@ -2,7 +2,7 @@
  * kube32-load - a small closed-loop load client for kube32-server (benchmarks only).
  *
  *   kube32-load --port N [--ca FILE] [--token T] [--clients 8] [--requests 250]
- *               [--warmup 20] [--path /api/v1/pods]
+ *               [--warmup 20] [--path /api/v1/pods] [--gzip]
  *
  * Starts --clients tasks, each with its own keep-alive connection (HTTPS when --ca is given,
  * verified against that CA; plain HTTP otherwise) through src/http's client (mbedTLS, the
@@ -11,6 +11,8 @@
  * all clients and the rate (clients / mean latency):
  *   load_clients 8
  *   load_p50_ms 0.412 ... load_p99_ms 1.9 ... load_rps 5400
+ * --gzip asks for gzip answers (Accept-Encoding, as kubectl does) and inflates them, so the
+ * client's decompression is inside the timed request as it is for kubectl.
  * A request that fails or answers non-200 is counted in load_failures (exit status 1).
  * The client is much cheaper than Python's (no interpreter, no GIL), so what it measures is
  * closer to the server's own latency; on a 2-core machine the clients still share the cores
@@ -33,6 +35,7 @@ struct load {
 	const char *token;
 	const char *path;
 	int requests, warmup, clients;
+	bool gzip;
 	atomic_int ready;
 	atomic_int failures;
 	uint64_t *lat; /* clients * requests, microseconds */
@@ -58,6 +61,7 @@ static void run_client(void *arg)
 	cc.tls = ld->ca != NULL;
 	cc.ca_file = ld->ca;
 	cc.bearer_token = ld->token;
+	cc.accept_gzip = ld->gzip;
 	if (http_client_new(&cc, &c, &err) != K32_OK) {
 		fprintf(stderr, "kube32-load: %s\n", err.msg);
 		atomic_fetch_add(&ld->failures, ld->requests);
@@ -106,10 +110,13 @@ int main(int argc, char **argv)
 	const struct k32_platform_ops *P = k32_plat();
 	struct k32_err err;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		const char *a = argv[i], *v = argv[i + 1];
+	for (int i = 1; i < argc; i += 2) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
 
-		if (!strcmp(a, "--port"))
+		if (!strcmp(a, "--gzip")) {
+			ld.gzip = true;
+			i--; /* a flag without a value */
+		} else if (!strcmp(a, "--port"))
 			ld.port = (uint16_t)atoi(v);
 		else if (!strcmp(a, "--ca"))
 			ld.ca = v;
@@ -131,7 +138,7 @@ int main(int argc, char **argv)
 	if (!ld.port || ld.clients < 1 || ld.clients > MAX_CLIENTS || ld.requests < 1 ||
 	    ld.warmup < 0) {
 		fprintf(stderr, "usage: kube32-load --port N [--ca FILE] [--token T] [--clients "
-				"1..64] [--requests N] [--warmup N] [--path P]\n");
+				"1..64] [--requests N] [--warmup N] [--path P] [--gzip]\n");
 		return 2;
 	}
 	const struct k32_allocator *a = k32_default_allocator();
@@ -160,7 +167,7 @@ int main(int argc, char **argv)
 		sum += (double)ld.lat[i];
 
 	qsort(ld.lat, n, sizeof(uint64_t), cmp_u64);
-	printf("load_clients %d\nload_requests %zu\n", ld.clients, n);
+	printf("load_clients %d\nload_gzip %d\nload_requests %zu\n", ld.clients, (int)ld.gzip, n);
 	printf("load_p50_ms %.3f\nload_p90_ms %.3f\nload_p99_ms %.3f\nload_max_ms %.3f\n",
 	       ld.lat[n / 2] / 1e3, ld.lat[n * 9 / 10] / 1e3, ld.lat[n * 99 / 100] / 1e3,
 	       ld.lat[n - 1] / 1e3);
