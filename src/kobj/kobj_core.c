@@ -69,17 +69,16 @@ static inline void link_set(const struct kobj_pool *p, void *blk, void *next)
 void kobj_pool_setup_at(struct kobj_pool *p, void *base, size_t elem, uint32_t count,
 			const char *limit_name, size_t link_off)
 {
+	/* No block is written here: kobj_pool_get takes never-used blocks in address order. */
 	atomic_init(&p->lock.v, 0u);
 	p->free = NULL;
+	p->base = base;
+	p->elem = elem;
+	p->fresh = 0;
 	p->used = 0;
 	p->cap = count;
 	p->limit_name = limit_name;
 	p->link_off = (uint32_t)link_off;
-	for (uint32_t i = count; i > 0; i--) {
-		uint8_t *blk = (uint8_t *)base + (size_t)(i - 1) * elem;
-		link_set(p, blk, p->free);
-		p->free = blk;
-	}
 }
 
 void kobj_pool_setup(struct kobj_pool *p, void *base, size_t elem, uint32_t count,
@@ -94,6 +93,10 @@ void *kobj_pool_get(struct kobj_pool *p)
 	uint8_t *blk = p->free;
 	if (blk) {
 		p->free = link_get(p, blk);
+		p->used++;
+	} else if (p->fresh < p->cap) {
+		blk = p->base + (size_t)p->fresh * p->elem;
+		p->fresh++;
 		p->used++;
 	}
 	kobj_unlock(&p->lock);

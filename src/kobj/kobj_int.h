@@ -138,9 +138,19 @@ struct kobj_wait_node {
 
 /* ---- pools ------------------------------------------------------------------------------- */
 
+/*
+ * A fixed pool of `cap` blocks of `elem` bytes at `base`. Blocks are handed out lazily: from
+ * the free list of returned blocks when it is not empty, else the next never-used block
+ * (`fresh`, a high-water index), so the pages of blocks never used are never written (on a
+ * host they stay out of the process's RSS). The bound, `used` and every limit are as with a
+ * free list built at setup.
+ */
 struct kobj_pool {
 	struct kobj_lock lock;
-	void *free;		/* intrusive free list (first word of each block) */
+	void *free;		/* intrusive free list of returned blocks */
+	uint8_t *base;		/* first block */
+	size_t elem;		/* block size in bytes */
+	uint32_t fresh;		/* blocks [fresh, cap) were never handed out */
 	uint32_t used;		/* blocks handed out */
 	uint32_t cap;		/* blocks in the pool */
 	uint32_t link_off;	/* where a free block holds the free-list link */
