@@ -8,7 +8,8 @@
  * kubelet deletes it with grace 0); a namespace turns Terminating and the namespace janitor
  * (a task of its own, bottom of this file) deletes its contents K32_API_NS_PURGE_DELAY_MS
  * later, then the namespace (unless it has finalizers: a controller removes those).
- * Background deletion removes dependents (ownerReferences.uid) at once, up to
+ * Background deletion deletes dependents (ownerReferences.uid) right away by the same rules
+ * (removed, or marked when they have finalizers or are bound pods), up to
  * K32_API_MAX_CASCADE levels (the recursion carries its depth); Orphan strips their
  * ownerReferences; Foreground marks the owner (deletionTimestamp, finalizer
  * foregroundDeletion), deletes the dependents, and removes the owner once none is left (or
@@ -38,7 +39,37 @@ static const struct api_resource *api_dependents_of(const struct api_resource *o
 	return NULL;
 }
 
-/* Orphans (strips ownerReferences to uid) or deletes the dependents of owner uid. */
+static k32_status_t api_mark_deleting(struct api_server *api, const struct api_resource *res,
+				      struct store_obj *old, cJSON *oldj, int64_t grace,
+				      struct store_obj **out, struct api_fail *f);
+
+/*
+ * Whether deleting obj (of kind res) must go through deletionTimestamp rather than remove it
+ * at once: it has finalizers (their controllers remove them), or it is a pod bound to a node
+ * (its kubelet stops it, then deletes it with grace 0).
+ */
+static bool api_needs_marking(const struct api_resource *res, const cJSON *obj)
+{
+	if (cJSON_GetArraySize(k32_json_find(obj, "metadata.finalizers")) > 0)
+		return true;
+	return res->table == API_TABLE_POD && api_jstr(obj, "spec.nodeName");
+}
+
+/* The grace period a deletion without one gives obj: a pod's terminationGracePeriodSeconds
+ * (30 when unset), -1 (none) for other kinds. */
+static int64_t api_default_grace(const struct api_resource *res, const cJSON *obj)
+{
+	if (res->table != API_TABLE_POD)
+		return -1;
+	const cJSON *g = k32_json_find(obj, "spec.terminationGracePeriodSeconds");
+	return cJSON_IsNumber(g) && g->valuedouble >= 0 ? (int64_t)g->valuedouble : 30;
+}
+
+/*
+ * Orphans (strips ownerReferences to uid) or deletes the dependents of owner uid. Deleted
+ * dependents follow the same rules as a direct delete: those with finalizers or bound to a
+ * node are marked (deletionTimestamp) and finished by their finalizers or kubelet.
+ */
 static void api_cascade(struct api_server *api, const struct api_resource *owner, const char *ns,
 			const char *uid, const char *policy, int depth)
 {
@@ -75,6 +106,14 @@ static void api_cascade(struct api_server *api, const struct api_resource *owner
 				struct store_obj *so = NULL;
 				if (api_put_obj(api, dres, j, false, list.items[i]->mod_rev, &so,
 						&f) == K32_OK)
+					store_obj_unref(api->store, so);
+			} else if (name && api_jstr(j, "metadata.deletionTimestamp")) {
+				/* already going: its finalizers or its kubelet finish it */
+			} else if (name && api_needs_marking(dres, j)) {
+				struct store_obj *so = NULL;
+				if (api_mark_deleting(api, dres, list.items[i], j,
+						      api_default_grace(dres, j), &so,
+						      &f) == K32_OK)
 					store_obj_unref(api->store, so);
 			} else if (name) {
 				struct store_obj *prev = NULL;
@@ -447,10 +486,8 @@ void api_delete(struct api_server *api, struct api_req *rq, struct api_out *out)
 	}
 	if (has_fin || bound_pod) {
 		int64_t grace = o.grace;
-		if (bound_pod && grace < 0) {
-			const cJSON *g = k32_json_find(oldj, "spec.terminationGracePeriodSeconds");
-			grace = cJSON_IsNumber(g) ? (int64_t)g->valuedouble : 30;
-		}
+		if (bound_pod && grace < 0)
+			grace = api_default_grace(rq->res, oldj);
 		if (api_mark_deleting(api, rq->res, old, oldj, grace, &so, &f))
 			goto out_fail;
 		api_out_obj(rq, out, 200, so);

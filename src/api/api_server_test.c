@@ -377,6 +377,47 @@ static void test_delete(void **state)
 	EXPECT(fx, 404, req(fx, "GET", "/apis/apps/v1/namespaces/del/replicasets/d-1", NULL));
 	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del/pods/d-1-x", NULL));
 	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/del/pods/lonely", NULL));
+	/* Background, dependents by the rules of a direct delete: a pod bound to a node is
+	 * marked with its grace period (its kubelet finishes it), one with a finalizer is marked
+	 * and stays until the finalizer goes, an unbound one without finalizers goes at once */
+	snprintf(body, sizeof(body),
+		 "{\"metadata\":{\"name\":\"bg\"},\"spec\":{\"selector\":{\"matchLabels\":{"
+		 "\"app\":\"d\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},"
+		 "\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":\"m.wasm\"}]}}}}");
+	EXPECT(fx, 201, req(fx, "POST", "/apis/apps/v1/namespaces/del/replicasets", body));
+	outs(fx, "metadata.uid", rsuid, sizeof(rsuid));
+	static const struct {
+		const char *name, *meta, *spec; /* extra metadata and spec members */
+	} bg_pods[] = {{"bg-bound", "", "\"nodeName\":\"n1\",\"terminationGracePeriodSeconds\":7,"},
+		       {"bg-fin", "\"finalizers\":[\"kube32.io/hold\"],", ""},
+		       {"bg-plain", "", ""}};
+	for (size_t i = 0; i < sizeof(bg_pods) / sizeof(bg_pods[0]); i++) {
+		snprintf(body, sizeof(body),
+			 "{\"metadata\":{\"name\":\"%s\",%s\"ownerReferences\":[{\"apiVersion\":"
+			 "\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"bg\",\"uid\":\"%s\"}]},"
+			 "\"spec\":{%s\"containers\":[{\"name\":\"m\",\"image\":\"m.wasm\"}]}}",
+			 bg_pods[i].name, bg_pods[i].meta, rsuid, bg_pods[i].spec);
+		EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces/del/pods", body));
+	}
+	EXPECT(fx, 200,
+	       req(fx, "DELETE", "/apis/apps/v1/namespaces/del/replicasets/bg",
+		   "{\"propagationPolicy\":\"Background\"}"));
+	EXPECT(fx, 404, req(fx, "GET", "/apis/apps/v1/namespaces/del/replicasets/bg", NULL));
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del/pods/bg-plain", NULL));
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/del/pods/bg-bound", NULL));
+	assert_string_not_equal(outs(fx, "metadata.deletionTimestamp", b, sizeof(b)), "<absent>");
+	assert_string_equal(outs(fx, "metadata.deletionGracePeriodSeconds", b, sizeof(b)), "7");
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/del/pods/bg-fin", NULL));
+	assert_string_not_equal(outs(fx, "metadata.deletionTimestamp", b, sizeof(b)), "<absent>");
+	EXPECT(fx, 200,
+	       req(fx, "PATCH", "/api/v1/namespaces/del/pods/bg-fin",
+		   "{\"metadata\":{\"finalizers\":null}}"));
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del/pods/bg-fin", NULL));
+	/* the kubelet's part for the bound pod: delete with grace 0 */
+	EXPECT(fx, 200,
+	       req(fx, "DELETE", "/api/v1/namespaces/del/pods/bg-bound",
+		   "{\"gracePeriodSeconds\":0}"));
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/del/pods/bg-bound", NULL));
 	/* Orphan keeps the dependents and strips their ownerReferences */
 	EXPECT(fx, 201, req(fx, "POST", "/apis/apps/v1/namespaces/del/deployments", deploy));
 	outs(fx, "metadata.uid", duid, sizeof(duid));
