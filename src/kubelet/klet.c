@@ -372,6 +372,33 @@ static void pod_spec_from(struct klet *k, struct klet_pod *p, const cJSON *o)
 	(void)k;
 }
 
+static void event_locked(struct klet *k, const struct klet_pod *p, const char *type,
+			 const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/*
+ * Admits a new pod (lock held): takes its two log rings. Without memory for them the pod is
+ * rejected: phase Failed with reason UnexpectedAdmissionError and a message saying what
+ * failed, a Warning event, and it is never started (the slot stays until it is deleted).
+ */
+static void pod_admit_locked(struct klet *k, struct klet_pod *p)
+{
+	if (!klet_ring_init(&p->log, k->log_alloc) && !klet_ring_init(&p->prev, k->log_alloc))
+		return;
+	klet_ring_fini(&p->log, k->log_alloc);
+	klet_ring_fini(&p->prev, k->log_alloc);
+	p->rejected = true;
+	p->done = true;
+	snprintf(p->wait_reason, sizeof(p->wait_reason), "UnexpectedAdmissionError");
+	klet_msgf(p->wait_msg, sizeof(p->wait_msg),
+		  "Pod was rejected: node %s has no memory for the pod's 2 log rings of "
+		  "K32_KLET_LOG_RING_BYTES (%u bytes each); free memory on the node (delete "
+		  "pods), then create the pod again",
+		  k->node, (unsigned)K32_KLET_LOG_RING_BYTES);
+	K32_LOGW(KLET_MOD, "node %s: pod %s: %s", k->node, p->ref, p->wait_msg);
+	event_locked(k, p, "Warning", "UnexpectedAdmissionError", "%s", p->wait_msg);
+}
+
 /* Adds or updates a pod from its API object (lock held). */
 static void pod_upsert_locked(struct klet *k, const cJSON *o)
 {
@@ -401,14 +428,9 @@ static void pod_upsert_locked(struct klet *k, const cJSON *o)
 				 k->node, ns, name, k->max_pods, k->profile_name);
 			return;
 		}
-		struct klet_ring log = p->log, prev = p->prev;
+		/* a free slot holds no log ring (pod_free_slot gave them back) */
 		uint32_t gen = p->gen + 1;
 		memset(p, 0, sizeof(*p));
-		p->log = log;
-		p->prev = prev;
-		klet_ring_reset(&p->log);
-		klet_ring_reset(&p->prev);
-		p->log.dropped = p->prev.dropped = 0;
 		p->k = k;
 		p->gen = gen;
 		p->used = true;
@@ -426,6 +448,8 @@ static void pod_upsert_locked(struct klet *k, const cJSON *o)
 		if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))) {
 			p->done = true; /* finished before this kubelet started: keep it so */
 			p->dirty = false;
+		} else {
+			pod_admit_locked(k, p);
 		}
 	}
 	p->seen = true;
@@ -569,6 +593,8 @@ static void watcher_main(void *arg)
 
 static const char *pod_phase(const struct klet_pod *p)
 {
+	if (p->rejected)
+		return "Failed";
 	if (p->state == KLET_C_RUNNING)
 		return "Running";
 	if (p->state == KLET_C_TERMINATED && p->done)
@@ -614,6 +640,10 @@ static char *pod_status_text(struct klet *k, struct klet_pod *p)
 	cJSON *st = cJSON_AddObjectToObject(root, "status");
 	const char *phase = pod_phase(p);
 	cJSON_AddStringToObject(st, "phase", phase);
+	if (p->rejected) {
+		cJSON_AddStringToObject(st, "reason", p->wait_reason);
+		cJSON_AddStringToObject(st, "message", p->wait_msg);
+	}
 	bool running = p->state == KLET_C_RUNNING;
 	bool inited = p->restarts > 0 || p->state != KLET_C_WAITING || p->done;
 	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
@@ -997,6 +1027,8 @@ static void pod_free_slot(struct klet *k, struct klet_pod *p)
 	k32_mutex_lock(&k->lock);
 	cJSON_free(p->last_status);
 	p->last_status = NULL;
+	klet_ring_fini(&p->log, k->log_alloc);
+	klet_ring_fini(&p->prev, k->log_alloc);
 	p->used = false;
 	p->gen++;
 	k32_mutex_unlock(&k->lock);
@@ -1377,6 +1409,7 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 	if (!k)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD, "out of memory (kubelet)");
 	k->alloc = a;
+	k->log_alloc = cfg->log_alloc ? cfg->log_alloc : a;
 	k->cfg = *cfg;
 	k32_status_t st = copy_str(k->node, sizeof(k->node), cfg->node_name, "node_name", err);
 	if (!st)
@@ -1420,11 +1453,8 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 	k->pods = k32_calloc(a, sizeof(struct klet_pod) * k->max_pods);
 	if (!k->pods)
 		goto out_nomem;
-	for (uint32_t i = 0; i < k->max_pods; i++) {
-		k->pods[i].k = k;
-		if (klet_ring_init(&k->pods[i].log, a) || klet_ring_init(&k->pods[i].prev, a))
-			goto out_nomem;
-	}
+	for (uint32_t i = 0; i < k->max_pods; i++)
+		k->pods[i].k = k; /* log rings: when a pod is admitted (pod_admit_locked) */
 	const struct k32_platform_ops *pl = k32_plat();
 	pl->mutex_init(&k->lock);
 	pl->mutex_init(&k->run_lock);
@@ -1432,13 +1462,6 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 	*out = k;
 	return K32_OK;
 out_nomem:
-	if (k->pods) {
-		for (uint32_t i = 0; i < k->max_pods; i++) {
-			klet_ring_fini(&k->pods[i].log, a);
-			klet_ring_fini(&k->pods[i].prev, a);
-		}
-		k32_free(a, k->pods, sizeof(struct klet_pod) * k->max_pods);
-	}
 	k32_free(a, k, sizeof(*k));
 	return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
 			   "out of memory allocating the kubelet's pod table (%u pods)",
@@ -1559,8 +1582,8 @@ void klet_free(struct klet *k)
 	klet_stop(k);
 	for (uint32_t i = 0; i < k->max_pods; i++) {
 		cJSON_free(k->pods[i].last_status);
-		klet_ring_fini(&k->pods[i].log, k->alloc);
-		klet_ring_fini(&k->pods[i].prev, k->alloc);
+		klet_ring_fini(&k->pods[i].log, k->log_alloc);
+		klet_ring_fini(&k->pods[i].prev, k->log_alloc);
 	}
 	k32_free(k->alloc, k->pods, sizeof(struct klet_pod) * k->max_pods);
 	const struct k32_platform_ops *pl = k32_plat();

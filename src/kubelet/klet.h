@@ -194,6 +194,10 @@ struct klet_config {
 	 * "K32_CMD:"; return K32_ERR_NOT_SUPPORTED for a command it does not know */
 	k32_status_t (*console_ext)(void *ctx, const char *cmd, struct k32_buf *out);
 	void *console_ext_ctx;
+	/* where a pod's two log rings (K32_KLET_LOG_RING_BYTES each) come from, taken when the
+	 * pod is admitted and given back with it; NULL: the default heap (tests pass a k32_heap
+	 * with fault injection). Used under the kubelet's lock only. */
+	const struct k32_allocator *log_alloc;
 	/* timings; 0 = the K32_KLET_* default (tests shorten them) */
 	uint32_t lease_renew_ms;
 	uint32_t backoff_initial_ms;

@@ -127,9 +127,11 @@ struct klet_pod {
 	bool events;		   /* takes packets from other owners: kicked by klet_events_kick */
 	uint64_t events_delivered; /* event handler calls that returned */
 	uint64_t events_over_budget; /* calls that ran out of budget (packet dropped) */
-	/* logs */
+	/* logs: both rings are allocated when the pod is admitted and freed with its slot
+	 * (buf NULL: a slot not in use, a pod that was already finished, or a rejected one) */
 	struct klet_ring log;  /* current container */
 	struct klet_ring prev; /* previous container */
+	bool rejected;	       /* not admitted (no memory for its log rings): phase Failed */
 	uint64_t log_seq;      /* last sequence number given to a line */
 };
 
@@ -147,7 +149,8 @@ struct klet {
 	char hardware[256];
 	const struct klet_provider_ops *ops;
 	void *ops_ctx;
-	const struct k32_allocator *alloc; /* node-lifetime allocations (default heap) */
+	const struct k32_allocator *alloc;     /* node-lifetime allocations (default heap) */
+	const struct k32_allocator *log_alloc; /* pods' log rings (cfg.log_alloc or alloc) */
 	uint32_t max_pods;
 
 	struct k32_mutex lock; /* see the top of this file */
@@ -191,9 +194,12 @@ k32_status_t klet_api(struct klet *k, struct http_client *c, const char *method,
 		      struct k32_err *err);
 
 /* klet_log.c */
+/* Empties r and allocates its K32_KLET_LOG_RING_BYTES (K32_ERR_NO_MEMORY: r->buf is NULL). */
 k32_status_t klet_ring_init(struct klet_ring *r, const struct k32_allocator *a);
+/* Frees r's bytes (none is fine) and leaves it empty. */
 void klet_ring_fini(struct klet_ring *r, const struct k32_allocator *a);
 void klet_ring_reset(struct klet_ring *r);
+/* A ring without bytes (buf NULL) takes nothing: the line is counted in dropped. */
 void klet_ring_append(struct klet_ring *r, uint64_t seq, uint64_t wall_s, const char *text,
 		      size_t len);
 /* Moves src's lines into dst (dst's lines are dropped), leaving src empty. */

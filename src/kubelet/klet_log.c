@@ -24,7 +24,7 @@ k32_status_t klet_ring_init(struct klet_ring *r, const struct k32_allocator *a)
 void klet_ring_fini(struct klet_ring *r, const struct k32_allocator *a)
 {
 	k32_free(a, r->buf, K32_KLET_LOG_RING_BYTES);
-	r->buf = NULL;
+	memset(r, 0, sizeof(*r));
 }
 
 void klet_ring_reset(struct klet_ring *r)
@@ -83,6 +83,10 @@ void klet_ring_append(struct klet_ring *r, uint64_t seq, uint64_t wall_s, const 
 		      size_t len)
 {
 	char line[K32_KLET_LOG_LINE_MAX];
+	if (!r->buf) {
+		r->dropped++;
+		return;
+	}
 	while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
 		len--;
 	if (len > K32_KLET_LOG_LINE_MAX) {

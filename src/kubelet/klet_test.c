@@ -149,6 +149,8 @@ struct tfx {
 	struct fx_cp cp;
 	struct fake fake;
 	struct klet *k;
+	struct k32_heap log_heap; /* the pods' log rings (cfg.log_alloc), with fault injection */
+	struct k32_allocator log_alloc;
 };
 
 static int setup(void **state)
@@ -161,9 +163,14 @@ static int setup(void **state)
 	c.provider = &fake_ops;
 	c.provider_ctx = &t.fake;
 	c.lease_renew_ms = 50;
+	k32_heap_init(&t.log_heap, 0);
+	t.log_alloc = k32_heap_allocator(&t.log_heap);
+	c.log_alloc = &t.log_alloc;
 	struct k32_err err;
 	if (klet_new(&c, &t.k, &err) || klet_start(t.k, &err))
 		fail_msg("kubelet: %s", err.msg);
+	/* no pod yet: no log ring either (they come with each admitted pod) */
+	assert_int_equal(t.log_heap.stats.cur_bytes, 0);
 	*state = &t;
 	return 0;
 }
@@ -602,6 +609,141 @@ static void test_log_follow(void **state)
 	assert_int_equal(none.code, 404);
 }
 
+/* Whether an Event with this reason was recorded about the pod (polled: events are sent by the
+ * kubelet's worker after the status; 10 s at most, a bound, not a timing assertion). */
+static bool event_seen(struct fx_cp *cp, const char *pod, const char *reason)
+{
+	char target[256];
+	snprintf(target, sizeof(target),
+		 "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%%3D%s", pod);
+	for (int i = 0; i < 1000; i++) {
+		int code;
+		cJSON *ev = fx_do(cp, "GET", target, NULL, &code);
+		bool seen = false;
+		const cJSON *e;
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(ev, "items"))
+		{
+			const char *r = fx_str(e, "reason");
+			seen |= r && !strcmp(r, reason);
+		}
+		cJSON_Delete(ev);
+		if (seen)
+			return true;
+		k32_plat()->sleep_us(10000);
+	}
+	return false;
+}
+
+/*
+ * A pod's log rings are taken when it is admitted and given back with it. The log heap
+ * refuses its Nth allocation: the first ring (N = 1) or the second (N = 2, the first is given
+ * back): the pod is rejected (phase Failed, reason UnexpectedAdmissionError, a message naming
+ * the rings and what to do, a Warning event) and never started. With no fault it runs and
+ * logs. Once the pods are deleted, the log heap holds nothing: no leak on any path.
+ */
+/* Bytes of log rings the kubelet's slots hold (lock held): with no leak, all the log heap has. */
+static size_t rings_held_locked(struct klet *k)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < k->max_pods; i++)
+		n += (k->pods[i].log.buf ? K32_KLET_LOG_RING_BYTES : 0u) +
+		     (k->pods[i].prev.buf ? K32_KLET_LOG_RING_BYTES : 0u);
+	return n;
+}
+
+/* Whether the kubelet still has a slot for the pod (polled after its deletion: the slot is
+ * freed once the kubelet's DELETE succeeded; 10 s at most). */
+static bool slot_freed(struct klet *k, const char *name)
+{
+	for (int i = 0; i < 1000; i++) {
+		k32_mutex_lock(&k->lock);
+		bool found = klet_pod_find_locked(k, "default", name) != NULL;
+		k32_mutex_unlock(&k->lock);
+		if (!found)
+			return true;
+		k32_plat()->sleep_us(10000);
+	}
+	return false;
+}
+
+struct log_alloc_case {
+	const char *name;
+	uint32_t fail_nth; /* 0: no fault */
+	bool runs;
+};
+
+static void test_log_ring_alloc(void **state)
+{
+	struct tfx *t = *state;
+	static const struct log_alloc_case cases[] = {
+	    {"lr-fail-first", 1, false},
+	    {"lr-fail-second", 2, false},
+	    {"lr-ok", 0, true},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct log_alloc_case *c = &cases[i];
+		k32_mutex_lock(&t->k->lock);
+		k32_heap_fail_nth(&t->log_heap, c->fail_nth);
+		k32_mutex_unlock(&t->k->lock);
+		fx_pod_create(&t->cp, c->name, "node-a", "ok", "Always", NULL, NULL);
+		cJSON *p = fx_wait_pod(&t->cp, c->name, c->runs ? fx_ready : fx_phase_is,
+				       c->runs ? NULL : "Failed");
+		k32_mutex_lock(&t->k->lock);
+		k32_heap_fail_nth(&t->log_heap, 0);
+		const struct klet_pod *kp = klet_pod_find_locked(t->k, "default", c->name);
+		assert_non_null(kp);
+		bool has_log = kp->log.buf != NULL, has_prev = kp->prev.buf != NULL;
+		bool ever_started = kp->run_start_s != 0; /* set by every start */
+		size_t held = rings_held_locked(t->k), heap = t->log_heap.stats.cur_bytes;
+		k32_mutex_unlock(&t->k->lock);
+		assert_int_equal(heap, held); /* a ring taken before a fault went back */
+		assert_int_equal(has_log, c->runs);
+		assert_int_equal(has_prev, c->runs);
+		assert_int_equal(ever_started, c->runs); /* a rejected pod is never started */
+		struct k32_buf b;
+		struct k32_err err;
+		k32_buf_init(&b, k32_default_allocator(), 1 << 16, "logs");
+		assert_int_equal(
+		    klet_pod_logs(t->k, "default", c->name, false, -1, false, NULL, &b, &err),
+		    K32_OK);
+		if (c->runs) {
+			assert_string_equal(fx_str(p, "status.phase"), "Running");
+			assert_null(fx_str(p, "status.reason"));
+			char want[64];
+			snprintf(want, sizeof(want), "started default/%s\n", c->name);
+			assert_string_equal(k32_buf_cstr(&b), want);
+		} else {
+			assert_string_equal(fx_str(p, "status.reason"), "UnexpectedAdmissionError");
+			const char *m = fx_str(p, "status.message");
+			assert_non_null(m);
+			assert_non_null(strstr(m, "Pod was rejected: node node-a"));
+			assert_non_null(strstr(m, "K32_KLET_LOG_RING_BYTES"));
+			assert_non_null(strstr(m, "delete pods"));
+			assert_string_equal(fx_str(fx_cs(p), "state.waiting.reason"),
+					    "UnexpectedAdmissionError");
+			assert_true(event_seen(&t->cp, c->name, "UnexpectedAdmissionError"));
+			assert_int_equal(b.len, 0); /* no ring, no lines */
+		}
+		k32_buf_fini(&b);
+		cJSON_Delete(p);
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char target[128];
+		snprintf(target, sizeof(target), "/api/v1/namespaces/default/pods/%s",
+			 cases[i].name);
+		int code;
+		cJSON_Delete(fx_do(&t->cp, "DELETE", target, NULL, &code));
+		assert_true(code == 200 || code == 202);
+		assert_true(fx_gone_pred(&t->cp, cases[i].name));
+		assert_true(slot_freed(t->k, cases[i].name));
+	}
+	/* the rings went back with their pods */
+	k32_mutex_lock(&t->k->lock);
+	size_t held = rings_held_locked(t->k), heap = t->log_heap.stats.cur_bytes;
+	k32_mutex_unlock(&t->k->lock);
+	assert_int_equal(heap, held);
+}
+
 static void test_config_errors(void **state)
 {
 	(void)state;
@@ -685,6 +827,7 @@ int main(void)
 	    cmocka_unit_test(test_restart_policy), cmocka_unit_test(test_start_errors),
 	    cmocka_unit_test(test_delete),	   cmocka_unit_test(test_pod_http),
 	    cmocka_unit_test(test_log_follow),	   cmocka_unit_test(test_pending),
+	    cmocka_unit_test(test_log_ring_alloc),
 	};
 	const struct CMUnitTest plain[] = {
 	    cmocka_unit_test(test_config_errors),
