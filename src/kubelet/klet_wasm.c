@@ -61,7 +61,6 @@ struct kw_pod {
 	size_t len;
 	struct wrt_module *mod;
 	struct wrt_instance *inst;
-	struct wrt_linker lk;
 	struct kobj_owner owner; /* the pod's kobj handle table */
 	bool owner_inited;
 	uint32_t f_init, f_tick, f_http, f_start, f_event;
@@ -720,16 +719,25 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	}
 	kobj_owner_init(&w->owner, klet_pod_ref(pod), K32_KLET_POD_HANDLES);
 	w->owner_inited = true;
-	wrt_linker_init(&w->lk);
-	st = wrt_linker_add_host(&w->lk, klet_hostfns,
-				 sizeof(klet_hostfns) / sizeof(klet_hostfns[0]), err);
+	/* The linker is needed only while instantiating (~650 B on a 64-bit host): from the
+	 * node's heap for that moment, like the loader's scratch, not the pod's for its life. */
+	struct wrt_linker *lk = k32_alloc(k32_default_allocator(), sizeof(*lk));
+	if (!lk) {
+		st =
+		    k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
+				"pod %s/%s: no %zu bytes of the node's heap for linking its module",
+				s->ns, s->name, sizeof(*lk));
+		goto out_free;
+	}
+	wrt_linker_init(lk);
+	st = wrt_linker_add_host(lk, klet_hostfns, sizeof(klet_hostfns) / sizeof(klet_hostfns[0]),
+				 err);
 	if (!st)
-		st = wrt_linker_add_host(&w->lk, kw_kobj, KOBJ_POD_HOSTFN_COUNT, err);
+		st = wrt_linker_add_host(lk, kw_kobj, KOBJ_POD_HOSTFN_COUNT, err);
 	if (!st && k->cfg.extra_hostfns)
-		st = wrt_linker_add_host(&w->lk, k->cfg.extra_hostfns, k->cfg.extra_hostfn_count,
-					 err);
+		st = wrt_linker_add_host(lk, k->cfg.extra_hostfns, k->cfg.extra_hostfn_count, err);
 	if (!st && k->cfg.hw_node)
-		st = wrt_linker_add_host(&w->lk, kw_hw, HW_HOSTFN_COUNT, err);
+		st = wrt_linker_add_host(lk, kw_hw, HW_HOSTFN_COUNT, err);
 	if (!st && s->device && s->device[0]) {
 		st = kw_hw_bind(w, s, err);
 	} else if (!st && k->cfg.hw_node) {
@@ -739,27 +747,28 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		else
 			st = no_fit(k, s, "its (empty) hardware record", sizeof(*w->hw_none), err);
 	}
-	if (st)
-		goto out_free;
-	struct wrt_limits lim;
-	wrt_limits_default(&lim);
-	lim.mem_bytes = mem;
-	lim.stack_bytes = s->stack_bytes ? s->stack_bytes : K32_KLET_POD_STACK_BYTES;
-	lim.frames = s->frames ? s->frames : K32_KLET_POD_FRAMES;
-	lim.gas = s->gas ? s->gas : K32_KLET_POD_GAS;
-	lim.gas_enabled = !s->gas_off;
-	lim.canonical_nan = true;
-	st = wrt_instance_new(w->mod, &w->lk, &lim, a, w, &w->inst, err);
-	if (st) {
-		char why[K32_ERR_MSG_LEN];
-		snprintf(why, sizeof(why), "%s", err->msg);
+	if (!st) {
+		struct wrt_limits lim;
+		wrt_limits_default(&lim);
+		lim.mem_bytes = mem;
+		lim.stack_bytes = s->stack_bytes ? s->stack_bytes : K32_KLET_POD_STACK_BYTES;
+		lim.frames = s->frames ? s->frames : K32_KLET_POD_FRAMES;
+		lim.gas = s->gas ? s->gas : K32_KLET_POD_GAS;
+		lim.gas_enabled = !s->gas_off;
+		lim.canonical_nan = true;
+		st = wrt_instance_new(w->mod, lk, &lim, a, w, &w->inst, err);
 		if (st == K32_ERR_NO_MEMORY)
 			st = no_fit(k, s, "instantiating the module (linear memory, stacks)",
 				    (size_t)(mem + lim.stack_bytes), err);
-		else
+		else if (st) {
+			char why[K32_ERR_MSG_LEN];
+			snprintf(why, sizeof(why), "%s", err->msg);
 			k32_err_set(err, st, KLET_MOD, "module %s: %s", path, why);
-		goto out_free;
+		}
 	}
+	k32_free(k32_default_allocator(), lk, sizeof(*lk));
+	if (st)
+		goto out_free;
 	w->has_init = !wrt_export_func(w->inst, "k32_init", &w->f_init, NULL) &&
 		      fn_sig(w->inst, w->f_init, 0);
 	w->has_tick = !wrt_export_func(w->inst, "k32_tick", &w->f_tick, NULL) &&
