@@ -25,9 +25,9 @@
  * ReplicaSets or pods on its own), which tests/e2e/kubectl_e2e.sh, crash_e2e.py and
  * bench_api.py ask for. The default is KUBE32_SERVER_CONTROLLERS (1: they run).
  *
- * Signal handling is here, not in src/: it is OS-specific (a board has no SIGTERM).
+ * SIGTERM and SIGINT reach it through the platform's stop request (stop_watch/stop_wait: a
+ * self-pipe here; a board has no signals), so the main thread sleeps until then.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,14 +43,6 @@
 
 /* Handler tasks by default (this machine and the control-plane board have two cores). */
 #define KUBE32_SERVER_HANDLER_THREADS 2
-
-static volatile sig_atomic_t k32_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	k32_stop = 1;
-}
 
 static void usage(void)
 {
@@ -183,14 +175,16 @@ int main(int argc, char **argv)
 			goto out_stop;
 		}
 	}
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	if (plat->stop_watch(&err)) {
+		fprintf(stderr, "kube32-server: cannot watch for SIGTERM/SIGINT: %s\n", err.msg);
+		rc = 1;
+		goto out_stop;
+	}
 	fprintf(stderr, "kube32-server: serving on %s://%s:%u (%s), data in %s, kubeconfig %s\n",
 		tls ? "https" : "http", host, (unsigned)bound,
 		cplane_has_controllers(cp) ? "scheduler and controllers running" : "no controllers",
 		data_dir, kubeconfig);
-	while (!k32_stop)
-		plat->sleep_us(100000);
+	plat->stop_wait(K32_FOREVER); /* SIGTERM or SIGINT */
 	fprintf(stderr, "kube32-server: stopping\n");
 out_stop:
 	cplane_stop(cp);

@@ -32,9 +32,8 @@
  * 5A3C910E", "K32_CMD:hw list" (stdin or POST /console).
  *
  * Stops cleanly on SIGTERM/SIGINT: the API server (ending every watch), the controllers,
- * then the boards. Signal handling lives here: a board has no signals.
+ * then the boards. SIGTERM and SIGINT arrive as the platform's stop request (stop_wait).
  */
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,14 +45,6 @@
 #include "sim/sim.h"
 
 #define MAX_BOARDS K32_SIM_MAX_BOARDS
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static void usage(void)
 {
@@ -454,8 +445,11 @@ int main(int argc, char **argv)
 			reqs[i].profile->interp_stack, (unsigned)klet_pod_http_port(klets[i]),
 			images);
 	}
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	if (pl->stop_watch(&err)) {
+		fprintf(stderr, "kube32-sim: cannot watch for SIGTERM/SIGINT: %s\n", err.msg);
+		rc = 1;
+		goto out_stop;
+	}
 	/* the boards' consoles on stdin (joined only if input ended: it may sit in fgets until
 	 * the process exits) */
 	con.klets = klets;
@@ -468,8 +462,7 @@ int main(int argc, char **argv)
 			kubeconfig);
 	else
 		fprintf(stderr, "kube32-sim: %d board(s) joined %s\n", nboards, join);
-	while (!stop_requested)
-		pl->sleep_us(100000);
+	pl->stop_wait(K32_FOREVER); /* SIGTERM or SIGINT */
 	fprintf(stderr, "kube32-sim: stopping\n");
 out_stop:
 	if (con_task && con.done)

@@ -153,6 +153,16 @@ struct k32_platform_ops {
 	k32_status_t (*file_remove)(const char *path, struct k32_err *err); /* absent is OK */
 	k32_status_t (*dir_create)(const char *path, struct k32_err *err);  /* with parents */
 	bool (*file_exists)(const char *path);
+
+	/* ---- stop requests (a command's main thread) ----
+	 * stop_watch arms the platform's stop request: here SIGTERM and SIGINT (the handler
+	 * writes to a self-pipe, so the request reaches stop_wait whichever thread the signal
+	 * lands on); on ESP-IDF, a console command or a GPIO would post the same event.
+	 * stop_wait blocks until a stop was requested (true) or the monotonic deadline passes
+	 * (false; K32_FOREVER: none). A main that waits here wakes for nothing else: a sleep
+	 * loop's wake-ups cost CPU on an idle board (and ~50 us each in this VM). */
+	k32_status_t (*stop_watch)(struct k32_err *err);
+	bool (*stop_wait)(int64_t deadline_us);
 };
 
 /* The ops table in force. Starts as the build's native implementation. */

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,12 +272,30 @@ static void test_ops_replacement(void **state)
 	assert_ptr_equal(k32_plat(), k32_plat_native());
 }
 
+/* stop_wait: false at its deadline with nothing asked; true once SIGTERM arrived (raised
+ * here on this thread; the self-pipe makes it reach stop_wait from any thread). */
+static void test_stop_request(void **state)
+{
+	(void)state;
+	const struct k32_platform_ops *pl = k32_plat();
+	struct k32_err err;
+	assert_int_equal(pl->stop_watch(&err), K32_OK);
+	uint64_t t0 = pl->now_us();
+	assert_false(pl->stop_wait((int64_t)(t0 + 20000)));
+	assert_true(pl->now_us() >= t0 + 20000);
+	assert_int_equal(raise(SIGTERM), 0); /* the process survives: the handler takes it */
+	assert_true(pl->stop_wait((int64_t)(pl->now_us() + 5000000)));
+	/* consumed: the next wait times out again */
+	assert_false(pl->stop_wait((int64_t)(pl->now_us() + 1000)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_clock),      cmocka_unit_test(test_mutex_cond_and_tasks),
-	    cmocka_unit_test(test_task_limit), cmocka_unit_test(test_tcp_loopback),
-	    cmocka_unit_test(test_files),      cmocka_unit_test(test_ops_replacement),
+	    cmocka_unit_test(test_clock),	 cmocka_unit_test(test_mutex_cond_and_tasks),
+	    cmocka_unit_test(test_task_limit),	 cmocka_unit_test(test_tcp_loopback),
+	    cmocka_unit_test(test_files),	 cmocka_unit_test(test_ops_replacement),
+	    cmocka_unit_test(test_stop_request),
 	};
 
 	P = k32_plat();

@@ -27,6 +27,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -799,6 +800,73 @@ static bool posix_file_exists(const char *path)
 	return access(path, F_OK) == 0;
 }
 
+/* ---- stop requests ---------------------------------------------------------------------- */
+
+/* The self-pipe: the signal handler writes a byte (async-signal-safe), stop_wait polls the
+ * read end. Both ends non-blocking, so a burst of signals never blocks the handler. */
+static int stop_pipe[2] = {-1, -1};
+
+static void posix_on_stop_signal(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	const char b = 1;
+	ssize_t n = write(stop_pipe[1], &b, 1);
+	(void)n; /* a full pipe already holds a request */
+	errno = saved;
+}
+
+static k32_status_t posix_stop_watch(struct k32_err *err)
+{
+	if (stop_pipe[0] < 0) {
+		if (pipe(stop_pipe) != 0)
+			return k32_err_set(err, K32_ERR_IO, "platform", "stop_watch: pipe: %s",
+					   strerror(errno));
+		for (int i = 0; i < 2; i++) {
+			fcntl(stop_pipe[i], F_SETFL, fcntl(stop_pipe[i], F_GETFL) | O_NONBLOCK);
+			fcntl(stop_pipe[i], F_SETFD, FD_CLOEXEC);
+		}
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = posix_on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
+		return k32_err_set(err, K32_ERR_IO, "platform", "stop_watch: sigaction: %s",
+				   strerror(errno));
+	return K32_OK;
+}
+
+static bool posix_stop_wait(int64_t deadline_us)
+{
+	if (stop_pipe[0] < 0)
+		return false; /* nothing armed: nothing can ask */
+	for (;;) {
+		int timeout_ms = -1;
+		if (deadline_us != K32_FOREVER) {
+			int64_t left = deadline_us - (int64_t)posix_now_us();
+			if (left <= 0)
+				timeout_ms = 0;
+			else
+				timeout_ms =
+				    left / 1000 > 1000000 ? 1000000 : (int)((left + 999) / 1000);
+		}
+		struct pollfd p = {.fd = stop_pipe[0], .events = POLLIN};
+		int r = poll(&p, 1, timeout_ms);
+		if (r > 0) {
+			char b;
+			while (read(stop_pipe[0], &b, 1) == 1) {
+			}
+			return true;
+		}
+		if (r == 0 && timeout_ms >= 0 && deadline_us != K32_FOREVER &&
+		    (int64_t)posix_now_us() >= deadline_us)
+			return false;
+		/* EINTR, or a capped timeout that has not reached the deadline: wait on */
+	}
+}
+
 /* ---- the table ------------------------------------------------------------------------- */
 
 static const struct k32_platform_ops posix_ops = {
@@ -841,6 +909,8 @@ static const struct k32_platform_ops posix_ops = {
     .file_remove = posix_file_remove,
     .dir_create = posix_dir_create,
     .file_exists = posix_file_exists,
+    .stop_watch = posix_stop_watch,
+    .stop_wait = posix_stop_wait,
 };
 
 const struct k32_platform_ops *k32_plat_native(void)
