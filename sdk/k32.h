@@ -91,6 +91,7 @@ typedef int64_t kx_time_t; /* monotonic nanoseconds */
 #define KX_PROP_NAME		    3u	/* char[KX_MAX_NAME_LEN]; any object */
 #define KX_PROP_SOCKET_RX_THRESHOLD 12u /* uint32_t bytes; READ_THRESHOLD at >= this queued */
 #define KX_PROP_SOCKET_TX_THRESHOLD 13u /* uint32_t bytes; WRITE_THRESHOLD at >= this free */
+#define KX_PROP_TIMER_SLACK	    32u /* int64_t ns >= 0; how late a timer may fire */
 #define KX_MAX_NAME_LEN		    32u
 
 /* Object types reported by kx_object_get_info. */

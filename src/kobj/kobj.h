@@ -82,13 +82,14 @@ typedef int64_t kobj_time_t; /* monotonic nanoseconds */
 #define KOBJ_SOCKET_PEEK              (1u << 3) /* socket_read: leave the data queued */
 #define KOBJ_SOCKET_SHUTDOWN_WRITE    1u  /* socket_shutdown */
 #define KOBJ_WAIT_ASYNC_TIMESTAMP     2u  /* wait_async: record when the packet triggered */
-#define KOBJ_VMO_PSRAM                1u  /* vmo_create: external RAM (board); ignored here */
+#define KOBJ_VMO_PSRAM                1u  /* vmo_create: external RAM (board); one RAM here */
 #define KOBJ_CLOCK_MONOTONIC          0u  /* timer_create clock */
 
 /* Properties (Zircon's ids): kobj_object_get_property / _set_property. */
 #define KOBJ_PROP_NAME                3u  /* char[KOBJ_MAX_NAME_LEN], NUL-terminated; any type */
 #define KOBJ_PROP_SOCKET_RX_THRESHOLD 12u /* uint32_t bytes; sockets */
 #define KOBJ_PROP_SOCKET_TX_THRESHOLD 13u /* uint32_t bytes; sockets */
+#define KOBJ_PROP_TIMER_SLACK	      32u /* int64_t ns >= 0; timers (kube32's own number) */
 #define KOBJ_MAX_NAME_LEN             32u /* with the NUL */
 
 /* Port packet types. */
@@ -269,9 +270,12 @@ k32_status_t kobj_object_get_info(struct kobj_owner *owner, kobj_handle_t h, str
  * full; an owner's share is K32_KOBJ_OWNER_POOL_PCT of it, NO_RESOURCES beyond). Socket
  * thresholds (size 4): READ_THRESHOLD is active while at least rx bytes are queued to read,
  * WRITE_THRESHOLD while the peer's ring has at least tx bytes free (and writing is possible);
- * 0 disables (the signal stays off); over the ring's capacity is INVALID_ARGS. Needs
- * GET_PROPERTY / SET_PROPERTY. NOT_FOUND for an unknown property, WRONG_TYPE for a threshold
- * on anything but a socket, INVALID_ARGS for a wrong size.
+ * 0 disables (the signal stays off); over the ring's capacity is INVALID_ARGS. Timer slack
+ * (size 8, int64_t ns): how late the timer may fire so nearby timers coalesce; setting it
+ * applies to an armed timer at once and stays until the next timer_set (whose slack argument
+ * replaces it); negative is OUT_OF_RANGE. Needs GET_PROPERTY / SET_PROPERTY. NOT_FOUND for an
+ * unknown property, WRONG_TYPE for a socket or timer property on another type, INVALID_ARGS
+ * for a wrong size.
  */
 k32_status_t kobj_object_get_property(struct kobj_owner *owner, kobj_handle_t h, uint32_t prop,
 				      void *value, uint32_t size);

@@ -946,10 +946,31 @@ static k32_status_t property(struct kobj_owner *owner, kobj_handle_t h, uint32_t
 			memcpy(get, &v, sizeof(v));
 		return K32_OK;
 	}
+	case KOBJ_PROP_TIMER_SLACK: {
+		if (obj->type != KOBJ_TYPE_TIMER)
+			return kobj_fail(owner, K32_ERR_WRONG_TYPE,
+					 "%s: timer slack property on an object of type %u",
+					 owner->name, obj->type);
+		if (size != sizeof(int64_t))
+			return kobj_fail(
+			    owner, K32_ERR_INVALID_ARGS,
+			    "%s: timer slack property takes 8 bytes (int64_t ns), not %u",
+			    owner->name, size);
+		int64_t v = 0;
+		if (set)
+			memcpy(&v, set, sizeof(v));
+		st = kobj_timer_slack(obj, set ? &v : NULL, &v);
+		if (st != K32_OK)
+			return kobj_fail(owner, st, "%s: timer slack %lld ns must be >= 0",
+					 owner->name, (long long)v);
+		if (get)
+			memcpy(get, &v, sizeof(v));
+		return K32_OK;
+	}
 	default:
 		return kobj_fail(owner, K32_ERR_NOT_FOUND,
 				 "%s: no property %u (NAME=3, SOCKET_RX_THRESHOLD=12, "
-				 "SOCKET_TX_THRESHOLD=13)",
+				 "SOCKET_TX_THRESHOLD=13, TIMER_SLACK=32)",
 				 owner->name, prop);
 	}
 }

@@ -261,6 +261,8 @@ struct kobj_type_ops {
 /* Socket thresholds (kobj_socket.c), for the property calls. */
 k32_status_t kobj_socket_threshold(struct kobj_object *obj, uint32_t prop, const uint32_t *set,
 				   uint32_t *get);
+/* Timer slack (kobj_timer.c), for the property calls: set when set != NULL, else *get. */
+k32_status_t kobj_timer_slack(struct kobj_object *obj, const int64_t *set, int64_t *get);
 extern const struct kobj_type_ops *const kobj_type_ops[KOBJ_TYPE_COUNT];
 extern const struct kobj_type_ops kobj_channel_ops, kobj_socket_ops, kobj_event_ops,
     kobj_eventpair_ops, kobj_port_ops, kobj_fifo_ops, kobj_timer_ops, kobj_vmo_ops;

@@ -1387,6 +1387,29 @@ static void test_properties(void **state)
 		if (got != rows[i].want)
 			fail_msg("row %zu: %d, want %d", i, (int)got, (int)rows[i].want);
 	}
+	/* Timer slack: 0 at creation, set/get, timer_set's slack argument replaces it. */
+	kobj_handle_t t;
+	int64_t slack = -1;
+	assert_int_equal(kobj_timer_create(&A, 0, 0, &t), K32_OK);
+	assert_int_equal(kobj_object_get_property(&A, t, KOBJ_PROP_TIMER_SLACK, &slack, 8), K32_OK);
+	assert_int_equal(slack, 0);
+	slack = 500000;
+	assert_int_equal(kobj_object_set_property(&A, t, KOBJ_PROP_TIMER_SLACK, &slack, 8), K32_OK);
+	slack = 0;
+	assert_int_equal(kobj_object_get_property(&A, t, KOBJ_PROP_TIMER_SLACK, &slack, 8), K32_OK);
+	assert_int_equal(slack, 500000);
+	assert_int_equal(kobj_timer_set(&A, t, KOBJ_TIME_INFINITE, 7000, 0), K32_OK);
+	assert_int_equal(kobj_object_get_property(&A, t, KOBJ_PROP_TIMER_SLACK, &slack, 8), K32_OK);
+	assert_int_equal(slack, 7000);
+	slack = -1;
+	assert_int_equal(kobj_object_set_property(&A, t, KOBJ_PROP_TIMER_SLACK, &slack, 8),
+			 K32_ERR_OUT_OF_RANGE);
+	assert_int_equal(kobj_object_set_property(&A, t, KOBJ_PROP_TIMER_SLACK, &slack, 4),
+			 K32_ERR_INVALID_ARGS);
+	assert_int_equal(kobj_object_set_property(&A, e, KOBJ_PROP_TIMER_SLACK, &slack, 8),
+			 K32_ERR_WRONG_TYPE);
+	assert_int_equal(kobj_timer_cancel(&A, t), K32_OK);
+	assert_int_equal(kobj_handle_close(&A, t), K32_OK);
 	/* Thresholds: over capacity refused; READ_THRESHOLD follows bytes queued on s1. */
 	v = 257;
 	assert_int_equal(kobj_object_set_property(&A, s1, KOBJ_PROP_SOCKET_RX_THRESHOLD, &v, 4),

@@ -261,6 +261,24 @@ k32_status_t kobj_timer_set(struct kobj_owner *owner, kobj_handle_t h, kobj_time
 	return K32_OK;
 }
 
+k32_status_t kobj_timer_slack(struct kobj_object *obj, const int64_t *set, int64_t *get)
+{
+	if (set && *set < 0)
+		return K32_ERR_OUT_OF_RANGE;
+	struct kobj_timer *t = tm(obj);
+	const struct k32_platform_ops *p = k32_plat();
+	p->mutex_lock(&svc_m);
+	if (set) {
+		t->slack = *set;
+		if (t->armed)
+			p->cond_signal(&svc_c); /* the service re-reads its latest wake-up time */
+	} else {
+		*get = t->slack;
+	}
+	p->mutex_unlock(&svc_m);
+	return K32_OK;
+}
+
 k32_status_t kobj_timer_cancel(struct kobj_owner *owner, kobj_handle_t h)
 {
 	struct kobj_object *obj = NULL;
