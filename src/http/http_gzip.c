@@ -57,6 +57,25 @@ bool http_request_accepts_gzip(const struct http_request *req)
 	return false;
 }
 
+/*
+ * Room for the next slice of output, at most up to out's max_len: when under 512 bytes are
+ * left, out first grows by `grow` bytes (capped at max_len). 0 when out is at max_len; *st
+ * is set (and 0 returned) when growing failed.
+ */
+static size_t out_room(struct k32_buf *out, size_t grow, k32_status_t *st, struct k32_err *err)
+{
+	size_t room = out->cap > out->len + 1 ? out->cap - out->len - 1 : 0;
+	if (room < 512 && out->len < out->max_len) {
+		if (grow > out->max_len - out->len)
+			grow = out->max_len - out->len;
+		*st = k32_buf_reserve(out, grow, err);
+		if (*st)
+			return 0;
+		room = out->cap - out->len - 1;
+	}
+	return room > out->max_len - out->len ? out->max_len - out->len : room;
+}
+
 k32_status_t http_gzip(const void *in, size_t len, struct k32_buf *out, struct k32_err *err)
 {
 	z_stream z;
@@ -78,19 +97,10 @@ k32_status_t http_gzip(const void *in, size_t len, struct k32_buf *out, struct k
 	z.next_in = (Bytef *)(uintptr_t)in;
 	z.avail_in = (uInt)len;
 	for (;;) {
-		/* Slices of at most 16 KiB: the buffer grows by doubling, never far past need. */
-		size_t room = out->cap > out->len + 1 ? out->cap - out->len - 1 : 0;
-		if (room < 512 && out->len < out->max_len) {
-			size_t want = out->cap < 16384 ? 4096 : 16384;
-			if (want > out->max_len - out->len)
-				want = out->max_len - out->len;
-			st = k32_buf_reserve(out, want, err);
-			if (st)
-				break;
-			room = out->cap - out->len - 1;
-		}
-		if (room > out->max_len - out->len)
-			room = out->max_len - out->len;
+		/* Slices of at most 16 KiB: never far past need. */
+		size_t room = out_room(out, out->cap < 16384 ? 4096 : 16384, &st, err);
+		if (st)
+			break;
 		if (room == 0) {
 			st = k32_err_set(err, K32_ERR_NO_RESOURCES, GZIP_MOD,
 					 "gzip: %s is full at %zu bytes; send the body plain",
@@ -135,18 +145,10 @@ k32_status_t http_gunzip(const void *in, size_t len, struct k32_buf *out, struct
 	z.next_in = (Bytef *)(uintptr_t)in;
 	z.avail_in = (uInt)len;
 	for (;;) {
-		size_t room = out->cap > out->len + 1 ? out->cap - out->len - 1 : 0;
-		if (room < 512 && out->len < out->max_len) {
-			size_t want = out->cap < 16384 ? 4096 : out->cap;
-			if (want > out->max_len - out->len)
-				want = out->max_len - out->len;
-			st = k32_buf_reserve(out, want, err);
-			if (st)
-				break;
-			room = out->cap - out->len - 1;
-		}
-		if (room > out->max_len - out->len)
-			room = out->max_len - out->len;
+		/* Doubling: an inflated body may be many times its input. */
+		size_t room = out_room(out, out->cap < 16384 ? 4096 : out->cap, &st, err);
+		if (st)
+			break;
 		if (room == 0) {
 			st = k32_err_set(err, K32_ERR_NO_RESOURCES, GZIP_MOD,
 					 "gunzip: the inflated %s passes its limit of %zu bytes",
