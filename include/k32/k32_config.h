@@ -420,6 +420,16 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
 
 /* Bytes of a request line plus headers; over it the server answers 431 and closes. It is also
  * what an input buffer may hold before the body. Ceiling 1 MiB. */
+/* Bytes of a query parameter's name once decoded; a longer name is refused with a 400. */
+#ifndef K32_HTTP_QUERY_KEY_MAX
+#define K32_HTTP_QUERY_KEY_MAX 127
+#endif
+
+/* Bytes of a typed query value (boolean, integer, one of a list) once decoded. */
+#ifndef K32_HTTP_QUERY_TYPED_MAX
+#define K32_HTTP_QUERY_TYPED_MAX 31
+#endif
+
 #ifndef K32_HTTP_MAX_HEADER_BYTES
 #define K32_HTTP_MAX_HEADER_BYTES 16384
 #endif

@@ -200,13 +200,13 @@ k32_status_t api_decode_body(const struct api_req *rq, cJSON **out, struct api_f
 
 bool api_dry_run(const struct api_req *rq)
 {
-	char v[16];
+	char v[K32_HTTP_QUERY_TYPED_MAX + 1];
 	return api_q(rq, "dryRun", v, sizeof(v)) && !strcmp(v, "All");
 }
 
 static bool api_strict(const struct api_req *rq)
 {
-	char v[16];
+	char v[K32_HTTP_QUERY_TYPED_MAX + 1];
 	return api_q(rq, "fieldValidation", v, sizeof(v)) && !strcmp(v, "Strict");
 }
 
@@ -794,7 +794,7 @@ static void api_manager(const struct api_req *rq, char *buf, size_t cap)
 
 struct api_ssa_buf {
 	struct api_ssa_ctx cx;
-	char manager[128], api_version[64], time[32];
+	char manager[API_FIELD_MANAGER_MAX + 1], api_version[64], time[32];
 };
 
 static void api_ssa_ctx_init(const struct api_req *rq, struct api_ssa_buf *b)
@@ -1052,7 +1052,7 @@ static void api_update(struct api_server *api, struct api_req *rq, struct api_ou
 			api_out_fail(out, &f);
 			return;
 		}
-		char fm[128];
+		char fm[API_FIELD_MANAGER_MAX + 1];
 		if (pt == API_PATCH_APPLY &&
 		    !(api_q(rq, "fieldManager", fm, sizeof(fm)) && fm[0])) {
 			api_fail_set(&f, 400, "BadRequest",

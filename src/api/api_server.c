@@ -42,26 +42,6 @@ void api_new_uid(char *buf, size_t cap)
 		 r[13], r[14], r[15]);
 }
 
-bool api_q(const struct api_req *rq, const char *name, char *buf, size_t cap)
-{
-	return http_query_get(rq->query, name, buf, cap, NULL) == K32_OK;
-}
-
-bool api_q_bool(const struct api_req *rq, const char *name, bool dflt)
-{
-	char v[16];
-	if (!api_q(rq, name, v, sizeof(v)))
-		return dflt;
-	/* Go's strconv.ParseBool */
-	if (!strcmp(v, "1") || !strcmp(v, "t") || !strcmp(v, "T") || !strcmp(v, "true") ||
-	    !strcmp(v, "TRUE") || !strcmp(v, "True"))
-		return true;
-	if (!strcmp(v, "0") || !strcmp(v, "f") || !strcmp(v, "F") || !strcmp(v, "false") ||
-	    !strcmp(v, "FALSE") || !strcmp(v, "False"))
-		return false;
-	return dflt;
-}
-
 void api_out_text(struct api_out *out, int code, const char *ctype, const char *text, size_t len)
 {
 	struct k32_err err;
@@ -688,7 +668,13 @@ static void api_header_copy(const struct http_request *req, const char *name, ch
 
 static void api_serve(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
+	struct api_fail f;
+	api_fail_clear(&f);
 	rq->table = strstr(rq->accept, "as=Table") != NULL;
+	if (api_query_check(rq, &f)) {
+		api_out_fail(out, &f);
+		return;
+	}
 	api_route(api, rq, out);
 }
 

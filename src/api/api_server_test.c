@@ -1236,11 +1236,121 @@ static void test_inproc_watch(void **state)
 	k32_buf_fini(&ev);
 }
 
+/* The number of ConfigMaps in namespace ns. */
+static int cm_count(struct fx *fx, const char *ns)
+{
+	char target[128];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/configmaps", ns);
+	EXPECT(fx, 200, req(fx, "GET", target, NULL));
+	cJSON *l = outj(fx);
+	int n = cJSON_GetArraySize(cJSON_GetObjectItem(l, "items"));
+	cJSON_Delete(l);
+	return n;
+}
+
+static void expect_msg(struct fx *fx, const char *piece)
+{
+	if (!strstr(k32_buf_cstr(&fx->out), piece))
+		fail_msg("answer lacks \"%s\": %s", piece, k32_buf_cstr(&fx->out));
+}
+
+/*
+ * Query parameters that do not fit their limit, or are not of their kind, are a 400 and the
+ * request is not carried out. A selector too long for its buffer was once taken as absent, so
+ * a delete by a long selector deleted every ConfigMap of the namespace.
+ */
+static void test_query_limits(void **state)
+{
+	struct fx *fx = *state;
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"qlim\"}}"));
+	for (int i = 0; i < 3; i++) {
+		char body[120];
+		snprintf(body, sizeof(body),
+			 "{\"metadata\":{\"name\":\"c%d\",\"labels\":{\"k\":\"v\"}}}", i);
+		EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces/qlim/configmaps", body));
+	}
+	/* "k!=zzz...": a selector that, ignored, matches all three */
+	static char target[1400];
+	const char *base = "/api/v1/namespaces/qlim/configmaps?labelSelector=k%21%3D";
+	size_t o = (size_t)snprintf(target, sizeof(target), "%s", base);
+	memset(target + o, 'z', 600);
+	target[o + 600] = 0;
+	EXPECT(fx, 400, req(fx, "DELETE", target, NULL));
+	expect_msg(fx, "labelSelector");
+	expect_msg(fx, "over the limit of 511 (K32_API_SELECTOR_LEN - 1)");
+	assert_int_equal(cm_count(fx, "qlim"), 3);
+	EXPECT(fx, 400, req(fx, "GET", target, NULL));
+	expect_msg(fx, "603 bytes long");
+	strcat(target, "&watch=true");
+	EXPECT(fx, 400, req(fx, "GET", target, NULL));
+	/* the same through a field selector */
+	o = (size_t)snprintf(
+	    target, sizeof(target), "%s",
+	    "/api/v1/namespaces/qlim/configmaps?fieldSelector=metadata.name%21%3D");
+	memset(target + o, 'z', 600);
+	target[o + 600] = 0;
+	EXPECT(fx, 400, req(fx, "DELETE", target, NULL));
+	expect_msg(fx, "fieldSelector");
+	assert_int_equal(cm_count(fx, "qlim"), 3);
+	/* a bad escape is not an absent selector either */
+	EXPECT(fx, 400,
+	       req(fx, "DELETE", "/api/v1/namespaces/qlim/configmaps?labelSelector=k%3", NULL));
+	expect_msg(fx, "percent-encoding");
+	assert_int_equal(cm_count(fx, "qlim"), 3);
+	/* dryRun takes only All: anything else is refused, not a real write */
+	EXPECT(fx, 400,
+	       req(fx, "POST", "/api/v1/namespaces/qlim/configmaps?dryRun=All1",
+		   "{\"metadata\":{\"name\":\"dry\"}}"));
+	expect_msg(fx, "dryRun=\\\"All1\\\" is not valid: expected All");
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/qlim/configmaps/dry", NULL));
+	EXPECT(fx, 400,
+	       req(fx, "DELETE", "/api/v1/namespaces/qlim/configmaps/c0?dryRun=true", NULL));
+	EXPECT(fx, 201,
+	       req(fx, "POST", "/api/v1/namespaces/qlim/configmaps?dryRun=All",
+		   "{\"metadata\":{\"name\":\"dry\"}}"));
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/qlim/configmaps/dry", NULL));
+	/* the other enumerations and kinds */
+	EXPECT(fx, 400,
+	       req(fx, "POST", "/api/v1/namespaces/qlim/configmaps?fieldValidation=strict",
+		   "{\"metadata\":{\"name\":\"fv\"}}"));
+	expect_msg(fx, "expected Strict, Warn, Ignore");
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/qlim/configmaps/fv", NULL));
+	EXPECT(
+	    fx, 400,
+	    req(fx, "DELETE", "/api/v1/namespaces/qlim/configmaps/c0?propagationPolicy=Now", NULL));
+	EXPECT(
+	    fx, 400,
+	    req(fx, "DELETE", "/api/v1/namespaces/qlim/configmaps/c0?gracePeriodSeconds=-5", NULL));
+	EXPECT(fx, 400, req(fx, "GET", "/api/v1/namespaces/qlim/configmaps?watch=maybe", NULL));
+	EXPECT(fx, 400,
+	       req(fx, "GET", "/api/v1/namespaces/qlim/configmaps?timeoutSeconds=1e3", NULL));
+	assert_int_equal(cm_count(fx, "qlim"), 3);
+	/* a fieldManager over Kubernetes' 128 bytes */
+	char fm[300] = "/api/v1/namespaces/qlim/configmaps?fieldManager=";
+	o = strlen(fm);
+	memset(fm + o, 'm', 129);
+	fm[o + 129] = 0;
+	EXPECT(fx, 400, req(fx, "POST", fm, "{\"metadata\":{\"name\":\"fm\"}}"));
+	expect_msg(fx, "API_FIELD_MANAGER_MAX");
+	fm[o + 128] = 0;
+	EXPECT(fx, 201, req(fx, "POST", fm, "{\"metadata\":{\"name\":\"fm\"}}"));
+	/* the in-process watch checks its query as well */
+	struct api_watch *w = NULL;
+	struct k32_err err;
+	o = (size_t)snprintf(target, sizeof(target), "%s", base);
+	memset(target + o, 'z', 600);
+	target[o + 600] = 0;
+	assert_int_equal(api_watch_open(fx->api, target, &w, &err), K32_ERR_INVALID_ARGS);
+	assert_non_null(strstr(err.msg, "labelSelector"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_crud),
 	    cmocka_unit_test(test_list),
+	    cmocka_unit_test(test_query_limits),
 	    cmocka_unit_test(test_workload),
 	    cmocka_unit_test(test_delete),
 	    cmocka_unit_test(test_pods_and_nodes),

@@ -124,9 +124,16 @@ static inline void api_free(void *p, size_t len)
 	k32_free(k32_default_allocator(), p, len);
 }
 
-/* Query parameter name into buf (decoded); false when absent or undecodable. */
+/* Most bytes of fieldManager (kube-apiserver's limit too). */
+#define API_FIELD_MANAGER_MAX 128
+
+/* Every query parameter of rq checked against its kind and limit (api_query.c); a 400
+ * naming the parameter and its limit otherwise. Run before any handler reads the query. */
+k32_status_t api_query_check(const struct api_req *rq, struct api_fail *f);
+/* Query parameter name into buf (decoded); false when absent. name must be listed in
+ * api_query.c and cap must exceed its limit (else false, logged as a bug). */
 bool api_q(const struct api_req *rq, const char *name, char *buf, size_t cap);
-/* Go ParseBool of a query parameter; dflt when absent. */
+/* A boolean query parameter; dflt when absent. */
 bool api_q_bool(const struct api_req *rq, const char *name, bool dflt);
 
 /* Answer helpers. */

@@ -454,6 +454,10 @@ k32_status_t api_watch_open(struct api_server *api, const char *target, struct a
 	struct k32_str raw = {target, q ? (size_t)(q - target) : strlen(target)};
 	rq->method = "GET";
 	rq->query = q ? k32_str_from(q + 1) : k32_str_from("");
+	if (api_query_check(rq, &f)) {
+		st = k32_err_set(err, K32_ERR_INVALID_ARGS, "api", "api_watch_open: %s", f.message);
+		goto out_free;
+	}
 	if (http_url_decode(raw, false, rq->path, sizeof(rq->path), NULL) != K32_OK ||
 	    !api_route_target(rq, &f) || rq->sub[0] || !(rq->res->verbs & API_VERB_WATCH)) {
 		st = k32_err_set(err, K32_ERR_INVALID_ARGS, "api",

@@ -293,6 +293,53 @@ bool http_query_next(struct k32_str *rest, struct k32_str *out_key, struct k32_s
 k32_status_t http_query_get(struct k32_str query, const char *name, char *out, size_t cap,
 			    size_t *out_len);
 
+/*
+ * Query parameters a server understands, checked once where a request enters so that no
+ * handler ever sees a value that did not fit its buffer (and mistakes it for an absent one:
+ * a label selector dropped that way once made a delete match everything).
+ */
+enum http_qkind {
+	HTTP_Q_TEXT,   /* any text up to max_len decoded bytes */
+	HTTP_Q_BOOL,   /* Go's strconv.ParseBool: 1 t T true TRUE True 0 f F false FALSE False,
+			* or no value at all (true) */
+	HTTP_Q_UINT,   /* decimal digits, at most max_len of them; "" reads as absent */
+	HTTP_Q_CHOICE, /* one of choices (exact, case-sensitive) */
+};
+struct http_qspec {
+	const char *name;
+	enum http_qkind kind;
+	size_t max_len;		/* decoded bytes allowed (the handler's buffer holds max_len+1) */
+	const char *limit_name; /* the k32_config.h name of max_len, or NULL when fixed */
+	const char *const *choices; /* HTTP_Q_CHOICE: NULL-terminated list */
+};
+enum http_qfault_kind {
+	HTTP_QF_NONE,
+	HTTP_QF_KEY,	  /* a parameter name that is not valid percent-encoding or too long */
+	HTTP_QF_ENCODING, /* a value with a bad %-escape or an encoded NUL */
+	HTTP_QF_TOO_LONG, /* a value longer than its spec's max_len */
+	HTTP_QF_TYPE,	  /* a value that is not of its spec's kind */
+};
+struct http_qfault {
+	enum http_qfault_kind kind;
+	const struct http_qspec *spec; /* NULL for HTTP_QF_KEY */
+	size_t len;		       /* decoded (or raw, when undecodable) length */
+	char shown[52];		       /* the start of the value or key, for the message */
+};
+
+/*
+ * Checks every parameter of query whose name is in specs (n entries); names not listed are
+ * left alone (Kubernetes ignores parameters it does not know). Every occurrence of a repeated
+ * parameter is checked. K32_OK, or K32_ERR_INVALID_ARGS with *fault describing the first
+ * offending parameter (format it with http_qfault_message).
+ */
+k32_status_t http_query_check(struct k32_str query, const struct http_qspec *specs, size_t n,
+			      struct http_qfault *fault);
+/* One sentence for fault that names the parameter, the value and the limit (into buf). */
+void http_qfault_message(const struct http_qfault *fault, char *buf, size_t cap);
+/* The spec named name in specs, or NULL. */
+const struct http_qspec *http_qspec_find(const struct http_qspec *specs, size_t n,
+					 const char *name);
+
 /* Reason phrase of a status code ("Not Found"); "Unknown" for unlisted codes. */
 const char *http_status_reason(int status);
 

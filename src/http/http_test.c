@@ -624,6 +624,75 @@ static void test_query(void **state)
 	assert_string_equal(http_status_reason(799), "Unknown");
 }
 
+/* http_query_check: every listed parameter bounded and typed; unlisted ones ignored. */
+static void test_query_check(void **state)
+{
+	static const char *const modes[] = {"All", NULL};
+	static const struct http_qspec specs[] = {
+	    {"sel", HTTP_Q_TEXT, 8, "SEL_MAX", NULL},
+	    {"watch", HTTP_Q_BOOL, 31, NULL, NULL},
+	    {"limit", HTTP_Q_UINT, 4, NULL, NULL},
+	    {"dryRun", HTTP_Q_CHOICE, 31, NULL, modes},
+	};
+	static const struct {
+		const char *query;
+		enum http_qfault_kind fault;
+		const char *name;   /* the spec named in the fault */
+		const char *in_msg; /* a piece of the message */
+	} cases[] = {
+	    {"", HTTP_QF_NONE, NULL, NULL},
+	    {"sel=12345678&watch=true&limit=9999&dryRun=All", HTTP_QF_NONE, NULL, NULL},
+	    {"sel=%31%32%33%34%35%36%37%38", HTTP_QF_NONE, NULL, NULL}, /* 8 once decoded */
+	    {"unknown="
+	     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+	     HTTP_QF_NONE, NULL, NULL},
+	    {"watch&limit=&watch=", HTTP_QF_NONE, NULL, NULL}, /* no value: true / absent */
+	    {"sel=123456789", HTTP_QF_TOO_LONG, "sel",
+	     "is 9 bytes long, over the limit of 8 (SEL_MAX)"},
+	    {"sel=ok&sel=123456789", HTTP_QF_TOO_LONG, "sel", "limit of 8"}, /* every occurrence */
+	    {"s%65l=123456789", HTTP_QF_TOO_LONG, "sel",
+	     "sel=\"123456789\" is 9 bytes"}, /* encoded name */
+	    {"sel=%zz", HTTP_QF_ENCODING, "sel", "not valid percent-encoding"},
+	    {"sel=a%00b", HTTP_QF_ENCODING, "sel", "%00 is not allowed"},
+	    {"sel=ab%4", HTTP_QF_ENCODING, "sel", "sel=\"ab%4\""},
+	    {"watch=maybe", HTTP_QF_TYPE, "watch",
+	     "watch=\"maybe\" is not valid: expected true or false"},
+	    {"limit=-1", HTTP_QF_TYPE, "limit", "a non-negative integer"},
+	    {"limit=12345", HTTP_QF_TOO_LONG, "limit", "limit of 4"},
+	    {"dryRun=All1", HTTP_QF_TYPE, "dryRun", "expected All"},
+	    {"dryRun=", HTTP_QF_TYPE, "dryRun", "expected All"},
+	    {"dryRun=All&dryRun=all", HTTP_QF_TYPE, "dryRun", "dryRun=\"all\""},
+	    {"%zz=1", HTTP_QF_KEY, NULL, "query parameter name \"%zz\""},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_qfault fault;
+		char msg[256];
+		k32_status_t st = http_query_check(k32_str_from(cases[i].query), specs,
+						   sizeof(specs) / sizeof(specs[0]), &fault);
+		http_qfault_message(&fault, msg, sizeof(msg));
+		if (fault.kind != cases[i].fault)
+			fail_msg("case %zu (%s): fault %d, want %d (%s)", i, cases[i].query,
+				 (int)fault.kind, (int)cases[i].fault, msg);
+		assert_int_equal(st,
+				 cases[i].fault == HTTP_QF_NONE ? K32_OK : K32_ERR_INVALID_ARGS);
+		if (cases[i].name)
+			assert_string_equal(fault.spec->name, cases[i].name);
+		if (cases[i].in_msg && !strstr(msg, cases[i].in_msg))
+			fail_msg("case %zu: message \"%s\" lacks \"%s\"", i, msg, cases[i].in_msg);
+	}
+	/* a long value is shown by its start only, and the message still ends with the fix */
+	char q[700] = "sel=";
+	memset(q + 4, 'a', 600);
+	struct http_qfault fault;
+	char msg[256];
+	assert_int_equal(http_query_check(k32_str_from(q), specs, 4, &fault), K32_ERR_INVALID_ARGS);
+	http_qfault_message(&fault, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "is 600 bytes long"));
+	assert_non_null(strstr(msg, "...\""));
+	assert_non_null(strstr(msg, "shorten it"));
+}
+
 static void test_config_errors(void **state)
 {
 	struct http_server_config cfg;
@@ -1763,6 +1832,7 @@ int main(void)
 	    cmocka_unit_test(test_gzip_server),
 	    cmocka_unit_test(test_gunzip),
 	    cmocka_unit_test(test_client_gzip),
+	    cmocka_unit_test(test_query_check),
 	};
 
 	P = k32_plat();

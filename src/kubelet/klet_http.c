@@ -182,6 +182,21 @@ static void serve_logs(struct klet *k, struct http_request *req, struct http_res
 	size_t nl = (size_t)((b ? b : a + strlen(a)) - a - 1);
 	memcpy(name, a + 1, nl);
 	name[nl] = 0;
+	/* checked first, so that no value too long for v is taken as absent */
+	static const struct http_qspec log_query[] = {
+	    {"tailLines", HTTP_Q_UINT, 18, NULL, NULL}, {"previous", HTTP_Q_BOOL, 8, NULL, NULL},
+	    {"timestamps", HTTP_Q_BOOL, 8, NULL, NULL}, {"follow", HTTP_Q_BOOL, 8, NULL, NULL},
+	    {"afterSeq", HTTP_Q_UINT, 20, NULL, NULL},
+	};
+	struct http_qfault fault;
+	if (http_query_check(req->query, log_query, sizeof(log_query) / sizeof(log_query[0]),
+			     &fault)) {
+		char m[320];
+		http_qfault_message(&fault, m, sizeof(m) - 1);
+		strcat(m, "\n");
+		text(resp, 400, m);
+		return;
+	}
 	char v[32];
 	int64_t tail = -1;
 	if (!http_query_get(req->query, "tailLines", v, sizeof(v), NULL))

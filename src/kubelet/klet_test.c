@@ -428,6 +428,9 @@ static void test_pod_http(void **state)
 	    {"/", NULL, 400, "send X-Kube32-Pod"},
 	    {"/containerLogs/default/p-web/main", NULL, 200, "started default/p-web"},
 	    {"/containerLogs/default/zzz/main", NULL, 404, "not on node"},
+	    {"/containerLogs/default/p-web/main?tailLines=99999999999999999999", NULL, 400,
+	     "tailLines=\"99999999999999999999\" is 20 bytes long, over the limit of 18"},
+	    {"/containerLogs/default/p-web/main?follow=yes", NULL, 400, "expected true or false"},
 	};
 	/* the console */
 	static const struct {

@@ -177,6 +177,13 @@ check get-field-selector '^e2e +Active' k get ns --field-selector metadata.name=
 check get-field-selector-bad 'field label not supported: spec.bogus' k get pods -A --field-selector spec.bogus=1
 check get-label-selector-bad 'unable to parse requirement' kn get cm -l 'a in ('
 check get-show-labels 'app=web' kn get deploy web --show-labels
+# A selector longer than the server's limit is a 400 that deletes nothing (it was once ignored,
+# and `delete -l` then deleted every ConfigMap of the namespace).
+LONGSEL="zz!=$(printf 'x%.0s' $(seq 600))"
+check long-selector-delete 'labelSelector=.* over the limit of 511' kn delete cm -l "$LONGSEL"
+check long-selector-kept '^cfg$' kn get cm cfg -o 'jsonpath={.metadata.name}'
+check long-selector-get 'over the limit of 511' kn get cm -l "$LONGSEL"
+check dry-run-bad 'dryRun="All1" is not valid: expected All' k get --raw "/api/v1/namespaces/e2e/configmaps?dryRun=All1"
 check get-chunked 'configmap/cfg +2 .*secret/s1 +Opaque' sh -c "$KUBECTL -n e2e get cm,secret --chunk-size=1 | tr '\\n' ' '"
 check get-chunked-all-pages '^3$' sh -c "$KUBECTL get ns --chunk-size=1 -o name | grep -c -E 'namespace/(default|e2e|kube-system)$'"
 check get-nodes-empty 'No resources found' k get nodes

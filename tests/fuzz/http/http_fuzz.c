@@ -41,6 +41,23 @@ static void query_helpers(struct k32_str target)
 		http_url_decode(v, true, out, sizeof(out), NULL);
 	http_query_get(query, "watch", out, sizeof(out), NULL);
 	http_url_decode(path, false, out, sizeof(out), NULL);
+	/* the entry check: a value it passes must then decode into a buffer of its limit + 1 */
+	static const char *const choices[] = {"All", "Strict", NULL};
+	static const struct http_qspec specs[] = {
+	    {"watch", HTTP_Q_BOOL, 8, NULL, NULL},
+	    {"limit", HTTP_Q_UINT, 6, NULL, NULL},
+	    {"labelSelector", HTTP_Q_TEXT, 40, "SEL", NULL},
+	    {"dryRun", HTTP_Q_CHOICE, 8, NULL, choices},
+	};
+	struct http_qfault fault;
+	char msg[256];
+	if (http_query_check(query, specs, 4, &fault) == K32_OK) {
+		char sel[41];
+		k32_status_t st = http_query_get(query, "labelSelector", sel, sizeof(sel), NULL);
+		if (st != K32_OK && st != K32_ERR_NOT_FOUND)
+			abort(); /* checked as fitting, yet did not fit: the check is wrong */
+	}
+	http_qfault_message(&fault, msg, sizeof(msg));
 }
 
 /* Feeds in->data[0..size) to mp in reads of `step` bytes. */
