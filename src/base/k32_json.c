@@ -63,6 +63,23 @@ static void json_install_hooks(void)
 		cJSON_InitHooks(&hooks);
 }
 
+/*
+ * The hooks must be in place before the first cJSON block is made: a block made by cJSON's
+ * default malloc and freed through json_free (which reads a header it never had) corrupts the
+ * heap. Installing them lazily on the first parse raced with other threads' cJSON calls
+ * (kube32-sim --join crashed in node registration), so they are installed before main runs;
+ * k32_json_init is the explicit form for a platform without constructors.
+ */
+void k32_json_init(void)
+{
+	json_install_hooks();
+}
+
+__attribute__((constructor)) static void json_hooks_at_start(void)
+{
+	json_install_hooks();
+}
+
 void k32_json_use_allocator(const struct k32_allocator *alloc)
 {
 	json_alloc = alloc;

@@ -27,6 +27,10 @@
  * object allocated from it). NULL restores the default heap allocator. */
 void k32_json_use_allocator(const struct k32_allocator *alloc);
 
+/* Installs kube32's cJSON hooks. Done before main by a constructor; call it first thing on a
+ * platform that does not run constructors, before any thread or cJSON call. */
+void k32_json_init(void);
+
 /*
  * Parses text[0..len) into *out (free with cJSON_Delete). INVALID_ARGS with the byte offset
  * on a syntax error or trailing data; OUT_OF_RANGE when nesting passes K32_JSON_MAX_DEPTH;
