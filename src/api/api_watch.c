@@ -20,6 +20,7 @@
  */
 #include "api/api_srv.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -419,7 +420,8 @@ void api_watch(struct api_server *api, struct api_req *rq, struct api_out *out)
 	http_stream_id_t sid = 0;
 	st = http_response_stream(resp, &api_watch_ops, wc, &sid);
 	if (st) {
-		api_fail_set(&f, 500, "InternalError", "could not start the watch stream (%d)", st);
+		api_fail_set(&f, 500, "InternalError",
+			     "could not start the watch stream (%" PRId32 ")", st);
 		goto out_fail;
 	}
 	atomic_store(&wc->sid, sid);

@@ -6,6 +6,7 @@
  */
 #include "console.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -130,8 +131,9 @@ k32_status_t con_exec(struct con *c, const char *line, size_t len)
 	}
 	if (a.argc < cmd->min_args || a.argc > cmd->max_args) {
 		k32_err_set(&err, K32_ERR_INVALID_ARGS, CON_MOD,
-			    "%s takes %u to %u fields, got %u: usage " CON_PREFIX "%s", cmd->name,
-			    cmd->min_args, cmd->max_args, a.argc, cmd->usage);
+			    "%s takes %" PRIu32 " to %" PRIu32 " fields, got %" PRIu32
+			    ": usage " CON_PREFIX "%s",
+			    cmd->name, cmd->min_args, cmd->max_args, a.argc, cmd->usage);
 		return fail(c, K32_ERR_INVALID_ARGS, &err);
 	}
 	st = cmd->fn(c, &a, &err);
@@ -207,7 +209,8 @@ static k32_status_t cmd_bench(struct con *c, const struct con_args *a, struct k3
 		uint64_t us = k32_now_us() - t0;
 		if (ok != calls)
 			return k32_err_set(err, K32_ERR_INTERNAL, CON_MOD,
-					   "the platform clock went backwards %u times in %u reads",
+					   "the platform clock went backwards %" PRIu32
+					   " times in %" PRIu32 " reads",
 					   calls - ok, calls);
 		bench_line_format_hostcall(line, sizeof(line), calls, us);
 		con_print(c, "%s", line);

@@ -12,6 +12,7 @@
  */
 #include "ctrl/ctrl_int.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -195,11 +196,11 @@ static uint32_t ctrl_watch_drain(struct ctrl *c)
 				c->stats.watch_restarts++;
 				k32_mutex_unlock(&c->lock);
 				if (ctrl_watch_open(c, i, &err))
-					k32_log(
-					    K32_LOG_WARN, "ctrl",
-					    "cannot reopen the watch on %s (%s); the %us resync "
-					    "still runs",
-					    w->resource, err.msg, c->cfg.resync_s);
+					k32_log(K32_LOG_WARN, "ctrl",
+						"cannot reopen the watch on %s (%s); the %" PRIu32
+						"s resync "
+						"still runs",
+						w->resource, err.msg, c->cfg.resync_s);
 				dirty |= CTRL_ALL;
 				break;
 			}

@@ -29,6 +29,7 @@
  */
 #include "http/http_int.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -1261,11 +1262,11 @@ static void accept_some(struct http_server *srv)
 		if (st == K32_ERR_NO_RESOURCES) {
 			/* Out of descriptors: the listener stays readable, so stop polling it for a
 			 * moment instead of spinning. */
-			K32_LOGW(
-			    HTTP_MOD,
-			    "accept: out of file descriptors with %u connections open; pausing "
-			    "accepts for 100 ms (raise the fd limit or lower max_conns)",
-			    srv->stats.conns_open);
+			K32_LOGW(HTTP_MOD,
+				 "accept: out of file descriptors with %" PRIu32
+				 " connections open; pausing "
+				 "accepts for 100 ms (raise the fd limit or lower max_conns)",
+				 srv->stats.conns_open);
 			srv->accept_pause_until = (int64_t)k32_now_us() + 100000;
 			return;
 		}
@@ -1464,11 +1465,12 @@ static k32_status_t check_config(const struct http_server_config *cfg, struct k3
 				   "server config has no handler; set cfg.handler");
 	if (cfg->handler_threads > K32_HTTP_MAX_HANDLER_THREADS)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
-				   "handler_threads %u over %d (K32_HTTP_MAX_HANDLER_THREADS)",
+				   "handler_threads %" PRIu32
+				   " over %d (K32_HTTP_MAX_HANDLER_THREADS)",
 				   cfg->handler_threads, K32_HTTP_MAX_HANDLER_THREADS);
 	if (cfg->max_conns == 0 || cfg->max_conns > 65534)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
-				   "max_conns %u out of range 1..65534", cfg->max_conns);
+				   "max_conns %" PRIu32 " out of range 1..65534", cfg->max_conns);
 	if (cfg->max_header_bytes < 256 || cfg->max_body_bytes == 0 ||
 	    cfg->max_response_bytes == 0 || cfg->stream_buf_bytes == 0)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
@@ -1554,7 +1556,7 @@ k32_status_t http_server_start(const struct http_server_config *cfg, struct http
 	srv->pconns = k32_calloc(&srv->alloc, sizeof(*srv->pconns) * (max + 2));
 	if (!srv->slots || !srv->free_slots || !srv->pfds || !srv->pconns) {
 		st = k32_err_set(err, K32_ERR_NO_MEMORY, HTTP_MOD,
-				 "no memory for %u connection slots (max_conns)", max);
+				 "no memory for %" PRIu32 " connection slots (max_conns)", max);
 		goto fail;
 	}
 	for (uint32_t i = 0; i < max; i++)
@@ -1570,7 +1572,8 @@ k32_status_t http_server_start(const struct http_server_config *cfg, struct http
 		    k32_calloc(&srv->alloc, sizeof(*srv->workers) * cfg->handler_threads);
 		if (!srv->workers) {
 			st = k32_err_set(err, K32_ERR_NO_MEMORY, HTTP_MOD,
-					 "no memory for %u handler threads", cfg->handler_threads);
+					 "no memory for %" PRIu32 " handler threads",
+					 cfg->handler_threads);
 			goto fail;
 		}
 		srv->worker_count = cfg->handler_threads;

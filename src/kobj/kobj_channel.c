@@ -147,7 +147,8 @@ k32_status_t kobj_channel_create(struct kobj_owner *owner, uint32_t opts, kobj_h
 {
 	if (opts != 0)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
-				 "%s: channel_create opts 0x%x, must be 0", owner->name, opts);
+				 "%s: channel_create opts 0x%" PRIx32 ", must be 0", owner->name,
+				 opts);
 	struct kobj_account *acct;
 	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_CHANNEL, 2, &acct);
 	if (st != K32_OK)
@@ -297,14 +298,16 @@ static k32_status_t check_list(struct kobj_owner *owner, kobj_handle_t self,
 					 owner->name);
 		k32_status_t st = kobj_lookup(owner, handles[i], 0, KOBJ_RIGHT_TRANSFER, &o);
 		if (st != K32_OK)
-			return kobj_fail(owner, st, "%s: channel_write handle #%u (0x%x): %s",
-					 owner->name, i, handles[i],
-					 st == K32_ERR_ACCESS_DENIED ? "no TRANSFER right"
-								     : "not a live handle");
+			return kobj_fail(
+			    owner, st, "%s: channel_write handle #%" PRIu32 " (0x%" PRIx32 "): %s",
+			    owner->name, i, handles[i],
+			    st == K32_ERR_ACCESS_DENIED ? "no TRANSFER right"
+							: "not a live handle");
 		for (uint32_t j = 0; j < i; j++)
 			if (handles[j] == handles[i])
 				return kobj_fail(owner, K32_ERR_BAD_HANDLE,
-						 "%s: channel_write lists handle 0x%x twice",
+						 "%s: channel_write lists handle 0x%" PRIx32
+						 " twice",
 						 owner->name, handles[i]);
 	}
 	return K32_OK;
@@ -322,7 +325,7 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 			st = K32_ERR_INVALID_ARGS;
 		if (st == K32_OK && handle_count > K32_KOBJ_CHANNEL_MAX_MSG_HANDLES)
 			st = kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
-				       "%s: message with %u handles, limit "
+				       "%s: message with %" PRIu32 " handles, limit "
 				       "K32_KOBJ_CHANNEL_MAX_MSG_HANDLES=%u",
 				       owner->name, handle_count, K32_KOBJ_CHANNEL_MAX_MSG_HANDLES);
 		if (st == K32_OK && !handles)
@@ -338,12 +341,12 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 				xfer = true;
 			}
 			if (x == obj || reaches(x, obj->peer))
-				st = kobj_fail(
-				    owner, K32_ERR_NOT_SUPPORTED,
-				    "%s: channel_write of handle 0x%x would put a channel "
-				    "inside its own queue (a cycle that could never be "
-				    "freed)",
-				    owner->name, handles[i]);
+				st = kobj_fail(owner, K32_ERR_NOT_SUPPORTED,
+					       "%s: channel_write of handle 0x%" PRIx32
+					       " would put a channel "
+					       "inside its own queue (a cycle that could never be "
+					       "freed)",
+					       owner->name, handles[i]);
 		}
 		if (st != K32_OK) {
 			if (xfer)
@@ -360,7 +363,8 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 		if (len && !bytes)
 			return K32_ERR_INVALID_ARGS;
 		return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
-				 "%s: message of %u bytes, limit K32_KOBJ_CHANNEL_MAX_MSG_BYTES=%u",
+				 "%s: message of %" PRIu32
+				 " bytes, limit K32_KOBJ_CHANNEL_MAX_MSG_BYTES=%u",
 				 owner->name, len, K32_KOBJ_CHANNEL_MAX_MSG_BYTES);
 	}
 	struct kobj_account *acct;
@@ -501,8 +505,9 @@ k32_status_t kobj_channel_read(struct kobj_owner *owner, kobj_handle_t h, uint32
 	if (KOBJ_UNLIKELY(m->nh && !kobj_owner_has_room(owner, m->nh))) {
 		kobj_unlock(&obj->core->lock);
 		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: message carries %u handles but the table has %u free of "
-				 "K32_KOBJ_MAX_HANDLES=%u; message kept",
+				 "%s: message carries %" PRIu32
+				 " handles but the table has %" PRIu32 " free of "
+				 "K32_KOBJ_MAX_HANDLES=%" PRIu32 "; message kept",
 				 owner->name, m->nh, owner->cap - owner->used, owner->cap);
 	}
 	dequeue_locked(c, NULL, m);

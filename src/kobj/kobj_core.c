@@ -14,6 +14,7 @@
  */
 #include "kobj/kobj_int.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -188,11 +189,11 @@ k32_status_t kobj_region_take(struct kobj_owner *owner, uint32_t len, const char
 		return st;
 	if (kobj_region_alloc(len, out) != K32_OK) {
 		kobj_release(a, KOBJ_CHARGE_REGION_BYTES, len);
-		return kobj_fail(owner, K32_ERR_NO_MEMORY,
-				 "%s: kobj region full (K32_KOBJ_REGION_BYTES=%u, %u in use) for "
-				 "%u bytes of %s; close sockets/fifos/VMOs or raise the limit",
-				 owner->name, (unsigned)K32_KOBJ_REGION_BYTES, kobj_region_used(),
-				 len, what);
+		return kobj_fail(
+		    owner, K32_ERR_NO_MEMORY,
+		    "%s: kobj region full (K32_KOBJ_REGION_BYTES=%u, %" PRIu32 " in use) for "
+		    "%" PRIu32 " bytes of %s; close sockets/fifos/VMOs or raise the limit",
+		    owner->name, (unsigned)K32_KOBJ_REGION_BYTES, kobj_region_used(), len, what);
 	}
 	return K32_OK;
 }
@@ -247,11 +248,11 @@ k32_status_t kobj_init(struct k32_err *err)
 				if (err) {
 					err->status = K32_ERR_BAD_STATE;
 					err->module = "kobj";
-					snprintf(
-					    err->msg, sizeof(err->msg),
-					    "kobj_init: %u objects of type %d still alive; close "
-					    "their owners first",
-					    st.in_use[t], t);
+					snprintf(err->msg, sizeof(err->msg),
+						 "kobj_init: %" PRIu32
+						 " objects of type %d still alive; close "
+						 "their owners first",
+						 st.in_use[t], t);
 				}
 				return K32_ERR_BAD_STATE;
 			}
@@ -500,19 +501,21 @@ k32_status_t kobj_charge_fail(struct kobj_owner *owner, unsigned kind, uint32_t 
 {
 	if (kind < KOBJ_CHARGE_OBJECTS)
 		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: %u %s + %u more, limit %s=%u; drain or close them or raise "
+				 "%s: %" PRIu32 " %s + %" PRIu32 " more, limit %s=%" PRIu32
+				 "; drain or close them or raise "
 				 "the limit",
 				 owner->name, in_use, charge_what[kind], n, charge_name[kind],
 				 kobj_charge_limit[kind]);
 	unsigned t = kind - KOBJ_CHARGE_OBJECTS + 1u;
 	if (t >= KOBJ_TYPE_COUNT)
 		return K32_ERR_NO_RESOURCES;
-	return kobj_fail(
-	    owner, K32_ERR_NO_RESOURCES,
-	    "%s: %u %s alive, its share is %u (K32_KOBJ_OWNER_POOL_PCT=%u%% of %s=%u); "
-	    "close some or raise the limit",
-	    owner->name, in_use, type_pool[t].what, kobj_charge_limit[KOBJ_CHARGE_OBJECTS + t - 1u],
-	    (unsigned)K32_KOBJ_OWNER_POOL_PCT, type_pool[t].limit, type_pool[t].pool);
+	return kobj_fail(owner, K32_ERR_NO_RESOURCES,
+			 "%s: %" PRIu32 " %s alive, its share is %" PRIu32
+			 " (K32_KOBJ_OWNER_POOL_PCT=%u%% of %s=%" PRIu32 "); "
+			 "close some or raise the limit",
+			 owner->name, in_use, type_pool[t].what,
+			 kobj_charge_limit[KOBJ_CHARGE_OBJECTS + t - 1u],
+			 (unsigned)K32_KOBJ_OWNER_POOL_PCT, type_pool[t].limit, type_pool[t].pool);
 }
 
 k32_status_t kobj_admit(struct kobj_owner *owner, uint8_t type, uint32_t handles,
@@ -521,7 +524,8 @@ k32_status_t kobj_admit(struct kobj_owner *owner, uint8_t type, uint32_t handles
 	*acct = NULL;
 	if (KOBJ_UNLIKELY(!kobj_owner_has_room(owner, handles)))
 		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
+				 "%s: handle table full (%" PRIu32
+				 " of K32_KOBJ_MAX_HANDLES=%" PRIu32 "); close "
 				 "handles or raise the limit",
 				 owner->name, owner->used, owner->cap);
 	return kobj_charge(owner, KOBJ_CHARGE_OBJECTS + type - 1u, 1u, acct);
@@ -531,8 +535,9 @@ k32_status_t kobj_pool_empty(struct kobj_owner *owner, uint8_t type, struct kobj
 {
 	kobj_release(acct, KOBJ_CHARGE_OBJECTS + type - 1u, 1u);
 	return kobj_fail(owner, K32_ERR_NO_MEMORY,
-			 "%s: all %s=%u %s in use; close some or raise the limit", owner->name,
-			 type_pool[type].limit, type_pool[type].pool, type_pool[type].what);
+			 "%s: all %s=%" PRIu32 " %s in use; close some or raise the limit",
+			 owner->name, type_pool[type].limit, type_pool[type].pool,
+			 type_pool[type].what);
 }
 
 /* The owner is going: publish its charges; the account lives until they are released. */
@@ -599,7 +604,8 @@ k32_status_t kobj_handle_install(struct kobj_owner *owner, struct kobj_object *o
 	if (KOBJ_UNLIKELY(owner->free_head == 0 || owner->torn_down)) {
 		kobj_unref(obj, KOBJ_REF_HANDLE);
 		return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
+				 "%s: handle table full (%" PRIu32
+				 " of K32_KOBJ_MAX_HANDLES=%" PRIu32 "); close "
 				 "handles or raise the limit",
 				 owner->name, owner->used, owner->cap);
 	}
@@ -696,7 +702,8 @@ static k32_status_t reduce_rights(struct kobj_owner *owner, uint32_t have, uint3
 	}
 	if (KOBJ_UNLIKELY(want & ~have))
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
-				 "%s: rights 0x%x are not a subset of the handle's 0x%x",
+				 "%s: rights 0x%" PRIx32
+				 " are not a subset of the handle's 0x%" PRIx32,
 				 owner->name, want, have);
 	*out = want;
 	return K32_OK;
@@ -750,7 +757,8 @@ k32_status_t kobj_handle_transfer(struct kobj_owner *from, kobj_handle_t h, stru
 		return st;
 	if (!kobj_owner_has_room(to, 1))
 		return kobj_fail(from, K32_ERR_NO_RESOURCES,
-				 "%s: handle table full (%u of K32_KOBJ_MAX_HANDLES=%u); close "
+				 "%s: handle table full (%" PRIu32
+				 " of K32_KOBJ_MAX_HANDLES=%" PRIu32 "); close "
 				 "handles or raise the limit",
 				 to->name, to->used, to->cap);
 	uint32_t rights = kobj_handle_rights(from, h);
@@ -919,7 +927,7 @@ static k32_status_t property(struct kobj_owner *owner, kobj_handle_t h, uint32_t
 			return K32_ERR_INVALID_ARGS;
 		if (size < KOBJ_MAX_NAME_LEN)
 			return kobj_fail(owner, K32_ERR_BUFFER_TOO_SMALL,
-					 "%s: get_property(NAME) into %u bytes, needs "
+					 "%s: get_property(NAME) into %" PRIu32 " bytes, needs "
 					 "KOBJ_MAX_NAME_LEN=%u",
 					 owner->name, size, KOBJ_MAX_NAME_LEN);
 		name_get(obj, get);
@@ -928,20 +936,22 @@ static k32_status_t property(struct kobj_owner *owner, kobj_handle_t h, uint32_t
 	case KOBJ_PROP_SOCKET_TX_THRESHOLD: {
 		if (obj->type != KOBJ_TYPE_SOCKET)
 			return kobj_fail(owner, K32_ERR_WRONG_TYPE,
-					 "%s: socket threshold property %u on an object of type %u",
+					 "%s: socket threshold property %" PRIu32
+					 " on an object of type %u",
 					 owner->name, prop, obj->type);
 		if (size != sizeof(uint32_t))
-			return kobj_fail(owner, K32_ERR_INVALID_ARGS,
-					 "%s: socket threshold property takes 4 bytes, not %u",
-					 owner->name, size);
+			return kobj_fail(
+			    owner, K32_ERR_INVALID_ARGS,
+			    "%s: socket threshold property takes 4 bytes, not %" PRIu32,
+			    owner->name, size);
 		uint32_t v = 0;
 		if (set)
 			memcpy(&v, set, sizeof(v));
 		st = kobj_socket_threshold(obj, prop, set ? &v : NULL, &v);
 		if (st != K32_OK)
-			return kobj_fail(owner, st,
-					 "%s: socket threshold %u over the ring's capacity",
-					 owner->name, v);
+			return kobj_fail(
+			    owner, st, "%s: socket threshold %" PRIu32 " over the ring's capacity",
+			    owner->name, v);
 		if (get)
 			memcpy(get, &v, sizeof(v));
 		return K32_OK;
@@ -954,7 +964,7 @@ static k32_status_t property(struct kobj_owner *owner, kobj_handle_t h, uint32_t
 		if (size != sizeof(int64_t))
 			return kobj_fail(
 			    owner, K32_ERR_INVALID_ARGS,
-			    "%s: timer slack property takes 8 bytes (int64_t ns), not %u",
+			    "%s: timer slack property takes 8 bytes (int64_t ns), not %" PRIu32,
 			    owner->name, size);
 		int64_t v = 0;
 		if (set)
@@ -969,7 +979,7 @@ static k32_status_t property(struct kobj_owner *owner, kobj_handle_t h, uint32_t
 	}
 	default:
 		return kobj_fail(owner, K32_ERR_NOT_FOUND,
-				 "%s: no property %u (NAME=3, SOCKET_RX_THRESHOLD=12, "
+				 "%s: no property %" PRIu32 " (NAME=3, SOCKET_RX_THRESHOLD=12, "
 				 "SOCKET_TX_THRESHOLD=13, TIMER_SLACK=32)",
 				 owner->name, prop);
 	}
@@ -1071,10 +1081,10 @@ k32_status_t kobj_object_signal(struct kobj_owner *owner, kobj_handle_t h, uint3
 	if (obj->type == KOBJ_TYPE_TIMER && (set & KOBJ_SIG_SIGNALED))
 		allowed &= ~KOBJ_SIG_SIGNALED; /* a timer's SIGNALED is only cleared by hand */
 	if (KOBJ_UNLIKELY((clear | set) & ~allowed))
-		return kobj_fail(
-		    owner, K32_ERR_INVALID_ARGS,
-		    "%s: object_signal bits 0x%x not allowed on type %u (allowed 0x%x)",
-		    owner->name, (clear | set) & ~allowed, obj->type, allowed);
+		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+				 "%s: object_signal bits 0x%" PRIx32
+				 " not allowed on type %u (allowed 0x%" PRIx32 ")",
+				 owner->name, (clear | set) & ~allowed, obj->type, allowed);
 	if (!(clear | set))
 		return K32_OK;
 	kobj_lock(&obj->core->lock);
@@ -1095,7 +1105,8 @@ k32_status_t kobj_object_signal_peer(struct kobj_owner *owner, kobj_handle_t h, 
 		return K32_ERR_NOT_SUPPORTED;
 	if ((clear | set) & ~allowed)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
-				 "%s: signal_peer bits 0x%x not allowed on type %u (allowed 0x%x)",
+				 "%s: signal_peer bits 0x%" PRIx32
+				 " not allowed on type %u (allowed 0x%" PRIx32 ")",
 				 owner->name, (clear | set) & ~allowed, obj->type, allowed);
 	kobj_lock(&obj->core->lock);
 	if (obj->peer->closed) {
@@ -1322,11 +1333,11 @@ k32_status_t kobj_object_wait_many(struct kobj_owner *owner, struct kobj_wait_it
 	k32_status_t st;
 
 	if (count > K32_KOBJ_WAIT_MANY_MAX)
-		return kobj_fail(
-		    owner, K32_ERR_OUT_OF_RANGE,
-		    "%s: wait_many of %u items, limit K32_KOBJ_WAIT_MANY_MAX=%u; use a "
-		    "port for more",
-		    owner->name, count, K32_KOBJ_WAIT_MANY_MAX);
+		return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
+				 "%s: wait_many of %" PRIu32
+				 " items, limit K32_KOBJ_WAIT_MANY_MAX=%u; use a "
+				 "port for more",
+				 owner->name, count, K32_KOBJ_WAIT_MANY_MAX);
 	if (count > 0 && !items)
 		return K32_ERR_INVALID_ARGS;
 	for (i = 0; i < count; i++) {

@@ -76,7 +76,8 @@ k32_status_t kobj_event_create(struct kobj_owner *owner, uint32_t opts, kobj_han
 {
 	if (opts != 0)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
-				 "%s: event_create opts 0x%x, must be 0", owner->name, opts);
+				 "%s: event_create opts 0x%" PRIx32 ", must be 0", owner->name,
+				 opts);
 	struct kobj_account *acct;
 	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_EVENT, 1, &acct);
 	if (st != K32_OK)
@@ -94,7 +95,8 @@ k32_status_t kobj_eventpair_create(struct kobj_owner *owner, uint32_t opts, kobj
 {
 	if (opts != 0)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
-				 "%s: eventpair_create opts 0x%x, must be 0", owner->name, opts);
+				 "%s: eventpair_create opts 0x%" PRIx32 ", must be 0", owner->name,
+				 opts);
 	struct kobj_account *acct;
 	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_EVENTPAIR, 2, &acct);
 	if (st != K32_OK)

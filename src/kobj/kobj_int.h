@@ -18,6 +18,7 @@
 #ifndef KOBJ_INT_H
 #define KOBJ_INT_H
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <string.h>
 

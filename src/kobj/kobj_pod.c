@@ -267,7 +267,7 @@ static k32_status_t kx_channel_write(struct k32_hostcall *call)
 		return ret(call, K32_ERR_INVALID_ARGS);
 	if (nh > K32_KOBJ_CHANNEL_MAX_MSG_HANDLES)
 		return ret(call, kobj_fail(o, K32_ERR_OUT_OF_RANGE,
-					   "%s: message with %u handles, limit "
+					   "%s: message with %" PRIu32 " handles, limit "
 					   "K32_KOBJ_CHANNEL_MAX_MSG_HANDLES=%u",
 					   o->name, nh, K32_KOBJ_CHANNEL_MAX_MSG_HANDLES));
 	if (nh) {

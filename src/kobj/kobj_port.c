@@ -196,7 +196,8 @@ k32_status_t kobj_port_create(struct kobj_owner *owner, uint32_t opts, kobj_hand
 {
 	if (opts != 0)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
-				 "%s: port_create opts 0x%x, must be 0", owner->name, opts);
+				 "%s: port_create opts 0x%" PRIx32 ", must be 0", owner->name,
+				 opts);
 	struct kobj_account *acct;
 	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_PORT, 1, &acct);
 	if (st != K32_OK)
@@ -224,8 +225,8 @@ k32_status_t kobj_object_wait_async(struct kobj_owner *owner, kobj_handle_t h, k
 	if (obj->type == KOBJ_TYPE_PORT)
 		return K32_ERR_NOT_SUPPORTED;
 	if (opts & ~KOBJ_WAIT_ASYNC_TIMESTAMP)
-		return kobj_fail(owner, K32_ERR_INVALID_ARGS, "%s: wait_async opts 0x%x unknown",
-				 owner->name, opts);
+		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+				 "%s: wait_async opts 0x%" PRIx32 " unknown", owner->name, opts);
 	struct kobj_account *acct;
 	st = kobj_charge(owner, KOBJ_CHARGE_OBSERVERS, 1u, &acct);
 	if (st != K32_OK)

@@ -276,16 +276,16 @@ k32_status_t kobj_socket_create(struct kobj_owner *owner, uint32_t opts, uint32_
 				kobj_handle_t *out0, kobj_handle_t *out1)
 {
 	if (opts & ~KOBJ_SOCKET_DATAGRAM)
-		return kobj_fail(owner, K32_ERR_INVALID_ARGS, "%s: socket_create opts 0x%x unknown",
-				 owner->name, opts);
+		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+				 "%s: socket_create opts 0x%" PRIx32 " unknown", owner->name, opts);
 	if (cap == 0)
 		cap = K32_KOBJ_SOCKET_DEFAULT_CAP;
 	if (cap < K32_KOBJ_SOCKET_MIN_CAP || cap > K32_KOBJ_SOCKET_MAX_CAP)
-		return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
-				 "%s: socket capacity %u outside K32_KOBJ_SOCKET_MIN_CAP=%u.."
-				 "K32_KOBJ_SOCKET_MAX_CAP=%u",
-				 owner->name, cap, K32_KOBJ_SOCKET_MIN_CAP,
-				 K32_KOBJ_SOCKET_MAX_CAP);
+		return kobj_fail(
+		    owner, K32_ERR_OUT_OF_RANGE,
+		    "%s: socket capacity %" PRIu32 " outside K32_KOBJ_SOCKET_MIN_CAP=%u.."
+		    "K32_KOBJ_SOCKET_MAX_CAP=%u",
+		    owner->name, cap, K32_KOBJ_SOCKET_MIN_CAP, K32_KOBJ_SOCKET_MAX_CAP);
 	return pair_create(owner, KOBJ_TYPE_SOCKET, cap, 0, (opts & KOBJ_SOCKET_DATAGRAM) != 0,
 			   SOCK_RIGHTS, out0, out1);
 }
@@ -316,7 +316,8 @@ k32_status_t kobj_socket_write(struct kobj_owner *owner, kobj_handle_t h, uint32
 		if (len > r->cap - 4) {
 			kobj_unlock(&obj->core->lock);
 			return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
-					 "%s: datagram of %u bytes can never fit a %u-byte socket "
+					 "%s: datagram of %" PRIu32
+					 " bytes can never fit a %" PRIu32 "-byte socket "
 					 "ring (4 bytes go to its length)",
 					 owner->name, len, r->cap);
 		}
@@ -396,7 +397,8 @@ k32_status_t kobj_socket_shutdown(struct kobj_owner *owner, kobj_handle_t h, uin
 		return st;
 	if (opts != KOBJ_SOCKET_SHUTDOWN_WRITE)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
-				 "%s: socket_shutdown opts 0x%x; only SHUTDOWN_WRITE (1) exists",
+				 "%s: socket_shutdown opts 0x%" PRIx32
+				 "; only SHUTDOWN_WRITE (1) exists",
 				 owner->name, opts);
 	kobj_lock(&obj->core->lock);
 	rg(obj)->shut_write = 1;
@@ -415,12 +417,14 @@ k32_status_t kobj_fifo_create(struct kobj_owner *owner, uint32_t elem_count, uin
 {
 	if (opts != 0)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
-				 "%s: fifo_create opts 0x%x, must be 0", owner->name, opts);
+				 "%s: fifo_create opts 0x%" PRIx32 ", must be 0", owner->name,
+				 opts);
 	if (elem_count == 0 || elem_size == 0 || (elem_count & (elem_count - 1)) ||
 	    (elem_size & 3u) || elem_size > K32_KOBJ_FIFO_MAX_BYTES ||
 	    elem_count > K32_KOBJ_FIFO_MAX_BYTES / elem_size)
 		return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
-				 "%s: fifo of %u x %u bytes: count must be a power of 2, size a "
+				 "%s: fifo of %" PRIu32 " x %" PRIu32
+				 " bytes: count must be a power of 2, size a "
 				 "multiple of 4, product <= K32_KOBJ_FIFO_MAX_BYTES=%u",
 				 owner->name, elem_count, elem_size, K32_KOBJ_FIFO_MAX_BYTES);
 	return pair_create(owner, KOBJ_TYPE_FIFO, elem_count * elem_size, elem_size, 0, FIFO_RIGHTS,

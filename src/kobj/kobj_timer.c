@@ -201,7 +201,8 @@ k32_status_t kobj_timer_create(struct kobj_owner *owner, uint32_t opts, uint32_t
 {
 	if (opts != 0 || clock_id != KOBJ_CLOCK_MONOTONIC)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
-				 "%s: timer_create opts 0x%x clock %u; only 0 and MONOTONIC (0)",
+				 "%s: timer_create opts 0x%" PRIx32 " clock %" PRIu32
+				 "; only 0 and MONOTONIC (0)",
 				 owner->name, opts, clock_id);
 	struct kobj_account *acct;
 	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_TIMER, 1, &acct);

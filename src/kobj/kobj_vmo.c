@@ -61,8 +61,8 @@ k32_status_t kobj_vmo_create(struct kobj_owner *owner, uint64_t size, uint32_t o
 			     kobj_handle_t *out)
 {
 	if (opts & ~KOBJ_VMO_PSRAM)
-		return kobj_fail(owner, K32_ERR_INVALID_ARGS, "%s: vmo_create opts 0x%x unknown",
-				 owner->name, opts);
+		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
+				 "%s: vmo_create opts 0x%" PRIx32 " unknown", owner->name, opts);
 	if (size == 0 || size > K32_KOBJ_REGION_BYTES)
 		return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
 				 "%s: VMO of %llu bytes: must be 1..K32_KOBJ_REGION_BYTES=%u",
@@ -93,7 +93,7 @@ static k32_status_t range(struct kobj_owner *owner, const struct kobj_vmo *v, ui
 {
 	if (off > v->size || len > v->size - off)
 		return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
-				 "%s: VMO range %llu+%llu past its size %u", owner->name,
+				 "%s: VMO range %llu+%llu past its size %" PRIu32, owner->name,
 				 (unsigned long long)off, (unsigned long long)len, v->size);
 	return K32_OK;
 }

@@ -44,8 +44,9 @@ void klet_fmt_time(uint64_t s, char *out, size_t cap)
 	uint32_t m = mp < 10 ? mp + 3 : mp - 9;
 	if (m <= 2)
 		y++;
-	snprintf(out, cap, "%04" PRId64 "-%02u-%02uT%02u:%02u:%02uZ", y, m, d, rem / 3600,
-		 rem / 60 % 60, rem % 60);
+	snprintf(out, cap,
+		 "%04lld-%02" PRIu32 "-%02" PRIu32 "T%02" PRIu32 ":%02" PRIu32 ":%02" PRIu32 "Z",
+		 (long long)y, m, d, rem / 3600, rem / 60 % 60, rem % 60);
 }
 
 void klet_msgf(char *out, size_t cap, const char *fmt, ...)
@@ -129,7 +130,7 @@ static cJSON *node_status_json(struct klet *k, uint64_t now_s)
 	char ts[32], mem[32], pods[16];
 	klet_fmt_time(now_s, ts, sizeof(ts));
 	snprintf(mem, sizeof(mem), "%zu", k->profile.pod_pool_bytes);
-	snprintf(pods, sizeof(pods), "%u", k->max_pods);
+	snprintf(pods, sizeof(pods), "%" PRIu32, k->max_pods);
 	cJSON *st = cJSON_CreateObject();
 	cJSON *cap = cJSON_AddObjectToObject(st, "capacity");
 	cJSON_AddStringToObject(cap, "cpu", "1");
@@ -423,7 +424,8 @@ static void pod_upsert_locked(struct klet *k, const cJSON *o)
 				p = &k->pods[i];
 		if (!p) {
 			K32_LOGW(KLET_MOD,
-				 "node %s: pod %s/%s not run: the node runs %u pods, its limit "
+				 "node %s: pod %s/%s not run: the node runs %" PRIu32
+				 " pods, its limit "
 				 "(profile %s max_pods / K32_KLET_MAX_PODS); delete a pod",
 				 k->node, ns, name, k->max_pods, k->profile_name);
 			return;
@@ -562,7 +564,7 @@ static void watcher_main(void *arg)
 		char target[400];
 		snprintf(target, sizeof(target),
 			 "/api/v1/pods?watch=true&allowWatchBookmarks=true&fieldSelector=spec."
-			 "nodeName%%3D%s&resourceVersion=%s&timeoutSeconds=%u",
+			 "nodeName%%3D%s&resourceVersion=%s&timeoutSeconds=%" PRIu32,
 			 k->node, w.rv, wt);
 		struct http_client_request rq = {
 		    .method = "GET", .target = target, .timeout_us = (int64_t)(wt + 10) * 1000000};
@@ -671,7 +673,7 @@ static char *pod_status_text(struct klet *k, struct klet_pod *p)
 	cJSON_AddStringToObject(cs, "image", p->image);
 	cJSON_AddStringToObject(cs, "imageID", p->image);
 	char cid[200];
-	snprintf(cid, sizeof(cid), "kube32://%s/%s/%u", p->uid, p->container, p->restarts);
+	snprintf(cid, sizeof(cid), "kube32://%s/%s/%" PRIu32, p->uid, p->container, p->restarts);
 	cJSON_AddStringToObject(cs, "containerID", cid);
 	cJSON_AddBoolToObject(cs, "ready", running);
 	cJSON_AddBoolToObject(cs, "started", running);
@@ -784,8 +786,8 @@ static void events_send(struct klet *k, struct k32_buf *b)
 		cJSON_AddStringToObject(o, "kind", "Event");
 		cJSON *md = cJSON_AddObjectToObject(o, "metadata");
 		char name[KLET_NAME_LEN + 40];
-		snprintf(name, sizeof(name), "%s.%llx%x", e.name, (unsigned long long)k32_now_us(),
-			 ++k->event_seq & 0xfff);
+		snprintf(name, sizeof(name), "%s.%llx%" PRIx32, e.name,
+			 (unsigned long long)k32_now_us(), ++k->event_seq & 0xfff);
 		cJSON_AddStringToObject(md, "name", name);
 		cJSON_AddStringToObject(md, "namespace", e.ns);
 		cJSON *io = cJSON_AddObjectToObject(o, "involvedObject");
@@ -898,12 +900,13 @@ static void pod_exit_locked(struct klet *k, struct klet_pod *p, uint64_t now)
 	p->next_start_us = now + (uint64_t)delay * 1000;
 	if (delay) {
 		event_locked(k, p, "Warning", "BackOff",
-			     "Back-off %us restarting failed container %s in pod %s_%s(%s)",
+			     "Back-off %" PRIu32
+			     "s restarting failed container %s in pod %s_%s(%s)",
 			     (delay + 999) / 1000, p->container, p->name, p->ns, p->uid);
 		p->state = KLET_C_WAITING;
 		snprintf(p->wait_reason, sizeof(p->wait_reason), "CrashLoopBackOff");
 		klet_msgf(p->wait_msg, sizeof(p->wait_msg),
-			  "back-off %us restarting failed container=%s pod=%s_%s(%s)",
+			  "back-off %" PRIu32 "s restarting failed container=%s pod=%s_%s(%s)",
 			  (delay + 999) / 1000, p->container, p->name, p->ns, p->uid);
 	}
 }
@@ -1464,7 +1467,7 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 out_nomem:
 	k32_free(a, k, sizeof(*k));
 	return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
-			   "out of memory allocating the kubelet's pod table (%u pods)",
+			   "out of memory allocating the kubelet's pod table (%" PRIu32 " pods)",
 			   cfg->profile->max_pods);
 }
 
@@ -1662,7 +1665,7 @@ k32_status_t klet_stats_json(struct klet *k, struct k32_buf *b, struct k32_err *
 			rc = k32_buf_printf(
 			    b, err,
 			    "%s{\"namespace\":\"%s\",\"name\":\"%s\",\"container\":\"%s\","
-			    "\"state\":\"%s\",\"restarts\":%u,\"cpuMicros\":%llu,"
+			    "\"state\":\"%s\",\"restarts\":%" PRIu32 ",\"cpuMicros\":%llu,"
 			    "\"cpuNanocores\":%llu,\"memory\":{\"codeBytes\":%zu,"
 			    "\"linearBytes\":%zu,\"stackBytes\":%zu,\"runtimeBytes\":%zu,"
 			    "\"poolBytes\":%zu,\"poolPeakBytes\":%zu},\"events\":{\"delivered\":%"

@@ -15,6 +15,7 @@
  * Every answer ends with a "K32_END <command>" line; an error is one "K32_ERR ..." line.
  * Context: any thread; takes the kubelet's lock briefly.
  */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,16 +43,16 @@ static k32_status_t cmd_pods(struct klet *k, struct k32_buf *out)
 		if (!p->used || p->gone)
 			continue;
 		n++;
-		st = k32_buf_printf(out, NULL,
-				    "K32_POD %s state=%s restarts=%u pool_bytes=%zu pool_peak=%zu "
-				    "cpu_ms=%llu image=%s\n",
-				    p->ref, cstate(p), p->restarts, p->mem_snap.pool_bytes,
-				    p->mem_snap.pool_peak, (unsigned long long)(p->cpu_us / 1000),
-				    p->image);
+		st = k32_buf_printf(
+		    out, NULL,
+		    "K32_POD %s state=%s restarts=%" PRIu32 " pool_bytes=%zu pool_peak=%zu "
+		    "cpu_ms=%llu image=%s\n",
+		    p->ref, cstate(p), p->restarts, p->mem_snap.pool_bytes, p->mem_snap.pool_peak,
+		    (unsigned long long)(p->cpu_us / 1000), p->image);
 	}
 	k32_mutex_unlock(&k->lock);
 	if (!st)
-		st = k32_buf_printf(out, NULL, "K32_END PODS count=%u\n", n);
+		st = k32_buf_printf(out, NULL, "K32_END PODS count=%" PRIu32 "\n", n);
 	return st;
 }
 

@@ -36,6 +36,7 @@
  *
  * Context: every function here runs with the kubelet's run lock held.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,7 +98,8 @@ static k32_status_t h_log(struct k32_hostcall *c)
 	const uint8_t *p = k32_hostcall_mem(c, (uint32_t)c->args[1], len);
 	if (!p)
 		return k32_err_set(c->err, K32_ERR_TRAP, KLET_MOD,
-				   "k32_log: [%u, +%u) is outside the pod's %llu bytes of memory",
+				   "k32_log: [%" PRIu32 ", +%" PRIu32
+				   ") is outside the pod's %llu bytes of memory",
 				   (uint32_t)c->args[1], len, (unsigned long long)c->mem_len);
 	klet_pod_log(w->pod, (const char *)p, len);
 	return K32_OK;
@@ -305,7 +307,7 @@ static k32_status_t w_proc_exit(struct k32_hostcall *c)
 	struct kw_pod *w = kw_of(c);
 	w->exited = true;
 	w->exit_code = (int32_t)(uint32_t)c->args[0];
-	return k32_err_set(c->err, K32_ERR_TRAP, KLET_MOD, "proc_exit(%d)", w->exit_code);
+	return k32_err_set(c->err, K32_ERR_TRAP, KLET_MOD, "proc_exit(%" PRId32 ")", w->exit_code);
 }
 
 static k32_status_t w_clock_time_get(struct k32_hostcall *c)
@@ -814,7 +816,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 			kw_exit(w, 1, "Error", e.msg);
 		} else if ((int32_t)(uint32_t)r < 0) {
 			char m[64];
-			snprintf(m, sizeof(m), "k32_init returned %d", (int32_t)(uint32_t)r);
+			snprintf(m, sizeof(m), "k32_init returned %" PRId32, (int32_t)(uint32_t)r);
 			kw_exit(w, 1, "Error", m);
 		}
 	}
@@ -854,11 +856,11 @@ static bool kw_event_call(struct kw_pod *w, const struct kobj_packet *pkt, uint3
 	}
 	if (st && strstr(e.msg, "out of gas")) {
 		char line[K32_KLET_LOG_LINE_MAX];
-		int n =
-		    snprintf(line, sizeof(line),
-			     "k32_event (type %u, key %llu) ran out of its execution budget; the "
-			     "event is dropped: %s",
-			     type, (unsigned long long)pkt->key, e.msg);
+		int n = snprintf(line, sizeof(line),
+				 "k32_event (type %" PRIu32
+				 ", key %llu) ran out of its execution budget; the "
+				 "event is dropped: %s",
+				 type, (unsigned long long)pkt->key, e.msg);
 		klet_pod_log(w->pod, line, n < (int)sizeof(line) ? (size_t)n : sizeof(line) - 1);
 		klet_pod_events_count(w->pod, 0, 1);
 		return true;
@@ -870,8 +872,8 @@ static bool kw_event_call(struct kw_pod *w, const struct kobj_packet *pkt, uint3
 	klet_pod_events_count(w->pod, 1, 0);
 	if (w->event_result && (int32_t)(uint32_t)r < 0) {
 		char m[96];
-		snprintf(m, sizeof(m), "k32_event (type %u, key %llu) returned %d", type,
-			 (unsigned long long)pkt->key, (int32_t)(uint32_t)r);
+		snprintf(m, sizeof(m), "k32_event (type %" PRIu32 ", key %llu) returned %" PRId32,
+			 type, (unsigned long long)pkt->key, (int32_t)(uint32_t)r);
 		kw_exit(w, 1, "Error", m);
 		return false;
 	}
@@ -953,7 +955,7 @@ static bool kw_tick(struct kw_pod *w)
 	int32_t ms = w->tick_result ? (int32_t)(uint32_t)r : 0;
 	if (ms < 0) {
 		char m[64];
-		snprintf(m, sizeof(m), "k32_tick returned %d", ms);
+		snprintf(m, sizeof(m), "k32_tick returned %" PRId32, ms);
 		kw_exit(w, 1, "Error", m);
 		return false;
 	}

@@ -24,6 +24,7 @@
  */
 #include "store/store_int.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +140,8 @@ k32_status_t store_mem_reserve(struct store_mem *m, struct k32_err *err)
 		return K32_OK;
 	if (m->idx_count >= m->max_objects)
 		return k32_err_set(err, K32_ERR_NO_RESOURCES, MOD,
-				   "store: %u objects stored, the limit K32_STORE_MAX_OBJECTS=%u; "
+				   "store: %" PRIu32
+				   " objects stored, the limit K32_STORE_MAX_OBJECTS=%" PRIu32 "; "
 				   "delete objects or raise the limit",
 				   m->idx_count, m->max_objects);
 	ncap = m->idx_cap ? m->idx_cap * 2 : 64;
@@ -149,7 +151,7 @@ k32_status_t store_mem_reserve(struct store_mem *m, struct k32_err *err)
 			(size_t)ncap * sizeof(*m->idx));
 	if (!p)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, MOD,
-				   "store: no memory to grow the index to %u slots", ncap);
+				   "store: no memory to grow the index to %" PRIu32 " slots", ncap);
 	m->idx = p;
 	m->idx_cap = ncap;
 	return K32_OK;
@@ -335,7 +337,7 @@ static k32_status_t collect_overlay(struct store_mem *m, uint64_t rev, const cha
 	ov = k32_alloc(&m->alloc, (size_t)cap * sizeof(*ov));
 	if (!ov)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, MOD,
-				   "store list: no memory for %u history entries", cap);
+				   "store list: no memory for %" PRIu32 " history entries", cap);
 	for (uint64_t r = rev + 1; r <= m->rev; r++) {
 		struct store_hist *h = &m->ring[r % m->ring_cap];
 		const char *key = store_obj_key(h->obj);
@@ -417,7 +419,7 @@ static k32_status_t mem_list(void *be, const char *prefix, const struct store_li
 		out->items = k32_alloc(&m->alloc, (size_t)bound * sizeof(*out->items));
 		if (!out->items) {
 			s = k32_err_set(err, K32_ERR_NO_MEMORY, MOD,
-					"store list: no memory for %u results", bound);
+					"store list: no memory for %" PRIu32 " results", bound);
 			goto out_free;
 		}
 		out->cap = bound;
@@ -731,7 +733,8 @@ static k32_status_t mem_watch_open(void *be, const char *prefix, uint64_t after_
 	k32_mutex_lock(&m->mu);
 	if (m->watcher_count >= K32_STORE_MAX_WATCHERS) {
 		s = k32_err_set(err, K32_ERR_NO_RESOURCES, MOD,
-				"store: %u watchers open, the limit K32_STORE_MAX_WATCHERS=%d; "
+				"store: %" PRIu32
+				" watchers open, the limit K32_STORE_MAX_WATCHERS=%d; "
 				"close idle watches",
 				m->watcher_count, K32_STORE_MAX_WATCHERS);
 		goto out_unlock;
@@ -749,7 +752,7 @@ static k32_status_t mem_watch_open(void *be, const char *prefix, uint64_t after_
 		s = k32_err_set(
 		    err, K32_ERR_COMPACTED, MOD,
 		    "store: watch from revision %llu: history now starts after revision %llu (ring "
-		    "of %u events); relist and watch from the list's revision",
+		    "of %" PRIu32 " events); relist and watch from the list's revision",
 		    (unsigned long long)after_rev, (unsigned long long)m->compact_rev, m->ring_cap);
 		goto out_unlock;
 	}
@@ -811,7 +814,8 @@ static k32_status_t mem_watch_next(struct store_watch *base, struct store_event 
 	for (;;) {
 		if (w->closed == K32_ERR_COMPACTED) {
 			s = k32_err_set(err, K32_ERR_COMPACTED, MOD,
-					"store: watcher on %s fell more than %u events behind "
+					"store: watcher on %s fell more than %" PRIu32
+					" events behind "
 					"(K32_STORE_WATCH_QUEUE) or past the history ring; relist",
 					w->prefix, m->watch_queue);
 			break;
@@ -989,13 +993,15 @@ k32_status_t store_mem_open(const struct store_config *cfg, struct store_mem **o
 	m->ring_cap = cfg->history_events ? cfg->history_events : K32_STORE_HISTORY_EVENTS;
 	if (m->ring_cap < 2 || m->ring_cap > (1u << 24)) {
 		s = k32_err_set(err, K32_ERR_INVALID_ARGS, MOD,
-				"store: history_events %u out of range [2, 16M]", m->ring_cap);
+				"store: history_events %" PRIu32 " out of range [2, 16M]",
+				m->ring_cap);
 		goto out_close;
 	}
 	m->ring = k32_calloc(&m->alloc, (size_t)m->ring_cap * sizeof(*m->ring));
 	if (!m->ring) {
 		s = k32_err_set(err, K32_ERR_NO_MEMORY, MOD,
-				"store: no memory for the history ring (%u events)", m->ring_cap);
+				"store: no memory for the history ring (%" PRIu32 " events)",
+				m->ring_cap);
 		goto out_close;
 	}
 	if (cfg->data_dir) {

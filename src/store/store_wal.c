@@ -45,6 +45,7 @@
  */
 #include "store/store_int.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "base/k32_crc32.h"
@@ -290,8 +291,8 @@ static k32_status_t apply(struct store_mem *m, const struct store_rec *rec, bool
 				rec->rev, rec->aux);
 	if (!obj)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, MOD,
-				   "store: no memory to load %.*s (%u bytes)", (int)rec->key_len,
-				   rec->key, rec->val_len);
+				   "store: no memory to load %.*s (%" PRIu32 " bytes)",
+				   (int)rec->key_len, rec->key, rec->val_len);
 	if (m->obj_bytes + store_obj_size(obj) - (found ? store_obj_size(m->idx[pos]) : 0) >
 	    m->max_bytes) {
 		store_mem_obj_unref(m, obj);
@@ -461,7 +462,7 @@ k32_status_t store_wal_load(struct store_mem *m, struct k32_err *err)
 		k32_free(&m->alloc, data, len + 1);
 		if (s != K32_OK)
 			return s;
-		K32_LOGI(MOD, "store: loaded snapshot %s: %u objects at revision %llu",
+		K32_LOGI(MOD, "store: loaded snapshot %s: %" PRIu32 " objects at revision %llu",
 			 m->snap_path, m->idx_count, (unsigned long long)m->rev);
 	} else if (s == K32_ERR_OUT_OF_RANGE) {
 		return k32_err_set(err, K32_ERR_NO_RESOURCES, MOD,
@@ -500,7 +501,8 @@ k32_status_t store_wal_load(struct store_mem *m, struct k32_err *err)
 			return s;
 	}
 	m->log_bytes = good;
-	K32_LOGI(MOD, "store: opened %s: %u objects at revision %llu (%zu log bytes replayed)",
+	K32_LOGI(MOD,
+		 "store: opened %s: %" PRIu32 " objects at revision %llu (%zu log bytes replayed)",
 		 m->log_path, m->idx_count, (unsigned long long)m->rev, good);
 	return K32_OK;
 }

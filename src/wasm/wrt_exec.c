@@ -16,6 +16,7 @@
  */
 #include "wasm/wrt_int.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -84,7 +85,8 @@ trap(struct k32_err *err, const struct wrt_funcinst *fn, const uint32_t *pc, con
 	wrt_func_label(fn, where, sizeof(where));
 	const struct wrt_module *m = fn->inst->mod;
 	uint32_t off = wrt_srcmap_find(m, (uint32_t)(pc - m->code));
-	return k32_err_set(err, K32_ERR_TRAP, "wasm", "%s (in %s at byte %u)", what, where, off);
+	return k32_err_set(err, K32_ERR_TRAP, "wasm", "%s (in %s at byte %" PRIu32 ")", what, where,
+			   off);
 }
 
 static k32_status_t __attribute__((noinline, cold))
@@ -198,8 +200,9 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 	LOAD_CTX();
 	if (WRT_UNLIKELY(fp + fn->func->max_slots > stack_end)) {
 		st = k32_err_set(err, K32_ERR_TRAP, "wasm",
-				 "call stack exhausted: entry needs %u slots, value stack holds %u "
-				 "(%u bytes); raise --stack",
+				 "call stack exhausted: entry needs %" PRIu32
+				 " slots, value stack holds %" PRIu32 " "
+				 "(%" PRIu32 " bytes); raise --stack",
 				 fn->func->max_slots, inst->stack_slots, inst->stack_slots * 8);
 		goto out;
 	}
@@ -717,7 +720,7 @@ dispatch:
 			goto out;
 		}
 		if (n)
-			memcpy(mem + dst, d->bytes + s, n);
+			memcpy(mem + dst, d->bytes + s, (size_t)n); /* n <= mem_len: fits */
 		pc += 2;
 		NEXT();
 	}
@@ -736,7 +739,7 @@ dispatch:
 			goto out;
 		}
 		if (n)
-			memmove(mem + dst, mem + s, n);
+			memmove(mem + dst, mem + s, (size_t)n); /* n <= mem_len */
 		pc += 1;
 		NEXT();
 	}
@@ -750,7 +753,7 @@ dispatch:
 			goto out;
 		}
 		if (n)
-			memset(mem + dst, v, n);
+			memset(mem + dst, v, (size_t)n); /* n <= mem_len */
 		pc += 1;
 		NEXT();
 	}
@@ -792,7 +795,8 @@ dispatch:
 			goto out;
 		}
 		if (n)
-			memcpy(tab->elems + dst, ci->elem_items[e] + s, n * 8);
+			memcpy(tab->elems + dst, ci->elem_items[e] + s,
+			       (size_t)n * 8); /* n <= size */
 		pc += 3;
 		NEXT();
 	}
@@ -814,7 +818,7 @@ dispatch:
 			goto out;
 		}
 		if (n)
-			memmove(td->elems + dst, ts->elems + s, n * 8);
+			memmove(td->elems + dst, ts->elems + s, (size_t)n * 8); /* n <= size */
 		pc += 3;
 		NEXT();
 	}
@@ -919,7 +923,7 @@ dispatch:
 	}
 #if !(defined(WRT_DISPATCH_GOTO) && !defined(WRT_COUNT_OPS))
 default:
-	st = k32_err_set(err, K32_ERR_INTERNAL, "wasm", "bad compiled op %u: runtime bug",
+	st = k32_err_set(err, K32_ERR_INTERNAL, "wasm", "bad compiled op %" PRIu32 ": runtime bug",
 			 pc[0] & 0xFFFFu);
 	goto out;
 }

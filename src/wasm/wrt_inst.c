@@ -15,6 +15,7 @@
  */
 #include "wasm/wrt_int.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 
 #if defined(WRT_DEFAULT_SWITCH)
@@ -41,7 +42,7 @@ void wrt_func_label(const struct wrt_funcinst *fn, char *buf, size_t len)
 	for (uint32_t i = 0; fn->func && i < m->nexports; i++) { /* no name section: an export */
 		const struct wrt_export *e = &m->exports[i];
 		if (e->kind == WRT_EXTERN_FUNC && e->index == fn->index) {
-			snprintf(buf, len, "func[%u] '%.*s'", fn->index,
+			snprintf(buf, len, "func[%" PRIu32 "] '%.*s'", fn->index,
 				 (int)(e->name_len > 32 ? 32 : e->name_len), e->name);
 			return;
 		}
@@ -49,7 +50,7 @@ void wrt_func_label(const struct wrt_funcinst *fn, char *buf, size_t len)
 	if (fn->host)
 		snprintf(buf, len, "host %s.%s", fn->host->module, fn->host->name);
 	else
-		snprintf(buf, len, "func[%u]", fn->index);
+		snprintf(buf, len, "func[%" PRIu32 "]", fn->index);
 }
 
 /* One zigzag LEB128 delta of the packed source map (wrt_load.c writes them). */
@@ -438,7 +439,8 @@ static k32_status_t inst_memory(struct wrt_instance *inst, struct k32_err *err)
 		allowed_pages = WRT_MAX_PAGES;
 	if (m->mem.min > allowed_pages)
 		return k32_err_set(err, K32_ERR_NO_RESOURCES, "wasm",
-				   "module needs %llu bytes of linear memory (%u pages), limit is "
+				   "module needs %llu bytes of linear memory (%" PRIu32
+				   " pages), limit is "
 				   "%llu bytes; raise the memory limit or shrink the module",
 				   (unsigned long long)m->mem.min * WRT_PAGE, m->mem.min,
 				   (unsigned long long)limit);
@@ -470,10 +472,10 @@ static k32_status_t inst_tables(struct wrt_instance *inst, struct k32_err *err)
 		const struct wrt_table_decl *d = &m->tables[i];
 		struct wrt_table *t = &inst->own_tables[i];
 		if (d->lim.min > inst->lim.table_elems)
-			return k32_err_set(
-			    err, K32_ERR_NO_RESOURCES, "wasm",
-			    "table %u needs %u elements, limit is %u; raise the table limit", i,
-			    d->lim.min, inst->lim.table_elems);
+			return k32_err_set(err, K32_ERR_NO_RESOURCES, "wasm",
+					   "table %" PRIu32 " needs %" PRIu32
+					   " elements, limit is %" PRIu32 "; raise the table limit",
+					   i, d->lim.min, inst->lim.table_elems);
 		t->alloc = inst->alloc;
 		t->type = d->type;
 		t->max = d->lim.has_max && d->lim.max < inst->lim.table_elems
@@ -513,8 +515,9 @@ static k32_status_t inst_segments(struct wrt_instance *inst, struct k32_err *err
 		uint64_t off = (uint32_t)const_value(inst, &e->offset);
 		if (off + e->count > t->size)
 			return k32_err_set(err, K32_ERR_TRAP, "wasm",
-					   "out of bounds table access: element segment %u writes "
-					   "[%llu, %llu) into a table of %u",
+					   "out of bounds table access: element segment %" PRIu32
+					   " writes "
+					   "[%llu, %llu) into a table of %" PRIu32,
 					   i, (unsigned long long)off,
 					   (unsigned long long)(off + e->count), t->size);
 		if (e->count)
@@ -528,12 +531,12 @@ static k32_status_t inst_segments(struct wrt_instance *inst, struct k32_err *err
 		struct wrt_memory *mem = inst->mem;
 		uint64_t off = (uint32_t)const_value(inst, &d->offset);
 		if (off + d->len > mem->len)
-			return k32_err_set(err, K32_ERR_TRAP, "wasm",
-					   "out of bounds memory access: data segment %u writes "
-					   "[%llu, %llu), memory is %llu bytes",
-					   i, (unsigned long long)off,
-					   (unsigned long long)(off + d->len),
-					   (unsigned long long)mem->len);
+			return k32_err_set(
+			    err, K32_ERR_TRAP, "wasm",
+			    "out of bounds memory access: data segment %" PRIu32 " writes "
+			    "[%llu, %llu), memory is %llu bytes",
+			    i, (unsigned long long)off, (unsigned long long)(off + d->len),
+			    (unsigned long long)mem->len);
 		if (d->len)
 			memcpy(mem->data + off, d->bytes, d->len);
 		inst->data_dropped[i] = true;
@@ -734,15 +737,17 @@ k32_status_t wrt_invoke(struct wrt_instance *inst, uint32_t func, const uint64_t
 {
 	if (func >= inst->mod->nfuncs)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, "wasm",
-				   "function index %u out of range (module has %u)", func,
-				   inst->mod->nfuncs);
+				   "function index %" PRIu32 " out of range (module has %" PRIu32
+				   ")",
+				   func, inst->mod->nfuncs);
 	const struct wrt_funcinst *fn = inst->funcs[func];
 	const struct wrt_functype *ft = fn->type;
 	if (nargs != ft->nparams || nresults != ft->nresults)
-		return k32_err_set(
-		    err, K32_ERR_INVALID_ARGS, "wasm",
-		    "function %u takes %u args and returns %u results, called with %u and %u", func,
-		    ft->nparams, ft->nresults, nargs, nresults);
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, "wasm",
+				   "function %" PRIu32 " takes %" PRIu32
+				   " args and returns %" PRIu32 " results, called with %" PRIu32
+				   " and %" PRIu32,
+				   func, ft->nparams, ft->nresults, nargs, nresults);
 	if (inst->failed)
 		return k32_err_set(err, K32_ERR_BAD_STATE, "wasm",
 				   "instance failed to instantiate (trap); only free it");
@@ -753,7 +758,8 @@ k32_status_t wrt_invoke(struct wrt_instance *inst, uint32_t func, const uint64_t
 	uint32_t need = ft->nparams > ft->nresults ? ft->nparams : ft->nresults;
 	if (need > inst->stack_slots)
 		return k32_err_set(err, K32_ERR_TRAP, "wasm",
-				   "call stack exhausted: %u argument slots, value stack holds %u",
+				   "call stack exhausted: %" PRIu32
+				   " argument slots, value stack holds %" PRIu32,
 				   need, inst->stack_slots);
 	wrt_slot *base = inst->stack;
 	if (nargs)
