@@ -119,10 +119,12 @@ static k32_status_t remote_logs(struct http_client *c, const char *ns, const cha
 				int64_t tail, bool ts, uint64_t *inout_seq, struct k32_buf *out,
 				struct k32_err *err)
 {
-	char target[512];
+	char target[512], tail_q[40] = "";
+	if (tail >= 0) /* absent: the whole log (the pod server takes no negative count) */
+		snprintf(tail_q, sizeof(tail_q), "tailLines=%lld&", (long long)tail);
 	snprintf(target, sizeof(target),
-		 "/containerLogs/%s/%s/c?tailLines=%lld&previous=%s&timestamps=%s&afterSeq=%llu",
-		 ns, pod, (long long)tail, prev ? "true" : "false", ts ? "true" : "false",
+		 "/containerLogs/%s/%s/c?%sprevious=%s&timestamps=%s&afterSeq=%llu", ns, pod,
+		 tail_q, prev ? "true" : "false", ts ? "true" : "false",
 		 (unsigned long long)(inout_seq ? *inout_seq : 0));
 	struct http_client_request rq = {.method = "GET", .target = target};
 	struct http_client_response r;
