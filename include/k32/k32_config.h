@@ -961,6 +961,31 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 #endif
 
 /* Seconds between scheduler passes without a pod or node change (unschedulable retry). */
+/*
+ * The scheduling queue (ctrl_schedq.c), after kube-scheduler's: a pod that fits nowhere is
+ * parked and tried again only when a node or the room on one changes (then after its
+ * backoff, which doubles from the initial value to the max per failed attempt), or after
+ * K32_CTRL_SCHED_PARK_MAX_S parked. Its FailedScheduling event is written again only when the
+ * message changes or K32_CTRL_SCHED_EVENT_INTERVAL_S have passed. The queue remembers at
+ * most K32_CTRL_SCHED_QUEUE_MAX pending pods (56 bytes each, allocated as pods arrive);
+ * pods past it wait for the periodic pass.
+ */
+#ifndef K32_CTRL_SCHED_BACKOFF_INITIAL_MS
+#define K32_CTRL_SCHED_BACKOFF_INITIAL_MS 1000
+#endif
+#ifndef K32_CTRL_SCHED_BACKOFF_MAX_MS
+#define K32_CTRL_SCHED_BACKOFF_MAX_MS 10000
+#endif
+#ifndef K32_CTRL_SCHED_PARK_MAX_S
+#define K32_CTRL_SCHED_PARK_MAX_S 300
+#endif
+#ifndef K32_CTRL_SCHED_EVENT_INTERVAL_S
+#define K32_CTRL_SCHED_EVENT_INTERVAL_S 300
+#endif
+#ifndef K32_CTRL_SCHED_QUEUE_MAX
+#define K32_CTRL_SCHED_QUEUE_MAX 16384
+#endif
+
 #ifndef K32_CTRL_SCHED_RESYNC_S
 #define K32_CTRL_SCHED_RESYNC_S 300
 #endif
@@ -1039,6 +1064,11 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 #define K32_CTRL_WATCH_BATCH 16
 #endif
 
+_Static_assert(K32_CTRL_SCHED_BACKOFF_INITIAL_MS >= 1 &&
+		   K32_CTRL_SCHED_BACKOFF_INITIAL_MS <= K32_CTRL_SCHED_BACKOFF_MAX_MS,
+	       "K32_CTRL_SCHED_BACKOFF_INITIAL_MS out of range");
+_Static_assert(K32_CTRL_SCHED_QUEUE_MAX >= 8 && K32_CTRL_SCHED_QUEUE_MAX <= (1 << 20),
+	       "K32_CTRL_SCHED_QUEUE_MAX out of range");
 _Static_assert(K32_CTRL_BATCH >= 1 && K32_CTRL_BATCH <= 1024, "K32_CTRL_BATCH out of range");
 _Static_assert(K32_CTRL_LIST_PAGE >= 1 && K32_CTRL_LIST_PAGE <= 500,
 	       "K32_CTRL_LIST_PAGE out of range");

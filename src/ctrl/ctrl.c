@@ -382,6 +382,7 @@ void ctrl_stop(struct ctrl *c)
 	k32_plat()->cond_fini(&c->cond);
 	k32_plat()->mutex_fini(&c->run_lock);
 	k32_plat()->mutex_fini(&c->lock);
+	ctrl_schedq_free(c->schedq);
 	k32_free(k32_default_allocator(), c, sizeof(*c));
 }
 

@@ -64,12 +64,44 @@ struct ctrl {
 	struct ctrl_stats stats;
 	struct ctrl_node_health nodes[K32_CTRL_MAX_NODES];
 	struct ctrl_gc_suspect gc_suspects[K32_CTRL_BATCH];
-	uint64_t orphan_scan_us; /* node lifecycle: last scan for pods of deleted nodes */
-	uint64_t requeue_us;	 /* the current pass wants to run again by then (0: no) */
-	uint32_t budget;	 /* actions left in the current pass */
-	bool more;		 /* the current pass stopped at the budget */
-	struct k32_err perr;	 /* first read failure of the current pass */
+	uint64_t orphan_scan_us;    /* node lifecycle: last scan for pods of deleted nodes */
+	uint64_t requeue_us;	    /* the current pass wants to run again by then (0: no) */
+	uint32_t budget;	    /* actions left in the current pass */
+	bool more;		    /* the current pass stopped at the budget */
+	struct k32_err perr;	    /* first read failure of the current pass */
+	struct ctrl_schedq *schedq; /* the scheduler's pending pods (NULL until one) */
+	uint32_t sched_fp;	    /* fingerprint of nodes and their room after the last pass */
+	uint32_t sched_pass;	    /* scheduler passes so far (marks entries seen) */
+	uint64_t sched_full_log_us; /* last warning that the queue was full */
 };
+
+/* ---- the scheduling queue (ctrl_schedq.c) ---------------------------------------------- */
+
+/* What the scheduler remembers of one pending pod. */
+struct ctrl_schedq_ent {
+	uint64_t key;	    /* ctrl_schedq_key(uid); 0: free slot */
+	uint64_t tried_us;  /* last attempt (ctrl clock; 0: never tried) */
+	uint64_t retry_us;  /* backoff: not tried again before this */
+	uint64_t parked_us; /* when it last failed (0: active) */
+	uint64_t event_us;  /* when its FailedScheduling event was last written */
+	uint32_t attempts;  /* failed attempts in a row */
+	uint32_t fp;	    /* the cluster's fingerprint when it failed */
+	uint32_t msg_hash;  /* CRC-32 of the last FailedScheduling message written */
+	uint32_t seen;	    /* the scheduler pass that last saw the pod pending */
+};
+struct ctrl_schedq;
+
+uint64_t ctrl_schedq_key(const char *uid);
+/* The entry of key; with create, a new zeroed one when absent (NULL when the queue holds
+ * K32_CTRL_SCHED_QUEUE_MAX pods or memory is out). *qp is allocated on first use. */
+struct ctrl_schedq_ent *ctrl_schedq_find(struct ctrl_schedq **qp, uint64_t key, bool create);
+void ctrl_schedq_remove(struct ctrl_schedq *q, uint64_t key);
+/* Drops every entry not seen in pass (its pod was bound, deleted or finished). */
+void ctrl_schedq_sweep(struct ctrl_schedq *q, uint32_t pass);
+void ctrl_schedq_each(struct ctrl_schedq *q, void (*fn)(struct ctrl_schedq_ent *e, void *ctx),
+		      void *ctx);
+uint32_t ctrl_schedq_count(const struct ctrl_schedq *q);
+void ctrl_schedq_free(struct ctrl_schedq *q);
 
 /* ---- memory (the default allocator; every size is passed back on free) ---------------- */
 

@@ -4,7 +4,20 @@
  * A pass lists the nodes (at most K32_CTRL_MAX_NODES), the Devices (hardware per node) and
  * every pod: bound, non-terminal pods count against their node's memory and pod slots;
  * pending pods (no spec.nodeName, schedulerName default-scheduler or empty, not being
- * deleted, not terminal) are scheduled oldest first, at most K32_CTRL_BATCH per pass.
+ * deleted, not terminal) are scheduled at most K32_CTRL_BATCH per pass: never-tried pods
+ * first, oldest first, then the ones tried longest ago.
+ *
+ * The scheduling queue, after kube-scheduler's active / backoff / unschedulable queues: a
+ * pod that fits nowhere is parked with the cluster's fingerprint (the nodes' names, labels,
+ * taints, readiness, hardware, allocatable and the room their bound pods leave). It is tried
+ * again only when that fingerprint changes (a node or a pod that could make room changed),
+ * and not before its backoff (K32_CTRL_SCHED_BACKOFF_INITIAL_MS doubling to _MAX_MS per
+ * failure), or after K32_CTRL_SCHED_PARK_MAX_S parked. A pass runs again at once only while
+ * pods it could try remain; otherwise it asks to be woken at the next backoff's end. So a
+ * cluster with unschedulable pods and nothing changing writes nothing: the FailedScheduling
+ * event of a pod is written again only when its message changes or after
+ * K32_CTRL_SCHED_EVENT_INTERVAL_S (the API's event series counts it), and the condition only
+ * when it differs.
  *
  * Filters, in Kubernetes' order, stop at the first that fails for a node; that failure is
  * the node's reason in the FailedScheduling message:
@@ -21,10 +34,12 @@
  */
 #include "ctrl/ctrl_int.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/k32_crc32.h"
 #include "base/k32_log.h"
 
 struct sched_node {
@@ -38,12 +53,28 @@ struct sched_node {
 	char hw[256]; /* annotation + "i2c:<model>" per Device */
 };
 
+/* A pod the pass may try: a detached copy and its place in the order. */
+struct sched_cand {
+	cJSON *pod;
+	uint64_t key;	   /* ctrl_schedq_key of its uid */
+	uint64_t tried_us; /* 0: never tried: goes first */
+};
+
+/* Candidates of one class, the best K32_CTRL_BATCH kept. */
+struct sched_cands {
+	struct sched_cand c[K32_CTRL_BATCH];
+	uint32_t n;
+	uint32_t more; /* eligible pods that did not make the batch */
+};
+
 struct sched_pass {
 	struct sched_node *nodes;
 	size_t nodes_len; /* bytes of nodes */
 	uint32_t count;
-	cJSON *pending;	       /* pods to schedule (detached copies) */
-	uint32_t pending_more; /* pending pods past the batch */
+	uint64_t now;
+	struct sched_cands *ready; /* may be tried now */
+	struct sched_cands *moved; /* may be tried if the cluster's fingerprint changed */
+	uint32_t untracked;	   /* pending pods the full queue could not take */
 };
 
 static struct sched_node *sched_find(struct sched_pass *sp, const char *name)
@@ -74,6 +105,58 @@ static bool sched_device(struct ctrl *c, cJSON *dev, void *ctx)
 	return true;
 }
 
+/* Scheduling order: never tried first, then tried longest ago; then oldest, then by name. */
+static int sched_cand_cmp(const void *pa, const void *pb)
+{
+	const struct sched_cand *a = pa, *b = pb;
+	if (a->tried_us != b->tried_us)
+		return a->tried_us < b->tried_us ? -1 : 1;
+	const char *ta = ctrl_jstr(a->pod, "metadata.creationTimestamp");
+	const char *tb = ctrl_jstr(b->pod, "metadata.creationTimestamp");
+	int r = strcmp(ta ? ta : "", tb ? tb : "");
+	if (r)
+		return r;
+	const char *na = ctrl_jstr(a->pod, "metadata.name");
+	const char *nb = ctrl_jstr(b->pod, "metadata.name");
+	return strcmp(na ? na : "", nb ? nb : "");
+}
+
+/* Keeps pod among the best K32_CTRL_BATCH of cs (a copy); counts the ones left out. */
+static bool sched_cand_add(struct ctrl *c, struct sched_cands *cs, const cJSON *pod, uint64_t key,
+			   uint64_t tried_us)
+{
+	struct sched_cand in = {(cJSON *)pod, key, tried_us};
+	uint32_t slot = cs->n;
+	if (cs->n == K32_CTRL_BATCH) {
+		uint32_t worst = 0;
+		for (uint32_t i = 1; i < cs->n; i++)
+			if (sched_cand_cmp(&cs->c[i], &cs->c[worst]) > 0)
+				worst = i;
+		cs->more++;
+		if (sched_cand_cmp(&in, &cs->c[worst]) >= 0)
+			return true;
+		cJSON_Delete(cs->c[worst].pod);
+		cs->c[worst].pod = NULL;
+		slot = worst;
+	}
+	in.pod = cJSON_Duplicate(pod, true);
+	if (!in.pod) {
+		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "scheduler: out of memory");
+		return false;
+	}
+	cs->c[slot] = in;
+	if (slot == cs->n)
+		cs->n++;
+	return true;
+}
+
+static void sched_cands_free(struct sched_cands *cs)
+{
+	for (uint32_t i = 0; cs && i < cs->n; i++)
+		cJSON_Delete(cs->c[i].pod);
+	ctrl_free(cs, sizeof(*cs));
+}
+
 static bool sched_pod(struct ctrl *c, cJSON *pod, void *ctx)
 {
 	struct sched_pass *sp = ctx;
@@ -91,17 +174,23 @@ static bool sched_pod(struct ctrl *c, cJSON *pod, void *ctx)
 	const char *sn = ctrl_jstr(pod, "spec.schedulerName");
 	if (ctrl_deleting(pod) || (sn && sn[0] && strcmp(sn, CTRL_SCHEDULER_NAME)))
 		return true;
-	if ((uint32_t)cJSON_GetArraySize(sp->pending) >= K32_CTRL_BATCH) {
-		sp->pending_more++;
+	const char *uid = ctrl_jstr(pod, "metadata.uid");
+	if (!uid)
+		return true;
+	uint64_t key = ctrl_schedq_key(uid);
+	struct ctrl_schedq_ent *e = ctrl_schedq_find(&c->schedq, key, true);
+	if (!e) { /* the queue is full: this pod waits until it has room */
+		sp->untracked++;
 		return true;
 	}
-	cJSON *dup = cJSON_Duplicate(pod, true);
-	if (!dup) {
-		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "scheduler: out of memory");
-		return false;
-	}
-	cJSON_AddItemToArray(sp->pending, dup);
-	return true;
+	e->seen = c->sched_pass;
+	if (sp->now < e->retry_us)
+		return true; /* backing off */
+	struct sched_cands *into = sp->ready;
+	if (e->parked_us && e->fp == c->sched_fp &&
+	    sp->now - e->parked_us < (uint64_t)K32_CTRL_SCHED_PARK_MAX_S * 1000000u)
+		into = sp->moved; /* nothing it failed on has changed, as of the last pass */
+	return sched_cand_add(c, into, pod, key, e->tried_us);
 }
 
 /* The node's reason for rejecting pod, or NULL when it fits. detail gets numbers. */
@@ -303,8 +392,47 @@ static void sched_set_condition(struct ctrl *c, const cJSON *pod, const char *st
 	cJSON_Delete(status);
 }
 
-static void sched_one(struct ctrl *c, struct sched_pass *sp, const cJSON *pod)
+/* How long a pod that failed attempts times in a row waits before the next try. */
+static uint64_t sched_backoff_us(uint32_t attempts)
 {
+	uint64_t ms = K32_CTRL_SCHED_BACKOFF_INITIAL_MS;
+	for (uint32_t i = 1; i < attempts && ms < K32_CTRL_SCHED_BACKOFF_MAX_MS; i++)
+		ms *= 2;
+	if (ms > K32_CTRL_SCHED_BACKOFF_MAX_MS)
+		ms = K32_CTRL_SCHED_BACKOFF_MAX_MS;
+	return ms * 1000u;
+}
+
+/* A pod that fits nowhere: parked, its condition and (throttled) event written. */
+static void sched_unschedulable(struct ctrl *c, struct sched_pass *sp, const cJSON *pod,
+				uint64_t key, const char *msg)
+{
+	struct ctrl_schedq_ent *e = ctrl_schedq_find(&c->schedq, key, false);
+	k32_mutex_lock(&c->lock);
+	c->stats.unschedulable++;
+	k32_mutex_unlock(&c->lock);
+	sched_set_condition(c, pod, "False", "Unschedulable", msg);
+	uint32_t h = k32_crc32(0, msg, strlen(msg));
+	bool again = e && e->event_us && e->msg_hash == h &&
+		     sp->now - e->event_us < (uint64_t)K32_CTRL_SCHED_EVENT_INTERVAL_S * 1000000u;
+	if (!again) {
+		sched_event(c, pod, "Warning", "FailedScheduling", msg);
+		if (e) {
+			e->msg_hash = h;
+			e->event_us = sp->now ? sp->now : 1;
+		}
+	}
+	if (e) {
+		e->attempts++;
+		e->tried_us = sp->now;
+		e->parked_us = sp->now ? sp->now : 1;
+		e->retry_us = sp->now + sched_backoff_us(e->attempts);
+	}
+}
+
+static void sched_one(struct ctrl *c, struct sched_pass *sp, const struct sched_cand *cand)
+{
+	const cJSON *pod = cand->pod;
 	const char *ns = ctrl_jstr(pod, "metadata.namespace");
 	const char *name = ctrl_jstr(pod, "metadata.name");
 	if (!ns || !name)
@@ -313,11 +441,7 @@ static void sched_one(struct ctrl *c, struct sched_pass *sp, const cJSON *pod)
 	msg[0] = 0;
 	struct sched_node *n = sched_choose(sp, pod, msg, sizeof(msg));
 	if (!n) {
-		k32_mutex_lock(&c->lock);
-		c->stats.unschedulable++;
-		k32_mutex_unlock(&c->lock);
-		sched_set_condition(c, pod, "False", "Unschedulable", msg);
-		sched_event(c, pod, "Warning", "FailedScheduling", msg);
+		sched_unschedulable(c, sp, pod, cand->key, msg);
 		return;
 	}
 	char target[600];
@@ -336,8 +460,17 @@ static void sched_one(struct ctrl *c, struct sched_pass *sp, const cJSON *pod)
 	cJSON_AddStringToObject(tg, "name", n->name);
 	int code = ctrl_write(c, "POST", target, NULL, b, NULL);
 	cJSON_Delete(b);
-	if (code != 201 && code != 200)
+	if (code != 201 && code != 200) {
+		/* not placed (a conflict, the store full): back off, still active */
+		struct ctrl_schedq_ent *e = ctrl_schedq_find(&c->schedq, cand->key, false);
+		if (e) {
+			e->attempts++;
+			e->tried_us = sp->now;
+			e->retry_us = sp->now + sched_backoff_us(e->attempts);
+		}
 		return;
+	}
+	ctrl_schedq_remove(c->schedq, cand->key);
 	n->mem_used += ctrl_pod_memory(pod);
 	n->pods_used++;
 	k32_mutex_lock(&c->lock);
@@ -348,31 +481,82 @@ static void sched_one(struct ctrl *c, struct sched_pass *sp, const cJSON *pod)
 	sched_event(c, pod, "Normal", "Scheduled", msg);
 }
 
+/* CRC-32 of a JSON value's text (0 when absent). */
+static uint32_t sched_crc_json(uint32_t crc, const cJSON *v)
+{
+	if (!v)
+		return crc;
+	char *t = cJSON_PrintUnformatted(v);
+	if (t)
+		crc = k32_crc32(crc, t, strlen(t));
+	cJSON_free(t);
+	return crc;
+}
+
+/*
+ * The cluster as a parked pod saw it: what any filter reads of each node, and the room its
+ * bound pods leave. Heartbeats (condition times, Lease renewals) do not change it.
+ */
+static uint32_t sched_fingerprint(const struct sched_pass *sp)
+{
+	uint32_t crc = k32_crc32(0, &sp->count, sizeof(sp->count));
+	for (uint32_t i = 0; i < sp->count; i++) {
+		const struct sched_node *n = &sp->nodes[i];
+		uint64_t nums[4] = {n->mem_limited ? n->mem_alloc : UINT64_MAX, n->mem_used,
+				    n->pods_alloc, n->pods_used};
+		crc = k32_crc32(crc, n->name, strlen(n->name) + 1);
+		crc = k32_crc32(crc, nums, sizeof(nums));
+		crc = k32_crc32(crc, n->hw, strlen(n->hw) + 1);
+		crc = sched_crc_json(crc, k32_json_find(n->node, "metadata.labels"));
+		crc = sched_crc_json(crc, cJSON_GetObjectItem(n->node, "spec"));
+		const char *ready = ctrl_cond_status(n->node, "Ready");
+		crc = k32_crc32(crc, ready ? ready : "-", strlen(ready ? ready : "-") + 1);
+	}
+	return crc;
+}
+
+/* The earliest time a queued pod may be tried (accumulated over the entries). */
+struct sched_wake {
+	const struct ctrl *c;
+	uint64_t at;
+};
+
+static void sched_wake_of(struct ctrl_schedq_ent *e, void *ctx)
+{
+	struct sched_wake *w = ctx;
+	uint64_t t = e->retry_us;
+	if (e->parked_us && e->fp == w->c->sched_fp) {
+		uint64_t flush = e->parked_us + (uint64_t)K32_CTRL_SCHED_PARK_MAX_S * 1000000u;
+		if (flush > t)
+			t = flush;
+	}
+	if (t < w->at)
+		w->at = t;
+}
+
 void ctrl_sched_pass(struct ctrl *c)
 {
 	struct sched_pass sp;
 	memset(&sp, 0, sizeof(sp));
+	sp.now = ctrl_now_us(c);
+	c->sched_pass++;
 	cJSON *nodes = ctrl_list_array(c, "/api/v1/nodes", NULL);
 	if (!nodes)
 		return;
 	int total = cJSON_GetArraySize(nodes);
 	sp.nodes_len = (total ? (size_t)total : 1) * sizeof(*sp.nodes);
 	sp.nodes = ctrl_zalloc(sp.nodes_len);
-	sp.pending = cJSON_CreateArray();
-	if (!sp.nodes || !sp.pending) {
+	sp.ready = ctrl_zalloc(sizeof(*sp.ready));
+	sp.moved = ctrl_zalloc(sizeof(*sp.moved));
+	struct sched_cand *order = NULL;
+	size_t order_len = 2 * K32_CTRL_BATCH * sizeof(*order);
+	if (!sp.nodes || !sp.ready || !sp.moved) {
 		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "scheduler: out of memory");
 		goto out;
 	}
 	const cJSON *node;
 	cJSON_ArrayForEach(node, nodes)
 	{
-		if (sp.count >= K32_CTRL_MAX_NODES) {
-			k32_log(K32_LOG_WARN, "ctrl",
-				"scheduler: %d nodes, K32_CTRL_MAX_NODES is %u: the rest are not "
-				"considered; raise the limit",
-				total, (unsigned)K32_CTRL_MAX_NODES);
-			break;
-		}
 		struct sched_node *n = &sp.nodes[sp.count];
 		n->node = node;
 		n->name = ctrl_jstr(node, "metadata.name");
@@ -396,19 +580,58 @@ void ctrl_sched_pass(struct ctrl *c)
 	if (ctrl_list(c, "/apis/kube32.io/v1alpha1/devices", sched_device, &sp))
 		k32_err_clear(&c->perr);
 	if (ctrl_list(c, "/api/v1/pods", sched_pod, &sp))
+		goto out; /* a partial view: no sweep, no fingerprint */
+	/* parked pods wait for a change: was there one since the last pass? */
+	bool changed = sched_fingerprint(&sp) != c->sched_fp;
+	order = ctrl_zalloc(order_len);
+	if (!order) {
+		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "scheduler: out of memory");
 		goto out;
-	ctrl_sort_by_age(sp.pending);
-	const cJSON *pod;
-	cJSON_ArrayForEach(pod, sp.pending)
-	{
-		if (!ctrl_charge(c))
-			break;
-		sched_one(c, &sp, pod);
 	}
-	if (sp.pending_more)
-		c->more = true;
+	uint32_t n = 0, left = sp.ready->more;
+	for (uint32_t i = 0; i < sp.ready->n; i++)
+		order[n++] = sp.ready->c[i];
+	sp.ready->n = 0; /* the copies now belong to order */
+	if (changed) {
+		for (uint32_t i = 0; i < sp.moved->n; i++)
+			order[n++] = sp.moved->c[i];
+		sp.moved->n = 0;
+		left += sp.moved->more;
+	}
+	qsort(order, n, sizeof(*order), sched_cand_cmp);
+	uint32_t tried = 0;
+	for (; tried < n && tried < K32_CTRL_BATCH && ctrl_charge(c); tried++)
+		sched_one(c, &sp, &order[tried]);
+	left += n - tried;
+	for (uint32_t i = 0; i < n; i++)
+		cJSON_Delete(order[i].pod);
+	/* the pods that failed now carry the cluster as they saw it, after this pass's binds */
+	uint32_t fp = sched_fingerprint(&sp);
+	for (uint32_t i = 0; i < tried; i++) {
+		struct ctrl_schedq_ent *e = ctrl_schedq_find(&c->schedq, order[i].key, false);
+		if (e && e->parked_us == sp.now)
+			e->fp = fp;
+	}
+	c->sched_fp = fp;
+	ctrl_schedq_sweep(c->schedq, c->sched_pass);
+	if (left)
+		c->more = true; /* pods it could try remain: not a spin, each try parks a pod */
+	struct sched_wake w = {c, UINT64_MAX};
+	ctrl_schedq_each(c->schedq, sched_wake_of, &w);
+	if (w.at != UINT64_MAX)
+		c->requeue_us = w.at > sp.now ? w.at : sp.now + 1;
+	if (sp.untracked && (!c->sched_full_log_us || sp.now - c->sched_full_log_us > 60000000u)) {
+		c->sched_full_log_us = sp.now ? sp.now : 1;
+		k32_log(K32_LOG_WARN, "ctrl",
+			"scheduler: %" PRIu32 " pending pods wait outside the scheduling queue, "
+			"which holds K32_CTRL_SCHED_QUEUE_MAX=%u; they are considered as the "
+			"queue drains (raise the limit for clusters this size)",
+			sp.untracked, (unsigned)K32_CTRL_SCHED_QUEUE_MAX);
+	}
 out:
+	ctrl_free(order, order_len);
 	ctrl_free(sp.nodes, sp.nodes_len);
-	cJSON_Delete(sp.pending);
+	sched_cands_free(sp.ready);
+	sched_cands_free(sp.moved);
 	cJSON_Delete(nodes);
 }

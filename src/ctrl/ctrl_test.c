@@ -393,9 +393,12 @@ static void test_sched_fit_accumulates(void **state)
 	assert_non_null(strstr(msg, "0/1 nodes are available: 1 Insufficient memory."));
 	assert_non_null(
 	    strstr(msg, "a: pod needs 57344 bytes (limits + 16384 overhead), 8192 of 122880 free"));
-	/* a freed slot (p1 deleted) lets p3 in on the next pass */
+	/* a freed slot (p1 deleted) lets p3 in once its backoff (1 s after one failure) ends */
 	must(req(fx, "DELETE", "/api/v1/namespaces/default/pods/p1?gracePeriodSeconds=0", NULL),
 	     200, fx, "delete p1");
+	run(fx, CTRL_SCHEDULER);
+	assert_string_equal(pod_node(fx, "default", "p3", n3, sizeof(n3)), "");
+	fx->now_us += K32_CTRL_SCHED_BACKOFF_INITIAL_MS * 1000u;
 	run(fx, CTRL_SCHEDULER);
 	assert_string_equal(pod_node(fx, "default", "p3", n3, sizeof(n3)), "a");
 	/* the bound pod has PodScheduled=True and a Scheduled event */
@@ -423,6 +426,7 @@ static void test_sched_spread_and_empty(void **state)
 	node_add(fx, "n2", "1Mi", 10, NULL, NULL, NULL);
 	pod_add(fx, "default", "s1", "100Ki", NULL, NULL);
 	pod_add(fx, "default", "s2", "100Ki", NULL, NULL);
+	fx->now_us += K32_CTRL_SCHED_BACKOFF_INITIAL_MS * 1000u; /* lonely's backoff */
 	run(fx, CTRL_SCHEDULER);
 	char a[32], b[32];
 	pod_node(fx, "default", "s1", a, sizeof(a));
@@ -430,6 +434,179 @@ static void test_sched_spread_and_empty(void **state)
 	assert_true(a[0] && b[0]);
 	assert_string_not_equal(a, b);
 	assert_true(pod_node(fx, "default", "lonely", n, sizeof(n))[0] != 0);
+}
+
+/* The store's current revision (from a list). */
+static uint64_t cm_list_rev(struct fx *fx)
+{
+	cJSON *l = get(fx, "/api/v1/namespaces/default/configmaps");
+	uint64_t rev = strtoull(ctrl_jstr(l, "metadata.resourceVersion"), NULL, 10);
+	cJSON_Delete(l);
+	return rev;
+}
+
+/* Runs the scheduler as its task would for secs of fake time: whenever it asked to run
+ * again (more, or the wake-up time it asked for), and once per second besides (as watch
+ * events could trigger it); returns the passes run. */
+static int sched_for(struct fx *fx, int secs)
+{
+	int passes = 0;
+	for (int t = 0; t < secs * 10; t++) {
+		fx->now_us += 100000;
+		bool more = true;
+		for (int i = 0; more && i < 50; i++) {
+			struct k32_err err;
+			uint64_t due = fx->ctrl->requeue_us;
+			if (i == 0 && t % 10 && (!due || fx->now_us < due))
+				break;
+			if (ctrl_run_once(fx->ctrl, CTRL_SCHEDULER, &more, &err))
+				fail_msg("ctrl_run_once: %s", err.msg);
+			passes++;
+		}
+	}
+	return passes;
+}
+
+/*
+ * The scheduling queue: 100 pods that fit nowhere are each tried, then parked; with nothing
+ * changing, 30 s of passes write (almost) nothing, and a pod that fits is placed at once.
+ * Before the queue, each pass took the 32 oldest pending pods and ran again at once (a
+ * spin), re-counting their events: thousands of revisions a second, and pods past the 32nd
+ * were never tried.
+ */
+static void test_sched_queue(void **state)
+{
+	struct fx *fx = *state;
+	node_add(fx, "small", "64Ki", 200, NULL, NULL, NULL);
+	for (int i = 0; i < 100; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "big-%03d", i);
+		pod_add(fx, "default", name, "1Mi", NULL, NULL);
+	}
+	int passes = sched_for(fx, 2);
+	/* every one of the 100 was tried: each has its FailedScheduling event */
+	char msg[K32_CTRL_MSG_LEN];
+	for (int i = 0; i < 100; i += 33) {
+		char name[16];
+		snprintf(name, sizeof(name), "big-%03d", i);
+		event_msg(fx, name, "FailedScheduling", msg, sizeof(msg));
+		if (!strstr(msg, "Insufficient memory"))
+			fail_msg("%s: not tried (event \"%s\")", name, msg);
+	}
+	event_msg(fx, "big-099", "FailedScheduling", msg, sizeof(msg));
+	assert_non_null(strstr(msg, "Insufficient memory"));
+	assert_true(passes < 40);
+	assert_int_equal(ctrl_schedq_count(fx->ctrl->schedq), 100);
+	/* nothing changes for 30 s: the store stays (nearly) still */
+	uint64_t rev0 = cm_list_rev(fx);
+	passes = sched_for(fx, 30);
+	uint64_t rev1 = cm_list_rev(fx);
+	if (rev1 - rev0 > 5)
+		fail_msg("30 s of an idle cluster with 100 unschedulable pods wrote %llu revisions",
+			 (unsigned long long)(rev1 - rev0));
+	assert_true(passes <= 40); /* the once-a-second triggers, no spin */
+	/* a pod that fits is placed on the next pass, ahead of the parked ones */
+	pod_add(fx, "default", "fits", "8Ki", NULL, NULL);
+	run(fx, CTRL_SCHEDULER);
+	char node[32];
+	assert_string_equal(pod_node(fx, "default", "fits", node, sizeof(node)), "small");
+	/* room appears (a big node): the parked pods are tried again after their backoff */
+	node_add(fx, "big", "256Mi", 200, NULL, NULL, NULL);
+	sched_for(fx, 12);
+	for (int i = 0; i < 100; i += 9) {
+		char name[16];
+		snprintf(name, sizeof(name), "big-%03d", i);
+		assert_string_equal(pod_node(fx, "default", name, node, sizeof(node)), "big");
+	}
+	assert_int_equal(ctrl_schedq_count(fx->ctrl->schedq), 0);
+}
+
+/* Backoff doubles per failed attempt up to its maximum; a failure that repeats with the
+ * same message writes its event once per K32_CTRL_SCHED_EVENT_INTERVAL_S. */
+static void test_sched_backoff(void **state)
+{
+	struct fx *fx = *state;
+	node_add(fx, "tiny", "16Ki", 10, NULL, NULL, NULL);
+	pod_add(fx, "default", "huge", "1Mi", NULL, NULL);
+	run(fx, CTRL_SCHEDULER);
+	cJSON *p = get(fx, "/api/v1/namespaces/default/pods/huge");
+	uint64_t key = ctrl_schedq_key(ctrl_jstr(p, "metadata.uid"));
+	cJSON_Delete(p);
+	struct ctrl_schedq_ent *e = ctrl_schedq_find(&fx->ctrl->schedq, key, false);
+	assert_non_null(e);
+	assert_int_equal(e->attempts, 1);
+	assert_int_equal(e->retry_us - e->tried_us, K32_CTRL_SCHED_BACKOFF_INITIAL_MS * 1000u);
+	uint64_t first_event = e->event_us;
+	/* a node changes each time (a label): the pod is tried after each backoff */
+	uint64_t want_ms = K32_CTRL_SCHED_BACKOFF_INITIAL_MS;
+	for (int i = 2; i <= 6; i++) {
+		char body[96];
+		snprintf(body, sizeof(body), "{\"metadata\":{\"labels\":{\"round\":\"%d\"}}}", i);
+		must(req(fx, "PATCH", "/api/v1/nodes/tiny", body), 200, fx, "label");
+		run(fx, CTRL_SCHEDULER); /* still backing off: not tried */
+		e = ctrl_schedq_find(&fx->ctrl->schedq, key, false);
+		assert_int_equal(e->attempts, (uint32_t)i - 1);
+		fx->now_us = e->retry_us;
+		run(fx, CTRL_SCHEDULER);
+		e = ctrl_schedq_find(&fx->ctrl->schedq, key, false);
+		assert_int_equal(e->attempts, (uint32_t)i);
+		want_ms = want_ms * 2 > K32_CTRL_SCHED_BACKOFF_MAX_MS
+			      ? K32_CTRL_SCHED_BACKOFF_MAX_MS
+			      : want_ms * 2;
+		assert_int_equal(e->retry_us - e->tried_us, want_ms * 1000u);
+	}
+	assert_int_equal(e->event_us, first_event); /* same message: the event was not rewritten */
+	/* without a change, the pod is tried again only after K32_CTRL_SCHED_PARK_MAX_S */
+	fx->now_us += 20000000;
+	run(fx, CTRL_SCHEDULER);
+	assert_int_equal(ctrl_schedq_find(&fx->ctrl->schedq, key, false)->attempts, 6);
+	fx->now_us += (uint64_t)K32_CTRL_SCHED_PARK_MAX_S * 1000000u;
+	run(fx, CTRL_SCHEDULER);
+	e = ctrl_schedq_find(&fx->ctrl->schedq, key, false);
+	assert_int_equal(e->attempts, 7);
+	assert_true(e->event_us > first_event); /* the interval passed: counted again */
+	/* a deleted pod leaves the queue */
+	must(req(fx, "DELETE", "/api/v1/namespaces/default/pods/huge?gracePeriodSeconds=0", NULL),
+	     200, fx, "delete");
+	run(fx, CTRL_SCHEDULER);
+	assert_null(ctrl_schedq_find(&fx->ctrl->schedq, key, false));
+}
+
+/* The queue's table: many keys in, removal by backward shift keeps every other key found. */
+static void test_schedq_table(void **state)
+{
+	(void)state;
+	struct ctrl_schedq *q = NULL;
+	char uid[32];
+	for (int i = 0; i < 1000; i++) {
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		struct ctrl_schedq_ent *e = ctrl_schedq_find(&q, ctrl_schedq_key(uid), true);
+		assert_non_null(e);
+		e->seen = (uint32_t)(i % 3 ? 1 : 2);
+		e->attempts = (uint32_t)i;
+	}
+	assert_int_equal(ctrl_schedq_count(q), 1000);
+	ctrl_schedq_sweep(q, 1); /* drops the third seen in "pass 2" */
+	for (int i = 0; i < 1000; i++) {
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		struct ctrl_schedq_ent *e = ctrl_schedq_find(&q, ctrl_schedq_key(uid), false);
+		if (i % 3) {
+			assert_non_null(e);
+			assert_int_equal(e->attempts, (uint32_t)i);
+		} else {
+			assert_null(e);
+		}
+	}
+	for (int i = 1; i < 1000; i += 3) {
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		ctrl_schedq_remove(q, ctrl_schedq_key(uid));
+	}
+	for (int i = 2; i < 1000; i += 3) {
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		assert_non_null(ctrl_schedq_find(&q, ctrl_schedq_key(uid), false));
+	}
+	assert_int_equal(ctrl_schedq_count(q), 333);
+	ctrl_schedq_free(q);
 }
 
 /* Hardware from Devices: a Device naming the node gives it "i2c:<model>". */
@@ -1594,6 +1771,9 @@ int main(void)
 	    cmocka_unit_test(test_time_and_hardware),
 	    cmocka_unit_test(test_sched_table),
 	    cmocka_unit_test_setup_teardown(test_sched_fit_accumulates, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_sched_queue, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_sched_backoff, fx_setup, fx_teardown),
+	    cmocka_unit_test(test_schedq_table),
 	    cmocka_unit_test_setup_teardown(test_sched_spread_and_empty, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_sched_device_hardware, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_rs_scale, fx_setup, fx_teardown),
