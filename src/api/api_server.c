@@ -495,6 +495,18 @@ static bool api_route_resource(struct api_req *rq, char **seg, size_t n, struct 
 				     rq->sub, rq->ns, rq->name);
 			return false;
 		}
+		if (!strcmp(plural, "pods") && !strcmp(rq->sub, "ephemeralcontainers")) {
+			/* kubectl debug reads details of this 404 (and panicked without them) */
+			api_fail_set(
+			    f, 404, "NotFound",
+			    "pods/ephemeralcontainers is not supported by kube32: a pod is "
+			    "one WebAssembly module, with no containers to add; read its "
+			    "output with kubectl logs %s, or deploy a debug build of the "
+			    "module",
+			    rq->name);
+			snprintf(f->kind, sizeof(f->kind), "pods");
+			return false;
+		}
 		bool ok = false;
 		for (size_t k = 0; k < sizeof(subs) / sizeof(subs[0]); k++)
 			if (!strcmp(rq->sub, subs[k].name) && (rq->res->subresources & subs[k].bit))

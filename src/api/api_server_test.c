@@ -1343,6 +1343,13 @@ static void test_query_limits(void **state)
 	target[o + 600] = 0;
 	assert_int_equal(api_watch_open(fx->api, target, &w, &err), K32_ERR_INVALID_ARGS);
 	assert_non_null(strstr(err.msg, "labelSelector"));
+	/* every 404 has details (kubectl debug dereferences them and panicked without) */
+	EXPECT(fx, 404, req(fx, "GET", "/api/v1/nope", NULL));
+	expect_msg(fx, "\"details\":{}");
+	EXPECT(fx, 404,
+	       req(fx, "PATCH", "/api/v1/namespaces/qlim/pods/x/ephemeralcontainers", "{}"));
+	expect_msg(fx, "not supported by kube32");
+	expect_msg(fx, "\"details\":{\"kind\":\"pods\"}");
 }
 
 int main(void)

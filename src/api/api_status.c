@@ -157,7 +157,8 @@ cJSON *api_fail_to_json(const struct api_fail *f)
 	cJSON_AddStringToObject(st, "status", "Failure");
 	cJSON_AddStringToObject(st, "message", f->message);
 	cJSON_AddStringToObject(st, "reason", f->reason ? f->reason : "InternalError");
-	if (f->name[0] || f->kind[0] || f->cause_count || f->retry_after_s) {
+	/* a 404 always has details, as kube-apiserver's do (kubectl debug dereferences them) */
+	if (f->name[0] || f->kind[0] || f->cause_count || f->retry_after_s || f->code == 404) {
 		cJSON *d = cJSON_AddObjectToObject(st, "details");
 		if (d && f->name[0])
 			cJSON_AddStringToObject(d, "name", f->name);

@@ -219,6 +219,7 @@ check get-deploy-ready '^web +1/1 +1 +1 ' kn get deploy web
 
 # ---- pods, wait, delete --------------------------------------------------------------------
 check run '^pod/p1 created$' kn run p1 --image=blinky.wasm --labels=app=blinky
+check debug-unsupported 'ephemeral containers are disabled for this cluster .*not supported by kube32' kn debug p1 --image=busybox
 check get-pod '^p1 +0/1 +Pending +0 +[0-9]+s$' kn get pod p1
 check get-pod-wide '^p1 +0/1 +Pending +0 +[0-9]+s +<none> +<none> +<none> +<none>$' kn get pod p1 -o wide
 check pod-field-selector '^p1 ' kn get pods --field-selector status.phase=Pending
