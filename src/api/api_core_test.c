@@ -365,13 +365,139 @@ static void test_openapi(void **state)
 	cJSON_Delete(doc);
 }
 
+/* ---- /openapi/v2 ------------------------------------------------------------------------ */
+
+/* A protobuf field read back: number, wire type, and for length-delimited ones the bytes. */
+struct pb_rd {
+	const uint8_t *p, *end;
+};
+
+static bool pb_varint_rd(struct pb_rd *r, uint64_t *v)
+{
+	*v = 0;
+	for (int s = 0; s < 64 && r->p < r->end; s += 7) {
+		uint8_t b = *r->p++;
+		*v |= (uint64_t)(b & 0x7f) << s;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* The next field; false at the end (a malformed message fails the test). */
+static bool pb_next(struct pb_rd *r, uint32_t *field, struct pb_rd *sub)
+{
+	if (r->p >= r->end)
+		return false;
+	uint64_t key, len = 0;
+	assert_true(pb_varint_rd(r, &key));
+	*field = (uint32_t)(key >> 3);
+	switch (key & 7) {
+	case 0:
+		assert_true(pb_varint_rd(r, &len));
+		sub->p = sub->end = r->p;
+		return true;
+	case 1:
+		assert_true(r->end - r->p >= 8);
+		r->p += 8;
+		sub->p = sub->end = r->p;
+		return true;
+	case 2:
+		assert_true(pb_varint_rd(r, &len));
+		assert_true((uint64_t)(r->end - r->p) >= len);
+		sub->p = r->p;
+		sub->end = r->p + len;
+		r->p += len;
+		return true;
+	default:
+		fail_msg("unexpected wire type %u", (unsigned)(key & 7));
+	}
+	return false;
+}
+
+static bool pb_is(const struct pb_rd *r, const char *s)
+{
+	return (size_t)(r->end - r->p) == strlen(s) && !memcmp(r->p, s, strlen(s));
+}
+
+static void test_openapi_v2(void **state)
+{
+	(void)state;
+	cJSON *doc = api_openapi_v2();
+	assert_non_null(doc);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(doc, "swagger")), "2.0");
+	const cJSON *defs = cJSON_GetObjectItem(doc, "definitions");
+	assert_non_null(cJSON_GetObjectItem(defs, "io.k8s.api.apps.v1.Deployment"));
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "paths"),
+					    "/apis/apps/v1/namespaces/{namespace}/deployments"));
+	char *text = cJSON_PrintUnformatted(doc);
+	assert_null(strstr(text, "#/components/")); /* refs point into definitions */
+	assert_null(strstr(text, "\"allOf\""));	    /* wrapped refs unwrapped */
+	assert_non_null(strstr(
+	    text, "\"$ref\":\"#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta\""));
+	assert_non_null(strstr(text, "{\"name\":\"fieldValidation\",\"in\":\"query\","
+				     "\"uniqueItems\":true,\"type\":\"string\"}"));
+	cJSON_free(text);
+
+	struct k32_buf pb;
+	struct k32_err err;
+	k32_buf_init(&pb, k32_default_allocator(), 8 << 20, "test");
+	assert_int_equal(api_openapi_v2_pb(doc, &pb, &err), K32_OK);
+	struct pb_rd r = {pb.data, pb.data + pb.len}, sub;
+	uint32_t f;
+	int defs_seen = 0, paths_seen = 0;
+	bool version = false, gvk = false;
+	while (pb_next(&r, &f, &sub)) {
+		if (f == 1)
+			version = pb_is(&sub, "2.0");
+		if (f == 8) { /* Paths: NamedPathItem = 2 */
+			struct pb_rd pr = sub, item;
+			uint32_t g;
+			while (pb_next(&pr, &g, &item))
+				paths_seen += g == 2;
+		}
+		if (f != 9)
+			continue;
+		struct pb_rd dr = sub, named; /* Definitions: NamedSchema = 1 */
+		uint32_t g;
+		while (pb_next(&dr, &g, &named)) {
+			assert_int_equal(g, 1);
+			defs_seen++;
+			struct pb_rd nr = named, v, name = {0};
+			uint32_t h;
+			while (pb_next(&nr, &h, &v)) {
+				if (h == 1)
+					name = v;
+				if (h != 2 || !name.p ||
+				    !pb_is(&name, "io.k8s.api.apps.v1.Deployment"))
+					continue;
+				struct pb_rd sr = v, x; /* Schema: vendor_extension = 31 */
+				uint32_t k;
+				while (pb_next(&sr, &k, &x)) {
+					struct pb_rd xr = x, xn;
+					uint32_t m;
+					if (k == 31 && pb_next(&xr, &m, &xn) && m == 1 &&
+					    pb_is(&xn, "x-kubernetes-group-version-kind"))
+						gvk = true;
+				}
+			}
+		}
+	}
+	assert_true(version);
+	assert_int_equal(defs_seen, cJSON_GetArraySize(defs));
+	assert_int_equal(paths_seen, cJSON_GetArraySize(cJSON_GetObjectItem(doc, "paths")));
+	assert_true(gvk);
+	k32_buf_fini(&pb);
+	cJSON_Delete(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_registry),	    cmocka_unit_test(test_status),
 	    cmocka_unit_test(test_label_selectors), cmocka_unit_test(test_field_selectors),
 	    cmocka_unit_test(test_discovery),	    cmocka_unit_test(test_time),
-	    cmocka_unit_test(test_openapi),
+	    cmocka_unit_test(test_openapi),	    cmocka_unit_test(test_openapi_v2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

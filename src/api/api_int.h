@@ -8,6 +8,7 @@
  *   api_select.c    label and field selector parser + matcher.
  *   api_discovery.c /version, /api, /apis, per-group-version lists, aggregated discovery.
  *   api_openapi.c   /openapi/v3 index and per-group-version documents.
+ *   api_openapi_v2.c /openapi/v2 from the same schemas, as JSON or protobuf.
  *   api_table.c     Table output (as=Table) per kind.
  *   api_validate.c  defaulting and validation per kind (422 Invalid with field causes).
  *   api_patch.c     JSON merge patch, strategic merge patch, JSON patch.
@@ -237,6 +238,10 @@ cJSON *api_discovery_group(const char *group);
 cJSON *api_openapi_index(void);
 /* /openapi/v3/api/v1 or /openapi/v3/apis/<g>/<v>; NULL if not served. */
 cJSON *api_openapi_group_version(const char *group, const char *version);
+/* The Swagger 2.0 document (/openapi/v2) from the same schemas and paths (api_openapi_v2.c). */
+cJSON *api_openapi_v2(void);
+/* doc (from api_openapi_v2) as gnostic's openapi_v2.Document protobuf, appended to out. */
+k32_status_t api_openapi_v2_pb(const cJSON *doc, struct k32_buf *out, struct k32_err *err);
 
 /* ---- Table output ---------------------------------------------------------------------- */
 

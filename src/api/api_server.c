@@ -445,6 +445,35 @@ static void api_not_found_path(struct api_out *out, const char *path)
 	api_out_fail(out, &f);
 }
 
+/* /openapi/v2 as protobuf when the client asks for it (kubectl 1.27/1.28), else as JSON. */
+static void api_openapi_v2_serve(const struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	api_fail_clear(&f);
+	cJSON *doc = api_openapi_v2();
+	if (!doc) {
+		api_fail_set(&f, 500, "InternalError", "out of memory building /openapi/v2");
+		api_out_fail(out, &f);
+		return;
+	}
+	if (!strstr(rq->accept, "protobuf")) {
+		api_out_json(out, 200, doc);
+		return;
+	}
+	struct k32_err err;
+	k32_buf_reset(out->body);
+	if (api_openapi_v2_pb(doc, out->body, &err)) {
+		k32_buf_reset(out->body);
+		api_fail_set(&f, 500, "InternalError", "/openapi/v2: %s", err.msg);
+		api_out_fail(out, &f);
+	} else {
+		out->code = 200;
+		snprintf(out->ctype, sizeof(out->ctype), "%s",
+			 "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+	}
+	cJSON_Delete(doc);
+}
+
 static bool api_route_resource(struct api_req *rq, char **seg, size_t n, struct api_fail *f)
 {
 	/* seg: [namespaces, ns,] plural [, name [, sub]] */
@@ -554,6 +583,10 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 		api_out_text(out, 200, "text/plain; charset=utf-8", "ok", 2);
 		return;
 	}
+	if (n == 2 && !strcmp(seg[0], "openapi") && !strcmp(seg[1], "v2")) {
+		api_openapi_v2_serve(rq, out);
+		return;
+	}
 	if (n >= 1 && !strcmp(seg[0], "openapi")) {
 		cJSON *doc = NULL;
 		if (n == 2 && !strcmp(seg[1], "v3"))
@@ -563,7 +596,6 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 		else if (n == 5 && !strcmp(seg[1], "v3") && !strcmp(seg[2], "apis"))
 			doc = api_openapi_group_version(seg[3], seg[4]);
 		if (!doc) {
-			/* /openapi/v2 must be 404: kubectl cannot parse a JSON v2 document */
 			api_not_found_path(out, rq->path);
 			return;
 		}
