@@ -565,6 +565,12 @@ _Static_assert(K32_HTTP_GZIP_MEM_LEVEL >= 1 && K32_HTTP_GZIP_MEM_LEVEL <= 9,
  * take gzip, and served again while the store has not moved (api_cache.c). Each entry takes
  * up to K32_API_LIST_CACHE_MAX_BYTES (compressed; larger lists are not kept) plus its key.
  * 1..64 entries. */
+/* Distinct (verb, resource, subresource, code) series of apiserver_request_total that
+ * /metrics keeps; requests past them are counted in kube32_apiserver_request_series_dropped. */
+#ifndef K32_API_METRICS_SERIES
+#define K32_API_METRICS_SERIES 128
+#endif
+
 #ifndef K32_API_LIST_CACHE_ENTRIES
 #define K32_API_LIST_CACHE_ENTRIES 4
 #endif

@@ -583,6 +583,10 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 		api_out_text(out, 200, "text/plain; charset=utf-8", "ok", 2);
 		return;
 	}
+	if (n == 1 && !strcmp(seg[0], "metrics") && get) {
+		api_metrics_serve(api, out);
+		return;
+	}
 	if (n == 2 && !strcmp(seg[0], "openapi") && !strcmp(seg[1], "v2")) {
 		api_openapi_v2_serve(rq, out);
 		return;
@@ -714,12 +718,16 @@ static void api_serve(struct api_server *api, struct api_req *rq, struct api_out
 {
 	struct api_fail f;
 	api_fail_clear(&f);
+	uint64_t t0 = k32_now_us();
 	rq->table = strstr(rq->accept, "as=Table") != NULL;
 	if (api_query_check(rq, &f)) {
+		struct api_fail ignored;
+		api_fail_clear(&ignored);
+		(void)api_route_target(rq, &ignored); /* only to name the resource in /metrics */
 		api_out_fail(out, &f);
-		return;
-	}
-	api_route(api, rq, out);
+	} else
+		api_route(api, rq, out);
+	api_metrics_record(&api->metrics, rq, out->code, k32_now_us() - t0);
 }
 
 bool api_http_authenticate(void *ctx, struct http_request *req, struct http_response *resp)
@@ -899,6 +907,7 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 	api->log_ctx = cfg->log_ctx;
 	k32_plat()->mutex_init(&api->mu);
 	api_cache_init(&api->lists);
+	api_metrics_init(&api->metrics);
 	snprintf(api->admin.user, sizeof(api->admin.user), "admin");
 	api->admin.admin = true;
 	snprintf(api->server_addr, sizeof(api->server_addr), "%s",
@@ -930,6 +939,7 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 	return K32_OK;
 out_free:
 	api_cache_fini(&api->lists);
+	api_metrics_fini(&api->metrics);
 	k32_plat()->mutex_fini(&api->mu);
 	api_free(api, sizeof(*api));
 	return st;
@@ -946,6 +956,7 @@ void api_server_free(struct api_server *api)
 		return;
 	api_ns_janitor_stop(api);
 	api_cache_fini(&api->lists);
+	api_metrics_fini(&api->metrics);
 	k32_plat()->mutex_fini(&api->mu);
 	api_free(api, sizeof(*api));
 }

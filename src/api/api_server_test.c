@@ -185,7 +185,8 @@ static void test_crud(void **state)
 	/* routing errors */
 	EXPECT(fx, 405, req(fx, "PUT", "/api/v1/namespaces/crud/configmaps", "{}"));
 	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/crud/widgets", NULL));
-	EXPECT(fx, 404, req(fx, "GET", "/openapi/v2", NULL));
+	EXPECT(fx, 200, req(fx, "GET", "/openapi/v2", NULL));
+	assert_non_null(strstr(k32_buf_cstr(&fx->out), "\"swagger\":\"2.0\""));
 	EXPECT(fx, 200, req(fx, "GET", "/apis", NULL));
 	EXPECT(fx, 200, req(fx, "GET", "/openapi/v3/apis/apps/v1", NULL));
 	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/crud/nodes/x", NULL));
@@ -1350,6 +1351,15 @@ static void test_query_limits(void **state)
 	       req(fx, "PATCH", "/api/v1/namespaces/qlim/pods/x/ephemeralcontainers", "{}"));
 	expect_msg(fx, "not supported by kube32");
 	expect_msg(fx, "\"details\":{\"kind\":\"pods\"}");
+	/* /metrics counts what was answered, by verb, resource and code */
+	EXPECT(fx, 200, req(fx, "GET", "/metrics", NULL));
+	expect_msg(fx, "# TYPE apiserver_request_total counter\n");
+	expect_msg(fx, "apiserver_request_total{verb=\"DELETECOLLECTION\",group=\"\","
+		       "resource=\"configmaps\",subresource=\"\",code=\"400\"} 3\n");
+	expect_msg(fx, "apiserver_request_total{verb=\"PATCH\",group=\"\",resource=\"pods\","
+		       "subresource=\"ephemeralcontainers\",code=\"404\"} 1\n");
+	expect_msg(fx, "apiserver_request_duration_seconds_bucket{verb=\"POST\",le=\"+Inf\"}");
+	expect_msg(fx, "# TYPE kube32_store_revision gauge\nkube32_store_revision ");
 }
 
 int main(void)

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "api/api.h"
+#include "base/k32_prom.h"
 #include "api/api_int.h"
 #include "platform/k32_platform.h"
 
@@ -37,6 +38,7 @@ struct api_series {
 };
 
 struct api_req;
+struct api_out;
 
 /* Compressed renderings of recent lists (api_cache.c). */
 struct api_cache_entry {
@@ -61,6 +63,41 @@ bool api_cache_get(struct api_list_cache *c, const char *key, uint64_t rev, stru
 void api_cache_put(struct api_list_cache *c, const char *key, uint64_t rev, const void *data,
 		   size_t len);
 
+/* What /metrics reports of the requests (api_metrics.c). */
+enum api_mverb {
+	API_MV_GET,
+	API_MV_LIST,
+	API_MV_WATCH,
+	API_MV_POST,
+	API_MV_PUT,
+	API_MV_PATCH,
+	API_MV_APPLY,
+	API_MV_DELETE,
+	API_MV_DELETECOLLECTION,
+	API_MV_OTHER,
+	API_MV_COUNT
+};
+struct api_metric_series {
+	const struct api_resource *res; /* NULL for non-resource paths */
+	const char *sub;		/* static: the subresource, "" or "other" */
+	uint16_t code;			/* HTTP status */
+	uint8_t verb;			/* enum api_mverb */
+	uint64_t count;
+};
+struct api_metrics {
+	struct k32_mutex mu;
+	struct api_metric_series series[K32_API_METRICS_SERIES];
+	uint32_t nseries;
+	uint64_t dropped; /* requests whose series did not fit */
+	struct k32_prom_hist latency[API_MV_COUNT];
+};
+void api_metrics_init(struct api_metrics *m);
+void api_metrics_fini(struct api_metrics *m);
+/* Counts one answered request (code 0: it became a watch stream) that took us. */
+void api_metrics_record(struct api_metrics *m, const struct api_req *rq, int code, uint64_t us);
+/* GET /metrics: the Prometheus text of the requests, watches and the store. */
+void api_metrics_serve(struct api_server *api, struct api_out *out);
+
 struct api_server {
 	struct store *store;
 	_Atomic(struct http_server *) http; /* for waking watch streams; may be NULL; set
@@ -84,6 +121,7 @@ struct api_server {
 	api_log_fn log_fn;	  /* pod logs, or NULL */
 	void *log_ctx;
 	struct api_list_cache lists; /* gzip renderings of plain lists (api_cache.c) */
+	struct api_metrics metrics;  /* what /metrics reports (api_metrics.c) */
 };
 
 struct api_req {

@@ -18,6 +18,7 @@
 #include "base/k32_crc32.h"
 #include "base/k32_json.h"
 #include "base/k32_log.h"
+#include "base/k32_prom.h"
 #include "base/k32_status.h"
 
 /* ---- status ---------------------------------------------------------------------------- */
@@ -604,6 +605,42 @@ static void test_base64(void **state)
 	assert_memory_equal(dec, "foobar", 6);
 }
 
+/* Prometheus text: families, escaped labels, cumulative histogram buckets. */
+static void test_prom(void **state)
+{
+	(void)state;
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 4096, "prom");
+	char labels[64] = "";
+	assert_true(k32_prom_label(labels, sizeof(labels), "verb", "GET"));
+	assert_true(k32_prom_label(labels, sizeof(labels), "path", "a\"b\\c\nd"));
+	assert_string_equal(labels, "verb=\"GET\",path=\"a\\\"b\\\\c\\nd\"");
+	char small[16] = "";
+	assert_false(k32_prom_label(small, sizeof(small), "key", "a value too long"));
+	assert_string_equal(small, ""); /* unchanged when it does not fit */
+	assert_int_equal(k32_prom_family(&b, "x_total", "counter", "Things.", NULL), K32_OK);
+	assert_int_equal(k32_prom_sample(&b, "x_total", labels, 3, NULL), K32_OK);
+	assert_int_equal(k32_prom_sample(&b, "y", "", 0.25, NULL), K32_OK);
+	static const double le[] = {0.001, 0.01, 0.1};
+	struct k32_prom_hist h = {.le = le, .n = 3};
+	k32_prom_hist_observe(&h, 500);	   /* 0.0005 s */
+	k32_prom_hist_observe(&h, 5000);   /* 0.005 s */
+	k32_prom_hist_observe(&h, 5000);   /* 0.005 s */
+	k32_prom_hist_observe(&h, 900000); /* 0.9 s: only +Inf */
+	assert_int_equal(k32_prom_hist_write(&b, "lat_seconds", "verb=\"GET\"", &h, NULL), K32_OK);
+	assert_string_equal(k32_buf_cstr(&b), "# HELP x_total Things.\n"
+					      "# TYPE x_total counter\n"
+					      "x_total{verb=\"GET\",path=\"a\\\"b\\\\c\\nd\"} 3\n"
+					      "y 0.25\n"
+					      "lat_seconds_bucket{verb=\"GET\",le=\"0.001\"} 1\n"
+					      "lat_seconds_bucket{verb=\"GET\",le=\"0.01\"} 3\n"
+					      "lat_seconds_bucket{verb=\"GET\",le=\"0.1\"} 3\n"
+					      "lat_seconds_bucket{verb=\"GET\",le=\"+Inf\"} 4\n"
+					      "lat_seconds_sum{verb=\"GET\"} 0.9105\n"
+					      "lat_seconds_count{verb=\"GET\"} 4\n");
+	k32_buf_fini(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -625,6 +662,7 @@ int main(void)
 	    cmocka_unit_test(test_json_allocation_faults),
 	    cmocka_unit_test(test_log_ring),
 	    cmocka_unit_test(test_base64),
+	    cmocka_unit_test(test_prom),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -440,6 +440,7 @@ for v in 1.27 1.28; do
 	check "kubectl$n-apply-unknown-field" 'unknown field "bogus"' "$OLD" apply -f "$WORK/bad$n.yaml"
 done
 check openapi-v2-json '"swagger": *"2.0"' k get --raw /openapi/v2
+check apiserver-metrics 'apiserver_request_total\{verb="LIST",group="apps",resource="deployments",subresource="",code="200"\} [1-9]' k get --raw /metrics
 
 # ---- python3-kubernetes ---------------------------------------------------------------------
 check python-client '^python: all checks passed$' "$PY" "$HERE/python_e2e.py"
