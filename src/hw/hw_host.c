@@ -53,11 +53,6 @@ static k32_status_t no_pod(struct k32_hostcall *call)
 			   "set instance_user (or a hw_pod_env hook)");
 }
 
-#define POD()                                                                                      \
-	struct hw_pod *pod = pod_of(call);                                                         \
-	if (!pod)                                                                                  \
-	return no_pod(call)
-
 static uint64_t now_us(const struct hw_pod *pod)
 {
 	const struct hw_host_ops *ops = pod->host ? pod->host->ops : NULL;
@@ -123,7 +118,9 @@ void hw_pod_published(struct hw_pod *pod, uint32_t index)
 
 static k32_status_t k32_i2c_write_read(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	uint32_t bus = ARGU(0), ch = ARGU(1), addr = ARGU(2), wlen = ARGU(4), rlen = ARGU(6);
 	if (wlen > K32_HW_I2C_MAX || rlen > K32_HW_I2C_MAX)
 		return ret(call, HW_EINVAL);
@@ -173,7 +170,9 @@ static void put32(uint8_t *p, uint32_t v)
 
 static k32_status_t k32_device_get(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	uint32_t idx = ARGU(0), out_len = ARGU(2);
 	if (idx >= pod->ngrants)
 		return ret(call, HW_ENOENT);
@@ -223,7 +222,9 @@ uint32_t hw_param_u32(const char *v, uint32_t def, uint32_t max)
 
 static k32_status_t k32_device_param(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	uint32_t idx = ARGU(0), key_len = ARGU(2), buf_len = ARGU(4);
 	const char *key = (const char *)k32_hostcall_mem(call, ARGU(1), key_len);
 	char *buf = (char *)k32_hostcall_mem(call, ARGU(3), buf_len);
@@ -249,7 +250,9 @@ static k32_status_t k32_device_param(struct k32_hostcall *call)
 /* k32_device_param_u32(index, key, key_len, def, max): never an error, def instead. */
 static k32_status_t k32_device_param_u32(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	uint32_t idx = ARGU(0), key_len = ARGU(2), def = ARGU(3), max = ARGU(4);
 	const char *key = (const char *)k32_hostcall_mem(call, ARGU(1), key_len);
 	char poll[12];
@@ -262,21 +265,27 @@ static k32_status_t k32_device_param_u32(struct k32_hostcall *call)
 
 static k32_status_t k32_time_us(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	call->results[0] = now_us(pod);
 	return K32_OK;
 }
 
 static k32_status_t k32_time_ms(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	call->results[0] = now_us(pod) / 1000;
 	return K32_OK;
 }
 
 static k32_status_t k32_sleep_ms(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	uint32_t ms = ARGU(0);
 	if (ms > K32_HW_SLEEP_MAX_MS)
 		return ret(call, HW_EINVAL);
@@ -290,7 +299,9 @@ static k32_status_t k32_sleep_ms(struct k32_hostcall *call)
 
 static k32_status_t k32_log_fn(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	uint32_t level = ARGU(0), len = ARGU(2);
 	if (len > K32_LOG_LINE_LEN - 1)
 		len = K32_LOG_LINE_LEN - 1;
@@ -409,7 +420,9 @@ bool hw_readings_equal(const struct hw_readings *a, const struct hw_readings *b)
 
 static k32_status_t k32_reading_f64(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	uint32_t key_len = ARGU(1);
 	int32_t decimals = (int32_t)ARGU(3);
 	double v;
@@ -429,7 +442,9 @@ static k32_status_t k32_reading_f64(struct k32_hostcall *call)
 
 static k32_status_t k32_reading_str(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	uint32_t key_len = ARGU(1), v_len = ARGU(3);
 	const char *key = (const char *)k32_hostcall_mem(call, ARGU(0), key_len);
 	const char *v = (const char *)k32_hostcall_mem(call, ARGU(2), v_len);
@@ -443,7 +458,9 @@ static k32_status_t k32_reading_str(struct k32_hostcall *call)
 
 static k32_status_t k32_publish(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	uint32_t idx = ARGU(0);
 	if (idx >= pod->ngrants)
 		return ret(call, HW_ENOENT);
@@ -459,7 +476,9 @@ static k32_status_t k32_publish(struct k32_hostcall *call)
 
 static k32_status_t k32_device_condition(struct k32_hostcall *call)
 {
-	POD();
+	struct hw_pod *pod = pod_of(call);
+	if (!pod)
+		return no_pod(call);
 	uint32_t idx = ARGU(0), ready = ARGU(1), rlen = ARGU(3), mlen = ARGU(5);
 	const char *reason = (const char *)k32_hostcall_mem(call, ARGU(2), rlen);
 	const char *msg = (const char *)k32_hostcall_mem(call, ARGU(4), mlen);

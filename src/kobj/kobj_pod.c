@@ -61,11 +61,6 @@ static uint32_t get32(const uint8_t *p)
 	return v;
 }
 
-#define OWNER()                                                                                    \
-	struct kobj_owner *o = owner_of(call);                                                     \
-	if (!o)                                                                                    \
-	return no_owner(call)
-
 /* ---- the common shapes --------------------------------------------------------------------- */
 
 /*
@@ -86,13 +81,17 @@ typedef k32_status_t (*kx_make2_fn)(struct kobj_owner *o, const uint64_t *a, kob
 
 static inline k32_status_t shape_status(struct k32_hostcall *call, kx_status_fn fn)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	return ret(call, fn(o, call->args));
 }
 
 static inline k32_status_t shape_make1(struct k32_hostcall *call, unsigned out, kx_make1_fn fn)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	kobj_handle_t h;
 	uint8_t *p = mem(call, ARG(out), 4);
 	if (!p)
@@ -105,7 +104,9 @@ static inline k32_status_t shape_make1(struct k32_hostcall *call, unsigned out, 
 
 static inline k32_status_t shape_make2(struct k32_hostcall *call, unsigned out, kx_make2_fn fn)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	kobj_handle_t h0, h1;
 	uint8_t *p0 = mem(call, ARG(out), 4), *p1 = mem(call, ARG(out + 1), 4);
 	if (!p0 || !p1)
@@ -178,7 +179,9 @@ static k32_status_t kx_clock_get_monotonic(struct k32_hostcall *call)
 
 static k32_status_t kx_object_wait_one(struct k32_hostcall *call)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	uint32_t observed = 0;
 	uint8_t *out = NULL;
 	if (ARG(3) != 0) {
@@ -195,7 +198,9 @@ static k32_status_t kx_object_wait_one(struct k32_hostcall *call)
 /* items: count x {u32 handle, u32 waitfor, u32 pending}. */
 static k32_status_t kx_object_wait_many(struct k32_hostcall *call)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	struct kobj_wait_item items[K32_KOBJ_WAIT_MANY_MAX];
 	uint32_t n = ARGU(1);
 	if (n > K32_KOBJ_WAIT_MANY_MAX)
@@ -217,7 +222,9 @@ static k32_status_t kx_object_wait_many(struct k32_hostcall *call)
 /* out: 32 bytes {type, rights, signals, handles, queued, capacity, u64 timer_fired}. */
 static k32_status_t kx_object_get_info(struct k32_hostcall *call)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	struct kobj_info info;
 	uint8_t *out = mem(call, ARG(1), 32);
 	if (!out)
@@ -238,7 +245,9 @@ static k32_status_t kx_object_get_info(struct k32_hostcall *call)
 /* (h, prop, value, size): the value moves straight between pod memory and the object. */
 static k32_status_t kx_object_get_property(struct k32_hostcall *call)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	uint8_t *v = mem(call, ARG(2), ARGU(3));
 	if (!v || !ARGU(3))
 		return ret(call, K32_ERR_INVALID_ARGS);
@@ -247,7 +256,9 @@ static k32_status_t kx_object_get_property(struct k32_hostcall *call)
 
 static k32_status_t kx_object_set_property(struct k32_hostcall *call)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	const uint8_t *v = mem(call, ARG(2), ARGU(3));
 	if (!v)
 		return ret(call, K32_ERR_INVALID_ARGS);
@@ -259,7 +270,9 @@ static k32_status_t kx_object_set_property(struct k32_hostcall *call)
 
 static k32_status_t kx_channel_write(struct k32_hostcall *call)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	kobj_handle_t hs[K32_KOBJ_CHANNEL_MAX_MSG_HANDLES];
 	uint32_t len = ARGU(3), nh = ARGU(5);
 	const uint8_t *bytes = mem(call, ARG(2), len);
@@ -281,7 +294,9 @@ static k32_status_t kx_channel_write(struct k32_hostcall *call)
 
 static k32_status_t kx_channel_read(struct k32_hostcall *call)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	kobj_handle_t hs[K32_KOBJ_CHANNEL_MAX_MSG_HANDLES];
 	uint32_t cap_b = ARGU(4), cap_h = ARGU(5), ab = 0, ah = 0;
 	uint8_t *bytes = mem(call, ARG(2), cap_b);
@@ -306,7 +321,9 @@ static k32_status_t kx_channel_read(struct k32_hostcall *call)
  * rd_num_bytes, rd_num_handles}, all u32 pod addresses / counts. */
 static k32_status_t kx_channel_call(struct k32_hostcall *call)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	kobj_handle_t wh[K32_KOBJ_CHANNEL_MAX_MSG_HANDLES], rh[K32_KOBJ_CHANNEL_MAX_MSG_HANDLES];
 	const uint8_t *a = mem(call, ARG(3), 32);
 	uint8_t *pab = ARG(4) ? mem(call, ARG(4), 4) : NULL;
@@ -348,7 +365,9 @@ static k32_status_t kx_channel_call(struct k32_hostcall *call)
 /* (h, opts, buf, len, actual_ptr) for socket_write / socket_read. */
 static k32_status_t socket_io(struct k32_hostcall *call, bool write)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	uint32_t len = ARGU(3), actual = 0;
 	uint8_t *buf = mem(call, ARG(2), len);
 	uint8_t *pa = ARG(4) ? mem(call, ARG(4), 4) : NULL;
@@ -378,7 +397,9 @@ _Static_assert(sizeof(struct kobj_packet) == 48, "port packet must be 48 bytes")
 
 static k32_status_t kx_port_queue(struct k32_hostcall *call)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	struct kobj_packet pkt;
 	const uint8_t *p = mem(call, ARG(1), sizeof(pkt));
 	if (!p)
@@ -389,7 +410,9 @@ static k32_status_t kx_port_queue(struct k32_hostcall *call)
 
 static k32_status_t kx_port_wait(struct k32_hostcall *call)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	struct kobj_packet pkt;
 	uint8_t *p = mem(call, ARG(2), sizeof(pkt));
 	if (!p)
@@ -405,7 +428,9 @@ static k32_status_t kx_port_wait(struct k32_hostcall *call)
 /* (h, elem_size, data, count, actual_ptr) */
 static k32_status_t fifo_io(struct k32_hostcall *call, bool write)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	uint32_t es = ARGU(1), count = ARGU(3), actual = 0;
 	uint8_t *data = mem(call, ARG(2), (uint64_t)es * count);
 	uint8_t *pa = ARG(4) ? mem(call, ARG(4), 4) : NULL;
@@ -435,7 +460,9 @@ static k32_status_t kx_fifo_read(struct k32_hostcall *call)
 /* (h, buf, off:i64, len) */
 static k32_status_t vmo_io(struct k32_hostcall *call, bool write)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	uint32_t len = ARGU(3);
 	uint8_t *buf = mem(call, ARG(1), len);
 	if (!buf)
@@ -456,7 +483,9 @@ static k32_status_t kx_vmo_write(struct k32_hostcall *call)
 
 static k32_status_t kx_vmo_get_size(struct k32_hostcall *call)
 {
-	OWNER();
+	struct kobj_owner *o = owner_of(call);
+	if (!o)
+		return no_owner(call);
 	uint64_t size;
 	uint8_t *out = mem(call, ARG(1), 8);
 	if (!out)
