@@ -17,6 +17,7 @@ PKGS=(
 	wabt                                # wat2wasm for hand-written test modules
 	python3 python3-kubernetes          # second real client for the e2e tests
 	openssl curl                        # e2e helpers
+	prometheus                          # e2e: a real Prometheus scrapes /metrics
 	gcc-arm-none-eabi libnewlib-arm-none-eabi  # make mcu: the Cortex-M cross-build
 	qemu-system-arm                     # make test-mcu: pods on an emulated Cortex-M4
 )

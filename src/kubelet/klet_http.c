@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/k32_prom.h"
 #include "kubelet/klet_int.h"
 
 static void text(struct http_response *resp, int status, const char *msg)
@@ -330,6 +331,15 @@ static void handler(void *ctx, struct http_request *req, struct http_response *r
 	if (!strcmp(req->method, "POST") && k32_str_eq_cstr(req->path, "/console")) {
 		klet_console_exec(k, (const char *)req->body, req->body_len, &resp->body);
 		http_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
+		return;
+	}
+	if (!strcmp(req->method, "GET") && k32_str_eq_cstr(req->path, "/metrics")) {
+		if (klet_metrics_text(k, &resp->body, NULL)) {
+			k32_buf_reset(&resp->body);
+			text(resp, 500, "metrics do not fit the response\n");
+			return;
+		}
+		http_response_header(resp, "Content-Type", K32_PROM_CONTENT_TYPE);
 		return;
 	}
 	if (!strcmp(req->method, "GET") && k32_str_eq_cstr(req->path, "/stats")) {

@@ -218,4 +218,8 @@ void klet_pod_cpu_add(struct klet *k, struct klet_pod *p, uint64_t cpu_us);
 k32_status_t klet_http_start(struct klet *k, struct k32_err *err);
 void klet_http_stop(struct klet *k);
 
+/* GET /metrics of the pod server: the node's and its pods' figures in Prometheus' text
+ * format (klet_metrics.c). Takes the state lock one pod at a time. */
+k32_status_t klet_metrics_text(struct klet *k, struct k32_buf *b, struct k32_err *err);
+
 #endif /* KLET_INT_H */

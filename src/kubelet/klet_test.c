@@ -431,6 +431,11 @@ static void test_pod_http(void **state)
 	    {"/containerLogs/default/p-web/main?tailLines=99999999999999999999", NULL, 400,
 	     "tailLines=\"99999999999999999999\" is 20 bytes long, over the limit of 18"},
 	    {"/containerLogs/default/p-web/main?follow=yes", NULL, 400, "expected true or false"},
+	    {"/metrics", NULL, 200,
+	     "kube32_pod_running{node=\"node-a\",namespace=\"default\",pod=\"p-web\"} 1\n"},
+	    {"/metrics", NULL, 200,
+	     "# TYPE kube32_node_pool_bytes gauge\n"
+	     "kube32_node_pool_bytes{node=\"node-a\",state=\"used\"} "},
 	};
 	/* the console */
 	static const struct {
