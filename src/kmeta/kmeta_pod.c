@@ -190,8 +190,7 @@ static uint32_t check_resource_list(const cJSON *list, const char *field, kmeta_
 			    b <= K32_POD_MEM_MAX)
 				continue;
 			snprintf(why, sizeof(why),
-				 "must be a byte quantity from 1 to %" PRIu64
-				 " (4Gi, a wasm32 memory; K32_POD_MEM_MAX) such as \"24Ki\"%s%s",
+				 "must be a byte quantity from 1 to %" PRIu64 " (K32_POD_MEM_MAX)%s%s",
 				 (uint64_t)K32_POD_MEM_MAX, qwhy ? "; " : "", qwhy ? qwhy : "");
 			n += report(bad, ctx, path, q->valuestring, why);
 			continue;

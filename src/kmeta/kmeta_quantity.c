@@ -75,8 +75,8 @@ static bool fail(const char **why, const char *msg)
 }
 
 #define WHY_SYNTAX                                                                                 \
-	"must be a quantity: a number with an optional suffix Ki, Mi, Gi, Ti, Pi, Ei (binary), m, " \
-	"k, M, G, T, P, E (decimal; case-sensitive: 'k', not 'K') or an exponent e<N>"
+	"not a quantity: suffixes are Ki Mi Gi Ti Pi Ei, m k M G T P E or e<N>, case-sensitive "   \
+	"('k', not 'K')"
 
 static bool parse(const char *s, struct quantity *q, const char **why)
 {
