@@ -899,10 +899,6 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_IMAGE_MAX_BYTES
 #define K32_KLET_IMAGE_MAX_BYTES (1024u * 1024u)
 #endif
-/* Linear memory of a pod without resources.limits.memory. */
-#ifndef K32_KLET_POD_MEM_DEFAULT
-#define K32_KLET_POD_MEM_DEFAULT (64u * 1024u)
-#endif
 /* Wasm value stack of a pod (annotation kube32.io/stack-bytes overrides it). */
 #ifndef K32_KLET_POD_STACK_BYTES
 #define K32_KLET_POD_STACK_BYTES (4u * 1024u)
@@ -1077,12 +1073,6 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 #define K32_CTRL_GC_CONFIRM_S 2
 #endif
 
-/* Linear memory the scheduler counts for a pod without resources.limits.memory: what the
- * kubelet gives such a pod (keep equal to K32_KLET_POD_MEM_DEFAULT). */
-#ifndef K32_CTRL_POD_MEM_DEFAULT
-#define K32_CTRL_POD_MEM_DEFAULT (64u * 1024u)
-#endif
-
 /* Bytes the scheduler adds to every pod's memory limit for what the kubelet takes from the
  * pool besides linear memory (Kubernetes' pod overhead): the module's compiled code, the
  * interpreter value stack (K32_KLET_POD_STACK_BYTES) and runtime tables. Measured for
@@ -1127,10 +1117,6 @@ _Static_assert(K32_CTRL_MAX_NODES >= 1 && K32_CTRL_MAX_NODES <= 4096,
 	       "K32_CTRL_MAX_NODES out of range");
 _Static_assert(K32_CTRL_MSG_LEN >= 128 && K32_CTRL_MSG_LEN <= 4096,
 	       "K32_CTRL_MSG_LEN out of range");
-#ifdef K32_KLET_POD_MEM_DEFAULT
-_Static_assert(K32_CTRL_POD_MEM_DEFAULT == K32_KLET_POD_MEM_DEFAULT,
-	       "the scheduler must count what the kubelet gives a pod without a memory limit");
-#endif
 _Static_assert(K32_CTRL_WATCH_BATCH >= 1 && K32_CTRL_WATCH_BATCH <= 256,
 	       "K32_CTRL_WATCH_BATCH out of range");
 

@@ -16,6 +16,7 @@
 #include "base/k32_buf.h"
 #include "base/k32_crc32.h"
 #include "base/k32_log.h"
+#include "kmeta/kmeta.h"
 
 /* ---- time ------------------------------------------------------------------------------ */
 
@@ -398,13 +399,7 @@ uint64_t ctrl_pod_memory(const cJSON *pod)
 	const cJSON *ct;
 	cJSON_ArrayForEach(ct, k32_json_find(pod, "spec.containers"))
 	{
-		const char *q = ctrl_jstr(ct, "resources.limits.memory");
-		if (!q)
-			q = ctrl_jstr(ct, "resources.requests.memory");
-		uint64_t b = K32_CTRL_POD_MEM_DEFAULT;
-		if (q && !ctrl_quantity_bytes(q, &b))
-			b = K32_CTRL_POD_MEM_DEFAULT;
-		sum += b;
+		sum += kmeta_container_memory(ct); /* what the kubelet gives it */
 	}
 	return sum;
 }
@@ -453,66 +448,6 @@ void ctrl_hash_json(const cJSON *o, char *out, size_t cap)
 		h /= 27;
 	} while (h);
 	out[i] = 0;
-}
-
-/* ---- quantities ------------------------------------------------------------------------ */
-
-bool ctrl_quantity_bytes(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *suf;
-		uint64_t mul;
-	} sufs[] = {
-	    {"Ki", 1ull << 10},	  {"Mi", 1ull << 20},	   {"Gi", 1ull << 30},
-	    {"Ti", 1ull << 40},	  {"k", 1000ull},	   {"M", 1000000ull},
-	    {"G", 1000000000ull}, {"T", 1000000000000ull}, {"", 1},
-	};
-	if (!s)
-		return false;
-	const char *p = s;
-	uint64_t ip = 0, frac = 0, fdiv = 1;
-	bool digits = false;
-	for (; isdigit((unsigned char)*p); p++, digits = true) {
-		if (ip > (UINT64_MAX - 9) / 10)
-			return false;
-		ip = ip * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p == '.') {
-		for (p++; isdigit((unsigned char)*p); p++, digits = true) {
-			if (fdiv < 1000000000ull) {
-				frac = frac * 10 + (uint64_t)(*p - '0');
-				fdiv *= 10;
-			}
-		}
-	}
-	if (!digits)
-		return false;
-	for (size_t i = 0; i < sizeof(sufs) / sizeof(sufs[0]); i++) {
-		if (strcmp(p, sufs[i].suf))
-			continue;
-		uint64_t mul = sufs[i].mul;
-		if (ip && mul > UINT64_MAX / ip)
-			return false;
-		/* fraction rounded up: 1.5Mi = 1572864, 0.1 = 1 byte */
-		uint64_t f = (frac * mul + fdiv - 1) / fdiv;
-		*out = ip * mul + f;
-		return true;
-	}
-	if (*p == 'e' || *p == 'E') {
-		char *end = NULL;
-		long e = strtol(p + 1, &end, 10);
-		if (!end || *end || e < 0 || e > 18)
-			return false;
-		uint64_t v = ip;
-		for (long i = 0; i < e; i++) {
-			if (v > UINT64_MAX / 10)
-				return false;
-			v *= 10;
-		}
-		*out = v;
-		return true;
-	}
-	return false;
 }
 
 /* ---- selectors, affinity, taints ------------------------------------------------------- */
