@@ -20,58 +20,17 @@
 
 /* ---- time ------------------------------------------------------------------------------ */
 
-/* Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil). */
-static int64_t ctrl_days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	unsigned yoe = (unsigned)(y - era * 400);
-	unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
+/* RFC 3339 in and out: kmeta's one implementation (these names stay for ctrl's callers). */
 void ctrl_fmt_time(uint64_t s, char *buf, size_t cap)
 {
-	int64_t z = (int64_t)(s / 86400) + 719468;
-	unsigned secs = (unsigned)(s % 86400);
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	unsigned doe = (unsigned)(z - era * 146097);
-	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t y = (int64_t)yoe + era * 400;
-	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	unsigned mp = (5 * doy + 2) / 153;
-	unsigned d = doy - (153 * mp + 2) / 5 + 1;
-	unsigned m = mp < 10 ? mp + 3 : mp - 9;
-	y += m <= 2;
-	snprintf(buf, cap, "%04lld-%02u-%02uT%02u:%02u:%02uZ", (long long)y, m, d, secs / 3600,
-		 secs / 60 % 60, secs % 60);
+	char t[KMETA_RFC3339_LEN];
+	kmeta_rfc3339(s, t);
+	snprintf(buf, cap, "%s", t);
 }
 
 bool ctrl_parse_time(const char *s, uint64_t *out_s)
 {
-	unsigned y, mo, d, h, mi, se;
-	int n = 0;
-	if (!s || sscanf(s, "%4u-%2u-%2uT%2u:%2u:%2u%n", &y, &mo, &d, &h, &mi, &se, &n) != 6)
-		return false;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
-		return false;
-	const char *p = s + n;
-	if (*p == '.')
-		for (p++; isdigit((unsigned char)*p); p++)
-			;
-	int64_t off = 0;
-	if (*p == '+' || *p == '-') {
-		unsigned oh, om;
-		if (sscanf(p + 1, "%2u:%2u", &oh, &om) != 2)
-			return false;
-		off = (int64_t)(oh * 3600 + om * 60) * (*p == '+' ? 1 : -1);
-	} else if (*p != 'Z' && *p != 'z') {
-		return false;
-	}
-	int64_t t = ctrl_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - off;
-	*out_s = t > 0 ? (uint64_t)t : 0;
-	return true;
+	return kmeta_rfc3339_parse(s, out_s);
 }
 
 /* ---- requests -------------------------------------------------------------------------- */
