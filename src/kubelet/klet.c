@@ -31,23 +31,9 @@
 
 void klet_fmt_time(uint64_t s, char *out, size_t cap)
 {
-	/* days since 1970-01-01 to civil date (proleptic Gregorian) */
-	int64_t days = (int64_t)(s / 86400);
-	uint32_t rem = (uint32_t)(s % 86400);
-	int64_t z = days + 719468;
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	uint32_t doe = (uint32_t)(z - era * 146097);
-	uint32_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t y = (int64_t)yoe + era * 400;
-	uint32_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	uint32_t mp = (5 * doy + 2) / 153;
-	uint32_t d = doy - (153 * mp + 2) / 5 + 1;
-	uint32_t m = mp < 10 ? mp + 3 : mp - 9;
-	if (m <= 2)
-		y++;
-	snprintf(out, cap,
-		 "%04lld-%02" PRIu32 "-%02" PRIu32 "T%02" PRIu32 ":%02" PRIu32 ":%02" PRIu32 "Z",
-		 (long long)y, m, d, rem / 3600, rem / 60 % 60, rem % 60);
+	char t[KMETA_RFC3339_LEN]; /* kmeta's one RFC 3339 formatter */
+	kmeta_rfc3339(s, t);
+	snprintf(out, cap, "%s", t);
 }
 
 void klet_msgf(char *out, size_t cap, const char *fmt, ...)
