@@ -976,7 +976,8 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 	 * would only lock out the status of an object stored before a rule was added (the
 	 * kubelet could not fail a pod whose limits it refuses), as kube-apiserver's status
 	 * strategies validate the status, not the spec */
-	if ((st = api_default(rq->res, upd, f)) || (!status && (st = api_validate(rq->res, upd, f))))
+	if ((st = api_default(rq->res, upd, f)) ||
+	    (!status && (st = api_validate(rq->res, upd, f))))
 		goto out_noretry;
 	/* field ownership: apply did its own; any other write is an Update of its manager */
 	if (!ssa && (st = api_ssa_update(oldj, upd, &sb.cx, rq->sub, f)))

@@ -241,10 +241,12 @@ static void test_validate_limits(void **state)
 		api_fail_clear(&f);
 		k32_status_t st = api_validate(tmpl ? deps : pods, o, &f);
 		if (!st || f.code != 422 || f.cause_count != 1 ||
-		    strcmp(f.causes[0].field, field) || !strstr(f.causes[0].message, anns[a].value) ||
+		    strcmp(f.causes[0].field, field) ||
+		    !strstr(f.causes[0].message, anns[a].value) ||
 		    !strstr(f.causes[0].message, anns[a].range))
 			fail_msg("%s=%s: code %d, %zu causes, field %s, message %s", field,
-				 anns[a].value, f.code, f.cause_count, f.causes[0].field, f.message);
+				 anns[a].value, f.code, f.cause_count, f.causes[0].field,
+				 f.message);
 		cJSON_Delete(o);
 	}
 	for (size_t i = 0; i < sizeof(mems) / sizeof(mems[0]); i++) {
@@ -252,16 +254,19 @@ static void test_validate_limits(void **state)
 			 "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":"
 			 "\"m\",\"image\":\"i\",\"resources\":{\"%s\":{\"memory\":\"%s\"}}}]}}",
 			 mems[i].res, mems[i].value);
-		snprintf(field, sizeof(field), "spec.containers[0].resources.%s.memory", mems[i].res);
+		snprintf(field, sizeof(field), "spec.containers[0].resources.%s.memory",
+			 mems[i].res);
 		cJSON *o = parse(obj);
 		struct api_fail f;
 		api_fail_clear(&f);
 		k32_status_t st = api_validate(pods, o, &f);
 		if (!st || f.code != 422 || f.cause_count != 1 ||
-		    strcmp(f.causes[0].field, field) || !strstr(f.causes[0].message, mems[i].value) ||
+		    strcmp(f.causes[0].field, field) ||
+		    !strstr(f.causes[0].message, mems[i].value) ||
 		    !strstr(f.causes[0].message, mems[i].range))
 			fail_msg("%s=%s: code %d, %zu causes, field %s, message %s", field,
-				 mems[i].value, f.code, f.cause_count, f.causes[0].field, f.message);
+				 mems[i].value, f.code, f.cause_count, f.causes[0].field,
+				 f.message);
 		cJSON_Delete(o);
 	}
 	/* the accepted forms, at their bounds */

@@ -44,13 +44,13 @@ bool kmeta_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 /* ---- pod limits: memory and the kube32.io/ annotations ------------------------------------ */
 
 #define KMETA_ANN_EXECUTION_BUDGET "kube32.io/execution-budget"
-#define KMETA_ANN_TICK_MS "kube32.io/tick-ms"
-#define KMETA_ANN_STACK_BYTES "kube32.io/stack-bytes"
-#define KMETA_ANN_CALL_DEPTH "kube32.io/call-depth"
+#define KMETA_ANN_TICK_MS	   "kube32.io/tick-ms"
+#define KMETA_ANN_STACK_BYTES	   "kube32.io/stack-bytes"
+#define KMETA_ANN_CALL_DEPTH	   "kube32.io/call-depth"
 /* Wall-clock deadline of one call into the pod (k32_init, k32_tick, k32_http, k32_event), in
  * ms, 1..K32_POD_CALL_DEADLINE_MS_MAX; absent: the node's default. */
 #define KMETA_ANN_CALL_DEADLINE_MS "kube32.io/call-deadline-ms"
-#define KMETA_ANN_HARDWARE "kube32.io/hardware"
+#define KMETA_ANN_HARDWARE	   "kube32.io/hardware"
 
 /* What a pod runs with, read from its object. A value the pod does not set is the default
  * named in k32_config.h (call_deadline_ms and frames: 0, the node's default). */

@@ -113,7 +113,8 @@ uint32_t kmeta_pod_annotations(const cJSON *annotations, const char *field,
 			snprintf(why, sizeof(why),
 				 "must be a byte quantity from %" PRIu32 " to %" PRIu32
 				 " (K32_POD_STACK_BYTES_MIN..MAX) such as \"4Ki\"%s",
-				 (uint32_t)K32_POD_STACK_BYTES_MIN, (uint32_t)K32_POD_STACK_BYTES_MAX,
+				 (uint32_t)K32_POD_STACK_BYTES_MIN,
+				 (uint32_t)K32_POD_STACK_BYTES_MAX,
 				 qwhy ? "; not a quantity (suffixes Ki, Mi, k, M, ...)" : "");
 			n += report(bad, ctx, path, s, why);
 		}
@@ -171,7 +172,8 @@ static uint32_t check_resource_list(const cJSON *list, const char *field, kmeta_
 	if (!list)
 		return 0;
 	if (!cJSON_IsObject(list))
-		return report(bad, ctx, field, "", "must be an object of resource names to quantities");
+		return report(bad, ctx, field, "",
+			      "must be an object of resource names to quantities");
 	const cJSON *q;
 	cJSON_ArrayForEach(q, list)
 	{
@@ -179,8 +181,9 @@ static uint32_t check_resource_list(const cJSON *list, const char *field, kmeta_
 		if (!cJSON_IsString(q)) {
 			/* the kubelet and the scheduler read strings only: a number would be
 			 * read by neither, so it is refused rather than silently ignored */
-			n += report(bad, ctx, path, k32_json_type_name(q),
-				    "must be a quantity string such as \"24Ki\" (quote it in YAML)");
+			n +=
+			    report(bad, ctx, path, k32_json_type_name(q),
+				   "must be a quantity string such as \"24Ki\" (quote it in YAML)");
 			continue;
 		}
 		const char *qwhy = NULL;
@@ -190,7 +193,8 @@ static uint32_t check_resource_list(const cJSON *list, const char *field, kmeta_
 			    b <= K32_POD_MEM_MAX)
 				continue;
 			snprintf(why, sizeof(why),
-				 "must be a byte quantity from 1 to %" PRIu64 " (K32_POD_MEM_MAX)%s%s",
+				 "must be a byte quantity from 1 to %" PRIu64
+				 " (K32_POD_MEM_MAX)%s%s",
 				 (uint64_t)K32_POD_MEM_MAX, qwhy ? "; " : "", qwhy ? qwhy : "");
 			n += report(bad, ctx, path, q->valuestring, why);
 			continue;
@@ -225,7 +229,8 @@ static uint32_t check_containers(const cJSON *list, const char *field, const cha
 		if (first_mem && i == 0) {
 			const char *m = kmeta_jstr(c, "resources.limits.memory");
 			uint64_t b;
-			if (m && kmeta_quantity_bytes(m, &b, NULL) && b >= 1 && b <= K32_POD_MEM_MAX)
+			if (m && kmeta_quantity_bytes(m, &b, NULL) && b >= 1 &&
+			    b <= K32_POD_MEM_MAX)
 				*first_mem = b;
 		}
 		i++;

@@ -38,9 +38,9 @@ struct quantity {
 	bool negative;
 	const char *ip, *fp; /* the mantissa's digits before and after its '.' */
 	size_t nint, nfrac;
-	size_t ndigits; /* nint + nfrac */
-	int64_t point10;    /* the decimal point's position within the digits, after scaling */
-	unsigned pow2;	    /* 0, 10, 20, ... 60 */
+	size_t ndigits;	 /* nint + nfrac */
+	int64_t point10; /* the decimal point's position within the digits, after scaling */
+	unsigned pow2;	 /* 0, 10, 20, ... 60 */
 };
 
 /* The i-th digit of the mantissa (i < ndigits), skipping its '.'. */
@@ -101,8 +101,8 @@ static bool parse(const char *s, struct quantity *q, const char **why)
 		int exp10;
 		unsigned pow2;
 	} suffixes[] = {
-	    {"", 0, 0},	  {"m", -3, 0}, {"k", 3, 0},   {"M", 6, 0},   {"G", 9, 0},
-	    {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
+	    {"", 0, 0},	   {"m", -3, 0},  {"k", 3, 0},	 {"M", 6, 0},	{"G", 9, 0},
+	    {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},	 {"Ki", 0, 10}, {"Mi", 0, 20},
 	    {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
 	};
 	bool known = false;

@@ -27,7 +27,7 @@ static void test_quantity_table(void **state)
 	    {"1.5e3", true, 1500},
 	    {"1Ti", true, 1099511627776ull},
 	    {"24Kb", false, 0},
-	    {"8Ei", false, 0},		      /* 2^63: one above the ceiling */
+	    {"8Ei", false, 0},		       /* 2^63: one above the ceiling */
 	    {"9223372036854775808", false, 0}, /* 2^63 */
 	    {"1e19", false, 0},
 	    {"100000000000000000000000", false, 0},
@@ -102,7 +102,8 @@ static void test_quantity_table(void **state)
 		if (ok != cases[i].ok || (ok && v != cases[i].bytes))
 			fail_msg("quantity \"%s\": got %s %llu, want %s %llu", cases[i].in,
 				 ok ? "ok" : "refused", (unsigned long long)v,
-				 cases[i].ok ? "ok" : "refused", (unsigned long long)cases[i].bytes);
+				 cases[i].ok ? "ok" : "refused",
+				 (unsigned long long)cases[i].bytes);
 		if (!ok)
 			assert_non_null(why);
 	}
@@ -227,15 +228,23 @@ static void test_annotations_table(void **state)
 	static const struct {
 		const char *key, *value;
 	} good[] = {
-	    {KMETA_ANN_EXECUTION_BUDGET, "off"},   {KMETA_ANN_EXECUTION_BUDGET, "1"},
+	    {KMETA_ANN_EXECUTION_BUDGET, "off"},
+	    {KMETA_ANN_EXECUTION_BUDGET, "1"},
 	    {KMETA_ANN_EXECUTION_BUDGET, "10000000000"},
-	    {KMETA_ANN_TICK_MS, "1"},		   {KMETA_ANN_TICK_MS, "86400000"},
-	    {KMETA_ANN_STACK_BYTES, "256"},	   {KMETA_ANN_STACK_BYTES, "1Mi"},
-	    {KMETA_ANN_STACK_BYTES, "4Ki"},	   {KMETA_ANN_CALL_DEPTH, "1024"},
-	    {KMETA_ANN_CALL_DEADLINE_MS, "1"},	   {KMETA_ANN_CALL_DEADLINE_MS, "600000"},
-	    {KMETA_ANN_HARDWARE, "i2c:bme688"},	   {KMETA_ANN_HARDWARE, "i2c:bme688, i2c:miniscale"},
-	    {KMETA_ANN_HARDWARE, "none"},	   {KMETA_ANN_HARDWARE, "i2c.bme688"},
-	    {KMETA_ANN_HARDWARE, ""},		   {"kube32.io/other", "anything"},
+	    {KMETA_ANN_TICK_MS, "1"},
+	    {KMETA_ANN_TICK_MS, "86400000"},
+	    {KMETA_ANN_STACK_BYTES, "256"},
+	    {KMETA_ANN_STACK_BYTES, "1Mi"},
+	    {KMETA_ANN_STACK_BYTES, "4Ki"},
+	    {KMETA_ANN_CALL_DEPTH, "1024"},
+	    {KMETA_ANN_CALL_DEADLINE_MS, "1"},
+	    {KMETA_ANN_CALL_DEADLINE_MS, "600000"},
+	    {KMETA_ANN_HARDWARE, "i2c:bme688"},
+	    {KMETA_ANN_HARDWARE, "i2c:bme688, i2c:miniscale"},
+	    {KMETA_ANN_HARDWARE, "none"},
+	    {KMETA_ANN_HARDWARE, "i2c.bme688"},
+	    {KMETA_ANN_HARDWARE, ""},
+	    {"kube32.io/other", "anything"},
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		cJSON *a = ann1(good[i].key, good[i].value);

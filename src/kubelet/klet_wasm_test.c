@@ -352,7 +352,8 @@ static void test_invalid_limits_refused(void **state)
 	    "\"kube32.io/tick-ms\":\"-5\"}},\"spec\":{\"nodeName\":\"wasm-node\","
 	    "\"restartPolicy\":\"Always\",\"containers\":[{\"name\":\"main\",\"image\":"
 	    "\"t_ok.wasm\"}]},\"status\":{\"phase\":\"Pending\"}}";
-	struct store_key key = {.group = "", .resource = "pods", .ns = "default", .name = "badtick"};
+	struct store_key key = {
+	    .group = "", .resource = "pods", .ns = "default", .name = "badtick"};
 	struct store_value val = {.data = pod, .len = sizeof(pod) - 1, .rv_off = STORE_NO_STAMP};
 	struct k32_err err;
 	assert_int_equal(store_create(t->cp.store, &key, &val, NULL, &err), K32_OK);
@@ -583,11 +584,16 @@ static void test_event_port_exhausted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ok_pod),	   cmocka_unit_test(test_http),
-	    cmocka_unit_test(test_trap_crashloop), cmocka_unit_test(test_failures),
-	    cmocka_unit_test(test_wasi_jobs),	   cmocka_unit_test(test_start_errors),
-	    cmocka_unit_test(test_module_store),   cmocka_unit_test(test_node_unaffected),
-	    cmocka_unit_test(test_events),	   cmocka_unit_test(test_event_port_exhausted),
+	    cmocka_unit_test(test_ok_pod),
+	    cmocka_unit_test(test_http),
+	    cmocka_unit_test(test_trap_crashloop),
+	    cmocka_unit_test(test_failures),
+	    cmocka_unit_test(test_wasi_jobs),
+	    cmocka_unit_test(test_start_errors),
+	    cmocka_unit_test(test_module_store),
+	    cmocka_unit_test(test_node_unaffected),
+	    cmocka_unit_test(test_events),
+	    cmocka_unit_test(test_event_port_exhausted),
 	    cmocka_unit_test(test_invalid_limits_refused),
 	};
 	const struct CMUnitTest faults[] = {
