@@ -107,4 +107,27 @@ bool kmeta_rfc3339_parse(const char *s, uint64_t *out);
 /* The string at a dotted path ("metadata.name") of o, or NULL when absent or not a string. */
 const char *kmeta_jstr(const cJSON *o, const char *path);
 
+/* ---- conditions and owner references ---------------------------------------------------- */
+
+/* The condition of type in a conditions array, or NULL. */
+cJSON *kmeta_cond_find(const cJSON *conds, const char *type);
+
+/* The status ("True", "False", "Unknown") of condition type in o.status.conditions, or NULL. */
+const char *kmeta_cond_status(const cJSON *o, const char *type);
+
+/* Sets condition type in status.conditions (the array and the condition are created when
+ * absent) to st, reason and msg. lastTransitionTime becomes now when the status changes (or
+ * was never set), lastUpdateTime too when with_update (Deployment conditions have it).
+ * True when anything changed; false when it was already so, or out of memory. */
+bool kmeta_cond_set(cJSON *status, const char *type, const char *st, const char *reason,
+		    const char *msg, const char *now, bool with_update);
+
+/* The uid of o's controller owner reference (controller: true), or NULL. */
+const char *kmeta_controller_uid(const cJSON *o);
+
+/* A new ownerReferences array naming owner (its metadata.name and uid) as the controller, with
+ * blockOwnerDeletion, as a workload controller sets on what it creates. NULL when out of
+ * memory. */
+cJSON *kmeta_owner_refs(const cJSON *owner, const char *api_version, const char *kind);
+
 #endif /* K32_KMETA_H */

@@ -287,9 +287,3 @@ uint64_t kmeta_container_memory(const cJSON *container)
 		return b;
 	return K32_POD_MEM_DEFAULT;
 }
-
-const char *kmeta_jstr(const cJSON *o, const char *path)
-{
-	const cJSON *it = k32_json_find(o, path);
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}

@@ -394,6 +394,48 @@ static void test_jstr(void **state)
 	cJSON_Delete(o);
 }
 
+static void test_conditions_and_owners(void **state)
+{
+	(void)state;
+	cJSON *o = cJSON_Parse("{\"metadata\":{\"name\":\"d\",\"uid\":\"u1\"},\"status\":{}}");
+	cJSON *st = cJSON_GetObjectItem(o, "status");
+	assert_null(kmeta_cond_status(o, "Available"));
+	/* new: every field, lastTransitionTime and lastUpdateTime now */
+	assert_true(kmeta_cond_set(st, "Available", "False", "MinimumReplicasUnavailable", "m1",
+				   "2026-01-01T00:00:00Z", true));
+	assert_string_equal(kmeta_cond_status(o, "Available"), "False");
+	cJSON *cd = kmeta_cond_find(cJSON_GetObjectItem(st, "conditions"), "Available");
+	assert_string_equal(kmeta_jstr(cd, "reason"), "MinimumReplicasUnavailable");
+	assert_string_equal(kmeta_jstr(cd, "lastTransitionTime"), "2026-01-01T00:00:00Z");
+	/* the same again: no change, no new times */
+	assert_false(kmeta_cond_set(st, "Available", "False", "MinimumReplicasUnavailable", "m1",
+				    "2026-01-01T00:00:09Z", true));
+	assert_string_equal(kmeta_jstr(cd, "lastUpdateTime"), "2026-01-01T00:00:00Z");
+	/* a new message, same status: lastTransitionTime stays, lastUpdateTime moves */
+	assert_true(kmeta_cond_set(st, "Available", "False", "MinimumReplicasUnavailable", "m2",
+				   "2026-01-01T00:00:10Z", true));
+	assert_string_equal(kmeta_jstr(cd, "lastTransitionTime"), "2026-01-01T00:00:00Z");
+	assert_string_equal(kmeta_jstr(cd, "lastUpdateTime"), "2026-01-01T00:00:10Z");
+	/* the status flips: lastTransitionTime moves */
+	assert_true(kmeta_cond_set(st, "Available", "True", "MinimumReplicasAvailable", "m3",
+				   "2026-01-01T00:00:20Z", false));
+	assert_string_equal(kmeta_jstr(cd, "lastTransitionTime"), "2026-01-01T00:00:20Z");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(st, "conditions")), 1);
+
+	cJSON *refs = kmeta_owner_refs(o, "apps/v1", "Deployment");
+	assert_non_null(refs);
+	cJSON *pod = cJSON_Parse("{\"metadata\":{\"name\":\"p\"}}");
+	assert_null(kmeta_controller_uid(pod));
+	cJSON_AddItemToObject(cJSON_GetObjectItem(pod, "metadata"), "ownerReferences", refs);
+	assert_string_equal(kmeta_controller_uid(pod), "u1");
+	const cJSON *r = cJSON_GetArrayItem(refs, 0);
+	assert_string_equal(kmeta_jstr(r, "kind"), "Deployment");
+	assert_string_equal(kmeta_jstr(r, "name"), "d");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "blockOwnerDeletion")));
+	cJSON_Delete(pod);
+	cJSON_Delete(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +445,7 @@ int main(void)
 	    cmocka_unit_test(test_pod_quantities),
 	    cmocka_unit_test(test_rfc3339),
 	    cmocka_unit_test(test_jstr),
+	    cmocka_unit_test(test_conditions_and_owners),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
