@@ -218,8 +218,7 @@ cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid)
 
 const char *ctrl_jstr(const cJSON *o, const char *path)
 {
-	const cJSON *v = o ? k32_json_find(o, path) : NULL;
-	return cJSON_IsString(v) ? v->valuestring : NULL;
+	return kmeta_jstr(o, path);
 }
 
 const char *ctrl_label(const cJSON *map, const char *key)
@@ -236,103 +235,30 @@ int64_t ctrl_jint(const cJSON *o, const char *path, int64_t dflt)
 
 const char *ctrl_controller_uid(const cJSON *o)
 {
-	const cJSON *r;
-	cJSON_ArrayForEach(r, k32_json_find(o, "metadata.ownerReferences"))
-	{
-		if (cJSON_IsTrue(cJSON_GetObjectItem(r, "controller")))
-			return ctrl_jstr(r, "uid");
-	}
-	return NULL;
+	return kmeta_controller_uid(o);
 }
 
 cJSON *ctrl_owner_ref(const cJSON *owner, const char *api_version, const char *kind)
 {
-	cJSON *arr = cJSON_CreateArray();
-	cJSON *r = cJSON_CreateObject();
-	if (!arr || !r) {
-		cJSON_Delete(arr);
-		cJSON_Delete(r);
-		return NULL;
-	}
-	cJSON_AddItemToArray(arr, r);
-	cJSON_AddStringToObject(r, "apiVersion", api_version);
-	cJSON_AddStringToObject(r, "kind", kind);
-	const char *name = ctrl_jstr(owner, "metadata.name");
-	const char *uid = ctrl_jstr(owner, "metadata.uid");
-	cJSON_AddStringToObject(r, "name", name ? name : "");
-	cJSON_AddStringToObject(r, "uid", uid ? uid : "");
-	cJSON_AddTrueToObject(r, "controller");
-	cJSON_AddTrueToObject(r, "blockOwnerDeletion");
-	return arr;
+	return kmeta_owner_refs(owner, api_version, kind);
 }
 
 cJSON *ctrl_cond_find(const cJSON *conds, const char *type)
 {
-	cJSON *cd;
-	cJSON_ArrayForEach(cd, conds)
-	{
-		const char *t = ctrl_jstr(cd, "type");
-		if (t && !strcmp(t, type))
-			return cd;
-	}
-	return NULL;
+	return kmeta_cond_find(conds, type);
 }
 
 const char *ctrl_cond_status(const cJSON *o, const char *type)
 {
-	return ctrl_jstr(ctrl_cond_find(k32_json_find(o, "status.conditions"), type), "status");
-}
-
-static void ctrl_set_str(cJSON *o, const char *key, const char *v)
-{
-	cJSON *s = cJSON_CreateString(v);
-	if (!s)
-		return;
-	if (cJSON_GetObjectItemCaseSensitive(o, key))
-		cJSON_ReplaceItemInObjectCaseSensitive(o, key, s);
-	else
-		cJSON_AddItemToObject(o, key, s);
-}
-
-static bool ctrl_str_differs(const cJSON *o, const char *key, const char *v)
-{
-	const char *cur = ctrl_jstr(o, key);
-	return !cur || strcmp(cur, v);
+	return kmeta_cond_status(o, type);
 }
 
 bool ctrl_cond_set(struct ctrl *c, cJSON *status, const char *type, const char *st,
 		   const char *reason, const char *msg, bool with_update)
 {
-	cJSON *conds = cJSON_GetObjectItem(status, "conditions");
-	if (!cJSON_IsArray(conds)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
-		conds = cJSON_AddArrayToObject(status, "conditions");
-		if (!conds)
-			return false;
-	}
-	char now[32];
-	ctrl_fmt_time(ctrl_wall_s(c), now, sizeof(now));
-	cJSON *cd = ctrl_cond_find(conds, type);
-	if (!cd) {
-		cd = cJSON_CreateObject();
-		if (!cd)
-			return false;
-		cJSON_AddItemToArray(conds, cd);
-		ctrl_set_str(cd, "type", type);
-	}
-	bool st_changed = ctrl_str_differs(cd, "status", st);
-	bool changed = st_changed || ctrl_str_differs(cd, "reason", reason) ||
-		       ctrl_str_differs(cd, "message", msg);
-	if (!changed)
-		return false;
-	ctrl_set_str(cd, "status", st);
-	ctrl_set_str(cd, "reason", reason);
-	ctrl_set_str(cd, "message", msg);
-	if (st_changed || !ctrl_jstr(cd, "lastTransitionTime"))
-		ctrl_set_str(cd, "lastTransitionTime", now);
-	if (with_update)
-		ctrl_set_str(cd, "lastUpdateTime", now);
-	return true;
+	char now[KMETA_RFC3339_LEN];
+	kmeta_rfc3339(ctrl_wall_s(c), now);
+	return kmeta_cond_set(status, type, st, reason, msg, now, with_update);
 }
 
 bool ctrl_deleting(const cJSON *o)
