@@ -130,4 +130,15 @@ const char *kmeta_controller_uid(const cJSON *o);
  * memory. */
 cJSON *kmeta_owner_refs(const cJSON *owner, const char *api_version, const char *kind);
 
+/* ---- selectors ------------------------------------------------------------------------------ */
+
+/* One requirement of a selector: op In, NotIn, Exists, DoesNotExist, or Gt/Lt (one integer
+ * value; a value that is not an integer matches neither) on v, the label's or field's value
+ * (NULL: absent). An unknown operator matches nothing. */
+bool kmeta_requirement_matches(const char *op, const cJSON *values, const char *v);
+
+/* A LabelSelector {matchLabels, matchExpressions} against a labels object. A selector that is
+ * absent or empty matches nothing (as a ReplicaSet without a selector selects nothing). */
+bool kmeta_label_selector_matches(const cJSON *selector, const cJSON *labels);
+
 #endif /* K32_KMETA_H */

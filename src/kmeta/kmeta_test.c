@@ -436,6 +436,55 @@ static void test_conditions_and_owners(void **state)
 	cJSON_Delete(o);
 }
 
+static void test_selectors(void **state)
+{
+	(void)state;
+	cJSON *labels = cJSON_Parse("{\"app\":\"web\",\"tier\":\"fe\",\"gen\":\"3\"}");
+	static const struct {
+		const char *sel;
+		bool match;
+	} cases[] = {
+	    {"{\"matchLabels\":{\"app\":\"web\"}}", true},
+	    {"{\"matchLabels\":{\"app\":\"db\"}}", false},
+	    {"{\"matchLabels\":{\"app\":1}}", false},
+	    {"{}", false}, /* empty: nothing */
+	    {"{\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"In\",\"values\":"
+	     "[\"fe\",\"be\"]}]}",
+	     true},
+	    {"{\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"NotIn\",\"values\":"
+	     "[\"fe\"]}]}",
+	     false},
+	    {"{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":"
+	     "[\"a\"]}]}",
+	     true},
+	    {"{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"DoesNotExist\"}]}", true},
+	    {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"Exists\"}]}", true},
+	    {"{\"matchExpressions\":[{\"key\":\"gen\",\"operator\":\"Gt\",\"values\":[\"2\"]}]}",
+	     true},
+	    {"{\"matchExpressions\":[{\"key\":\"gen\",\"operator\":\"Lt\",\"values\":[\"-1\"]}]}",
+	     false},
+	    {"{\"matchExpressions\":[{\"key\":\"gen\",\"operator\":\"Gt\",\"values\":[\"2x\"]}]}",
+	     false}, /* not an integer: no match (a lax parse read 2) */
+	    {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}",
+	     false},
+	    {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"Like\",\"values\":[\"w\"]}]}",
+	     false},
+	    {"{\"matchLabels\":{\"app\":\"web\"},\"matchExpressions\":[{\"key\":\"tier\","
+	     "\"operator\":\"In\",\"values\":[\"be\"]}]}",
+	     false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *sel = cJSON_Parse(cases[i].sel);
+		assert_non_null(sel);
+		if (kmeta_label_selector_matches(sel, labels) != cases[i].match)
+			fail_msg("selector %s: want %s", cases[i].sel,
+				 cases[i].match ? "match" : "none");
+		cJSON_Delete(sel);
+	}
+	assert_false(kmeta_label_selector_matches(NULL, labels));
+	cJSON_Delete(labels);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +495,7 @@ int main(void)
 	    cmocka_unit_test(test_rfc3339),
 	    cmocka_unit_test(test_jstr),
 	    cmocka_unit_test(test_conditions_and_owners),
+	    cmocka_unit_test(test_selectors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
