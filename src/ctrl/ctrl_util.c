@@ -337,65 +337,15 @@ void ctrl_hash_json(const cJSON *o, char *out, size_t cap)
 
 /* ---- selectors, affinity, taints ------------------------------------------------------- */
 
-static bool ctrl_in_values(const cJSON *values, const char *v)
-{
-	const cJSON *x;
-	cJSON_ArrayForEach(x, values)
-	{
-		if (cJSON_IsString(x) && v && !strcmp(x->valuestring, v))
-			return true;
-	}
-	return false;
-}
-
-/* One requirement: op In/NotIn/Exists/DoesNotExist/Gt/Lt on value v (NULL: absent). */
+/* One requirement: kmeta's, shared with LabelSelector matching. */
 static bool ctrl_requirement(const char *op, const cJSON *values, const char *v)
 {
-	if (!op)
-		return false;
-	if (!strcmp(op, "In"))
-		return v && ctrl_in_values(values, v);
-	if (!strcmp(op, "NotIn"))
-		return !v || !ctrl_in_values(values, v);
-	if (!strcmp(op, "Exists"))
-		return v != NULL;
-	if (!strcmp(op, "DoesNotExist"))
-		return v == NULL;
-	if (!strcmp(op, "Gt") || !strcmp(op, "Lt")) {
-		const cJSON *x = cJSON_GetArrayItem(values, 0);
-		if (!v || !cJSON_IsString(x))
-			return false;
-		long long a = strtoll(v, NULL, 10), b = strtoll(x->valuestring, NULL, 10);
-		return op[0] == 'G' ? a > b : a < b;
-	}
-	return false;
+	return kmeta_requirement_matches(op, values, v);
 }
 
 bool ctrl_selector_matches(const cJSON *selector, const cJSON *labels)
 {
-	if (!cJSON_IsObject(selector))
-		return false;
-	const cJSON *ml = cJSON_GetObjectItem(selector, "matchLabels");
-	const cJSON *me = cJSON_GetObjectItem(selector, "matchExpressions");
-	if (cJSON_GetArraySize(ml) == 0 && cJSON_GetArraySize(me) == 0)
-		return false;
-	const cJSON *l;
-	cJSON_ArrayForEach(l, ml)
-	{
-		const char *v = ctrl_label(labels, l->string);
-		if (!cJSON_IsString(l) || !v || strcmp(v, l->valuestring))
-			return false;
-	}
-	const cJSON *e;
-	cJSON_ArrayForEach(e, me)
-	{
-		const char *key = ctrl_jstr(e, "key");
-		if (!key ||
-		    !ctrl_requirement(ctrl_jstr(e, "operator"), cJSON_GetObjectItem(e, "values"),
-				      ctrl_label(labels, key)))
-			return false;
-	}
-	return true;
+	return kmeta_label_selector_matches(selector, labels);
 }
 
 bool ctrl_node_term_matches(const cJSON *term, const cJSON *node)
