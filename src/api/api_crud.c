@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "base/k32_json.h"
+#include "kmeta/kmeta.h"
 
 #define API_RV_SENTINEL "~K32RV~"
 
@@ -212,8 +213,7 @@ static bool api_strict(const struct api_req *rq)
 
 const char *api_jstr(const cJSON *o, const char *path)
 {
-	const cJSON *v = k32_json_find(o, path);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
+	return kmeta_jstr(o, path);
 }
 
 cJSON *api_meta(cJSON *obj)
