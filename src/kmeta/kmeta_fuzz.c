@@ -3,7 +3,8 @@
  * integer and an RFC 3339 time, and as a Pod object whose limits and annotations are read.
  * Checks: an accepted quantity is at most INT64_MAX and is also valid to the grammar-only
  * reader; an accepted time formats back to a string that parses to the same second (for
- * whole-second UTC inputs); pod limits are always within k32_config.h's ranges.
+ * whole-second UTC inputs); pod limits are always within k32_config.h's ranges; selectors,
+ * conditions and owner references of any shape are read without a crash.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,6 +54,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (!lim.gas_off && (lim.gas < 1 || lim.gas > K32_POD_GAS_MAX)) ||
 		    !memchr(msg, 0, sizeof(msg)))
 			abort();
+		/* the object readers take any shape without crashing */
+		(void)kmeta_label_selector_matches(k32_json_find(pod, "spec.selector"),
+						   k32_json_find(pod, "metadata.labels"));
+		(void)kmeta_cond_status(pod, "Ready");
+		(void)kmeta_controller_uid(pod);
 		cJSON_Delete(pod);
 	}
 	return 0;
