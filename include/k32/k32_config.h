@@ -42,6 +42,51 @@
 #define K32_JSON_MAX_DEPTH 32
 #endif
 
+/* ==== kmeta: the Kubernetes object layer (quantities, pod annotations; src/kmeta) ======= */
+
+/* Linear memory of a pod without resources.limits.memory: what the kubelet gives it and what
+ * the scheduler counts for it (one name, so the two cannot disagree). */
+#ifndef K32_POD_MEM_DEFAULT
+#define K32_POD_MEM_DEFAULT (64u * 1024u)
+#endif
+/* Largest memory quantity a pod may ask for: a wasm32 linear memory addresses at most 4 GiB.
+ * The API server answers 422 above it; a node with less memory simply does not fit it. */
+#ifndef K32_POD_MEM_MAX
+#define K32_POD_MEM_MAX (4ull << 30)
+#endif
+/* Range of annotation kube32.io/execution-budget (gas per call, or "off"). 1e10 is 500 times
+ * the default K32_KLET_POD_GAS; the per-call wall-clock deadline bounds a call whatever its
+ * budget. */
+#ifndef K32_POD_GAS_MAX
+#define K32_POD_GAS_MAX 10000000000ull
+#endif
+/* Range of annotation kube32.io/tick-ms (period of k32_tick): 1 ms .. one day. */
+#ifndef K32_POD_TICK_MS_MAX
+#define K32_POD_TICK_MS_MAX 86400000u
+#endif
+/* Range of annotation kube32.io/stack-bytes (the pod's Wasm value stack): at least 32 value
+ * slots; at most 1 MiB (twice the SRAM of the reference board). */
+#ifndef K32_POD_STACK_BYTES_MIN
+#define K32_POD_STACK_BYTES_MIN 256u
+#endif
+#ifndef K32_POD_STACK_BYTES_MAX
+#define K32_POD_STACK_BYTES_MAX (1024u * 1024u)
+#endif
+/* Range of the per-call wall-clock deadline annotation (kube32.io/call-deadline-ms): 1 ms ..
+ * 10 min, the board-wide maximum a pod may ask for. */
+#ifndef K32_POD_CALL_DEADLINE_MS_MAX
+#define K32_POD_CALL_DEADLINE_MS_MAX 600000u
+#endif
+/* Bytes of annotation kube32.io/hardware ("i2c:bme688,i2c:miniscale"): what the scheduler
+ * compares against a node's hardware list (its buffers hold 255 bytes). */
+#ifndef K32_POD_HARDWARE_MAX
+#define K32_POD_HARDWARE_MAX 255u
+#endif
+_Static_assert(K32_POD_STACK_BYTES_MIN >= 64 && K32_POD_STACK_BYTES_MIN <= K32_POD_STACK_BYTES_MAX,
+	       "K32_POD_STACK_BYTES_MIN out of range");
+_Static_assert(K32_POD_MEM_DEFAULT >= 1 && K32_POD_MEM_DEFAULT <= K32_POD_MEM_MAX,
+	       "K32_POD_MEM_DEFAULT out of range");
+
 /* ==== platform ========================================================================== */
 
 /* Named tasks the platform tracks for the TASKS listing (per-task CPU time). */
@@ -854,10 +899,6 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_IMAGE_MAX_BYTES
 #define K32_KLET_IMAGE_MAX_BYTES (1024u * 1024u)
 #endif
-/* Linear memory of a pod without resources.limits.memory. */
-#ifndef K32_KLET_POD_MEM_DEFAULT
-#define K32_KLET_POD_MEM_DEFAULT (64u * 1024u)
-#endif
 /* Wasm value stack of a pod (annotation kube32.io/stack-bytes overrides it). */
 #ifndef K32_KLET_POD_STACK_BYTES
 #define K32_KLET_POD_STACK_BYTES (4u * 1024u)
@@ -1032,12 +1073,6 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 #define K32_CTRL_GC_CONFIRM_S 2
 #endif
 
-/* Linear memory the scheduler counts for a pod without resources.limits.memory: what the
- * kubelet gives such a pod (keep equal to K32_KLET_POD_MEM_DEFAULT). */
-#ifndef K32_CTRL_POD_MEM_DEFAULT
-#define K32_CTRL_POD_MEM_DEFAULT (64u * 1024u)
-#endif
-
 /* Bytes the scheduler adds to every pod's memory limit for what the kubelet takes from the
  * pool besides linear memory (Kubernetes' pod overhead): the module's compiled code, the
  * interpreter value stack (K32_KLET_POD_STACK_BYTES) and runtime tables. Measured for
@@ -1082,10 +1117,6 @@ _Static_assert(K32_CTRL_MAX_NODES >= 1 && K32_CTRL_MAX_NODES <= 4096,
 	       "K32_CTRL_MAX_NODES out of range");
 _Static_assert(K32_CTRL_MSG_LEN >= 128 && K32_CTRL_MSG_LEN <= 4096,
 	       "K32_CTRL_MSG_LEN out of range");
-#ifdef K32_KLET_POD_MEM_DEFAULT
-_Static_assert(K32_CTRL_POD_MEM_DEFAULT == K32_KLET_POD_MEM_DEFAULT,
-	       "the scheduler must count what the kubelet gives a pod without a memory limit");
-#endif
 _Static_assert(K32_CTRL_WATCH_BATCH >= 1 && K32_CTRL_WATCH_BATCH <= 256,
 	       "K32_CTRL_WATCH_BATCH out of range");
 

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "base/k32_json.h"
+#include "kmeta/kmeta.h"
 
 #define API_RV_SENTINEL "~K32RV~"
 
@@ -212,8 +213,7 @@ static bool api_strict(const struct api_req *rq)
 
 const char *api_jstr(const cJSON *o, const char *path)
 {
-	const cJSON *v = k32_json_find(o, path);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
+	return kmeta_jstr(o, path);
 }
 
 cJSON *api_meta(cJSON *obj)
@@ -972,7 +972,12 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 		goto out;
 	}
 	api_carry_meta(rq->res, oldj, upd);
-	if ((st = api_default(rq->res, upd, f)) || (st = api_validate(rq->res, upd, f)))
+	/* a status write keeps the stored spec and metadata (above): validating them again
+	 * would only lock out the status of an object stored before a rule was added (the
+	 * kubelet could not fail a pod whose limits it refuses), as kube-apiserver's status
+	 * strategies validate the status, not the spec */
+	if ((st = api_default(rq->res, upd, f)) ||
+	    (!status && (st = api_validate(rq->res, upd, f))))
 		goto out_noretry;
 	/* field ownership: apply did its own; any other write is an Update of its manager */
 	if (!ssa && (st = api_ssa_update(oldj, upd, &sb.cx, rq->sub, f)))

@@ -189,6 +189,101 @@ static void test_validate(void **state)
 	}
 }
 
+/* Issue 11 item 4 / issue 14 item 4: every kube32.io/ annotation and every quantity of a pod
+ * (or of a workload's template) that does not parse or is out of range gets a 422 whose cause
+ * names the field, the value and the allowed range (kmeta's parsers, shared with the kubelet). */
+static void test_validate_limits(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct { const char *key, *value, *range; } anns[] = {
+		{"kube32.io/execution-budget", "-1", "from 1 to 10000000000"},
+		{"kube32.io/execution-budget", "1000000000000", "K32_POD_GAS_MAX"},
+		{"kube32.io/execution-budget", "of", "\"off\" or"},
+		{"kube32.io/tick-ms", "-5", "from 1 to 86400000"},
+		{"kube32.io/tick-ms", "0", "K32_POD_TICK_MS_MAX"},
+		{"kube32.io/stack-bytes", "4Gi", "from 256 to 1048576"},
+		{"kube32.io/stack-bytes", "4294967297", "K32_POD_STACK_BYTES_MIN..MAX"},
+		{"kube32.io/call-depth", "1025", "from 1 to 1024"},
+		{"kube32.io/call-deadline-ms", "0", "from 1 to 600000"},
+		{"kube32.io/hardware", "I2C:BME688", "BUS:MODEL"},
+	};
+	static const struct { const char *res, *value, *range; } mems[] = {
+		{"limits", "24Kb", "must be a byte quantity from 1 to 4294967296"},
+		{"limits", "24K", "case-sensitive"},
+		{"limits", "1Ti", "K32_POD_MEM_MAX"},
+		{"requests", "8Ei", "2^63-1"},
+		{"limits", "0", "from 1"},
+	};
+	/* clang-format on */
+	char obj[768], field[96];
+	const struct api_resource *pods = api_registry_find("", "v1", "pods");
+	const struct api_resource *deps = api_registry_find("apps", "v1", "deployments");
+	for (size_t i = 0; i < sizeof(anns) / sizeof(anns[0]) * 2; i++) {
+		bool tmpl = i >= sizeof(anns) / sizeof(anns[0]);
+		size_t a = i % (sizeof(anns) / sizeof(anns[0]));
+		if (!tmpl)
+			snprintf(obj, sizeof(obj),
+				 "{\"metadata\":{\"name\":\"p\",\"annotations\":{\"%s\":\"%s\"}},"
+				 "\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}",
+				 anns[a].key, anns[a].value);
+		else
+			snprintf(obj, sizeof(obj),
+				 "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"selector\":{"
+				 "\"matchLabels\":{\"app\":\"d\"}},\"template\":{\"metadata\":{"
+				 "\"labels\":{\"app\":\"d\"},\"annotations\":{\"%s\":\"%s\"}},"
+				 "\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}}}",
+				 anns[a].key, anns[a].value);
+		snprintf(field, sizeof(field), "%smetadata.annotations[%s]",
+			 tmpl ? "spec.template." : "", anns[a].key);
+		cJSON *o = parse(obj);
+		struct api_fail f;
+		api_fail_clear(&f);
+		k32_status_t st = api_validate(tmpl ? deps : pods, o, &f);
+		if (!st || f.code != 422 || f.cause_count != 1 ||
+		    strcmp(f.causes[0].field, field) ||
+		    !strstr(f.causes[0].message, anns[a].value) ||
+		    !strstr(f.causes[0].message, anns[a].range))
+			fail_msg("%s=%s: code %d, %zu causes, field %s, message %s", field,
+				 anns[a].value, f.code, f.cause_count, f.causes[0].field,
+				 f.message);
+		cJSON_Delete(o);
+	}
+	for (size_t i = 0; i < sizeof(mems) / sizeof(mems[0]); i++) {
+		snprintf(obj, sizeof(obj),
+			 "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":"
+			 "\"m\",\"image\":\"i\",\"resources\":{\"%s\":{\"memory\":\"%s\"}}}]}}",
+			 mems[i].res, mems[i].value);
+		snprintf(field, sizeof(field), "spec.containers[0].resources.%s.memory",
+			 mems[i].res);
+		cJSON *o = parse(obj);
+		struct api_fail f;
+		api_fail_clear(&f);
+		k32_status_t st = api_validate(pods, o, &f);
+		if (!st || f.code != 422 || f.cause_count != 1 ||
+		    strcmp(f.causes[0].field, field) ||
+		    !strstr(f.causes[0].message, mems[i].value) ||
+		    !strstr(f.causes[0].message, mems[i].range))
+			fail_msg("%s=%s: code %d, %zu causes, field %s, message %s", field,
+				 mems[i].value, f.code, f.cause_count, f.causes[0].field,
+				 f.message);
+		cJSON_Delete(o);
+	}
+	/* the accepted forms, at their bounds */
+	cJSON *o = parse("{\"metadata\":{\"name\":\"p\",\"annotations\":{"
+			 "\"kube32.io/execution-budget\":\"off\",\"kube32.io/tick-ms\":\"1\","
+			 "\"kube32.io/stack-bytes\":\"1Mi\",\"kube32.io/call-depth\":\"1024\","
+			 "\"kube32.io/call-deadline-ms\":\"600000\",\"kube32.io/hardware\":"
+			 "\"i2c:bme688\"}},\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":"
+			 "\"i\",\"resources\":{\"limits\":{\"memory\":\"4Gi\",\"cpu\":\"250m\"},"
+			 "\"requests\":{\"memory\":\"1.5e3\"}}}]}}");
+	struct api_fail f;
+	api_fail_clear(&f);
+	if (api_validate(pods, o, &f))
+		fail_msg("valid pod refused: %s", f.message);
+	cJSON_Delete(o);
+}
+
 static void test_default(void **state)
 {
 	(void)state;
@@ -651,7 +746,7 @@ int main(void)
 	    cmocka_unit_test(test_default),    cmocka_unit_test(test_strict),
 	    cmocka_unit_test(test_patch),      cmocka_unit_test(test_dedupe),
 	    cmocka_unit_test(test_pb),	       cmocka_unit_test(test_oom),
-	    cmocka_unit_test(test_ssa_fields),
+	    cmocka_unit_test(test_ssa_fields), cmocka_unit_test(test_validate_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
  * Never allocates except in api_fail_to_json / api_json_append. Any thread.
  */
 #include "api/api_int.h"
+#include "kmeta/kmeta.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -204,60 +205,17 @@ k32_status_t api_json_append(struct k32_buf *buf, const cJSON *item, struct k32_
 	return st;
 }
 
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; Howard Hinnant's algorithm). */
-static int64_t api_days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	y -= m <= 2;
-	const int64_t era = (y >= 0 ? y : y - 399) / 400;
-	const unsigned yoe = (unsigned)(y - era * 400);
-	const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
+/* RFC 3339 in and out: kmeta's one implementation (these names stay for api's callers). */
 void api_format_time(uint64_t wall_s, char *buf, size_t cap)
 {
-	int64_t z = (int64_t)(wall_s / 86400) + 719468;
-	unsigned sod = (unsigned)(wall_s % 86400);
-	const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	const unsigned doe = (unsigned)(z - era * 146097);
-	const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t y = (int64_t)yoe + era * 400;
-	const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	const unsigned mp = (5 * doy + 2) / 153;
-	const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-	const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-	y += m <= 2;
-	snprintf(buf, cap, "%04lld-%02u-%02uT%02u:%02u:%02uZ", (long long)y, m, d, sod / 3600,
-		 sod / 60 % 60, sod % 60);
+	char t[KMETA_RFC3339_LEN];
+	kmeta_rfc3339(wall_s, t);
+	snprintf(buf, cap, "%s", t);
 }
 
 bool api_parse_time(const char *s, uint64_t *out_wall_s)
 {
-	unsigned y, mo, d, h, mi, se;
-	int n = 0;
-	if (!s || sscanf(s, "%4u-%2u-%2uT%2u:%2u:%2u%n", &y, &mo, &d, &h, &mi, &se, &n) != 6)
-		return false;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
-		return false;
-	const char *p = s + n;
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			;
-	int64_t off = 0;
-	if (*p == '+' || *p == '-') {
-		unsigned oh, om;
-		if (sscanf(p + 1, "%2u:%2u", &oh, &om) != 2)
-			return false;
-		off = (int64_t)(oh * 3600 + om * 60) * (*p == '+' ? 1 : -1);
-	} else if (*p != 'Z' && *p != 'z') {
-		return false;
-	}
-	int64_t t = api_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - off;
-	if (t < 0)
-		return false;
-	*out_wall_s = (uint64_t)t;
-	return true;
+	return kmeta_rfc3339_parse(s, out_wall_s);
 }
 
 void api_format_age(uint64_t now_s, uint64_t then_s, char *buf, size_t cap)

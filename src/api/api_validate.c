@@ -12,6 +12,7 @@
 #include "api/api_int.h"
 #include "base/k32_base64.h"
 #include "base/k32_json.h"
+#include "kmeta/kmeta.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -209,6 +210,13 @@ static void cause_invalid(struct api_fail *f, const char *field, const char *val
 			   value ? value : "", why);
 }
 
+/* kmeta's report of a quantity or kube32.io/ annotation that does not parse or is out of
+ * range: one 422 cause naming the field, the value and the allowed range. */
+static void cause_kmeta(void *f, const char *field, const char *value, const char *why)
+{
+	cause_invalid(f, field, value, why);
+}
+
 static void cause_required(struct api_fail *f, const char *field)
 {
 	api_fail_add_cause(f, "FieldValueRequired", field, "Required value");
@@ -338,6 +346,7 @@ static void validate_pod_spec(struct api_fail *f, const cJSON *spec, const char 
 	snprintf(path, sizeof(path), "%s.initContainers", field);
 	validate_containers(f, cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), path,
 			    false);
+	kmeta_pod_quantities(spec, field, NULL, cause_kmeta, f);
 	const char *rp = jstr(spec, "restartPolicy");
 	snprintf(path, sizeof(path), "%s.restartPolicy", field);
 	if (job && rp && strcmp(rp, "OnFailure") && strcmp(rp, "Never"))
@@ -395,6 +404,8 @@ static void validate_workload(struct api_fail *f, const cJSON *obj, bool job)
 		}
 	}
 	validate_labels(f, tlabels, "spec.template.metadata.labels");
+	kmeta_pod_annotations(k32_json_find(tmpl, "metadata.annotations"),
+			      "spec.template.metadata.annotations", NULL, cause_kmeta, f);
 	validate_pod_spec(f, cJSON_GetObjectItemCaseSensitive(tmpl, "spec"), "spec.template.spec",
 			  job);
 }
@@ -497,6 +508,8 @@ k32_status_t api_validate(const struct api_resource *res, const cJSON *obj, stru
 	switch (res->table) {
 	case API_TABLE_POD:
 		validate_pod_spec(f, cJSON_GetObjectItemCaseSensitive(obj, "spec"), "spec", false);
+		kmeta_pod_annotations(k32_json_find(obj, "metadata.annotations"),
+				      "metadata.annotations", NULL, cause_kmeta, f);
 		break;
 	case API_TABLE_DEPLOYMENT:
 	case API_TABLE_REPLICASET:

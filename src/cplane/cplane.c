@@ -11,6 +11,7 @@
 
 #include "base/k32_base64.h"
 #include "base/k32_log.h"
+#include "kmeta/kmeta.h"
 #include "store/store.h"
 #ifdef CPLANE_HAVE_CTRL
 #include "ctrl/ctrl.h"
@@ -99,16 +100,9 @@ struct cplane_node *cplane_node_find_locked(struct cplane *cp, const char *name)
 
 void cplane_fmt_time(uint64_t s, char *out, size_t cap)
 {
-	/* days since 1970-01-01 to a civil date (proleptic Gregorian, era arithmetic) */
-	uint64_t days = s / 86400, rem = s % 86400;
-	uint64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
-	uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
-	uint64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
-	uint64_t y = yoe + era * 400 + (m <= 2);
-	snprintf(out, cap, "%04llu-%02llu-%02lluT%02llu:%02llu:%02lluZ", (unsigned long long)y,
-		 (unsigned long long)m, (unsigned long long)d, (unsigned long long)(rem / 3600),
-		 (unsigned long long)(rem / 60 % 60), (unsigned long long)(rem % 60));
+	char t[KMETA_RFC3339_LEN]; /* kmeta's one RFC 3339 formatter */
+	kmeta_rfc3339(s, t);
+	snprintf(out, cap, "%s", t);
 }
 
 void cplane_node_endpoint(const cJSON *node, char *ip, size_t ipcap, uint16_t *port)

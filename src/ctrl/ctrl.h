@@ -21,7 +21,7 @@
  * What a node advertises and a pod asks for (the scheduler's inputs beyond Kubernetes):
  *   - memory: the pod's need is K32_CTRL_POD_OVERHEAD_BYTES (code, interpreter stack and
  *     runtime tables) plus, per container, resources.limits.memory (else
- *     resources.requests.memory, else K32_CTRL_POD_MEM_DEFAULT, what the kubelet gives a pod
+ *     resources.requests.memory, else K32_POD_MEM_DEFAULT, what the kubelet gives a pod
  *     without a limit), a Kubernetes quantity ("24Ki", "1Mi", "64k", "1M", "4096"). The node offers
  * status.allocatable.memory (else status.capacity.memory; absent: unlimited) minus the needs of the
  * non-terminal pods already bound to it.

@@ -192,7 +192,7 @@ bool ctrl_pod_terminal(const cJSON *pod);
 /* True when o has metadata.deletionTimestamp. */
 bool ctrl_deleting(const cJSON *o);
 /* Pod's memory need in bytes: K32_CTRL_POD_OVERHEAD_BYTES plus, per container,
- * limits.memory, else requests.memory, else K32_CTRL_POD_MEM_DEFAULT. */
+ * limits.memory, else requests.memory, else K32_POD_MEM_DEFAULT (kmeta_container_memory). */
 uint64_t ctrl_pod_memory(const cJSON *pod);
 /* Sorts a JSON array in place by metadata.creationTimestamp then name (oldest first). */
 void ctrl_sort_by_age(cJSON *arr);
@@ -203,8 +203,6 @@ void ctrl_url_encode(const char *s, char *out, size_t cap);
 
 /* ---- quantities, labels, taints ---------------------------------------------------- */
 
-/* Parses a Kubernetes quantity as bytes, rounding up ("24Ki", "1.5Mi", "64k", "4096"). */
-bool ctrl_quantity_bytes(const char *s, uint64_t *out);
 /* LabelSelector {matchLabels, matchExpressions} against labels; NULL selector matches
  * nothing (as an RS with no selector selects nothing). */
 bool ctrl_selector_matches(const cJSON *selector, const cJSON *labels);

@@ -41,6 +41,7 @@
 
 #include "base/k32_crc32.h"
 #include "base/k32_log.h"
+#include "kmeta/kmeta.h"
 
 struct sched_node {
 	const cJSON *node; /* in the pass's node array */
@@ -565,7 +566,7 @@ void ctrl_sched_pass(struct ctrl *c)
 		const char *mem = ctrl_jstr(node, "status.allocatable.memory");
 		if (!mem)
 			mem = ctrl_jstr(node, "status.capacity.memory");
-		n->mem_limited = mem && ctrl_quantity_bytes(mem, &n->mem_alloc);
+		n->mem_limited = mem && kmeta_quantity_bytes(mem, &n->mem_alloc, NULL);
 		const char *pods = ctrl_jstr(node, "status.allocatable.pods");
 		if (!pods)
 			pods = ctrl_jstr(node, "status.capacity.pods");

@@ -228,13 +228,25 @@ static void test_quantity(void **state)
 	    {"12X", false, 0},
 	    {"-5", false, 0},
 	    {"1Ki ", false, 0},
+	    {"24K", false, 0}, /* Kubernetes' kilo is 'k' */
+	    {"1Ti", false, 0}, /* over K32_POD_MEM_MAX: the API refuses it */
 	};
+	/* the scheduler counts what kmeta reads (the kubelet's and the API's parser): a value
+	 * that does not parse counts as K32_POD_MEM_DEFAULT, what the kubelet would give */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		uint64_t v = 0;
-		bool ok = ctrl_quantity_bytes(cases[i].in, &v);
-		if (ok != cases[i].ok || (ok && v != cases[i].want))
-			fail_msg("quantity \"%s\": ok %d value %llu", cases[i].in, ok,
-				 (unsigned long long)v);
+		char body[256];
+		snprintf(body, sizeof(body),
+			 "{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"memory\":"
+			 "\"%s\"}}}]}}",
+			 cases[i].in);
+		cJSON *pod = cJSON_Parse(body);
+		uint64_t want = K32_CTRL_POD_OVERHEAD_BYTES +
+				(cases[i].ok ? cases[i].want : (uint64_t)K32_POD_MEM_DEFAULT);
+		uint64_t got = ctrl_pod_memory(pod);
+		if (got != want)
+			fail_msg("memory \"%s\": %llu, want %llu", cases[i].in,
+				 (unsigned long long)got, (unsigned long long)want);
+		cJSON_Delete(pod);
 	}
 }
 

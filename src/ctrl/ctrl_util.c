@@ -16,61 +16,21 @@
 #include "base/k32_buf.h"
 #include "base/k32_crc32.h"
 #include "base/k32_log.h"
+#include "kmeta/kmeta.h"
 
 /* ---- time ------------------------------------------------------------------------------ */
 
-/* Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil). */
-static int64_t ctrl_days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	unsigned yoe = (unsigned)(y - era * 400);
-	unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
+/* RFC 3339 in and out: kmeta's one implementation (these names stay for ctrl's callers). */
 void ctrl_fmt_time(uint64_t s, char *buf, size_t cap)
 {
-	int64_t z = (int64_t)(s / 86400) + 719468;
-	unsigned secs = (unsigned)(s % 86400);
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	unsigned doe = (unsigned)(z - era * 146097);
-	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t y = (int64_t)yoe + era * 400;
-	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	unsigned mp = (5 * doy + 2) / 153;
-	unsigned d = doy - (153 * mp + 2) / 5 + 1;
-	unsigned m = mp < 10 ? mp + 3 : mp - 9;
-	y += m <= 2;
-	snprintf(buf, cap, "%04lld-%02u-%02uT%02u:%02u:%02uZ", (long long)y, m, d, secs / 3600,
-		 secs / 60 % 60, secs % 60);
+	char t[KMETA_RFC3339_LEN];
+	kmeta_rfc3339(s, t);
+	snprintf(buf, cap, "%s", t);
 }
 
 bool ctrl_parse_time(const char *s, uint64_t *out_s)
 {
-	unsigned y, mo, d, h, mi, se;
-	int n = 0;
-	if (!s || sscanf(s, "%4u-%2u-%2uT%2u:%2u:%2u%n", &y, &mo, &d, &h, &mi, &se, &n) != 6)
-		return false;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
-		return false;
-	const char *p = s + n;
-	if (*p == '.')
-		for (p++; isdigit((unsigned char)*p); p++)
-			;
-	int64_t off = 0;
-	if (*p == '+' || *p == '-') {
-		unsigned oh, om;
-		if (sscanf(p + 1, "%2u:%2u", &oh, &om) != 2)
-			return false;
-		off = (int64_t)(oh * 3600 + om * 60) * (*p == '+' ? 1 : -1);
-	} else if (*p != 'Z' && *p != 'z') {
-		return false;
-	}
-	int64_t t = ctrl_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - off;
-	*out_s = t > 0 ? (uint64_t)t : 0;
-	return true;
+	return kmeta_rfc3339_parse(s, out_s);
 }
 
 /* ---- requests -------------------------------------------------------------------------- */
@@ -258,8 +218,7 @@ cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid)
 
 const char *ctrl_jstr(const cJSON *o, const char *path)
 {
-	const cJSON *v = o ? k32_json_find(o, path) : NULL;
-	return cJSON_IsString(v) ? v->valuestring : NULL;
+	return kmeta_jstr(o, path);
 }
 
 const char *ctrl_label(const cJSON *map, const char *key)
@@ -276,103 +235,30 @@ int64_t ctrl_jint(const cJSON *o, const char *path, int64_t dflt)
 
 const char *ctrl_controller_uid(const cJSON *o)
 {
-	const cJSON *r;
-	cJSON_ArrayForEach(r, k32_json_find(o, "metadata.ownerReferences"))
-	{
-		if (cJSON_IsTrue(cJSON_GetObjectItem(r, "controller")))
-			return ctrl_jstr(r, "uid");
-	}
-	return NULL;
+	return kmeta_controller_uid(o);
 }
 
 cJSON *ctrl_owner_ref(const cJSON *owner, const char *api_version, const char *kind)
 {
-	cJSON *arr = cJSON_CreateArray();
-	cJSON *r = cJSON_CreateObject();
-	if (!arr || !r) {
-		cJSON_Delete(arr);
-		cJSON_Delete(r);
-		return NULL;
-	}
-	cJSON_AddItemToArray(arr, r);
-	cJSON_AddStringToObject(r, "apiVersion", api_version);
-	cJSON_AddStringToObject(r, "kind", kind);
-	const char *name = ctrl_jstr(owner, "metadata.name");
-	const char *uid = ctrl_jstr(owner, "metadata.uid");
-	cJSON_AddStringToObject(r, "name", name ? name : "");
-	cJSON_AddStringToObject(r, "uid", uid ? uid : "");
-	cJSON_AddTrueToObject(r, "controller");
-	cJSON_AddTrueToObject(r, "blockOwnerDeletion");
-	return arr;
+	return kmeta_owner_refs(owner, api_version, kind);
 }
 
 cJSON *ctrl_cond_find(const cJSON *conds, const char *type)
 {
-	cJSON *cd;
-	cJSON_ArrayForEach(cd, conds)
-	{
-		const char *t = ctrl_jstr(cd, "type");
-		if (t && !strcmp(t, type))
-			return cd;
-	}
-	return NULL;
+	return kmeta_cond_find(conds, type);
 }
 
 const char *ctrl_cond_status(const cJSON *o, const char *type)
 {
-	return ctrl_jstr(ctrl_cond_find(k32_json_find(o, "status.conditions"), type), "status");
-}
-
-static void ctrl_set_str(cJSON *o, const char *key, const char *v)
-{
-	cJSON *s = cJSON_CreateString(v);
-	if (!s)
-		return;
-	if (cJSON_GetObjectItemCaseSensitive(o, key))
-		cJSON_ReplaceItemInObjectCaseSensitive(o, key, s);
-	else
-		cJSON_AddItemToObject(o, key, s);
-}
-
-static bool ctrl_str_differs(const cJSON *o, const char *key, const char *v)
-{
-	const char *cur = ctrl_jstr(o, key);
-	return !cur || strcmp(cur, v);
+	return kmeta_cond_status(o, type);
 }
 
 bool ctrl_cond_set(struct ctrl *c, cJSON *status, const char *type, const char *st,
 		   const char *reason, const char *msg, bool with_update)
 {
-	cJSON *conds = cJSON_GetObjectItem(status, "conditions");
-	if (!cJSON_IsArray(conds)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
-		conds = cJSON_AddArrayToObject(status, "conditions");
-		if (!conds)
-			return false;
-	}
-	char now[32];
-	ctrl_fmt_time(ctrl_wall_s(c), now, sizeof(now));
-	cJSON *cd = ctrl_cond_find(conds, type);
-	if (!cd) {
-		cd = cJSON_CreateObject();
-		if (!cd)
-			return false;
-		cJSON_AddItemToArray(conds, cd);
-		ctrl_set_str(cd, "type", type);
-	}
-	bool st_changed = ctrl_str_differs(cd, "status", st);
-	bool changed = st_changed || ctrl_str_differs(cd, "reason", reason) ||
-		       ctrl_str_differs(cd, "message", msg);
-	if (!changed)
-		return false;
-	ctrl_set_str(cd, "status", st);
-	ctrl_set_str(cd, "reason", reason);
-	ctrl_set_str(cd, "message", msg);
-	if (st_changed || !ctrl_jstr(cd, "lastTransitionTime"))
-		ctrl_set_str(cd, "lastTransitionTime", now);
-	if (with_update)
-		ctrl_set_str(cd, "lastUpdateTime", now);
-	return true;
+	char now[KMETA_RFC3339_LEN];
+	kmeta_rfc3339(ctrl_wall_s(c), now);
+	return kmeta_cond_set(status, type, st, reason, msg, now, with_update);
 }
 
 bool ctrl_deleting(const cJSON *o)
@@ -398,13 +284,7 @@ uint64_t ctrl_pod_memory(const cJSON *pod)
 	const cJSON *ct;
 	cJSON_ArrayForEach(ct, k32_json_find(pod, "spec.containers"))
 	{
-		const char *q = ctrl_jstr(ct, "resources.limits.memory");
-		if (!q)
-			q = ctrl_jstr(ct, "resources.requests.memory");
-		uint64_t b = K32_CTRL_POD_MEM_DEFAULT;
-		if (q && !ctrl_quantity_bytes(q, &b))
-			b = K32_CTRL_POD_MEM_DEFAULT;
-		sum += b;
+		sum += kmeta_container_memory(ct); /* what the kubelet gives it */
 	}
 	return sum;
 }
@@ -455,127 +335,17 @@ void ctrl_hash_json(const cJSON *o, char *out, size_t cap)
 	out[i] = 0;
 }
 
-/* ---- quantities ------------------------------------------------------------------------ */
-
-bool ctrl_quantity_bytes(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *suf;
-		uint64_t mul;
-	} sufs[] = {
-	    {"Ki", 1ull << 10},	  {"Mi", 1ull << 20},	   {"Gi", 1ull << 30},
-	    {"Ti", 1ull << 40},	  {"k", 1000ull},	   {"M", 1000000ull},
-	    {"G", 1000000000ull}, {"T", 1000000000000ull}, {"", 1},
-	};
-	if (!s)
-		return false;
-	const char *p = s;
-	uint64_t ip = 0, frac = 0, fdiv = 1;
-	bool digits = false;
-	for (; isdigit((unsigned char)*p); p++, digits = true) {
-		if (ip > (UINT64_MAX - 9) / 10)
-			return false;
-		ip = ip * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p == '.') {
-		for (p++; isdigit((unsigned char)*p); p++, digits = true) {
-			if (fdiv < 1000000000ull) {
-				frac = frac * 10 + (uint64_t)(*p - '0');
-				fdiv *= 10;
-			}
-		}
-	}
-	if (!digits)
-		return false;
-	for (size_t i = 0; i < sizeof(sufs) / sizeof(sufs[0]); i++) {
-		if (strcmp(p, sufs[i].suf))
-			continue;
-		uint64_t mul = sufs[i].mul;
-		if (ip && mul > UINT64_MAX / ip)
-			return false;
-		/* fraction rounded up: 1.5Mi = 1572864, 0.1 = 1 byte */
-		uint64_t f = (frac * mul + fdiv - 1) / fdiv;
-		*out = ip * mul + f;
-		return true;
-	}
-	if (*p == 'e' || *p == 'E') {
-		char *end = NULL;
-		long e = strtol(p + 1, &end, 10);
-		if (!end || *end || e < 0 || e > 18)
-			return false;
-		uint64_t v = ip;
-		for (long i = 0; i < e; i++) {
-			if (v > UINT64_MAX / 10)
-				return false;
-			v *= 10;
-		}
-		*out = v;
-		return true;
-	}
-	return false;
-}
-
 /* ---- selectors, affinity, taints ------------------------------------------------------- */
 
-static bool ctrl_in_values(const cJSON *values, const char *v)
-{
-	const cJSON *x;
-	cJSON_ArrayForEach(x, values)
-	{
-		if (cJSON_IsString(x) && v && !strcmp(x->valuestring, v))
-			return true;
-	}
-	return false;
-}
-
-/* One requirement: op In/NotIn/Exists/DoesNotExist/Gt/Lt on value v (NULL: absent). */
+/* One requirement: kmeta's, shared with LabelSelector matching. */
 static bool ctrl_requirement(const char *op, const cJSON *values, const char *v)
 {
-	if (!op)
-		return false;
-	if (!strcmp(op, "In"))
-		return v && ctrl_in_values(values, v);
-	if (!strcmp(op, "NotIn"))
-		return !v || !ctrl_in_values(values, v);
-	if (!strcmp(op, "Exists"))
-		return v != NULL;
-	if (!strcmp(op, "DoesNotExist"))
-		return v == NULL;
-	if (!strcmp(op, "Gt") || !strcmp(op, "Lt")) {
-		const cJSON *x = cJSON_GetArrayItem(values, 0);
-		if (!v || !cJSON_IsString(x))
-			return false;
-		long long a = strtoll(v, NULL, 10), b = strtoll(x->valuestring, NULL, 10);
-		return op[0] == 'G' ? a > b : a < b;
-	}
-	return false;
+	return kmeta_requirement_matches(op, values, v);
 }
 
 bool ctrl_selector_matches(const cJSON *selector, const cJSON *labels)
 {
-	if (!cJSON_IsObject(selector))
-		return false;
-	const cJSON *ml = cJSON_GetObjectItem(selector, "matchLabels");
-	const cJSON *me = cJSON_GetObjectItem(selector, "matchExpressions");
-	if (cJSON_GetArraySize(ml) == 0 && cJSON_GetArraySize(me) == 0)
-		return false;
-	const cJSON *l;
-	cJSON_ArrayForEach(l, ml)
-	{
-		const char *v = ctrl_label(labels, l->string);
-		if (!cJSON_IsString(l) || !v || strcmp(v, l->valuestring))
-			return false;
-	}
-	const cJSON *e;
-	cJSON_ArrayForEach(e, me)
-	{
-		const char *key = ctrl_jstr(e, "key");
-		if (!key ||
-		    !ctrl_requirement(ctrl_jstr(e, "operator"), cJSON_GetObjectItem(e, "values"),
-				      ctrl_label(labels, key)))
-			return false;
-	}
-	return true;
+	return kmeta_label_selector_matches(selector, labels);
 }
 
 bool ctrl_node_term_matches(const cJSON *term, const cJSON *node)

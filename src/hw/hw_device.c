@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "hw/hw_int.h"
+#include "kmeta/kmeta.h"
 
 static k32_status_t bad(struct k32_err *err, const char *name, const char *what)
 {
@@ -178,37 +179,11 @@ void hw_device_pod_name(const struct hw_device *d, char *out, size_t cap)
 	snprintf(out, cap, "%s", buf);
 }
 
-/* Bytes of a memory quantity: digits with an optional k, M, Ki or Mi suffix. false when
- * it is anything else (or over 4 GiB). */
-static bool quantity_bytes(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i = 0;
-	for (; s[i] >= '0' && s[i] <= '9'; i++) {
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (v > 0xFFFFFFFFull)
-			return false;
-	}
-	if (i == 0)
-		return false;
-	static const struct {
-		const char *suffix;
-		uint64_t mult;
-	} units[] = {{"", 1}, {"k", 1000}, {"M", 1000000}, {"Ki", 1024}, {"Mi", 1048576}};
-	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
-		if (!strcmp(s + i, units[u].suffix)) {
-			*out = v * units[u].mult;
-			return *out <= 0xFFFFFFFFull;
-		}
-	}
-	return false;
-}
-
 k32_status_t hw_device_pod_manifest(const struct hw_device *d, const char *mem_limit,
 				    struct k32_buf *out, struct k32_err *err)
 {
 	uint64_t mem = K32_HW_DRIVER_MEM_BYTES, cap = 0;
-	if (mem_limit && quantity_bytes(mem_limit, &cap) && cap < mem)
+	if (mem_limit && kmeta_quantity_bytes(mem_limit, &cap, NULL) && cap >= 1 && cap < mem)
 		mem = cap;
 	char pod[HW_NAME_LEN];
 	hw_device_pod_name(d, pod, sizeof(pod));
@@ -249,19 +224,7 @@ int hw_device_conflict(const struct hw_device *devs, size_t n, const struct hw_d
 
 void hw_rfc3339(uint64_t wall_s, char *out)
 {
-	/* days since 1970-01-01 to a civil date (proleptic Gregorian) */
-	int64_t z = (int64_t)(wall_s / 86400) + 719468;
-	int64_t era = z / 146097;
-	int64_t doe = z - era * 146097;
-	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	int64_t mp = (5 * doy + 2) / 153;
-	int64_t day = doy - (153 * mp + 2) / 5 + 1;
-	int64_t mon = mp < 10 ? mp + 3 : mp - 9;
-	int64_t year = yoe + era * 400 + (mon <= 2);
-	uint64_t s = wall_s % 86400;
-	snprintf(out, 21, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)year, (int)mon, (int)day,
-		 (int)(s / 3600), (int)(s / 60 % 60), (int)(s % 60));
+	kmeta_rfc3339(wall_s, out);
 }
 
 void hw_devstatus_init(struct hw_devstatus *st, uint32_t poll_ms, uint32_t min_interval_ms)

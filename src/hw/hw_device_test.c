@@ -179,7 +179,9 @@ static void test_manifest_conflict(void **state)
 		    {NULL, K32_HW_DRIVER_MEM_BYTES},
 		    {"512", 512},
 		    {"1k", K32_HW_DRIVER_MEM_BYTES < 1000 ? K32_HW_DRIVER_MEM_BYTES : 1000},
-		    {"0Ki", 0},
+		    {"0.5Ki", 512},
+		    {"0Ki", K32_HW_DRIVER_MEM_BYTES},  /* the API refuses a 0-byte memory limit */
+		    {"512K", K32_HW_DRIVER_MEM_BYTES}, /* not a quantity: the kilo is 'k' */
 		    {"junk", K32_HW_DRIVER_MEM_BYTES},
 		    {"99999999999Mi", K32_HW_DRIVER_MEM_BYTES}};
 	for (size_t i = 0; i < sizeof(mems) / sizeof(mems[0]); i++) {

@@ -25,28 +25,15 @@
 #include "base/k32_base64.h"
 #include "base/k32_json.h"
 #include "base/k32_log.h"
+#include "kmeta/kmeta.h"
 
 /* ---- helpers -------------------------------------------------------------------------- */
 
 void klet_fmt_time(uint64_t s, char *out, size_t cap)
 {
-	/* days since 1970-01-01 to civil date (proleptic Gregorian) */
-	int64_t days = (int64_t)(s / 86400);
-	uint32_t rem = (uint32_t)(s % 86400);
-	int64_t z = days + 719468;
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	uint32_t doe = (uint32_t)(z - era * 146097);
-	uint32_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t y = (int64_t)yoe + era * 400;
-	uint32_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	uint32_t mp = (5 * doy + 2) / 153;
-	uint32_t d = doy - (153 * mp + 2) / 5 + 1;
-	uint32_t m = mp < 10 ? mp + 3 : mp - 9;
-	if (m <= 2)
-		y++;
-	snprintf(out, cap,
-		 "%04lld-%02" PRIu32 "-%02" PRIu32 "T%02" PRIu32 ":%02" PRIu32 ":%02" PRIu32 "Z",
-		 (long long)y, m, d, rem / 3600, rem / 60 % 60, rem % 60);
+	char t[KMETA_RFC3339_LEN]; /* kmeta's one RFC 3339 formatter */
+	kmeta_rfc3339(s, t);
+	snprintf(out, cap, "%s", t);
 }
 
 void klet_msgf(char *out, size_t cap, const char *fmt, ...)
@@ -320,25 +307,9 @@ struct klet_pod *klet_pod_find_locked(struct klet *k, const char *ns, const char
 	return NULL;
 }
 
-static uint64_t parse_quantity(const char *s)
-{
-	/* "24Ki", "1Mi", "65536", "64k", "1M": bytes */
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || v < 0)
-		return 0;
-	static const struct {
-		const char *suf;
-		double mul;
-	} sufs[] = {{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"k", 1000.0},
-		    {"K", 1000.0},  {"M", 1e6},	       {"G", 1e9},	     {"", 1.0}};
-	for (size_t i = 0; i < sizeof(sufs) / sizeof(sufs[0]); i++)
-		if (!strcmp(end, sufs[i].suf))
-			return (uint64_t)(v * sufs[i].mul);
-	return 0;
-}
-
-static void pod_spec_from(struct klet *k, struct klet_pod *p, const cJSON *o)
+/* Reads what the pod runs with; false, with the first bad value in p->wait_msg, when a
+ * memory quantity or kube32.io/ annotation does not parse or is out of range. */
+static bool pod_spec_from(struct klet *k, struct klet_pod *p, const cJSON *o)
 {
 	const cJSON *c0 = cJSON_GetArrayItem(k32_json_find(o, "spec.containers"), 0);
 	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(c0, "name"));
@@ -349,28 +320,20 @@ static void pod_spec_from(struct klet *k, struct klet_pod *p, const cJSON *o)
 	p->restart = !s || !strcmp(s, "Always") ? KLET_RESTART_ALWAYS
 		     : !strcmp(s, "OnFailure")	? KLET_RESTART_ON_FAILURE
 						: KLET_RESTART_NEVER;
-	s = cJSON_GetStringValue(k32_json_find(c0, "resources.limits.memory"));
-	p->mem_limit = s ? parse_quantity(s) : 0;
+	/* kmeta's parsers, the API server's too: a value is never read two ways */
+	struct kmeta_pod_limits lim;
+	bool valid = !kmeta_pod_limits(o, &lim, p->wait_msg, sizeof(p->wait_msg));
+	p->mem_limit = lim.mem_bytes;
+	p->gas = lim.gas;
+	p->gas_off = lim.gas_off;
+	p->stack_bytes = lim.stack_bytes;
+	p->frames = lim.frames;
+	p->tick_ms = lim.tick_ms;
 	const cJSON *an = k32_json_find(o, "metadata.annotations");
-	p->gas = K32_KLET_POD_GAS;
-	p->gas_off = false;
-	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/execution-budget"));
-	if (s && !strcmp(s, "off"))
-		p->gas_off = true;
-	else if (s && strtoull(s, NULL, 10))
-		p->gas = strtoull(s, NULL, 10);
-	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/stack-bytes"));
-	p->stack_bytes =
-	    s && parse_quantity(s) ? (uint32_t)parse_quantity(s) : K32_KLET_POD_STACK_BYTES;
-	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/call-depth"));
-	unsigned long frames = s ? strtoul(s, NULL, 10) : 0;
-	p->frames = frames > K32_KLET_POD_FRAMES_MAX ? K32_KLET_POD_FRAMES_MAX : (uint32_t)frames;
-	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/tick-ms"));
-	p->tick_ms =
-	    s && strtoul(s, NULL, 10) ? (uint32_t)strtoul(s, NULL, 10) : K32_KLET_TICK_DEFAULT_MS;
 	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/device"));
 	klet_msgf(p->device, sizeof(p->device), "%s", s ? s : "");
 	(void)k;
+	return valid;
 }
 
 static void event_locked(struct klet *k, const struct klet_pod *p, const char *type,
@@ -398,6 +361,21 @@ static void pod_admit_locked(struct klet *k, struct klet_pod *p)
 		  k->node, (unsigned)K32_KLET_LOG_RING_BYTES);
 	K32_LOGW(KLET_MOD, "node %s: pod %s: %s", k->node, p->ref, p->wait_msg);
 	event_locked(k, p, "Warning", "UnexpectedAdmissionError", "%s", p->wait_msg);
+}
+
+/*
+ * Refuses a pod whose limits or kube32.io/ annotations do not parse (lock held). The API
+ * server refuses such a pod with a 422; one written before that check, or past it, still
+ * never runs with a guessed value: phase Failed, reason InvalidPodSpec, and a Warning event
+ * naming the field, the value and the range.
+ */
+static void pod_reject_invalid_locked(struct klet *k, struct klet_pod *p)
+{
+	p->rejected = true;
+	p->done = true;
+	snprintf(p->wait_reason, sizeof(p->wait_reason), "InvalidPodSpec");
+	K32_LOGW(KLET_MOD, "node %s: pod %s not run: %s", k->node, p->ref, p->wait_msg);
+	event_locked(k, p, "Warning", "InvalidPodSpec", "%s", p->wait_msg);
 }
 
 /* Adds or updates a pod from its API object (lock held). */
@@ -440,7 +418,7 @@ static void pod_upsert_locked(struct klet *k, const cJSON *o)
 		snprintf(p->name, sizeof(p->name), "%s", name);
 		snprintf(p->uid, sizeof(p->uid), "%s", uid ? uid : "");
 		ref_set(p);
-		pod_spec_from(k, p, o);
+		bool valid = pod_spec_from(k, p, o);
 		p->state = KLET_C_WAITING;
 		snprintf(p->wait_reason, sizeof(p->wait_reason), "ContainerCreating");
 		p->next_run_us = UINT64_MAX;
@@ -450,6 +428,8 @@ static void pod_upsert_locked(struct klet *k, const cJSON *o)
 		if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))) {
 			p->done = true; /* finished before this kubelet started: keep it so */
 			p->dirty = false;
+		} else if (!valid) {
+			pod_reject_invalid_locked(k, p);
 		} else {
 			pod_admit_locked(k, p);
 		}

@@ -8,7 +8,7 @@
  *
  * Start: read the module (pool), load (decode, validate, compile with gas metering), link
  * the host tables, instantiate with the pod's limits (linear memory = limits.memory or
- * K32_KLET_POD_MEM_DEFAULT, value stack = kube32.io/stack-bytes, K32_KLET_POD_FRAMES
+ * K32_POD_MEM_DEFAULT, value stack = kube32.io/stack-bytes, K32_KLET_POD_FRAMES
  * frames, gas per call unless kube32.io/execution-budget is "off"), then call k32_init.
  * Exports used (sdk/k32_klet.h documents them):
  *   k32_init() -> i32?          once; < 0 fails the container (restart with back-off)
@@ -651,7 +651,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	if (st)
 		return st;
 	const struct k32_platform_ops *pl = k32_plat();
-	uint64_t mem = s->mem_limit ? s->mem_limit : K32_KLET_POD_MEM_DEFAULT;
+	uint64_t mem = s->mem_limit ? s->mem_limit : K32_POD_MEM_DEFAULT;
 	size_t used, limit;
 	klet_pool_usage(k, &used, &limit);
 	if (limit && mem + s->stack_bytes > limit - (used < limit ? used : limit))

@@ -339,6 +339,34 @@ static void test_start_errors(void **state)
 	assert_string_equal(path, "/d/hello.wasm");
 }
 
+/* A pod whose limits do not parse, written past the API server's validation (straight into
+ * the store, as a pod from before that check would be): the kubelet never runs it with a
+ * guessed value (tick-ms "-5" used to run with a period of ~4.29e9 ms) but fails it, with
+ * the field, the value and the range in its status. */
+static void test_invalid_limits_refused(void **state)
+{
+	struct wfx *t = *state;
+	static const char pod[] =
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"badtick\","
+	    "\"namespace\":\"default\",\"uid\":\"u-badtick\",\"annotations\":{"
+	    "\"kube32.io/tick-ms\":\"-5\"}},\"spec\":{\"nodeName\":\"wasm-node\","
+	    "\"restartPolicy\":\"Always\",\"containers\":[{\"name\":\"main\",\"image\":"
+	    "\"t_ok.wasm\"}]},\"status\":{\"phase\":\"Pending\"}}";
+	struct store_key key = {
+	    .group = "", .resource = "pods", .ns = "default", .name = "badtick"};
+	struct store_value val = {.data = pod, .len = sizeof(pod) - 1, .rv_off = STORE_NO_STAMP};
+	struct k32_err err;
+	assert_int_equal(store_create(t->cp.store, &key, &val, NULL, &err), K32_OK);
+	cJSON *p = fx_wait_pod(&t->cp, "badtick", fx_phase_is, "Failed");
+	assert_string_equal(fx_str(p, "status.reason"), "InvalidPodSpec");
+	const char *m = fx_str(p, "status.message");
+	assert_non_null(m);
+	assert_non_null(strstr(m, "metadata.annotations[kube32.io/tick-ms]"));
+	assert_non_null(strstr(m, "\"-5\""));
+	assert_non_null(strstr(m, "from 1 to 86400000"));
+	cJSON_Delete(p);
+}
+
 static void test_module_store(void **state)
 {
 	struct wfx *t = *state;
@@ -556,11 +584,17 @@ static void test_event_port_exhausted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ok_pod),	   cmocka_unit_test(test_http),
-	    cmocka_unit_test(test_trap_crashloop), cmocka_unit_test(test_failures),
-	    cmocka_unit_test(test_wasi_jobs),	   cmocka_unit_test(test_start_errors),
-	    cmocka_unit_test(test_module_store),   cmocka_unit_test(test_node_unaffected),
-	    cmocka_unit_test(test_events),	   cmocka_unit_test(test_event_port_exhausted),
+	    cmocka_unit_test(test_ok_pod),
+	    cmocka_unit_test(test_http),
+	    cmocka_unit_test(test_trap_crashloop),
+	    cmocka_unit_test(test_failures),
+	    cmocka_unit_test(test_wasi_jobs),
+	    cmocka_unit_test(test_start_errors),
+	    cmocka_unit_test(test_module_store),
+	    cmocka_unit_test(test_node_unaffected),
+	    cmocka_unit_test(test_events),
+	    cmocka_unit_test(test_event_port_exhausted),
+	    cmocka_unit_test(test_invalid_limits_refused),
 	};
 	const struct CMUnitTest faults[] = {
 	    cmocka_unit_test(test_pool_faults),

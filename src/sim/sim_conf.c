@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kmeta/kmeta.h"
 #include "sim/sim.h"
 
 #define SIM_CONF_MOD "sim-conf"
@@ -20,28 +21,23 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r';
 }
 
-/* A decimal number with an optional Ki or Mi suffix, at most max. */
+/* A count: digits only, 1..max. */
+static bool parse_count(const char *s, unsigned long long max, unsigned long long *out)
+{
+	uint64_t v;
+	if (!kmeta_parse_uint(s, 1, max, &v))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Bytes as a Kubernetes quantity ("8Mi", "96Ki", "4194304"; kmeta's one parser), 1..max. */
 static bool parse_bytes(const char *s, unsigned long long max, unsigned long long *out)
 {
-	unsigned long long v = 0;
-	size_t i = 0;
-	if (s[0] < '0' || s[0] > '9')
+	uint64_t v;
+	if (!kmeta_quantity_bytes(s, &v, NULL) || v < 1 || v > max)
 		return false;
-	for (; s[i] >= '0' && s[i] <= '9'; i++) {
-		if (v > (max - (unsigned long long)(s[i] - '0')) / 10)
-			return false;
-		v = v * 10 + (unsigned long long)(s[i] - '0');
-	}
-	unsigned long long mul = 1;
-	if (!strcmp(s + i, "Ki"))
-		mul = 1024;
-	else if (!strcmp(s + i, "Mi"))
-		mul = 1024 * 1024;
-	else if (s[i])
-		return false;
-	if (v > max / mul)
-		return false;
-	*out = v * mul;
+	*out = v;
 	return true;
 }
 
@@ -106,7 +102,7 @@ k32_status_t sim_conf_add_spec(struct sim_conf *c, const char *spec, struct k32_
 		unsigned long long count = 1;
 		if (colon) {
 			*colon = 0;
-			if (!parse_bytes(colon + 1, K32_SIM_MAX_BOARDS, &count) || count < 1)
+			if (!parse_count(colon + 1, K32_SIM_MAX_BOARDS, &count))
 				return k32_err_set(
 				    err, K32_ERR_INVALID_ARGS, SIM_CONF_MOD,
 				    "--boards: \"%.40s:%.20s\": expected PROFILE[:COUNT] "
@@ -155,8 +151,8 @@ static k32_status_t parse_line(struct sim_conf *c, char *line, unsigned lineno, 
 			    lineno, words[0]);
 		if (!parse_bytes(eq + 1, max, &v) || !v)
 			return k32_err_set(err, K32_ERR_INVALID_ARGS, SIM_CONF_MOD,
-					   "line %u: %s=%.30s: expected 1..%llu bytes (a number, "
-					   "or with Ki or Mi)",
+					   "line %u: %s=%.30s: expected 1..%llu bytes (a "
+					   "quantity such as 96Ki or 8Mi)",
 					   lineno, words[0], eq + 1, max);
 		*(pool ? &c->host_pool : &c->host_stack) = (size_t)v;
 		return K32_OK;
@@ -165,7 +161,7 @@ static k32_status_t parse_line(struct sim_conf *c, char *line, unsigned lineno, 
 	const char *name = NULL;
 	for (size_t i = 1; i < n; i++) {
 		if (!strncmp(words[i], "count=", 6)) {
-			if (!parse_bytes(words[i] + 6, K32_SIM_MAX_BOARDS, &count) || !count)
+			if (!parse_count(words[i] + 6, K32_SIM_MAX_BOARDS, &count))
 				return k32_err_set(err, K32_ERR_INVALID_ARGS, SIM_CONF_MOD,
 						   "line %u: %.40s: expected count=1..%d", lineno,
 						   words[i], K32_SIM_MAX_BOARDS);

@@ -255,6 +255,8 @@ static void test_conf(void **state)
 	    {"host-pool=0\n", K32_ERR_INVALID_ARGS, "host-pool=0: expected 1..", 0, 0},
 	    {"host-pool=99999999999999999999\n", K32_ERR_INVALID_ARGS, "expected 1..", 0, 0},
 	    {"host-pool=5Gi\n", K32_ERR_INVALID_ARGS, "expected 1..", 0, 0},
+	    {"host-pool=1.5Mi\nhost-stack=64k\n", K32_OK, "", 1572864, 64000},
+	    {"host-pool=512K\n", K32_ERR_INVALID_ARGS, "quantity such as", 0, 0}, /* 'k', not 'K' */
 	    {"speed=9\n", K32_ERR_INVALID_ARGS, "unknown setting", 0, 0},
 	    {"host count=65\n", K32_ERR_INVALID_ARGS, "count=1..64", 0, 0},
 	    {"host count=40\ncardputer count=40\n", K32_ERR_NO_RESOURCES, "K32_SIM_MAX_BOARDS", 0,

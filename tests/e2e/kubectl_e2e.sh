@@ -289,6 +289,25 @@ dato: {a: b}
 EOF
 check err-unknown-field 'strict decoding error: unknown field "dato"' k apply -f "$WORK/unknown.yaml"
 check err-invalid-apply 'is invalid' sh -c "sed 's/name: web/name: Web_Bad/' '$WORK/web.yaml' | $KUBECTL apply -f -"
+# pod quantities and kube32.io/ annotations (kmeta's parsers, the kubelet's too): a 422 that
+# names the field, the value and the allowed range; kubectl sends them unchecked
+qpod() { # NAME MEMORY ANNOTATION-KEY ANNOTATION-VALUE: a pod manifest
+	printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: e2e, annotations: {"%s": "%s"}}\nspec: {containers: [{name: m, image: q.wasm, resources: {limits: {memory: "%s"}}}]}\n' "$1" "$3" "$4" "$2"
+}
+qpod q-kb 24Kb kube32.io/tick-ms 10 >"$WORK/q-kb.yaml"
+check err-quantity-24Kb 'Pod "q-kb" is invalid: spec.containers\[0\].resources.limits.memory: Invalid value: "24Kb": must be a byte quantity from 1 to 4294967296' k create -f "$WORK/q-kb.yaml"
+qpod q-k 24K kube32.io/tick-ms 10 >"$WORK/q-k.yaml"
+check err-quantity-24K 'Invalid value: "24K": .*case-sensitive' k apply -f "$WORK/q-k.yaml"
+qpod q-tick 24Ki kube32.io/tick-ms -5 >"$WORK/q-tick.yaml"
+check err-tick-ms 'metadata.annotations\[kube32.io/tick-ms\]: Invalid value: "-5": must be an integer from 1 to 86400000' k create -f "$WORK/q-tick.yaml"
+qpod q-stack 24Ki kube32.io/stack-bytes 4Gi >"$WORK/q-stack.yaml"
+check err-stack-bytes 'metadata.annotations\[kube32.io/stack-bytes\]: Invalid value: "4Gi": must be a byte quantity from 256 to 1048576' k create -f "$WORK/q-stack.yaml"
+qpod q-gas 24Ki kube32.io/execution-budget -1 >"$WORK/q-gas.yaml"
+check err-budget 'execution-budget\]: Invalid value: "-1": must be "off" or an integer from 1 to 10000000000' k create -f "$WORK/q-gas.yaml"
+check err-quantity-none 'NotFound' kn get pod q-kb q-k q-tick q-stack q-gas
+qpod q-ok 1.5Ki kube32.io/stack-bytes 2Ki >"$WORK/q-ok.yaml"
+check quantity-ok '^pod/q-ok created$' k create -f "$WORK/q-ok.yaml"
+check quantity-ok-delete '"q-ok" (force )?deleted' kn delete pod q-ok --grace-period=0 --force
 
 # ---- nodes: cordon, drain; get all; server-side apply ---------------------------------------
 cat >"$WORK/node.yaml" <<'EOF'

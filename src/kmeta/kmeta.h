@@ -1,0 +1,144 @@
+/*
+ * kmeta.h - the Kubernetes object layer shared by api, ctrl, kubelet, hw and sim.
+ *
+ * One strict reader for each value those modules used to parse on their own (and
+ * differently): resource quantities with Kubernetes' exact grammar, the memory a pod gets,
+ * the kube32.io/ pod annotations with their ranges (k32_config.h, section kmeta), RFC 3339
+ * timestamps and string fields of JSON objects. The API server validates with these
+ * functions and the kubelet runs pods with the values they return, so what the API accepted
+ * is exactly what runs: nothing is reinterpreted on the node.
+ *
+ * Depends only on base (and cJSON through it). Reentrant; no allocation.
+ */
+#ifndef K32_KMETA_H
+#define K32_KMETA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/k32_json.h"
+#include "k32/k32_config.h"
+
+/* ---- quantities -------------------------------------------------------------------------- */
+
+/*
+ * Bytes of a Kubernetes quantity (resource.Quantity), e.g. "24Ki", "1.5e3", "64k", "1Ti".
+ * Grammar, case-sensitive: an optional sign, digits with an optional fraction ("5", "1.5",
+ * "5.", ".5"), then one suffix: binary Ki Mi Gi Ti Pi Ei, decimal m "" k M G T P E, or an
+ * exponent e/E followed by a signed integer. A fractional byte count is rounded up, as
+ * Quantity.Value() does ("1500m" is 2). Refused, with *why saying which rule: any other
+ * suffix ("24K": the kilo is lower-case k; "24Kb"), white space, a negative value, and a
+ * value above INT64_MAX (Kubernetes' ceiling, 2^63-1). Returns true with *out set.
+ * why may be NULL.
+ */
+bool kmeta_quantity_bytes(const char *s, uint64_t *out, const char **why);
+
+/* The same grammar for quantities that are not byte counts (cpu: "250m"): true when s
+ * parses (a negative value too; callers that need >= 0 check *negative). */
+bool kmeta_quantity_valid(const char *s, bool *negative, const char **why);
+
+/* A plain decimal integer, digits only (no sign, no space, no suffix), in lo..hi. */
+bool kmeta_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* ---- pod limits: memory and the kube32.io/ annotations ------------------------------------ */
+
+#define KMETA_ANN_EXECUTION_BUDGET "kube32.io/execution-budget"
+#define KMETA_ANN_TICK_MS	   "kube32.io/tick-ms"
+#define KMETA_ANN_STACK_BYTES	   "kube32.io/stack-bytes"
+#define KMETA_ANN_CALL_DEPTH	   "kube32.io/call-depth"
+/* Wall-clock deadline of one call into the pod (k32_init, k32_tick, k32_http, k32_event), in
+ * ms, 1..K32_POD_CALL_DEADLINE_MS_MAX; absent: the node's default. */
+#define KMETA_ANN_CALL_DEADLINE_MS "kube32.io/call-deadline-ms"
+#define KMETA_ANN_HARDWARE	   "kube32.io/hardware"
+
+/* What a pod runs with, read from its object. A value the pod does not set is the default
+ * named in k32_config.h (call_deadline_ms and frames: 0, the node's default). */
+struct kmeta_pod_limits {
+	uint64_t mem_bytes; /* first container's limits.memory, else K32_POD_MEM_DEFAULT */
+	uint64_t gas;	    /* per call (K32_KLET_POD_GAS unless the annotation sets it) */
+	bool gas_off;	    /* execution-budget "off": no gas metering */
+	uint32_t tick_ms;
+	uint32_t stack_bytes;
+	uint32_t frames;
+	uint32_t call_deadline_ms;
+};
+
+/* Called once per value that does not parse or is out of range: the field's path
+ * ("metadata.annotations[kube32.io/tick-ms]", "spec.containers[0].resources.limits.memory"),
+ * the value as given, and why, naming the allowed range. */
+typedef void (*kmeta_bad_fn)(void *ctx, const char *field, const char *value, const char *why);
+
+/* Checks the kube32.io/ annotations of a pod (or pod template): an object of strings, or
+ * NULL. field: the path of the annotations object, e.g. "metadata.annotations". Fills lim
+ * when not NULL (defaults for what is absent or bad). Returns the number of bad values. */
+uint32_t kmeta_pod_annotations(const cJSON *annotations, const char *field,
+			       struct kmeta_pod_limits *lim, kmeta_bad_fn bad, void *ctx);
+
+/* Checks every quantity of a pod spec's containers and initContainers (resources.limits and
+ * resources.requests; memory in 1..K32_POD_MEM_MAX bytes, any other resource >= 0). field:
+ * the path of the spec, e.g. "spec" or "spec.template.spec". Sets *mem_bytes (when not
+ * NULL) to the first container's limits.memory or K32_POD_MEM_DEFAULT. Returns the count. */
+uint32_t kmeta_pod_quantities(const cJSON *spec, const char *field, uint64_t *mem_bytes,
+			      kmeta_bad_fn bad, void *ctx);
+
+/* Both of the above on a Pod object: what the kubelet runs. Returns the count of bad values;
+ * the first one is described in msg (cap bytes) for the pod's status. */
+uint32_t kmeta_pod_limits(const cJSON *pod, struct kmeta_pod_limits *lim, char *msg, size_t cap);
+
+/* Memory the scheduler counts for one container: limits.memory, else requests.memory, else
+ * K32_POD_MEM_DEFAULT (a value that does not parse counts as the default: the API server
+ * has refused it already). */
+uint64_t kmeta_container_memory(const cJSON *container);
+
+/* ---- time ----------------------------------------------------------------------------------- */
+
+#define KMETA_RFC3339_LEN 21 /* "2006-01-02T15:04:05Z" and its NUL */
+
+/* Seconds since the Unix epoch as RFC 3339 UTC with seconds ("1970-01-01T00:00:00Z"). */
+void kmeta_rfc3339(uint64_t unix_s, char out[KMETA_RFC3339_LEN]);
+
+/* Parses "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm)" (years 1970..9999) to Unix seconds
+ * (the fraction is dropped). false when s is NULL or is anything else. */
+bool kmeta_rfc3339_parse(const char *s, uint64_t *out);
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+
+/* The string at a dotted path ("metadata.name") of o, or NULL when absent or not a string. */
+const char *kmeta_jstr(const cJSON *o, const char *path);
+
+/* ---- conditions and owner references ---------------------------------------------------- */
+
+/* The condition of type in a conditions array, or NULL. */
+cJSON *kmeta_cond_find(const cJSON *conds, const char *type);
+
+/* The status ("True", "False", "Unknown") of condition type in o.status.conditions, or NULL. */
+const char *kmeta_cond_status(const cJSON *o, const char *type);
+
+/* Sets condition type in status.conditions (the array and the condition are created when
+ * absent) to st, reason and msg. lastTransitionTime becomes now when the status changes (or
+ * was never set), lastUpdateTime too when with_update (Deployment conditions have it).
+ * True when anything changed; false when it was already so, or out of memory. */
+bool kmeta_cond_set(cJSON *status, const char *type, const char *st, const char *reason,
+		    const char *msg, const char *now, bool with_update);
+
+/* The uid of o's controller owner reference (controller: true), or NULL. */
+const char *kmeta_controller_uid(const cJSON *o);
+
+/* A new ownerReferences array naming owner (its metadata.name and uid) as the controller, with
+ * blockOwnerDeletion, as a workload controller sets on what it creates. NULL when out of
+ * memory. */
+cJSON *kmeta_owner_refs(const cJSON *owner, const char *api_version, const char *kind);
+
+/* ---- selectors ------------------------------------------------------------------------------ */
+
+/* One requirement of a selector: op In, NotIn, Exists, DoesNotExist, or Gt/Lt (one integer
+ * value; a value that is not an integer matches neither) on v, the label's or field's value
+ * (NULL: absent). An unknown operator matches nothing. */
+bool kmeta_requirement_matches(const char *op, const cJSON *values, const char *v);
+
+/* A LabelSelector {matchLabels, matchExpressions} against a labels object. A selector that is
+ * absent or empty matches nothing (as a ReplicaSet without a selector selects nothing). */
+bool kmeta_label_selector_matches(const cJSON *selector, const cJSON *labels);
+
+#endif /* K32_KMETA_H */

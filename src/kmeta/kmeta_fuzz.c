@@ -1,0 +1,65 @@
+/*
+ * kmeta_fuzz.c - libFuzzer target for kmeta's parsers: the input as a quantity, a plain
+ * integer and an RFC 3339 time, and as a Pod object whose limits and annotations are read.
+ * Checks: an accepted quantity is at most INT64_MAX and is also valid to the grammar-only
+ * reader; an accepted time formats back to a string that parses to the same second (for
+ * whole-second UTC inputs); pod limits are always within k32_config.h's ranges; selectors,
+ * conditions and owner references of any shape are read without a crash.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kmeta/kmeta.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char s[4096];
+	if (size >= sizeof(s))
+		size = sizeof(s) - 1;
+	memcpy(s, data, size);
+	s[size] = 0;
+
+	uint64_t v;
+	const char *why = NULL;
+	if (kmeta_quantity_bytes(s, &v, &why)) {
+		bool neg;
+		if (v > INT64_MAX || !kmeta_quantity_valid(s, &neg, NULL))
+			abort();
+	} else if (!why) {
+		abort();
+	}
+	(void)kmeta_parse_uint(s, 0, UINT64_MAX, &v);
+
+	if (kmeta_rfc3339_parse(s, &v)) {
+		char out[KMETA_RFC3339_LEN];
+		uint64_t back;
+		kmeta_rfc3339(v, out);
+		if (v < 253402300800ull && (!kmeta_rfc3339_parse(out, &back) || back != v))
+			abort();
+	}
+
+	cJSON *pod = cJSON_ParseWithLength(s, size);
+	if (pod) {
+		struct kmeta_pod_limits lim;
+		char msg[160];
+		kmeta_pod_limits(pod, &lim, msg, sizeof(msg));
+		if (lim.mem_bytes < 1 || lim.mem_bytes > K32_POD_MEM_MAX ||
+		    lim.stack_bytes < K32_POD_STACK_BYTES_MIN ||
+		    lim.stack_bytes > K32_POD_STACK_BYTES_MAX || lim.tick_ms < 1 ||
+		    lim.tick_ms > K32_POD_TICK_MS_MAX || lim.frames > K32_KLET_POD_FRAMES_MAX ||
+		    lim.call_deadline_ms > K32_POD_CALL_DEADLINE_MS_MAX ||
+		    (!lim.gas_off && (lim.gas < 1 || lim.gas > K32_POD_GAS_MAX)) ||
+		    !memchr(msg, 0, sizeof(msg)))
+			abort();
+		/* the object readers take any shape without crashing */
+		(void)kmeta_label_selector_matches(k32_json_find(pod, "spec.selector"),
+						   k32_json_find(pod, "metadata.labels"));
+		(void)kmeta_cond_status(pod, "Ready");
+		(void)kmeta_controller_uid(pod);
+		cJSON_Delete(pod);
+	}
+	return 0;
+}
