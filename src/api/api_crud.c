@@ -183,7 +183,17 @@ k32_status_t api_decode_body(const struct api_req *rq, cJSON **out, struct api_f
 		    f, 415, "UnsupportedMediaType",
 		    "the body of type %.60s is not supported: send application/json", rq->ctype);
 	struct k32_err err;
+	char field[sizeof(f->causes[0].field)];
 	k32_err_clear(&err);
+	/* NUL and bytes that are not UTF-8 are refused here, where the body enters, naming the
+	 * field: cJSON would cut a string at NUL and store the rest as sent */
+	if (k32_json_check_strings((const char *)rq->body, rq->body_len, field, sizeof(field),
+				   &err)) {
+		api_fail_set(f, 400, "BadRequest", "the request body is not valid: %s", err.msg);
+		api_fail_add_cause(f, "FieldValueInvalid", field[0] ? field : "<body>",
+				   "strings must be UTF-8 without NUL");
+		return K32_ERR_INVALID_ARGS;
+	}
 	k32_status_t st = k32_json_parse((const char *)rq->body, rq->body_len, out, &err);
 	if (st) {
 		*out = NULL;

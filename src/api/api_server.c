@@ -671,20 +671,16 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 			return;
 		}
 		cJSON *obj = NULL;
-		if (rq->body_len >= 4 && !memcmp(rq->body, API_PB_MAGIC, 4)) {
-			if (api_pb_decode(rq->body, rq->body_len, &obj, &f)) {
-				api_out_fail(out, &f);
-				return;
-			}
-		} else {
-			obj = cJSON_ParseWithLength((const char *)rq->body, rq->body_len);
-			if (!cJSON_IsObject(obj)) {
-				cJSON_Delete(obj);
-				api_fail_set(&f, 400, "BadRequest",
-					     "the request body is not a JSON object");
-				api_out_fail(out, &f);
-				return;
-			}
+		if (api_decode_body(rq, &obj, &f)) {
+			api_out_fail(out, &f);
+			return;
+		}
+		if (!cJSON_IsObject(obj)) {
+			cJSON_Delete(obj);
+			api_fail_set(&f, 400, "BadRequest",
+				     "the request body is not a JSON object");
+			api_out_fail(out, &f);
+			return;
 		}
 		char av[64];
 		cJSON_DeleteItemFromObject(obj, "apiVersion");
