@@ -214,10 +214,23 @@ bool api_dry_run(const struct api_req *rq)
 	return api_q(rq, "dryRun", v, sizeof(v)) && !strcmp(v, "All");
 }
 
-static bool api_strict(const struct api_req *rq)
+k32_status_t api_field_validation(const struct api_req *rq, enum api_field_validation *out,
+				  struct api_fail *f)
 {
 	char v[K32_HTTP_QUERY_TYPED_MAX + 1];
-	return api_q(rq, "fieldValidation", v, sizeof(v)) && !strcmp(v, "Strict");
+	*out = API_FV_WARN;
+	if (!api_q(rq, "fieldValidation", v, sizeof(v)) || !v[0] || !strcmp(v, "Warn"))
+		return K32_OK;
+	if (!strcmp(v, "Strict"))
+		*out = API_FV_STRICT;
+	else if (!strcmp(v, "Ignore"))
+		*out = API_FV_IGNORE;
+	else /* api_query_check refused other values before any handler ran */
+		return api_fail_set(f, 400, "BadRequest",
+				    "fieldValidation: invalid value \"%.31s\": must be one of "
+				    "Strict, Warn or Ignore",
+				    v);
+	return K32_OK;
 }
 
 const char *api_jstr(const cJSON *o, const char *path)
@@ -606,12 +619,13 @@ static k32_status_t api_ns_usable(struct api_server *api, const char *ns, struct
 static k32_status_t api_prepare_new(struct api_server *api, struct api_req *rq, cJSON *obj,
 				    struct api_fail *f)
 {
+	enum api_field_validation fv;
 	k32_status_t st = api_check_type(rq, obj, f);
 	if (st)
 		return st;
-	if ((st = api_dedupe_fields(rq->res, obj, api_strict(rq), f)))
-		return st;
-	if (api_strict(rq) && (st = api_check_unknown_fields(rq->res, obj, f)))
+	if ((st = api_field_validation(rq, &fv, f)) ||
+	    (st = api_dedupe_fields(rq->res, obj, fv, &rq->warn, f)) ||
+	    (st = api_check_unknown_fields(rq->res, obj, fv, &rq->warn, f)))
 		return st;
 	api_set_type(obj, rq->res);
 	cJSON *md = api_meta(obj);
@@ -829,8 +843,13 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 	char why[320];
 	struct api_ssa_buf sb;
 	bool ssa = pt == API_PATCH_APPLY && !rq->sub[0]; /* apply with field ownership */
+	enum api_field_validation fv;
 	api_ssa_ctx_init(rq, &sb);
-	k32_status_t st = api_get_obj(api, rq->res, rq->ns, rq->name, &old, f);
+	memset(&rq->warn, 0, sizeof(rq->warn)); /* a retried attempt warns afresh */
+	k32_status_t st = api_field_validation(rq, &fv, f);
+	if (st)
+		return K32_ERR_BAD_STATE; /* not retried */
+	st = api_get_obj(api, rq->res, rq->ns, rq->name, &old, f);
 	if (st == K32_ERR_NOT_FOUND && ssa) {
 		/* server-side apply of a new object creates it */
 		api_fail_clear(f);
@@ -902,12 +921,8 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 			cJSON_Delete(input);
 			goto out;
 		}
-		if (!scale && (st = api_dedupe_fields(rq->res, input, api_strict(rq), f))) {
-			cJSON_Delete(input);
-			goto out;
-		}
-		if (!scale && api_strict(rq) &&
-		    (st = api_check_unknown_fields(rq->res, input, f))) {
+		if (!scale && ((st = api_dedupe_fields(rq->res, input, fv, &rq->warn, f)) ||
+			       (st = api_check_unknown_fields(rq->res, input, fv, &rq->warn, f)))) {
 			cJSON_Delete(input);
 			goto out;
 		}
@@ -927,8 +942,7 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 			cJSON_Delete(input);
 			goto out_noretry; /* the patch's own fault (or a field conflict) */
 		}
-		if (!scale && api_strict(rq) &&
-		    (st = api_check_unknown_fields(rq->res, input, f))) {
+		if (!scale && (st = api_check_unknown_fields(rq->res, input, fv, &rq->warn, f))) {
 			cJSON_Delete(input);
 			goto out;
 		}

@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -18,12 +20,17 @@
 #include "api/api_srv.h"
 #include "base/k32_json.h"
 #include "base/k32_log.h"
+#include "http/http.h"
 #include "platform/k32_platform.h"
 #include "store/store.h"
 
 struct fx {
 	struct store *store;
 	struct api_server *api;
+	struct http_server *srv; /* plain HTTP on 127.0.0.1, port 0, with bearer tokens */
+	uint16_t port;
+	char dir[64];		       /* data dir: the tokens file */
+	char admin[API_TOKEN_LEN + 1]; /* the admin's token */
 	struct k32_buf out;
 };
 
@@ -33,11 +40,22 @@ static int fx_setup(void **state)
 	struct k32_err err;
 	memset(&fx, 0, sizeof(fx));
 	k32_log_set_stderr(false);
+	snprintf(fx.dir, sizeof(fx.dir), "/tmp/k32-apiedges-XXXXXX");
+	assert_non_null(mkdtemp(fx.dir));
 	struct store_config sc = {.data_dir = NULL, .history_events = 64};
 	assert_int_equal(store_open(&sc, &fx.store, &err), K32_OK);
-	struct api_config ac = {.store = fx.store, .bootstrap = true};
+	struct api_config ac = {.store = fx.store, .bootstrap = true, .data_dir = fx.dir};
 	if (api_server_new(&ac, &fx.api, &err))
 		fail_msg("api_server_new: %s", err.msg);
+	snprintf(fx.admin, sizeof(fx.admin), "%s", api_server_admin_token(fx.api));
+	struct http_server_config hc;
+	http_server_config_init(&hc);
+	hc.handler = api_http_handler;
+	hc.authenticate = api_http_authenticate;
+	hc.ctx = fx.api;
+	assert_int_equal(http_server_start(&hc, &fx.srv, &err), K32_OK);
+	api_server_attach_http(fx.api, fx.srv);
+	fx.port = http_server_port(fx.srv);
 	k32_buf_init(&fx.out, k32_default_allocator(), 1 << 20, "test response");
 	*state = &fx;
 	return 0;
@@ -46,10 +64,47 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
 	struct fx *fx = *state;
+	char path[96];
+	http_server_stop(fx->srv);
 	k32_buf_fini(&fx->out);
 	api_server_free(fx->api);
 	store_close(fx->store);
+	snprintf(path, sizeof(path), "%s/tokens", fx->dir);
+	unlink(path);
+	rmdir(fx->dir);
 	return 0;
+}
+
+/* One request over HTTP with token (NULL: none) and extra header lines (may be NULL); the
+ * answer's body goes to fx->out and its header block to hdrs (cap bytes, may be NULL). */
+static int hreq(struct fx *fx, const char *token, const char *method, const char *target,
+		const char *ctype, const char *body, const char *extra, char *hdrs, size_t cap)
+{
+	struct http_client_config cc;
+	struct http_client *c = NULL;
+	struct http_client_response r;
+	struct k32_err err;
+	http_client_config_init(&cc);
+	cc.port = fx->port;
+	cc.bearer_token = token;
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	struct http_client_request rq = {.method = method,
+					 .target = target,
+					 .content_type = ctype,
+					 .headers = extra,
+					 .body = body,
+					 .body_len = body ? strlen(body) : 0,
+					 .timeout_us = 5000000};
+	if (http_client_do(c, &rq, &r, &err))
+		fail_msg("%s %s: %s", method, target, err.msg);
+	k32_buf_reset(&fx->out);
+	k32_buf_append(&fx->out, r.body.data, r.body.len, NULL);
+	if (hdrs)
+		snprintf(hdrs, cap, "%.*s", (int)r.headers.len, (const char *)r.headers.data);
+	int status = r.status;
+	http_client_response_fini(&r);
+	http_client_free(c);
+	return status;
 }
 
 /* Runs one request (body of len bytes; 0: strlen) as token (NULL: admin); returns the code. */
@@ -157,10 +212,87 @@ static void test_strings(void **state)
 	EXPECT(fx, 404, req(fx, "GET", "/api/v1/namespaces/demo/configmaps/cfg", NULL));
 }
 
+/* ---- fieldValidation ------------------------------------------------------------------- */
+
+static const char deploy[] =
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"},"
+    "\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"template\":{\"metadata\":"
+    "{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":"
+    "\"hello.wasm\"}]}}}}";
+
+static void test_field_validation(void **state)
+{
+	struct fx *fx = *state;
+	static const char dp[] = "/apis/apps/v1/namespaces/default/deployments";
+	static const char web[] = "/apis/apps/v1/namespaces/default/deployments/web";
+	static const char put_body[] =
+	    "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"bogus\":3,\"selector\":{\"matchLabels\":"
+	    "{\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},"
+	    "\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":\"hello.wasm\"}]}}}}";
+	static const struct {
+		const char *method, *target, *ctype, *body;
+		int want;
+		const char *warning; /* the Warning header wanted ("" none) */
+		const char *part;    /* in the answer ("" any) */
+	} cases[] = {
+	    /* absent = Warn: created, the field dropped, a Warning header */
+	    {"POST", "/api/v1/namespaces/default/configmaps", "application/json",
+	     "{\"metadata\":{\"name\":\"c1\"},\"bogus\":1,\"data\":{\"k\":\"v\"}}", 201,
+	     "Warning: 299 - \"unknown field \\\"bogus\\\"\"", ""},
+	    {"POST", dp, "application/json", deploy, 201, "", ""},
+	    /* the issue's case: a patch without fieldValidation stored spec.bogus */
+	    {"PATCH", web, "application/merge-patch+json", "{\"spec\":{\"bogus\":1}}", 200,
+	     "Warning: 299 - \"unknown field \\\"spec.bogus\\\"\"", ""},
+	    {"PATCH", web, "application/strategic-merge-patch+json",
+	     "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"m\",\"imag\":\"x\"}]}}"
+	     "}}",
+	     200, "unknown field \\\"spec.template.spec.containers[0].imag\\\"", ""},
+	    {"PATCH", web, "application/json-patch+json",
+	     "[{\"op\":\"add\",\"path\":\"/spec/bogus\",\"value\":2}]", 200,
+	     "unknown field \\\"spec.bogus\\\"", ""},
+	    {"PUT", web, "application/json", put_body, 200, "unknown field \\\"spec.bogus\\\"", ""},
+	    /* Ignore: dropped silently */
+	    {"PATCH", "/apis/apps/v1/namespaces/default/deployments/web?fieldValidation=Ignore",
+	     "application/merge-patch+json", "{\"spec\":{\"bogus\":1}}", 200, "", ""},
+	    /* Strict: refused */
+	    {"PATCH", "/apis/apps/v1/namespaces/default/deployments/web?fieldValidation=Strict",
+	     "application/merge-patch+json", "{\"spec\":{\"bogus\":1}}", 400, "",
+	     "strict decoding error: unknown field \\\"spec.bogus\\\""},
+	    {"PUT", "/apis/apps/v1/namespaces/default/deployments/web?fieldValidation=Strict",
+	     "application/json", put_body, 400, "", "unknown field \\\"spec.bogus\\\""},
+	    /* duplicates warn too */
+	    {"POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Warn",
+	     "application/json",
+	     "{\"metadata\":{\"name\":\"c2\"},\"data\":{\"k\":\"1\",\"k\":\"2\"}}", 201,
+	     "Warning: 299 - \"duplicate field \\\"data.k\\\"\"", "\"k\":\"2\""},
+	};
+	char hdrs[2048];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int code = hreq(fx, fx->admin, cases[i].method, cases[i].target, cases[i].ctype,
+				cases[i].body, NULL, hdrs, sizeof(hdrs));
+		bool warned = strstr(hdrs, "Warning:") != NULL;
+		if (code != cases[i].want || !out_has(fx, cases[i].part) ||
+		    (cases[i].warning[0] ? !strstr(hdrs, cases[i].warning) : warned))
+			fail_msg("case %zu: HTTP %d (want %d, warning '%s', body with '%s'):\n%s%s",
+				 i, code, cases[i].want, cases[i].warning, cases[i].part, hdrs,
+				 k32_buf_cstr(&fx->out));
+		/* nothing unknown was stored, so kubectl edit's strict decoding works */
+		if (i == 0)
+			continue; /* web is created by case 1 */
+		EXPECT(fx, 200, req(fx, "GET", web, NULL));
+		assert_false(out_has(fx, "bogus"));
+		assert_false(out_has(fx, "imag\""));
+	}
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/default/configmaps/c1", NULL));
+	assert_false(out_has(fx, "bogus"));
+	assert_true(out_has(fx, "\"data\":{\"k\":\"v\"}"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_strings, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_field_validation, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

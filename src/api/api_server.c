@@ -710,6 +710,24 @@ static void api_header_copy(const struct http_request *req, const char *name, ch
 		k32_str_copy(v, dst, cap);
 }
 
+/* Adds `Warning: 299 - "text"` (RFC 7234's warn-code 299, agent "-", as kube-apiserver
+ * sends them); quotes and backslashes escaped, control characters (a field name may hold
+ * any) shown as '?' so the header stays one line. */
+static void api_warning_header(struct http_response *resp, const char *text)
+{
+	char v[2 * K32_API_WARNING_LEN + 16];
+	size_t n = (size_t)snprintf(v, sizeof(v), "299 - \"");
+	for (const char *p = text; *p && n + 4 < sizeof(v); p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '"' || c == '\\')
+			v[n++] = '\\';
+		v[n++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	v[n++] = '"';
+	v[n] = 0;
+	http_response_header(resp, "Warning", v);
+}
+
 static void api_serve(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
 	struct api_fail f;
@@ -799,6 +817,8 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 		http_response_header(resp, "Content-Type",
 				     out.ctype[0] ? out.ctype : "application/json");
 		http_response_header(resp, "Cache-Control", "no-cache, private");
+		for (size_t i = 0; i < rq->warn.count && i < K32_API_MAX_WARNINGS; i++)
+			api_warning_header(resp, rq->warn.text[i]);
 		if (out.gzip) { /* compressed here already; the http layer leaves it */
 			http_response_header(resp, "Content-Encoding", "gzip");
 			http_response_header(resp, "Vary", "Accept-Encoding");

@@ -137,12 +137,13 @@ struct api_req {
 	/* route */
 	const struct api_resource *res;
 	char group[64], version[16];
-	char ns[64];	     /* from the URL */
-	char name[254];	     /* from the URL */
-	char sub[24];	     /* subresource */
-	bool table;	     /* Accept asks for a Table */
-	bool gzip;	     /* the client takes Content-Encoding: gzip */
-	char user_agent[64]; /* User-Agent (truncated; "" in-process): default field manager */
+	char ns[64];		  /* from the URL */
+	char name[254];		  /* from the URL */
+	char sub[24];		  /* subresource */
+	bool table;		  /* Accept asks for a Table */
+	bool gzip;		  /* the client takes Content-Encoding: gzip */
+	char user_agent[64];	  /* User-Agent (truncated; "" in-process): default field manager */
+	struct api_warnings warn; /* Warning headers of the answer (fieldValidation=Warn) */
 };
 
 struct api_out {
@@ -216,6 +217,10 @@ k32_status_t api_filter_init(const struct api_req *rq, struct api_filter *flt, s
 /* Decodes the body (JSON or protobuf) by Content-Type; 400/415 in f. */
 k32_status_t api_decode_body(const struct api_req *rq, cJSON **out, struct api_fail *f);
 bool api_dry_run(const struct api_req *rq);
+/* fieldValidation of rq into *out: Warn when absent or empty (kube-apiserver's default),
+ * Ignore, Strict; another value is a 400 naming the three. */
+k32_status_t api_field_validation(const struct api_req *rq, enum api_field_validation *out,
+				  struct api_fail *f);
 /* String at a dotted path, or NULL. */
 const char *api_jstr(const cJSON *o, const char *path);
 /* obj's metadata object (created if absent; NULL when out of memory). */

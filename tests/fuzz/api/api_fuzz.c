@@ -113,7 +113,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char *s = dup_text(p + 1, n - 1);
 		cJSON *obj = s ? cJSON_Parse(s) : NULL;
 		if (cJSON_IsObject(obj)) {
-			api_check_unknown_fields(res, obj, &f);
+			struct api_warnings w = {0};
+			/* Warn drops what Strict refuses: the rest must then pass Strict */
+			enum api_field_validation fv = (enum api_field_validation)(p[0] / 16 % 3);
+			if (api_check_unknown_fields(res, obj, fv, &w, &f) == K32_OK &&
+			    fv != API_FV_STRICT &&
+			    api_check_unknown_fields(res, obj, API_FV_STRICT, &w, &f) != K32_OK)
+				__builtin_trap();
 			api_fail_clear(&f);
 			if (cJSON_GetObjectItem(obj, "metadata") == NULL ||
 			    cJSON_IsObject(cJSON_GetObjectItem(obj, "metadata")))
