@@ -619,6 +619,13 @@ _Static_assert(K32_API_LIST_CACHE_ENTRIES >= 1 && K32_API_LIST_CACHE_ENTRIES <= 
 #define K32_API_MAX_CAUSES 6
 #endif
 
+/* Attempts of an update, patch or delete whose store write met a concurrent writer (a
+ * Conflict the client did not cause: its own resourceVersion or precondition is never
+ * retried); each re-reads the object. Past it the client gets the 409. */
+#ifndef K32_API_WRITE_RETRIES
+#define K32_API_WRITE_RETRIES 8
+#endif
+
 /* Warning headers one answer carries (fieldValidation=Warn: one per unknown or duplicate
  * field dropped; past the limit the last one counts the rest) and bytes of each. They live
  * in the request (K32_API_MAX_WARNINGS * K32_API_WARNING_LEN bytes, ~640). */
@@ -690,6 +697,8 @@ _Static_assert(K32_API_SELECTOR_LEN >= 64 && K32_API_SELECTOR_LEN <= 8192,
 	       "K32_API_SELECTOR_LEN out of range");
 _Static_assert(K32_API_MAX_CAUSES >= 1 && K32_API_MAX_CAUSES <= 32,
 	       "K32_API_MAX_CAUSES out of range");
+_Static_assert(K32_API_WRITE_RETRIES >= 1 && K32_API_WRITE_RETRIES <= 64,
+	       "K32_API_WRITE_RETRIES out of range");
 _Static_assert(K32_API_MAX_WARNINGS >= 1 && K32_API_MAX_WARNINGS <= 16,
 	       "K32_API_MAX_WARNINGS out of range");
 _Static_assert(K32_API_WARNING_LEN >= 64 && K32_API_WARNING_LEN <= 512,

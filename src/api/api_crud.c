@@ -1100,7 +1100,8 @@ static void api_update(struct api_server *api, struct api_req *rq, struct api_ou
 	}
 	k32_status_t st = K32_ERR_CONFLICT;
 	/* a conflict with a concurrent writer (not a stale client version) is retried */
-	for (int attempt = 0; attempt < 3 && st == K32_ERR_CONFLICT; attempt++) {
+	for (int attempt = 0; attempt < K32_API_WRITE_RETRIES && st == K32_ERR_CONFLICT;
+	     attempt++) {
 		api_fail_clear(&f);
 		k32_buf_reset(out->body);
 		st = api_update_once(api, rq, out, wk, pt, body, &f);

@@ -288,11 +288,97 @@ static void test_field_validation(void **state)
 	assert_true(out_has(fx, "\"data\":{\"k\":\"v\"}"));
 }
 
+/* ---- DELETE under a concurrent writer -------------------------------------------------- */
+
+/* Interposed wall clock: when armed, the first reading of it (api_mark_deleting asks for
+ * the deletionTimestamp after reading the pod and before writing it) first writes the pod's
+ * status the way its kubelet would, so the delete's write meets a newer version. */
+static struct {
+	const struct k32_platform_ops *real;
+	struct k32_platform_ops ops;
+	struct fx *fx;
+	bool armed;
+	int races; /* writes done from the hook */
+} race;
+
+static uint64_t race_wall_s(void)
+{
+	if (race.armed) {
+		char body[96];
+		struct k32_err err;
+		int code = 0;
+		race.armed = false;
+		snprintf(body, sizeof(body), "{\"status\":{\"message\":\"tick %d\"}}", race.races);
+		k32_buf_reset(&race.fx->out);
+		if (api_do(race.fx->api, "PATCH", "/api/v1/namespaces/default/pods/p/status",
+			   "application/merge-patch+json", body, strlen(body), &code, &race.fx->out,
+			   &err) == K32_OK &&
+		    code == 200)
+			race.races++;
+	}
+	return race.real->wall_s();
+}
+
+static void test_delete_conflict(void **state)
+{
+	struct fx *fx = *state;
+	static const char pod[] = "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeName\":\"n1\","
+				  "\"containers\":[{\"name\":"
+				  "\"m\",\"image\":\"hello.wasm\"}]}}";
+	char body[160];
+	race.real = k32_plat();
+	race.ops = *race.real;
+	race.ops.wall_s = race_wall_s;
+	race.fx = fx;
+	k32_plat_set_ops(&race.ops);
+
+	/* no precondition: the store's conflict is retried, the pod is marked deleted */
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces/default/pods", pod));
+	race.armed = true;
+	EXPECT(fx, 200, req(fx, "DELETE", "/api/v1/namespaces/default/pods/p", NULL));
+	assert_int_equal(race.races, 1);
+	assert_true(out_has(fx, "\"deletionTimestamp\""));
+	assert_true(out_has(fx, "tick 0")); /* the retry read the kubelet's write */
+
+	/* a uid precondition still holds after the concurrent write: retried, 200 */
+	EXPECT(fx, 200,
+	       req(fx, "DELETE", "/api/v1/namespaces/default/pods/p?gracePeriodSeconds=0", NULL));
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces/default/pods", pod));
+	cJSON *j = cJSON_Parse(k32_buf_cstr(&fx->out));
+	char uid[64], rv[32];
+	snprintf(uid, sizeof(uid), "%s", cJSON_GetStringValue(k32_json_find(j, "metadata.uid")));
+	snprintf(rv, sizeof(rv), "%s",
+		 cJSON_GetStringValue(k32_json_find(j, "metadata.resourceVersion")));
+	cJSON_Delete(j);
+	snprintf(body, sizeof(body), "{\"preconditions\":{\"uid\":\"%s\"}}", uid);
+	race.armed = true;
+	EXPECT(fx, 200, req(fx, "DELETE", "/api/v1/namespaces/default/pods/p", body));
+	assert_int_equal(race.races, 2);
+
+	/* a resourceVersion precondition the concurrent write made stale: 409 for the client */
+	EXPECT(fx, 200,
+	       req(fx, "DELETE", "/api/v1/namespaces/default/pods/p?gracePeriodSeconds=0", NULL));
+	EXPECT(fx, 201, req(fx, "POST", "/api/v1/namespaces/default/pods", pod));
+	j = cJSON_Parse(k32_buf_cstr(&fx->out));
+	snprintf(rv, sizeof(rv), "%s",
+		 cJSON_GetStringValue(k32_json_find(j, "metadata.resourceVersion")));
+	cJSON_Delete(j);
+	snprintf(body, sizeof(body), "{\"preconditions\":{\"resourceVersion\":\"%s\"}}", rv);
+	race.armed = true;
+	EXPECT(fx, 409, req(fx, "DELETE", "/api/v1/namespaces/default/pods/p", body));
+	assert_true(out_has(fx, "Precondition failed"));
+	assert_int_equal(race.races, 3);
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/default/pods/p", NULL));
+	assert_false(out_has(fx, "deletionTimestamp"));
+	k32_plat_set_ops(race.real);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_strings, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_field_validation, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_delete_conflict, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
