@@ -156,6 +156,7 @@ k32_status_t api_put_obj(struct api_server *api, const struct api_resource *res,
 	api_key(res, ns ? ns : "", name ? name : "", &key);
 	k32_status_t st = create ? store_create(api->store, &key, &val, out, &err)
 				 : store_update(api->store, &key, &val, expect_rev, out, &err);
+	api_health_note_write(api, st, &err);
 	cJSON_free(text);
 	if (st)
 		return api_store_err(f, res, name ? name : "", st, &err);

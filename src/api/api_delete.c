@@ -138,6 +138,7 @@ k32_status_t api_delete_now(struct api_server *api, const struct api_resource *r
 	api_key(res, ns, name, &key);
 	*out_prev = NULL;
 	k32_status_t st = store_delete(api->store, &key, expect_rev, out_prev, NULL, &err);
+	api_health_note_write(api, st, &err);
 	if (st)
 		return api_store_err(f, res, name, st, &err);
 	if (depth < K32_API_MAX_CASCADE && *out_prev) {

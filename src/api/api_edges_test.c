@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -373,12 +374,166 @@ static void test_delete_conflict(void **state)
 	k32_plat_set_ops(race.real);
 }
 
+/* ---- health checks --------------------------------------------------------------------- */
+
+/* A disk that is full while disk_full is set: appends fail as write(2) does with ENOSPC. */
+static struct {
+	const struct k32_platform_ops *real;
+	struct k32_platform_ops ops;
+	bool disk_full;
+} disk;
+
+static k32_status_t full_append(struct k32_file *f, const void *data, size_t len,
+				struct k32_err *err)
+{
+	if (disk.disk_full)
+		return k32_err_set(err, K32_ERR_IO, "test",
+				   "appending %zu bytes: No space left on device", len);
+	return disk.real->file_append(f, data, len, err);
+}
+
+static void test_health(void **state)
+{
+	struct fx *fx = *state;
+	static const struct {
+		const char *target;
+		const char *token; /* "admin" for the admin's, NULL for none */
+		int want;
+		const char *body; /* exact answer ("" any) */
+	} cases[] = {
+	    /* anonymous clients get the health checks (kube-apiserver serves them) ... */
+	    {"/healthz", NULL, 200, "ok"},
+	    {"/livez", NULL, 200, "ok"},
+	    {"/readyz", NULL, 200, "ok"},
+	    {"/readyz?verbose", NULL, 200,
+	     "[+]ping ok\n[+]store-writable ok\nreadyz check passed\n"},
+	    {"/livez?verbose=1", NULL, 200, "[+]ping ok\nlivez check passed\n"},
+	    {"/readyz/store-writable", NULL, 200, "ok"},
+	    {"/livez/store-writable", NULL, 404, ""},
+	    {"/healthz/ping?verbose", "admin", 200, "[+]ping ok\nhealthz check passed\n"},
+	    /* ... and nothing else */
+	    {"/api/v1/namespaces", NULL, 401, ""},
+	    {"/healthzz", NULL, 401, ""},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int code = hreq(fx, cases[i].token ? fx->admin : NULL, "GET", cases[i].target, NULL,
+				NULL, NULL, NULL, 0);
+		if (code != cases[i].want ||
+		    (cases[i].body[0] && strcmp(k32_buf_cstr(&fx->out), cases[i].body)))
+			fail_msg("case %zu %s: HTTP %d (want %d '%s'): '%s'", i, cases[i].target,
+				 code, cases[i].want, cases[i].body, k32_buf_cstr(&fx->out));
+	}
+
+	/* a store on a disk that fills up: /readyz fails while writes fail */
+	char dir[96];
+	struct store *st = NULL;
+	struct api_server *api = NULL;
+	struct k32_err err;
+	struct k32_buf out;
+	int code = 0;
+	snprintf(dir, sizeof(dir), "%s/store", fx->dir);
+	struct store_config sc = {.data_dir = dir};
+	assert_int_equal(store_open(&sc, &st, &err), K32_OK);
+	struct api_config ac = {.store = st, .bootstrap = true};
+	assert_int_equal(api_server_new(&ac, &api, &err), K32_OK);
+	k32_buf_init(&out, k32_default_allocator(), 64 * 1024, "test response");
+	disk.real = k32_plat();
+	disk.ops = *disk.real;
+	disk.ops.file_append = full_append;
+	k32_plat_set_ops(&disk.ops);
+	static const char cm[] = "{\"metadata\":{\"name\":\"c\"}}";
+	assert_int_equal(api_do(api, "GET", "/readyz", NULL, NULL, 0, &code, &out, &err), K32_OK);
+	assert_int_equal(code, 200);
+	disk.disk_full = true;
+	assert_int_equal(api_do(api, "POST", "/api/v1/namespaces/default/configmaps",
+				"application/json", cm, strlen(cm), &code, &out, &err),
+			 K32_OK);
+	assert_int_equal(code, 500);
+	assert_int_equal(api_do(api, "GET", "/readyz", NULL, NULL, 0, &code, &out, &err), K32_OK);
+	assert_int_equal(code, 500);
+	if (!strstr(k32_buf_cstr(&out), "[-]store-writable failed: ") ||
+	    !strstr(k32_buf_cstr(&out), "No space left on device") ||
+	    !strstr(k32_buf_cstr(&out), "readyz check failed"))
+		fail_msg("readyz: %s", k32_buf_cstr(&out));
+	assert_int_equal(api_do(api, "GET", "/healthz", NULL, NULL, 0, &code, &out, &err), K32_OK);
+	assert_int_equal(code, 500);
+	assert_int_equal(api_do(api, "GET", "/livez", NULL, NULL, 0, &code, &out, &err), K32_OK);
+	assert_int_equal(code, 200); /* a full disk is no reason to restart the server */
+	/* space again: the check's probe write succeeds and /readyz passes by itself */
+	disk.disk_full = false;
+	assert_int_equal(api_do(api, "GET", "/readyz?verbose", NULL, NULL, 0, &code, &out, &err),
+			 K32_OK);
+	if (code != 200)
+		fail_msg("readyz after the disk has room: %d %s", code, k32_buf_cstr(&out));
+	assert_int_equal(api_do(api, "POST", "/api/v1/namespaces/default/configmaps",
+				"application/json", cm, strlen(cm), &code, &out, &err),
+			 K32_OK);
+	assert_int_equal(code, 201);
+	k32_plat_set_ops(disk.real);
+	k32_buf_fini(&out);
+	api_server_free(api);
+	store_close(st);
+	char rm[160];
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	assert_int_equal(system(rm), 0);
+}
+
+/* ---- the tokens file ------------------------------------------------------------------- */
+
+static void test_tokens_file(void **state)
+{
+	struct fx *fx = *state;
+	static const struct {
+		const char *text;
+		const char *error; /* part of the startup error, NULL: starts */
+	} cases[] = {
+	    {"", "holds no identity (empty or only comments); add a line"},
+	    {"# kube32 static tokens\n\n", "holds no identity"},
+	    {"t1,system:node:n1,n1,\"system:nodes\"\n", "no identity is in group system:masters"},
+	    {"t1,,x,\"system:masters\"\n", "line 1: expected token,user,uid"},
+	    {"t 1,admin,admin,\"system:masters\"\n", "line 1: expected"},
+	    {"t1,admin,admin,\"system:masters\"\nt1,bob,bob,\"\"\n",
+	     "line 2: the token of user bob"},
+	    {"t1,admin,admin,\"system:masters\"\r\n", NULL},
+	    {"# c\nt1,admin,admin,\"system:masters\"\nt2,system:node:n1,n1,\"system:nodes\"\n",
+	     NULL},
+	};
+	char dir[96], path[128];
+	snprintf(dir, sizeof(dir), "%s/tk", fx->dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/tokens", dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(cases[i].text, f);
+		fclose(f);
+		struct api_config ac = {.store = fx->store, .data_dir = dir};
+		struct api_server *api = NULL;
+		struct k32_err err;
+		k32_err_clear(&err);
+		k32_status_t st = api_server_new(&ac, &api, &err);
+		if (!cases[i].error) {
+			if (st)
+				fail_msg("case %zu: %s", i, err.msg);
+			assert_string_equal(api_server_admin_token(api), "t1");
+			api_server_free(api);
+		} else if (st == K32_OK || !strstr(err.msg, cases[i].error)) {
+			fail_msg("case %zu: %s, message '%s' (want '%s')", i, k32_status_name(st),
+				 err.msg, cases[i].error);
+		}
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_strings, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_field_validation, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_delete_conflict, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_health, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_tokens_file, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -141,11 +141,27 @@ static k32_status_t api_tokens_parse(struct api_server *api, char *text, struct 
 				*c = 0;
 			p = c ? c + 1 : NULL;
 		}
-		if (!f[0] || !f[1] || !f[0][0] || strlen(f[0]) > API_TOKEN_LEN)
-			return k32_err_set(err, K32_ERR_CORRUPT, "api",
-					   "%s line %d: expected token,user,uid,\"groups\" with a "
-					   "token of 1..%d characters; fix or remove the line",
-					   api->tokens_path, lineno, API_TOKEN_LEN);
+		/* strip a CR (a file edited on Windows) and trailing blanks of the token */
+		size_t tl = f[0] ? strcspn(f[0], " \t\r") : 0;
+		if (f[0] && f[0][tl] && !f[0][tl + strspn(f[0] + tl, " \t\r")])
+			f[0][tl] = 0;
+		if (f[1])
+			f[1][strcspn(f[1], "\r")] = 0;
+		if (!f[0] || !f[1] || !f[0][0] || !f[1][0] || strlen(f[0]) > API_TOKEN_LEN ||
+		    f[0][strcspn(f[0], " \t\r\"")])
+			return k32_err_set(
+			    err, K32_ERR_CORRUPT, "api",
+			    "%s line %d: expected token,user,uid,\"groups\" with a "
+			    "token of 1..%d characters without blanks or quotes and a "
+			    "user name; fix or remove the line",
+			    api->tokens_path, lineno, API_TOKEN_LEN);
+		for (size_t i = 0; i < api->token_count; i++)
+			if (!strcmp(api->tokens[i].token, f[0]))
+				return k32_err_set(err, K32_ERR_CORRUPT, "api",
+						   "%s line %d: the token of user %s is already "
+						   "user %s's; give each identity its own token",
+						   api->tokens_path, lineno, f[1],
+						   api->tokens[i].id.user);
 		if (api->token_count >= K32_API_MAX_TOKENS)
 			return k32_err_set(
 			    err, K32_ERR_NO_RESOURCES, "api",
@@ -155,7 +171,22 @@ static k32_status_t api_tokens_parse(struct api_server *api, char *text, struct 
 		snprintf(t->token, sizeof(t->token), "%s", f[0]);
 		api_identity_from(&t->id, f[1], f[3] ? f[3] : "");
 	}
-	return K32_OK;
+	/* a server without identities answers every request 401, and its kubeconfig would
+	 * carry an empty token: refuse to start instead, saying what to do */
+	if (api->token_count == 0)
+		return k32_err_set(
+		    err, K32_ERR_CORRUPT, "api",
+		    "%s holds no identity (empty or only comments); add a line "
+		    "token,admin,admin,\"system:masters\" or delete the file to have "
+		    "one generated at start",
+		    api->tokens_path);
+	for (size_t i = 0; i < api->token_count; i++)
+		if (api->tokens[i].id.admin)
+			return K32_OK;
+	return k32_err_set(err, K32_ERR_CORRUPT, "api",
+			   "%s: no identity is in group system:masters, so no admin kubeconfig can "
+			   "be written; add a line token,admin,admin,\"system:masters\"",
+			   api->tokens_path);
 }
 
 static void api_random_token(char *out)
@@ -578,9 +609,8 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 		api_out_json(out, 200, api_discovery_version());
 		return;
 	}
-	if (n == 1 &&
-	    (!strcmp(seg[0], "healthz") || !strcmp(seg[0], "livez") || !strcmp(seg[0], "readyz"))) {
-		api_out_text(out, 200, "text/plain; charset=utf-8", "ok", 2);
+	if (api_health_path(rq->path)) {
+		api_health(api, rq, out);
 		return;
 	}
 	if (n == 1 && !strcmp(seg[0], "metrics") && get) {
@@ -761,8 +791,12 @@ bool api_http_authenticate(void *ctx, struct http_request *req, struct http_resp
 	}
 	k32_mutex_unlock(&api->mu);
 	/* discovery of the version is open (the kubectl dispatcher asks before it has a
-	 * token for the right binary; kube-apiserver allows /version anonymously too) */
-	if (!id && req->path.len == 8 && !memcmp(req->path.p, "/version", 8)) {
+	 * token for the right binary; kube-apiserver allows /version anonymously too), and so
+	 * are the health checks (kube-apiserver's system:public-info-viewer role) */
+	char path[32];
+	if (!id && ((req->path.len == 8 && !memcmp(req->path.p, "/version", 8)) ||
+		    (req->path.len < sizeof(path) && k32_str_copy(req->path, path, sizeof(path)) &&
+		     api_health_path(path)))) {
 		req->identity = NULL;
 		return true;
 	}
@@ -804,7 +838,7 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 	rq->http = resp;
 	rq->gzip = http_request_accepts_gzip(req);
 	struct api_out out = {.code = 200, .body = &resp->body};
-	if (!req->identity && strcmp(rq->path, "/version")) {
+	if (!req->identity && strcmp(rq->path, "/version") && !api_health_path(rq->path)) {
 		struct api_fail f;
 		api_fail_clear(&f);
 		api_fail_set(&f, 401, "Unauthorized", "Unauthorized");

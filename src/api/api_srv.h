@@ -120,8 +120,10 @@ struct api_server {
 	uint32_t bookmark_s;	  /* seconds between BOOKMARK events */
 	api_log_fn log_fn;	  /* pod logs, or NULL */
 	void *log_ctx;
-	struct api_list_cache lists; /* gzip renderings of plain lists (api_cache.c) */
-	struct api_metrics metrics;  /* what /metrics reports (api_metrics.c) */
+	struct api_list_cache lists;   /* gzip renderings of plain lists (api_cache.c) */
+	struct api_metrics metrics;    /* what /metrics reports (api_metrics.c) */
+	_Atomic bool store_unwritable; /* the last store write failed for I/O (api_health.c) */
+	char store_fault[160];	       /* its message (guarded by mu) */
 };
 
 struct api_req {
@@ -248,6 +250,15 @@ bool api_route_target(struct api_req *rq, struct api_fail *f);
 void api_crud(struct api_server *api, struct api_req *rq, struct api_out *out);
 /* Watch (api_watch.c): turns the response into a stream. */
 void api_watch(struct api_server *api, struct api_req *rq, struct api_out *out);
+
+/* Health endpoints (api_health.c). */
+/* Whether path is /healthz, /livez, /readyz or one of their checks (open to anonymous). */
+bool api_health_path(const char *path);
+/* Answers a health request (rq->path is one of api_health_path's). */
+void api_health(struct api_server *api, struct api_req *rq, struct api_out *out);
+/* Records the outcome of a store write: an I/O failure marks the store unwritable, a
+ * success clears it; other failures (conflicts, limits) are ignored. */
+void api_health_note_write(struct api_server *api, k32_status_t st, const struct k32_err *err);
 
 /* Wall-clock helpers. */
 uint64_t api_now_s(void);
