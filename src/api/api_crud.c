@@ -703,6 +703,8 @@ static void api_create(struct api_server *api, struct api_req *rq, struct api_ou
 		api_fail_forbidden(&f, rq->res, name, why);
 		goto out_fail;
 	}
+	if (api_node_restrict(rq->who, rq->res, NULL, obj, &f))
+		goto out_fail;
 	if (rq->res->namespaced && api_ns_usable(api, ns, &f))
 		goto out_fail;
 	if (api_dry_run(rq)) {
@@ -862,6 +864,8 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 		    !api_authorize(rq->who, "create", rq->res, "", rq->ns, rq->name, obj, why,
 				   sizeof(why)))
 			st = api_fail_forbidden(f, rq->res, rq->name, why);
+		if (!st)
+			st = api_node_restrict(rq->who, rq->res, NULL, obj, f);
 		if (!st && rq->res->namespaced)
 			st = api_ns_usable(api, rq->ns, f);
 		struct store_obj *so = NULL;
@@ -997,7 +1001,8 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 		goto out;
 	}
 	api_carry_meta(rq->res, oldj, upd);
-	if ((st = api_default(rq->res, upd, f)) || (st = api_validate(rq->res, upd, f)))
+	if ((st = api_default(rq->res, upd, f)) || (st = api_validate(rq->res, upd, f)) ||
+	    (st = api_node_restrict(rq->who, rq->res, oldj, upd, f)))
 		goto out_noretry;
 	/* field ownership: apply did its own; any other write is an Update of its manager */
 	if (!ssa && (st = api_ssa_update(oldj, upd, &sb.cx, rq->sub, f)))

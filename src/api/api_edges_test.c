@@ -526,12 +526,88 @@ static void test_tokens_file(void **state)
 	rmdir(dir);
 }
 
+/* ---- NodeRestriction: labels and capacity ---------------------------------------------- */
+
+static void test_node_restriction(void **state)
+{
+	struct fx *fx = *state;
+	char tok[API_TOKEN_LEN + 1];
+	struct k32_err err;
+	assert_int_equal(api_server_node_token(fx->api, "n1", tok, sizeof(tok), &err), K32_OK);
+	static const char n1[] = "/api/v1/nodes/n1";
+	static const char st[] = "/api/v1/nodes/n1/status";
+	static const char mp[] = "application/merge-patch+json";
+	static const struct {
+		bool admin; /* as the admin, else as node n1 */
+		const char *method, *target, *body;
+		int want;
+		const char *part;
+	} cases[] = {
+	    /* registering: a restricted label at creation is refused, the board label is fine */
+	    {false, "POST", "/api/v1/nodes",
+	     "{\"metadata\":{\"name\":\"n1\",\"labels\":{\"node-role.kubernetes.io/control-plane\":"
+	     "\"\"}}}",
+	     403, "node-role.kubernetes.io/"},
+	    {false, "POST", "/api/v1/nodes",
+	     "{\"metadata\":{\"name\":\"n1\",\"labels\":{\"kube32.io/board\":\"cardputer\"}},"
+	     "\"status\":{\"capacity\":{\"cpu\":\"1\",\"memory\":\"262144\",\"pods\":\"8\"},"
+	     "\"allocatable\":{\"cpu\":\"1\",\"memory\":\"256Ki\",\"pods\":\"8\"}}}",
+	     201, ""},
+	    /* the cases */
+	    {false, "PATCH", n1,
+	     "{\"metadata\":{\"labels\":{\"node-restriction.kubernetes.io/pool\":\"a\"}}}", 403,
+	     "node-restriction.kubernetes.io/"},
+	    {false, "PATCH", n1,
+	     "{\"metadata\":{\"labels\":{\"node-role.kubernetes.io/master\":\"\"}}}", 403,
+	     "NodeRestriction"},
+	    {false, "PATCH", st, "{\"status\":{\"allocatable\":{\"memory\":\"64Mi\"}}}", 403,
+	     "may not raise status.allocatable.memory from 256Ki to 64Mi"},
+	    {false, "PATCH", st, "{\"status\":{\"capacity\":{\"pods\":\"9\"}}}", 403,
+	     "status.capacity.pods"},
+	    {false, "PATCH", st, "{\"status\":{\"capacity\":{\"pods\":null}}}", 403, "remove"},
+	    {false, "PATCH", st, "{\"status\":{\"capacity\":{\"gpu\":\"1\"}}}", 403, "add"},
+	    {false, "PATCH", n1, "{\"metadata\":{\"labels\":{\"kube32.io/board\":\"host\"}}}", 403,
+	     "kube32.io/board"},
+	    /* what a kubelet does stays allowed: its own labels, the same or less capacity */
+	    {false, "PATCH", n1, "{\"metadata\":{\"labels\":{\"example.com/zone\":\"a\"}}}", 200,
+	     ""},
+	    {false, "PATCH", st,
+	     "{\"status\":{\"allocatable\":{\"memory\":\"200000\"},\"conditions\":[{\"type\":"
+	     "\"Ready\",\"status\":\"True\"}]}}",
+	     200, ""},
+	    /* the admin sets the role label and may raise capacity; the node may not remove it */
+	    {true, "PATCH", n1,
+	     "{\"metadata\":{\"labels\":{\"node-role.kubernetes.io/worker\":\"\"}}}", 200, ""},
+	    {false, "PATCH", n1,
+	     "{\"metadata\":{\"labels\":{\"node-role.kubernetes.io/worker\":null}}}", 403,
+	     "node-role.kubernetes.io/"},
+	    {false, "PUT", n1,
+	     "{\"metadata\":{\"name\":\"n1\",\"labels\":{\"kube32.io/board\":\"cardputer\"}}}", 403,
+	     "node-role.kubernetes.io/"},
+	    {true, "PATCH", st, "{\"status\":{\"capacity\":{\"pods\":\"16\"}}}", 200, ""},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *ct = !strcmp(cases[i].method, "PATCH") ? mp : "application/json";
+		int code = reqn(fx, cases[i].admin ? NULL : tok, cases[i].method, cases[i].target,
+				ct, cases[i].body, 0);
+		if (code != cases[i].want || !out_has(fx, cases[i].part))
+			fail_msg("case %zu: HTTP %d (want %d, with '%s'): %s", i, code,
+				 cases[i].want, cases[i].part, k32_buf_cstr(&fx->out));
+	}
+	EXPECT(fx, 200, req(fx, "GET", n1, NULL));
+	assert_false(out_has(fx, "node-restriction.kubernetes.io"));
+	assert_false(out_has(fx, "64Mi"));
+	assert_true(out_has(fx, "\"kube32.io/board\":\"cardputer\""));
+	assert_true(out_has(fx, "\"pods\":\"16\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_strings, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_field_validation, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_delete_conflict, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_node_restriction, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_health, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_tokens_file, fx_setup, fx_teardown),
 	};

@@ -348,6 +348,139 @@ bool api_authorize(const struct api_identity *who, const char *verb, const struc
 	return ok;
 }
 
+/* Labels a node may not set, change or remove on its own Node (kube's NodeRestriction:
+ * they steer workloads to nodes, so only the admin sets them). */
+static const char *const api_node_admin_labels[] = {"node-restriction.kubernetes.io/",
+						    "node-role.kubernetes.io/"};
+/* Set by the node when it registers; a node may not change it later (its capacity is its
+ * board's). */
+#define API_BOARD_LABEL "kube32.io/board"
+
+static bool api_node_admin_label(const char *key)
+{
+	for (size_t i = 0; i < 2; i++)
+		if (!strncmp(key, api_node_admin_labels[i], strlen(api_node_admin_labels[i])))
+			return true;
+	return false;
+}
+
+/* Quantity ("1", "250m", "262144", "256Ki", "1.5Gi", "2M") in thousandths, saturating;
+ * false when it does not parse. */
+static bool api_quantity_milli(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *sfx;
+		uint64_t mul; /* of one unit, in thousandths */
+	} sfx[] = {{"Ki", 1024000ull},
+		   {"Mi", 1048576000ull},
+		   {"Gi", 1073741824000ull},
+		   {"Ti", 1099511627776000ull},
+		   {"k", 1000000ull},
+		   {"M", 1000000000ull},
+		   {"G", 1000000000000ull},
+		   {"T", 1000000000000000ull},
+		   {"m", 1ull},
+		   {"", 1000ull}};
+	uint64_t whole = 0, frac = 0, fdiv = 1;
+	const char *p = s;
+	if (!s || !*s)
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++)
+		whole =
+		    whole > UINT64_MAX / 100 ? UINT64_MAX / 10 : whole * 10 + (uint64_t)(*p - '0');
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (fdiv < 1000000000ull) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				fdiv *= 10;
+			}
+	if (p == s)
+		return false;
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		if (strcmp(p, sfx[i].sfx))
+			continue;
+		uint64_t m = sfx[i].mul;
+		uint64_t v = whole > UINT64_MAX / m ? UINT64_MAX : whole * m;
+		uint64_t fv = frac * (m / fdiv ? m / fdiv : 1);
+		*out = v > UINT64_MAX - fv ? UINT64_MAX : v + fv;
+		return true;
+	}
+	return false;
+}
+
+k32_status_t api_node_restrict(const struct api_identity *who, const struct api_resource *res,
+			       const cJSON *old, const cJSON *upd, struct api_fail *f)
+{
+	if (!who->node[0] || who->admin || strcmp(res->plural, "nodes"))
+		return K32_OK;
+	const cJSON *ol = old ? k32_json_find(old, "metadata.labels") : NULL;
+	const cJSON *nl = k32_json_find(upd, "metadata.labels");
+	const cJSON *sets[2] = {nl, ol};
+	const char *name = api_jstr(upd, "metadata.name");
+	for (size_t s = 0; s < 2; s++) {
+		const cJSON *l;
+		cJSON_ArrayForEach(l, sets[s])
+		{
+			if (!l->string)
+				continue;
+			bool board = !strcmp(l->string, API_BOARD_LABEL);
+			if (!api_node_admin_label(l->string) && !(board && old))
+				continue;
+			const cJSON *a = cJSON_GetObjectItemCaseSensitive(ol, l->string);
+			const cJSON *b = cJSON_GetObjectItemCaseSensitive(nl, l->string);
+			if (a && b && cJSON_Compare(a, b, true))
+				continue;
+			return api_fail_forbidden(
+			    f, res, name ? name : who->node,
+			    board ? "node may not change its label " API_BOARD_LABEL
+				    " (its capacity is its board's); the admin may"
+				  : "node may not set, change or remove labels with the prefixes "
+				    "node-restriction.kubernetes.io/ or node-role.kubernetes.io/ "
+				    "(NodeRestriction); the admin may");
+		}
+	}
+	/* capacity and allocatable: never above what the node registered with */
+	static const char *const lists[] = {"status.capacity", "status.allocatable"};
+	for (size_t i = 0; old && i < 2; i++) {
+		const cJSON *oc = k32_json_find(old, lists[i]);
+		const cJSON *nc = k32_json_find(upd, lists[i]);
+		const cJSON *q;
+		cJSON_ArrayForEach(q, oc)
+		{
+			const cJSON *n = cJSON_GetObjectItemCaseSensitive(nc, q->string);
+			uint64_t ov = 0, nv = 0;
+			bool oq = api_quantity_milli(cJSON_GetStringValue(q), &ov);
+			if (!oq) /* the stored value is not a quantity: nothing to compare with */
+				continue;
+			if (!n)
+				return api_fail_forbidden(
+				    f, res, name ? name : who->node,
+				    "node may not remove a resource from its "
+				    "capacity or allocatable (NodeRestriction)");
+			if (!api_quantity_milli(cJSON_GetStringValue(n), &nv) || nv > ov) {
+				char why[200];
+				snprintf(
+				    why, sizeof(why),
+				    "node may not raise %s.%s from %.24s to %.24s: it is bounded "
+				    "by its board profile as registered; the admin may",
+				    lists[i], q->string, cJSON_GetStringValue(q),
+				    cJSON_IsString(n) ? n->valuestring : "a non-quantity");
+				return api_fail_forbidden(f, res, name ? name : who->node, why);
+			}
+		}
+		cJSON_ArrayForEach(q, nc)
+		{
+			if (q->string && !cJSON_GetObjectItemCaseSensitive(oc, q->string) && oc)
+				return api_fail_forbidden(
+				    f, res, name ? name : who->node,
+				    "node may not add a resource to its capacity "
+				    "or allocatable after registering "
+				    "(NodeRestriction)");
+		}
+	}
+	return K32_OK;
+}
+
 static void api_ssar(struct api_server *api, struct api_req *rq, struct api_out *out, cJSON *obj)
 {
 	(void)api;

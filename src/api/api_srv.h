@@ -205,6 +205,13 @@ bool api_authorize(const struct api_identity *who, const char *verb, const struc
 		   const char *sub, const char *ns, const char *name, const cJSON *obj, char *why,
 		   size_t cap);
 
+/* NodeRestriction of a node's writes of its own Node, old (NULL on create) to upd: it may not
+ * set, change or remove node-restriction.kubernetes.io/ and node-role.kubernetes.io/ labels,
+ * change its kube32.io/board label, nor raise (add, remove) a resource of its capacity or
+ * allocatable. 403 in f. K32_OK for anyone but a node writing nodes. */
+k32_status_t api_node_restrict(const struct api_identity *who, const struct api_resource *res,
+			       const cJSON *old, const cJSON *upd, struct api_fail *f);
+
 /* ---- shared by api_crud.c and api_delete.c ---------------------------------------------- */
 
 /* List filter: label and field selectors, or dependents of one owner. */
