@@ -601,6 +601,66 @@ static void test_node_restriction(void **state)
 	assert_true(out_has(fx, "\"pods\":\"16\""));
 }
 
+/* ---- impersonation --------------------------------------------------------------------- */
+
+static void test_impersonation(void **state)
+{
+	struct fx *fx = *state;
+	char tok[API_TOKEN_LEN + 1];
+	struct k32_err err;
+	assert_int_equal(api_server_node_token(fx->api, "n1", tok, sizeof(tok), &err), K32_OK);
+	static const char ssar[] = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+	static const char ssr[] = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+	static const char can_get_pods[] =
+	    "{\"spec\":{\"resourceAttributes\":{\"verb\":\"get\",\"resource\":\"pods\","
+	    "\"namespace\":\"default\"}}}";
+	static const char can_create_cm[] =
+	    "{\"spec\":{\"resourceAttributes\":{\"verb\":\"create\",\"resource\":\"configmaps\","
+	    "\"namespace\":\"default\"}}}";
+	static const char cm[] = "{\"metadata\":{\"name\":\"imp\"}}";
+	static const struct {
+		bool node; /* the caller: node n1's token, else the admin's */
+		const char *headers;
+		const char *method, *target, *body;
+		int want;
+		const char *part;
+	} cases[] = {
+	    /* the issue: --as was ignored and auth can-i answered for the caller */
+	    {false, "Impersonate-User: jane\r\n", "POST", ssar, can_create_cm, 201,
+	     "\"allowed\":false"},
+	    {false, "Impersonate-User: jane\r\n", "POST", "/api/v1/namespaces/default/configmaps",
+	     cm, 403, "User \\\"jane\\\" cannot create"},
+	    {false, "Impersonate-User: system:node:n1\r\nImpersonate-Group: system:nodes\r\n",
+	     "POST", ssar, can_get_pods, 201, "\"allowed\":true"},
+	    {false, "Impersonate-User: system:node:n1\r\n", "POST", ssar, can_create_cm, 201,
+	     "\"allowed\":false"},
+	    {false, "impersonate-user: system:node:n1\r\n", "POST", ssr, "{}", 201,
+	     "\"username\":\"system:node:n1\""},
+	    {false,
+	     "Impersonate-User: ops\r\nImpersonate-Group: dev\r\nImpersonate-Group: "
+	     "system:masters\r\n",
+	     "POST", "/api/v1/namespaces/default/configmaps", cm, 201, ""},
+	    {false, NULL, "POST", ssar, can_create_cm, 201, "\"allowed\":true"},
+	    /* only the admin may impersonate */
+	    {true, "Impersonate-User: admin\r\nImpersonate-Group: system:masters\r\n", "DELETE",
+	     "/api/v1/namespaces/default/configmaps/imp", NULL, 403, "cannot impersonate"},
+	    {true, "Impersonate-User: jane\r\n", "POST", ssr, "{}", 403, "cannot impersonate"},
+	    /* groups without a user */
+	    {false, "Impersonate-Group: system:masters\r\n", "POST", ssr, "{}", 400,
+	     "without a user"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int code = hreq(fx, cases[i].node ? tok : fx->admin, cases[i].method,
+				cases[i].target, cases[i].body ? "application/json" : NULL,
+				cases[i].body, cases[i].headers, NULL, 0);
+		if (code != cases[i].want || !out_has(fx, cases[i].part))
+			fail_msg("case %zu: HTTP %d (want %d, with '%s'): %s", i, code,
+				 cases[i].want, cases[i].part, k32_buf_cstr(&fx->out));
+	}
+	/* the admin's impersonated create went in; the node's impersonated delete did not */
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/default/configmaps/imp", NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -608,6 +668,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_field_validation, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_delete_conflict, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_node_restriction, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_impersonation, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_health, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_tokens_file, fx_setup, fx_teardown),
 	};

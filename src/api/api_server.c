@@ -891,6 +891,92 @@ static void api_warning_header(struct http_response *resp, const char *text)
 	http_response_header(resp, "Warning", v);
 }
 
+/* Whether the first n bytes of a and b are equal ignoring ASCII case (header names). */
+static bool api_ascii_ieq(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char x = a[i] >= 'A' && a[i] <= 'Z' ? (char)(a[i] + 32) : a[i];
+		char y = b[i] >= 'A' && b[i] <= 'Z' ? (char)(b[i] + 32) : b[i];
+		if (x != y)
+			return false;
+	}
+	return true;
+}
+
+static bool api_header_is(const struct http_header *h, const char *name)
+{
+	size_t n = strlen(name);
+	return h->name.len == n && api_ascii_ieq(h->name.p, name, n);
+}
+
+/*
+ * Impersonation (kubectl --as USER [--as-group G]...: Impersonate-User, Impersonate-Group,
+ * Impersonate-Uid, Impersonate-Extra-*): only the admin may impersonate (kube-apiserver's
+ * "impersonate" verb, held by system:masters); the request then runs as that user with
+ * those groups: admin when they include system:masters, node N when the user is
+ * system:node:N. Returns false with f filled (403 for other callers, 400 for groups
+ * without a user or a bad value); true when there is nothing to do or rq->who was switched.
+ */
+static bool api_impersonate(struct api_req *rq, const struct http_request *req, struct api_fail *f)
+{
+	char user[sizeof(rq->as.user)] = "", groups[256] = "";
+	bool any = false;
+	size_t gl = 0;
+	for (size_t i = 0; i < req->header_count; i++) {
+		const struct http_header *h = &req->headers[i];
+		bool is_user = api_header_is(h, "Impersonate-User");
+		bool is_group = api_header_is(h, "Impersonate-Group");
+		if (!is_user && !is_group && !api_header_is(h, "Impersonate-Uid") &&
+		    !(h->name.len > 18 && api_ascii_ieq(h->name.p, "Impersonate-Extra-", 18)))
+			continue;
+		any = true;
+		if (is_user && !k32_str_copy(h->value, user, sizeof(user))) {
+			api_fail_set(f, 400, "BadRequest",
+				     "Impersonate-User is over %zu bytes; name a shorter user",
+				     sizeof(user) - 1);
+			return false;
+		}
+		if (is_group) {
+			if (gl + h->value.len + 2 > sizeof(groups)) {
+				api_fail_set(
+				    f, 400, "BadRequest",
+				    "Impersonate-Group headers are over %zu bytes together",
+				    sizeof(groups) - 2);
+				return false;
+			}
+			memcpy(groups + gl, h->value.p, h->value.len);
+			gl += h->value.len;
+			groups[gl++] = ',';
+			groups[gl] = 0;
+		}
+	}
+	if (!any)
+		return true;
+	if (!rq->who->admin) {
+		api_fail_set(
+		    f, 403, "Forbidden",
+		    "users \"%.60s\" is forbidden: User \"%s\" cannot impersonate resource "
+		    "\"users\" in API group \"\" at the cluster scope: only the admin "
+		    "(system:masters) may impersonate",
+		    user, rq->who->user);
+		return false;
+	}
+	if (!user[0]) {
+		api_fail_set(f, 400, "BadRequest",
+			     "impersonation of groups or extra fields without a user "
+			     "(Impersonate-User) is not allowed; kubectl: add --as USER");
+		return false;
+	}
+	if (k32_utf8_check(user, strlen(user), NULL) || k32_utf8_check(groups, gl, NULL)) {
+		api_fail_set(f, 400, "BadRequest",
+			     "Impersonate-User and Impersonate-Group must be UTF-8 without NUL");
+		return false;
+	}
+	api_identity_from(&rq->as, user, groups);
+	rq->who = &rq->as;
+	return true;
+}
+
 static void api_serve(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
 	struct api_fail f;
@@ -977,7 +1063,12 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 		api_fail_set(&f, 401, "Unauthorized", "Unauthorized");
 		api_out_fail(&out, &f);
 	} else {
-		api_serve(api, rq, &out);
+		struct api_fail f;
+		api_fail_clear(&f);
+		if (req->identity && !api_impersonate(rq, req, &f))
+			api_out_fail(&out, &f);
+		else
+			api_serve(api, rq, &out);
 	}
 	if (out.code > 0) { /* 0: the response became a stream */
 		resp->status = out.code;

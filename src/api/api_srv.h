@@ -146,6 +146,7 @@ struct api_req {
 	bool gzip;		  /* the client takes Content-Encoding: gzip */
 	char user_agent[64];	  /* User-Agent (truncated; "" in-process): default field manager */
 	struct api_warnings warn; /* Warning headers of the answer (fieldValidation=Warn) */
+	struct api_identity as;	  /* the impersonated identity (rq->who points here) */
 };
 
 struct api_out {
