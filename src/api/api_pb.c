@@ -473,6 +473,10 @@ k32_status_t api_pb_decode(const uint8_t *body, size_t len, cJSON **out, struct 
 				size_t n = (size_t)(s2.end - s2.p);
 				char *dst = num == 1 ? api_version : num == 2 ? kind : NULL;
 				if (dst && wt == 2 && n < 64) {
+					if (k32_utf8_check((const char *)s2.p, n, NULL))
+						return pb_bad(f,
+							      "typeMeta apiVersion or kind is not "
+							      "UTF-8 without NUL");
 					memcpy(dst, s2.p, n);
 					dst[n] = 0;
 				}
