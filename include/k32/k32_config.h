@@ -664,6 +664,23 @@ _Static_assert(K32_API_LIST_CACHE_ENTRIES >= 1 && K32_API_LIST_CACHE_ENTRIES <= 
 #define K32_API_MAX_CAUSES 6
 #endif
 
+/* Attempts of an update, patch or delete whose store write met a concurrent writer (a
+ * Conflict the client did not cause: its own resourceVersion or precondition is never
+ * retried); each re-reads the object. Past it the client gets the 409. */
+#ifndef K32_API_WRITE_RETRIES
+#define K32_API_WRITE_RETRIES 8
+#endif
+
+/* Warning headers one answer carries (fieldValidation=Warn: one per unknown or duplicate
+ * field dropped; past the limit the last one counts the rest) and bytes of each. They live
+ * in the request (K32_API_MAX_WARNINGS * K32_API_WARNING_LEN bytes, ~640). */
+#ifndef K32_API_MAX_WARNINGS
+#define K32_API_MAX_WARNINGS 4
+#endif
+#ifndef K32_API_WARNING_LEN
+#define K32_API_WARNING_LEN 160
+#endif
+
 /* Nesting depth patches and protobuf bodies may have (the appliers recurse once per level;
  * JSON parsing is bounded separately by K32_JSON_MAX_DEPTH). */
 #ifndef K32_API_MAX_DEPTH
@@ -725,6 +742,12 @@ _Static_assert(K32_API_SELECTOR_LEN >= 64 && K32_API_SELECTOR_LEN <= 8192,
 	       "K32_API_SELECTOR_LEN out of range");
 _Static_assert(K32_API_MAX_CAUSES >= 1 && K32_API_MAX_CAUSES <= 32,
 	       "K32_API_MAX_CAUSES out of range");
+_Static_assert(K32_API_WRITE_RETRIES >= 1 && K32_API_WRITE_RETRIES <= 64,
+	       "K32_API_WRITE_RETRIES out of range");
+_Static_assert(K32_API_MAX_WARNINGS >= 1 && K32_API_MAX_WARNINGS <= 16,
+	       "K32_API_MAX_WARNINGS out of range");
+_Static_assert(K32_API_WARNING_LEN >= 64 && K32_API_WARNING_LEN <= 512,
+	       "K32_API_WARNING_LEN out of range");
 _Static_assert(K32_API_MAX_DEPTH >= 8 && K32_API_MAX_DEPTH <= 64, "K32_API_MAX_DEPTH out of range");
 _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256,
 	       "K32_API_WATCH_BATCH out of range");

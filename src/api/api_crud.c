@@ -157,6 +157,7 @@ k32_status_t api_put_obj(struct api_server *api, const struct api_resource *res,
 	api_key(res, ns ? ns : "", name ? name : "", &key);
 	k32_status_t st = create ? store_create(api->store, &key, &val, out, &err)
 				 : store_update(api->store, &key, &val, expect_rev, out, &err);
+	api_health_note_write(api, st, &err);
 	cJSON_free(text);
 	if (st)
 		return api_store_err(f, res, name ? name : "", st, &err);
@@ -184,7 +185,17 @@ k32_status_t api_decode_body(const struct api_req *rq, cJSON **out, struct api_f
 		    f, 415, "UnsupportedMediaType",
 		    "the body of type %.60s is not supported: send application/json", rq->ctype);
 	struct k32_err err;
+	char field[sizeof(f->causes[0].field)];
 	k32_err_clear(&err);
+	/* NUL and bytes that are not UTF-8 are refused here, where the body enters, naming the
+	 * field: cJSON would cut a string at NUL and store the rest as sent */
+	if (k32_json_check_strings((const char *)rq->body, rq->body_len, field, sizeof(field),
+				   &err)) {
+		api_fail_set(f, 400, "BadRequest", "the request body is not valid: %s", err.msg);
+		api_fail_add_cause(f, "FieldValueInvalid", field[0] ? field : "<body>",
+				   "strings must be UTF-8 without NUL");
+		return K32_ERR_INVALID_ARGS;
+	}
 	k32_status_t st = k32_json_parse((const char *)rq->body, rq->body_len, out, &err);
 	if (st) {
 		*out = NULL;
@@ -205,10 +216,23 @@ bool api_dry_run(const struct api_req *rq)
 	return api_q(rq, "dryRun", v, sizeof(v)) && !strcmp(v, "All");
 }
 
-static bool api_strict(const struct api_req *rq)
+k32_status_t api_field_validation(const struct api_req *rq, enum api_field_validation *out,
+				  struct api_fail *f)
 {
 	char v[K32_HTTP_QUERY_TYPED_MAX + 1];
-	return api_q(rq, "fieldValidation", v, sizeof(v)) && !strcmp(v, "Strict");
+	*out = API_FV_WARN;
+	if (!api_q(rq, "fieldValidation", v, sizeof(v)) || !v[0] || !strcmp(v, "Warn"))
+		return K32_OK;
+	if (!strcmp(v, "Strict"))
+		*out = API_FV_STRICT;
+	else if (!strcmp(v, "Ignore"))
+		*out = API_FV_IGNORE;
+	else /* api_query_check refused other values before any handler ran */
+		return api_fail_set(f, 400, "BadRequest",
+				    "fieldValidation: invalid value \"%.31s\": must be one of "
+				    "Strict, Warn or Ignore",
+				    v);
+	return K32_OK;
 }
 
 const char *api_jstr(const cJSON *o, const char *path)
@@ -596,12 +620,13 @@ static k32_status_t api_ns_usable(struct api_server *api, const char *ns, struct
 static k32_status_t api_prepare_new(struct api_server *api, struct api_req *rq, cJSON *obj,
 				    struct api_fail *f)
 {
+	enum api_field_validation fv;
 	k32_status_t st = api_check_type(rq, obj, f);
 	if (st)
 		return st;
-	if ((st = api_dedupe_fields(rq->res, obj, api_strict(rq), f)))
-		return st;
-	if (api_strict(rq) && (st = api_check_unknown_fields(rq->res, obj, f)))
+	if ((st = api_field_validation(rq, &fv, f)) ||
+	    (st = api_dedupe_fields(rq->res, obj, fv, &rq->warn, f)) ||
+	    (st = api_check_unknown_fields(rq->res, obj, fv, &rq->warn, f)))
 		return st;
 	api_set_type(obj, rq->res);
 	cJSON *md = api_meta(obj);
@@ -678,6 +703,8 @@ static void api_create(struct api_server *api, struct api_req *rq, struct api_ou
 		api_fail_forbidden(&f, rq->res, name, why);
 		goto out_fail;
 	}
+	if (api_node_restrict(rq->who, rq->res, NULL, obj, &f))
+		goto out_fail;
 	if (rq->res->namespaced && api_ns_usable(api, ns, &f))
 		goto out_fail;
 	if (api_dry_run(rq)) {
@@ -819,8 +846,13 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 	char why[320];
 	struct api_ssa_buf sb;
 	bool ssa = pt == API_PATCH_APPLY && !rq->sub[0]; /* apply with field ownership */
+	enum api_field_validation fv;
 	api_ssa_ctx_init(rq, &sb);
-	k32_status_t st = api_get_obj(api, rq->res, rq->ns, rq->name, &old, f);
+	memset(&rq->warn, 0, sizeof(rq->warn)); /* a retried attempt warns afresh */
+	k32_status_t st = api_field_validation(rq, &fv, f);
+	if (st)
+		return K32_ERR_BAD_STATE; /* not retried */
+	st = api_get_obj(api, rq->res, rq->ns, rq->name, &old, f);
 	if (st == K32_ERR_NOT_FOUND && ssa) {
 		/* server-side apply of a new object creates it */
 		api_fail_clear(f);
@@ -832,6 +864,8 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 		    !api_authorize(rq->who, "create", rq->res, "", rq->ns, rq->name, obj, why,
 				   sizeof(why)))
 			st = api_fail_forbidden(f, rq->res, rq->name, why);
+		if (!st)
+			st = api_node_restrict(rq->who, rq->res, NULL, obj, f);
 		if (!st && rq->res->namespaced)
 			st = api_ns_usable(api, rq->ns, f);
 		struct store_obj *so = NULL;
@@ -892,12 +926,8 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 			cJSON_Delete(input);
 			goto out;
 		}
-		if (!scale && (st = api_dedupe_fields(rq->res, input, api_strict(rq), f))) {
-			cJSON_Delete(input);
-			goto out;
-		}
-		if (!scale && api_strict(rq) &&
-		    (st = api_check_unknown_fields(rq->res, input, f))) {
+		if (!scale && ((st = api_dedupe_fields(rq->res, input, fv, &rq->warn, f)) ||
+			       (st = api_check_unknown_fields(rq->res, input, fv, &rq->warn, f)))) {
 			cJSON_Delete(input);
 			goto out;
 		}
@@ -917,8 +947,7 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 			cJSON_Delete(input);
 			goto out_noretry; /* the patch's own fault (or a field conflict) */
 		}
-		if (!scale && api_strict(rq) &&
-		    (st = api_check_unknown_fields(rq->res, input, f))) {
+		if (!scale && (st = api_check_unknown_fields(rq->res, input, fv, &rq->warn, f))) {
 			cJSON_Delete(input);
 			goto out;
 		}
@@ -977,7 +1006,8 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 	 * kubelet could not fail a pod whose limits it refuses), as kube-apiserver's status
 	 * strategies validate the status, not the spec */
 	if ((st = api_default(rq->res, upd, f)) ||
-	    (!status && (st = api_validate(rq->res, upd, f))))
+	    (!status && (st = api_validate(rq->res, upd, f))) ||
+	    (st = api_node_restrict(rq->who, rq->res, oldj, upd, f)))
 		goto out_noretry;
 	/* field ownership: apply did its own; any other write is an Update of its manager */
 	if (!ssa && (st = api_ssa_update(oldj, upd, &sb.cx, rq->sub, f)))
@@ -1081,7 +1111,8 @@ static void api_update(struct api_server *api, struct api_req *rq, struct api_ou
 	}
 	k32_status_t st = K32_ERR_CONFLICT;
 	/* a conflict with a concurrent writer (not a stale client version) is retried */
-	for (int attempt = 0; attempt < 3 && st == K32_ERR_CONFLICT; attempt++) {
+	for (int attempt = 0; attempt < K32_API_WRITE_RETRIES && st == K32_ERR_CONFLICT;
+	     attempt++) {
 		api_fail_clear(&f);
 		k32_buf_reset(out->body);
 		st = api_update_once(api, rq, out, wk, pt, body, &f);

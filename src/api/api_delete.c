@@ -138,6 +138,7 @@ k32_status_t api_delete_now(struct api_server *api, const struct api_resource *r
 	api_key(res, ns, name, &key);
 	*out_prev = NULL;
 	k32_status_t st = store_delete(api->store, &key, expect_rev, out_prev, NULL, &err);
+	api_health_note_write(api, st, &err);
 	if (st)
 		return api_store_err(f, res, name, st, &err);
 	if (depth < K32_API_MAX_CASCADE && *out_prev) {
@@ -425,88 +426,109 @@ static k32_status_t api_foreground(struct api_server *api, const struct api_reso
 	return st;
 }
 
-void api_delete(struct api_server *api, struct api_req *rq, struct api_out *out)
+/*
+ * One attempt of a DELETE: read, check the client's preconditions, write. A store Conflict
+ * (someone wrote the object between the read and the write: a controller, a kubelet) is
+ * returned as K32_ERR_CONFLICT for the caller to retry with a fresh read; a precondition the
+ * client sent that fails is K32_ERR_BAD_STATE (409 in f, not retried).
+ */
+static k32_status_t api_delete_once(struct api_server *api, struct api_req *rq, struct api_out *out,
+				    const struct api_delopts *o, struct api_fail *f)
 {
-	struct api_fail f;
-	struct api_delopts o;
 	struct store_obj *old = NULL, *so = NULL;
 	cJSON *oldj = NULL;
 	char why[320];
-	api_fail_clear(&f);
-	if (api_delopts_parse(rq, &o, &f) || api_get_obj(api, rq->res, rq->ns, rq->name, &old, &f))
-		goto out_fail;
+	k32_status_t st = api_get_obj(api, rq->res, rq->ns, rq->name, &old, f);
+	if (st)
+		goto out;
 	oldj = api_parse_obj(old);
 	if (!oldj) {
-		api_fail_set(&f, 500, "InternalError", "stored object does not parse");
-		goto out_fail;
+		st = api_fail_set(f, 500, "InternalError", "stored object does not parse");
+		goto out;
 	}
 	if (!api_authorize(rq->who, "delete", rq->res, "", rq->ns, rq->name, oldj, why,
 			   sizeof(why))) {
-		api_fail_forbidden(&f, rq->res, rq->name, why);
-		goto out_fail;
+		st = api_fail_forbidden(f, rq->res, rq->name, why);
+		goto out;
 	}
 	char rv[24];
 	snprintf(rv, sizeof(rv), "%llu", (unsigned long long)old->mod_rev);
 	const char *uid = api_jstr(oldj, "metadata.uid");
-	if ((o.pre_uid[0] && (!uid || strcmp(o.pre_uid, uid))) ||
-	    (o.pre_rv[0] && strcmp(o.pre_rv, rv))) {
-		api_fail_set(&f, 409, "Conflict",
+	if ((o->pre_uid[0] && (!uid || strcmp(o->pre_uid, uid))) ||
+	    (o->pre_rv[0] && strcmp(o->pre_rv, rv))) {
+		api_fail_set(f, 409, "Conflict",
 			     "Precondition failed: UID in precondition: %s, UID in object meta: %s "
 			     "(resourceVersion %s, stored %s)",
-			     o.pre_uid[0] ? o.pre_uid : "<none>", uid ? uid : "", o.pre_rv, rv);
-		goto out_fail;
+			     o->pre_uid[0] ? o->pre_uid : "<none>", uid ? uid : "", o->pre_rv, rv);
+		st = K32_ERR_BAD_STATE;
+		goto out;
 	}
 	if (rq->res->table == API_TABLE_NAMESPACE &&
 	    (!strcmp(rq->name, "default") || !strcmp(rq->name, "kube-system") ||
 	     !strcmp(rq->name, "kube-public"))) {
-		api_fail_forbidden(&f, rq->res, rq->name, "this namespace may not be deleted");
-		goto out_fail;
+		st = api_fail_forbidden(f, rq->res, rq->name, "this namespace may not be deleted");
+		goto out;
 	}
-	if (o.dry) {
+	if (o->dry) {
 		api_out_obj(rq, out, 200, old);
 		goto out;
 	}
 	bool has_fin = cJSON_GetArraySize(k32_json_find(oldj, "metadata.finalizers")) > 0;
 	bool bound_pod = rq->res->table == API_TABLE_POD && api_jstr(oldj, "spec.nodeName") &&
-			 o.grace != 0 && !api_jstr(oldj, "metadata.deletionTimestamp");
+			 o->grace != 0 && !api_jstr(oldj, "metadata.deletionTimestamp");
 	if (rq->res->table == API_TABLE_NAMESPACE) {
-		if (api_mark_deleting(api, rq->res, old, oldj, -1, &so, &f))
-			goto out_fail;
+		if ((st = api_mark_deleting(api, rq->res, old, oldj, -1, &so, f)))
+			goto out;
 		api_out_obj(rq, out, 200, so);
 		/* the contents go asynchronously, as with kube's namespace controller, so that
 		 * `kubectl delete -f` of a namespace and its objects finds them still there */
 		api_ns_janitor_kick(api);
 		goto out;
 	}
-	if (!strcmp(o.policy, "Foreground") && api_dependents_of(rq->res)) {
-		if (api_foreground(api, rq->res, rq->ns, rq->name, 0, &so, &f))
-			goto out_fail;
+	if (!strcmp(o->policy, "Foreground") && api_dependents_of(rq->res)) {
+		if ((st = api_foreground(api, rq->res, rq->ns, rq->name, 0, &so, f)))
+			goto out;
 		api_out_obj(rq, out, 200, so ? so : old);
 		goto out;
 	}
 	if (has_fin || bound_pod) {
-		int64_t grace = o.grace;
+		int64_t grace = o->grace;
 		if (bound_pod && grace < 0)
 			grace = api_default_grace(rq->res, oldj);
-		if (api_mark_deleting(api, rq->res, old, oldj, grace, &so, &f))
-			goto out_fail;
+		if ((st = api_mark_deleting(api, rq->res, old, oldj, grace, &so, f)))
+			goto out;
 		api_out_obj(rq, out, 200, so);
 		goto out;
 	}
 	struct store_obj *prev = NULL;
-	if (api_delete_now(api, rq->res, rq->ns, rq->name, old->mod_rev, o.policy, 0, &prev, &f)) {
-		store_obj_unref(api->store, prev);
-		goto out_fail;
-	}
-	api_out_obj(rq, out, 200, prev ? prev : old);
+	st = api_delete_now(api, rq->res, rq->ns, rq->name, old->mod_rev, o->policy, 0, &prev, f);
+	if (!st)
+		api_out_obj(rq, out, 200, prev ? prev : old);
 	store_obj_unref(api->store, prev);
-	goto out;
-out_fail:
-	api_out_fail(out, &f);
 out:
 	store_obj_unref(api->store, so);
 	store_obj_unref(api->store, old);
 	cJSON_Delete(oldj);
+	return st;
+}
+
+void api_delete(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	struct api_fail f;
+	struct api_delopts o;
+	api_fail_clear(&f);
+	k32_status_t st = api_delopts_parse(rq, &o, &f);
+	/* kube-apiserver retries its read-check-write while the store reports a conflict; the
+	 * client sees 409 only for a precondition of its own (checked again on each read) */
+	for (uint32_t attempt = 1; !st; attempt++) {
+		st = api_delete_once(api, rq, out, &o, &f);
+		if (st != K32_ERR_CONFLICT || attempt >= K32_API_WRITE_RETRIES)
+			break;
+		api_fail_clear(&f);
+		st = K32_OK;
+	}
+	if (st)
+		api_out_fail(out, &f);
 }
 
 void api_delete_collection(struct api_server *api, struct api_req *rq, struct api_out *out)

@@ -134,6 +134,16 @@ struct api_fail {
 	uint32_t retry_after_s; /* details.retryAfterSeconds for 429 (0 = absent) */
 };
 
+/* Warnings an answer carries as `Warning: 299 - "text"` headers (kube-apiserver's form;
+ * kubectl prints "Warning: text"). Fixed size; filling it never allocates. */
+struct api_warnings {
+	char text[K32_API_MAX_WARNINGS][K32_API_WARNING_LEN];
+	size_t count; /* warnings added, which may pass K32_API_MAX_WARNINGS */
+};
+
+/* Adds a warning (past K32_API_MAX_WARNINGS the last kept one says how many more came). */
+void api_warn(struct api_warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Clears f (code 0 means no failure). */
 void api_fail_clear(struct api_fail *f);
 /* Sets code, reason and a printf message; returns a k32 status matching the code. */
@@ -256,13 +266,27 @@ cJSON *api_table_build(const struct api_resource *res, const cJSON *const *objs,
 k32_status_t api_default(const struct api_resource *res, cJSON *obj, struct api_fail *f);
 /* Validates obj of res; on failure f holds a 422 Invalid with field causes. */
 k32_status_t api_validate(const struct api_resource *res, const cJSON *obj, struct api_fail *f);
-/* fieldValidation=Strict: 400 "strict decoding error: unknown field" for fields this server
- * models (top level, metadata, workload and pod specs, containers); others pass. */
-k32_status_t api_check_unknown_fields(const struct api_resource *res, const cJSON *obj,
+/* fieldValidation: what to do with fields this server does not know (kube-apiserver's
+ * three modes; Warn when the parameter is absent). */
+enum api_field_validation {
+	API_FV_WARN = 0, /* drop them, one Warning header each */
+	API_FV_IGNORE,	 /* drop them silently */
+	API_FV_STRICT,	 /* refuse the request: 400 strict decoding error */
+};
+
+/* Unknown fields of the parts this server models (top level, metadata, workload and pod
+ * specs, containers, Device spec): Strict answers 400 "strict decoding error: unknown field
+ * \"spec.bogus\""; Warn and Ignore remove them from obj (as Go's decoder drops what the
+ * type lacks), Warn adding `unknown field "spec.bogus"` to w (may be NULL). Fields in parts
+ * not modelled (inside a probe, say) are kept. */
+k32_status_t api_check_unknown_fields(const struct api_resource *res, cJSON *obj,
+				      enum api_field_validation mode, struct api_warnings *w,
 				      struct api_fail *f);
-/* Duplicate keys anywhere in obj: with strict, 400 "strict decoding error: duplicate field";
- * otherwise the earlier duplicates are dropped (the last one wins, as in Go). */
-k32_status_t api_dedupe_fields(const struct api_resource *res, cJSON *obj, bool strict,
+/* Duplicate keys anywhere in obj: Strict answers 400 "strict decoding error: duplicate field";
+ * otherwise the earlier duplicates are dropped (the last one wins, as in Go), Warn adding
+ * `duplicate field "x"` to w (may be NULL). */
+k32_status_t api_dedupe_fields(const struct api_resource *res, cJSON *obj,
+			       enum api_field_validation mode, struct api_warnings *w,
 			       struct api_fail *f);
 /* Base64 of in[0..len) as a new cJSON string (NULL when out of memory). */
 cJSON *api_b64_string(const uint8_t *in, size_t len);

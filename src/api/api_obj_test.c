@@ -332,8 +332,10 @@ static void test_strict(void **state)
 		    cases[i].plural);
 		cJSON *o = parse(cases[i].obj);
 		struct api_fail f;
+		struct api_warnings w;
 		api_fail_clear(&f);
-		k32_status_t st = api_check_unknown_fields(res, o, &f);
+		memset(&w, 0, sizeof(w));
+		k32_status_t st = api_check_unknown_fields(res, o, API_FV_STRICT, &w, &f);
 		if (!cases[i].needle) {
 			assert_int_equal(st, K32_OK);
 		} else {
@@ -342,8 +344,46 @@ static void test_strict(void **state)
 				fail_msg("case %zu: \"%s\"", i, f.message);
 			assert_non_null(strstr(f.message, "strict decoding error"));
 		}
+		char *before = print(o);
+		/* Warn (the default) and Ignore drop the field; Warn says which (issue 12: a
+		 * patch without fieldValidation stored spec.bogus, and kubectl edit then failed) */
+		for (int mode = API_FV_WARN; mode <= API_FV_IGNORE; mode++) {
+			cJSON *m = parse(cases[i].obj);
+			api_fail_clear(&f);
+			memset(&w, 0, sizeof(w));
+			assert_int_equal(api_check_unknown_fields(
+					     res, m, (enum api_field_validation)mode, &w, &f),
+					 K32_OK);
+			assert_int_equal(w.count, mode == API_FV_WARN && cases[i].needle ? 1 : 0);
+			if (w.count && strcmp(w.text[0], cases[i].needle))
+				fail_msg("case %zu: warning '%s', want '%s'", i, w.text[0],
+					 cases[i].needle);
+			char *after = print(m);
+			if (!cases[i].needle)
+				assert_string_equal(after, before);
+			else if (!strcmp(after, before))
+				fail_msg("case %zu: the unknown field was kept: %s", i, after);
+			/* what is left passes Strict */
+			assert_int_equal(api_check_unknown_fields(res, m, API_FV_STRICT, &w, &f),
+					 K32_OK);
+			cJSON_free(after);
+			cJSON_Delete(m);
+		}
+		cJSON_free(before);
 		cJSON_Delete(o);
 	}
+	/* past K32_API_MAX_WARNINGS the last warning counts the rest */
+	const struct api_resource *cm = api_registry_find("", "v1", "configmaps");
+	cJSON *o = parse("{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7}");
+	struct api_fail f;
+	struct api_warnings w;
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(api_check_unknown_fields(cm, o, API_FV_WARN, &w, &f), K32_OK);
+	assert_int_equal(w.count, 7);
+	assert_string_equal(w.text[0], "unknown field \"a\"");
+	assert_non_null(strstr(w.text[K32_API_MAX_WARNINGS - 1], "more warnings"));
+	assert_int_equal(cJSON_GetArraySize(o), 0);
+	cJSON_Delete(o);
 }
 
 static void test_dedupe(void **state)
@@ -353,16 +393,20 @@ static void test_dedupe(void **state)
 	struct api_fail f;
 	api_fail_clear(&f);
 	cJSON *o = parse("{\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"1\",\"k\":\"2\"}}");
-	assert_int_not_equal(api_dedupe_fields(cm, o, true, &f), K32_OK);
+	struct api_warnings w;
+	memset(&w, 0, sizeof(w));
+	assert_int_not_equal(api_dedupe_fields(cm, o, API_FV_STRICT, &w, &f), K32_OK);
 	assert_non_null(strstr(f.message, "strict decoding error: duplicate field \"data.k\""));
 	api_fail_clear(&f);
-	assert_int_equal(api_dedupe_fields(cm, o, false, &f), K32_OK);
+	assert_int_equal(api_dedupe_fields(cm, o, API_FV_WARN, &w, &f), K32_OK);
+	assert_int_equal(w.count, 1);
+	assert_string_equal(w.text[0], "duplicate field \"data.k\"");
 	char *s = print(o);
 	assert_string_equal(s, "{\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"2\"}}");
 	cJSON_free(s);
 	cJSON_Delete(o);
 	o = parse("{\"l\":[{\"a\":1,\"b\":2}],\"m\":{}}");
-	assert_int_equal(api_dedupe_fields(cm, o, true, &f), K32_OK);
+	assert_int_equal(api_dedupe_fields(cm, o, API_FV_STRICT, &w, &f), K32_OK);
 	cJSON_Delete(o);
 }
 

@@ -13,6 +13,7 @@
  * Answers are always JSON. Reentrant; allocates only cJSON nodes.
  */
 #include "api/api_int.h"
+#include "base/k32_json.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -198,18 +199,36 @@ static bool pb_field_next(struct pb_reader *r, uint32_t *num, uint32_t *wt, uint
 	}
 }
 
-static cJSON *pb_string(struct pb_reader *s)
+/* The string s holds, as a cJSON string. A NUL (cJSON would cut the string there) or bytes
+ * that are not UTF-8 are refused with a 400 naming field; NULL then, or when out of memory
+ * (f says which). */
+static cJSON *pb_string(struct pb_reader *s, const char *field, struct api_fail *f)
 {
 	size_t n = (size_t)(s->end - s->p);
+	size_t at = 0;
+	enum k32_utf8_fault fault = k32_utf8_check((const char *)s->p, n, &at);
+	if (fault) {
+		api_fail_set(
+		    f, 400, "BadRequest",
+		    "protobuf body: field %s holds %s at byte %zu of its %zu; strings must "
+		    "be UTF-8 without NUL",
+		    field, k32_utf8_fault_name(fault), at, n);
+		api_fail_add_cause(f, "FieldValueInvalid", field,
+				   "strings must be UTF-8 without NUL");
+		return NULL;
+	}
 	char stackbuf[256];
 	char *tmp = n < sizeof(stackbuf) ? stackbuf : cJSON_malloc(n + 1);
-	if (!tmp)
-		return NULL;
-	memcpy(tmp, s->p, n);
-	tmp[n] = 0;
-	cJSON *j = cJSON_CreateString(tmp);
-	if (tmp != stackbuf)
-		cJSON_free(tmp);
+	cJSON *j = NULL;
+	if (tmp) {
+		memcpy(tmp, s->p, n);
+		tmp[n] = 0;
+		j = cJSON_CreateString(tmp);
+		if (tmp != stackbuf)
+			cJSON_free(tmp);
+	}
+	if (!j)
+		api_fail_set(f, 500, "InternalError", "protobuf body: out of memory");
 	return j;
 }
 
@@ -219,12 +238,9 @@ static k32_status_t pb_bad(struct api_fail *f, const char *what)
 			    "protobuf body: %s; send the object as application/json instead", what);
 }
 
-static k32_status_t pb_decode_msg(struct pb_reader *r, const struct pb_field *fields, cJSON *out,
-				  int depth, struct api_fail *f);
-
 /* Decodes a map entry {1 key, 2 value}. */
-static k32_status_t pb_map_entry(struct pb_reader *e, enum pb_type type, cJSON *map,
-				 struct api_fail *f)
+static k32_status_t pb_map_entry(struct pb_reader *e, enum pb_type type, const char *name,
+				 cJSON *map, struct api_fail *f)
 {
 	struct pb_reader key = {0}, val = {0};
 	bool have_key = false;
@@ -243,12 +259,12 @@ static k32_status_t pb_map_entry(struct pb_reader *e, enum pb_type type, cJSON *
 	}
 	if (!have_key)
 		return pb_bad(f, "map entry without a key");
-	cJSON *k = pb_string(&key);
+	cJSON *k = pb_string(&key, name, f);
 	if (!k)
-		return api_fail_set(f, 500, "InternalError", "protobuf body: out of memory");
+		return api_status_for_code(f->code);
 	cJSON *v = NULL;
 	if (type == PB_MAP_SS) {
-		v = val.p ? pb_string(&val) : cJSON_CreateString("");
+		v = val.p ? pb_string(&val, name, f) : cJSON_CreateString("");
 	} else if (type == PB_MAP_SB) {
 		v = api_b64_string(val.p, val.p ? (size_t)(val.end - val.p) : 0);
 	} else { /* Quantity {1 string} */
@@ -262,14 +278,18 @@ static k32_status_t pb_map_entry(struct pb_reader *e, enum pb_type type, cJSON *
 				break;
 			if (num == 1 && wt == 2) {
 				cJSON_Delete(v);
-				v = pb_string(&sub);
+				v = pb_string(&sub, name, f);
+				if (!v)
+					break;
 			}
 		}
-		if (!v)
+		if (!v && !f->code)
 			v = cJSON_CreateString("0");
 	}
 	if (!v) {
 		cJSON_Delete(k);
+		if (f->code)
+			return api_status_for_code(f->code);
 		return api_fail_set(f, 500, "InternalError", "protobuf body: out of memory");
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(map, k->valuestring);
@@ -297,7 +317,7 @@ static cJSON *pb_time(struct pb_reader *s)
 	return cJSON_CreateString(buf);
 }
 
-static cJSON *pb_intorstr(struct pb_reader *s)
+static cJSON *pb_intorstr(struct pb_reader *s, const char *name, struct api_fail *f)
 {
 	uint64_t type = 0, ival = 0;
 	cJSON *str = NULL;
@@ -313,7 +333,9 @@ static cJSON *pb_intorstr(struct pb_reader *s)
 			ival = iv;
 		else if (num == 3 && wt == 2) {
 			cJSON_Delete(str);
-			str = pb_string(&sub);
+			str = pb_string(&sub, name, f);
+			if (!str)
+				return NULL;
 		}
 	}
 	if (type == 1 && str)
@@ -350,8 +372,8 @@ static k32_status_t pb_decode_msg(struct pb_reader *r, const struct pb_field *fi
 		cJSON *v = NULL;
 		switch (fd->type) {
 		case PB_STR:
-			if (sub.end > sub.p)
-				v = pb_string(&sub);
+			if (sub.end > sub.p && !(v = pb_string(&sub, fd->name, f)))
+				return api_status_for_code(f->code);
 			break;
 		case PB_BYTES64:
 			v = api_b64_string(sub.p, (size_t)(sub.end - sub.p));
@@ -368,7 +390,9 @@ static k32_status_t pb_decode_msg(struct pb_reader *r, const struct pb_field *fi
 			v = pb_time(&sub);
 			break;
 		case PB_INTORSTR:
-			v = pb_intorstr(&sub);
+			v = pb_intorstr(&sub, fd->name, f);
+			if (!v && f->code)
+				return api_status_for_code(f->code);
 			break;
 		case PB_MSG: {
 			cJSON *m = cJSON_GetObjectItemCaseSensitive(out, fd->name);
@@ -387,10 +411,12 @@ static k32_status_t pb_decode_msg(struct pb_reader *r, const struct pb_field *fi
 			cJSON *arr = cJSON_GetObjectItemCaseSensitive(out, fd->name);
 			if (!arr)
 				arr = cJSON_AddArrayToObject(out, fd->name);
-			cJSON *item =
-			    fd->type == PB_REP_STR ? pb_string(&sub) : cJSON_CreateObject();
+			cJSON *item = fd->type == PB_REP_STR ? pb_string(&sub, fd->name, f)
+							     : cJSON_CreateObject();
 			if (!arr || !item) {
 				cJSON_Delete(item);
+				if (f->code)
+					return api_status_for_code(f->code);
 				return api_fail_set(f, 500, "InternalError",
 						    "protobuf body: out of memory");
 			}
@@ -411,7 +437,7 @@ static k32_status_t pb_decode_msg(struct pb_reader *r, const struct pb_field *fi
 			if (!map)
 				return api_fail_set(f, 500, "InternalError",
 						    "protobuf body: out of memory");
-			k32_status_t st = pb_map_entry(&sub, fd->type, map, f);
+			k32_status_t st = pb_map_entry(&sub, fd->type, fd->name, map, f);
 			if (st)
 				return st;
 			continue;
@@ -447,6 +473,10 @@ k32_status_t api_pb_decode(const uint8_t *body, size_t len, cJSON **out, struct 
 				size_t n = (size_t)(s2.end - s2.p);
 				char *dst = num == 1 ? api_version : num == 2 ? kind : NULL;
 				if (dst && wt == 2 && n < 64) {
+					if (k32_utf8_check((const char *)s2.p, n, NULL))
+						return pb_bad(f,
+							      "typeMeta apiVersion or kind is not "
+							      "UTF-8 without NUL");
 					memcpy(dst, s2.p, n);
 					dst[n] = 0;
 				}

@@ -54,6 +54,8 @@ static const struct http_qspec api_query_specs[] = {
 	{"sinceSeconds",         HTTP_Q_UINT,   18, NULL, NULL},
 	{"sinceTime",            HTTP_Q_TEXT,   API_Q_SMALL, "K32_HTTP_QUERY_TYPED_MAX", NULL},
 	{"insecureSkipTLSVerifyBackend", HTTP_Q_BOOL, API_Q_SMALL, NULL, NULL},
+	/* /healthz, /livez, /readyz (api_health.c): "?verbose" has no value */
+	{"verbose",              HTTP_Q_TEXT,   API_Q_SMALL, "K32_HTTP_QUERY_TYPED_MAX", NULL},
 };
 /* clang-format on */
 

@@ -141,11 +141,27 @@ static k32_status_t api_tokens_parse(struct api_server *api, char *text, struct 
 				*c = 0;
 			p = c ? c + 1 : NULL;
 		}
-		if (!f[0] || !f[1] || !f[0][0] || strlen(f[0]) > API_TOKEN_LEN)
-			return k32_err_set(err, K32_ERR_CORRUPT, "api",
-					   "%s line %d: expected token,user,uid,\"groups\" with a "
-					   "token of 1..%d characters; fix or remove the line",
-					   api->tokens_path, lineno, API_TOKEN_LEN);
+		/* strip a CR (a file edited on Windows) and trailing blanks of the token */
+		size_t tl = f[0] ? strcspn(f[0], " \t\r") : 0;
+		if (f[0] && f[0][tl] && !f[0][tl + strspn(f[0] + tl, " \t\r")])
+			f[0][tl] = 0;
+		if (f[1])
+			f[1][strcspn(f[1], "\r")] = 0;
+		if (!f[0] || !f[1] || !f[0][0] || !f[1][0] || strlen(f[0]) > API_TOKEN_LEN ||
+		    f[0][strcspn(f[0], " \t\r\"")])
+			return k32_err_set(
+			    err, K32_ERR_CORRUPT, "api",
+			    "%s line %d: expected token,user,uid,\"groups\" with a "
+			    "token of 1..%d characters without blanks or quotes and a "
+			    "user name; fix or remove the line",
+			    api->tokens_path, lineno, API_TOKEN_LEN);
+		for (size_t i = 0; i < api->token_count; i++)
+			if (!strcmp(api->tokens[i].token, f[0]))
+				return k32_err_set(err, K32_ERR_CORRUPT, "api",
+						   "%s line %d: the token of user %s is already "
+						   "user %s's; give each identity its own token",
+						   api->tokens_path, lineno, f[1],
+						   api->tokens[i].id.user);
 		if (api->token_count >= K32_API_MAX_TOKENS)
 			return k32_err_set(
 			    err, K32_ERR_NO_RESOURCES, "api",
@@ -155,7 +171,22 @@ static k32_status_t api_tokens_parse(struct api_server *api, char *text, struct 
 		snprintf(t->token, sizeof(t->token), "%s", f[0]);
 		api_identity_from(&t->id, f[1], f[3] ? f[3] : "");
 	}
-	return K32_OK;
+	/* a server without identities answers every request 401, and its kubeconfig would
+	 * carry an empty token: refuse to start instead, saying what to do */
+	if (api->token_count == 0)
+		return k32_err_set(
+		    err, K32_ERR_CORRUPT, "api",
+		    "%s holds no identity (empty or only comments); add a line "
+		    "token,admin,admin,\"system:masters\" or delete the file to have "
+		    "one generated at start",
+		    api->tokens_path);
+	for (size_t i = 0; i < api->token_count; i++)
+		if (api->tokens[i].id.admin)
+			return K32_OK;
+	return k32_err_set(err, K32_ERR_CORRUPT, "api",
+			   "%s: no identity is in group system:masters, so no admin kubeconfig can "
+			   "be written; add a line token,admin,admin,\"system:masters\"",
+			   api->tokens_path);
 }
 
 static void api_random_token(char *out)
@@ -315,6 +346,139 @@ bool api_authorize(const struct api_identity *who, const char *verb, const struc
 			 who->user, verb, plural, sub[0] ? "/" : "", sub, res->group,
 			 ns && ns[0] ? " in the namespace " : "", ns && ns[0] ? ns : "", who->node);
 	return ok;
+}
+
+/* Labels a node may not set, change or remove on its own Node (kube's NodeRestriction:
+ * they steer workloads to nodes, so only the admin sets them). */
+static const char *const api_node_admin_labels[] = {"node-restriction.kubernetes.io/",
+						    "node-role.kubernetes.io/"};
+/* Set by the node when it registers; a node may not change it later (its capacity is its
+ * board's). */
+#define API_BOARD_LABEL "kube32.io/board"
+
+static bool api_node_admin_label(const char *key)
+{
+	for (size_t i = 0; i < 2; i++)
+		if (!strncmp(key, api_node_admin_labels[i], strlen(api_node_admin_labels[i])))
+			return true;
+	return false;
+}
+
+/* Quantity ("1", "250m", "262144", "256Ki", "1.5Gi", "2M") in thousandths, saturating;
+ * false when it does not parse. */
+static bool api_quantity_milli(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *sfx;
+		uint64_t mul; /* of one unit, in thousandths */
+	} sfx[] = {{"Ki", 1024000ull},
+		   {"Mi", 1048576000ull},
+		   {"Gi", 1073741824000ull},
+		   {"Ti", 1099511627776000ull},
+		   {"k", 1000000ull},
+		   {"M", 1000000000ull},
+		   {"G", 1000000000000ull},
+		   {"T", 1000000000000000ull},
+		   {"m", 1ull},
+		   {"", 1000ull}};
+	uint64_t whole = 0, frac = 0, fdiv = 1;
+	const char *p = s;
+	if (!s || !*s)
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++)
+		whole =
+		    whole > UINT64_MAX / 100 ? UINT64_MAX / 10 : whole * 10 + (uint64_t)(*p - '0');
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (fdiv < 1000000000ull) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				fdiv *= 10;
+			}
+	if (p == s)
+		return false;
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		if (strcmp(p, sfx[i].sfx))
+			continue;
+		uint64_t m = sfx[i].mul;
+		uint64_t v = whole > UINT64_MAX / m ? UINT64_MAX : whole * m;
+		uint64_t fv = frac * (m / fdiv ? m / fdiv : 1);
+		*out = v > UINT64_MAX - fv ? UINT64_MAX : v + fv;
+		return true;
+	}
+	return false;
+}
+
+k32_status_t api_node_restrict(const struct api_identity *who, const struct api_resource *res,
+			       const cJSON *old, const cJSON *upd, struct api_fail *f)
+{
+	if (!who->node[0] || who->admin || strcmp(res->plural, "nodes"))
+		return K32_OK;
+	const cJSON *ol = old ? k32_json_find(old, "metadata.labels") : NULL;
+	const cJSON *nl = k32_json_find(upd, "metadata.labels");
+	const cJSON *sets[2] = {nl, ol};
+	const char *name = api_jstr(upd, "metadata.name");
+	for (size_t s = 0; s < 2; s++) {
+		const cJSON *l;
+		cJSON_ArrayForEach(l, sets[s])
+		{
+			if (!l->string)
+				continue;
+			bool board = !strcmp(l->string, API_BOARD_LABEL);
+			if (!api_node_admin_label(l->string) && !(board && old))
+				continue;
+			const cJSON *a = cJSON_GetObjectItemCaseSensitive(ol, l->string);
+			const cJSON *b = cJSON_GetObjectItemCaseSensitive(nl, l->string);
+			if (a && b && cJSON_Compare(a, b, true))
+				continue;
+			return api_fail_forbidden(
+			    f, res, name ? name : who->node,
+			    board ? "node may not change its label " API_BOARD_LABEL
+				    " (its capacity is its board's); the admin may"
+				  : "node may not set, change or remove labels with the prefixes "
+				    "node-restriction.kubernetes.io/ or node-role.kubernetes.io/ "
+				    "(NodeRestriction); the admin may");
+		}
+	}
+	/* capacity and allocatable: never above what the node registered with */
+	static const char *const lists[] = {"status.capacity", "status.allocatable"};
+	for (size_t i = 0; old && i < 2; i++) {
+		const cJSON *oc = k32_json_find(old, lists[i]);
+		const cJSON *nc = k32_json_find(upd, lists[i]);
+		const cJSON *q;
+		cJSON_ArrayForEach(q, oc)
+		{
+			const cJSON *n = cJSON_GetObjectItemCaseSensitive(nc, q->string);
+			uint64_t ov = 0, nv = 0;
+			bool oq = api_quantity_milli(cJSON_GetStringValue(q), &ov);
+			if (!oq) /* the stored value is not a quantity: nothing to compare with */
+				continue;
+			if (!n)
+				return api_fail_forbidden(
+				    f, res, name ? name : who->node,
+				    "node may not remove a resource from its "
+				    "capacity or allocatable (NodeRestriction)");
+			if (!api_quantity_milli(cJSON_GetStringValue(n), &nv) || nv > ov) {
+				char why[200];
+				snprintf(
+				    why, sizeof(why),
+				    "node may not raise %s.%s from %.24s to %.24s: it is bounded "
+				    "by its board profile as registered; the admin may",
+				    lists[i], q->string, cJSON_GetStringValue(q),
+				    cJSON_IsString(n) ? n->valuestring : "a non-quantity");
+				return api_fail_forbidden(f, res, name ? name : who->node, why);
+			}
+		}
+		cJSON_ArrayForEach(q, nc)
+		{
+			if (q->string && !cJSON_GetObjectItemCaseSensitive(oc, q->string) && oc)
+				return api_fail_forbidden(
+				    f, res, name ? name : who->node,
+				    "node may not add a resource to its capacity "
+				    "or allocatable after registering "
+				    "(NodeRestriction)");
+		}
+	}
+	return K32_OK;
 }
 
 static void api_ssar(struct api_server *api, struct api_req *rq, struct api_out *out, cJSON *obj)
@@ -578,9 +742,8 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 		api_out_json(out, 200, api_discovery_version());
 		return;
 	}
-	if (n == 1 &&
-	    (!strcmp(seg[0], "healthz") || !strcmp(seg[0], "livez") || !strcmp(seg[0], "readyz"))) {
-		api_out_text(out, 200, "text/plain; charset=utf-8", "ok", 2);
+	if (api_health_path(rq->path)) {
+		api_health(api, rq, out);
 		return;
 	}
 	if (n == 1 && !strcmp(seg[0], "metrics") && get) {
@@ -671,20 +834,16 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 			return;
 		}
 		cJSON *obj = NULL;
-		if (rq->body_len >= 4 && !memcmp(rq->body, API_PB_MAGIC, 4)) {
-			if (api_pb_decode(rq->body, rq->body_len, &obj, &f)) {
-				api_out_fail(out, &f);
-				return;
-			}
-		} else {
-			obj = cJSON_ParseWithLength((const char *)rq->body, rq->body_len);
-			if (!cJSON_IsObject(obj)) {
-				cJSON_Delete(obj);
-				api_fail_set(&f, 400, "BadRequest",
-					     "the request body is not a JSON object");
-				api_out_fail(out, &f);
-				return;
-			}
+		if (api_decode_body(rq, &obj, &f)) {
+			api_out_fail(out, &f);
+			return;
+		}
+		if (!cJSON_IsObject(obj)) {
+			cJSON_Delete(obj);
+			api_fail_set(&f, 400, "BadRequest",
+				     "the request body is not a JSON object");
+			api_out_fail(out, &f);
+			return;
 		}
 		char av[64];
 		cJSON_DeleteItemFromObject(obj, "apiVersion");
@@ -712,6 +871,110 @@ static void api_header_copy(const struct http_request *req, const char *name, ch
 	dst[0] = 0;
 	if (http_request_header(req, name, &v))
 		k32_str_copy(v, dst, cap);
+}
+
+/* Adds `Warning: 299 - "text"` (RFC 7234's warn-code 299, agent "-", as kube-apiserver
+ * sends them); quotes and backslashes escaped, control characters (a field name may hold
+ * any) shown as '?' so the header stays one line. */
+static void api_warning_header(struct http_response *resp, const char *text)
+{
+	char v[2 * K32_API_WARNING_LEN + 16];
+	size_t n = (size_t)snprintf(v, sizeof(v), "299 - \"");
+	for (const char *p = text; *p && n + 4 < sizeof(v); p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '"' || c == '\\')
+			v[n++] = '\\';
+		v[n++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	v[n++] = '"';
+	v[n] = 0;
+	http_response_header(resp, "Warning", v);
+}
+
+/* Whether the first n bytes of a and b are equal ignoring ASCII case (header names). */
+static bool api_ascii_ieq(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char x = a[i] >= 'A' && a[i] <= 'Z' ? (char)(a[i] + 32) : a[i];
+		char y = b[i] >= 'A' && b[i] <= 'Z' ? (char)(b[i] + 32) : b[i];
+		if (x != y)
+			return false;
+	}
+	return true;
+}
+
+static bool api_header_is(const struct http_header *h, const char *name)
+{
+	size_t n = strlen(name);
+	return h->name.len == n && api_ascii_ieq(h->name.p, name, n);
+}
+
+/*
+ * Impersonation (kubectl --as USER [--as-group G]...: Impersonate-User, Impersonate-Group,
+ * Impersonate-Uid, Impersonate-Extra-*): only the admin may impersonate (kube-apiserver's
+ * "impersonate" verb, held by system:masters); the request then runs as that user with
+ * those groups: admin when they include system:masters, node N when the user is
+ * system:node:N. Returns false with f filled (403 for other callers, 400 for groups
+ * without a user or a bad value); true when there is nothing to do or rq->who was switched.
+ */
+static bool api_impersonate(struct api_req *rq, const struct http_request *req, struct api_fail *f)
+{
+	char user[sizeof(rq->as.user)] = "", groups[256] = "";
+	bool any = false;
+	size_t gl = 0;
+	for (size_t i = 0; i < req->header_count; i++) {
+		const struct http_header *h = &req->headers[i];
+		bool is_user = api_header_is(h, "Impersonate-User");
+		bool is_group = api_header_is(h, "Impersonate-Group");
+		if (!is_user && !is_group && !api_header_is(h, "Impersonate-Uid") &&
+		    !(h->name.len > 18 && api_ascii_ieq(h->name.p, "Impersonate-Extra-", 18)))
+			continue;
+		any = true;
+		if (is_user && !k32_str_copy(h->value, user, sizeof(user))) {
+			api_fail_set(f, 400, "BadRequest",
+				     "Impersonate-User is over %zu bytes; name a shorter user",
+				     sizeof(user) - 1);
+			return false;
+		}
+		if (is_group) {
+			if (gl + h->value.len + 2 > sizeof(groups)) {
+				api_fail_set(
+				    f, 400, "BadRequest",
+				    "Impersonate-Group headers are over %zu bytes together",
+				    sizeof(groups) - 2);
+				return false;
+			}
+			memcpy(groups + gl, h->value.p, h->value.len);
+			gl += h->value.len;
+			groups[gl++] = ',';
+			groups[gl] = 0;
+		}
+	}
+	if (!any)
+		return true;
+	if (!rq->who->admin) {
+		api_fail_set(
+		    f, 403, "Forbidden",
+		    "users \"%.60s\" is forbidden: User \"%s\" cannot impersonate resource "
+		    "\"users\" in API group \"\" at the cluster scope: only the admin "
+		    "(system:masters) may impersonate",
+		    user, rq->who->user);
+		return false;
+	}
+	if (!user[0]) {
+		api_fail_set(f, 400, "BadRequest",
+			     "impersonation of groups or extra fields without a user "
+			     "(Impersonate-User) is not allowed; kubectl: add --as USER");
+		return false;
+	}
+	if (k32_utf8_check(user, strlen(user), NULL) || k32_utf8_check(groups, gl, NULL)) {
+		api_fail_set(f, 400, "BadRequest",
+			     "Impersonate-User and Impersonate-Group must be UTF-8 without NUL");
+		return false;
+	}
+	api_identity_from(&rq->as, user, groups);
+	rq->who = &rq->as;
+	return true;
 }
 
 static void api_serve(struct api_server *api, struct api_req *rq, struct api_out *out)
@@ -747,8 +1010,12 @@ bool api_http_authenticate(void *ctx, struct http_request *req, struct http_resp
 	}
 	k32_mutex_unlock(&api->mu);
 	/* discovery of the version is open (the kubectl dispatcher asks before it has a
-	 * token for the right binary; kube-apiserver allows /version anonymously too) */
-	if (!id && req->path.len == 8 && !memcmp(req->path.p, "/version", 8)) {
+	 * token for the right binary; kube-apiserver allows /version anonymously too), and so
+	 * are the health checks (kube-apiserver's system:public-info-viewer role) */
+	char path[32];
+	if (!id && ((req->path.len == 8 && !memcmp(req->path.p, "/version", 8)) ||
+		    (req->path.len < sizeof(path) && k32_str_copy(req->path, path, sizeof(path)) &&
+		     api_health_path(path)))) {
 		req->identity = NULL;
 		return true;
 	}
@@ -790,19 +1057,26 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 	rq->http = resp;
 	rq->gzip = http_request_accepts_gzip(req);
 	struct api_out out = {.code = 200, .body = &resp->body};
-	if (!req->identity && strcmp(rq->path, "/version")) {
+	if (!req->identity && strcmp(rq->path, "/version") && !api_health_path(rq->path)) {
 		struct api_fail f;
 		api_fail_clear(&f);
 		api_fail_set(&f, 401, "Unauthorized", "Unauthorized");
 		api_out_fail(&out, &f);
 	} else {
-		api_serve(api, rq, &out);
+		struct api_fail f;
+		api_fail_clear(&f);
+		if (req->identity && !api_impersonate(rq, req, &f))
+			api_out_fail(&out, &f);
+		else
+			api_serve(api, rq, &out);
 	}
 	if (out.code > 0) { /* 0: the response became a stream */
 		resp->status = out.code;
 		http_response_header(resp, "Content-Type",
 				     out.ctype[0] ? out.ctype : "application/json");
 		http_response_header(resp, "Cache-Control", "no-cache, private");
+		for (size_t i = 0; i < rq->warn.count && i < K32_API_MAX_WARNINGS; i++)
+			api_warning_header(resp, rq->warn.text[i]);
 		if (out.gzip) { /* compressed here already; the http layer leaves it */
 			http_response_header(resp, "Content-Encoding", "gzip");
 			http_response_header(resp, "Vary", "Accept-Encoding");

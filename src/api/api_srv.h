@@ -120,8 +120,10 @@ struct api_server {
 	uint32_t bookmark_s;	  /* seconds between BOOKMARK events */
 	api_log_fn log_fn;	  /* pod logs, or NULL */
 	void *log_ctx;
-	struct api_list_cache lists; /* gzip renderings of plain lists (api_cache.c) */
-	struct api_metrics metrics;  /* what /metrics reports (api_metrics.c) */
+	struct api_list_cache lists;   /* gzip renderings of plain lists (api_cache.c) */
+	struct api_metrics metrics;    /* what /metrics reports (api_metrics.c) */
+	_Atomic bool store_unwritable; /* the last store write failed for I/O (api_health.c) */
+	char store_fault[160];	       /* its message (guarded by mu) */
 };
 
 struct api_req {
@@ -137,12 +139,14 @@ struct api_req {
 	/* route */
 	const struct api_resource *res;
 	char group[64], version[16];
-	char ns[64];	     /* from the URL */
-	char name[254];	     /* from the URL */
-	char sub[24];	     /* subresource */
-	bool table;	     /* Accept asks for a Table */
-	bool gzip;	     /* the client takes Content-Encoding: gzip */
-	char user_agent[64]; /* User-Agent (truncated; "" in-process): default field manager */
+	char ns[64];		  /* from the URL */
+	char name[254];		  /* from the URL */
+	char sub[24];		  /* subresource */
+	bool table;		  /* Accept asks for a Table */
+	bool gzip;		  /* the client takes Content-Encoding: gzip */
+	char user_agent[64];	  /* User-Agent (truncated; "" in-process): default field manager */
+	struct api_warnings warn; /* Warning headers of the answer (fieldValidation=Warn) */
+	struct api_identity as;	  /* the impersonated identity (rq->who points here) */
 };
 
 struct api_out {
@@ -202,6 +206,13 @@ bool api_authorize(const struct api_identity *who, const char *verb, const struc
 		   const char *sub, const char *ns, const char *name, const cJSON *obj, char *why,
 		   size_t cap);
 
+/* NodeRestriction of a node's writes of its own Node, old (NULL on create) to upd: it may not
+ * set, change or remove node-restriction.kubernetes.io/ and node-role.kubernetes.io/ labels,
+ * change its kube32.io/board label, nor raise (add, remove) a resource of its capacity or
+ * allocatable. 403 in f. K32_OK for anyone but a node writing nodes. */
+k32_status_t api_node_restrict(const struct api_identity *who, const struct api_resource *res,
+			       const cJSON *old, const cJSON *upd, struct api_fail *f);
+
 /* ---- shared by api_crud.c and api_delete.c ---------------------------------------------- */
 
 /* List filter: label and field selectors, or dependents of one owner. */
@@ -216,6 +227,10 @@ k32_status_t api_filter_init(const struct api_req *rq, struct api_filter *flt, s
 /* Decodes the body (JSON or protobuf) by Content-Type; 400/415 in f. */
 k32_status_t api_decode_body(const struct api_req *rq, cJSON **out, struct api_fail *f);
 bool api_dry_run(const struct api_req *rq);
+/* fieldValidation of rq into *out: Warn when absent or empty (kube-apiserver's default),
+ * Ignore, Strict; another value is a 400 naming the three. */
+k32_status_t api_field_validation(const struct api_req *rq, enum api_field_validation *out,
+				  struct api_fail *f);
 /* String at a dotted path, or NULL. */
 const char *api_jstr(const cJSON *o, const char *path);
 /* obj's metadata object (created if absent; NULL when out of memory). */
@@ -243,6 +258,15 @@ bool api_route_target(struct api_req *rq, struct api_fail *f);
 void api_crud(struct api_server *api, struct api_req *rq, struct api_out *out);
 /* Watch (api_watch.c): turns the response into a stream. */
 void api_watch(struct api_server *api, struct api_req *rq, struct api_out *out);
+
+/* Health endpoints (api_health.c). */
+/* Whether path is /healthz, /livez, /readyz or one of their checks (open to anonymous). */
+bool api_health_path(const char *path);
+/* Answers a health request (rq->path is one of api_health_path's). */
+void api_health(struct api_server *api, struct api_req *rq, struct api_out *out);
+/* Records the outcome of a store write: an I/O failure marks the store unwritable, a
+ * success clears it; other failures (conflicts, limits) are ignored. */
+void api_health_note_write(struct api_server *api, k32_status_t st, const struct k32_err *err);
 
 /* Wall-clock helpers. */
 uint64_t api_now_s(void);

@@ -19,6 +19,24 @@ void api_fail_clear(struct api_fail *f)
 	memset(f, 0, sizeof(*f));
 }
 
+void api_warn(struct api_warnings *w, const char *fmt, ...)
+{
+	va_list ap;
+	if (!w)
+		return;
+	w->count++;
+	if (w->count > K32_API_MAX_WARNINGS) {
+		snprintf(w->text[K32_API_MAX_WARNINGS - 1], K32_API_WARNING_LEN,
+			 "%zu more warnings (K32_API_MAX_WARNINGS is %d); send "
+			 "fieldValidation=Strict to see the first one as an error",
+			 w->count - K32_API_MAX_WARNINGS + 1, K32_API_MAX_WARNINGS);
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(w->text[w->count - 1], K32_API_WARNING_LEN, fmt, ap);
+	va_end(ap);
+}
+
 k32_status_t api_status_for_code(int code)
 {
 	switch (code) {

@@ -6,8 +6,9 @@
  * stringData is folded into base64 data). api_validate collects every problem as a field
  * cause and answers one 422 Invalid naming them all, in upstream's message form
  * (`metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain ...`).
- * api_check_unknown_fields implements fieldValidation=Strict for the fields this server
- * knows (kubectl sends Strict by default). Reentrant; allocates only through cJSON.
+ * api_check_unknown_fields implements fieldValidation (Strict refuses, Warn and Ignore drop)
+ * for the fields this server knows (kubectl sends Strict by default). Reentrant; allocates only
+ * through cJSON.
  */
 #include "api/api_int.h"
 #include "base/k32_base64.h"
@@ -588,36 +589,52 @@ static bool api_in_list(const char *list, const char *name)
 	return false;
 }
 
-static k32_status_t api_unknown(const struct api_resource *res, const cJSON *o, const char *list,
-				const char *prefix, struct api_fail *f)
+/* What one walk over an object's unknown fields does with them. */
+struct api_uf {
+	const struct api_resource *res;
+	enum api_field_validation mode;
+	struct api_warnings *w;
+	struct api_fail *f;
+};
+
+/* The fields of o (an object, else nothing) not in list: Strict fails on the first, the
+ * other modes remove each (Warn naming it). prefix is the path of o ("spec."). */
+static k32_status_t api_unknown(const struct api_uf *u, cJSON *o, const char *list,
+				const char *prefix)
 {
-	const cJSON *c;
 	if (!cJSON_IsObject(o))
 		return K32_OK;
-	cJSON_ArrayForEach(c, o)
-	{
-		if (!api_in_list(list, c->string))
-			return api_fail_set(f, 400, "BadRequest",
-					    "%s in version \"%s\" cannot be handled as a %s: "
-					    "strict decoding error: unknown field \"%s%s\"",
-					    res->kind, res->version, res->kind, prefix, c->string);
+	cJSON *c = o->child;
+	while (c) {
+		cJSON *next = c->next;
+		if (c->string && !api_in_list(list, c->string)) {
+			if (u->mode == API_FV_STRICT)
+				return api_fail_set(
+				    u->f, 400, "BadRequest",
+				    "%s in version \"%s\" cannot be handled as a %s: "
+				    "strict decoding error: unknown field \"%s%s\"",
+				    u->res->kind, u->res->version, u->res->kind, prefix, c->string);
+			if (u->mode == API_FV_WARN)
+				api_warn(u->w, "unknown field \"%s%s\"", prefix, c->string);
+			cJSON_Delete(cJSON_DetachItemViaPointer(o, c));
+		}
+		c = next;
 	}
 	return K32_OK;
 }
 
-static k32_status_t api_unknown_podspec(const struct api_resource *res, const cJSON *spec,
-					const char *prefix, struct api_fail *f)
+static k32_status_t api_unknown_podspec(const struct api_uf *u, cJSON *spec, const char *prefix)
 {
 	char path[96];
-	k32_status_t st = api_unknown(res, spec, known_podspec, prefix, f);
+	k32_status_t st = api_unknown(u, spec, known_podspec, prefix);
 	const char *lists[] = {"containers", "initContainers"};
 	for (size_t k = 0; !st && k < 2; k++) {
 		int i = 0;
-		const cJSON *c;
+		cJSON *c;
 		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[k]))
 		{
 			snprintf(path, sizeof(path), "%s%s[%d].", prefix, lists[k], i++);
-			st = api_unknown(res, c, known_container, path, f);
+			st = api_unknown(u, c, known_container, path);
 			if (st)
 				break;
 		}
@@ -625,17 +642,18 @@ static k32_status_t api_unknown_podspec(const struct api_resource *res, const cJ
 	return st;
 }
 
-k32_status_t api_check_unknown_fields(const struct api_resource *res, const cJSON *obj,
+k32_status_t api_check_unknown_fields(const struct api_resource *res, cJSON *obj,
+				      enum api_field_validation mode, struct api_warnings *w,
 				      struct api_fail *f)
 {
-	static const char top_common[] = "apiVersion,kind,metadata";
+	const struct api_uf u = {res, mode, w, f};
 	const char *top = NULL;
 	switch (res->table) {
 	case API_TABLE_CONFIGMAP:
-		top = "data,binaryData,immutable";
+		top = "apiVersion,kind,metadata,data,binaryData,immutable";
 		break;
 	case API_TABLE_SECRET:
-		top = "data,stringData,type,immutable";
+		top = "apiVersion,kind,metadata,data,stringData,type,immutable";
 		break;
 	case API_TABLE_EVENT:
 		top = NULL; /* two versions with many fields: not checked */
@@ -644,29 +662,21 @@ k32_status_t api_check_unknown_fields(const struct api_resource *res, const cJSO
 		top = NULL;
 		break;
 	default:
-		top = "spec,status";
+		top = "apiVersion,kind,metadata,spec,status";
 		break;
 	}
-	const cJSON *c;
-	if (top)
-		cJSON_ArrayForEach(c, obj)
-		{
-			if (!api_in_list(top_common, c->string) && !api_in_list(top, c->string))
-				return api_fail_set(
-				    f, 400, "BadRequest",
-				    "%s in version \"%s\" cannot be handled as a %s: strict "
-				    "decoding error: unknown field \"%s\"",
-				    res->kind, res->version, res->kind, c->string);
-		}
-	k32_status_t st = api_unknown(res, cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
-				      known_meta, "metadata.", f);
+	k32_status_t st = top ? api_unknown(&u, obj, top, "") : K32_OK;
 	if (st)
 		return st;
-	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	st = api_unknown(&u, cJSON_GetObjectItemCaseSensitive(obj, "metadata"), known_meta,
+			 "metadata.");
+	if (st)
+		return st;
+	cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
 	const char *spec_list = NULL;
 	switch (res->table) {
 	case API_TABLE_POD:
-		return api_unknown_podspec(res, spec, "spec.", f);
+		return api_unknown_podspec(&u, spec, "spec.");
 	case API_TABLE_DEPLOYMENT:
 		spec_list = known_deploy_spec;
 		break;
@@ -680,26 +690,26 @@ k32_status_t api_check_unknown_fields(const struct api_resource *res, const cJSO
 		spec_list = known_job_spec;
 		break;
 	case API_TABLE_DEVICE:
-		return api_unknown(res, spec, known_device_spec, "spec.", f);
+		return api_unknown(&u, spec, known_device_spec, "spec.");
 	default:
 		return K32_OK;
 	}
-	st = api_unknown(res, spec, spec_list, "spec.", f);
+	st = api_unknown(&u, spec, spec_list, "spec.");
 	if (st)
 		return st;
-	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
-	st = api_unknown(res, cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"), known_meta,
-			 "spec.template.metadata.", f);
+	cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
+	st = api_unknown(&u, cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"), known_meta,
+			 "spec.template.metadata.");
 	if (st)
 		return st;
-	return api_unknown_podspec(res, cJSON_GetObjectItemCaseSensitive(tmpl, "spec"),
-				   "spec.template.spec.", f);
+	return api_unknown_podspec(&u, cJSON_GetObjectItemCaseSensitive(tmpl, "spec"),
+				   "spec.template.spec.");
 }
 
 /* ---- duplicate fields ------------------------------------------------------------------ */
 
-static k32_status_t api_dedupe_rec(const struct api_resource *res, cJSON *o, bool strict,
-				   char *path, size_t plen, int depth, struct api_fail *f)
+static k32_status_t api_dedupe_rec(const struct api_uf *u, cJSON *o, char *path, size_t plen,
+				   int depth)
 {
 	if (depth > K32_API_MAX_DEPTH)
 		return K32_OK; /* parsing already bounds depth; nothing deeper to check */
@@ -710,19 +720,20 @@ static k32_status_t api_dedupe_rec(const struct api_resource *res, cJSON *o, boo
 			bool dup = false;
 			for (cJSON *d = next; d && !dup; d = d->next)
 				dup = d->string && c->string && !strcmp(d->string, c->string);
-			if (dup && strict)
+			if (dup && u->mode == API_FV_STRICT)
 				return api_fail_set(
-				    f, 400, "BadRequest",
+				    u->f, 400, "BadRequest",
 				    "%s in version \"%s\" cannot be handled as a %s: strict "
 				    "decoding error: duplicate field \"%s%s\"",
-				    res->kind, res->version, res->kind, path, c->string);
+				    u->res->kind, u->res->version, u->res->kind, path, c->string);
 			if (dup) { /* like Go's decoder: the last one wins */
+				if (u->mode == API_FV_WARN)
+					api_warn(u->w, "duplicate field \"%s%s\"", path, c->string);
 				cJSON_Delete(cJSON_DetachItemViaPointer(o, c));
 			} else {
 				size_t n = strlen(path);
 				snprintf(path + n, plen - n, "%s.", c->string ? c->string : "");
-				k32_status_t st =
-				    api_dedupe_rec(res, c, strict, path, plen, depth + 1, f);
+				k32_status_t st = api_dedupe_rec(u, c, path, plen, depth + 1);
 				path[n] = 0;
 				if (st)
 					return st;
@@ -733,7 +744,7 @@ static k32_status_t api_dedupe_rec(const struct api_resource *res, cJSON *o, boo
 		cJSON *c;
 		cJSON_ArrayForEach(c, o)
 		{
-			k32_status_t st = api_dedupe_rec(res, c, strict, path, plen, depth + 1, f);
+			k32_status_t st = api_dedupe_rec(u, c, path, plen, depth + 1);
 			if (st)
 				return st;
 		}
@@ -741,9 +752,11 @@ static k32_status_t api_dedupe_rec(const struct api_resource *res, cJSON *o, boo
 	return K32_OK;
 }
 
-k32_status_t api_dedupe_fields(const struct api_resource *res, cJSON *obj, bool strict,
+k32_status_t api_dedupe_fields(const struct api_resource *res, cJSON *obj,
+			       enum api_field_validation mode, struct api_warnings *w,
 			       struct api_fail *f)
 {
+	const struct api_uf u = {res, mode, w, f};
 	char path[192] = "";
-	return api_dedupe_rec(res, obj, strict, path, sizeof(path), 0, f);
+	return api_dedupe_rec(&u, obj, path, sizeof(path), 0);
 }

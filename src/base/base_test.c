@@ -454,6 +454,69 @@ static void test_json_malformed(void **state)
 	}
 }
 
+/* Issue 12: "s\u0000zz" was stored as "s" (cJSON ends strings at NUL) and bytes that are
+ * not UTF-8 were stored and served back. Every string is checked before cJSON sees it. */
+static void test_json_bad_strings(void **state)
+{
+	static const struct {
+		const char *doc;
+		size_t len; /* 0: strlen (for docs holding a raw NUL) */
+		k32_status_t want;
+		const char *field; /* expected out_field */
+		const char *msg_part;
+	} cases[] = {
+	    {"{\"metadata\":{\"name\":\"s\\u0000zz\"}}", 0, K32_ERR_INVALID_ARGS, "metadata.name",
+	     "metadata.name: the string holds a NUL character (\\u0000) at byte 22"},
+	    {"{\"stringData\":{\"k\":\"ab\\u0000cd\"}}", 0, K32_ERR_INVALID_ARGS, "stringData.k",
+	     "NUL"},
+	    {"{\"data\":{\"k\\u0000\":\"v\"}}", 0, K32_ERR_INVALID_ARGS, "data",
+	     "a key of data: the key holds a NUL"},
+	    {"{\"a\":[\"x\",{\"b\":\"\xff\"}]}", 0, K32_ERR_INVALID_ARGS, "a[1].b",
+	     "a[1].b: the string holds invalid UTF-8 at byte 16"},
+	    {"{\"spec\":{\"containers\":[{\"name\":\"c\xc3\"}]}}", 0, K32_ERR_INVALID_ARGS,
+	     "spec.containers[0].name", "invalid UTF-8"},
+	    {"{\"s\":\"\xed\xa0\x80\"}", 0, K32_ERR_INVALID_ARGS, "s", "invalid UTF-8"},
+	    {"{\"s\":\"\xc0\xaf\"}", 0, K32_ERR_INVALID_ARGS, "s", "invalid UTF-8"},
+	    {"{\"s\":\"\xf4\x90\x80\x80\"}", 0, K32_ERR_INVALID_ARGS, "s", "invalid UTF-8"},
+	    {"{\"s\":\"a\0b\"}", 9, K32_ERR_INVALID_ARGS, "s", "NUL"},
+	    {"\"\\u0000\"", 0, K32_ERR_INVALID_ARGS, "", "(top level)"},
+	    /* fine: escaped backslash then "u0000", real UTF-8, other escapes */
+	    {"{\"s\":\"\\\\u0000\"}", 0, K32_OK, "", NULL},
+	    {"{\"s\":\"gr\xc3\xbc\xc3\x9f \xe2\x82\xac \xf0\x9f\x98\x80\"}", 0, K32_OK, "", NULL},
+	    {"{\"s\":\"\\u00e9\\ud83d\\ude00\\u0001\"}", 0, K32_OK, "", NULL},
+	};
+	cJSON *root;
+	struct k32_err err;
+	char field[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].doc);
+		k32_status_t st =
+		    k32_json_check_strings(cases[i].doc, len, field, sizeof(field), &err);
+
+		if (st != cases[i].want)
+			fail_msg("case %zu: got %s (%s)", i, k32_status_name(st), err.msg);
+		if (strcmp(field, cases[i].field))
+			fail_msg("case %zu: field '%s', want '%s'", i, field, cases[i].field);
+		if (cases[i].msg_part && !strstr(err.msg, cases[i].msg_part))
+			fail_msg("case %zu: message '%s' lacks '%s'", i, err.msg,
+				 cases[i].msg_part);
+		/* the parser refuses the same documents */
+		st = k32_json_parse(cases[i].doc, len, &root, &err);
+		if (st != cases[i].want)
+			fail_msg("case %zu: parse got %s (%s)", i, k32_status_name(st), err.msg);
+		if (st == K32_OK)
+			cJSON_Delete(root);
+	}
+	size_t at = 0;
+	assert_int_equal(k32_utf8_check("ab\xe2\x82", 4, &at), K32_UTF8_INVALID);
+	assert_int_equal(at, 2);
+	assert_int_equal(k32_utf8_check("a\0", 2, &at), K32_UTF8_NUL);
+	assert_int_equal(at, 1);
+	assert_int_equal(k32_utf8_check("\xc3\xa9", 2, NULL), K32_UTF8_OK);
+}
+
 static void test_json_depth_limit(void **state)
 {
 	char doc[2 * (K32_JSON_MAX_DEPTH + 1) + 1];
@@ -658,6 +721,7 @@ int main(void)
 	    cmocka_unit_test(test_crc32),
 	    cmocka_unit_test(test_json_getters),
 	    cmocka_unit_test(test_json_malformed),
+	    cmocka_unit_test(test_json_bad_strings),
 	    cmocka_unit_test(test_json_depth_limit),
 	    cmocka_unit_test(test_json_allocation_faults),
 	    cmocka_unit_test(test_log_ring),

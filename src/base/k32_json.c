@@ -7,7 +7,9 @@
  */
 #include "base/k32_json.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Bytes in front of each cJSON block: its size and the allocator it came from, so a block
@@ -121,6 +123,202 @@ static size_t json_depth(const char *text, size_t len, size_t limit, size_t *out
 	return max;
 }
 
+/* Bytes of the valid UTF-8 sequence at p[0..n) (1..4), or 0 when it is not one: a stray
+ * continuation byte, an overlong form, a surrogate, a code point past U+10FFFF, or a cut. */
+static size_t utf8_seq(const uint8_t *p, size_t n)
+{
+	uint8_t c = p[0];
+	uint8_t lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
+	size_t len;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong below U+0800 */
+		else if (c == 0xed)
+			hi = 0x9f; /* U+D800..DFFF are surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong below U+10000 */
+		else if (c == 0xf4)
+			hi = 0x8f; /* past U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (n < len || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+enum k32_utf8_fault k32_utf8_check(const char *s, size_t len, size_t *out_at)
+{
+	const uint8_t *p = (const uint8_t *)s;
+
+	for (size_t i = 0; i < len;) {
+		size_t n;
+
+		if (p[i] == 0) {
+			if (out_at)
+				*out_at = i;
+			return K32_UTF8_NUL;
+		}
+		n = utf8_seq(p + i, len - i);
+		if (!n) {
+			if (out_at)
+				*out_at = i;
+			return K32_UTF8_INVALID;
+		}
+		i += n;
+	}
+	return K32_UTF8_OK;
+}
+
+const char *k32_utf8_fault_name(enum k32_utf8_fault fault)
+{
+	switch (fault) {
+	case K32_UTF8_NUL:
+		return "a NUL character";
+	case K32_UTF8_INVALID:
+		return "invalid UTF-8";
+	default:
+		return "nothing wrong";
+	}
+}
+
+/* One open object or array while k32_json_check_strings walks the text. */
+struct json_frame {
+	uint32_t key_off; /* objects: offset of the current key's text */
+	uint16_t key_len; /* its length (0: no key read yet) */
+	bool array;	  /* an array (index counts) or an object (key names) */
+	uint32_t index;	  /* arrays: the element being read */
+};
+
+/* The dotted path of the value being read (without the innermost key when in_key) into
+ * out: "spec.containers[0].name". Keys are shown as sent (escapes left as they are). */
+static void json_frames_path(const char *text, const struct json_frame *fr, size_t depth,
+			     bool in_key, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (!out || !cap)
+		return;
+	out[0] = 0;
+	for (size_t k = 0; k < depth && n < cap; k++) {
+		int w;
+
+		if (k == depth - 1 && in_key)
+			break;
+		if (fr[k].array)
+			w = snprintf(out + n, cap - n, "[%" PRIu32 "]", fr[k].index);
+		else if (fr[k].key_len)
+			w = snprintf(out + n, cap - n, "%s%.*s", n ? "." : "", (int)fr[k].key_len,
+				     text + fr[k].key_off);
+		else
+			w = 0;
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	if (n >= cap)
+		out[cap - 1] = 0;
+}
+
+k32_status_t k32_json_check_strings(const char *text, size_t len, char *out_field, size_t cap,
+				    struct k32_err *err)
+{
+	struct json_frame fr[K32_JSON_MAX_DEPTH + 1];
+	size_t depth = 0;
+	bool expect_key = false;
+	const uint8_t *p = (const uint8_t *)text;
+
+	if (out_field && cap)
+		out_field[0] = 0;
+	for (size_t i = 0; text && i < len; i++) {
+		uint8_t c = p[i];
+		enum k32_utf8_fault fault = K32_UTF8_OK;
+		size_t j;
+		bool is_key;
+		char field[128];
+
+		if (c == '{' || c == '[') {
+			if (depth > K32_JSON_MAX_DEPTH)
+				return K32_OK; /* too deep: the parser refuses it */
+			fr[depth].array = c == '[';
+			fr[depth].index = 0;
+			fr[depth].key_len = 0;
+			depth++;
+			expect_key = c == '{';
+			continue;
+		}
+		if ((c == '}' || c == ']') && depth > 0) {
+			depth--;
+			expect_key = false;
+			continue;
+		}
+		if (c == ',' && depth > 0) {
+			if (fr[depth - 1].array)
+				fr[depth - 1].index++;
+			else
+				expect_key = true;
+			continue;
+		}
+		if (c != '"')
+			continue;
+		is_key = depth > 0 && !fr[depth - 1].array && expect_key;
+		for (j = i + 1; j < len && p[j] != '"';) {
+			if (p[j] == '\\') {
+				if (j + 5 < len && p[j + 1] == 'u' &&
+				    !memcmp(p + j + 2, "0000", 4)) {
+					fault = K32_UTF8_NUL;
+					break;
+				}
+				j += 2; /* \uXXXX: the hex digits are plain bytes */
+				continue;
+			}
+			if (p[j] == 0) {
+				fault = K32_UTF8_NUL;
+				break;
+			}
+			size_t n = utf8_seq(p + j, len - j);
+			if (!n) {
+				fault = K32_UTF8_INVALID;
+				break;
+			}
+			j += n;
+		}
+		if (fault) {
+			json_frames_path(text, fr, depth, is_key, field, sizeof(field));
+			if (out_field && cap)
+				snprintf(out_field, cap, "%s", field);
+			return k32_err_set(
+			    err, K32_ERR_INVALID_ARGS, "json",
+			    "%s%s: %s holds %s%s at byte %zu of %zu; strings must "
+			    "be UTF-8 without NUL",
+			    is_key ? "a key of " : "", field[0] ? field : "(top level)",
+			    is_key ? "the key" : "the string", k32_utf8_fault_name(fault),
+			    fault == K32_UTF8_NUL ? " (\\u0000)" : "", j, len);
+		}
+		if (is_key && j - (i + 1) <= UINT16_MAX && i + 1 <= UINT32_MAX) {
+			fr[depth - 1].key_off = (uint32_t)(i + 1);
+			fr[depth - 1].key_len = (uint16_t)(j - (i + 1));
+			expect_key = false;
+		} else if (is_key) {
+			fr[depth - 1].key_len = 0;
+			expect_key = false;
+		}
+		i = j; /* the closing quote (the loop steps past it) */
+	}
+	return K32_OK;
+}
+
 k32_status_t k32_json_parse(const char *text, size_t len, cJSON **out, struct k32_err *err)
 {
 	const char *end = NULL;
@@ -137,6 +335,8 @@ k32_status_t k32_json_parse(const char *text, size_t len, cJSON **out, struct k3
 		    err, K32_ERR_OUT_OF_RANGE, "json",
 		    "JSON nested deeper than %d levels at byte %zu (K32_JSON_MAX_DEPTH)",
 		    K32_JSON_MAX_DEPTH, at);
+	if (k32_json_check_strings(text, len, NULL, 0, err) != K32_OK)
+		return K32_ERR_INVALID_ARGS;
 	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	if (!root) {
 		size_t off = end && end >= text ? (size_t)(end - text) : 0;

@@ -33,7 +33,8 @@ void k32_json_init(void);
 
 /*
  * Parses text[0..len) into *out (free with cJSON_Delete). INVALID_ARGS with the byte offset
- * on a syntax error or trailing data; OUT_OF_RANGE when nesting passes K32_JSON_MAX_DEPTH;
+ * on a syntax error or trailing data, or when a string breaks k32_json_check_strings (the
+ * message names the field); OUT_OF_RANGE when nesting passes K32_JSON_MAX_DEPTH;
  * NO_MEMORY when the allocator refuses.
  */
 k32_status_t k32_json_parse(const char *text, size_t len, cJSON **out, struct k32_err *err);
@@ -60,6 +61,33 @@ k32_status_t k32_json_get_i64_opt(const cJSON *obj, const char *path, int64_t df
 				  struct k32_err *err);
 k32_status_t k32_json_get_bool_opt(const cJSON *obj, const char *path, bool dflt, bool *out,
 				   struct k32_err *err);
+
+/* What k32_utf8_check found. */
+enum k32_utf8_fault {
+	K32_UTF8_OK = 0,
+	K32_UTF8_NUL,	  /* a NUL byte (C strings would end there) */
+	K32_UTF8_INVALID, /* not UTF-8: bad lead or continuation byte, overlong form,
+			   * surrogate code point, past U+10FFFF, or cut short */
+};
+
+/* Checks s[0..len) is UTF-8 without NUL; on a fault, *out_at (may be NULL) is its offset. */
+enum k32_utf8_fault k32_utf8_check(const char *s, size_t len, size_t *out_at);
+
+/* Short description of a fault for messages ("a NUL character", "invalid UTF-8"). */
+const char *k32_utf8_fault_name(enum k32_utf8_fault fault);
+
+/*
+ * Checks every string (keys and values) of JSON text[0..len) before cJSON decodes it:
+ * cJSON ends a string at a NUL, so "s\u0000zz" would become "s", and it copies bytes that
+ * are not UTF-8 as they are. Refused: a NUL (raw or escaped as \u0000) and bytes that are
+ * not UTF-8 (k32_utf8_check). K32_OK when clean (or when the text is malformed elsewhere:
+ * the parser reports that); INVALID_ARGS with a message naming the field
+ * ("metadata.name: string holds a NUL character (\u0000) at byte 23 of 80; ...").
+ * out_field (may be NULL, cap bytes) receives the field's path ("spec.containers[0].name",
+ * "data" for a bad key of data, "" at top level). One linear pass; no allocation.
+ */
+k32_status_t k32_json_check_strings(const char *text, size_t len, char *out_field, size_t cap,
+				    struct k32_err *err);
 
 /* The item at a dotted path, or NULL. */
 const cJSON *k32_json_find(const cJSON *obj, const char *path);

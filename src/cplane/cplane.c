@@ -30,6 +30,11 @@ k32_status_t cplane_write_kubeconfig(const char *path, const char *scheme, const
 	char *ca64 = NULL;
 	size_t ca64_len = 0;
 	k32_status_t st;
+	if (!token || !token[0])
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, CPLANE_MOD,
+				   "kubeconfig %s: no admin token to write (the tokens file has no "
+				   "system:masters identity); add one to <data-dir>/tokens",
+				   path);
 	if (ca_file) {
 		st = pl->file_read_all(ca_file, a, K32_CPLANE_CA_MAX_BYTES, &ca, &ca_len, err);
 		if (st)

@@ -5,13 +5,16 @@
  *
  * Input layout: byte 0 picks the parser (mod 7); for patches the rest is "document NUL
  * patch" (strategic ones also run server-side apply and Update ownership tracking on it); for
- * validation byte 1 picks the kind. Every path must return a status (never crash, leak or read out
- * of bounds) whatever the bytes.
+ * validation byte 1 picks the kind and, in its high bits, the fieldValidation mode, and the
+ * body goes in as a request body does (string checks for NUL and UTF-8, then the parser;
+ * every string that passes must be UTF-8). Protobuf bodies must decode to UTF-8 strings. Every path
+ * must return a status (never crash, leak or read out of bounds) whatever the bytes.
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "api/api_int.h"
+#include "base/k32_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -23,6 +26,21 @@ static char *dup_text(const uint8_t *p, size_t n)
 		s[n] = 0;
 	}
 	return s;
+}
+
+/* Traps when a string (key or value) of j is not UTF-8: what the body checks let through
+ * must never hold a byte a client could not decode. Depth is bounded by the parsers. */
+static void all_strings_utf8(const cJSON *j, int depth)
+{
+	if (!j || depth > K32_JSON_MAX_DEPTH + K32_API_MAX_DEPTH)
+		return;
+	if (j->string && k32_utf8_check(j->string, strlen(j->string), NULL))
+		__builtin_trap();
+	if (cJSON_IsString(j) && j->valuestring &&
+	    k32_utf8_check(j->valuestring, strlen(j->valuestring), NULL))
+		__builtin_trap();
+	for (const cJSON *c = j->child; c; c = c->next)
+		all_strings_utf8(c, depth + 1);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -102,18 +120,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	case 5: {
 		cJSON *out = NULL;
-		if (api_pb_decode(p, n, &out, &f) == K32_OK)
+		if (api_pb_decode(p, n, &out, &f) == K32_OK) {
+			all_strings_utf8(out, 0);
 			cJSON_Delete(out);
+		}
 		break;
 	}
 	default: {
 		if (n < 1)
 			return 0;
 		const struct api_resource *res = &all[p[0] % count];
-		char *s = dup_text(p + 1, n - 1);
-		cJSON *obj = s ? cJSON_Parse(s) : NULL;
+		char *s = NULL;
+		cJSON *obj = NULL;
+		char field[64];
+		/* the body's way in: strings checked (NUL, UTF-8), then parsed; the two must
+		 * agree, and what parses holds UTF-8 only */
+		k32_status_t cs =
+		    k32_json_check_strings((const char *)p + 1, n - 1, field, sizeof(field), NULL);
+		if (k32_json_parse((const char *)p + 1, n - 1, &obj, NULL) == K32_OK) {
+			if (cs != K32_OK)
+				__builtin_trap();
+			all_strings_utf8(obj, 0);
+		}
 		if (cJSON_IsObject(obj)) {
-			api_check_unknown_fields(res, obj, &f);
+			struct api_warnings w = {0};
+			/* Warn drops what Strict refuses: the rest must then pass Strict */
+			enum api_field_validation fv = (enum api_field_validation)(p[0] / 16 % 3);
+			if (api_check_unknown_fields(res, obj, fv, &w, &f) == K32_OK &&
+			    fv != API_FV_STRICT &&
+			    api_check_unknown_fields(res, obj, API_FV_STRICT, &w, &f) != K32_OK)
+				__builtin_trap();
 			api_fail_clear(&f);
 			if (cJSON_GetObjectItem(obj, "metadata") == NULL ||
 			    cJSON_IsObject(cJSON_GetObjectItem(obj, "metadata")))
