@@ -528,10 +528,6 @@ static void kw_init(void *ctx, struct klet *k, klet_notify_fn notify, void *arg)
 	(void)arg;
 	kw_notify = notify;
 	if (!kw_ready) {
-		struct k32_err err;
-		if (kobj_init(&err))
-			K32_LOGW(KLET_MOD, "kobj_init: %s (kobj already in use: keeping it)",
-				 err.msg);
 		kobj_pod_hostfns(&kw_env, kw_kobj, KOBJ_POD_HOSTFN_COUNT);
 		hw_hostfns(&kw_hw_env, kw_hw, HW_HOSTFN_COUNT);
 		kw_ready = true;
@@ -719,7 +715,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		st = no_fit(k, s, "its compiled module", w->code_reserve_len, err);
 		goto out_free;
 	}
-	kobj_owner_init(&w->owner, klet_pod_ref(pod), K32_KLET_POD_HANDLES);
+	kobj_owner_init(&w->owner, k->kobj, klet_pod_ref(pod), K32_KLET_POD_HANDLES);
 	w->owner_inited = true;
 	/* The linker is needed only while instantiating (~650 B on a 64-bit host): from the
 	 * node's heap for that moment, like the loader's scratch, not the pod's for its life. */
