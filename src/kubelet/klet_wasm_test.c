@@ -58,6 +58,7 @@ static int setup(void **state)
 	struct http_client_config cc;
 	http_client_config_init(&cc);
 	cc.port = klet_pod_http_port(t.k);
+	cc.bearer_token = FX_POD_TOKEN; /* for /stats; pod routes need none */
 	if (http_client_new(&cc, &t.pc, &err))
 		fail_msg("client: %s", err.msg);
 	*state = &t;

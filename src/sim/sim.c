@@ -19,12 +19,37 @@ static struct klet_profile profiles[] = {
      .interp_stack = 32 * 1024,
      .max_pods = 16,
      .hardware = ""},
-    /* the worker: 80 KiB pod pool reserved at boot, 28 KiB interpreter stack, 3 I2C devices */
+    /* the worker: 80 KiB pod pool reserved at boot, 28 KiB interpreter stack, 3 I2C devices,
+     * and a kernel-object budget of its own: about half the simulator's default pools for
+     * its 8 pods (one event port each, and as many for their own use). The board header
+     * (include/k32/boards/cardputer.h) is where the firmware's own numbers will come from;
+     * these keep the per-message and per-socket ceilings of the simulator's k32_config.h, which
+     * need K32_KOBJ_OWNER_MAX_MSG_CHUNKS >= 128 and _REGION_BYTES >= 128 KiB. */
     {.name = "cardputer",
      .pod_pool_bytes = 80 * 1024,
      .interp_stack = 28 * 1024,
      .max_pods = 8,
-     .hardware = "i2c:bme688,i2c:miniscale,i2c:rfid"},
+     .hardware = "i2c:bme688,i2c:miniscale,i2c:rfid",
+     .kobj = {.channels = 32,
+	      .messages = 128,
+	      .msg_chunks = 256,
+	      .sockets = 16,
+	      .fifos = 8,
+	      .events = 64,
+	      .eventpairs = 16,
+	      .ports = 16,
+	      .port_observers = 64,
+	      .user_packets = 64,
+	      .timers = 16,
+	      .vmos = 16,
+	      .names = 32,
+	      .accounts = 32,
+	      .sleepers = 16,
+	      .region_bytes = 256 * 1024,
+	      .owner_max_msg_chunks = 128,
+	      .owner_max_region_bytes = 128 * 1024},
+     .pod_http_conns = 16,
+     .pod_http_conns_per_client = 8},
     /* development: configurable */
     {.name = "host",
      .pod_pool_bytes = 4 * 1024 * 1024,
@@ -96,8 +121,11 @@ void sim_board_detach(struct cplane *cp, struct klet *k)
 k32_status_t sim_board_start(const struct sim_board_config *cfg, struct klet **out,
 			     struct k32_err *err)
 {
+	const char *tokens[1] = {cfg->cluster_token};
 	struct klet_config kc = {
 	    .node_name = cfg->name,
+	    .pod_http_tokens = tokens,
+	    .pod_http_token_count = cfg->cluster_token ? 1 : 0,
 	    .profile = cfg->profile,
 	    .api_host = cfg->api_host,
 	    .api_port = cfg->api_port,
