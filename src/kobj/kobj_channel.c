@@ -48,7 +48,7 @@ struct kobj_channel_pair {
 };
 
 /* The issue's memory target: a channel endpoint with an empty queue under 128 bytes on a
- * 32-bit target (it is 48: a 96-byte pair; see src/kobj/kobj_layout.sh). */
+ * 32-bit target (it is 52: a 104-byte pair; see src/kobj/kobj_layout.sh). */
 _Static_assert(sizeof(void *) > 4 || sizeof(struct kobj_channel_pair) <= 2 * 128,
 	       "a channel endpoint must stay under 128 bytes on 32-bit targets");
 

@@ -12,27 +12,24 @@
 
 /* ---- profiles ------------------------------------------------------------------------------ */
 
+/*
+ * Each board's kernel objects (struct kobj_limits, src/kobj): sized for its RAM, with the
+ * simulator's compile-time ceilings (65536-byte messages and sockets: an owner's share of
+ * chunks and region bytes must hold one of each, so those shares stay at their defaults and
+ * the pools run out first). A field left 0 takes the K32_KOBJ_* default: the host board's
+ * pools are the simulator's full ones (2.8 MB, a 2 MiB region). The firmware's own numbers
+ * will come from include/k32/boards/<board>.h.
+ */
 static struct klet_profile profiles[] = {
-    /* the control-plane board: a pod pool carved from its 2 MB PSRAM */
+    /* the control-plane board: a pod pool carved from its 2 MB PSRAM; kobj ~0.4 MB */
     {.name = "devkit",
      .pod_pool_bytes = 1024 * 1024,
      .interp_stack = 32 * 1024,
      .max_pods = 16,
-     .hardware = ""},
-    /* the worker: 80 KiB pod pool reserved at boot, 28 KiB interpreter stack, 3 I2C devices,
-     * and a kernel-object budget of its own: about half the simulator's default pools for
-     * its 8 pods (one event port each, and as many for their own use). The board header
-     * (include/k32/boards/cardputer.h) is where the firmware's own numbers will come from;
-     * these keep the per-message and per-socket ceilings of the simulator's k32_config.h, which
-     * need K32_KOBJ_OWNER_MAX_MSG_CHUNKS >= 128 and _REGION_BYTES >= 128 KiB. */
-    {.name = "cardputer",
-     .pod_pool_bytes = 80 * 1024,
-     .interp_stack = 28 * 1024,
-     .max_pods = 8,
-     .hardware = "i2c:bme688,i2c:miniscale,i2c:rfid",
+     .hardware = "",
      .kobj = {.channels = 32,
 	      .messages = 128,
-	      .msg_chunks = 256,
+	      .msg_chunks = 128,
 	      .sockets = 16,
 	      .fifos = 8,
 	      .events = 64,
@@ -45,12 +42,33 @@ static struct klet_profile profiles[] = {
 	      .names = 32,
 	      .accounts = 32,
 	      .sleepers = 16,
-	      .region_bytes = 256 * 1024,
-	      .owner_max_msg_chunks = 128,
-	      .owner_max_region_bytes = 128 * 1024},
+	      .region_bytes = 256 * 1024}},
+    /* the worker: 80 KiB pod pool reserved at boot, 28 KiB interpreter stack, 3 I2C devices;
+     * kobj under 100 KB for its 8 pods (an event port each, as many again for their use) */
+    {.name = "cardputer",
+     .pod_pool_bytes = 80 * 1024,
+     .interp_stack = 28 * 1024,
+     .max_pods = 8,
+     .hardware = "i2c:bme688,i2c:miniscale,i2c:rfid",
+     .kobj = {.channels = 16,
+	      .messages = 64,
+	      .msg_chunks = 32,
+	      .sockets = 8,
+	      .fifos = 4,
+	      .events = 32,
+	      .eventpairs = 8,
+	      .ports = 16,
+	      .port_observers = 32,
+	      .user_packets = 32,
+	      .timers = 8,
+	      .vmos = 8,
+	      .names = 16,
+	      .accounts = 24,
+	      .sleepers = 12,
+	      .region_bytes = 32 * 1024},
      .pod_http_conns = 16,
      .pod_http_conns_per_client = 8},
-    /* development: configurable */
+    /* development: configurable; kobj: the simulator's defaults */
     {.name = "host",
      .pod_pool_bytes = 4 * 1024 * 1024,
      .interp_stack = 64 * 1024,

@@ -105,8 +105,8 @@ check pod-http-wrong-node 'HTTP 404' podcurl cardputer-1 default/hello-pinned /
 check node-stats '"name":"hello-pinned","container":"main","state":"running"' nodecurl "http://127.0.0.1:$(podport host-1)/stats"
 check console-pods 'K32_POD default/hello-pinned state=running' nodecurl -X POST --data 'K32_CMD:PODS' "http://127.0.0.1:$(podport host-1)/console"
 check console-mem 'K32_MEM region=pod_pool size=81920' nodecurl -X POST --data 'K32_CMD:MEM' "http://127.0.0.1:$(podport cardputer-1)/console"
-# each board its own kernel objects: the cardputer's region is its profile's 256 KiB
-check console-mem-kobj 'K32_MEM region=kobj_region size=262144 used=[0-9]+ free=[0-9]+ scope=node' nodecurl -X POST --data 'K32_CMD:MEM' "http://127.0.0.1:$(podport cardputer-1)/console"
+# each board its own kernel objects: the cardputer's region is its profile's 32 KiB
+check console-mem-kobj 'K32_MEM region=kobj_region size=32768 used=[0-9]+ free=[0-9]+ scope=node' nodecurl -X POST --data 'K32_CMD:MEM' "http://127.0.0.1:$(podport cardputer-1)/console"
 # without them: 401 (pod routes stay open, checked above)
 check console-401 'HTTP 401' curl -s -o /dev/null -w 'HTTP %{http_code}' -X POST --data 'K32_CMD:PODS' "http://127.0.0.1:$(podport host-1)/console"
 check stats-401 'HTTP 401' curl -s -o /dev/null -w 'HTTP %{http_code}' "http://127.0.0.1:$(podport host-1)/stats"
