@@ -337,12 +337,12 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 				xfer = true;
 			}
 			if (x == obj || reaches(owner->node, x, obj->peer))
-				st = kobj_fail(
-				    owner, K32_ERR_NOT_SUPPORTED,
-				    "%s: channel_write of handle 0x%" PRIx32 " would put a channel "
-				    "inside its own queue (a cycle that could never be "
-				    "freed)",
-				    owner->name, handles[i]);
+				st = kobj_fail(owner, K32_ERR_NOT_SUPPORTED,
+					       "%s: channel_write of handle 0x%" PRIx32
+					       " would put a channel "
+					       "inside its own queue (a cycle that could never be "
+					       "freed)",
+					       owner->name, handles[i]);
 		}
 		if (st != K32_OK) {
 			if (xfer)
