@@ -37,6 +37,7 @@
  * Context: every function here runs with the kubelet's run lock held.
  */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,7 +83,9 @@ struct kw_pod {
 };
 
 /* Every kubelet passes itself as the notify arg, so one function serves them all. */
-static klet_notify_fn kw_notify;
+/* Shared by every kubelet of the process (kube32-sim's boards): set by each klet_start while
+ * other boards' workers may already read it, so atomic (the value is the same function). */
+static _Atomic(klet_notify_fn) kw_notify;
 
 /* ---- host functions ------------------------------------------------------------------------ */
 
@@ -526,7 +529,7 @@ static void kw_init(void *ctx, struct klet *k, klet_notify_fn notify, void *arg)
 	(void)ctx;
 	(void)k;
 	(void)arg;
-	kw_notify = notify;
+	atomic_store_explicit(&kw_notify, notify, memory_order_release);
 	if (!kw_ready) {
 		kobj_pod_hostfns(&kw_env, kw_kobj, KOBJ_POD_HOSTFN_COUNT);
 		hw_hostfns(&kw_hw_env, kw_hw, HW_HOSTFN_COUNT);
@@ -544,7 +547,7 @@ static void kw_exit(struct kw_pod *w, int32_t code, const char *reason, const ch
 	}
 	struct klet_exit ex = {.code = code, .reason = reason, .message = msg};
 	/* the pod's own kubelet is the notify arg (klet passes itself) */
-	kw_notify(w->k, w->pod, &ex);
+	atomic_load_explicit(&kw_notify, memory_order_acquire)(w->k, w->pod, &ex);
 }
 
 k32_status_t klet_image_path(const char *dir, const char *image, char *out, size_t cap,
