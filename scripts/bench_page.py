@@ -698,6 +698,8 @@ class Sim:
         with open(self.kubeconfig) as f:
             m = re.search(r"token:\s*(\S+)", f.read())
         self.token = m.group(1).strip('"') if m else ""
+        global BOARD_TOKEN  # the pod servers' /console and /stats want the cluster's token
+        BOARD_TOKEN = self.token
         self.ctx = ssl.create_default_context(cafile=os.path.join(self.data, "pki/ca.crt"))
         self.env = dict(os.environ, KUBECONFIG=self.kubeconfig,
                         HOME=os.path.join(self.work, "home"))
@@ -853,7 +855,7 @@ def part_sim(build):
                     res["hostcall"] = parse_hostcall(body.splitlines()[0]) if st == 200 \
                         else None
                 c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-                c.request("GET", "/stats")
+                c.request("GET", "/stats", headers=board_headers())
                 stats = json.loads(c.getresponse().read())
                 c.close()
                 for p in stats.get("pods", []):
@@ -1154,10 +1156,19 @@ def board_pod_port(sim, board):
     return int(m.group(1)) if m else None
 
 
+BOARD_TOKEN = ""
+
+
+def board_headers():
+    """The credentials a pod server's node endpoints (/console, /stats) need."""
+    return {"Authorization": "Bearer " + BOARD_TOKEN} if BOARD_TOKEN else {}
+
+
 def board_post(port, target, body, timeout=30):
     try:
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-        c.request("POST" if body is not None else "GET", target, body=body)
+        c.request("POST" if body is not None else "GET", target, body=body,
+                  headers=board_headers())
         r = c.getresponse()
         data = r.read().decode(errors="replace")
         c.close()

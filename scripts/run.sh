@@ -67,12 +67,14 @@ kube32 is running. In another terminal:
   curl -H 'X-Kube32-Pod: default/<hello pod name>' http://127.0.0.1:7000/   (7001: the cardputer)
   KUBECONFIG=$KC kubectl get devices -w
 
-Change the cardputer's simulated sensors while it runs (here on stdin, or over HTTP):
+Change the cardputer's simulated sensors while it runs (here on stdin, or over HTTP with
+the cluster's admin token: a board's /console, /stats and /containerLogs answer 401 without):
 
   cardputer-1 K32_CMD:hw set envpro temperature_c 30.5
-  curl --data 'K32_CMD:rfid place tag 5A3C910E' http://127.0.0.1:7001/console
-  curl --data 'K32_CMD:hw set scale weight_g 250' http://127.0.0.1:7001/console
-  curl --data 'K32_CMD:hw list' http://127.0.0.1:7001/console
+  TOKEN=\$(sed -n 's/^ *token: //p' $KC)
+  curl -H "Authorization: Bearer \$TOKEN" --data 'K32_CMD:rfid place tag 5A3C910E' http://127.0.0.1:7001/console
+  curl -H "Authorization: Bearer \$TOKEN" --data 'K32_CMD:hw set scale weight_g 250' http://127.0.0.1:7001/console
+  curl -H "Authorization: Bearer \$TOKEN" --data 'K32_CMD:hw list' http://127.0.0.1:7001/console
 
 Ctrl-C stops the cluster (its objects stay in var/data).
 MSG

@@ -65,8 +65,10 @@ extern const unsigned bench_pod_count;
  * batch already queued in a pipe. */
 void bench_linux_pipe_mt_write(struct brun *r);
 void bench_linux_pipe_read_batch(struct brun *r);
-/* Prepares kobj (init, owners); returns 0 on success. */
+/* Prepares kobj (the instance, owners); returns 0 on success. */
 int bench_micro_setup(void);
+/* The benchmarks' kobj instance (made by bench_micro_setup). */
+extern struct kobj_node *bench_kobj_node;
 int bench_pod_setup(char *why, unsigned why_len);
 
 #endif /* KUBE32_BENCH_H */

@@ -209,7 +209,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (bench_micro_setup() != 0) {
-		fprintf(stderr, "kube32-bench: kobj_init failed\n");
+		fprintf(stderr, "kube32-bench: kobj_node_new failed\n");
 		return 1;
 	}
 	char why[200] = "";

@@ -7,8 +7,8 @@
  * Cross-thread rows run twice: both threads pinned to core 0 (SameCore) and one thread on
  * each core (CrossCore). kube32 waiters spin before sleeping only in the CrossCore runs, for
  * --spin-ns (default 10 us: on this kind of VM a cross-vCPU wake-up costs 40-80 us, so a
- * longer spin pays); SameCore runs use kobj_set_spin_ns(0), since spinning cannot help when
- * the peer needs this very core.
+ * longer spin pays); SameCore runs use kobj_node_set_spin_ns(bench_kobj_node, 0), since spinning
+ * cannot help when the peer needs this very core.
  */
 #define _GNU_SOURCE
 #include "bench.h"
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "kobj/kobj.h"
+#include "base/k32_alloc.h"
 #include "platform/k32_platform.h"
 
 static struct kobj_owner O; /* the benchmark thread's table */
@@ -45,12 +46,16 @@ static uint8_t buf_a[65536], buf_b[65536];
 		}                                                                                  \
 	} while (0)
 
+struct kobj_node *bench_kobj_node;
+
 int bench_micro_setup(void)
 {
-	if (kobj_init(NULL) != K32_OK)
+	struct kobj_limits lim;
+	kobj_limits_default(&lim);
+	if (kobj_node_new(k32_default_allocator(), "bench", &lim, &bench_kobj_node, NULL) != K32_OK)
 		return -1;
-	kobj_owner_init(&O, "bench", 0);
-	kobj_owner_init(&S, "bench-helper", 0);
+	kobj_owner_init(&O, bench_kobj_node, "bench", 0);
+	kobj_owner_init(&S, bench_kobj_node, "bench-helper", 0);
 	memset(buf_a, 0x5a, sizeof(buf_a));
 	return 0;
 }
@@ -1000,7 +1005,7 @@ static void kube_rt(struct brun *r, int kind)
 	int place = (int)(r->arg & 1);
 	bool call = (r->arg & 2) != 0;
 
-	kobj_set_spin_ns(place == PLACE_SAME_CORE ? 0 : bench_cross_spin_ns);
+	kobj_node_set_spin_ns(bench_kobj_node, place == PLACE_SAME_CORE ? 0 : bench_cross_spin_ns);
 	bench_pause(r);
 	switch (kind) {
 	case RT_CHANNEL:
@@ -1096,7 +1101,7 @@ static void kube_rt(struct brun *r, int kind)
 	kobj_handle_close(&O, c);
 	kobj_handle_close(&O, p);
 	bench_resume(r);
-	kobj_set_spin_ns(K32_KOBJ_SPIN_NS);
+	kobj_node_set_spin_ns(bench_kobj_node, K32_KOBJ_SPIN_NS);
 }
 
 static void linux_rt(struct brun *r, int kind)
@@ -1271,7 +1276,7 @@ static void b_channel_mt_write(struct brun *r)
 	struct k32_task *t;
 	struct k32_err err;
 	int place = (int)(r->arg & 1);
-	kobj_set_spin_ns(place == PLACE_SAME_CORE ? 0 : bench_cross_spin_ns);
+	kobj_node_set_spin_ns(bench_kobj_node, place == PLACE_SAME_CORE ? 0 : bench_cross_spin_ns);
 	bench_pause(r);
 	CHECK(kobj_channel_create(&O, 0, &c, &sh));
 	CHECK(kobj_handle_transfer(&O, sh, &S, &d.h));
@@ -1294,7 +1299,7 @@ static void b_channel_mt_write(struct brun *r)
 	kobj_handle_close(&S, d.h);
 	kobj_handle_close(&O, c);
 	bench_resume(r);
-	kobj_set_spin_ns(K32_KOBJ_SPIN_NS);
+	kobj_node_set_spin_ns(bench_kobj_node, K32_KOBJ_SPIN_NS);
 }
 
 static void l_pipe_mt_write(struct brun *r)

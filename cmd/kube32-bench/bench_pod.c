@@ -32,9 +32,9 @@ int bench_pod_setup(char *why, unsigned why_len)
 	const struct k32_allocator *alloc = k32_default_allocator();
 	uint8_t *bytes;
 	size_t len;
-	kobj_owner_init(&P, "bench-pod", 0);
-	kobj_owner_init(&P2, "bench-pod-2", 0);
-	kobj_owner_init(&N, "bench-native", 0);
+	kobj_owner_init(&P, bench_kobj_node, "bench-pod", 0);
+	kobj_owner_init(&P2, bench_kobj_node, "bench-pod-2", 0);
+	kobj_owner_init(&N, bench_kobj_node, "bench-native", 0);
 	if (k32_plat()->file_read_all(KOBJ_POD_WASM, alloc, 1 << 20, &bytes, &len, &err) !=
 	    K32_OK) {
 		snprintf(why, why_len, "cannot read %s: %s", KOBJ_POD_WASM, err.msg);
@@ -335,7 +335,7 @@ static void p_mp_write(struct brun *r)
 	kobj_handle_t hw, hr;
 	struct k32_task *t;
 	bench_pause(r);
-	kobj_set_spin_ns(place == PLACE_SAME_CORE ? 0 : bench_cross_spin_ns);
+	kobj_node_set_spin_ns(bench_kobj_node, place == PLACE_SAME_CORE ? 0 : bench_cross_spin_ns);
 	pods_channel(&hw, &hr);
 	struct pcall wr = {.in = inst, .name = "mp_write", .args = {hw, len, r->iters}, .nargs = 3};
 	struct pcall rd = {.in = inst2, .name = "mp_read", .args = {hr, r->iters}, .nargs = 2};
@@ -359,7 +359,7 @@ static void p_mp_write(struct brun *r)
 	}
 	kobj_handle_close(&P, hw);
 	kobj_handle_close(&P2, hr);
-	kobj_set_spin_ns(K32_KOBJ_SPIN_NS);
+	kobj_node_set_spin_ns(bench_kobj_node, K32_KOBJ_SPIN_NS);
 	bench_resume(r);
 }
 
@@ -377,7 +377,7 @@ static void p_mp_read(struct brun *r)
 	struct k32_task *t;
 	struct kobj_info info;
 	bench_pause(r);
-	kobj_set_spin_ns(place == PLACE_SAME_CORE ? 0 : bench_cross_spin_ns);
+	kobj_node_set_spin_ns(bench_kobj_node, place == PLACE_SAME_CORE ? 0 : bench_cross_spin_ns);
 	pods_channel(&hf, &hr);
 	struct pcall fill = {.in = inst, .name = "mp_fill", .args = {hf, len}, .nargs = 2};
 	struct pcall rd = {.in = inst2, .name = "mp_read_batch", .args = {hr, 0}, .nargs = 2};
@@ -414,7 +414,7 @@ static void p_mp_read(struct brun *r)
 	kobj_handle_close(&P2, hr); /* the filler sees PEER_CLOSED and returns */
 	k32_plat()->task_join(t);
 	kobj_handle_close(&P, hf);
-	kobj_set_spin_ns(K32_KOBJ_SPIN_NS);
+	kobj_node_set_spin_ns(bench_kobj_node, K32_KOBJ_SPIN_NS);
 	bench_resume(r);
 }
 

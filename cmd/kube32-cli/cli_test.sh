@@ -166,11 +166,14 @@ pod() { # NAME ARGS... : curl to the pod NAME through the pod server
 
 # /containerLogs?follow=true: the lines so far, then it keeps streaming (hello logs a line
 # every 10 ticks) until the client goes (curl's --max-time ends it: exit 28)
-OUT=$(curl -sS -N --max-time 2 "http://127.0.0.1:$PODPORT/containerLogs/default/$NAME/c?follow=true" 2>/dev/null)
+OUT=$(curl -sS -N --max-time 2 -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PODPORT/containerLogs/default/$NAME/c?follow=true" 2>/dev/null)
 RC=$?
 [ $RC -eq 28 ] && echo "$OUT" | grep -q 'hello from kube32: k32_init' &&
 	ok "containerLogs follow=true streams until the client leaves: $(echo "$OUT" | head -1)" ||
 	bad "containerLogs follow=true (curl rc $RC, expected 28 = still streaming): $OUT"
+# the node's endpoints want the cluster's credentials (the kubeconfig's token)
+CODE=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PODPORT/containerLogs/default/$NAME/c")
+[ "$CODE" = 401 ] && ok "containerLogs without the token: 401" || bad "containerLogs without the token: HTTP $CODE"
 
 # events: a pod with no k32_tick, driven by k32_event (apps/examples/events.c)
 if [ -s "$EVENTS" ]; then
@@ -202,7 +205,7 @@ if [ -s "$EVENTS" ]; then
 	echo "$OUT" | grep -Eq 'timers=[1-9][0-9]* messages=1 user=1' &&
 		ok "events: the kobj timer fired on its own thread and reached k32_event: $OUT" ||
 		bad "events counters: $OUT"
-	STATS=$(curl -sS "http://127.0.0.1:$PODPORT/stats")
+	STATS=$(curl -sS -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PODPORT/stats")
 	echo "$STATS" | python3 -c "
 import json, sys
 p = [p for p in json.load(sys.stdin)['pods'] if p['name'] == '$EV'][0]

@@ -248,6 +248,7 @@ struct api {
 	struct http_client *c;
 	char ca_tmp[CLI_STR]; /* the decoded CA, removed at the end */
 	char where[CLI_STR];  /* the server, for messages */
+	char token[CLI_STR];  /* the kubeconfig's token: also what a node's /console needs */
 };
 
 static int url_split(const char *url, bool *tls, char *host, size_t hcap, uint16_t *port)
@@ -297,6 +298,7 @@ static int api_open(const struct kubeconfig *kc, struct api *api)
 	}
 	cfg.host = host;
 	cfg.bearer_token = kc->token[0] ? kc->token : NULL;
+	snprintf(api->token, sizeof(api->token), "%s", kc->token);
 	if (cfg.tls) {
 		if (kc->ca_data) {
 			size_t n = 0;
@@ -737,6 +739,7 @@ static int cmd_console(int argc, char **argv)
 	http_client_config_init(&cfg);
 	cfg.host = ip;
 	cfg.port = port;
+	cfg.bearer_token = api.token[0] ? api.token : NULL; /* the node's endpoints want it */
 	if (http_client_new(&cfg, &pc, &err)) {
 		fprintf(stderr, "%s: console: %s\n", prog, err.msg);
 		goto out;

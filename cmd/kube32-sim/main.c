@@ -420,6 +420,9 @@ int main(int argc, char **argv)
 		    .api_port = api_port,
 		    .ca_file = api_tls ? ca_path : NULL,
 		    .token = btoken,
+		    /* /console, /stats, /containerLogs take the admin token of the kubeconfig
+		     * (a joined board: the token it joined with, its .token) */
+		    .cluster_token = cp ? cplane_admin_token(cp) : NULL,
 		    .image_dir = images,
 		    .pod_port = pod_port ? (uint16_t)(pod_port + (unsigned long long)i) : 0,
 		    .console_ext = console_board,

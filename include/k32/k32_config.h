@@ -914,6 +914,21 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_POD_HTTP_PORT
 #define K32_KLET_POD_HTTP_PORT 7000
 #endif
+/* Connections the pod server keeps open at once (a profile may lower it: 36 B of server
+ * state each, ~300 B per open connection). */
+#ifndef K32_KLET_POD_HTTP_CONNS
+#define K32_KLET_POD_HTTP_CONNS 64
+#endif
+/* Connections one client address may hold on the pod server, so one client cannot take all
+ * of K32_KLET_POD_HTTP_CONNS. */
+#ifndef K32_KLET_POD_HTTP_CONNS_PER_CLIENT
+#define K32_KLET_POD_HTTP_CONNS_PER_CLIENT 16
+#endif
+/* Bearer tokens the pod server accepts on its node endpoints besides the node's own
+ * (klet_config.pod_http_tokens): 128 B each in the kubelet. */
+#ifndef K32_KLET_POD_HTTP_TOKENS
+#define K32_KLET_POD_HTTP_TOKENS 4
+#endif
 /* Bytes of a pod HTTP request body and of the response a pod writes. */
 #ifndef K32_KLET_POD_HTTP_BODY_MAX
 #define K32_KLET_POD_HTTP_BODY_MAX (16u * 1024u)

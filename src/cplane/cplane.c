@@ -110,6 +110,24 @@ void cplane_fmt_time(uint64_t s, char *out, size_t cap)
 	snprintf(out, cap, "%s", t);
 }
 
+k32_status_t cplane_node_get(struct cplane *cp, struct http_client *c, const char *node,
+			     const char *target, struct http_client_response *r,
+			     struct k32_err *err)
+{
+	char hdr[192];
+	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s\r\n", cplane_admin_token(cp));
+	struct http_client_request rq = {.method = "GET", .target = target, .headers = hdr};
+	k32_status_t st = http_client_do(c, &rq, r, err);
+	if (st || r->status != 401)
+		return st;
+	char tok[128];
+	if (cplane_node_token(cp, node, tok, sizeof(tok), NULL))
+		return K32_OK; /* the 401 stands */
+	http_client_response_fini(r);
+	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s\r\n", tok);
+	return http_client_do(c, &rq, r, err);
+}
+
 void cplane_node_endpoint(const cJSON *node, char *ip, size_t ipcap, uint16_t *port)
 {
 	const cJSON *p = k32_json_find(node, "status.daemonEndpoints.kubeletEndpoint.Port");

@@ -29,6 +29,7 @@ struct cplane_follow {
 	bool used;	     /* slot taken (set by the loop, cleared by the relay) */
 	bool closed;	     /* the stream ended; the relay frees the slot */
 	http_stream_id_t id; /* the stream to wake */
+	char node[128];	     /* the node's name (for its token) */
 	char ip[64];	     /* the node's pod server */
 	uint16_t port;
 	char ns[64];
@@ -65,6 +66,14 @@ struct cplane_node *cplane_node_find_locked(struct cplane *cp, const char *name)
 void cplane_fmt_time(uint64_t s, char *out, size_t cap);
 /* A Node's pod server address (InternalIP, else 127.0.0.1) and port (0: none published). */
 void cplane_node_endpoint(const cJSON *node, char *ip, size_t ipcap, uint16_t *port);
+/*
+ * GET target from node's pod server with the cluster's credentials: the admin token, and if
+ * the node answers 401 (a board that joined with its node token trusts that one) once more
+ * with the node's token. r is filled as by http_client_do (fini it on K32_OK).
+ */
+k32_status_t cplane_node_get(struct cplane *cp, struct http_client *c, const char *node,
+			     const char *target, struct http_client_response *r,
+			     struct k32_err *err);
 
 /* cplane_logs.c */
 bool cplane_log_path(struct k32_str path, char *ns, size_t nscap, char *name, size_t namecap);

@@ -115,9 +115,9 @@ out:
  * NULL) is sent as afterSeq and updated from X-Kube32-Log-Seq. K32_ERR_NOT_FOUND: the node
  * does not have the pod (or its previous container).
  */
-static k32_status_t remote_logs(struct http_client *c, const char *ns, const char *pod, bool prev,
-				int64_t tail, bool ts, uint64_t *inout_seq, struct k32_buf *out,
-				struct k32_err *err)
+static k32_status_t remote_logs(struct cplane *cp, struct http_client *c, const char *node,
+				const char *ns, const char *pod, bool prev, int64_t tail, bool ts,
+				uint64_t *inout_seq, struct k32_buf *out, struct k32_err *err)
 {
 	char target[512], tail_q[40] = "";
 	if (tail >= 0) /* absent: the whole log (the pod server takes no negative count) */
@@ -126,9 +126,8 @@ static k32_status_t remote_logs(struct http_client *c, const char *ns, const cha
 		 "/containerLogs/%s/%s/c?%sprevious=%s&timestamps=%s&afterSeq=%llu", ns, pod,
 		 tail_q, prev ? "true" : "false", ts ? "true" : "false",
 		 (unsigned long long)(inout_seq ? *inout_seq : 0));
-	struct http_client_request rq = {.method = "GET", .target = target};
 	struct http_client_response r;
-	k32_status_t st = http_client_do(c, &rq, &r, err);
+	k32_status_t st = cplane_node_get(cp, c, node, target, &r, err);
 	if (!st && r.status == 200) {
 		st = k32_buf_append(out, r.body.data, r.body.len, err);
 		struct k32_str v;
@@ -289,8 +288,8 @@ static void relay_poll(struct cplane *cp, struct cplane_follow *f, struct k32_bu
 	k32_status_t st = f->cli ? K32_OK : remote_client(f->ip, f->port, &f->cli, &err);
 	uint64_t seq = f->seq;
 	if (!st)
-		st = remote_logs(f->cli, f->ns, f->pod, false, f->started ? -1 : f->tail, f->ts,
-				 &seq, scratch, &err);
+		st = remote_logs(cp, f->cli, f->node, f->ns, f->pod, false,
+				 f->started ? -1 : f->tail, f->ts, &seq, scratch, &err);
 	k32_mutex_lock(&cp->mu);
 	if (!st) {
 		f->started = true;
@@ -352,8 +351,9 @@ static void relay_main(void *arg)
 	k32_buf_fini(&scratch);
 }
 
-static void follow_remote(struct cplane *cp, struct http_response *resp, const char *ip,
-			  uint16_t port, const char *ns, const char *name, int64_t tail, bool ts)
+static void follow_remote(struct cplane *cp, struct http_response *resp, const char *node,
+			  const char *ip, uint16_t port, const char *ns, const char *name,
+			  int64_t tail, bool ts)
 {
 	struct k32_err err;
 	struct cplane_follow *f = NULL;
@@ -365,6 +365,7 @@ static void follow_remote(struct cplane *cp, struct http_response *resp, const c
 		memset(f, 0, sizeof(*f));
 		f->used = true;
 		f->cp = cp;
+		snprintf(f->node, sizeof(f->node), "%s", node);
 		snprintf(f->ip, sizeof(f->ip), "%s", ip);
 		f->port = port;
 		snprintf(f->ns, sizeof(f->ns), "%s", ns);
@@ -465,7 +466,7 @@ void cplane_serve_log(struct cplane *cp, struct http_request *req, struct http_r
 		if (n)
 			follow_local(cp, resp, node, ns, name, tail, ts);
 		else if (port)
-			follow_remote(cp, resp, ip, port, ns, name, tail, ts);
+			follow_remote(cp, resp, node, ip, port, ns, name, tail, ts);
 		else
 			cplane_status_fail(resp, 502, "BadGateway",
 					   "the pod's node publishes no kubelet port "
@@ -487,7 +488,8 @@ void cplane_serve_log(struct cplane *cp, struct http_request *req, struct http_r
 				       node);
 		if (!st) {
 			k32_buf_reset(&resp->body);
-			st = remote_logs(c, ns, name, prev, tail, ts, NULL, &resp->body, &err);
+			st = remote_logs(cp, c, node, ns, name, prev, tail, ts, NULL, &resp->body,
+					 &err);
 		}
 		http_client_free(c);
 	}

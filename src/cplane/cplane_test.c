@@ -93,12 +93,23 @@ static const struct cplane_node_ops fake_ops = {
 static struct fake_node local_node = {.name = "local-1", .pod = "pl"};
 static struct fake_node remote_node = {.name = "remote-1", .pod = "pr"};
 
+/* The token remote-1's pod server trusts (its node token, as a board that joined with it:
+ * the control plane's first try, the admin token, gets 401) and what it saw. */
+static char fake_trusted[128];
+static _Atomic int fake_refused, fake_accepted;
+
 /* The remote node's pod server (what src/kubelet/klet_http.c serves). */
 static void fake_pod_server(void *ctx, struct http_request *req, struct http_response *resp)
 {
 	struct fake_node *n = ctx;
 	char v[32], path[256];
 	k32_str_copy(req->path, path, sizeof(path));
+	if (!k32_str_eq_cstr(req->bearer_token, fake_trusted)) {
+		fake_refused++;
+		http_response_set(resp, 401, "text/plain", "credentials\n", 12);
+		return;
+	}
+	fake_accepted++;
 	if (!strcmp(path, "/stats")) {
 		fake_stats(n, &resp->body, NULL);
 		return;
@@ -194,6 +205,8 @@ static int setup(void **state)
 	assert_false(cplane_has_controllers(fx.cp));
 	assert_null(cplane_ca_file(fx.cp));
 	assert_int_equal(cplane_node_attach(fx.cp, &fake_ops, &local_node, &err), K32_OK);
+	assert_int_equal(
+	    cplane_node_token(fx.cp, "remote-1", fake_trusted, sizeof(fake_trusted), &err), K32_OK);
 	struct http_server_config hc;
 	http_server_config_init(&hc);
 	hc.handler = fake_pod_server;
@@ -268,6 +281,18 @@ static void test_logs(void **state)
 			fail_msg("%s: HTTP %d \"%s\", want %d \"%s\"", cases[i].target, code,
 				 k32_buf_cstr(&b), cases[i].code, cases[i].want);
 	}
+	/* remote-1's pod server took only its own node token: the admin token came first (401)
+	 * and each request was answered with the node token */
+	assert_true(fake_refused > 0);
+	assert_true(fake_accepted >= 3);
+	/* a node trusting neither: the node's 401 is what the user gets, not a silent empty log */
+	snprintf(fake_trusted, sizeof(fake_trusted), "nothing-the-control-plane-has");
+	int code = do_req("GET", "/api/v1/namespaces/default/pods/pr/log", NULL, &b);
+	assert_int_equal(code, 500);
+	assert_non_null(strstr(k32_buf_cstr(&b), "credentials"));
+	struct k32_err err;
+	assert_int_equal(
+	    cplane_node_token(fx.cp, "remote-1", fake_trusted, sizeof(fake_trusted), &err), K32_OK);
 	k32_buf_fini(&b);
 }
 

@@ -141,11 +141,12 @@ enum {
 
 /* A handle table: one per pod or native service. Caller-owned; init with kobj_owner_init. */
 struct kobj_owner {
-	const char *name;   /* for error messages ("pod bme688") */
-	uint32_t free_head; /* first free slot index + 1; 0 = table full */
-	uint32_t used;	    /* live handles */
-	uint32_t cap;	    /* usable slots (<= K32_KOBJ_MAX_HANDLES) */
-	bool torn_down;	    /* kobj_owner_fini ran: everything is BAD_HANDLE */
+	struct kobj_node *node; /* the instance its objects come from */
+	const char *name;	/* for error messages ("pod bme688") */
+	uint32_t free_head;	/* first free slot index + 1; 0 = table full */
+	uint32_t used;		/* live handles */
+	uint32_t cap;		/* usable slots (<= K32_KOBJ_MAX_HANDLES) */
+	bool torn_down;		/* kobj_owner_fini ran: everything is BAD_HANDLE */
 	/* Non-zero while the owner's thread registers a wait: a close from another thread
 	 * waits for it, so a wait that starts as its handle closes is always canceled. */
 	_Atomic uint32_t gate;
@@ -205,32 +206,107 @@ struct kobj_stats {
 	uint32_t names;			  /* object names set (K32_KOBJ_MAX_NAMES) */
 };
 
-/* ---- module ------------------------------------------------------------------------------ */
-
-/*
- * Initialises the pools (idempotent while nothing is allocated). Returns K32_ERR_BAD_STATE if
- * objects are still alive from an earlier init. Not thread-safe: call once at node start.
+/* ---- the instance: one per node (board) ----------------------------------------------------
+ *
+ * Every pool, quota, port, region byte, sleeper and the timer thread belong to one instance,
+ * struct kobj_node, which the caller places: on a board one static buffer, in kube32-sim one
+ * heap block per simulated board, so nothing one board's pods do can exhaust another board's
+ * objects. Its limits are a struct kobj_limits (a board profile fills it; kobj_limits_default
+ * gives the K32_KOBJ_* values of k32_config.h). Nothing in kobj is global but the code.
+ *
+ * Memory: kobj_node_bytes(lim) bytes at 16-byte alignment. Pool blocks are written only when
+ * first handed out, so on a host the pages of blocks never used stay out of the RSS, and
+ * setup writes only the node header and the name table.
  */
-k32_status_t kobj_init(struct k32_err *err);
-/* Stops the timer service thread. Objects still alive stay alive (their owners close them). */
-void kobj_fini(void);
+struct kobj_node;
+
+struct kobj_limits {
+	uint32_t handles;	 /* slots of an owner's table (<= K32_KOBJ_MAX_HANDLES) */
+	uint32_t channels;	 /* K32_KOBJ_MAX_CHANNELS: channel pairs alive */
+	uint32_t messages;	 /* K32_KOBJ_MAX_MESSAGES: queued channel messages */
+	uint32_t msg_chunks;	 /* K32_KOBJ_MSG_CHUNKS: 512-byte message chunks */
+	uint32_t sockets;	 /* K32_KOBJ_MAX_SOCKETS */
+	uint32_t fifos;		 /* K32_KOBJ_MAX_FIFOS */
+	uint32_t events;	 /* K32_KOBJ_MAX_EVENTS */
+	uint32_t eventpairs;	 /* K32_KOBJ_MAX_EVENTPAIRS */
+	uint32_t ports;		 /* K32_KOBJ_MAX_PORTS */
+	uint32_t port_observers; /* K32_KOBJ_MAX_PORT_OBSERVERS */
+	uint32_t user_packets;	 /* K32_KOBJ_MAX_USER_PACKETS */
+	uint32_t timers;	 /* K32_KOBJ_MAX_TIMERS */
+	uint32_t vmos;		 /* K32_KOBJ_MAX_VMOS */
+	uint32_t names;		 /* K32_KOBJ_MAX_NAMES */
+	uint32_t accounts;	 /* K32_KOBJ_MAX_ACCOUNTS: owners (+ drained ones) */
+	uint32_t sleepers;	 /* K32_KOBJ_MAX_SLEEPERS: threads asleep in a wait at once */
+	uint32_t region_bytes;	 /* K32_KOBJ_REGION_BYTES: socket/fifo rings and VMOs */
+	/* an owner's shares (K32_KOBJ_OWNER_*) */
+	uint32_t owner_pool_pct;	 /* % of each object pool (and of the names) */
+	uint32_t owner_max_messages;	 /* queued messages it wrote */
+	uint32_t owner_max_observers;	 /* wait_async observers */
+	uint32_t owner_max_packets;	 /* user packets queued */
+	uint32_t owner_max_msg_chunks;	 /* message chunks its messages hold */
+	uint32_t owner_max_region_bytes; /* region bytes of what it created */
+};
+
+/* The K32_KOBJ_* values of k32_config.h. */
+void kobj_limits_default(struct kobj_limits *lim);
+/*
+ * Bytes an instance with these limits needs (header and every pool), or 0 if a limit is out
+ * of range (kobj_node_init says which).
+ */
+size_t kobj_node_bytes(const struct kobj_limits *lim);
+/*
+ * Lays an instance out in mem (8-byte aligned, mem_bytes >= kobj_node_bytes(lim); need not
+ * be zeroed) and returns it in *out. name ("cardputer-1") prefixes nothing but is kept for
+ * messages. Not thread-safe: call once at node start.
+ * @retval K32_ERR_INVALID_ARGS  a limit is 0 or over its ceiling (err names the field)
+ * @retval K32_ERR_NO_MEMORY     mem_bytes is too small (err gives both sizes)
+ */
+k32_status_t kobj_node_init(void *mem, size_t mem_bytes, const char *name,
+			    const struct kobj_limits *lim, struct kobj_node **out,
+			    struct k32_err *err);
+/*
+ * Stops the instance's timer thread and releases its sleepers' mutexes. Every owner of the
+ * instance must be torn down first (kobj_owner_fini); then the caller may reuse or free the
+ * memory.
+ * @retval K32_ERR_BAD_STATE  objects are still alive (the instance is left running)
+ */
+k32_status_t kobj_node_fini(struct kobj_node *node);
+/*
+ * The same with the memory from allocator a (kube32-sim: one heap block per board; the
+ * block is not written beyond the header and name table, so its untouched pages stay out of
+ * the RSS). kobj_node_free finis and gives the memory back (NULL is ignored; BAD_STATE and
+ * nothing freed while objects are alive).
+ */
+struct k32_allocator;
+k32_status_t kobj_node_new(const struct k32_allocator *a, const char *name,
+			   const struct kobj_limits *lim, struct kobj_node **out,
+			   struct k32_err *err);
+k32_status_t kobj_node_free(const struct k32_allocator *a, struct kobj_node *node);
+/* The instance's name and limits. */
+const char *kobj_node_name(const struct kobj_node *node);
+const struct kobj_limits *kobj_node_limits(const struct kobj_node *node);
 /* Monotonic nanoseconds (the clock of deadlines and timers). */
 kobj_time_t kobj_now_ns(void);
 /* Deadline helper: now + ns, saturating; negative ns gives KOBJ_TIME_INFINITE. */
 kobj_time_t kobj_deadline_after(int64_t ns);
-/* Pool occupancy right now. */
-void kobj_stats_get(struct kobj_stats *out);
+/* Pool occupancy of the instance right now. */
+void kobj_stats_get(struct kobj_node *node, struct kobj_stats *out);
 /*
- * How long a blocking wait spins before it sleeps, in nanoseconds (default
+ * How long a blocking wait on this instance spins before it sleeps, in nanoseconds (default
  * K32_KOBJ_SPIN_NS; 0 disables). Spinning pays only when the waker runs on another core;
  * code that knows both tasks share a core sets 0. Applies to all later waits.
  */
-void kobj_set_spin_ns(uint32_t ns);
+void kobj_node_set_spin_ns(struct kobj_node *node, uint32_t ns);
 
 /* ---- owners and handles ------------------------------------------------------------------ */
 
-/* Prepares a handle table of `cap` slots (0 = K32_KOBJ_MAX_HANDLES; larger is clamped). */
-void kobj_owner_init(struct kobj_owner *owner, const char *name, uint32_t cap);
+/*
+ * Prepares a handle table of `cap` slots on instance `node` (0 = the instance's handles limit;
+ * larger is clamped to it). Every object the owner creates comes from node's pools and is
+ * charged to its shares there.
+ */
+void kobj_owner_init(struct kobj_owner *owner, struct kobj_node *node, const char *name,
+		     uint32_t cap);
 /*
  * Teardown: closes every handle (peers see PEER_CLOSED, waits blocked on them end with
  * CANCELED, their observers are removed). Afterwards every call with this owner gives
@@ -256,7 +332,8 @@ k32_status_t kobj_handle_replace(struct kobj_owner *owner, kobj_handle_t h, uint
 /*
  * Moves h from one owner's table to another's (the runtime handing an object to a pod, or a
  * service to its worker). The handle keeps its rights; observers registered through h are
- * removed. NO_RESOURCES (h untouched) if `to` is full.
+ * removed. NO_RESOURCES (h untouched) if `to` is full; INVALID_ARGS (h untouched) if `to`
+ * belongs to another instance (objects never cross nodes).
  */
 k32_status_t kobj_handle_transfer(struct kobj_owner *from, kobj_handle_t h, struct kobj_owner *to,
 				  kobj_handle_t *out);

@@ -11,6 +11,8 @@
  * full queue returns SHOULD_WAIT and deasserts WRITABLE on the writer until the reader drains
  * one message (a deliberate deviation from Zircon, whose channels are always writable).
  */
+#include <inttypes.h>
+
 #include "kobj/kobj_int.h"
 
 struct kobj_chunk {
@@ -46,32 +48,26 @@ struct kobj_channel_pair {
 };
 
 /* The issue's memory target: a channel endpoint with an empty queue under 128 bytes on a
- * 32-bit target (it is 48: a 96-byte pair; see src/kobj/kobj_layout.sh). */
+ * 32-bit target (it is 52: a 104-byte pair; see src/kobj/kobj_layout.sh). */
 _Static_assert(sizeof(void *) > 4 || sizeof(struct kobj_channel_pair) <= 2 * 128,
 	       "a channel endpoint must stay under 128 bytes on 32-bit targets");
 
-static struct kobj_channel_pair pair_store[K32_KOBJ_MAX_CHANNELS];
-static struct kobj_msg msg_store[K32_KOBJ_MAX_MESSAGES];
-static struct kobj_chunk chunk_store[K32_KOBJ_MSG_CHUNKS];
-static struct kobj_pool pair_pool, msg_pool, chunk_pool;
-
 #define CH_RIGHTS (KOBJ_RIGHTS_BASIC | KOBJ_RIGHTS_IO | KOBJ_RIGHT_SIGNAL | KOBJ_RIGHT_SIGNAL_PEER)
 
-void kobj_channel_setup(void)
+void kobj_channel_setup(struct kobj_node *n, struct kobj_carve *c)
 {
-	kobj_pool_setup(&pair_pool, pair_store, sizeof(pair_store[0]), K32_KOBJ_MAX_CHANNELS,
+	const struct kobj_limits *lim = &n->lim;
+	size_t pe = sizeof(struct kobj_channel_pair), me = sizeof(struct kobj_msg),
+	       ce = sizeof(struct kobj_chunk);
+	kobj_pool_setup(&n->chan_pool, kobj_carve(c, lim->channels, pe), pe, lim->channels,
 			"K32_KOBJ_MAX_CHANNELS");
-	kobj_pool_setup(&msg_pool, msg_store, sizeof(msg_store[0]), K32_KOBJ_MAX_MESSAGES,
+	kobj_pool_setup(&n->msg_pool, kobj_carve(c, lim->messages, me), me, lim->messages,
 			"K32_KOBJ_MAX_MESSAGES");
-	kobj_pool_setup(&chunk_pool, chunk_store, sizeof(chunk_store[0]), K32_KOBJ_MSG_CHUNKS,
+	kobj_pool_setup(&n->chunk_pool, kobj_carve(c, lim->msg_chunks, ce), ce, lim->msg_chunks,
 			"K32_KOBJ_MSG_CHUNKS");
-}
-
-void kobj_channel_stats(struct kobj_stats *st)
-{
-	st->in_use[KOBJ_TYPE_CHANNEL] = kobj_pool_used(&pair_pool);
-	st->messages = kobj_pool_used(&msg_pool);
-	st->chunks = kobj_pool_used(&chunk_pool);
+	/* the cycle guard's scratch: what a walk has seen and still has to visit */
+	n->walk_seen = kobj_carve(c, 2 * lim->channels, sizeof(struct kobj_object *));
+	n->walk_stack = kobj_carve(c, 2 * lim->channels, sizeof(struct kobj_object *));
 }
 
 static inline struct kobj_channel *ch(struct kobj_object *o)
@@ -80,7 +76,7 @@ static inline struct kobj_channel *ch(struct kobj_object *o)
 }
 
 /* Frees a message; its handles (if release) are dropped as closed. */
-static void msg_free(struct kobj_msg *m, bool release)
+static void msg_free(struct kobj_node *node, struct kobj_msg *m, bool release)
 {
 	struct kobj_chunk *c = m->chunks, *next;
 	kobj_release(m->acct, KOBJ_CHARGE_MESSAGES, 1u);
@@ -88,14 +84,14 @@ static void msg_free(struct kobj_msg *m, bool release)
 		uint32_t n = 0;
 		for (; c; c = next, n++) {
 			next = c->next;
-			kobj_pool_put(&chunk_pool, c);
+			kobj_pool_put(&node->chunk_pool, c);
 		}
 		kobj_release(m->acct, KOBJ_CHARGE_CHUNKS, n);
 	}
 	if (release)
 		for (uint32_t i = 0; i < m->nh; i++)
 			kobj_unref(m->h[i].obj, KOBJ_REF_HANDLE);
-	kobj_pool_put(&msg_pool, m);
+	kobj_pool_put(&node->msg_pool, m);
 }
 
 static void ch_on_zero(struct kobj_object *obj)
@@ -110,7 +106,7 @@ static void ch_on_zero(struct kobj_object *obj)
 	kobj_unlock(&obj->core->lock);
 	while (m) {
 		struct kobj_msg *next = m->next;
-		msg_free(m, true);
+		msg_free(obj->core->node, m, true);
 		m = next;
 	}
 }
@@ -118,7 +114,8 @@ static void ch_on_zero(struct kobj_object *obj)
 static void ch_destroy(struct kobj_object *obj)
 {
 	struct kobj_channel *first = ch(obj) - obj->side;
-	kobj_pool_put(&pair_pool, (uint8_t *)first - offsetof(struct kobj_channel_pair, ep));
+	kobj_pool_put(&obj->core->node->chan_pool,
+		      (uint8_t *)first - offsetof(struct kobj_channel_pair, ep));
 }
 
 static uint32_t ch_queued(struct kobj_object *obj)
@@ -153,10 +150,10 @@ k32_status_t kobj_channel_create(struct kobj_owner *owner, uint32_t opts, kobj_h
 	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_CHANNEL, 2, &acct);
 	if (st != K32_OK)
 		return st;
-	struct kobj_channel_pair *p = kobj_pool_get(&pair_pool);
+	struct kobj_channel_pair *p = kobj_pool_get(&owner->node->chan_pool);
 	if (!p)
 		return kobj_pool_empty(owner, KOBJ_TYPE_CHANNEL, acct);
-	kobj_core_init(&p->core, 2u, acct);
+	kobj_core_init(&p->core, owner->node, 2u, acct);
 	for (int i = 0; i < 2; i++) {
 		kobj_object_init(&p->ep[i].hdr, KOBJ_TYPE_CHANNEL, &p->core, KOBJ_SIG_WRITABLE);
 		p->ep[i].hdr.side = (uint8_t)i;
@@ -183,16 +180,14 @@ static void close_list(struct kobj_owner *owner, kobj_handle_t self, const kobj_
  * Cycle guard. A channel endpoint sent into a queue that it can itself reach (its queue holds
  * an endpoint whose queue holds ... the destination) would keep the whole ring alive with no
  * handle left outside: a leak no teardown could undo. Writes that carry channel endpoints are
- * serialised by xfer_lock (only they add such edges) and walk the graph, bounded by the
- * channel pool, before enqueueing. Lock order: xfer_lock -> pair locks (one at a time).
+ * serialised by the instance's xfer_lock (only they add such edges) and walk the graph,
+ * bounded by the channel pool, with the instance's scratch arrays, before enqueueing. Lock
+ * order: xfer_lock -> pair locks (one at a time).
  */
-static struct kobj_lock xfer_lock;
-static struct kobj_object *walk_seen[2 * K32_KOBJ_MAX_CHANNELS];
-
-static bool reaches(struct kobj_object *from, const struct kobj_object *target)
+static bool reaches(struct kobj_node *n, struct kobj_object *from, const struct kobj_object *target)
 {
-	uint32_t top = 0, seen = 0;
-	struct kobj_object *stack[2 * K32_KOBJ_MAX_CHANNELS];
+	uint32_t top = 0, seen = 0, cap = 2 * n->lim.channels;
+	struct kobj_object **stack = n->walk_stack, **walk_seen = n->walk_seen;
 	stack[top++] = from;
 	walk_seen[seen++] = from;
 	while (top) {
@@ -208,7 +203,7 @@ static bool reaches(struct kobj_object *from, const struct kobj_object *target)
 					continue;
 				for (k = 0; k < seen && walk_seen[k] != f; k++) {
 				}
-				if (k < seen || seen == 2 * K32_KOBJ_MAX_CHANNELS)
+				if (k < seen || seen == cap)
 					continue;
 				walk_seen[seen++] = f;
 				stack[top++] = f;
@@ -230,9 +225,10 @@ static inline uint32_t chunks_for(uint32_t len)
 
 /* Copies len bytes into a fresh message (header + chunks) charged to acct (released with it,
  * also when this fails). NULL when a pool is spent. */
-static struct kobj_msg *msg_build(const uint8_t *src, uint32_t len, struct kobj_account *acct)
+static struct kobj_msg *msg_build(struct kobj_node *node, const uint8_t *src, uint32_t len,
+				  struct kobj_account *acct)
 {
-	struct kobj_msg *m = kobj_pool_get(&msg_pool);
+	struct kobj_msg *m = kobj_pool_get(&node->msg_pool);
 	if (!m) {
 		kobj_release(acct, KOBJ_CHARGE_MESSAGES, 1u);
 		if (len > K32_KOBJ_MSG_INLINE_BYTES)
@@ -249,10 +245,10 @@ static struct kobj_msg *msg_build(const uint8_t *src, uint32_t len, struct kobj_
 		memcpy(m->inl, src, n);
 	struct kobj_chunk **link = &m->chunks;
 	for (uint32_t off = n, got = 0; off < len; got++) {
-		struct kobj_chunk *c = kobj_pool_get(&chunk_pool);
+		struct kobj_chunk *c = kobj_pool_get(&node->chunk_pool);
 		if (!c) {
 			kobj_release(acct, KOBJ_CHARGE_CHUNKS, chunks_for(len) - got);
-			msg_free(m, false); /* releases the message and the `got` chunks */
+			msg_free(node, m, false); /* releases the message and the `got` chunks */
 			return NULL;
 		}
 		uint32_t k =
@@ -337,10 +333,10 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 			if (x->type != KOBJ_TYPE_CHANNEL)
 				continue;
 			if (!xfer) {
-				kobj_lock(&xfer_lock);
+				kobj_lock(&owner->node->xfer_lock);
 				xfer = true;
 			}
-			if (x == obj || reaches(x, obj->peer))
+			if (x == obj || reaches(owner->node, x, obj->peer))
 				st = kobj_fail(owner, K32_ERR_NOT_SUPPORTED,
 					       "%s: channel_write of handle 0x%" PRIx32
 					       " would put a channel "
@@ -350,7 +346,7 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 		}
 		if (st != K32_OK) {
 			if (xfer)
-				kobj_unlock(&xfer_lock);
+				kobj_unlock(&owner->node->xfer_lock);
 			if (handles && handle_count <= 64)
 				close_list(owner, h, handles, handle_count);
 			return st;
@@ -358,7 +354,7 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 	}
 	if (KOBJ_UNLIKELY(len > K32_KOBJ_CHANNEL_MAX_MSG_BYTES || (len && !bytes))) {
 		if (xfer)
-			kobj_unlock(&xfer_lock);
+			kobj_unlock(&owner->node->xfer_lock);
 		close_list(owner, h, handles, handle_count);
 		if (len && !bytes)
 			return K32_ERR_INVALID_ARGS;
@@ -387,19 +383,21 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 		}
 		kobj_unlock(&obj->core->lock);
 		if (xfer)
-			kobj_unlock(&xfer_lock);
+			kobj_unlock(&owner->node->xfer_lock);
 		close_list(owner, h, handles, handle_count);
 		return st;
 	}
-	struct kobj_msg *m = msg_build(bytes, len, acct);
+	struct kobj_msg *m = msg_build(owner->node, bytes, len, acct);
 	if (KOBJ_UNLIKELY(!m)) {
 		if (xfer)
-			kobj_unlock(&xfer_lock);
+			kobj_unlock(&owner->node->xfer_lock);
 		close_list(owner, h, handles, handle_count);
-		return kobj_fail(owner, K32_ERR_NO_MEMORY,
-				 "%s: channel message pool spent (K32_KOBJ_MAX_MESSAGES=%u, "
-				 "K32_KOBJ_MSG_CHUNKS=%u); drain readers or raise the limits",
-				 owner->name, K32_KOBJ_MAX_MESSAGES, K32_KOBJ_MSG_CHUNKS);
+		return kobj_fail(
+		    owner, K32_ERR_NO_MEMORY,
+		    "%s: channel message pool of node %s spent (K32_KOBJ_MAX_MESSAGES=%" PRIu32
+		    ", K32_KOBJ_MSG_CHUNKS=%" PRIu32 "); drain readers or raise the limits",
+		    owner->name, owner->node->name, owner->node->lim.messages,
+		    owner->node->lim.msg_chunks);
 	}
 	for (uint32_t i = 0; i < handle_count; i++) {
 		m->h[i].obj = kobj_handle_obj(owner, handles[i]);
@@ -432,9 +430,9 @@ k32_status_t kobj_channel_write(struct kobj_owner *owner, kobj_handle_t h, uint3
 	}
 	kobj_unlock(&obj->core->lock);
 	if (xfer)
-		kobj_unlock(&xfer_lock);
+		kobj_unlock(&owner->node->xfer_lock);
 	if (KOBJ_UNLIKELY(st != K32_OK))
-		msg_free(m, true);
+		msg_free(owner->node, m, true);
 	return st;
 }
 
@@ -465,7 +463,7 @@ static void deliver(struct kobj_owner *owner, struct kobj_msg *m, void *bytes,
 		msg_copy_out(m, bytes);
 	for (uint32_t i = 0; i < m->nh; i++)
 		kobj_handle_install(owner, m->h[i].obj, m->h[i].rights, &handles[i]);
-	msg_free(m, false);
+	msg_free(owner->node, m, false);
 }
 
 k32_status_t kobj_channel_read(struct kobj_owner *owner, kobj_handle_t h, uint32_t opts,
@@ -496,7 +494,7 @@ k32_status_t kobj_channel_read(struct kobj_owner *owner, kobj_handle_t h, uint32
 		if (opts & KOBJ_CHANNEL_READ_MAY_DISCARD) {
 			dequeue_locked(c, NULL, m);
 			kobj_unlock(&obj->core->lock);
-			msg_free(m, true);
+			msg_free(owner->node, m, true);
 		} else {
 			kobj_unlock(&obj->core->lock);
 		}
@@ -543,13 +541,13 @@ static k32_status_t take_reply(struct kobj_owner *owner, struct kobj_object *obj
 	if (m->len > a->rd_num_bytes || m->nh > a->rd_num_handles) {
 		dequeue_locked(c, prev, m);
 		kobj_unlock(&obj->core->lock);
-		msg_free(m, true);
+		msg_free(owner->node, m, true);
 		return K32_ERR_BUFFER_TOO_SMALL;
 	}
 	if (m->nh && !kobj_owner_has_room(owner, m->nh)) {
 		dequeue_locked(c, prev, m);
 		kobj_unlock(&obj->core->lock);
-		msg_free(m, true);
+		msg_free(owner->node, m, true);
 		return K32_ERR_NO_RESOURCES;
 	}
 	dequeue_locked(c, prev, m);

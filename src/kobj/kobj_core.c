@@ -14,19 +14,13 @@
  */
 #include "kobj/kobj_int.h"
 
+#include "base/k32_alloc.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 
-static atomic_uint spin_ns = K32_KOBJ_SPIN_NS;
-void (*kobj_wait_hook)(struct kobj_owner *owner, int where);
-static void sleepers_setup(void);
-static void accounts_setup(void);
-static void names_reset(void);
-static struct kobj_lock account_lock;
-static uint32_t accounts_used;
-static unsigned core_count = 1;
-static bool inited;
+static void sleepers_fini(struct kobj_node *n);
 
 static inline void cpu_relax(void)
 {
@@ -122,94 +116,89 @@ uint32_t kobj_pool_used(struct kobj_pool *p)
 }
 
 /*
- * The region: one static byte array shared by socket rings and VMOs, first fit over a small
- * sorted table of live blocks (one per socket pair, fifo pair and VMO, so a
- * scan is bounded). Allocation happens at create time only, never on a data path.
+ * The region: one byte array per instance shared by socket rings and VMOs, first fit over a
+ * small sorted table of live blocks (one per socket pair, fifo pair and VMO, so a scan is
+ * bounded). Allocation happens at create time only, never on a data path.
  */
-#define REGION_BLOCKS (K32_KOBJ_MAX_SOCKETS + K32_KOBJ_MAX_FIFOS + K32_KOBJ_MAX_VMOS)
-static _Alignas(16) uint8_t region[K32_KOBJ_REGION_BYTES];
-static struct {
-	uint32_t off, len;
-} region_blk[REGION_BLOCKS];
-static uint32_t region_nblk, region_bytes;
-static struct kobj_lock region_lock;
-
-k32_status_t kobj_region_alloc(uint32_t len, uint8_t **out)
+k32_status_t kobj_region_alloc(struct kobj_node *n, uint32_t len, uint8_t **out)
 {
 	uint32_t need = (len + 15u) & ~15u, pos = 0, i;
 	if (need < len)
 		return K32_ERR_NO_MEMORY;
-	kobj_lock(&region_lock);
-	if (region_nblk == REGION_BLOCKS)
+	kobj_lock(&n->region_lock);
+	struct kobj_region_blk *blk = n->region_blk;
+	if (n->region_nblk == n->region_blocks)
 		goto out_full;
-	for (i = 0; i < region_nblk; i++) {
-		if (region_blk[i].off - pos >= need)
+	for (i = 0; i < n->region_nblk; i++) {
+		if (blk[i].off - pos >= need)
 			break;
-		pos = region_blk[i].off + region_blk[i].len;
+		pos = blk[i].off + blk[i].len;
 	}
-	if (i == region_nblk && K32_KOBJ_REGION_BYTES - pos < need)
+	if (i == n->region_nblk && n->lim.region_bytes - pos < need)
 		goto out_full;
-	memmove(&region_blk[i + 1], &region_blk[i], (region_nblk - i) * sizeof(region_blk[0]));
-	region_blk[i].off = pos;
-	region_blk[i].len = need;
-	region_nblk++;
-	region_bytes += need;
-	kobj_unlock(&region_lock);
-	*out = region + pos;
+	memmove(&blk[i + 1], &blk[i], (n->region_nblk - i) * sizeof(blk[0]));
+	blk[i].off = pos;
+	blk[i].len = need;
+	n->region_nblk++;
+	n->region_bytes += need;
+	kobj_unlock(&n->region_lock);
+	*out = n->region + pos;
 	memset(*out, 0, len);
 	return K32_OK;
 out_full:
-	kobj_unlock(&region_lock);
+	kobj_unlock(&n->region_lock);
 	return K32_ERR_NO_MEMORY;
 }
 
-void kobj_region_free(uint8_t *p, uint32_t len)
+void kobj_region_free(struct kobj_node *n, uint8_t *p, uint32_t len)
 {
-	uint32_t off = (uint32_t)(p - region);
+	uint32_t off = (uint32_t)(p - n->region);
 	(void)len;
-	kobj_lock(&region_lock);
-	for (uint32_t i = 0; i < region_nblk; i++) {
-		if (region_blk[i].off == off) {
-			region_bytes -= region_blk[i].len;
-			memmove(&region_blk[i], &region_blk[i + 1],
-				(region_nblk - i - 1) * sizeof(region_blk[0]));
-			region_nblk--;
+	kobj_lock(&n->region_lock);
+	struct kobj_region_blk *blk = n->region_blk;
+	for (uint32_t i = 0; i < n->region_nblk; i++) {
+		if (blk[i].off == off) {
+			n->region_bytes -= blk[i].len;
+			memmove(&blk[i], &blk[i + 1], (n->region_nblk - i - 1) * sizeof(blk[0]));
+			n->region_nblk--;
 			break;
 		}
 	}
-	kobj_unlock(&region_lock);
+	kobj_unlock(&n->region_lock);
 }
 
 k32_status_t kobj_region_take(struct kobj_owner *owner, uint32_t len, const char *what,
 			      uint8_t **out)
 {
+	struct kobj_node *n = owner->node;
 	struct kobj_account *a;
 	k32_status_t st = kobj_charge(owner, KOBJ_CHARGE_REGION_BYTES, len, &a);
 	if (st != K32_OK)
 		return st;
-	if (kobj_region_alloc(len, out) != K32_OK) {
+	if (kobj_region_alloc(n, len, out) != K32_OK) {
 		kobj_release(a, KOBJ_CHARGE_REGION_BYTES, len);
 		return kobj_fail(
 		    owner, K32_ERR_NO_MEMORY,
-		    "%s: kobj region full (K32_KOBJ_REGION_BYTES=%u, %" PRIu32 " in use) for "
-		    "%" PRIu32 " bytes of %s; close sockets/fifos/VMOs or raise the limit",
-		    owner->name, (unsigned)K32_KOBJ_REGION_BYTES, kobj_region_used(), len, what);
+		    "%s: kobj region of node %s full (K32_KOBJ_REGION_BYTES=%" PRIu32 ", %" PRIu32
+		    " in use) for %" PRIu32 " bytes of %s; close sockets/fifos/VMOs or raise the "
+		    "limit",
+		    owner->name, n->name, n->lim.region_bytes, kobj_region_used(n), len, what);
 	}
 	return K32_OK;
 }
 
-void kobj_region_give(struct kobj_account *acct, uint8_t *p, uint32_t len)
+void kobj_region_give(struct kobj_node *n, struct kobj_account *acct, uint8_t *p, uint32_t len)
 {
-	kobj_region_free(p, len);
+	kobj_region_free(n, p, len);
 	kobj_release(acct, KOBJ_CHARGE_REGION_BYTES, len);
 }
 
-uint32_t kobj_region_used(void)
+uint32_t kobj_region_used(struct kobj_node *n)
 {
-	kobj_lock(&region_lock);
-	uint32_t n = region_bytes;
-	kobj_unlock(&region_lock);
-	return n;
+	kobj_lock(&n->region_lock);
+	uint32_t b = n->region_bytes;
+	kobj_unlock(&n->region_lock);
+	return b;
 }
 
 /* ---- module ------------------------------------------------------------------------------ */
@@ -221,67 +210,276 @@ const struct kobj_type_ops *const kobj_type_ops[KOBJ_TYPE_COUNT] = {
     [KOBJ_TYPE_TIMER] = &kobj_timer_ops,     [KOBJ_TYPE_VMO] = &kobj_vmo_ops,
 };
 
-void kobj_stats_get(struct kobj_stats *out)
+void kobj_node_stats_types(struct kobj_node *n, struct kobj_stats *st)
 {
-	memset(out, 0, sizeof(*out));
-	kobj_channel_stats(out);
-	kobj_socket_stats(out);
-	kobj_event_stats(out);
-	kobj_port_stats(out);
-	kobj_fifo_stats(out);
-	kobj_timer_stats(out);
-	kobj_vmo_stats(out);
-	out->vmo_bytes = kobj_region_used();
-	out->names = kobj_names_used();
-	kobj_lock(&account_lock);
-	out->accounts = accounts_used;
-	kobj_unlock(&account_lock);
+	st->in_use[KOBJ_TYPE_CHANNEL] = kobj_pool_used(&n->chan_pool);
+	st->messages = kobj_pool_used(&n->msg_pool);
+	st->chunks = kobj_pool_used(&n->chunk_pool);
+	st->in_use[KOBJ_TYPE_SOCKET] = kobj_pool_used(&n->sock_pool);
+	st->in_use[KOBJ_TYPE_FIFO] = kobj_pool_used(&n->fifo_pool);
+	st->in_use[KOBJ_TYPE_EVENT] = kobj_pool_used(&n->event_pool);
+	st->in_use[KOBJ_TYPE_EVENTPAIR] = kobj_pool_used(&n->epair_pool);
+	st->in_use[KOBJ_TYPE_PORT] = kobj_pool_used(&n->port_pool);
+	st->port_observers = kobj_pool_used(&n->obs_pool);
+	st->port_user_packets = kobj_pool_used(&n->user_pool);
+	st->in_use[KOBJ_TYPE_TIMER] = kobj_pool_used(&n->timer_pool);
+	st->in_use[KOBJ_TYPE_VMO] = kobj_pool_used(&n->vmo_pool);
 }
 
-k32_status_t kobj_init(struct k32_err *err)
+void kobj_stats_get(struct kobj_node *n, struct kobj_stats *out)
 {
-	if (inited) {
-		struct kobj_stats st;
-		kobj_stats_get(&st);
-		for (int t = 0; t < KOBJ_TYPE_COUNT; t++) {
-			if (st.in_use[t]) {
-				if (err) {
-					err->status = K32_ERR_BAD_STATE;
-					err->module = "kobj";
-					snprintf(err->msg, sizeof(err->msg),
-						 "kobj_init: %" PRIu32
-						 " objects of type %d still alive; close "
-						 "their owners first",
-						 st.in_use[t], t);
-				}
-				return K32_ERR_BAD_STATE;
-			}
-		}
-		kobj_timer_stop();
+	memset(out, 0, sizeof(*out));
+	kobj_node_stats_types(n, out);
+	out->vmo_bytes = kobj_region_used(n);
+	out->names = kobj_names_used(n);
+	out->accounts = kobj_pool_used(&n->account_pool);
+}
+
+void kobj_limits_default(struct kobj_limits *lim)
+{
+	*lim = (struct kobj_limits){
+	    .handles = K32_KOBJ_MAX_HANDLES,
+	    .channels = K32_KOBJ_MAX_CHANNELS,
+	    .messages = K32_KOBJ_MAX_MESSAGES,
+	    .msg_chunks = K32_KOBJ_MSG_CHUNKS,
+	    .sockets = K32_KOBJ_MAX_SOCKETS,
+	    .fifos = K32_KOBJ_MAX_FIFOS,
+	    .events = K32_KOBJ_MAX_EVENTS,
+	    .eventpairs = K32_KOBJ_MAX_EVENTPAIRS,
+	    .ports = K32_KOBJ_MAX_PORTS,
+	    .port_observers = K32_KOBJ_MAX_PORT_OBSERVERS,
+	    .user_packets = K32_KOBJ_MAX_USER_PACKETS,
+	    .timers = K32_KOBJ_MAX_TIMERS,
+	    .vmos = K32_KOBJ_MAX_VMOS,
+	    .names = K32_KOBJ_MAX_NAMES,
+	    .accounts = K32_KOBJ_MAX_ACCOUNTS,
+	    .sleepers = K32_KOBJ_MAX_SLEEPERS,
+	    .region_bytes = K32_KOBJ_REGION_BYTES,
+	    .owner_pool_pct = K32_KOBJ_OWNER_POOL_PCT,
+	    .owner_max_messages = K32_KOBJ_OWNER_MAX_MESSAGES,
+	    .owner_max_observers = K32_KOBJ_OWNER_MAX_OBSERVERS,
+	    .owner_max_packets = K32_KOBJ_OWNER_MAX_PACKETS,
+	    .owner_max_msg_chunks = K32_KOBJ_OWNER_MAX_MSG_CHUNKS,
+	    .owner_max_region_bytes = K32_KOBJ_OWNER_MAX_REGION_BYTES,
+	};
+}
+
+void *kobj_carve(struct kobj_carve *c, uint32_t count, size_t elem)
+{
+	c->off = (c->off + 15u) & ~(size_t)15u;
+	void *p = c->base ? c->base + c->off : NULL;
+	c->off += (size_t)count * elem;
+	return p;
+}
+
+/* A limit's field, its name in k32_config.h, and its range. */
+#define LIMIT(f, cfg, lo, hi)                                                                      \
+	{                                                                                          \
+		offsetof(struct kobj_limits, f), #f, cfg, lo, hi                                   \
 	}
-	sleepers_setup();
-	accounts_setup();
-	core_count = k32_plat()->core_count();
-	if (core_count < 1)
-		core_count = 1;
-	region_nblk = 0;
-	region_bytes = 0;
-	names_reset();
-	atomic_init(&region_lock.v, 0u);
-	kobj_channel_setup();
-	kobj_socket_setup();
-	kobj_event_setup();
-	kobj_port_setup();
-	kobj_fifo_setup();
-	kobj_timer_setup();
-	kobj_vmo_setup();
-	inited = true;
+static const struct {
+	size_t off;
+	const char *field, *config;
+	uint32_t lo, hi;
+} limit_range[] = {
+    LIMIT(handles, "K32_KOBJ_MAX_HANDLES", 1, K32_KOBJ_MAX_HANDLES),
+    LIMIT(channels, "K32_KOBJ_MAX_CHANNELS", 1, 1u << 16),
+    LIMIT(messages, "K32_KOBJ_MAX_MESSAGES", 1, 1u << 20),
+    LIMIT(msg_chunks, "K32_KOBJ_MSG_CHUNKS", 1, 1u << 20),
+    LIMIT(sockets, "K32_KOBJ_MAX_SOCKETS", 1, 1u << 16),
+    LIMIT(fifos, "K32_KOBJ_MAX_FIFOS", 1, 1u << 16),
+    LIMIT(events, "K32_KOBJ_MAX_EVENTS", 1, 1u << 16),
+    LIMIT(eventpairs, "K32_KOBJ_MAX_EVENTPAIRS", 1, 1u << 16),
+    LIMIT(ports, "K32_KOBJ_MAX_PORTS", 1, 1u << 16),
+    LIMIT(port_observers, "K32_KOBJ_MAX_PORT_OBSERVERS", 1, 1u << 20),
+    LIMIT(user_packets, "K32_KOBJ_MAX_USER_PACKETS", 1, 1u << 20),
+    LIMIT(timers, "K32_KOBJ_MAX_TIMERS", 1, 1u << 16),
+    LIMIT(vmos, "K32_KOBJ_MAX_VMOS", 1, 1u << 16),
+    LIMIT(names, "K32_KOBJ_MAX_NAMES", 1, 1u << 12),
+    LIMIT(accounts, "K32_KOBJ_MAX_ACCOUNTS", 1, 1u << 16),
+    LIMIT(sleepers, "K32_KOBJ_MAX_SLEEPERS", 1, 1u << 12),
+    LIMIT(region_bytes, "K32_KOBJ_REGION_BYTES", 4096, 1u << 30),
+    LIMIT(owner_pool_pct, "K32_KOBJ_OWNER_POOL_PCT", 1, 100),
+    LIMIT(owner_max_messages, "K32_KOBJ_OWNER_MAX_MESSAGES", 1, 1u << 20),
+    LIMIT(owner_max_observers, "K32_KOBJ_OWNER_MAX_OBSERVERS", 1, 1u << 20),
+    LIMIT(owner_max_packets, "K32_KOBJ_OWNER_MAX_PACKETS", 1, 1u << 20),
+    LIMIT(owner_max_msg_chunks, "K32_KOBJ_OWNER_MAX_MSG_CHUNKS",
+	  (K32_KOBJ_CHANNEL_MAX_MSG_BYTES + K32_KOBJ_MSG_CHUNK_BYTES - 1) /
+	      K32_KOBJ_MSG_CHUNK_BYTES,
+	  1u << 20),
+    LIMIT(owner_max_region_bytes, "K32_KOBJ_OWNER_MAX_REGION_BYTES", 2 * K32_KOBJ_SOCKET_MAX_CAP,
+	  1u << 30),
+};
+
+/* Checks every limit; on failure err (may be NULL) names the field, value and range. */
+static k32_status_t limits_check(const struct kobj_limits *lim, struct k32_err *err)
+{
+	for (size_t i = 0; i < sizeof(limit_range) / sizeof(limit_range[0]); i++) {
+		uint32_t v;
+		memcpy(&v, (const uint8_t *)lim + limit_range[i].off, sizeof(v));
+		if (v < limit_range[i].lo || v > limit_range[i].hi) {
+			if (err)
+				k32_err_set(err, K32_ERR_INVALID_ARGS, "kobj",
+					    "kobj limit %s (%s) = %" PRIu32 " is outside %" PRIu32
+					    "..%" PRIu32 "; fix the board profile",
+					    limit_range[i].field, limit_range[i].config, v,
+					    limit_range[i].lo, limit_range[i].hi);
+			return K32_ERR_INVALID_ARGS;
+		}
+	}
 	return K32_OK;
 }
 
-void kobj_fini(void)
+/* The node header, then every pool (c->base NULL: count only). */
+static void node_layout(struct kobj_node *n, struct kobj_carve *c)
 {
-	kobj_timer_stop();
+	const struct kobj_limits *lim = &n->lim;
+	(void)kobj_carve(c, 1, sizeof(struct kobj_node));
+	kobj_channel_setup(n, c);
+	kobj_socket_setup(n, c);
+	kobj_event_setup(n, c);
+	kobj_port_setup(n, c);
+	kobj_timer_setup(n, c);
+	kobj_vmo_setup(n, c);
+	n->region = kobj_carve(c, lim->region_bytes, 1);
+	n->region_blocks = lim->sockets + lim->fifos + lim->vmos;
+	n->region_blk = kobj_carve(c, n->region_blocks, sizeof(struct kobj_region_blk));
+	n->names = kobj_carve(c, lim->names, sizeof(struct kobj_name_ent));
+	n->sleepers = kobj_carve(c, lim->sleepers, sizeof(struct kobj_sleeper));
+	void *acc = kobj_carve(c, lim->accounts, sizeof(struct kobj_account));
+	kobj_pool_setup_at(&n->account_pool, acc, sizeof(struct kobj_account), lim->accounts,
+			   "K32_KOBJ_MAX_ACCOUNTS", offsetof(struct kobj_account, next));
+}
+
+size_t kobj_node_bytes(const struct kobj_limits *lim)
+{
+	if (limits_check(lim, NULL))
+		return 0;
+	static const struct kobj_node zero;
+	struct kobj_node probe = zero;
+	probe.lim = *lim;
+	struct kobj_carve c = {.base = NULL, .off = 0};
+	node_layout(&probe, &c);
+	return (c.off + 15u) & ~(size_t)15u;
+}
+
+/* An owner's share of a pool: owner_pool_pct of it, at least one. */
+static uint32_t share(const struct kobj_limits *lim, uint32_t pool)
+{
+	uint32_t v = (uint32_t)((uint64_t)pool * lim->owner_pool_pct / 100u);
+	return v ? v : 1u;
+}
+
+k32_status_t kobj_node_init(void *mem, size_t mem_bytes, const char *name,
+			    const struct kobj_limits *lim, struct kobj_node **out,
+			    struct k32_err *err)
+{
+	struct k32_err tmp;
+	if (!err)
+		err = &tmp;
+	k32_status_t st = limits_check(lim, err);
+	if (st)
+		return st;
+	size_t need = kobj_node_bytes(lim);
+	if (!mem || ((uintptr_t)mem & 7u) || mem_bytes < need)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "kobj",
+				   "kobj node %s: %zu bytes at %p given, %zu bytes 8-byte aligned "
+				   "needed for its limits; give more or lower the limits",
+				   name ? name : "?", mem_bytes, mem, need);
+	struct kobj_node *n = mem;
+	memset(n, 0, sizeof(*n));
+	n->lim = *lim;
+	snprintf(n->name, sizeof(n->name), "%s", name ? name : "node");
+	atomic_init(&n->spin_ns, K32_KOBJ_SPIN_NS);
+	n->core_count = k32_plat()->core_count();
+	if (n->core_count < 1)
+		n->core_count = 1;
+	atomic_init(&n->owners_made, 0u);
+	atomic_init(&n->region_lock.v, 0u);
+	atomic_init(&n->names_lock.v, 0u);
+	atomic_init(&n->sleeper_lock.v, 0u);
+	atomic_init(&n->xfer_lock.v, 0u);
+	atomic_init(&n->svc_start_lock.v, 0u);
+	struct kobj_carve c = {.base = mem, .off = 0};
+	node_layout(n, &c);
+	/* the name table is searched linearly, so it starts zeroed (40 B a name) */
+	memset(n->names, 0, (size_t)lim->names * sizeof(struct kobj_name_ent));
+	const uint32_t charge[KOBJ_CHARGE_COUNT] = {
+	    [KOBJ_CHARGE_MESSAGES] = lim->owner_max_messages,
+	    [KOBJ_CHARGE_OBSERVERS] = lim->owner_max_observers,
+	    [KOBJ_CHARGE_PACKETS] = lim->owner_max_packets,
+	    [KOBJ_CHARGE_CHUNKS] = lim->owner_max_msg_chunks,
+	    [KOBJ_CHARGE_REGION_BYTES] = lim->owner_max_region_bytes,
+	    [KOBJ_CHARGE_NAMES] = share(lim, lim->names),
+	    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_CHANNEL - 1] = share(lim, lim->channels),
+	    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_SOCKET - 1] = share(lim, lim->sockets),
+	    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_EVENT - 1] = share(lim, lim->events),
+	    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_EVENTPAIR - 1] = share(lim, lim->eventpairs),
+	    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_PORT - 1] = share(lim, lim->ports),
+	    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_FIFO - 1] = share(lim, lim->fifos),
+	    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_TIMER - 1] = share(lim, lim->timers),
+	    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_VMO - 1] = share(lim, lim->vmos),
+	};
+	memcpy(n->charge_limit, charge, sizeof(charge));
+	n->magic = KOBJ_NODE_MAGIC;
+	*out = n;
+	return K32_OK;
+}
+
+k32_status_t kobj_node_fini(struct kobj_node *n)
+{
+	if (!n || n->magic != KOBJ_NODE_MAGIC)
+		return K32_OK;
+	struct kobj_stats st;
+	kobj_stats_get(n, &st);
+	for (int t = 0; t < KOBJ_TYPE_COUNT; t++)
+		if (st.in_use[t])
+			return K32_ERR_BAD_STATE;
+	kobj_timer_stop(n, true);
+	sleepers_fini(n);
+	n->magic = 0;
+	return K32_OK;
+}
+
+k32_status_t kobj_node_new(const struct k32_allocator *a, const char *name,
+			   const struct kobj_limits *lim, struct kobj_node **out,
+			   struct k32_err *err)
+{
+	size_t bytes = kobj_node_bytes(lim);
+	if (!bytes)
+		return kobj_node_init(NULL, 0, name, lim, out, err); /* names the bad limit */
+	void *mem = k32_alloc(a, bytes);
+	if (!mem)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "kobj",
+				   "kobj node %s: no %zu bytes for its pools; lower the board's "
+				   "kobj limits",
+				   name ? name : "?", bytes);
+	k32_status_t st = kobj_node_init(mem, bytes, name, lim, out, err);
+	if (st)
+		k32_free(a, mem, bytes);
+	return st;
+}
+
+k32_status_t kobj_node_free(const struct k32_allocator *a, struct kobj_node *n)
+{
+	if (!n)
+		return K32_OK;
+	size_t bytes = kobj_node_bytes(&n->lim);
+	k32_status_t st = kobj_node_fini(n);
+	if (st)
+		return st;
+	k32_free(a, n, bytes);
+	return K32_OK;
+}
+
+const char *kobj_node_name(const struct kobj_node *n)
+{
+	return n->name;
+}
+
+const struct kobj_limits *kobj_node_limits(const struct kobj_node *n)
+{
+	return &n->lim;
 }
 
 kobj_time_t kobj_now_ns(void)
@@ -299,9 +497,9 @@ kobj_time_t kobj_deadline_after(int64_t ns)
 	return now + ns;
 }
 
-void kobj_set_spin_ns(uint32_t ns)
+void kobj_node_set_spin_ns(struct kobj_node *n, uint32_t ns)
 {
-	atomic_store(&spin_ns, ns);
+	atomic_store(&n->spin_ns, ns);
 }
 
 k32_status_t kobj_fail(struct kobj_owner *owner, k32_status_t st, const char *fmt, ...)
@@ -335,16 +533,16 @@ void kobj_object_init(struct kobj_object *obj, uint8_t type, struct kobj_core *c
 static _Thread_local struct kobj_object *dead_head;
 static _Thread_local bool dead_busy;
 
-static void names_drop(struct kobj_object *obj);
+static void names_drop(struct kobj_node *n, struct kobj_object *obj);
 
 static void release_half(struct kobj_object *obj)
 {
 	if (atomic_fetch_sub_explicit(&obj->core->live, 1u, memory_order_acq_rel) == 1u) {
 		struct kobj_account *a = obj->core->acct;
 		if (KOBJ_UNLIKELY(obj->named))
-			names_drop(obj);
+			names_drop(obj->core->node, obj);
 		if (obj->peer && KOBJ_UNLIKELY(obj->peer->named))
-			names_drop(obj->peer);
+			names_drop(obj->core->node, obj->peer);
 		unsigned kind = KOBJ_CHARGE_OBJECTS + obj->type - 1u;
 		kobj_type_ops[obj->type]->destroy(obj); /* the block is gone after this */
 		kobj_release(a, kind, 1u);
@@ -397,48 +595,30 @@ void kobj_unref(struct kobj_object *obj, uint32_t amount)
 
 /* ---- owner accounts ------------------------------------------------------------------------ */
 
-static struct kobj_account accounts[K32_KOBJ_MAX_ACCOUNTS];
-static struct kobj_account *account_free;
-static struct kobj_lock account_lock;
-static uint32_t accounts_used;
-static bool accounts_ready;
-
-/* An owner's share of an object pool: K32_KOBJ_OWNER_POOL_PCT of it, at least one. */
-#define SHARE(pool)                                                                                \
-	((pool)*K32_KOBJ_OWNER_POOL_PCT / 100u ? (pool)*K32_KOBJ_OWNER_POOL_PCT / 100u : 1u)
-
-const uint32_t kobj_charge_limit[KOBJ_CHARGE_COUNT] = {
-    [KOBJ_CHARGE_MESSAGES] = K32_KOBJ_OWNER_MAX_MESSAGES,
-    [KOBJ_CHARGE_OBSERVERS] = K32_KOBJ_OWNER_MAX_OBSERVERS,
-    [KOBJ_CHARGE_PACKETS] = K32_KOBJ_OWNER_MAX_PACKETS,
-    [KOBJ_CHARGE_CHUNKS] = K32_KOBJ_OWNER_MAX_MSG_CHUNKS,
-    [KOBJ_CHARGE_REGION_BYTES] = K32_KOBJ_OWNER_MAX_REGION_BYTES,
-    [KOBJ_CHARGE_NAMES] = SHARE(K32_KOBJ_MAX_NAMES),
-    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_CHANNEL - 1] = SHARE(K32_KOBJ_MAX_CHANNELS),
-    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_SOCKET - 1] = SHARE(K32_KOBJ_MAX_SOCKETS),
-    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_EVENT - 1] = SHARE(K32_KOBJ_MAX_EVENTS),
-    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_EVENTPAIR - 1] = SHARE(K32_KOBJ_MAX_EVENTPAIRS),
-    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_PORT - 1] = SHARE(K32_KOBJ_MAX_PORTS),
-    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_FIFO - 1] = SHARE(K32_KOBJ_MAX_FIFOS),
-    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_TIMER - 1] = SHARE(K32_KOBJ_MAX_TIMERS),
-    [KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_VMO - 1] = SHARE(K32_KOBJ_MAX_VMOS),
-};
-
-/* Per type: its pool's limit name and size, and what it holds (for messages). */
+/* Per type: its pool's limit name and what it holds (for messages). */
 static const struct {
 	const char *limit;
-	uint32_t pool;
+	size_t lim_off;
 	const char *what;
 } type_pool[KOBJ_TYPE_COUNT] = {
-    [KOBJ_TYPE_CHANNEL] = {"K32_KOBJ_MAX_CHANNELS", K32_KOBJ_MAX_CHANNELS, "channels"},
-    [KOBJ_TYPE_SOCKET] = {"K32_KOBJ_MAX_SOCKETS", K32_KOBJ_MAX_SOCKETS, "sockets"},
-    [KOBJ_TYPE_EVENT] = {"K32_KOBJ_MAX_EVENTS", K32_KOBJ_MAX_EVENTS, "events"},
-    [KOBJ_TYPE_EVENTPAIR] = {"K32_KOBJ_MAX_EVENTPAIRS", K32_KOBJ_MAX_EVENTPAIRS, "event pairs"},
-    [KOBJ_TYPE_PORT] = {"K32_KOBJ_MAX_PORTS", K32_KOBJ_MAX_PORTS, "ports"},
-    [KOBJ_TYPE_FIFO] = {"K32_KOBJ_MAX_FIFOS", K32_KOBJ_MAX_FIFOS, "fifos"},
-    [KOBJ_TYPE_TIMER] = {"K32_KOBJ_MAX_TIMERS", K32_KOBJ_MAX_TIMERS, "timers"},
-    [KOBJ_TYPE_VMO] = {"K32_KOBJ_MAX_VMOS", K32_KOBJ_MAX_VMOS, "VMOs"},
+    [KOBJ_TYPE_CHANNEL] = {"K32_KOBJ_MAX_CHANNELS", offsetof(struct kobj_limits, channels),
+			   "channels"},
+    [KOBJ_TYPE_SOCKET] = {"K32_KOBJ_MAX_SOCKETS", offsetof(struct kobj_limits, sockets), "sockets"},
+    [KOBJ_TYPE_EVENT] = {"K32_KOBJ_MAX_EVENTS", offsetof(struct kobj_limits, events), "events"},
+    [KOBJ_TYPE_EVENTPAIR] = {"K32_KOBJ_MAX_EVENTPAIRS", offsetof(struct kobj_limits, eventpairs),
+			     "event pairs"},
+    [KOBJ_TYPE_PORT] = {"K32_KOBJ_MAX_PORTS", offsetof(struct kobj_limits, ports), "ports"},
+    [KOBJ_TYPE_FIFO] = {"K32_KOBJ_MAX_FIFOS", offsetof(struct kobj_limits, fifos), "fifos"},
+    [KOBJ_TYPE_TIMER] = {"K32_KOBJ_MAX_TIMERS", offsetof(struct kobj_limits, timers), "timers"},
+    [KOBJ_TYPE_VMO] = {"K32_KOBJ_MAX_VMOS", offsetof(struct kobj_limits, vmos), "VMOs"},
 };
+
+static uint32_t type_pool_size(const struct kobj_node *n, unsigned t)
+{
+	uint32_t v;
+	memcpy(&v, (const uint8_t *)&n->lim + type_pool[t].lim_off, sizeof(v));
+	return v;
+}
 
 static const char *const charge_name[KOBJ_CHARGE_OBJECTS] = {
     "K32_KOBJ_OWNER_MAX_MESSAGES",     "K32_KOBJ_OWNER_MAX_OBSERVERS",
@@ -452,26 +632,11 @@ static const char *const charge_what[KOBJ_CHARGE_OBJECTS] = {
     "bytes of socket/fifo rings and VMOs",
     "object names set"};
 
-static void accounts_setup(void)
+static struct kobj_account *account_get(struct kobj_node *n)
 {
-	if (accounts_ready)
-		return;
-	for (unsigned i = 0; i < K32_KOBJ_MAX_ACCOUNTS; i++)
-		accounts[i].next = i + 1 < K32_KOBJ_MAX_ACCOUNTS ? &accounts[i + 1] : NULL;
-	account_free = &accounts[0];
-	accounts_ready = true;
-}
-
-static struct kobj_account *account_get(void)
-{
-	kobj_lock(&account_lock);
-	struct kobj_account *a = account_free;
+	struct kobj_account *a = kobj_pool_get(&n->account_pool);
 	if (a) {
-		account_free = a->next;
-		accounts_used++;
-	}
-	kobj_unlock(&account_lock);
-	if (a) {
+		a->node = n;
 		for (unsigned k = 0; k < KOBJ_CHARGE_COUNT; k++) {
 			atomic_store(&a->released[k], 0u);
 			a->final[k] = 0;
@@ -490,11 +655,7 @@ void kobj_account_try_free(struct kobj_account *a)
 			return;
 	if (atomic_exchange(&a->freed, 1u) != 0)
 		return;
-	kobj_lock(&account_lock);
-	a->next = account_free;
-	account_free = a;
-	accounts_used--;
-	kobj_unlock(&account_lock);
+	kobj_pool_put(&a->node->account_pool, a);
 }
 
 k32_status_t kobj_charge_fail(struct kobj_owner *owner, unsigned kind, uint32_t in_use, uint32_t n)
@@ -505,17 +666,17 @@ k32_status_t kobj_charge_fail(struct kobj_owner *owner, unsigned kind, uint32_t 
 				 "; drain or close them or raise "
 				 "the limit",
 				 owner->name, in_use, charge_what[kind], n, charge_name[kind],
-				 kobj_charge_limit[kind]);
+				 owner->node->charge_limit[kind]);
 	unsigned t = kind - KOBJ_CHARGE_OBJECTS + 1u;
 	if (t >= KOBJ_TYPE_COUNT)
 		return K32_ERR_NO_RESOURCES;
-	return kobj_fail(owner, K32_ERR_NO_RESOURCES,
-			 "%s: %" PRIu32 " %s alive, its share is %" PRIu32
-			 " (K32_KOBJ_OWNER_POOL_PCT=%u%% of %s=%" PRIu32 "); "
-			 "close some or raise the limit",
-			 owner->name, in_use, type_pool[t].what,
-			 kobj_charge_limit[KOBJ_CHARGE_OBJECTS + t - 1u],
-			 (unsigned)K32_KOBJ_OWNER_POOL_PCT, type_pool[t].limit, type_pool[t].pool);
+	return kobj_fail(
+	    owner, K32_ERR_NO_RESOURCES,
+	    "%s: %" PRIu32 " %s alive, its share is %" PRIu32 " (K32_KOBJ_OWNER_POOL_PCT=%" PRIu32
+	    "%% of %s=%" PRIu32 "); close some or raise the limit",
+	    owner->name, in_use, type_pool[t].what,
+	    owner->node->charge_limit[KOBJ_CHARGE_OBJECTS + t - 1u],
+	    owner->node->lim.owner_pool_pct, type_pool[t].limit, type_pool_size(owner->node, t));
 }
 
 k32_status_t kobj_admit(struct kobj_owner *owner, uint8_t type, uint32_t handles,
@@ -535,9 +696,10 @@ k32_status_t kobj_pool_empty(struct kobj_owner *owner, uint8_t type, struct kobj
 {
 	kobj_release(acct, KOBJ_CHARGE_OBJECTS + type - 1u, 1u);
 	return kobj_fail(owner, K32_ERR_NO_MEMORY,
-			 "%s: all %s=%" PRIu32 " %s in use; close some or raise the limit",
-			 owner->name, type_pool[type].limit, type_pool[type].pool,
-			 type_pool[type].what);
+			 "%s: all %s=%" PRIu32
+			 " %s of node %s in use; close some or raise the limit",
+			 owner->name, type_pool[type].limit, type_pool_size(owner->node, type),
+			 type_pool[type].what, owner->node->name);
 }
 
 /* The owner is going: publish its charges; the account lives until they are released. */
@@ -555,10 +717,12 @@ static void account_close(struct kobj_owner *owner)
 
 /* ---- handle tables ----------------------------------------------------------------------- */
 
-void kobj_owner_init(struct kobj_owner *owner, const char *name, uint32_t cap)
+void kobj_owner_init(struct kobj_owner *owner, struct kobj_node *node, const char *name,
+		     uint32_t cap)
 {
-	if (cap == 0 || cap > K32_KOBJ_MAX_HANDLES)
-		cap = K32_KOBJ_MAX_HANDLES;
+	if (cap == 0 || cap > node->lim.handles)
+		cap = node->lim.handles;
+	owner->node = node;
 	owner->name = name ? name : "owner";
 	owner->cap = cap;
 	owner->used = 0;
@@ -566,13 +730,12 @@ void kobj_owner_init(struct kobj_owner *owner, const char *name, uint32_t cap)
 	owner->last_err.status = K32_OK;
 	owner->last_err.module = "kobj";
 	owner->last_err.msg[0] = '\0';
-	owner->acct = account_get();
+	owner->acct = account_get(node);
 	for (unsigned k = 0; k < KOBJ_CHARGE_COUNT; k++)
 		owner->charged[k] = 0;
 	/* Each table starts its generations at a different point, so a handle value copied
 	 * from another owner's table almost never names a live slot here (BAD_HANDLE). */
-	static atomic_uint owners_made;
-	uint32_t seed = (atomic_fetch_add(&owners_made, 1u) + 1u) * 0x9e3779b1u;
+	uint32_t seed = (atomic_fetch_add(&node->owners_made, 1u) + 1u) * 0x9e3779b1u;
 	for (uint32_t i = 0; i < K32_KOBJ_MAX_HANDLES; i++) {
 		uint32_t gen = (seed + i * 0x2545u) & KOBJ_GEN_MASK;
 		atomic_init(&owner->slots[i].obj, NULL);
@@ -755,6 +918,11 @@ k32_status_t kobj_handle_transfer(struct kobj_owner *from, kobj_handle_t h, stru
 	k32_status_t st = kobj_lookup(from, h, 0, 0, &obj);
 	if (st != K32_OK)
 		return st;
+	if (to->node != from->node)
+		return kobj_fail(from, K32_ERR_INVALID_ARGS,
+				 "%s: cannot transfer a handle to %s of another node (%s, %s); "
+				 "objects never leave their node",
+				 from->name, to->name, from->node->name, to->node->name);
 	if (!kobj_owner_has_room(to, 1))
 		return kobj_fail(from, K32_ERR_NO_RESOURCES,
 				 "%s: handle table full (%" PRIu32
@@ -809,106 +977,94 @@ k32_status_t kobj_object_get_info(struct kobj_owner *owner, kobj_handle_t h, str
  * costs nothing (one flag byte in its header). Charged to the owner that set the name,
  * released when the name is removed or the object destroyed.
  */
-static struct {
-	const struct kobj_object *obj; /* NULL: free */
-	struct kobj_account *acct;
-	char name[KOBJ_MAX_NAME_LEN];
-} names[K32_KOBJ_MAX_NAMES];
-static struct kobj_lock names_lock;
-static uint32_t names_used;
-
-static int name_find(const struct kobj_object *obj)
+static int name_find(const struct kobj_node *n, const struct kobj_object *obj)
 {
-	for (int i = 0; i < K32_KOBJ_MAX_NAMES; i++)
-		if (names[i].obj == obj)
-			return i;
+	for (uint32_t i = 0; i < n->lim.names; i++)
+		if (n->names[i].obj == obj)
+			return (int)i;
 	return -1;
 }
 
 /* names_lock held. */
-static void name_free(int i)
+static void name_free(struct kobj_node *n, int i)
 {
-	struct kobj_account *a = names[i].acct;
-	((struct kobj_object *)names[i].obj)->named = 0;
-	names[i].obj = NULL;
-	names[i].acct = NULL;
-	names_used--;
+	struct kobj_account *a = n->names[i].acct;
+	((struct kobj_object *)n->names[i].obj)->named = 0;
+	n->names[i].obj = NULL;
+	n->names[i].acct = NULL;
+	n->names_used--;
 	kobj_release(a, KOBJ_CHARGE_NAMES, 1u);
 }
 
-static void names_drop(struct kobj_object *obj)
+static void names_drop(struct kobj_node *n, struct kobj_object *obj)
 {
-	kobj_lock(&names_lock);
-	int i = name_find(obj);
+	kobj_lock(&n->names_lock);
+	int i = name_find(n, obj);
 	if (i >= 0)
-		name_free(i);
-	kobj_unlock(&names_lock);
+		name_free(n, i);
+	kobj_unlock(&n->names_lock);
 }
 
 static k32_status_t name_set(struct kobj_owner *owner, struct kobj_object *obj, const char *v,
 			     uint32_t size)
 {
+	struct kobj_node *n = obj->core->node;
 	uint32_t len = 0;
 	while (len < size && len < KOBJ_MAX_NAME_LEN - 1 && v[len])
 		len++;
-	kobj_lock(&names_lock);
-	int i = obj->named ? name_find(obj) : -1;
+	kobj_lock(&n->names_lock);
+	int i = obj->named ? name_find(n, obj) : -1;
 	if (len == 0) {
 		if (i >= 0)
-			name_free(i);
-		kobj_unlock(&names_lock);
+			name_free(n, i);
+		kobj_unlock(&n->names_lock);
 		return K32_OK;
 	}
 	if (i < 0) {
-		kobj_unlock(&names_lock);
+		kobj_unlock(&n->names_lock);
 		struct kobj_account *a;
 		k32_status_t st = kobj_charge(owner, KOBJ_CHARGE_NAMES, 1u, &a);
 		if (st != K32_OK)
 			return st;
-		kobj_lock(&names_lock);
-		i = name_find(NULL);
+		kobj_lock(&n->names_lock);
+		i = name_find(n, NULL);
 		if (i < 0) {
-			kobj_unlock(&names_lock);
+			kobj_unlock(&n->names_lock);
 			kobj_release(a, KOBJ_CHARGE_NAMES, 1u);
 			return kobj_fail(owner, K32_ERR_NO_MEMORY,
-					 "%s: all K32_KOBJ_MAX_NAMES=%u object names in use; "
-					 "clear some or raise the limit",
-					 owner->name, (unsigned)K32_KOBJ_MAX_NAMES);
+					 "%s: all K32_KOBJ_MAX_NAMES=%" PRIu32
+					 " object names of node %s in use; clear some or raise the "
+					 "limit",
+					 owner->name, n->lim.names, n->name);
 		}
-		names[i].obj = obj;
-		names[i].acct = a;
+		n->names[i].obj = obj;
+		n->names[i].acct = a;
 		obj->named = 1;
-		names_used++;
+		n->names_used++;
 	}
-	memcpy(names[i].name, v, len);
-	names[i].name[len] = '\0';
-	kobj_unlock(&names_lock);
+	memcpy(n->names[i].name, v, len);
+	n->names[i].name[len] = '\0';
+	kobj_unlock(&n->names_lock);
 	return K32_OK;
 }
 
 static void name_get(const struct kobj_object *obj, char *out)
 {
+	struct kobj_node *n = obj->core->node;
 	out[0] = '\0';
-	kobj_lock(&names_lock);
-	int i = obj->named ? name_find(obj) : -1;
+	kobj_lock(&n->names_lock);
+	int i = obj->named ? name_find(n, obj) : -1;
 	if (i >= 0)
-		memcpy(out, names[i].name, KOBJ_MAX_NAME_LEN);
-	kobj_unlock(&names_lock);
+		memcpy(out, n->names[i].name, KOBJ_MAX_NAME_LEN);
+	kobj_unlock(&n->names_lock);
 }
 
-static void names_reset(void)
+uint32_t kobj_names_used(struct kobj_node *n)
 {
-	memset(names, 0, sizeof(names));
-	names_used = 0;
-	atomic_init(&names_lock.v, 0u);
-}
-
-uint32_t kobj_names_used(void)
-{
-	kobj_lock(&names_lock);
-	uint32_t n = names_used;
-	kobj_unlock(&names_lock);
-	return n;
+	kobj_lock(&n->names_lock);
+	uint32_t c = n->names_used;
+	kobj_unlock(&n->names_lock);
+	return c;
 }
 
 static k32_status_t property(struct kobj_owner *owner, kobj_handle_t h, uint32_t prop, void *get,
@@ -1122,26 +1278,48 @@ k32_status_t kobj_object_signal_peer(struct kobj_owner *owner, kobj_handle_t h, 
 
 /* ---- sleepers and deferred wake-ups ----------------------------------------------------- */
 
-static struct kobj_sleeper sleepers[K32_KOBJ_MAX_SLEEPERS];
-static struct kobj_sleeper *sleeper_free;
-static struct kobj_lock sleeper_lock;
-static bool sleepers_ready;
-
 _Thread_local unsigned kobj_tls_depth;
 _Thread_local unsigned kobj_tls_nwake;
 static _Thread_local struct kobj_sleeper *wake_q[16];
 
-static void sleepers_setup(void)
+/* A sleeper of the instance: a returned one, else the next never-used one, whose mutex and
+ * condition are made now (so an instance whose waits never sleep writes none). */
+static struct kobj_sleeper *sleeper_get(struct kobj_node *n)
 {
-	if (sleepers_ready)
-		return;
-	for (unsigned i = 0; i < K32_KOBJ_MAX_SLEEPERS; i++) {
-		k32_plat()->mutex_init(&sleepers[i].m);
-		k32_plat()->cond_init(&sleepers[i].c);
-		sleepers[i].next = i + 1 < K32_KOBJ_MAX_SLEEPERS ? &sleepers[i + 1] : NULL;
+	kobj_lock(&n->sleeper_lock);
+	struct kobj_sleeper *sl = n->sleeper_free;
+	bool fresh = false;
+	if (sl) {
+		n->sleeper_free = sl->next;
+	} else if (n->sleepers_fresh < n->lim.sleepers) {
+		sl = &n->sleepers[n->sleepers_fresh++];
+		fresh = true;
 	}
-	sleeper_free = &sleepers[0];
-	sleepers_ready = true;
+	kobj_unlock(&n->sleeper_lock);
+	if (fresh) {
+		k32_plat()->mutex_init(&sl->m);
+		k32_plat()->cond_init(&sl->c);
+	}
+	return sl;
+}
+
+static void sleeper_put(struct kobj_node *n, struct kobj_sleeper *sl)
+{
+	kobj_lock(&n->sleeper_lock);
+	sl->next = n->sleeper_free;
+	n->sleeper_free = sl;
+	kobj_unlock(&n->sleeper_lock);
+}
+
+/* Node teardown (no thread waits on the instance any more). */
+static void sleepers_fini(struct kobj_node *n)
+{
+	for (uint32_t i = 0; i < n->sleepers_fresh; i++) {
+		k32_plat()->cond_fini(&n->sleepers[i].c);
+		k32_plat()->mutex_fini(&n->sleepers[i].m);
+	}
+	n->sleepers_fresh = 0;
+	n->sleeper_free = NULL;
 }
 
 static void sleeper_kick(struct kobj_sleeper *sl)
@@ -1184,10 +1362,10 @@ static int64_t deadline_us(kobj_time_t deadline)
 	return (deadline + 999) / 1000;
 }
 
-k32_status_t kobj_waiter_block(struct kobj_waiter *w, kobj_time_t deadline)
+k32_status_t kobj_waiter_block(struct kobj_node *n, struct kobj_waiter *w, kobj_time_t deadline)
 {
-	uint32_t budget = atomic_load_explicit(&spin_ns, memory_order_relaxed);
-	if (budget && core_count > 1) {
+	uint32_t budget = atomic_load_explicit(&n->spin_ns, memory_order_relaxed);
+	if (budget && n->core_count > 1) {
 		kobj_time_t start = kobj_now_ns();
 		for (unsigned i = 1;; i++) {
 			if (atomic_load_explicit(&w->state, memory_order_acquire) == KOBJ_W_DONE)
@@ -1201,11 +1379,7 @@ k32_status_t kobj_waiter_block(struct kobj_waiter *w, kobj_time_t deadline)
 		}
 	}
 	const struct k32_platform_ops *p = k32_plat();
-	kobj_lock(&sleeper_lock);
-	struct kobj_sleeper *sl = sleeper_free;
-	if (sl)
-		sleeper_free = sl->next;
-	kobj_unlock(&sleeper_lock);
+	struct kobj_sleeper *sl = sleeper_get(n);
 	if (KOBJ_UNLIKELY(!sl)) {
 		/* All K32_KOBJ_MAX_SLEEPERS in use: poll (correct, slower). */
 		while (atomic_load(&w->state) != KOBJ_W_DONE) {
@@ -1230,10 +1404,7 @@ k32_status_t kobj_waiter_block(struct kobj_waiter *w, kobj_time_t deadline)
 		}
 	}
 	p->mutex_unlock(&sl->m);
-	kobj_lock(&sleeper_lock);
-	sl->next = sleeper_free;
-	sleeper_free = sl;
-	kobj_unlock(&sleeper_lock);
+	sleeper_put(n, sl);
 	return res;
 }
 
@@ -1301,7 +1472,7 @@ k32_status_t kobj_object_wait_one(struct kobj_owner *owner, kobj_handle_t h, uin
 	kobj_unlock(&obj->core->lock);
 	kobj_gate_leave(owner);
 
-	st = kobj_waiter_block(&w, deadline);
+	st = kobj_waiter_block(owner->node, &w, deadline);
 
 	kobj_lock(&obj->core->lock);
 	if (n.obs.linked)
@@ -1405,7 +1576,7 @@ k32_status_t kobj_object_wait_many(struct kobj_owner *owner, struct kobj_wait_it
 		linked++;
 	}
 	kobj_gate_leave(owner);
-	st = any ? K32_OK : kobj_waiter_block(&w, deadline);
+	st = any ? K32_OK : kobj_waiter_block(owner->node, &w, deadline);
 	for (i = 0; i < linked; i++) {
 		struct kobj_object *obj = objs[i];
 		kobj_lock(&obj->core->lock);

@@ -18,30 +18,21 @@ struct kobj_eventpair {
 	struct kobj_object half[2];
 };
 
-static struct kobj_event event_store[K32_KOBJ_MAX_EVENTS];
-static struct kobj_eventpair pair_store[K32_KOBJ_MAX_EVENTPAIRS];
-static struct kobj_pool event_pool, pair_pool;
-
 #define EV_RIGHTS (KOBJ_RIGHTS_BASIC | KOBJ_RIGHT_SIGNAL)
 #define EP_RIGHTS (KOBJ_RIGHTS_BASIC | KOBJ_RIGHT_SIGNAL | KOBJ_RIGHT_SIGNAL_PEER)
 
-void kobj_event_setup(void)
+void kobj_event_setup(struct kobj_node *n, struct kobj_carve *c)
 {
-	kobj_pool_setup_at(&event_pool, event_store, sizeof(event_store[0]), K32_KOBJ_MAX_EVENTS,
+	size_t ee = sizeof(struct kobj_event), pe = sizeof(struct kobj_eventpair);
+	kobj_pool_setup_at(&n->event_pool, kobj_carve(c, n->lim.events, ee), ee, n->lim.events,
 			   "K32_KOBJ_MAX_EVENTS", offsetof(struct kobj_event, core));
-	kobj_pool_setup(&pair_pool, pair_store, sizeof(pair_store[0]), K32_KOBJ_MAX_EVENTPAIRS,
+	kobj_pool_setup(&n->epair_pool, kobj_carve(c, n->lim.eventpairs, pe), pe, n->lim.eventpairs,
 			"K32_KOBJ_MAX_EVENTPAIRS");
-}
-
-void kobj_event_stats(struct kobj_stats *st)
-{
-	st->in_use[KOBJ_TYPE_EVENT] = kobj_pool_used(&event_pool);
-	st->in_use[KOBJ_TYPE_EVENTPAIR] = kobj_pool_used(&pair_pool);
 }
 
 static void ev_destroy(struct kobj_object *obj)
 {
-	kobj_pool_put(&event_pool, obj);
+	kobj_pool_put(&obj->core->node->event_pool, obj);
 }
 
 static void ep_on_zero(struct kobj_object *obj)
@@ -54,8 +45,9 @@ static void ep_on_zero(struct kobj_object *obj)
 
 static void ep_destroy(struct kobj_object *obj)
 {
-	kobj_pool_put(&pair_pool, (struct kobj_eventpair *)((uint8_t *)(obj - obj->side) -
-							    offsetof(struct kobj_eventpair, half)));
+	kobj_pool_put(&obj->core->node->epair_pool,
+		      (struct kobj_eventpair *)((uint8_t *)(obj - obj->side) -
+						offsetof(struct kobj_eventpair, half)));
 }
 
 const struct kobj_type_ops kobj_event_ops = {
@@ -82,10 +74,10 @@ k32_status_t kobj_event_create(struct kobj_owner *owner, uint32_t opts, kobj_han
 	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_EVENT, 1, &acct);
 	if (st != K32_OK)
 		return st;
-	struct kobj_event *e = kobj_pool_get(&event_pool);
+	struct kobj_event *e = kobj_pool_get(&owner->node->event_pool);
 	if (!e)
 		return kobj_pool_empty(owner, KOBJ_TYPE_EVENT, acct);
-	kobj_core_init(&e->core, 1u, acct);
+	kobj_core_init(&e->core, owner->node, 1u, acct);
 	kobj_object_init(&e->hdr, KOBJ_TYPE_EVENT, &e->core, 0);
 	return kobj_handle_install(owner, &e->hdr, EV_RIGHTS, out);
 }
@@ -101,10 +93,10 @@ k32_status_t kobj_eventpair_create(struct kobj_owner *owner, uint32_t opts, kobj
 	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_EVENTPAIR, 2, &acct);
 	if (st != K32_OK)
 		return st;
-	struct kobj_eventpair *p = kobj_pool_get(&pair_pool);
+	struct kobj_eventpair *p = kobj_pool_get(&owner->node->epair_pool);
 	if (!p)
 		return kobj_pool_empty(owner, KOBJ_TYPE_EVENTPAIR, acct);
-	kobj_core_init(&p->core, 2u, acct);
+	kobj_core_init(&p->core, owner->node, 2u, acct);
 	for (int i = 0; i < 2; i++) {
 		kobj_object_init(&p->half[i], KOBJ_TYPE_EVENTPAIR, &p->core, 0);
 		p->half[i].side = (uint8_t)i;

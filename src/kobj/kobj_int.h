@@ -77,6 +77,7 @@ struct kobj_core {
 	struct kobj_lock lock;	   /* guards both halves */
 	atomic_uint live;	   /* halves with refs != 0; the block is freed at 0 */
 	struct kobj_account *acct; /* the creator's account, charged one object (may be NULL) */
+	struct kobj_node *node;	   /* the instance whose pools the block came from */
 };
 
 struct kobj_obs;
@@ -169,17 +170,94 @@ void *kobj_pool_get(struct kobj_pool *p);
 void kobj_pool_put(struct kobj_pool *p, void *blk);
 uint32_t kobj_pool_used(struct kobj_pool *p);
 
+/* ---- the instance (one per board) -----------------------------------------------------------
+ *
+ * Everything the objects of one node share: its limits, pools, byte region, accounts, names,
+ * sleepers, cycle-guard scratch and timer service. kobj_node_init lays it out at the start
+ * of the caller's memory, the pools' blocks after it; nothing here is global, so two
+ * instances in one process (two simulated boards) share nothing but the code. Every object
+ * reaches its instance through core->node, every owner through owner->node; an object never
+ * enters a table of another instance (kobj_handle_transfer refuses it).
+ */
+struct kobj_timer;
+
+struct kobj_region_blk {
+	uint32_t off, len;
+};
+
+struct kobj_name_ent {
+	const struct kobj_object *obj; /* NULL: free */
+	struct kobj_account *acct;
+	char name[KOBJ_MAX_NAME_LEN];
+};
+
+struct kobj_node {
+	uint32_t magic; /* KOBJ_NODE_MAGIC while initialised */
+	char name[32];	/* "cardputer-1", for messages */
+	struct kobj_limits lim;
+	uint32_t charge_limit[KOBJ_CHARGE_COUNT]; /* an owner's shares, from lim */
+	atomic_uint spin_ns;			  /* kobj_node_set_spin_ns */
+	unsigned core_count;
+	atomic_uint owners_made; /* generation seeds of the handle tables */
+	/* test hook of the wait gate (kobj_gate_enter); NULL except in tests */
+	void (*wait_hook)(struct kobj_owner *owner, int where);
+	/* object pools (kobj_<type>.c) */
+	struct kobj_pool chan_pool, msg_pool, chunk_pool;
+	struct kobj_pool sock_pool, fifo_pool;
+	struct kobj_pool event_pool, epair_pool;
+	struct kobj_pool port_pool, obs_pool, user_pool;
+	struct kobj_pool timer_pool, vmo_pool;
+	/* owner accounts */
+	struct kobj_pool account_pool;
+	/* the byte region: first fit over a sorted table of live blocks */
+	uint8_t *region;
+	struct kobj_region_blk *region_blk;
+	uint32_t region_nblk, region_blocks, region_bytes;
+	struct kobj_lock region_lock;
+	/* object names */
+	struct kobj_name_ent *names;
+	uint32_t names_used;
+	struct kobj_lock names_lock;
+	/* sleepers: handed out lazily, their mutex and condition made on first use */
+	struct kobj_sleeper *sleepers, *sleeper_free;
+	uint32_t sleepers_fresh;
+	struct kobj_lock sleeper_lock;
+	/* channel cycle guard (kobj_channel.c) */
+	struct kobj_lock xfer_lock;
+	struct kobj_object **walk_seen;	 /* 2 x lim.channels */
+	struct kobj_object **walk_stack; /* 2 x lim.channels */
+	/* timer service (kobj_timer.c) */
+	struct k32_mutex svc_m;
+	struct k32_cond svc_c;
+	struct kobj_timer *armed_head;
+	struct k32_task *svc_task;
+	bool svc_stop, svc_ready, svc_sync; /* svc_sync: svc_m and svc_c exist */
+	struct kobj_lock svc_start_lock;
+};
+
+#define KOBJ_NODE_MAGIC 0x6b6f626au /* "kobj" */
+
+/*
+ * Carves the caller's memory: kobj_node_carve(c, n, elem) returns the next n * elem bytes
+ * (16-byte aligned), or only counts them when c->base is NULL (kobj_node_bytes).
+ */
+struct kobj_carve {
+	uint8_t *base;
+	size_t off;
+};
+void *kobj_carve(struct kobj_carve *c, uint32_t count, size_t elem);
+
 /* First-fit byte region for socket rings and VMO bytes. */
-k32_status_t kobj_region_alloc(uint32_t len, uint8_t **out);
-void kobj_region_free(uint8_t *p, uint32_t len);
-uint32_t kobj_region_used(void);
-uint32_t kobj_names_used(void);
+k32_status_t kobj_region_alloc(struct kobj_node *n, uint32_t len, uint8_t **out);
+void kobj_region_free(struct kobj_node *n, uint8_t *p, uint32_t len);
+uint32_t kobj_region_used(struct kobj_node *n);
+uint32_t kobj_names_used(struct kobj_node *n);
 /* The same, charged to the owner's K32_KOBJ_OWNER_MAX_REGION_BYTES (NO_RESOURCES over it,
  * NO_MEMORY naming the region when it has no room; `what` names the use in the message). */
 k32_status_t kobj_region_take(struct kobj_owner *owner, uint32_t len, const char *what,
 			      uint8_t **out);
 /* Frees and releases the charge made by kobj_region_take (acct: the creator's, may be NULL). */
-void kobj_region_give(struct kobj_account *acct, uint8_t *p, uint32_t len);
+void kobj_region_give(struct kobj_node *n, struct kobj_account *acct, uint8_t *p, uint32_t len);
 
 /* ---- owner accounts (kobj_core.c) ----------------------------------------------------------
  *
@@ -194,9 +272,9 @@ struct kobj_account {
 	atomic_uint dead;		   /* the owner is gone */
 	atomic_uint freed;		   /* claimed for return to the pool */
 	struct kobj_account *next;	   /* free list */
+	struct kobj_node *node;		   /* whose pool it came from */
 };
 
-extern const uint32_t kobj_charge_limit[KOBJ_CHARGE_COUNT];
 k32_status_t kobj_charge_fail(struct kobj_owner *owner, unsigned kind, uint32_t in_use, uint32_t n);
 void kobj_account_try_free(struct kobj_account *a);
 
@@ -210,7 +288,8 @@ static inline k32_status_t kobj_charge(struct kobj_owner *owner, unsigned kind, 
 		return K32_OK;
 	uint32_t in_use =
 	    owner->charged[kind] - atomic_load_explicit(&a->released[kind], memory_order_relaxed);
-	if (KOBJ_UNLIKELY(n > kobj_charge_limit[kind] - in_use || in_use > kobj_charge_limit[kind]))
+	uint32_t limit = owner->node->charge_limit[kind];
+	if (KOBJ_UNLIKELY(n > limit - in_use || in_use > limit))
 		return kobj_charge_fail(owner, kind, in_use, n);
 	owner->charged[kind] += n;
 	return K32_OK;
@@ -236,11 +315,13 @@ k32_status_t kobj_admit(struct kobj_owner *owner, uint8_t type, uint32_t handles
 /* The type's pool is empty: releases the admission charge, NO_MEMORY naming the limit. */
 k32_status_t kobj_pool_empty(struct kobj_owner *owner, uint8_t type, struct kobj_account *acct);
 
-static inline void kobj_core_init(struct kobj_core *c, unsigned halves, struct kobj_account *acct)
+static inline void kobj_core_init(struct kobj_core *c, struct kobj_node *node, unsigned halves,
+				  struct kobj_account *acct)
 {
 	atomic_init(&c->lock.v, 0u);
 	atomic_init(&c->live, halves);
 	c->acct = acct;
+	c->node = node;
 }
 
 /* ---- per-type hooks ---------------------------------------------------------------------- */
@@ -268,21 +349,15 @@ extern const struct kobj_type_ops *const kobj_type_ops[KOBJ_TYPE_COUNT];
 extern const struct kobj_type_ops kobj_channel_ops, kobj_socket_ops, kobj_event_ops,
     kobj_eventpair_ops, kobj_port_ops, kobj_fifo_ops, kobj_timer_ops, kobj_vmo_ops;
 
-void kobj_channel_setup(void);
-void kobj_socket_setup(void);
-void kobj_event_setup(void);
-void kobj_port_setup(void);
-void kobj_fifo_setup(void);
-void kobj_timer_setup(void);
-void kobj_timer_stop(void);
-void kobj_vmo_setup(void);
-void kobj_channel_stats(struct kobj_stats *st);
-void kobj_socket_stats(struct kobj_stats *st);
-void kobj_event_stats(struct kobj_stats *st);
-void kobj_port_stats(struct kobj_stats *st);
-void kobj_fifo_stats(struct kobj_stats *st);
-void kobj_timer_stats(struct kobj_stats *st);
-void kobj_vmo_stats(struct kobj_stats *st);
+/* Each type carves its pools from the instance's memory (or counts them: c->base NULL). */
+void kobj_channel_setup(struct kobj_node *n, struct kobj_carve *c);
+void kobj_socket_setup(struct kobj_node *n, struct kobj_carve *c);
+void kobj_event_setup(struct kobj_node *n, struct kobj_carve *c);
+void kobj_port_setup(struct kobj_node *n, struct kobj_carve *c);
+void kobj_timer_setup(struct kobj_node *n, struct kobj_carve *c);
+void kobj_vmo_setup(struct kobj_node *n, struct kobj_carve *c);
+void kobj_timer_stop(struct kobj_node *n, bool fini);
+void kobj_node_stats_types(struct kobj_node *n, struct kobj_stats *st);
 
 /* ---- core helpers (kobj_core.c) ---------------------------------------------------------- */
 
@@ -316,7 +391,7 @@ void kobj_obs_unlink(struct kobj_object *obj, struct kobj_obs *o);
  * sleeps, happens when this thread releases its last kobj lock). */
 void kobj_waiter_wake(struct kobj_waiter *w);
 /* Blocks until woken or deadline; returns K32_OK or K32_ERR_TIMED_OUT. */
-k32_status_t kobj_waiter_block(struct kobj_waiter *w, kobj_time_t deadline);
+k32_status_t kobj_waiter_block(struct kobj_node *n, struct kobj_waiter *w, kobj_time_t deadline);
 
 k32_status_t kobj_fail(struct kobj_owner *owner, k32_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -380,17 +455,16 @@ static inline struct kobj_object *kobj_handle_obj(const struct kobj_owner *owner
  * never miss the cancellation, and it never touches an object whose last handle went.
  * Returns false if some item of handles[0..n) no longer names objs[i].
  *
- * kobj_wait_hook (NULL except in tests, which set it while no wait runs) is called with
- * where = 0 before the gate goes up and 1 once it is up and the handles checked, so a test can
- * put a close from another thread at exactly those points.
+ * The instance's wait_hook (NULL except in tests, which set it while no wait runs) is called
+ * with where = 0 before the gate goes up and 1 once it is up and the handles checked, so a
+ * test can put a close from another thread at exactly those points.
  */
-extern void (*kobj_wait_hook)(struct kobj_owner *owner, int where);
 
 static inline bool kobj_gate_enter(struct kobj_owner *owner, const kobj_handle_t *handles,
 				   struct kobj_object *const *objs, uint32_t n)
 {
-	if (KOBJ_UNLIKELY(kobj_wait_hook != NULL))
-		kobj_wait_hook(owner, 0);
+	if (KOBJ_UNLIKELY(owner->node->wait_hook != NULL))
+		owner->node->wait_hook(owner, 0);
 	atomic_store_explicit(&owner->gate, 1u, memory_order_seq_cst);
 	for (uint32_t i = 0; i < n; i++) {
 		struct kobj_slot *s = &owner->slots[handles[i] & KOBJ_SLOT_MASK];
@@ -401,8 +475,8 @@ static inline bool kobj_gate_enter(struct kobj_owner *owner, const kobj_handle_t
 			return false;
 		}
 	}
-	if (KOBJ_UNLIKELY(kobj_wait_hook != NULL))
-		kobj_wait_hook(owner, 1);
+	if (KOBJ_UNLIKELY(owner->node->wait_hook != NULL))
+		owner->node->wait_hook(owner, 1);
 	return true;
 }
 

@@ -16,6 +16,10 @@ void *memset(void *, int, size_t);
 void *memmove(void *, const void *, size_t);
 int strcmp(const char *, const char *);
 H
+cat >"$tmp/inc/inttypes.h" <<'H'
+#include <stdint.h>
+#define PRIu32 "u"
+H
 cat >"$tmp/inc/stdio.h" <<'H'
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,7 +33,7 @@ specs=(
 	"port:struct kobj_port:struct kobj_port_obs:struct kobj_port_entry"
 	"timer:struct kobj_timer"
 	"vmo:struct kobj_vmo"
-	"core:struct kobj_object:struct kobj_slot:struct kobj_owner:struct kobj_wait_node:struct kobj_sleeper:struct kobj_account"
+	"core:struct kobj_object:struct kobj_slot:struct kobj_owner:struct kobj_wait_node:struct kobj_sleeper:struct kobj_account:struct kobj_node"
 )
 printf '%-28s %8s %8s\n' "structure" "32-bit" "host"
 for spec in "${specs[@]}"; do

@@ -14,11 +14,25 @@
 #include <cmocka.h>
 
 #include "kobj/kobj.h"
+#include "base/k32_alloc.h"
 #include "kobj/kobj_int.h"
 
 #define MEM_LEN 131072u
 static uint8_t lm[MEM_LEN]; /* the pod's linear memory */
 static struct kobj_owner pod, pod2, native;
+
+/* The test's kobj instance (kube32-sim makes one per board). */
+static struct kobj_node *KN;
+
+static k32_status_t test_node_new(void)
+{
+	struct kobj_limits lim;
+	kobj_limits_default(&lim);
+	if (KN && kobj_node_free(k32_default_allocator(), KN) != K32_OK)
+		return K32_ERR_BAD_STATE; /* an earlier test leaked an object */
+	KN = NULL;
+	return kobj_node_new(k32_default_allocator(), "test-node", &lim, &KN, NULL);
+}
 static struct k32_err trap;
 
 static const struct k32_hostfn_def *find(const char *name)
@@ -80,11 +94,11 @@ static void wr32(uint32_t addr, uint32_t v)
 static int setup(void **state)
 {
 	(void)state;
-	if (kobj_init(NULL) != K32_OK)
+	if (test_node_new() != K32_OK)
 		return -1;
-	kobj_owner_init(&pod, "pod p", 0);
-	kobj_owner_init(&pod2, "pod q", 0);
-	kobj_owner_init(&native, "kubelet", 0);
+	kobj_owner_init(&pod, KN, "pod p", 0);
+	kobj_owner_init(&pod2, KN, "pod q", 0);
+	kobj_owner_init(&native, KN, "kubelet", 0);
 	memset(lm, 0, sizeof(lm));
 	return 0;
 }
@@ -96,7 +110,7 @@ static int teardown(void **state)
 	kobj_owner_fini(&pod2);
 	kobj_owner_fini(&native);
 	struct kobj_stats st;
-	kobj_stats_get(&st);
+	kobj_stats_get(KN, &st);
 	for (int t = 0; t < KOBJ_TYPE_COUNT; t++)
 		assert_int_equal(st.in_use[t], 0);
 	assert_int_equal(st.messages + st.chunks + st.port_observers + st.port_user_packets, 0);
@@ -455,6 +469,6 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_exhausted_pool, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests_name("kobj_pod", tests, NULL, NULL);
-	kobj_fini();
+	kobj_node_free(k32_default_allocator(), KN);
 	return rc;
 }

@@ -14,10 +14,24 @@
 #include <cmocka.h>
 
 #include "kobj/kobj.h"
+#include "base/k32_alloc.h"
 #include "platform/k32_platform.h"
 #include "wasm/wrt.h"
 
 static struct kobj_owner pod, svc;
+
+/* The test's kobj instance (kube32-sim makes one per board). */
+static struct kobj_node *KN;
+
+static k32_status_t test_node_new(void)
+{
+	struct kobj_limits lim;
+	kobj_limits_default(&lim);
+	if (KN && kobj_node_free(k32_default_allocator(), KN) != K32_OK)
+		return K32_ERR_BAD_STATE; /* an earlier test leaked an object */
+	KN = NULL;
+	return kobj_node_new(k32_default_allocator(), "test-node", &lim, &KN, NULL);
+}
 static struct wrt_module *mod;
 static struct wrt_instance *inst;
 static struct k32_err err;
@@ -28,10 +42,10 @@ static int setup(void **state)
 {
 	(void)state;
 	const struct k32_allocator *alloc = k32_default_allocator();
-	if (kobj_init(NULL) != K32_OK)
+	if (test_node_new() != K32_OK)
 		return -1;
-	kobj_owner_init(&pod, "pod echo", 0);
-	kobj_owner_init(&svc, "kubelet", 0);
+	kobj_owner_init(&pod, KN, "pod echo", 0);
+	kobj_owner_init(&svc, KN, "kubelet", 0);
 	if (k32_plat()->file_read_all(KOBJ_POD_WASM, alloc, 1 << 20, &bytes, &len, &err) !=
 	    K32_OK) {
 		fprintf(stderr, "cannot read %s: %s\n", KOBJ_POD_WASM, err.msg);
@@ -64,7 +78,7 @@ static int teardown(void **state)
 	kobj_owner_fini(&pod);
 	kobj_owner_fini(&svc);
 	struct kobj_stats st;
-	kobj_stats_get(&st);
+	kobj_stats_get(KN, &st);
 	for (int t = 0; t < KOBJ_TYPE_COUNT; t++)
 		assert_int_equal(st.in_use[t], 0);
 	assert_int_equal(st.messages + st.port_observers + st.port_user_packets, 0);
@@ -177,7 +191,7 @@ static void test_pod_quotas(void **state)
 {
 	(void)state;
 	struct kobj_owner other;
-	kobj_owner_init(&other, "pod other", 0);
+	kobj_owner_init(&other, KN, "pod other", 0);
 	struct wrt_instance *inst2 = instance_for(&other);
 	const int32_t share = K32_KOBJ_MAX_PORTS * K32_KOBJ_OWNER_POOL_PCT / 100;
 	int32_t made = call("make_ports", 0, 0, 0);
@@ -235,6 +249,6 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pod_quotas, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests_name("kobj_pod_wasm", tests, NULL, NULL);
-	kobj_fini();
+	kobj_node_free(k32_default_allocator(), KN);
 	return rc;
 }

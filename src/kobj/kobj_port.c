@@ -11,6 +11,8 @@
  * Port waiters sit on the port's own observer list; each queued packet wakes exactly one.
  * Lock order: source object lock -> port lock.
  */
+#include <inttypes.h>
+
 #include "kobj/kobj_int.h"
 
 enum { ENTRY_USER = 1, ENTRY_OBS = 2 };
@@ -38,28 +40,19 @@ struct kobj_port {
 	uint32_t users; /* user packets queued (budget) */
 };
 
-static struct kobj_port port_store[K32_KOBJ_MAX_PORTS];
-static struct kobj_port_obs obs_store[K32_KOBJ_MAX_PORT_OBSERVERS];
-static struct kobj_port_entry user_store[K32_KOBJ_MAX_USER_PACKETS];
-static struct kobj_pool port_pool, obs_pool, user_pool;
-
 #define PORT_RIGHTS (KOBJ_RIGHTS_BASIC | KOBJ_RIGHTS_IO)
 
-void kobj_port_setup(void)
+void kobj_port_setup(struct kobj_node *n, struct kobj_carve *c)
 {
-	kobj_pool_setup_at(&port_pool, port_store, sizeof(port_store[0]), K32_KOBJ_MAX_PORTS,
+	const struct kobj_limits *lim = &n->lim;
+	size_t pe = sizeof(struct kobj_port), oe = sizeof(struct kobj_port_obs),
+	       ue = sizeof(struct kobj_port_entry);
+	kobj_pool_setup_at(&n->port_pool, kobj_carve(c, lim->ports, pe), pe, lim->ports,
 			   "K32_KOBJ_MAX_PORTS", offsetof(struct kobj_port, core));
-	kobj_pool_setup(&obs_pool, obs_store, sizeof(obs_store[0]), K32_KOBJ_MAX_PORT_OBSERVERS,
-			"K32_KOBJ_MAX_PORT_OBSERVERS");
-	kobj_pool_setup(&user_pool, user_store, sizeof(user_store[0]), K32_KOBJ_MAX_USER_PACKETS,
+	kobj_pool_setup(&n->obs_pool, kobj_carve(c, lim->port_observers, oe), oe,
+			lim->port_observers, "K32_KOBJ_MAX_PORT_OBSERVERS");
+	kobj_pool_setup(&n->user_pool, kobj_carve(c, lim->user_packets, ue), ue, lim->user_packets,
 			"K32_KOBJ_MAX_USER_PACKETS");
-}
-
-void kobj_port_stats(struct kobj_stats *st)
-{
-	st->in_use[KOBJ_TYPE_PORT] = kobj_pool_used(&port_pool);
-	st->port_observers = kobj_pool_used(&obs_pool);
-	st->port_user_packets = kobj_pool_used(&user_pool);
 }
 
 static inline struct kobj_port *pt(struct kobj_object *o)
@@ -73,16 +66,16 @@ static struct kobj_port_obs *obs_of_entry(struct kobj_port_entry *e)
 }
 
 /* Returns a dequeued (or never queued) entry to its pool. */
-static void entry_free(struct kobj_port_entry *e)
+static void entry_free(struct kobj_node *n, struct kobj_port_entry *e)
 {
 	struct kobj_account *acct = e->acct;
 	if (e->kind == ENTRY_USER) {
-		kobj_pool_put(&user_pool, e);
+		kobj_pool_put(&n->user_pool, e);
 		kobj_release(acct, KOBJ_CHARGE_PACKETS, 1u);
 	} else {
 		struct kobj_port_obs *po = obs_of_entry(e);
 		struct kobj_object *port = po->port;
-		kobj_pool_put(&obs_pool, po);
+		kobj_pool_put(&n->obs_pool, po);
 		kobj_release(acct, KOBJ_CHARGE_OBSERVERS, 1u);
 		kobj_unref(port, KOBJ_REF_OTHER);
 	}
@@ -140,7 +133,7 @@ void kobj_port_obs_fire(struct kobj_obs *o, uint32_t observed)
 	kobj_lock(&p->core.lock);
 	if (p->hdr.closed) {
 		kobj_unlock(&p->core.lock);
-		entry_free(&po->entry);
+		entry_free(p->core.node, &po->entry);
 		return;
 	}
 	enqueue_locked(p, &po->entry);
@@ -149,7 +142,8 @@ void kobj_port_obs_fire(struct kobj_obs *o, uint32_t observed)
 
 void kobj_port_obs_cancel(struct kobj_obs *o)
 {
-	entry_free(&((struct kobj_port_obs *)o)->entry);
+	struct kobj_port_obs *po = (struct kobj_port_obs *)o;
+	entry_free(po->port->core->node, &po->entry);
 }
 
 static void port_on_zero(struct kobj_object *obj)
@@ -163,14 +157,14 @@ static void port_on_zero(struct kobj_object *obj)
 	kobj_unlock(&p->core.lock);
 	while (e) {
 		struct kobj_port_entry *next = e->next;
-		entry_free(e);
+		entry_free(p->core.node, e);
 		e = next;
 	}
 }
 
 static void port_destroy(struct kobj_object *obj)
 {
-	kobj_pool_put(&port_pool, obj);
+	kobj_pool_put(&obj->core->node->port_pool, obj);
 }
 
 static uint32_t port_queued(struct kobj_object *obj)
@@ -180,8 +174,8 @@ static uint32_t port_queued(struct kobj_object *obj)
 
 static uint32_t port_capacity(struct kobj_object *obj)
 {
-	(void)obj; /* user packets + signal packets of armed observers */
-	return K32_KOBJ_PORT_USER_BUDGET + K32_KOBJ_MAX_PORT_OBSERVERS;
+	/* user packets + signal packets of armed observers */
+	return K32_KOBJ_PORT_USER_BUDGET + obj->core->node->lim.port_observers;
 }
 
 const struct kobj_type_ops kobj_port_ops = {
@@ -202,10 +196,10 @@ k32_status_t kobj_port_create(struct kobj_owner *owner, uint32_t opts, kobj_hand
 	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_PORT, 1, &acct);
 	if (st != K32_OK)
 		return st;
-	struct kobj_port *p = kobj_pool_get(&port_pool);
+	struct kobj_port *p = kobj_pool_get(&owner->node->port_pool);
 	if (!p)
 		return kobj_pool_empty(owner, KOBJ_TYPE_PORT, acct);
-	kobj_core_init(&p->core, 1u, acct);
+	kobj_core_init(&p->core, owner->node, 1u, acct);
 	kobj_object_init(&p->hdr, KOBJ_TYPE_PORT, &p->core, 0);
 	p->head = p->tail = NULL;
 	p->count = p->users = 0;
@@ -231,14 +225,14 @@ k32_status_t kobj_object_wait_async(struct kobj_owner *owner, kobj_handle_t h, k
 	st = kobj_charge(owner, KOBJ_CHARGE_OBSERVERS, 1u, &acct);
 	if (st != K32_OK)
 		return st;
-	struct kobj_port_obs *po = kobj_pool_get(&obs_pool);
+	struct kobj_port_obs *po = kobj_pool_get(&owner->node->obs_pool);
 	if (!po) {
 		kobj_release(acct, KOBJ_CHARGE_OBSERVERS, 1u);
-		return kobj_fail(
-		    owner, K32_ERR_NO_MEMORY,
-		    "%s: all K32_KOBJ_MAX_PORT_OBSERVERS=%u observers armed or queued; "
-		    "drain ports or raise the limit",
-		    owner->name, (unsigned)K32_KOBJ_MAX_PORT_OBSERVERS);
+		return kobj_fail(owner, K32_ERR_NO_MEMORY,
+				 "%s: all K32_KOBJ_MAX_PORT_OBSERVERS=%" PRIu32
+				 " observers of node %s armed or "
+				 "queued; drain ports or raise the limit",
+				 owner->name, owner->node->lim.port_observers, owner->node->name);
 	}
 	memset(po, 0, sizeof(*po));
 	po->entry.acct = acct;
@@ -278,13 +272,13 @@ k32_status_t kobj_port_queue(struct kobj_owner *owner, kobj_handle_t h,
 	st = kobj_charge(owner, KOBJ_CHARGE_PACKETS, 1u, &acct);
 	if (st != K32_OK)
 		return st;
-	struct kobj_port_entry *e = kobj_pool_get(&user_pool);
+	struct kobj_port_entry *e = kobj_pool_get(&owner->node->user_pool);
 	if (!e) {
 		kobj_release(acct, KOBJ_CHARGE_PACKETS, 1u);
 		return kobj_fail(owner, K32_ERR_NO_MEMORY,
-				 "%s: all K32_KOBJ_MAX_USER_PACKETS=%u user packets queued; drain "
-				 "ports or raise the limit",
-				 owner->name, (unsigned)K32_KOBJ_MAX_USER_PACKETS);
+				 "%s: all K32_KOBJ_MAX_USER_PACKETS=%" PRIu32
+				 " user packets of node %s queued; drain ports or raise the limit",
+				 owner->name, owner->node->lim.user_packets, owner->node->name);
 	}
 	e->kind = ENTRY_USER;
 	e->acct = acct;
@@ -294,7 +288,7 @@ k32_status_t kobj_port_queue(struct kobj_owner *owner, kobj_handle_t h,
 	kobj_lock(&p->core.lock);
 	if (p->users >= K32_KOBJ_PORT_USER_BUDGET) {
 		kobj_unlock(&p->core.lock);
-		kobj_pool_put(&user_pool, e);
+		kobj_pool_put(&owner->node->user_pool, e);
 		kobj_release(acct, KOBJ_CHARGE_PACKETS, 1u);
 		return kobj_fail(owner, K32_ERR_SHOULD_WAIT,
 				 "%s: port holds K32_KOBJ_PORT_USER_BUDGET=%u user packets; wait "
@@ -329,7 +323,7 @@ k32_status_t kobj_port_wait(struct kobj_owner *owner, kobj_handle_t h, kobj_time
 			kobj_unlock(&p->core.lock);
 			kobj_gate_leave(owner);
 			*out = e->pkt;
-			entry_free(e);
+			entry_free(owner->node, e);
 			return K32_OK;
 		}
 		if (deadline <= 0 || last_try) {
@@ -351,7 +345,7 @@ k32_status_t kobj_port_wait(struct kobj_owner *owner, kobj_handle_t h, kobj_time
 		kobj_obs_link(obj, &n.obs);
 		kobj_unlock(&p->core.lock);
 		kobj_gate_leave(owner);
-		st = kobj_waiter_block(&w, deadline);
+		st = kobj_waiter_block(owner->node, &w, deadline);
 		kobj_lock(&p->core.lock);
 		if (n.obs.linked)
 			kobj_obs_unlink(obj, &n.obs);
@@ -411,7 +405,7 @@ k32_status_t kobj_port_cancel(struct kobj_owner *owner, kobj_handle_t h, kobj_ha
 	kobj_unlock(&p->core.lock);
 	while (drop) {
 		struct kobj_port_entry *after = drop->next;
-		entry_free(drop);
+		entry_free(owner->node, drop);
 		drop = after;
 	}
 	return removed ? K32_OK : K32_ERR_NOT_FOUND;

@@ -32,36 +32,20 @@ struct kobj_ring_pair {
 	uint32_t mem_len; /* its size */
 };
 
-static struct kobj_ring_pair sock_store[K32_KOBJ_MAX_SOCKETS];
-static struct kobj_ring_pair fifo_store[K32_KOBJ_MAX_FIFOS];
-static struct kobj_pool sock_pool, fifo_pool;
-
 #define SOCK_RIGHTS                                                                                \
 	(KOBJ_RIGHTS_BASIC | KOBJ_RIGHTS_IO | KOBJ_RIGHT_SIGNAL | KOBJ_RIGHT_SIGNAL_PEER |         \
 	 KOBJ_RIGHT_GET_PROPERTY | KOBJ_RIGHT_SET_PROPERTY)
 #define FIFO_RIGHTS                                                                                \
 	(KOBJ_RIGHTS_BASIC | KOBJ_RIGHTS_IO | KOBJ_RIGHT_SIGNAL | KOBJ_RIGHT_SIGNAL_PEER)
 
-void kobj_socket_setup(void)
+/* Sockets and fifos: one pool each. */
+void kobj_socket_setup(struct kobj_node *n, struct kobj_carve *c)
 {
-	kobj_pool_setup(&sock_pool, sock_store, sizeof(sock_store[0]), K32_KOBJ_MAX_SOCKETS,
+	size_t e = sizeof(struct kobj_ring_pair);
+	kobj_pool_setup(&n->sock_pool, kobj_carve(c, n->lim.sockets, e), e, n->lim.sockets,
 			"K32_KOBJ_MAX_SOCKETS");
-}
-
-void kobj_fifo_setup(void)
-{
-	kobj_pool_setup(&fifo_pool, fifo_store, sizeof(fifo_store[0]), K32_KOBJ_MAX_FIFOS,
+	kobj_pool_setup(&n->fifo_pool, kobj_carve(c, n->lim.fifos, e), e, n->lim.fifos,
 			"K32_KOBJ_MAX_FIFOS");
-}
-
-void kobj_socket_stats(struct kobj_stats *st)
-{
-	st->in_use[KOBJ_TYPE_SOCKET] = kobj_pool_used(&sock_pool);
-}
-
-void kobj_fifo_stats(struct kobj_stats *st)
-{
-	st->in_use[KOBJ_TYPE_FIFO] = kobj_pool_used(&fifo_pool);
 }
 
 static inline struct kobj_ring *rg(struct kobj_object *o)
@@ -195,8 +179,9 @@ static void ring_on_zero(struct kobj_object *obj)
 static void ring_destroy(struct kobj_object *obj)
 {
 	struct kobj_ring_pair *p = pair_of(obj);
-	kobj_region_give(p->core.acct, p->mem, p->mem_len);
-	kobj_pool_put(obj->type == KOBJ_TYPE_SOCKET ? &sock_pool : &fifo_pool, p);
+	struct kobj_node *n = p->core.node;
+	kobj_region_give(n, p->core.acct, p->mem, p->mem_len);
+	kobj_pool_put(obj->type == KOBJ_TYPE_SOCKET ? &n->sock_pool : &n->fifo_pool, p);
 }
 
 static uint32_t ring_queued(struct kobj_object *obj)
@@ -240,17 +225,18 @@ static k32_status_t pair_create(struct kobj_owner *owner, uint8_t type, uint32_t
 	k32_status_t st = kobj_admit(owner, type, 2, &acct);
 	if (st != K32_OK)
 		return st;
-	struct kobj_ring_pair *p = kobj_pool_get(sock ? &sock_pool : &fifo_pool);
+	struct kobj_pool *pool = sock ? &owner->node->sock_pool : &owner->node->fifo_pool;
+	struct kobj_ring_pair *p = kobj_pool_get(pool);
 	if (!p)
 		return kobj_pool_empty(owner, type, acct);
 	p->mem_len = 2 * cap;
 	st = kobj_region_take(owner, p->mem_len, sock ? "socket rings" : "fifo rings", &p->mem);
 	if (st != K32_OK) {
-		kobj_pool_put(sock ? &sock_pool : &fifo_pool, p);
+		kobj_pool_put(pool, p);
 		kobj_release(acct, KOBJ_CHARGE_OBJECTS + type - 1u, 1u);
 		return st;
 	}
-	kobj_core_init(&p->core, 2u, acct);
+	kobj_core_init(&p->core, owner->node, 2u, acct);
 	for (int i = 0; i < 2; i++) {
 		struct kobj_ring *r = &p->r[i];
 		kobj_object_init(&r->hdr, type, &p->core, KOBJ_SIG_WRITABLE);

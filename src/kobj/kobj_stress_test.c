@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "kobj/kobj.h"
+#include "base/k32_alloc.h"
 #include "kobj/kobj_int.h"
 
 #define MSGS	 6000u	       /* channel messages */
@@ -27,6 +28,19 @@
 #define TIME_CAP 20000000000ll /* 20 s hard cap per thread */
 
 static struct kobj_owner A, B;
+
+/* The test's kobj instance (kube32-sim makes one per board). */
+static struct kobj_node *KN;
+
+static k32_status_t test_node_new(void)
+{
+	struct kobj_limits lim;
+	kobj_limits_default(&lim);
+	if (KN && kobj_node_free(k32_default_allocator(), KN) != K32_OK)
+		return K32_ERR_BAD_STATE; /* an earlier test leaked an object */
+	KN = NULL;
+	return kobj_node_new(k32_default_allocator(), "test-node", &lim, &KN, NULL);
+}
 static kobj_handle_t a_ch, a_so, a_ff, a_ep, b_ch, b_so, b_ff, b_ep, b_port;
 static kobj_time_t stop_at;
 static int p_err, c_err;
@@ -183,7 +197,7 @@ static void consumer(void *arg)
 static void pools_empty(void)
 {
 	struct kobj_stats st;
-	kobj_stats_get(&st);
+	kobj_stats_get(KN, &st);
 	for (int t = 0; t < KOBJ_TYPE_COUNT; t++)
 		assert_int_equal(st.in_use[t], 0);
 	assert_int_equal(st.messages, 0);
@@ -196,16 +210,16 @@ static void pools_empty(void)
 static void accounts_empty(void)
 {
 	struct kobj_stats st;
-	kobj_stats_get(&st);
+	kobj_stats_get(KN, &st);
 	assert_int_equal(st.accounts, 0);
 }
 
 static void test_two_threads(void **state)
 {
 	(void)state;
-	assert_int_equal(kobj_init(NULL), K32_OK);
-	kobj_owner_init(&A, "producer", 0);
-	kobj_owner_init(&B, "consumer", 0);
+	assert_int_equal(test_node_new(), K32_OK);
+	kobj_owner_init(&A, KN, "producer", 0);
+	kobj_owner_init(&B, KN, "consumer", 0);
 	kobj_handle_t x;
 	assert_int_equal(kobj_channel_create(&A, 0, &a_ch, &x), K32_OK);
 	assert_int_equal(kobj_handle_transfer(&A, x, &B, &b_ch), K32_OK);
@@ -219,7 +233,7 @@ static void test_two_threads(void **state)
 	stop_at = kobj_deadline_after(TIME_CAP);
 	for (int round = 0; round < 2; round++) {
 		/* Round 0: spinning waiters (cross-core); round 1: sleep at once. */
-		kobj_set_spin_ns(round == 0 ? 20000 : 0);
+		kobj_node_set_spin_ns(KN, round == 0 ? 20000 : 0);
 		struct k32_task *tp, *tc;
 		struct k32_err err;
 		assert_int_equal(
@@ -231,7 +245,7 @@ static void test_two_threads(void **state)
 		assert_int_equal(p_err, 0);
 		assert_int_equal(c_err, 0);
 	}
-	kobj_set_spin_ns(K32_KOBJ_SPIN_NS);
+	kobj_node_set_spin_ns(KN, K32_KOBJ_SPIN_NS);
 	kobj_owner_fini(&A);
 	kobj_owner_fini(&B);
 	pools_empty();
@@ -275,11 +289,11 @@ static uint32_t obs_count(struct kobj_object *obj)
 static void test_teardown_race(void **state)
 {
 	(void)state;
-	assert_int_equal(kobj_init(NULL), K32_OK);
+	assert_int_equal(test_node_new(), K32_OK);
 	for (int i = 0; i < 150; i++) {
 		struct kobj_owner *o = &B;
-		kobj_owner_init(&A, "keeper", 0);
-		kobj_owner_init(o, "victim", 0);
+		kobj_owner_init(&A, KN, "keeper", 0);
+		kobj_owner_init(o, KN, "victim", 0);
 		kobj_handle_t e, mine;
 		struct blocked b = {.o = o, .mode = i % 3};
 		if (b.mode == 2) {
@@ -292,7 +306,7 @@ static void test_teardown_race(void **state)
 		}
 		struct kobj_object *obj = NULL;
 		assert_int_equal(kobj_lookup(o, b.h, 0, 0, &obj), K32_OK);
-		kobj_set_spin_ns((i & 4) ? 5000 : 0);
+		kobj_node_set_spin_ns(KN, (i & 4) ? 5000 : 0);
 		struct k32_task *t;
 		struct k32_err err;
 		assert_int_equal(k32_plat()->task_create(&t, "victim", block_fn, &b, 0, -1, &err),
@@ -312,7 +326,7 @@ static void test_teardown_race(void **state)
 		kobj_owner_fini(&A);
 		pools_empty();
 	}
-	kobj_set_spin_ns(K32_KOBJ_SPIN_NS);
+	kobj_node_set_spin_ns(KN, K32_KOBJ_SPIN_NS);
 }
 
 /*
@@ -348,9 +362,9 @@ static void start_fn(void *p)
 static void test_wait_start_close_race(void **state)
 {
 	(void)state;
-	assert_int_equal(kobj_init(NULL), K32_OK);
-	kobj_owner_init(&A, "keeper", 0);
-	kobj_owner_init(&B, "victim", 0);
+	assert_int_equal(test_node_new(), K32_OK);
+	kobj_owner_init(&A, KN, "keeper", 0);
+	kobj_owner_init(&B, KN, "victim", 0);
 	int counts[3] = {0, 0, 0};
 	for (int i = 0; i < 600; i++) {
 		struct starter s = {.o = &B, .mode = i % 3};
@@ -362,7 +376,7 @@ static void test_wait_start_close_race(void **state)
 		if (i & 1)
 			assert_int_equal(
 			    kobj_handle_duplicate(&B, s.h, KOBJ_RIGHT_SAME_RIGHTS, &keep), K32_OK);
-		kobj_set_spin_ns((i & 2) ? 5000 : 0);
+		kobj_node_set_spin_ns(KN, (i & 2) ? 5000 : 0);
 		atomic_init(&s.go, 0);
 		struct k32_task *t;
 		struct k32_err err;
@@ -382,7 +396,7 @@ static void test_wait_start_close_race(void **state)
 	}
 	fprintf(stderr, "wait-start/close race: %d CANCELED, %d BAD_HANDLE (close first)\n",
 		counts[1], counts[0]);
-	kobj_set_spin_ns(K32_KOBJ_SPIN_NS);
+	kobj_node_set_spin_ns(KN, K32_KOBJ_SPIN_NS);
 	kobj_owner_fini(&B);
 	kobj_owner_fini(&A);
 	pools_empty();
@@ -396,6 +410,6 @@ int main(void)
 	    cmocka_unit_test(test_wait_start_close_race),
 	};
 	int rc = cmocka_run_group_tests_name("kobj_stress", tests, NULL, NULL);
-	kobj_fini();
+	kobj_node_free(k32_default_allocator(), KN);
 	return rc;
 }

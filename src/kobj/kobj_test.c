@@ -14,13 +14,21 @@
 
 #include "kobj/kobj.h"
 #include "kobj/kobj_int.h"
+#include "base/k32_alloc.h"
 
 static struct kobj_owner A, B;
+static struct kobj_node *N; /* the instance of the test (a fresh one each) */
+
+/* kobj_owner_init on the test's instance. */
+static void kobj_owner_init_t(struct kobj_owner *o, const char *name, uint32_t cap)
+{
+	kobj_owner_init(o, N, name, cap);
+}
 
 static void pools_empty(void)
 {
 	struct kobj_stats st;
-	kobj_stats_get(&st);
+	kobj_stats_get(N, &st);
 	for (int t = 0; t < KOBJ_TYPE_COUNT; t++)
 		assert_int_equal(st.in_use[t], 0);
 	assert_int_equal(st.messages, 0);
@@ -34,10 +42,12 @@ static int setup(void **state)
 {
 	(void)state;
 	struct k32_err err;
-	if (kobj_init(&err) != K32_OK)
+	struct kobj_limits lim;
+	kobj_limits_default(&lim);
+	if (kobj_node_new(k32_default_allocator(), "board-a", &lim, &N, &err) != K32_OK)
 		return -1;
-	kobj_owner_init(&A, "pod a", 0);
-	kobj_owner_init(&B, "pod b", 0);
+	kobj_owner_init_t(&A, "pod a", 0);
+	kobj_owner_init_t(&B, "pod b", 0);
 	return 0;
 }
 
@@ -48,8 +58,10 @@ static int teardown(void **state)
 	kobj_owner_fini(&B);
 	pools_empty();
 	struct kobj_stats st;
-	kobj_stats_get(&st);
+	kobj_stats_get(N, &st);
 	assert_int_equal(st.accounts, 0); /* every owner gone and drained */
+	assert_int_equal(kobj_node_free(k32_default_allocator(), N), K32_OK);
+	N = NULL;
 	return 0;
 }
 
@@ -170,7 +182,7 @@ static void test_table_full(void **state)
 	(void)state;
 	struct kobj_owner small;
 	kobj_handle_t h[8], x, y;
-	kobj_owner_init(&small, "pod tiny", 4);
+	kobj_owner_init_t(&small, "pod tiny", 4);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(kobj_event_create(&small, 0, &h[i]), K32_OK);
 	assert_int_equal(kobj_event_create(&small, 0, &x), K32_ERR_NO_RESOURCES);
@@ -441,7 +453,7 @@ static void test_channel_handles(void **state)
 
 	/* Reader's table full: NO_RESOURCES and the message stays queued. */
 	struct kobj_owner tiny;
-	kobj_owner_init(&tiny, "pod tiny", 4);
+	kobj_owner_init_t(&tiny, "pod tiny", 4);
 	kobj_handle_t t0, t1, tev, x;
 	assert_int_equal(kobj_channel_create(&tiny, 0, &t0, &t1), K32_OK);
 	assert_int_equal(kobj_event_create(&tiny, 0, &tev), K32_OK);
@@ -481,7 +493,7 @@ static void test_channel_nested_close(void **state)
 		inner1 = c1;
 	}
 	struct kobj_stats st;
-	kobj_stats_get(&st);
+	kobj_stats_get(N, &st);
 	assert_int_equal(st.in_use[KOBJ_TYPE_CHANNEL], 31);
 	assert_int_equal(kobj_owner_handle_count(&A), 1);
 	kobj_handle_close(&A, inner1);
@@ -508,7 +520,7 @@ static void test_channel_pools_exhausted(void **state)
 	(void)state;
 	struct kobj_owner big;
 	kobj_handle_t h0, h1;
-	kobj_owner_init(&big, "pod big", 0);
+	kobj_owner_init_t(&big, "pod big", 0);
 	int made = 0;
 	k32_status_t st;
 	while ((st = kobj_channel_create(&big, 0, &h0, &h1)) == K32_OK)
@@ -526,7 +538,7 @@ static void test_channel_pools_exhausted(void **state)
 	struct kobj_owner w[NO];
 	int msgs = 0;
 	for (int k = 0; k < NO; k++)
-		kobj_owner_init(&w[k], "pod writer", 0);
+		kobj_owner_init_t(&w[k], "pod writer", 0);
 	st = K32_OK;
 	for (int k = 0; k < NO && st != K32_ERR_NO_MEMORY; k++) {
 		st = K32_OK;
@@ -671,7 +683,7 @@ static void test_region_exhausted(void **state)
 	 * quarter), then A's socket cannot get its rings: NO_MEMORY naming the region. */
 	uint32_t chunk = K32_KOBJ_REGION_BYTES / 4;
 	for (int i = 0; i < 4; i++) {
-		kobj_owner_init(&o[i], "pod vmo", 0);
+		kobj_owner_init_t(&o[i], "pod vmo", 0);
 		assert_int_equal(kobj_vmo_create(&o[i], chunk, 0, &v[i]), K32_OK);
 	}
 	assert_int_equal(kobj_socket_create(&A, 0, 0, &s0, &s1), K32_ERR_NO_MEMORY);
@@ -701,7 +713,7 @@ static void test_owner_object_and_memory_quotas(void **state)
 	kobj_handle_t e, moved, s0, s1, a0, a1;
 	uint32_t made = 0, n, nh;
 	k32_status_t st;
-	kobj_owner_init(&x, "pod greedy", 0);
+	kobj_owner_init_t(&x, "pod greedy", 0);
 	const uint32_t share = K32_KOBJ_MAX_EVENTS * K32_KOBJ_OWNER_POOL_PCT / 100u;
 	while (made < K32_KOBJ_MAX_EVENTS && (st = kobj_event_create(&x, 0, &ev[made])) == K32_OK)
 		made++;
@@ -821,7 +833,7 @@ static void test_event_signals(void **state)
 	int made = 0;
 	k32_status_t st = K32_OK;
 	for (int k = 0; k < 3 && st == K32_OK; k++) {
-		kobj_owner_init(&o[k], "pod many", 0);
+		kobj_owner_init_t(&o[k], "pod many", 0);
 		for (int i = 0; i < K32_KOBJ_MAX_HANDLES; i++) {
 			st = kobj_event_create(&o[k], 0, &h);
 			if (st != K32_OK)
@@ -942,7 +954,7 @@ static void test_wait_cross_thread(void **state)
 	struct kobj_object *eo = obj_of(&B, e), *e2o = obj_of(&B, e2);
 	/* Spin-free and spinning variants both wake. */
 	for (int spin = 0; spin < 2; spin++) {
-		kobj_set_spin_ns(spin ? 2000000 : 0);
+		kobj_node_set_spin_ns(N, spin ? 2000000 : 0);
 		a.h = e;
 		a.mode = 0;
 		struct k32_task *t = start_waiter(&a, eo, 1);
@@ -952,7 +964,7 @@ static void test_wait_cross_thread(void **state)
 		assert_true(a.observed & KOBJ_SIG_SIGNALED);
 		kobj_object_signal(&B, e, KOBJ_SIG_SIGNALED, 0);
 	}
-	kobj_set_spin_ns(K32_KOBJ_SPIN_NS);
+	kobj_node_set_spin_ns(N, K32_KOBJ_SPIN_NS);
 	/* wait_many woken by the second item. */
 	a.mode = 1;
 	a.h = e;
@@ -1064,7 +1076,7 @@ static void test_wait_start_races_close(void **state)
 				race.fired = 0;
 				race.closer = NULL;
 				atomic_store(&race.closed, 0);
-				kobj_wait_hook = race_hook;
+				N->wait_hook = race_hook;
 				kobj_time_t dl = kobj_deadline_after(3000000000);
 				k32_status_t st;
 				uint32_t obs = 0;
@@ -1082,7 +1094,7 @@ static void test_wait_start_races_close(void **state)
 					st = kobj_port_wait(&B, h, dl, &pkt);
 					obs = KOBJ_SIG_HANDLE_CLOSED;
 				}
-				kobj_wait_hook = NULL;
+				N->wait_hook = NULL;
 				if (race.closer)
 					k32_plat()->task_join(race.closer);
 				assert_int_equal(race.fired, 1);
@@ -1171,10 +1183,10 @@ static void test_port(void **state)
 	assert_int_equal(kobj_object_wait_async(&A, c1, p, 11, KOBJ_SIG_USER(5), 0), K32_OK);
 	assert_int_equal(kobj_channel_write(&A, c0, 0, "q", 1, NULL, 0), K32_OK);
 	struct kobj_stats st;
-	kobj_stats_get(&st);
+	kobj_stats_get(N, &st);
 	assert_int_equal(st.port_observers, 2);
 	kobj_handle_close(&A, c1);
-	kobj_stats_get(&st);
+	kobj_stats_get(N, &st);
 	assert_int_equal(st.port_observers, 1); /* the queued one */
 	assert_int_equal(kobj_port_wait(&A, p, 0, &got), K32_OK);
 	assert_int_equal(got.key, 10);
@@ -1211,7 +1223,7 @@ static void test_port_observer_pool(void **state)
 	k32_status_t st = K32_OK;
 	for (int k = 0; k < N; k++) {
 		kobj_handle_t dp, de;
-		kobj_owner_init(&o[k], "pod many", 0);
+		kobj_owner_init_t(&o[k], "pod many", 0);
 		assert_int_equal(kobj_handle_duplicate(&A, ap, KOBJ_RIGHT_SAME_RIGHTS, &dp),
 				 K32_OK);
 		assert_int_equal(kobj_handle_duplicate(&A, ae, KOBJ_RIGHT_SAME_RIGHTS, &de),
@@ -1250,7 +1262,7 @@ static void test_port_observer_pool(void **state)
 static uint32_t accounts_in_use(void)
 {
 	struct kobj_stats st;
-	kobj_stats_get(&st);
+	kobj_stats_get(N, &st);
 	return st.accounts;
 }
 
@@ -1264,7 +1276,7 @@ static void test_owner_quotas(void **state)
 	uint32_t n, nh;
 	uint8_t b[8];
 	uint32_t base = accounts_in_use();
-	kobj_owner_init(&x, "pod greedy", 0);
+	kobj_owner_init_t(&x, "pod greedy", 0);
 	assert_int_equal(accounts_in_use(), base + 1);
 	/* x writes into channels whose read ends A holds. */
 	for (int i = 0; i < 8; i++) {
@@ -1351,14 +1363,14 @@ static void test_properties(void **state)
 	assert_int_equal(kobj_object_get_property(&A, e, KOBJ_PROP_NAME, name, sizeof(name)),
 			 K32_OK);
 	assert_int_equal(strlen(name), KOBJ_MAX_NAME_LEN - 1);
-	kobj_stats_get(&st);
+	kobj_stats_get(N, &st);
 	assert_int_equal(st.names, 1);
 	/* A name set on one half of a pair goes when the pair does; a closed event frees its. */
 	assert_int_equal(kobj_object_set_property(&A, s1, KOBJ_PROP_NAME, "rx", 2), K32_OK);
-	kobj_stats_get(&st);
+	kobj_stats_get(N, &st);
 	assert_int_equal(st.names, 2);
 	assert_int_equal(kobj_object_set_property(&A, e, KOBJ_PROP_NAME, "", 0), K32_OK);
-	kobj_stats_get(&st);
+	kobj_stats_get(N, &st);
 	assert_int_equal(st.names, 1);
 	/* Error table. */
 	assert_int_equal(kobj_handle_duplicate(&A, e, KOBJ_RIGHT_WAIT, &ro), K32_OK);
@@ -1457,12 +1469,12 @@ static void test_properties(void **state)
 	kobj_handle_close(&A, ro);
 	kobj_handle_close(&A, s0);
 	kobj_handle_close(&A, s1);
-	kobj_stats_get(&st);
+	kobj_stats_get(N, &st);
 	assert_int_equal(st.names, 0);
 	/* The name pool: an owner's share (NO_RESOURCES), then NO_MEMORY when the pool is spent. */
 	const uint32_t share = K32_KOBJ_MAX_NAMES * K32_KOBJ_OWNER_POOL_PCT / 100u;
 	struct kobj_owner c;
-	kobj_owner_init(&c, "pod third", 0);
+	kobj_owner_init_t(&c, "pod third", 0);
 	struct kobj_owner *who[3] = {&A, &B, &c};
 	uint32_t named[3] = {0, 0, 0};
 	k32_status_t r[3] = {K32_OK, K32_OK, K32_OK};
@@ -1484,9 +1496,9 @@ static void test_properties(void **state)
 	kobj_owner_fini(&c);
 	kobj_owner_fini(&A);
 	kobj_owner_fini(&B);
-	kobj_owner_init(&A, "pod a", 0);
-	kobj_owner_init(&B, "pod b", 0);
-	kobj_stats_get(&st);
+	kobj_owner_init_t(&A, "pod a", 0);
+	kobj_owner_init_t(&B, "pod b", 0);
+	kobj_stats_get(N, &st);
 	assert_int_equal(st.names, 0);
 	pools_empty();
 }
@@ -1648,7 +1660,7 @@ static void test_transfer_errors(void **state)
 	(void)state;
 	struct kobj_owner tiny;
 	kobj_handle_t e, x, out;
-	kobj_owner_init(&tiny, "pod tiny", 4);
+	kobj_owner_init_t(&tiny, "pod tiny", 4);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(kobj_event_create(&tiny, 0, &x), K32_OK);
 	assert_int_equal(kobj_event_create(&A, 0, &e), K32_OK);
@@ -1703,7 +1715,7 @@ static void test_owner_teardown(void **state)
 	assert_int_equal(kobj_socket_write(&A, s0, 0, "x", 1, &n), K32_ERR_PEER_CLOSED);
 	/* Everything B alone held is back in the pools already. */
 	struct kobj_stats st;
-	kobj_stats_get(&st);
+	kobj_stats_get(N, &st);
 	assert_int_equal(st.in_use[KOBJ_TYPE_PORT], 0);
 	assert_int_equal(st.in_use[KOBJ_TYPE_VMO], 0);
 	assert_int_equal(st.in_use[KOBJ_TYPE_TIMER], 0);
@@ -1715,16 +1727,218 @@ static void test_owner_teardown(void **state)
 	pools_empty();
 }
 
-static void test_init_refuses_live_objects(void **state)
+static void test_node_fini_refuses_live_objects(void **state)
 {
 	(void)state;
 	kobj_handle_t e;
-	struct k32_err err;
 	assert_int_equal(kobj_event_create(&A, 0, &e), K32_OK);
-	assert_int_equal(kobj_init(&err), K32_ERR_BAD_STATE);
-	assert_non_null(strstr(err.msg, "still alive"));
+	assert_int_equal(kobj_node_fini(N), K32_ERR_BAD_STATE);
 	kobj_handle_close(&A, e);
-	assert_int_equal(kobj_init(&err), K32_OK);
+	/* still usable: the refused fini changed nothing */
+	assert_int_equal(kobj_event_create(&A, 0, &e), K32_OK);
+	kobj_handle_close(&A, e);
+}
+
+/* ---- instances: each board its own machine ------------------------------------------------ */
+
+/* Creates one object of type t in o (a pair counts as one). */
+static k32_status_t make_one(struct kobj_owner *o, int t)
+{
+	kobj_handle_t h0, h1;
+	switch (t) {
+	case KOBJ_TYPE_CHANNEL:
+		return kobj_channel_create(o, 0, &h0, &h1);
+	case KOBJ_TYPE_SOCKET:
+		return kobj_socket_create(o, KOBJ_SOCKET_STREAM, 0, &h0, &h1);
+	case KOBJ_TYPE_EVENT:
+		return kobj_event_create(o, 0, &h0);
+	case KOBJ_TYPE_EVENTPAIR:
+		return kobj_eventpair_create(o, 0, &h0, &h1);
+	case KOBJ_TYPE_PORT:
+		return kobj_port_create(o, 0, &h0);
+	case KOBJ_TYPE_FIFO:
+		return kobj_fifo_create(o, 4, 4, 0, &h0, &h1);
+	case KOBJ_TYPE_TIMER:
+		return kobj_timer_create(o, 0, KOBJ_CLOCK_MONOTONIC, &h0);
+	default:
+		return kobj_vmo_create(o, 16, 0, &h0);
+	}
+}
+
+/* Pods of one node create objects of type t, one pod after the other (each up to its share
+ * or its table), until the node's pool is empty (NO_MEMORY) or every pod is full. Returns
+ * how many they made; *out_last is the status that ended it. */
+static uint32_t fill_type(struct kobj_owner *pods, int npods, int t, k32_status_t *out_last,
+			  int *out_pod)
+{
+	uint32_t made = 0;
+	k32_status_t st = K32_OK;
+	int i;
+	for (i = 0; i < npods; i++) {
+		while ((st = make_one(&pods[i], t)) == K32_OK)
+			made++;
+		if (st == K32_ERR_NO_MEMORY)
+			break;
+		assert_int_equal(st, K32_ERR_NO_RESOURCES); /* its share or its table: next pod */
+	}
+	*out_last = st;
+	*out_pod = i < npods ? i : npods - 1;
+	return made;
+}
+
+static uint32_t pool_size(const struct kobj_limits *lim, int t)
+{
+	const uint32_t size[KOBJ_TYPE_COUNT] = {
+	    [KOBJ_TYPE_CHANNEL] = lim->channels, [KOBJ_TYPE_SOCKET] = lim->sockets,
+	    [KOBJ_TYPE_EVENT] = lim->events,	 [KOBJ_TYPE_EVENTPAIR] = lim->eventpairs,
+	    [KOBJ_TYPE_PORT] = lim->ports,	 [KOBJ_TYPE_FIFO] = lim->fifos,
+	    [KOBJ_TYPE_TIMER] = lim->timers,	 [KOBJ_TYPE_VMO] = lim->vmos,
+	};
+	return size[t];
+}
+
+/*
+ * Two boards in one process (kube32-sim): the pods of board-a use up every object of every
+ * type of their instance; the pods of board-b still create every object of theirs, and an
+ * object never moves from one instance to the other. Before per-board instances, two event
+ * pods on two boards took the 16 ports of both.
+ */
+static void test_two_nodes_share_nothing(void **state)
+{
+	(void)state;
+	enum { PODS = 16 };
+	static struct kobj_owner pa[PODS], pb[PODS];
+	struct kobj_node *M = NULL;
+	struct kobj_limits lim;
+	kobj_limits_default(&lim);
+	assert_int_equal(kobj_node_new(k32_default_allocator(), "board-b", &lim, &M, NULL), K32_OK);
+	for (int i = 0; i < PODS; i++) {
+		kobj_owner_init(&pa[i], N, "pod on a", 0);
+		kobj_owner_init(&pb[i], M, "pod on b", 0);
+	}
+	k32_status_t last;
+	int pod;
+	for (int t = 1; t < KOBJ_TYPE_COUNT; t++) {
+		uint32_t a = fill_type(pa, PODS, t, &last, &pod);
+		assert_int_equal(last, K32_ERR_NO_MEMORY); /* board-a's pool is empty */
+		assert_int_equal(a, pool_size(&lim, t));
+		assert_non_null(strstr(kobj_owner_last_error(&pa[pod]), "of node board-a in use"));
+	}
+	struct kobj_stats sa, sb;
+	kobj_stats_get(N, &sa);
+	kobj_stats_get(M, &sb);
+	for (int t = 1; t < KOBJ_TYPE_COUNT; t++) {
+		assert_int_equal(sa.in_use[t], pool_size(&lim, t));
+		assert_int_equal(sb.in_use[t], 0);
+	}
+	/* board-b: everything it has, with board-a full */
+	for (int t = 1; t < KOBJ_TYPE_COUNT; t++) {
+		uint32_t b = fill_type(pb, PODS, t, &last, &pod);
+		assert_int_equal(b, pool_size(&lim, t));
+	}
+	/* ports, the resource of the original report, named with board-b's own numbers */
+	kobj_handle_t h;
+	assert_int_equal(kobj_port_create(&pb[PODS - 1], 0, &h), K32_ERR_NO_MEMORY);
+	assert_non_null(strstr(kobj_owner_last_error(&pb[PODS - 1]), "K32_KOBJ_MAX_PORTS=16"));
+	assert_non_null(strstr(kobj_owner_last_error(&pb[PODS - 1]), "board-b"));
+	/* no handle crosses: transfer to another instance is refused and leaves h in place */
+	kobj_handle_t e, out;
+	assert_int_equal(kobj_event_create(&A, 0, &e), K32_ERR_NO_MEMORY); /* a is full */
+	for (int i = 0; i < PODS; i++)
+		kobj_owner_fini(&pa[i]);
+	assert_int_equal(kobj_event_create(&A, 0, &e), K32_OK);
+	kobj_owner_fini(&pb[0]);
+	assert_int_equal(kobj_handle_transfer(&A, e, &pb[0], &out), K32_ERR_INVALID_ARGS);
+	assert_non_null(strstr(kobj_owner_last_error(&A), "another node"));
+	assert_int_equal(kobj_handle_close(&A, e), K32_OK);
+	/* board-b refuses to go while its objects live, then goes */
+	assert_int_equal(kobj_node_fini(M), K32_ERR_BAD_STATE);
+	for (int i = 1; i < PODS; i++)
+		kobj_owner_fini(&pb[i]);
+	kobj_stats_get(M, &sb);
+	assert_int_equal(sb.accounts, 0);
+	assert_int_equal(kobj_node_free(k32_default_allocator(), M), K32_OK);
+}
+
+/* A board's limits come from its profile: pools, shares, tables and the region are sized
+ * from struct kobj_limits, and the messages give the instance's own values. */
+static void test_node_limits(void **state)
+{
+	(void)state;
+	struct kobj_limits lim;
+	kobj_limits_default(&lim);
+	lim.handles = 6;
+	lim.ports = 4;
+	lim.events = 10;
+	lim.vmos = 4;
+	lim.region_bytes = 8192;
+	lim.owner_pool_pct = 50;
+	struct kobj_node *T = NULL;
+	assert_int_equal(kobj_node_new(k32_default_allocator(), "tiny", &lim, &T, NULL), K32_OK);
+	assert_true(kobj_node_bytes(&lim) < kobj_node_bytes(kobj_node_limits(N)));
+	assert_string_equal(kobj_node_name(T), "tiny");
+	assert_int_equal(kobj_node_limits(T)->ports, 4);
+	struct kobj_owner x, y, z;
+	kobj_owner_init(&x, T, "pod x", 0);
+	kobj_owner_init(&y, T, "pod y", 100); /* clamped to the instance's 6 handles */
+	kobj_owner_init(&z, T, "pod z", 0);
+	kobj_handle_t h;
+	int made = 0;
+	while (kobj_port_create(&x, 0, &h) == K32_OK)
+		made++;
+	assert_int_equal(made, 2); /* 50 % of 4 */
+	assert_non_null(strstr(kobj_owner_last_error(&x),
+			       "its share is 2 (K32_KOBJ_OWNER_POOL_PCT=50% of "
+			       "K32_KOBJ_MAX_PORTS=4)"));
+	assert_int_equal(kobj_port_create(&y, 0, &h), K32_OK);
+	assert_int_equal(kobj_port_create(&y, 0, &h), K32_OK);
+	assert_int_equal(kobj_port_create(&z, 0, &h), K32_ERR_NO_MEMORY);
+	assert_non_null(strstr(kobj_owner_last_error(&z), "all K32_KOBJ_MAX_PORTS=4 ports of node "
+							  "tiny in use"));
+	/* the table: 6 slots (y holds 2 ports; 4 more events fit, then the table is full) */
+	made = 0;
+	while (kobj_event_create(&y, 0, &h) == K32_OK)
+		made++;
+	assert_int_equal(made, 4);
+	assert_non_null(strstr(kobj_owner_last_error(&y), "K32_KOBJ_MAX_HANDLES=6"));
+	/* the region: 8 KiB */
+	assert_int_equal(kobj_vmo_create(&z, 8193, 0, &h), K32_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(kobj_owner_last_error(&z), "K32_KOBJ_REGION_BYTES=8192"));
+	assert_int_equal(kobj_vmo_create(&z, 4096, 0, &h), K32_OK);
+	assert_int_equal(kobj_vmo_create(&x, 4096, 0, &h), K32_OK);
+	assert_int_equal(kobj_vmo_create(&y, 16, 0, &h), K32_ERR_NO_RESOURCES); /* y's table */
+	assert_int_equal(kobj_vmo_create(&z, 16, 0, &h), K32_ERR_NO_MEMORY);	/* region full */
+	assert_non_null(strstr(kobj_owner_last_error(&z), "kobj region of node tiny full"));
+	kobj_owner_fini(&x);
+	kobj_owner_fini(&y);
+	kobj_owner_fini(&z);
+	assert_int_equal(kobj_node_free(k32_default_allocator(), T), K32_OK);
+}
+
+/* Limits out of range are refused with the field, its value and the range; too little
+ * memory with both sizes. */
+static void test_node_limits_refused(void **state)
+{
+	(void)state;
+	struct kobj_limits lim;
+	struct kobj_node *T = NULL;
+	struct k32_err err;
+	kobj_limits_default(&lim);
+	lim.ports = 0;
+	assert_int_equal(kobj_node_bytes(&lim), 0);
+	assert_int_equal(kobj_node_new(k32_default_allocator(), "bad", &lim, &T, &err),
+			 K32_ERR_INVALID_ARGS);
+	assert_non_null(strstr(err.msg, "ports (K32_KOBJ_MAX_PORTS) = 0 is outside 1.."));
+	kobj_limits_default(&lim);
+	lim.handles = K32_KOBJ_MAX_HANDLES + 1;
+	assert_int_equal(kobj_node_new(k32_default_allocator(), "bad", &lim, &T, &err),
+			 K32_ERR_INVALID_ARGS);
+	assert_non_null(strstr(err.msg, "handles (K32_KOBJ_MAX_HANDLES)"));
+	kobj_limits_default(&lim);
+	static _Alignas(16) uint8_t small[4096];
+	assert_int_equal(kobj_node_init(small, sizeof(small), "small", &lim, &T, &err),
+			 K32_ERR_NO_MEMORY);
+	assert_non_null(strstr(err.msg, "4096 bytes"));
 }
 
 int main(void)
@@ -1757,9 +1971,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_vmo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_transfer_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_owner_teardown, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_init_refuses_live_objects, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_node_fini_refuses_live_objects, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_two_nodes_share_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_node_limits, setup, teardown),
+	    cmocka_unit_test(test_node_limits_refused),
 	};
-	int rc = cmocka_run_group_tests_name("kobj", tests, NULL, NULL);
-	kobj_fini();
-	return rc;
+	return cmocka_run_group_tests_name("kobj", tests, NULL, NULL);
 }

@@ -25,28 +25,14 @@ struct kobj_timer {
 	bool armed;
 };
 
-static struct kobj_timer timer_store[K32_KOBJ_MAX_TIMERS];
-static struct kobj_pool timer_pool;
-
-static struct k32_mutex svc_m;
-static struct k32_cond svc_c;
-static struct kobj_timer *armed_head;
-static struct k32_task *svc_task;
-static bool svc_stop, svc_ready, svc_sync; /* svc_sync: mutex/cond exist (kept for good) */
-static struct kobj_lock svc_start_lock;
-
 #define TIMER_RIGHTS (KOBJ_RIGHTS_BASIC | KOBJ_RIGHT_WRITE | KOBJ_RIGHT_SIGNAL)
 
-void kobj_timer_setup(void)
+void kobj_timer_setup(struct kobj_node *n, struct kobj_carve *c)
 {
-	kobj_pool_setup_at(&timer_pool, timer_store, sizeof(timer_store[0]), K32_KOBJ_MAX_TIMERS,
+	size_t e = sizeof(struct kobj_timer);
+	kobj_pool_setup_at(&n->timer_pool, kobj_carve(c, n->lim.timers, e), e, n->lim.timers,
 			   "K32_KOBJ_MAX_TIMERS", offsetof(struct kobj_timer, core));
-	armed_head = NULL;
-}
-
-void kobj_timer_stats(struct kobj_stats *st)
-{
-	st->in_use[KOBJ_TYPE_TIMER] = kobj_pool_used(&timer_pool);
+	n->armed_head = NULL;
 }
 
 static inline struct kobj_timer *tm(struct kobj_object *o)
@@ -58,7 +44,7 @@ static inline struct kobj_timer *tm(struct kobj_object *o)
 static void list_remove(struct kobj_timer *t)
 {
 	struct kobj_timer **link;
-	for (link = &armed_head; *link; link = &(*link)->next) {
+	for (link = &t->core.node->armed_head; *link; link = &(*link)->next) {
 		if (*link == t) {
 			*link = t->next;
 			break;
@@ -70,7 +56,7 @@ static void list_remove(struct kobj_timer *t)
 
 static void list_insert(struct kobj_timer *t)
 {
-	struct kobj_timer **link = &armed_head;
+	struct kobj_timer **link = &t->core.node->armed_head;
 	while (*link && (*link)->deadline <= t->deadline)
 		link = &(*link)->next;
 	t->next = *link;
@@ -90,11 +76,11 @@ static int64_t to_us(kobj_time_t ns)
 static void service(void *arg)
 {
 	const struct k32_platform_ops *p = k32_plat();
-	(void)arg;
-	p->mutex_lock(&svc_m);
-	while (!svc_stop) {
+	struct kobj_node *n = arg;
+	p->mutex_lock(&n->svc_m);
+	while (!n->svc_stop) {
 		kobj_time_t wake = KOBJ_TIME_INFINITE;
-		for (struct kobj_timer *t = armed_head; t; t = t->next) {
+		for (struct kobj_timer *t = n->armed_head; t; t = t->next) {
 			kobj_time_t latest = t->deadline > KOBJ_TIME_INFINITE - t->slack
 						 ? KOBJ_TIME_INFINITE
 						 : t->deadline + t->slack;
@@ -103,12 +89,12 @@ static void service(void *arg)
 		}
 		kobj_time_t now = kobj_now_ns();
 		if (wake > now) {
-			p->cond_wait(&svc_c, &svc_m, to_us(wake));
+			p->cond_wait(&n->svc_c, &n->svc_m, to_us(wake));
 			continue;
 		}
 		/* Fire everything due by now (coalescing the ones whose slack allowed it). */
-		while (armed_head && armed_head->deadline <= now) {
-			struct kobj_timer *t = armed_head;
+		while (n->armed_head && n->armed_head->deadline <= now) {
+			struct kobj_timer *t = n->armed_head;
 			list_remove(t);
 			t->fired++;
 			kobj_lock(&t->core.lock);
@@ -121,71 +107,79 @@ static void service(void *arg)
 			}
 		}
 	}
-	p->mutex_unlock(&svc_m);
+	p->mutex_unlock(&n->svc_m);
 }
 
 static k32_status_t service_start(struct kobj_owner *owner)
 {
+	struct kobj_node *n = owner->node;
 	k32_status_t st = K32_OK;
-	kobj_lock(&svc_start_lock);
-	if (!svc_ready) {
+	kobj_lock(&n->svc_start_lock);
+	if (!n->svc_ready) {
 		const struct k32_platform_ops *p = k32_plat();
 		struct k32_err err;
-		if (!svc_sync) {
-			p->mutex_init(&svc_m);
-			p->cond_init(&svc_c);
-			svc_sync = true;
+		if (!n->svc_sync) {
+			p->mutex_init(&n->svc_m);
+			p->cond_init(&n->svc_c);
+			n->svc_sync = true;
 		}
-		svc_stop = false;
-		st = p->task_create(&svc_task, "kobj-timer", service, NULL, 0, -1, &err);
+		n->svc_stop = false;
+		st = p->task_create(&n->svc_task, "kobj-timer", service, n, 0, -1, &err);
 		if (st == K32_OK) {
-			svc_ready = true;
+			n->svc_ready = true;
 		} else {
 			kobj_fail(owner, st, "%s: cannot start the timer thread: %s", owner->name,
 				  err.msg);
 		}
 	}
-	kobj_unlock(&svc_start_lock);
+	kobj_unlock(&n->svc_start_lock);
 	return st;
 }
 
-void kobj_timer_stop(void)
+/* Stops the instance's service thread and, at node teardown (fini), drops its mutex and
+ * condition variable. */
+void kobj_timer_stop(struct kobj_node *n, bool fini)
 {
-	kobj_lock(&svc_start_lock);
-	if (svc_ready) {
-		const struct k32_platform_ops *p = k32_plat();
-		p->mutex_lock(&svc_m);
-		svc_stop = true;
-		p->cond_signal(&svc_c);
-		p->mutex_unlock(&svc_m);
-		p->task_join(svc_task);
-		svc_ready = false;
-		svc_task = NULL;
+	const struct k32_platform_ops *p = k32_plat();
+	kobj_lock(&n->svc_start_lock);
+	if (n->svc_ready) {
+		p->mutex_lock(&n->svc_m);
+		n->svc_stop = true;
+		p->cond_signal(&n->svc_c);
+		p->mutex_unlock(&n->svc_m);
+		p->task_join(n->svc_task);
+		n->svc_ready = false;
+		n->svc_task = NULL;
 	}
-	kobj_unlock(&svc_start_lock);
+	if (fini && n->svc_sync) {
+		p->cond_fini(&n->svc_c);
+		p->mutex_fini(&n->svc_m);
+		n->svc_sync = false;
+	}
+	kobj_unlock(&n->svc_start_lock);
 }
 
 static void timer_on_zero(struct kobj_object *obj)
 {
 	const struct k32_platform_ops *p = k32_plat();
-	p->mutex_lock(&svc_m);
+	p->mutex_lock(&obj->core->node->svc_m);
 	if (tm(obj)->armed)
 		list_remove(tm(obj));
-	p->mutex_unlock(&svc_m);
+	p->mutex_unlock(&obj->core->node->svc_m);
 }
 
 static void timer_destroy(struct kobj_object *obj)
 {
-	kobj_pool_put(&timer_pool, obj);
+	kobj_pool_put(&obj->core->node->timer_pool, obj);
 }
 
 uint64_t kobj_timer_fired(struct kobj_object *obj);
 uint64_t kobj_timer_fired(struct kobj_object *obj)
 {
 	const struct k32_platform_ops *p = k32_plat();
-	p->mutex_lock(&svc_m);
+	p->mutex_lock(&obj->core->node->svc_m);
 	uint64_t n = tm(obj)->fired;
-	p->mutex_unlock(&svc_m);
+	p->mutex_unlock(&obj->core->node->svc_m);
 	return n;
 }
 
@@ -213,10 +207,10 @@ k32_status_t kobj_timer_create(struct kobj_owner *owner, uint32_t opts, uint32_t
 		kobj_release(acct, KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_TIMER - 1u, 1u);
 		return st;
 	}
-	struct kobj_timer *t = kobj_pool_get(&timer_pool);
+	struct kobj_timer *t = kobj_pool_get(&owner->node->timer_pool);
 	if (!t)
 		return kobj_pool_empty(owner, KOBJ_TYPE_TIMER, acct);
-	kobj_core_init(&t->core, 1u, acct);
+	kobj_core_init(&t->core, owner->node, 1u, acct);
 	kobj_object_init(&t->hdr, KOBJ_TYPE_TIMER, &t->core, 0);
 	t->next = NULL;
 	t->deadline = 0;
@@ -247,7 +241,7 @@ k32_status_t kobj_timer_set(struct kobj_owner *owner, kobj_handle_t h, kobj_time
 		return st;
 	struct kobj_timer *t = tm(obj);
 	const struct k32_platform_ops *p = k32_plat();
-	p->mutex_lock(&svc_m);
+	p->mutex_lock(&obj->core->node->svc_m);
 	if (t->armed)
 		list_remove(t);
 	kobj_lock(&t->core.lock);
@@ -257,8 +251,8 @@ k32_status_t kobj_timer_set(struct kobj_owner *owner, kobj_handle_t h, kobj_time
 	t->slack = slack;
 	t->period = period;
 	list_insert(t);
-	p->cond_signal(&svc_c);
-	p->mutex_unlock(&svc_m);
+	p->cond_signal(&obj->core->node->svc_c);
+	p->mutex_unlock(&obj->core->node->svc_m);
 	return K32_OK;
 }
 
@@ -268,15 +262,17 @@ k32_status_t kobj_timer_slack(struct kobj_object *obj, const int64_t *set, int64
 		return K32_ERR_OUT_OF_RANGE;
 	struct kobj_timer *t = tm(obj);
 	const struct k32_platform_ops *p = k32_plat();
-	p->mutex_lock(&svc_m);
+	p->mutex_lock(&obj->core->node->svc_m);
 	if (set) {
 		t->slack = *set;
 		if (t->armed)
-			p->cond_signal(&svc_c); /* the service re-reads its latest wake-up time */
+			p->cond_signal(
+			    &obj->core->node
+				 ->svc_c); /* the service re-reads its latest wake-up time */
 	} else {
 		*get = t->slack;
 	}
-	p->mutex_unlock(&svc_m);
+	p->mutex_unlock(&obj->core->node->svc_m);
 	return K32_OK;
 }
 
@@ -288,12 +284,12 @@ k32_status_t kobj_timer_cancel(struct kobj_owner *owner, kobj_handle_t h)
 		return st;
 	struct kobj_timer *t = tm(obj);
 	const struct k32_platform_ops *p = k32_plat();
-	p->mutex_lock(&svc_m);
+	p->mutex_lock(&obj->core->node->svc_m);
 	if (t->armed)
 		list_remove(t);
 	kobj_lock(&t->core.lock);
 	kobj_signal_locked(obj, KOBJ_SIG_SIGNALED, 0);
 	kobj_unlock(&t->core.lock);
-	p->mutex_unlock(&svc_m);
+	p->mutex_unlock(&obj->core->node->svc_m);
 	return K32_OK;
 }

@@ -16,22 +16,15 @@ struct kobj_vmo {
 	uint32_t pins; /* outstanding borrows */
 };
 
-static struct kobj_vmo vmo_store[K32_KOBJ_MAX_VMOS];
-static struct kobj_pool vmo_pool;
-
 #define VMO_RIGHTS                                                                                 \
 	(KOBJ_RIGHTS_BASIC | KOBJ_RIGHTS_IO | KOBJ_RIGHT_MAP | KOBJ_RIGHT_GET_PROPERTY |           \
 	 KOBJ_RIGHT_SET_PROPERTY | KOBJ_RIGHT_SIGNAL)
 
-void kobj_vmo_setup(void)
+void kobj_vmo_setup(struct kobj_node *n, struct kobj_carve *c)
 {
-	kobj_pool_setup_at(&vmo_pool, vmo_store, sizeof(vmo_store[0]), K32_KOBJ_MAX_VMOS,
+	size_t e = sizeof(struct kobj_vmo);
+	kobj_pool_setup_at(&n->vmo_pool, kobj_carve(c, n->lim.vmos, e), e, n->lim.vmos,
 			   "K32_KOBJ_MAX_VMOS", offsetof(struct kobj_vmo, core));
-}
-
-void kobj_vmo_stats(struct kobj_stats *st)
-{
-	st->in_use[KOBJ_TYPE_VMO] = kobj_pool_used(&vmo_pool);
 }
 
 static inline struct kobj_vmo *vm(struct kobj_object *o)
@@ -41,8 +34,9 @@ static inline struct kobj_vmo *vm(struct kobj_object *o)
 
 static void vmo_destroy(struct kobj_object *obj)
 {
-	kobj_region_give(obj->core->acct, vm(obj)->data, vm(obj)->size);
-	kobj_pool_put(&vmo_pool, obj);
+	struct kobj_node *n = obj->core->node;
+	kobj_region_give(n, obj->core->acct, vm(obj)->data, vm(obj)->size);
+	kobj_pool_put(&n->vmo_pool, obj);
 }
 
 static uint32_t vmo_capacity(struct kobj_object *obj)
@@ -63,25 +57,27 @@ k32_status_t kobj_vmo_create(struct kobj_owner *owner, uint64_t size, uint32_t o
 	if (opts & ~KOBJ_VMO_PSRAM)
 		return kobj_fail(owner, K32_ERR_INVALID_ARGS,
 				 "%s: vmo_create opts 0x%" PRIx32 " unknown", owner->name, opts);
-	if (size == 0 || size > K32_KOBJ_REGION_BYTES)
-		return kobj_fail(owner, K32_ERR_OUT_OF_RANGE,
-				 "%s: VMO of %llu bytes: must be 1..K32_KOBJ_REGION_BYTES=%u",
-				 owner->name, (unsigned long long)size,
-				 (unsigned)K32_KOBJ_REGION_BYTES);
+	if (size == 0 || size > owner->node->lim.region_bytes)
+		return kobj_fail(
+		    owner, K32_ERR_OUT_OF_RANGE,
+		    "%s: VMO of %llu bytes: must be 1..K32_KOBJ_REGION_BYTES=%u of node "
+		    "%s",
+		    owner->name, (unsigned long long)size, (unsigned)owner->node->lim.region_bytes,
+		    owner->node->name);
 	struct kobj_account *acct;
 	k32_status_t st = kobj_admit(owner, KOBJ_TYPE_VMO, 1, &acct);
 	if (st != K32_OK)
 		return st;
-	struct kobj_vmo *v = kobj_pool_get(&vmo_pool);
+	struct kobj_vmo *v = kobj_pool_get(&owner->node->vmo_pool);
 	if (!v)
 		return kobj_pool_empty(owner, KOBJ_TYPE_VMO, acct);
 	st = kobj_region_take(owner, (uint32_t)size, "a VMO", &v->data);
 	if (st != K32_OK) {
-		kobj_pool_put(&vmo_pool, v);
+		kobj_pool_put(&owner->node->vmo_pool, v);
 		kobj_release(acct, KOBJ_CHARGE_OBJECTS + KOBJ_TYPE_VMO - 1u, 1u);
 		return st;
 	}
-	kobj_core_init(&v->core, 1u, acct);
+	kobj_core_init(&v->core, owner->node, 1u, acct);
 	kobj_object_init(&v->hdr, KOBJ_TYPE_VMO, &v->core, 0);
 	v->size = (uint32_t)size;
 	v->pins = 0;

@@ -1438,6 +1438,12 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 		goto out_nomem;
 	for (uint32_t i = 0; i < k->max_pods; i++)
 		k->pods[i].k = k; /* log rings: when a pod is admitted (pod_admit_locked) */
+	k32_status_t kst = klet_kobj_new(k, err); /* klet_kobj.c: sizes and tokens from cfg */
+	if (kst) {
+		k32_free(a, k->pods, sizeof(struct klet_pod) * k->max_pods);
+		k32_free(a, k, sizeof(*k));
+		return kst;
+	}
 	const struct k32_platform_ops *pl = k32_plat();
 	pl->mutex_init(&k->lock);
 	pl->mutex_init(&k->run_lock);
@@ -1569,6 +1575,7 @@ void klet_free(struct klet *k)
 		klet_ring_fini(&k->pods[i].prev, k->log_alloc);
 	}
 	k32_free(k->alloc, k->pods, sizeof(struct klet_pod) * k->max_pods);
+	klet_kobj_free(k);
 	const struct k32_platform_ops *pl = k32_plat();
 	pl->cond_fini(&k->cv);
 	pl->mutex_fini(&k->lock);

@@ -53,6 +53,7 @@
 #include "base/k32_hostcall.h"
 #include "base/k32_status.h"
 #include "k32/k32_config.h"
+#include "kobj/kobj.h"
 
 struct klet;
 struct klet_pod;
@@ -64,7 +65,19 @@ struct klet_profile {
 	size_t interp_stack;   /* native stack of the interpreter (worker) task, bytes */
 	uint32_t max_pods;     /* pods at once (<= K32_KLET_MAX_PODS; 0: that limit) */
 	const char *hardware;  /* "i2c:bme688,i2c:miniscale" or "" (annotation) */
+	/* The board's kernel objects: the limits of its own kobj instance (pools, shares,
+	 * handle tables, region). A field left 0 takes the K32_KOBJ_* default of k32_config.h
+	 * (kobj_limits_default), so a profile names only what differs; a board header
+	 * (include/k32/boards/<board>.h) can fill them from its macros. */
+	struct kobj_limits kobj;
+	/* The pod server: connections open at once (0: K32_KLET_POD_HTTP_CONNS) and from one
+	 * client address (0: K32_KLET_POD_HTTP_CONNS_PER_CLIENT). */
+	uint32_t pod_http_conns;
+	uint32_t pod_http_conns_per_client;
 };
+
+/* The kobj limits of a profile: kobj_limits_default with its non-zero fields applied. */
+void klet_profile_kobj_limits(const struct klet_profile *p, struct kobj_limits *out);
 
 /* ---- the pod provider (virtual-kubelet's PodLifecycleHandler, in C) ---------------------- */
 
@@ -180,6 +193,11 @@ struct klet_config {
 	const char *pod_http_host; /* bind address of the pod server ("127.0.0.1") */
 	uint16_t pod_http_port;	   /* 0 picks a free port (see klet_pod_http_port) */
 	bool pod_http_off;	   /* no pod HTTP server (some unit tests) */
+	/* Bearer tokens the pod server accepts on its node endpoints (/console, /stats,
+	 * /containerLogs) besides the node's own token (which the control plane that issued it
+	 * sends); e.g. the cluster admin's. At most K32_KLET_POD_HTTP_TOKENS; copied. */
+	const char *const *pod_http_tokens;
+	size_t pod_http_token_count;
 	/* the provider; NULL ops: the Wasm provider (klet_wasm_provider) */
 	const struct klet_provider_ops *provider;
 	void *provider_ctx;
@@ -237,6 +255,8 @@ void klet_free(struct klet *k);
 
 /* The pod HTTP server's port (0 before start or when off). */
 uint16_t klet_pod_http_port(const struct klet *k);
+/* The node's own kobj instance (its pods' kernel objects; sized by profile.kobj). */
+struct kobj_node *klet_kobj(struct klet *k);
 /* The node name. */
 const char *klet_node_name(const struct klet *k);
 

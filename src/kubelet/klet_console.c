@@ -4,10 +4,11 @@
  *
  *   K32_CMD:PODS    one "K32_POD" line per pod: state, restarts, pool bytes, CPU ms
  *   K32_CMD:MEM     one "K32_MEM" line per region with its size, used, free and peak
- *                   bytes: pod_pool (this node's), kobj_region (socket rings and VMOs) and
- *                   heap (the default allocator: the JSON, HTTP and compile scratch). The
- *                   last two are the process's: scope=process says so (in kube32-sim every
- *                   board of the process shares them; on a board the process is the node).
+ *                   bytes: pod_pool and kobj_region (socket rings and VMOs), both this
+ *                   node's own, and heap (the default allocator: the JSON, HTTP and
+ *                   compile scratch), the process's: scope=process says so (in kube32-sim
+ *                   every board of the process shares it; on a board the process is the
+ *                   node).
  *                   An unlimited region (the simulator's heap) says size=0 free=unlimited.
  *   K32_CMD:<other> first to the config's console_ext hook (kube32-sim's hw lines), then to
  *                   the node console's shared commands (src/console: TASKS with each
@@ -76,14 +77,14 @@ static k32_status_t cmd_mem(struct klet *k, struct k32_buf *out)
 	struct klet_stats s;
 	klet_get_stats(k, &s);
 	struct kobj_stats ks;
-	kobj_stats_get(&ks);
+	kobj_stats_get(k->kobj, &ks);
 	/* the default allocator's heap counts every block it hands out (k32_alloc.h) */
 	const struct k32_heap *h = k32_default_allocator()->ud;
 	k32_status_t st =
 	    mem_line(out, "pod_pool", "node", s.pool_limit, s.pool_bytes, s.pool_peak);
 	if (!st)
-		st = mem_line(out, "kobj_region", "process", K32_KOBJ_REGION_BYTES, ks.vmo_bytes,
-			      SIZE_MAX);
+		st = mem_line(out, "kobj_region", "node", kobj_node_limits(k->kobj)->region_bytes,
+			      ks.vmo_bytes, SIZE_MAX);
 	/* read as k32_mem.c writes them: atomically (any thread allocates) */
 	if (!st)
 		st = mem_line(out, "heap", "process", h->stats.limit_bytes,

@@ -17,6 +17,19 @@
  * the container ends (its last lines are sent first), the pod goes, or the client leaves; at
  * most K32_KLET_LOG_FOLLOWERS such streams at once (429 past it).
  *
+ * Credentials. The node's own endpoints (POST /console, GET /stats, GET /containerLogs/...)
+ * answer only a request carrying "Authorization: Bearer <token>" with a token the node
+ * trusts, as the kubelet API does in Kubernetes: the token it talks to the API server with
+ * (klet_config.token: its node token, or the admin token it joined with) or one of
+ * klet_config.pod_http_tokens (kube32-sim gives its boards the cluster admin's). Anything
+ * else is 401 with WWW-Authenticate, before any work. Tokens are compared in constant time.
+ * Pod routes (X-Kube32-Pod) and GET /healthz stay open: a pod's HTTP is its own business.
+ * The control plane's log relay and metrics send the admin token (src/cplane).
+ *
+ * Connections: at most profile.pod_http_conns open at once (K32_KLET_POD_HTTP_CONNS); the
+ * profile's per-client limit (pod_http_conns_per_client) is carried in the kubelet's
+ * profile, to be given to the generic server's per-client-address limit.
+ *
  * The handler runs on the server's loop task; it takes the kubelet's run lock for the pod
  * call, so a request waits at most for one running tick (bounded by its gas budget).
  */
@@ -305,6 +318,40 @@ static void pod_request(struct klet *k, struct k32_str hv, struct http_request *
 	k32_buf_fini(&hp.body);
 }
 
+/* Whether a and b (b NUL-terminated) are equal, in time that depends on the lengths only. */
+static bool token_eq(struct k32_str a, const char *b)
+{
+	size_t n = strlen(b);
+	unsigned diff = (unsigned)(a.len ^ n);
+	for (size_t i = 0; i < a.len; i++)
+		diff |= (unsigned)((unsigned char)a.p[i] ^ (unsigned char)b[i < n ? i : 0]);
+	return n > 0 && diff == 0;
+}
+
+/* The node endpoints' credentials: true if the bearer token is one the node trusts, else
+ * answers 401 (with what to send) and returns false. */
+static bool node_authorized(struct klet *k, struct http_request *req, struct http_response *resp)
+{
+	struct k32_str t = req->bearer_token;
+	bool ok = false;
+	if (t.len) {
+		ok |= k->token[0] && token_eq(t, k->token);
+		for (uint32_t i = 0; i < k->pod_token_count; i++)
+			ok |= token_eq(t, k->pod_tokens[i]);
+	}
+	if (ok)
+		return true;
+	char m[KLET_MSG_LEN + 64];
+	klet_msgf(m, sizeof(m),
+		  "%.*s on node %s needs the cluster's credentials: send \"Authorization: Bearer "
+		  "<token>\" with the admin token of your kubeconfig (pod routes with "
+		  "X-Kube32-Pod need none)\n",
+		  (int)req->path.len, req->path.p, k->node);
+	text(resp, 401, m);
+	http_response_header(resp, "WWW-Authenticate", "Bearer realm=\"kube32-node\"");
+	return false;
+}
+
 /* GET /stats: the pod pool and every pod's bytes by kind and CPU (klet_stats_json). */
 static void serve_stats(struct klet *k, struct http_response *resp)
 {
@@ -328,6 +375,11 @@ static void handler(void *ctx, struct http_request *req, struct http_response *r
 		text(resp, 200, "ok\n");
 		return;
 	}
+	bool node_ep = k32_str_eq_cstr(req->path, "/console") ||
+		       k32_str_eq_cstr(req->path, "/stats") ||
+		       k32_str_has_prefix(req->path, "/containerLogs/");
+	if (node_ep && !node_authorized(k, req, resp))
+		return;
 	if (!strcmp(req->method, "POST") && k32_str_eq_cstr(req->path, "/console")) {
 		klet_console_exec(k, (const char *)req->body, req->body_len, &resp->body);
 		http_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
@@ -361,7 +413,8 @@ k32_status_t klet_http_start(struct klet *k, struct k32_err *err)
 	c.port = k->cfg.pod_http_port;
 	c.handler = handler;
 	c.ctx = k;
-	c.max_conns = 64;
+	c.max_conns =
+	    k->profile.pod_http_conns ? k->profile.pod_http_conns : K32_KLET_POD_HTTP_CONNS;
 	c.max_body_bytes = K32_KLET_POD_HTTP_BODY_MAX;
 	c.max_response_bytes = K32_HTTP_MAX_RESPONSE_BYTES;
 	k32_status_t st = http_server_start(&c, &k->pod_srv, err);

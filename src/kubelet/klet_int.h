@@ -165,6 +165,11 @@ struct klet {
 	struct http_client *cli;  /* the worker's client */
 	struct http_client *wcli; /* the watcher's client */
 
+	struct kobj_node *kobj; /* the node's kernel objects (klet_kobj.c), from the profile */
+	/* bearer tokens the pod server accepts on node endpoints (klet_http.c) */
+	char pod_tokens[K32_KLET_POD_HTTP_TOKENS][128];
+	uint32_t pod_token_count;
+
 	struct k32_heap pool; /* the pod pool */
 	struct k32_allocator pool_alloc;
 
@@ -213,6 +218,11 @@ k32_status_t klet_ring_read(const struct klet_ring *r, int64_t tail_lines, bool 
 void klet_snapshot(struct klet *k, struct klet_pod *p);
 /* Adds the CPU time of one provider call to p (lock not held; takes it). */
 void klet_pod_cpu_add(struct klet *k, struct klet_pod *p, uint64_t cpu_us);
+
+/* klet_kobj.c: the node's kobj instance, made in klet_new, freed in klet_free (after every
+ * pod's handle table is gone) */
+k32_status_t klet_kobj_new(struct klet *k, struct k32_err *err);
+void klet_kobj_free(struct klet *k);
 
 /* klet_http.c */
 k32_status_t klet_http_start(struct klet *k, struct k32_err *err);

@@ -412,9 +412,53 @@ static void test_pod_http(void **state)
 	struct http_client_config cc;
 	http_client_config_init(&cc);
 	cc.port = klet_pod_http_port(t->k);
-	struct http_client *c;
+	struct http_client *c, *anon, *wrong;
 	struct k32_err err;
+	/* without credentials, and with a token the node does not trust */
+	assert_int_equal(http_client_new(&cc, &anon, &err), K32_OK);
+	cc.bearer_token = "not-the-token";
+	assert_int_equal(http_client_new(&cc, &wrong, &err), K32_OK);
+	cc.bearer_token = FX_POD_TOKEN;
 	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	/* the node endpoints refuse both (401, before any work); pod routes and /healthz are
+	 * open */
+	static const struct {
+		const char *method, *target, *hdr;
+		int status;
+		const char *body;
+	} auth[] = {
+	    {"POST", "/console", NULL, 401,
+	     "/console on node node-a needs the cluster's credentials"},
+	    {"GET", "/stats", NULL, 401, "needs the cluster's credentials"},
+	    {"GET", "/containerLogs/default/p-web/main", NULL, 401, "Authorization: Bearer"},
+	    {"GET", "/containerLogs/default/p-web/main?follow=true", NULL, 401, "Bearer"},
+	    {"GET", "/healthz", NULL, 200, "ok"},
+	    {"GET", "/hi", "X-Kube32-Pod: default/p-web\r\n", 200, "hello default/p-web"},
+	};
+	for (int who = 0; who < 2; who++) {
+		for (size_t i = 0; i < sizeof(auth) / sizeof(auth[0]); i++) {
+			struct http_client_request rq = {
+			    .method = auth[i].method,
+			    .target = auth[i].target,
+			    .headers = auth[i].hdr,
+			    .body = "K32_CMD:PODS",
+			    .body_len = strcmp(auth[i].method, "POST") ? 0 : 12};
+			struct http_client_response r;
+			assert_int_equal(http_client_do(who ? wrong : anon, &rq, &r, &err), K32_OK);
+			if (r.status != auth[i].status ||
+			    !strstr(k32_buf_cstr(&r.body), auth[i].body))
+				fail_msg("%s %s (%s): got %d %s", auth[i].method, auth[i].target,
+					 who ? "wrong token" : "no token", r.status,
+					 k32_buf_cstr(&r.body));
+			struct k32_str wa;
+			if (r.status == 401)
+				assert_true(
+				    http_client_response_header(&r, "WWW-Authenticate", &wa));
+			http_client_response_fini(&r);
+		}
+	}
+	http_client_free(anon);
+	http_client_free(wrong);
 	static const struct {
 		const char *target, *hdr;
 		int status;
@@ -529,6 +573,7 @@ static void flw_run(struct flw *f)
 	struct http_client_config cc;
 	http_client_config_init(&cc);
 	cc.port = klet_pod_http_port(f->k);
+	cc.bearer_token = FX_POD_TOKEN;
 	struct http_client *c;
 	struct k32_err err;
 	f->st = http_client_new(&cc, &c, &err);

@@ -174,10 +174,17 @@ static inline bool fx_gone_pred(struct fx_cp *cp, const char *name)
 	return false;
 }
 
+/* The token the tests' kubelets accept on their node endpoints (/console, /stats,
+ * /containerLogs): klet_config.pod_http_tokens, as kube32-sim gives the admin token. */
+#define FX_POD_TOKEN "fx-cluster-token"
+static const char *const fx_pod_tokens[] = {FX_POD_TOKEN};
+
 static inline void fx_klet_config(struct klet_config *c, struct fx_cp *cp, const char *node,
 				  const struct klet_profile *prof)
 {
 	memset(c, 0, sizeof(*c));
+	c->pod_http_tokens = fx_pod_tokens;
+	c->pod_http_token_count = 1;
 	c->node_name = node;
 	c->profile = prof;
 	c->api_port = cp->port;

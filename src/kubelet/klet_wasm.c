@@ -37,6 +37,7 @@
  * Context: every function here runs with the kubelet's run lock held.
  */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,7 +83,9 @@ struct kw_pod {
 };
 
 /* Every kubelet passes itself as the notify arg, so one function serves them all. */
-static klet_notify_fn kw_notify;
+/* Shared by every kubelet of the process (kube32-sim's boards): set by each klet_start while
+ * other boards' workers may already read it, so atomic (the value is the same function). */
+static _Atomic(klet_notify_fn) kw_notify;
 
 /* ---- host functions ------------------------------------------------------------------------ */
 
@@ -526,12 +529,8 @@ static void kw_init(void *ctx, struct klet *k, klet_notify_fn notify, void *arg)
 	(void)ctx;
 	(void)k;
 	(void)arg;
-	kw_notify = notify;
+	atomic_store_explicit(&kw_notify, notify, memory_order_release);
 	if (!kw_ready) {
-		struct k32_err err;
-		if (kobj_init(&err))
-			K32_LOGW(KLET_MOD, "kobj_init: %s (kobj already in use: keeping it)",
-				 err.msg);
 		kobj_pod_hostfns(&kw_env, kw_kobj, KOBJ_POD_HOSTFN_COUNT);
 		hw_hostfns(&kw_hw_env, kw_hw, HW_HOSTFN_COUNT);
 		kw_ready = true;
@@ -548,7 +547,7 @@ static void kw_exit(struct kw_pod *w, int32_t code, const char *reason, const ch
 	}
 	struct klet_exit ex = {.code = code, .reason = reason, .message = msg};
 	/* the pod's own kubelet is the notify arg (klet passes itself) */
-	kw_notify(w->k, w->pod, &ex);
+	atomic_load_explicit(&kw_notify, memory_order_acquire)(w->k, w->pod, &ex);
 }
 
 k32_status_t klet_image_path(const char *dir, const char *image, char *out, size_t cap,
@@ -719,7 +718,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		st = no_fit(k, s, "its compiled module", w->code_reserve_len, err);
 		goto out_free;
 	}
-	kobj_owner_init(&w->owner, klet_pod_ref(pod), K32_KLET_POD_HANDLES);
+	kobj_owner_init(&w->owner, k->kobj, klet_pod_ref(pod), K32_KLET_POD_HANDLES);
 	w->owner_inited = true;
 	/* The linker is needed only while instantiating (~650 B on a 64-bit host): from the
 	 * node's heap for that moment, like the loader's scratch, not the pod's for its life. */

@@ -58,6 +58,7 @@ static int setup(void **state)
 	struct http_client_config cc;
 	http_client_config_init(&cc);
 	cc.port = klet_pod_http_port(t.k);
+	cc.bearer_token = FX_POD_TOKEN; /* for /stats; pod routes need none */
 	if (http_client_new(&cc, &t.pc, &err))
 		fail_msg("client: %s", err.msg);
 	*state = &t;
@@ -549,36 +550,67 @@ static void test_events(void **state)
 	assert_int_equal(stop_key, 1);
 }
 
-/* No kobj port left in the process: an event pod fails to start with the limit's name
- * (CreateContainerError), and starts once ports are free again. */
+/*
+ * Each board is its own machine. Two kubelets in one process (kube32-sim's boards): every
+ * kobj port of wasm-node is taken, so an event pod there fails to start with the limit's
+ * name (CreateContainerError) and starts once ports are free again; meanwhile an event pod
+ * on the second board starts at once, its ports untouched, and that board's pool has the
+ * size its profile gives (4 ports), not the process default. Before per-board instances the
+ * 16 ports of the process were shared by every board.
+ */
 static void test_event_port_exhausted(void **state)
 {
 	struct wfx *t = *state;
+	static struct klet_profile prof2;
+	prof2 = prof;
+	prof2.kobj.ports = 4;
+	struct klet_config c;
+	fx_klet_config(&c, &t->cp, "wasm-node-2", &prof2);
+	c.image_dir = KLET_TEST_IMAGES;
+	c.extra_hostfns = test_fns;
+	c.extra_hostfn_count = sizeof(test_fns) / sizeof(test_fns[0]);
+	struct klet *k2 = NULL;
+	struct k32_err err;
+	if (klet_new(&c, &k2, &err) || klet_start(k2, &err))
+		fail_msg("second kubelet: %s", err.msg);
+	assert_int_equal(kobj_node_limits(klet_kobj(k2))->ports, 4);
+	assert_int_equal(kobj_node_limits(klet_kobj(t->k))->ports, K32_KOBJ_MAX_PORTS);
 	enum { OWNERS = 16 };
 	static struct kobj_owner owners[OWNERS]; /* each may take only its share of the pool */
 	int held = 0, inited = 0;
 	k32_status_t st = K32_OK;
 	for (int i = 0; i < OWNERS && st != K32_ERR_NO_MEMORY; i++, inited++) {
-		kobj_owner_init(&owners[i], "test ports", 0);
+		kobj_owner_init(&owners[i], klet_kobj(t->k), "test ports", 0);
 		kobj_handle_t h;
 		while ((st = kobj_port_create(&owners[i], 0, &h)) == K32_OK)
 			held++;
 	}
 	assert_int_equal(st, K32_ERR_NO_MEMORY); /* the node-wide pool, not one owner's share */
 	assert_true(held > 0);
+	struct kobj_stats ks;
+	kobj_stats_get(klet_kobj(t->k), &ks); /* every port of wasm-node (evvoid holds one) */
+	assert_int_equal(ks.in_use[KOBJ_TYPE_PORT], K32_KOBJ_MAX_PORTS);
 	fx_pod_create(&t->cp, "ev2", "wasm-node", "t_event.wasm", "Always", NULL, NULL);
+	fx_pod_create(&t->cp, "ev3", "wasm-node-2", "t_event.wasm", "Always", NULL, NULL);
 	cJSON *p = fx_wait_pod(&t->cp, "ev2", fx_waiting_is, "CreateContainerError");
 	const char *m = fx_str(fx_cs(p), "state.waiting.message");
 	assert_non_null(strstr(m, "exports k32_event but its event port could not be made"));
-	assert_non_null(strstr(m, "K32_KOBJ_MAX_PORTS"));
+	assert_non_null(strstr(m, "K32_KOBJ_MAX_PORTS=16 ports of node wasm-node in use"));
 	cJSON_Delete(p);
+	/* the other board's pod runs: its own pool, with wasm-node's all taken */
+	cJSON_Delete(fx_wait_pod(&t->cp, "ev3", fx_ready, NULL));
+	kobj_stats_get(klet_kobj(k2), &ks);
+	assert_int_equal(ks.in_use[KOBJ_TYPE_PORT], 1); /* ev3's event port */
 	for (int i = 0; i < inited; i++)
 		kobj_owner_fini(&owners[i]);
 	cJSON_Delete(fx_wait_pod(&t->cp, "ev2", fx_ready, NULL));
 	assert_true(log_has(t, "ev2", "port ok\n"));
 	int code;
 	cJSON_Delete(fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/ev2", NULL, &code));
+	cJSON_Delete(fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/ev3", NULL, &code));
 	assert_true(fx_gone_pred(&t->cp, "ev2"));
+	assert_true(fx_gone_pred(&t->cp, "ev3"));
+	klet_free(k2);
 }
 
 int main(void)

@@ -12,20 +12,63 @@
 
 /* ---- profiles ------------------------------------------------------------------------------ */
 
+/*
+ * Each board's kernel objects (struct kobj_limits, src/kobj): sized for its RAM, with the
+ * simulator's compile-time ceilings (65536-byte messages and sockets: an owner's share of
+ * chunks and region bytes must hold one of each, so those shares stay at their defaults and
+ * the pools run out first). A field left 0 takes the K32_KOBJ_* default: the host board's
+ * pools are the simulator's full ones (2.8 MB, a 2 MiB region). The firmware's own numbers
+ * will come from include/k32/boards/<board>.h.
+ */
 static struct klet_profile profiles[] = {
-    /* the control-plane board: a pod pool carved from its 2 MB PSRAM */
+    /* the control-plane board: a pod pool carved from its 2 MB PSRAM; kobj ~0.4 MB */
     {.name = "devkit",
      .pod_pool_bytes = 1024 * 1024,
      .interp_stack = 32 * 1024,
      .max_pods = 16,
-     .hardware = ""},
-    /* the worker: 80 KiB pod pool reserved at boot, 28 KiB interpreter stack, 3 I2C devices */
+     .hardware = "",
+     .kobj = {.channels = 32,
+	      .messages = 128,
+	      .msg_chunks = 128,
+	      .sockets = 16,
+	      .fifos = 8,
+	      .events = 64,
+	      .eventpairs = 16,
+	      .ports = 16,
+	      .port_observers = 64,
+	      .user_packets = 64,
+	      .timers = 16,
+	      .vmos = 16,
+	      .names = 32,
+	      .accounts = 32,
+	      .sleepers = 16,
+	      .region_bytes = 256 * 1024}},
+    /* the worker: 80 KiB pod pool reserved at boot, 28 KiB interpreter stack, 3 I2C devices;
+     * kobj under 100 KB for its 8 pods (an event port each, as many again for their use) */
     {.name = "cardputer",
      .pod_pool_bytes = 80 * 1024,
      .interp_stack = 28 * 1024,
      .max_pods = 8,
-     .hardware = "i2c:bme688,i2c:miniscale,i2c:rfid"},
-    /* development: configurable */
+     .hardware = "i2c:bme688,i2c:miniscale,i2c:rfid",
+     .kobj = {.channels = 16,
+	      .messages = 64,
+	      .msg_chunks = 32,
+	      .sockets = 8,
+	      .fifos = 4,
+	      .events = 32,
+	      .eventpairs = 8,
+	      .ports = 16,
+	      .port_observers = 32,
+	      .user_packets = 32,
+	      .timers = 8,
+	      .vmos = 8,
+	      .names = 16,
+	      .accounts = 24,
+	      .sleepers = 12,
+	      .region_bytes = 32 * 1024},
+     .pod_http_conns = 16,
+     .pod_http_conns_per_client = 8},
+    /* development: configurable; kobj: the simulator's defaults */
     {.name = "host",
      .pod_pool_bytes = 4 * 1024 * 1024,
      .interp_stack = 64 * 1024,
@@ -96,8 +139,11 @@ void sim_board_detach(struct cplane *cp, struct klet *k)
 k32_status_t sim_board_start(const struct sim_board_config *cfg, struct klet **out,
 			     struct k32_err *err)
 {
+	const char *tokens[1] = {cfg->cluster_token};
 	struct klet_config kc = {
 	    .node_name = cfg->name,
+	    .pod_http_tokens = tokens,
+	    .pod_http_token_count = cfg->cluster_token ? 1 : 0,
 	    .profile = cfg->profile,
 	    .api_host = cfg->api_host,
 	    .api_port = cfg->api_port,

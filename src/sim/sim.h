@@ -104,8 +104,12 @@ struct sim_board_config {
 	const struct klet_profile *profile; /* required */
 	const char *api_host;		    /* "127.0.0.1" */
 	uint16_t api_port;
-	const char *ca_file;   /* NULL: plain HTTP */
-	const char *token;     /* node token */
+	const char *ca_file; /* NULL: plain HTTP */
+	const char *token;   /* node token */
+	/* another bearer token the board's pod server accepts on /console, /stats and
+	 * /containerLogs (kube32-sim: the cluster admin's, the one its kubeconfig holds);
+	 * NULL: only token */
+	const char *cluster_token;
 	const char *image_dir; /* the board's "SD card" */
 	uint16_t pod_port;     /* pod HTTP server port (0: free port) */
 	/* console commands beyond PODS/MEM/TASKS (klet_config.console_ext); may be NULL */

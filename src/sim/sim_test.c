@@ -29,6 +29,26 @@ static void test_profiles(void **state)
 	assert_int_equal(c->pod_pool_bytes, 80 * 1024);
 	assert_int_equal(c->interp_stack, 28 * 1024);
 	assert_non_null(strstr(c->hardware, "i2c:bme688"));
+	/* each board's kernel objects are sized by its profile (fields left 0: the
+	 * k32_config.h defaults) */
+	struct kobj_limits cl, dl;
+	klet_profile_kobj_limits(c, &cl);
+	klet_profile_kobj_limits(sim_profile_find("devkit"), &dl);
+	assert_int_equal(cl.channels, 16);
+	assert_int_equal(cl.region_bytes, 32 * 1024);
+	assert_int_equal(cl.handles, K32_KOBJ_MAX_HANDLES); /* not set: the default */
+	assert_int_equal(dl.channels, 32);
+	assert_int_equal(dl.region_bytes, 256 * 1024);
+	assert_int_equal(dl.handles, K32_KOBJ_MAX_HANDLES);
+	struct kobj_limits hl;
+	klet_profile_kobj_limits(sim_profile_find("host"), &hl);
+	assert_int_equal(hl.region_bytes, K32_KOBJ_REGION_BYTES);
+	/* each fits its board's RAM next to the pod pool; the host has the full pools */
+	assert_true(kobj_node_bytes(&cl) > 0);
+	assert_true(kobj_node_bytes(&cl) < 100 * 1024);
+	assert_true(kobj_node_bytes(&dl) < 512 * 1024);
+	assert_true(kobj_node_bytes(&hl) > 2 * 1024 * 1024);
+	assert_int_equal(c->pod_http_conns, 16);
 	assert_non_null(sim_profile_find("devkit"));
 	assert_null(sim_profile_find("nosuch"));
 	sim_profile_set_host(123456, 40000);

@@ -53,6 +53,11 @@ PORT=$(cat "$WORK/port")
 CTRL=0
 grep -q "scheduler and controllers running" "$WORK/sim.log" && CTRL=1
 echo "cluster-e2e: kube32-sim pid $SIM_PID on https://127.0.0.1:$PORT (controllers: $CTRL)"
+# the node endpoints (/console, /stats, /containerLogs) take the cluster's credentials
+ADMIN_TOKEN=$(sed -n 's/^ *token: //p' "$KUBECONFIG")
+nodecurl() { curl -s -H "Authorization: Bearer $ADMIN_TOKEN" "$@"; }
+export ADMIN_TOKEN
+export -f nodecurl
 
 k() { "$KUBECTL" "$@"; }
 export -f k
@@ -97,9 +102,16 @@ check logs-follow-new 'tick [0-9]+' timeout 4 "$KUBECTL" logs -f --tail=0 hello-
 check pod-http 'hello from kube32: ticks=[0-9]+ path=/hi\?x=1.* HTTP 200' podcurl host-1 default/hello-pinned '/hi?x=1'
 check pod-http-404 'is not on node host-1.* HTTP 404' podcurl host-1 default/nosuch /
 check pod-http-wrong-node 'HTTP 404' podcurl cardputer-1 default/hello-pinned /
-check node-stats '"name":"hello-pinned","container":"main","state":"running"' curl -s "http://127.0.0.1:$(podport host-1)/stats"
-check console-pods 'K32_POD default/hello-pinned state=running' curl -s -X POST --data 'K32_CMD:PODS' "http://127.0.0.1:$(podport host-1)/console"
-check console-mem 'K32_MEM region=pod_pool size=81920' curl -s -X POST --data 'K32_CMD:MEM' "http://127.0.0.1:$(podport cardputer-1)/console"
+check node-stats '"name":"hello-pinned","container":"main","state":"running"' nodecurl "http://127.0.0.1:$(podport host-1)/stats"
+check console-pods 'K32_POD default/hello-pinned state=running' nodecurl -X POST --data 'K32_CMD:PODS' "http://127.0.0.1:$(podport host-1)/console"
+check console-mem 'K32_MEM region=pod_pool size=81920' nodecurl -X POST --data 'K32_CMD:MEM' "http://127.0.0.1:$(podport cardputer-1)/console"
+# each board its own kernel objects: the cardputer's region is its profile's 32 KiB
+check console-mem-kobj 'K32_MEM region=kobj_region size=32768 used=[0-9]+ free=[0-9]+ scope=node' nodecurl -X POST --data 'K32_CMD:MEM' "http://127.0.0.1:$(podport cardputer-1)/console"
+# without them: 401 (pod routes stay open, checked above)
+check console-401 'HTTP 401' curl -s -o /dev/null -w 'HTTP %{http_code}' -X POST --data 'K32_CMD:PODS' "http://127.0.0.1:$(podport host-1)/console"
+check stats-401 'HTTP 401' curl -s -o /dev/null -w 'HTTP %{http_code}' "http://127.0.0.1:$(podport host-1)/stats"
+check logs-401 'HTTP 401' curl -s -o /dev/null -w 'HTTP %{http_code}' "http://127.0.0.1:$(podport host-1)/containerLogs/default/hello-pinned/main"
+check stats-wrong-token 'HTTP 401' curl -s -o /dev/null -w 'HTTP %{http_code}' -H 'Authorization: Bearer nope' "http://127.0.0.1:$(podport host-1)/stats"
 check top-pods 'hello-pinned +[0-9]+m +[0-9]+Mi' k top pods
 check top-nodes 'host-1 +[0-9]+m +[0-9]+% +[0-9]+Mi +[0-9]+%' k top nodes
 check metrics-pod-bytes '"memory":"[1-9][0-9]{4,}"' k get --raw /apis/metrics.k8s.io/v1beta1/namespaces/default/pods/hello-pinned
@@ -225,7 +237,6 @@ else
 fi
 
 # ---- a board in another process ---------------------------------------------------------------------
-ADMIN_TOKEN=$(sed -n 's/^ *token: //p' "$KUBECONFIG")
 "$SIM" --join "https://127.0.0.1:$PORT" --token "$ADMIN_TOKEN" --ca-file "$DATA/pki/ca.crt" \
 	--boards host:1 --node-name remote-1 --pod-port 0 --images "$WORK/images" \
 	>"$WORK/join.log" 2>&1 &

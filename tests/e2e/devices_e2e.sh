@@ -111,8 +111,11 @@ ready() { # ready DEVICE STATUS [REASON]
 running() {
 	[ "$("$KUBECTL" get pod "$1" -o jsonpath='{.status.phase}/{.spec.nodeName}')" = "Running/cardputer-1" ]
 }
+# the node endpoints take the cluster's credentials: the kubeconfig's admin token
+ADMIN_TOKEN=$(sed -n 's/^ *token: //p' "$KUBECONFIG")
 http_cmd() {
-	curl -sf --data "K32_CMD:$1" "http://127.0.0.1:$POD_PORT/console"
+	curl -sf -H "Authorization: Bearer $ADMIN_TOKEN" --data "K32_CMD:$1" \
+		"http://127.0.0.1:$POD_PORT/console"
 }
 
 until_ok 20 "$KUBECTL" get nodes cardputer-1 >/dev/null
@@ -223,7 +226,7 @@ else
 fi
 
 # memory on the cardputer (the kubelet's /stats)
-curl -sf "http://127.0.0.1:$POD_PORT/stats" | python3 -c '
+curl -sf -H "Authorization: Bearer $ADMIN_TOKEN" "http://127.0.0.1:$POD_PORT/stats" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 pool = d["pool"]

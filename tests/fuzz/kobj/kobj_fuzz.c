@@ -19,6 +19,20 @@
 #include <string.h>
 
 #include "kobj/kobj.h"
+#include "base/k32_alloc.h"
+
+/* The input's kobj instance (a fresh one per input; freeing it fails if objects leaked). */
+static struct kobj_node *KN;
+
+static k32_status_t test_node_new(void)
+{
+	struct kobj_limits lim;
+	kobj_limits_default(&lim);
+	if (KN && kobj_node_free(k32_default_allocator(), KN) != K32_OK)
+		return K32_ERR_BAD_STATE;
+	KN = NULL;
+	return kobj_node_new(k32_default_allocator(), "fuzz-node", &lim, &KN, NULL);
+}
 
 #define NHANDLES 48
 
@@ -282,7 +296,7 @@ static void step(struct fz *f)
 	case 23:
 		if (byte(f) < 40) {
 			kobj_owner_fini(ow);
-			kobj_owner_init(ow, o ? "pod b" : "pod a", 16 + byte(f) % 48);
+			kobj_owner_init(ow, KN, o ? "pod b" : "pod a", 16 + byte(f) % 48);
 		}
 		break;
 	case 24: {
@@ -324,7 +338,7 @@ static void step(struct fz *f)
 static void pools_empty(void)
 {
 	struct kobj_stats st;
-	kobj_stats_get(&st);
+	kobj_stats_get(KN, &st);
 	for (int t = 0; t < KOBJ_TYPE_COUNT; t++)
 		CHECK(st.in_use[t] == 0);
 	CHECK(st.messages == 0 && st.chunks == 0);
@@ -339,14 +353,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct fz f;
 	memset(&f, 0, sizeof(f));
-	if (kobj_init(NULL) != K32_OK)
-		fail("kobj_init refused: objects leaked by an earlier input", __LINE__);
+	if (test_node_new() != K32_OK)
+		fail("kobj_node_free refused: objects leaked by an earlier input", __LINE__);
 	f.p = data;
 	f.n = size;
 	for (int i = 0; i < (int)sizeof(f.buf); i++)
 		f.buf[i] = (uint8_t)(i * 31);
-	kobj_owner_init(&f.own[0], "pod a", 0);
-	kobj_owner_init(&f.own[1], "pod b", 0);
+	kobj_owner_init(&f.own[0], KN, "pod a", 0);
+	kobj_owner_init(&f.own[1], KN, "pod b", 0);
 	for (unsigned steps = 0; f.n > 0 && steps < 4000; steps++)
 		step(&f);
 	for (int o = 0; o < 2; o++)
@@ -402,7 +416,8 @@ int main(int argc, char **argv)
 			files++;
 		}
 	}
-	kobj_fini();
+	if (kobj_node_free(k32_default_allocator(), KN) == K32_OK)
+		KN = NULL;
 	printf("kobj_fuzz_replay: %u corpus files and %u generated inputs ran, invariants held\n",
 	       files, generated);
 	return rc || (files + generated == 0);
