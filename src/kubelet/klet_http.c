@@ -17,7 +17,8 @@
  * the container ends (its last lines are sent first), the pod goes, or the client leaves; at
  * most K32_KLET_LOG_FOLLOWERS such streams at once (429 past it).
  *
- * Credentials. The node's own endpoints (POST /console, GET /stats, GET /containerLogs/...)
+ * Credentials. The node's own endpoints (POST /console, GET /stats, GET /metrics,
+ * GET /containerLogs/...)
  * answer only a request carrying "Authorization: Bearer <token>" with a token the node
  * trusts, as the kubelet API does in Kubernetes: the token it talks to the API server with
  * (klet_config.token: its node token, or the admin token it joined with) or one of
@@ -377,6 +378,7 @@ static void handler(void *ctx, struct http_request *req, struct http_response *r
 	}
 	bool node_ep = k32_str_eq_cstr(req->path, "/console") ||
 		       k32_str_eq_cstr(req->path, "/stats") ||
+		       k32_str_eq_cstr(req->path, "/metrics") ||
 		       k32_str_has_prefix(req->path, "/containerLogs/");
 	if (node_ep && !node_authorized(k, req, resp))
 		return;

@@ -430,6 +430,7 @@ static void test_pod_http(void **state)
 	    {"POST", "/console", NULL, 401,
 	     "/console on node node-a needs the cluster's credentials"},
 	    {"GET", "/stats", NULL, 401, "needs the cluster's credentials"},
+	    {"GET", "/metrics", NULL, 401, "needs the cluster's credentials"},
 	    {"GET", "/containerLogs/default/p-web/main", NULL, 401, "Authorization: Bearer"},
 	    {"GET", "/containerLogs/default/p-web/main?follow=true", NULL, 401, "Bearer"},
 	    {"GET", "/healthz", NULL, 200, "ok"},
