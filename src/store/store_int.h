@@ -39,6 +39,11 @@ enum store_rec_type {
 	STORE_REC_DELETE = 2,	  /* key removed at rev; aux 0 */
 	STORE_REC_SNAP_BEGIN = 3, /* snapshot header: rev = snapshot revision, aux = objects */
 	STORE_REC_SNAP_END = 4,	  /* snapshot trailer: same rev and aux as the header */
+	STORE_REC_LOG_BEGIN = 5,  /* first record of a log, and in a snapshot the log it
+				   * expects: rev = the snapshot revision the log continues
+				   * from, aux = the log's sequence number (1, 2, ...) */
+	STORE_REC_CLOSED = 6,	  /* the only record of store.closed: rev = the revision at the
+				   * last clean close, aux = the log's sequence number then */
 };
 
 /* One decoded record; key and val point into the parsed buffer. */
@@ -149,6 +154,18 @@ struct store_mem {
 	uint64_t log_bytes;   /* its size */
 	bool broken;	      /* a failed write could not be undone: refuse writes */
 	uint32_t snapshots;   /* snapshots written since open */
+	char *mark_path;      /* <dir>/store.closed (see store_wal.c) */
+	size_t mark_path_len; /* bytes allocated for mark_path */
+	uint64_t log_seq;     /* sequence number of the current log (0: none yet / legacy) */
+	bool log_stale;	      /* a snapshot expects log_seq but the log file was not yet
+			       * replaced: writes retry the replacement first */
+	bool accept_log_loss; /* store_config.accept_log_loss */
+	bool opened;	      /* the load succeeded: close may write store.closed */
+	/* set by store_wal_replay, read by store_wal_load */
+	bool log_hdr_found;	/* the log began with a LOG_BEGIN record */
+	uint64_t log_hdr_seq;	/* its sequence number */
+	uint64_t log_hdr_base;	/* its base revision */
+	const char *tail_fault; /* why replay stopped before the end (NULL: it did not) */
 };
 
 /* Size of the block of a version. */
@@ -177,15 +194,22 @@ k32_status_t store_wal_load(struct store_mem *m, struct k32_err *err);
 k32_status_t store_wal_load_snapshot(struct store_mem *m, const uint8_t *data, size_t len,
 				     struct k32_err *err);
 /* Replays log records in data[0..len) onto m; *out_good is the length of the valid prefix.
- * A bad tail is reported and left out; a bad record followed by valid ones is CORRUPT. */
+ * A LOG_BEGIN record at offset 0 is noted in m->log_hdr_*. A bad tail is left out (its
+ * fault in m->tail_fault; store_wal_load decides whether that is acceptable); a bad record
+ * followed by valid ones is CORRUPT. */
 k32_status_t store_wal_replay(struct store_mem *m, const uint8_t *data, size_t len,
 			      size_t *out_good, struct k32_err *err);
 /* Appends one record and fsyncs; on failure truncates back (or marks m->broken). */
 k32_status_t store_wal_append(struct store_mem *m, uint8_t type, const char *key, uint16_t key_len,
 			      const void *val, uint32_t val_len, uint64_t rev, uint64_t aux,
 			      struct k32_err *err);
-/* Writes a snapshot of the index and empties the log (caller holds write_mu). */
+/* Writes a snapshot of the index that expects log sequence log_seq + 1, then replaces the
+ * log with a new one holding only its LOG_BEGIN record (caller holds write_mu). */
 k32_status_t store_wal_rotate(struct store_mem *m, struct k32_err *err);
+/* Retries the log replacement after a snapshot whose new log could not be made. */
+k32_status_t store_wal_log_replace(struct store_mem *m, struct k32_err *err);
+/* Records a clean close in store.closed (the revision the log must reach on next open). */
+void store_wal_mark_closed(struct store_mem *m);
 
 /* store_mem.c: the embedded backend's ops and constructor. */
 extern const struct store_backend_ops store_mem_ops;

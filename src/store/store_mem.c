@@ -488,7 +488,18 @@ static k32_status_t write_begin(struct store_mem *m, struct k32_err *err)
 				   "store: an earlier failed write could not be undone in %s; "
 				   "writes are refused until the store is reopened",
 				   m->log_path ? m->log_path : "the log");
-	if (m->log && m->log_bytes > 4 * (uint64_t)m->rotate_bytes)
+	if (m->log_stale) {
+		struct k32_err e;
+
+		if (store_wal_log_replace(m, &e) != K32_OK)
+			return k32_err_set(
+			    err, K32_ERR_IO, MOD,
+			    "store: a snapshot expects a new %s, which cannot be made "
+			    "(%s); writes are refused until it can: check the data "
+			    "directory (space, permissions)",
+			    m->log_path, e.msg);
+	}
+	if (m->log_path && m->log_bytes > 4 * (uint64_t)m->rotate_bytes)
 		return k32_err_set(
 		    err, K32_ERR_IO, MOD,
 		    "store: %s is %llu bytes, 4x the rotation size %zu, because snapshots keep "
@@ -512,8 +523,8 @@ static k32_status_t check_bytes(struct store_mem *m, size_t add, size_t sub, str
 static k32_status_t persist(struct store_mem *m, uint8_t type, const struct store_obj *obj,
 			    uint64_t rev, uint64_t aux, struct k32_err *err)
 {
-	if (!m->log)
-		return K32_OK;
+	if (!m->log_path)
+		return K32_OK; /* memory only */
 	if (type == STORE_REC_DELETE)
 		return store_wal_append(m, type, store_obj_key(obj), obj->key_len, NULL, 0, rev, 0,
 					err);
@@ -525,7 +536,7 @@ static void maybe_rotate(struct store_mem *m)
 {
 	struct k32_err e;
 
-	if (!m->log || m->log_bytes <= m->rotate_bytes)
+	if (!m->log_path || m->log_stale || m->log_bytes <= m->rotate_bytes)
 		return;
 	if (store_wal_rotate(m, &e) != K32_OK)
 		K32_LOGW(MOD,
@@ -935,6 +946,7 @@ static void mem_close(void *be)
 			hist_evict(m);
 		k32_free(&m->alloc, m->ring, (size_t)m->ring_cap * sizeof(*m->ring));
 	}
+	store_wal_mark_closed(m);
 	for (uint32_t i = 0; i < m->idx_count; i++)
 		store_mem_obj_unref(m, m->idx[i]);
 	if (m->idx)
@@ -945,6 +957,8 @@ static void mem_close(void *be)
 		k32_free(&m->alloc, m->log_path, m->log_path_len);
 	if (m->snap_path)
 		k32_free(&m->alloc, m->snap_path, m->snap_path_len);
+	if (m->mark_path)
+		k32_free(&m->alloc, m->mark_path, m->mark_path_len);
 	ops->cond_fini(&m->cond);
 	ops->mutex_fini(&m->mu);
 	ops->mutex_fini(&m->write_mu);
@@ -1010,7 +1024,9 @@ k32_status_t store_mem_open(const struct store_config *cfg, struct store_mem **o
 			goto out_close;
 		m->log_path = path_join(m, cfg->data_dir, "store.log", &m->log_path_len);
 		m->snap_path = path_join(m, cfg->data_dir, "store.snap", &m->snap_path_len);
-		if (!m->log_path || !m->snap_path) {
+		m->mark_path = path_join(m, cfg->data_dir, "store.closed", &m->mark_path_len);
+		m->accept_log_loss = cfg->accept_log_loss;
+		if (!m->log_path || !m->snap_path || !m->mark_path) {
 			s = k32_err_set(err, K32_ERR_NO_MEMORY, MOD, "store: no memory for paths");
 			goto out_close;
 		}
