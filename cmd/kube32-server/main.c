@@ -8,7 +8,7 @@
  *                 [--no-tls-park] [--[no-]controllers] [--node-grace S] [--pod-eviction S]
  *                 [--store-accept-log-loss]
  *
- * Opens (or creates) the store in DIR (store.log / store.snap), the TLS material in DIR/pki
+ * Opens (or creates) the store in DIR (store.log / store.snap / store.closed), the TLS material in DIR/pki
  * and the tokens file DIR/tokens, serves on ADDR:N (127.0.0.1:6443 by default; port 0
  * picks a free one, written to --port-file), writes an admin kubeconfig (certificate-
  * authority-data and the admin token; DIR/admin.kubeconfig by default) and runs until

@@ -398,6 +398,13 @@ _Static_assert(K32_KOBJ_OWNER_POOL_PCT >= 1 && K32_KOBJ_OWNER_POOL_PCT <= 100,
 /* Log size that triggers a snapshot and a fresh log. A snapshot holds every live object, so
  * it is written from one buffer of about the live bytes; replay on start reads the log
  * whole. Logs past 4x this (snapshots failing) refuse writes with K32_ERR_IO. */
+/* Writes one log fsync may cover (group commit, store.h): writers that arrive while an fsync
+ * runs append and wait for the next one. Bytes: 24 per slot, one array per store. A writer
+ * past it waits for the running fsync. The wait is bounded by one fsync: no timer. */
+#ifndef K32_STORE_GROUP_MAX
+#define K32_STORE_GROUP_MAX 64
+#endif
+
 #ifndef K32_STORE_LOG_ROTATE_BYTES
 #define K32_STORE_LOG_ROTATE_BYTES (1024 * 1024)
 #endif

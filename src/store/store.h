@@ -42,6 +42,10 @@
  * torn tail after a crash (not a clean close) is dropped with a k32_log WARN naming the
  * offset, the fault and the last revision known durable. The record format is documented in
  * store_wal.c. A failed append or fsync is not acknowledged and leaves memory unchanged.
+ * Group commit: writers that arrive while an fsync runs append their records and wait; the
+ * next fsync covers them all (at most K32_STORE_GROUP_MAX writes), so concurrent writers
+ * share syncs and a write is still acknowledged, and seen by readers and watchers, only
+ * after the fsync that covers it.
  *
  * How the API server uses it (Kubernetes semantics):
  *  - GET: store_get; resourceVersion = obj->mod_rev.
@@ -343,6 +347,8 @@ struct store_stats {
 	uint32_t watchers;	  /* open watchers */
 	uint64_t log_bytes;	  /* current log size (0 when memory only) */
 	uint32_t snapshots;	  /* snapshots written since open */
+	uint64_t log_writes;	  /* writes appended to the log since open */
+	uint64_t log_syncs;	  /* fsyncs of the log since open (group commit: <= log_writes) */
 	struct k32_mem_stats mem; /* the store allocator: current and peak bytes */
 };
 

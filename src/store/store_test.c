@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include <stdatomic.h>
+
 #include "base/k32_log.h"
 #include "platform/k32_platform.h"
 #include "store/store.h"
@@ -1596,6 +1598,157 @@ static void test_concurrent_writers_readers_watcher(void **state)
 	fx_fini(&fx);
 }
 
+/* ---- group commit --------------------------------------------------------------------- */
+
+/* file_sync waits at a gate the test opens; appends and syncs are counted. */
+static struct k32_platform_ops g_gc_ops;
+static struct k32_mutex g_gc_mu;
+static struct k32_cond g_gc_cv;
+static bool g_gc_open;
+static int g_gc_syncs, g_gc_appends;
+static bool g_gc_fail_second;
+
+static k32_status_t gc_sync(struct k32_file *f, struct k32_err *err)
+{
+	bool fail;
+
+	k32_mutex_lock(&g_gc_mu);
+	fail = ++g_gc_syncs == 2 && g_gc_fail_second;
+	k32_plat_native()->cond_broadcast(&g_gc_cv);
+	while (!g_gc_open)
+		k32_plat_native()->cond_wait(&g_gc_cv, &g_gc_mu, K32_FOREVER);
+	k32_mutex_unlock(&g_gc_mu);
+	if (fail)
+		return k32_err_set(err, K32_ERR_IO, "test", "injected fsync failure");
+	return k32_plat_native()->file_sync(f, err);
+}
+
+static k32_status_t gc_append(struct k32_file *f, const void *data, size_t len, struct k32_err *err)
+{
+	k32_mutex_lock(&g_gc_mu);
+	g_gc_appends++;
+	k32_plat_native()->cond_broadcast(&g_gc_cv);
+	k32_mutex_unlock(&g_gc_mu);
+	return k32_plat_native()->file_append(f, data, len, err);
+}
+
+/* Waits until *counter reaches at least n (each change is broadcast); fails after 10 s
+ * (a store that syncs under its write lock never lets the other writers append). */
+static void gc_wait(int *counter, int n)
+{
+	int64_t deadline = (int64_t)k32_now_us() + 10000000;
+	int got;
+
+	k32_mutex_lock(&g_gc_mu);
+	while (*counter < n && (int64_t)k32_now_us() < deadline)
+		k32_plat_native()->cond_wait(&g_gc_cv, &g_gc_mu, deadline);
+	got = *counter;
+	k32_mutex_unlock(&g_gc_mu);
+	if (got < n)
+		fail_msg("group commit: counter at %d, expected %d: writers did not append while "
+			 "an fsync ran",
+			 got, n);
+}
+
+struct gc_writer {
+	struct store *st;
+	int id;
+	k32_status_t status;
+	atomic_bool acked;
+};
+
+static void gc_write(void *arg)
+{
+	struct gc_writer *g = arg;
+	struct store_key k;
+	struct store_value v = val_of("{\"g\":1}");
+	char name[16];
+	struct k32_err err;
+
+	snprintf(name, sizeof(name), "g%d", g->id);
+	k = key_of("pods", "t", name);
+	g->status = store_create(g->st, &k, &v, NULL, &err);
+	atomic_store(&g->acked, true);
+}
+
+/*
+ * Writers that arrive while an fsync runs share the next one, and none is acknowledged (or
+ * visible) before the fsync that covers it: writer 0's fsync is held at a gate while writers
+ * 1..3 append; nothing returns and nothing is readable until the gate opens; then 2 fsyncs
+ * cover 4 writes. With the second fsync failing, writers 1..3 all fail and only writer 0's
+ * write exists, in memory and after reopening.
+ */
+static void test_group_commit(void **state)
+{
+	enum { W = 4 };
+	const struct k32_platform_ops *ops = k32_plat_native();
+
+	(void)state;
+	ops->mutex_init(&g_gc_mu);
+	ops->cond_init(&g_gc_cv);
+	for (int fail = 0; fail < 2; fail++) {
+		struct fixture fx;
+		struct gc_writer g[W];
+		struct k32_task *t[W];
+		struct store_stats stats;
+		char buf[32];
+
+		fx_init(&fx, true);
+		fx_open(&fx);
+		g_gc_open = false;
+		g_gc_syncs = g_gc_appends = 0;
+		g_gc_fail_second = fail;
+		g_gc_ops = *ops;
+		g_gc_ops.file_sync = gc_sync;
+		g_gc_ops.file_append = gc_append;
+		k32_plat_set_ops(&g_gc_ops);
+		for (int i = 0; i < W; i++) {
+			g[i] = (struct gc_writer){.st = fx.st, .id = i};
+			atomic_init(&g[i].acked, false);
+		}
+		assert_int_equal(ops->task_create(&t[0], "gc0", gc_write, &g[0], 0, -1, NULL),
+				 K32_OK);
+		gc_wait(&g_gc_syncs, 1); /* writer 0 is in its fsync */
+		for (int i = 1; i < W; i++)
+			assert_int_equal(
+			    ops->task_create(&t[i], "gcw", gc_write, &g[i], 0, -1, NULL), K32_OK);
+		gc_wait(&g_gc_appends, 2 * W); /* every record appended (head, then value) */
+		for (int i = 0; i < W; i++)
+			assert_false(atomic_load(&g[i].acked));
+		assert_int_equal(store_rev(fx.st), 0);
+		assert_int_equal(get_data(fx.st, "t", "g0", buf, sizeof(buf), NULL),
+				 K32_ERR_NOT_FOUND);
+		k32_mutex_lock(&g_gc_mu);
+		g_gc_open = true;
+		ops->cond_broadcast(&g_gc_cv);
+		k32_mutex_unlock(&g_gc_mu);
+		for (int i = 0; i < W; i++)
+			ops->task_join(t[i]);
+		k32_plat_set_ops(NULL);
+		store_get_stats(fx.st, &stats);
+		assert_int_equal(stats.log_syncs, 2);
+		assert_int_equal(g[0].status, K32_OK);
+		for (int i = 1; i < W; i++)
+			assert_int_equal(g[i].status, fail ? K32_ERR_IO : K32_OK);
+		assert_int_equal(store_rev(fx.st), fail ? 1 : W);
+		fx_close(&fx);
+		fx_open(&fx);
+		assert_int_equal(store_rev(fx.st), fail ? 1 : W);
+		for (int i = 0; i < W; i++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "g%d", i);
+			assert_int_equal(get_data(fx.st, "t", name, buf, sizeof(buf), NULL),
+					 i == 0 || !fail ? K32_OK : K32_ERR_NOT_FOUND);
+		}
+		/* writes go on after a failed shared fsync */
+		put(fx.st, "t", "after", "{}");
+		fx_fini(&fx);
+	}
+	ops->cond_fini(&g_gc_cv);
+	ops->mutex_fini(&g_gc_mu);
+}
+
 /* ---- record codec --------------------------------------------------------------------- */
 
 static void test_record_codec(void **state)
@@ -1652,6 +1805,7 @@ int main(void)
 	    cmocka_unit_test(test_torn_and_garbled_tails),
 	    cmocka_unit_test(test_garbled_middle_refuses),
 	    cmocka_unit_test(test_log_loss_refused),
+	    cmocka_unit_test(test_group_commit),
 	    cmocka_unit_test(test_corrupt_snapshot_refuses),
 	    cmocka_unit_test(test_alloc_faults),
 	    cmocka_unit_test(test_io_faults),

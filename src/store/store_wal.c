@@ -45,7 +45,9 @@
  * Crash safety of every step:
  *  - append: a crash mid-record leaves a torn tail; on open it fails its length or CRC
  *    check, is reported (k32_log WARN: file, offset, fault, bytes dropped) and truncated.
- *    It was never acknowledged: acknowledgement comes after file_sync. A failed append or
+ *    It was never acknowledged: acknowledgement comes after the file_sync that covers it
+ *    (store_mem.c's group commit; a failed sync fails every write it was to cover and cuts
+ *    the log back to the last synced size). A failed append or
  *    sync truncates the file back to its previous size before the write returns K32_ERR_IO,
  *    so no garbage sits between acknowledged records; if that truncation fails too the store
  *    refuses further writes (BAD_STATE) rather than append after garbage.
@@ -219,10 +221,9 @@ k32_status_t store_wal_append(struct store_mem *m, uint8_t type, const char *key
 	s = ops->file_append(m->log, head, n, &e);
 	if (s == K32_OK && val_len)
 		s = ops->file_append(m->log, val, val_len, &e);
-	if (s == K32_OK)
-		s = ops->file_sync(m->log, &e);
 	if (s == K32_OK) {
 		m->log_bytes += n + val_len;
+		m->log_writes++;
 		return K32_OK;
 	}
 	/* not acknowledged: take the partial record back out so later records follow the
@@ -262,6 +263,7 @@ k32_status_t store_wal_log_replace(struct store_mem *m, struct k32_err *err)
 		return s;
 	}
 	m->log_bytes = n;
+	m->synced_bytes = n;
 	m->log_stale = false;
 	return K32_OK;
 }
@@ -375,7 +377,7 @@ static k32_status_t apply(struct store_mem *m, const struct store_rec *rec, bool
 		m->idx[pos] = obj;
 		return K32_OK;
 	}
-	s = store_mem_reserve(m, err);
+	s = store_mem_reserve(m, 1, err);
 	if (s != K32_OK) {
 		store_mem_obj_unref(m, obj);
 		return s;
@@ -722,6 +724,7 @@ k32_status_t store_wal_load(struct store_mem *m, struct k32_err *err)
 				return s;
 		}
 		m->log_bytes = good;
+		m->synced_bytes = good;
 	}
 	m->opened = true;
 	K32_LOGI(MOD,
