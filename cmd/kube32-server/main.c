@@ -8,12 +8,12 @@
  *                 [--no-tls-park] [--[no-]controllers] [--node-grace S] [--pod-eviction S]
  *                 [--store-accept-log-loss]
  *
- * Opens (or creates) the store in DIR (store.log / store.snap / store.closed), the TLS material in DIR/pki
- * and the tokens file DIR/tokens, serves on ADDR:N (127.0.0.1:6443 by default; port 0
- * picks a free one, written to --port-file), writes an admin kubeconfig (certificate-
- * authority-data and the admin token; DIR/admin.kubeconfig by default) and runs until
- * SIGTERM or SIGINT, then stops cleanly: the http server (closing every watch), the API
- * server, the store (its log is already fsynced).
+ * Opens (or creates) the store in DIR (store.log / store.snap / store.closed), the TLS material in
+ * DIR/pki and the tokens file DIR/tokens, serves on ADDR:N (127.0.0.1:6443 by default; port 0 picks
+ * a free one, written to --port-file), writes an admin kubeconfig (certificate- authority-data and
+ * the admin token; DIR/admin.kubeconfig by default) and runs until SIGTERM or SIGINT, then stops
+ * cleanly: the http server (closing every watch), the API server, the store (its log is already
+ * fsynced).
  *
  * Requests are handled on --handler-threads tasks (default KUBE32_SERVER_HANDLER_THREADS,
  * 2: the API handlers are thread-safe, and a list or an fsynced write then does not hold up
