@@ -446,6 +446,15 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
 #define K32_HTTP_MAX_UNAUTH_PER_ADDR 32
 #endif
 
+/* An unauthenticated connection that has received nothing (since accept, or since its
+ * handshake) for this long may be closed to admit a newer one from its address past
+ * K32_HTTP_MAX_UNAUTH_PER_ADDR. Younger ones are left alone, so a burst of real clients from
+ * one host (500 watches opened at once, a simulator's boards) is not cut down while its
+ * first bytes are on the way; the global bound below still holds them all. */
+#ifndef K32_HTTP_IDLE_EVICT_MS
+#define K32_HTTP_IDLE_EVICT_MS 2000
+#endif
+
 /* Percent of a server's connection slots unauthenticated connections may never take: room
  * kept for authenticated clients (unauthenticated ones are at most max_conns minus this
  * share, at least 1; past that a new client closes the oldest unauthenticated connection,
@@ -468,13 +477,13 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
  * a ClientHello) cannot hold a slot for the whole handshake timeout. A real one needs a few
  * round trips and ~5 ms of CPU. */
 #ifndef K32_HTTP_HANDSHAKE_STALL_MS
-#define K32_HTTP_HANDSHAKE_STALL_MS 500
+#define K32_HTTP_HANDSHAKE_STALL_MS 1000
 #endif
 
 /* From accept to the end of the TLS handshake (waiting for a handshake slot included). A
  * kubectl handshake takes ~5 ms of CPU; the rest is the network. */
 #ifndef K32_HTTP_HANDSHAKE_TIMEOUT_MS
-#define K32_HTTP_HANDSHAKE_TIMEOUT_MS 5000
+#define K32_HTTP_HANDSHAKE_TIMEOUT_MS 10000
 #endif
 
 /* From accept (plain) or the end of the handshake (TLS) to the end of the first request's

@@ -127,8 +127,9 @@ struct http_conn {
 	const char *refuse;	    /* not NULL: answer 503 with this reason and close */
 	int64_t admit_deadline_us;  /* unauthenticated: end of the handshake / first head */
 	uint32_t turn;		    /* srv->turn when accepted */
-	bool evict;	     /* close at the end of this turn (its handshake slot is taken) */
-	int64_t hs_start_us; /* when its session started handshaking */
+	bool evict;	       /* close at the end of this turn (its handshake slot is taken) */
+	int64_t idle_since_us; /* accept, or the end of its handshake (see evict_class) */
+	int64_t hs_start_us;   /* when its session started handshaking */
 };
 
 struct http_slot {
@@ -376,8 +377,8 @@ static void conn_close(struct http_conn *c, k32_status_t why)
 /*
  * How readily an unauthenticated connection is closed to admit a newer one (lower first):
  *   0  answered and closing anyway (WRITE, LINGER)
- *   1  idle: nothing received since accept, or since its handshake, although it has been
- *      through a poll (a client that sends right after connect is read before it counts)
+ *   1  idle: nothing received since accept, or since its handshake, for
+ *      K32_HTTP_IDLE_EVICT_MS (and through a poll: bytes already there are read first)
  *   2  active: handshaking, waiting for a handshake slot, or in the middle of its request
  * -1: not closable here (authenticated, or a handler task holds it).
  */
@@ -389,8 +390,10 @@ static int evict_class(const struct http_conn *c)
 		return -1;
 	if (c->state == CS_WRITE || c->state == CS_LINGER)
 		return 0;
-	if (c->turn != srv->turn && ((c->state == CS_HANDSHAKE && !c->tls && !c->hs_waiting) ||
-				     (c->state == CS_READ && !c->rs && c->in.len == 0)))
+	if (c->turn != srv->turn &&
+	    (int64_t)k32_now_us() - c->idle_since_us >= (int64_t)K32_HTTP_IDLE_EVICT_MS * 1000 &&
+	    ((c->state == CS_HANDSHAKE && !c->tls && !c->hs_waiting) ||
+	     (c->state == CS_READ && !c->rs && c->in.len == 0)))
 		return 1;
 	return 2;
 }
@@ -594,6 +597,7 @@ static void conn_new(struct http_server *srv, k32_sock_t sock)
 		c->deadline_us = after(srv->cfg.first_request_timeout_us);
 	}
 	c->admit_deadline_us = c->deadline_us;
+	c->idle_since_us = (int64_t)k32_now_us();
 	k32_mutex_lock(&srv->mu);
 	srv->slots[slot].conn = c;
 	srv->slots[slot].woken = false;
@@ -1306,6 +1310,7 @@ static enum drive_result handshake_result(struct http_conn *c, k32_status_t st, 
 		c->state = CS_READ;
 		c->deadline_us = after(c->srv->cfg.first_request_timeout_us);
 		c->admit_deadline_us = c->deadline_us;
+		c->idle_since_us = (int64_t)k32_now_us();
 		if (c->refuse && conn_queue_error(c, 503, c->refuse) != K32_OK) {
 			conn_close(c, K32_ERR_NO_MEMORY);
 			return DR_CLOSED;

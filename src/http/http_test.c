@@ -1101,78 +1101,6 @@ static void wait_accepted(struct http_server *srv, uint64_t accepted)
 		 (unsigned long long)stats.conns_accepted, (unsigned long long)accepted);
 }
 
-static const char k_authed_get[] =
-    "GET /echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer good-token\r\n\r\n";
-
-/*
- * A 401 closes its connection; an authenticated one stays; idle unauthenticated connections
- * from one address beyond max_unauth_per_addr close the oldest, never the authenticated one,
- * and a new client is still served.
- */
-static void test_admission_unauth(void **state)
-{
-	enum { IDLE = 10, CAP = 4 };
-	struct http_server_config cfg;
-	struct http_server *srv;
-	struct http_server_stats stats;
-	k32_sock_t authed, anon, idle[IDLE], late;
-	char buf[1024];
-	bool closed;
-
-	(void)state;
-	http_server_config_init(&cfg);
-	cfg.authenticate = authenticate;
-	cfg.max_unauth_per_addr = CAP;
-	srv = start(&cfg);
-
-	anon = raw_connect(srv);
-	raw_send_str(anon, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
-	raw_read_all(anon, buf, sizeof(buf));
-	assert_non_null(strstr(buf, "HTTP/1.1 401"));
-	assert_non_null(strstr(buf, "Connection: close"));
-	P->sock_close(anon);
-
-	authed = raw_connect(srv);
-	raw_send_str(authed, k_authed_get);
-	raw_read(authed, buf, sizeof(buf), "body=", &closed);
-	assert_false(closed);
-	assert_non_null(strstr(buf, "200 OK"));
-	assert_null(strstr(buf, "Connection: close"));
-
-	/* one by one, so each earlier one has been through a poll (idle, evictable) */
-	http_server_get_stats(srv, &stats);
-	size_t mem0 = stats.mem_bytes;
-	for (int i = 0; i < IDLE; i++) {
-		idle[i] = raw_connect(srv);
-		wait_accepted(srv, 3 + (uint64_t)i);
-		if (i == 0) {
-			http_server_get_stats(srv, &stats);
-			print_message("http: an idle unauthenticated connection holds %zu bytes\n",
-				      stats.mem_bytes - mem0);
-		}
-	}
-	late = raw_connect(srv);
-	raw_send_str(late, k_authed_get);
-	raw_read(late, buf, sizeof(buf), "body=", &closed);
-	assert_non_null(strstr(buf, "200 OK"));
-	http_server_get_stats(srv, &stats);
-	/* the 5th..10th idle and the late one each closed the oldest idle one */
-	assert_int_equal(stats.conns_evicted, IDLE + 1 - CAP);
-	assert_true(stats.unauth_open <= CAP);
-	for (int i = 0; i < IDLE + 1 - CAP; i++)
-		raw_read_all(idle[i], buf, sizeof(buf)); /* closed by the server, oldest first */
-	/* the authenticated connection was never a candidate */
-	raw_send_str(authed, k_authed_get);
-	raw_read(authed, buf, sizeof(buf), "body=", &closed);
-	assert_false(closed);
-	assert_non_null(strstr(buf, "200 OK"));
-	for (int i = 0; i < IDLE; i++)
-		P->sock_close(idle[i]);
-	P->sock_close(authed);
-	P->sock_close(late);
-	http_server_stop(srv);
-}
-
 /* A clock the test moves forward: the admission deadlines without waiting for them. */
 static struct k32_platform_ops g_clock_ops;
 static atomic_uint_fast64_t g_clock_skew_us;
@@ -1195,6 +1123,85 @@ static void clock_ops_remove(void)
 {
 	k32_plat_set_ops(NULL);
 	P = k32_plat();
+}
+
+static const char k_authed_get[] =
+    "GET /echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer good-token\r\n\r\n";
+
+/*
+ * A 401 closes its connection; an authenticated one stays; idle unauthenticated connections
+ * from one address beyond max_unauth_per_addr close the oldest, never the authenticated one,
+ * and a new client is still served.
+ */
+static void test_admission_unauth(void **state)
+{
+	enum { IDLE = 10, CAP = 4 };
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_server_stats stats;
+	k32_sock_t authed, anon, idle[IDLE], late;
+	char buf[1024];
+	bool closed;
+
+	(void)state;
+	clock_ops_install();
+	http_server_config_init(&cfg);
+	cfg.authenticate = authenticate;
+	cfg.max_unauth_per_addr = CAP;
+	/* the clock moves K32_HTTP_IDLE_EVICT_MS per connection: no first-request timeout */
+	cfg.first_request_timeout_us = 3600 * 1000000LL;
+	srv = start(&cfg);
+
+	anon = raw_connect(srv);
+	raw_send_str(anon, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+	raw_read_all(anon, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 401"));
+	assert_non_null(strstr(buf, "Connection: close"));
+	P->sock_close(anon);
+
+	authed = raw_connect(srv);
+	raw_send_str(authed, k_authed_get);
+	raw_read(authed, buf, sizeof(buf), "body=", &closed);
+	assert_false(closed);
+	assert_non_null(strstr(buf, "200 OK"));
+	assert_null(strstr(buf, "Connection: close"));
+
+	/* one by one, so each earlier one has been through a poll (idle, evictable) */
+	http_server_get_stats(srv, &stats);
+	size_t mem0 = stats.mem_bytes;
+	for (int i = 0; i < IDLE; i++) {
+		/* each earlier one has now been idle for K32_HTTP_IDLE_EVICT_MS */
+		atomic_fetch_add(&g_clock_skew_us, (uint64_t)K32_HTTP_IDLE_EVICT_MS * 1000);
+		idle[i] = raw_connect(srv);
+		wait_accepted(srv, 3 + (uint64_t)i);
+		if (i == 0) {
+			http_server_get_stats(srv, &stats);
+			print_message("http: an idle unauthenticated connection holds %zu bytes\n",
+				      stats.mem_bytes - mem0);
+		}
+	}
+	atomic_fetch_add(&g_clock_skew_us, (uint64_t)K32_HTTP_IDLE_EVICT_MS * 1000);
+	late = raw_connect(srv);
+	raw_send_str(late, k_authed_get);
+	raw_read(late, buf, sizeof(buf), "body=", &closed);
+	assert_non_null(strstr(buf, "200 OK"));
+	http_server_get_stats(srv, &stats);
+	/* the 5th..10th idle and the late one each closed the oldest idle one */
+	assert_int_equal(stats.conns_evicted, IDLE + 1 - CAP);
+	assert_true(stats.unauth_open <= CAP);
+	for (int i = 0; i < IDLE + 1 - CAP; i++)
+		raw_read_all(idle[i], buf, sizeof(buf)); /* closed by the server, oldest first */
+	/* the authenticated connection was never a candidate */
+	raw_send_str(authed, k_authed_get);
+	raw_read(authed, buf, sizeof(buf), "body=", &closed);
+	assert_false(closed);
+	assert_non_null(strstr(buf, "200 OK"));
+	for (int i = 0; i < IDLE; i++)
+		P->sock_close(idle[i]);
+	P->sock_close(authed);
+	P->sock_close(late);
+	http_server_stop(srv);
+	clock_ops_remove();
 }
 
 /* An unauthenticated connection that sends nothing is closed at first_request_timeout_us
