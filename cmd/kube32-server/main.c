@@ -6,13 +6,14 @@
  *   kube32-server [--data-dir DIR] [--port N] [--host ADDR] [--kubeconfig PATH]
  *                 [--port-file PATH] [--insecure-http] [--handler-threads N]
  *                 [--no-tls-park] [--[no-]controllers] [--node-grace S] [--pod-eviction S]
+ *                 [--store-accept-log-loss]
  *
- * Opens (or creates) the store in DIR (store.log / store.snap), the TLS material in DIR/pki
- * and the tokens file DIR/tokens, serves on ADDR:N (127.0.0.1:6443 by default; port 0
- * picks a free one, written to --port-file), writes an admin kubeconfig (certificate-
- * authority-data and the admin token; DIR/admin.kubeconfig by default) and runs until
- * SIGTERM or SIGINT, then stops cleanly: the http server (closing every watch), the API
- * server, the store (its log is already fsynced).
+ * Opens (or creates) the store in DIR (store.log / store.snap / store.closed), the TLS material in
+ * DIR/pki and the tokens file DIR/tokens, serves on ADDR:N (127.0.0.1:6443 by default; port 0 picks
+ * a free one, written to --port-file), writes an admin kubeconfig (certificate- authority-data and
+ * the admin token; DIR/admin.kubeconfig by default) and runs until SIGTERM or SIGINT, then stops
+ * cleanly: the http server (closing every watch), the API server, the store (its log is already
+ * fsynced).
  *
  * Requests are handled on --handler-threads tasks (default KUBE32_SERVER_HANDLER_THREADS,
  * 2: the API handlers are thread-safe, and a list or an fsynced write then does not hold up
@@ -51,7 +52,7 @@ static void usage(void)
 	    "usage: kube32-server [--data-dir DIR] [--port N] [--host ADDR] [--kubeconfig PATH]\n"
 	    "                     [--port-file PATH] [--insecure-http] [--handler-threads N]\n"
 	    "                     [--no-tls-park] [--[no-]controllers] [--node-grace S]\n"
-	    "                     [--pod-eviction S]\n"
+	    "                     [--pod-eviction S] [--store-accept-log-loss]\n"
 	    "  --data-dir DIR     store, certificates, tokens (default ./kube32-data)\n"
 	    "  --port N           port to serve on; 0 picks a free one (default 6443)\n"
 	    "  --host ADDR        address to bind (default 127.0.0.1)\n"
@@ -62,6 +63,8 @@ static void usage(void)
 	    "  --handler-threads N  tasks that run API handlers, 0..16; 0: on the http loop task\n"
 	    "                     (default 2)\n"
 	    "  --no-tls-park      keep idle TLS connections' record buffers (~33 KiB each)\n"
+	    "  --store-accept-log-loss  open the store although its log is missing or short\n"
+	    "                     (acknowledged writes lost; the store refuses without it)\n"
 	    "  --controllers      run the scheduler and controllers%s\n"
 	    "  --no-controllers   no scheduler or controllers: the bare API server%s\n"
 	    "  --node-grace S     seconds of Lease silence before a node is NotReady (default 40)\n"
@@ -77,6 +80,7 @@ int main(int argc, char **argv)
 	long port = 6443, threads = KUBE32_SERVER_HANDLER_THREADS;
 	long node_grace = 0, pod_eviction = 0;
 	bool tls = true, tls_park = true, controllers = KUBE32_SERVER_CONTROLLERS;
+	bool accept_log_loss = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -123,6 +127,8 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--no-controllers") || !strcmp(a, "--controllers")) {
 			controllers = !strcmp(a, "--controllers");
+		} else if (!strcmp(a, "--store-accept-log-loss")) {
+			accept_log_loss = true;
 		} else if (!strcmp(a, "--no-tls-park")) {
 			tls_park = false;
 		} else if (!strcmp(a, "--insecure-http")) {
@@ -138,6 +144,7 @@ int main(int argc, char **argv)
 	struct cplane_config cfg;
 	cplane_config_init(&cfg);
 	cfg.data_dir = data_dir;
+	cfg.accept_log_loss = accept_log_loss;
 	cfg.host = host;
 	cfg.port = (uint16_t)port;
 	cfg.tls = tls;

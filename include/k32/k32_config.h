@@ -443,6 +443,13 @@ _Static_assert(K32_KOBJ_OWNER_POOL_PCT >= 1 && K32_KOBJ_OWNER_POOL_PCT <= 100,
 /* Log size that triggers a snapshot and a fresh log. A snapshot holds every live object, so
  * it is written from one buffer of about the live bytes; replay on start reads the log
  * whole. Logs past 4x this (snapshots failing) refuse writes with K32_ERR_IO. */
+/* Writes one log fsync may cover (group commit, store.h): writers that arrive while an fsync
+ * runs append and wait for the next one. Bytes: 24 per slot, one array per store. A writer
+ * past it waits for the running fsync. The wait is bounded by one fsync: no timer. */
+#ifndef K32_STORE_GROUP_MAX
+#define K32_STORE_GROUP_MAX 64
+#endif
+
 #ifndef K32_STORE_LOG_ROTATE_BYTES
 #define K32_STORE_LOG_ROTATE_BYTES (1024 * 1024)
 #endif
@@ -455,12 +462,79 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
 
 /* ==== http ============================================================================== */
 
-/* Connections one HTTP server holds at once (watches included); the next client gets 503 and
- * is closed. Bytes: ~40 per slot fixed (slot, poll entry) + ~250 per open idle connection
+/* Connections one HTTP server holds at once (watches included); when full, a new client
+ * closes the oldest unauthenticated one or is refused (see the admission limits below). Bytes: ~40
+ * per slot fixed (slot, poll entry) + ~250 per open idle connection
  * (+~35 KiB with TLS). Ceiling 65534 (16-bit slot index in a stream id), and the posix poll
  * op takes at most 1024 sockets, 2 of which the server uses itself: hence 1000. */
 #ifndef K32_HTTP_MAX_CONNS
 #define K32_HTTP_MAX_CONNS 1000
+#endif
+
+/* Admission (http.h, ADMISSION): limits on connections that have not (yet) made an
+ * authenticated request, so unauthenticated clients can never lock authenticated ones out.
+ * A connection is "unauthenticated" from accept until a request of it passes the server's
+ * authenticate hook with an identity; it is closed after its first answer otherwise.
+ *
+ * Connections from one client address (IPv4), authenticated or not. Every kube32-sim board
+ * and local tool connects from 127.0.0.1, so the host default is the whole table; a board's
+ * pod server sets a few. Over it the new client gets a 503 (over TLS, after the handshake)
+ * or, with no room at all, a TLS alert. */
+#ifndef K32_HTTP_MAX_CONNS_PER_ADDR
+#define K32_HTTP_MAX_CONNS_PER_ADDR K32_HTTP_MAX_CONNS
+#endif
+
+/* Unauthenticated connections from one address. A newer one from that address closes its
+ * oldest unauthenticated connection, so a flood from one address cannot hold more than this
+ * many slots, handshakes or buffers, and cannot keep a later client of any address out. */
+#ifndef K32_HTTP_MAX_UNAUTH_PER_ADDR
+#define K32_HTTP_MAX_UNAUTH_PER_ADDR 32
+#endif
+
+/* An unauthenticated connection that has received nothing (since accept, or since its
+ * handshake) for this long may be closed to admit a newer one from its address past
+ * K32_HTTP_MAX_UNAUTH_PER_ADDR. Younger ones are left alone, so a burst of real clients from
+ * one host (500 watches opened at once, a simulator's boards) is not cut down while its
+ * first bytes are on the way; the global bound below still holds them all. */
+#ifndef K32_HTTP_IDLE_EVICT_MS
+#define K32_HTTP_IDLE_EVICT_MS 2000
+#endif
+
+/* Percent of a server's connection slots unauthenticated connections may never take: room
+ * kept for authenticated clients (unauthenticated ones are at most max_conns minus this
+ * share, at least 1; past that a new client closes the oldest unauthenticated connection,
+ * whatever its address). A percentage so it scales with each server's max_conns. */
+#ifndef K32_HTTP_RESERVED_AUTH_PCT
+#define K32_HTTP_RESERVED_AUTH_PCT 10
+#endif
+
+/* TLS handshakes in progress at once. A session in handshake holds its two record buffers,
+ * ~27 KiB together with Debian's mbedTLS (measured: 1,000 unfinished handshakes took
+ * ~27 MiB); a connection gets its session only when its first byte arrives and only while
+ * fewer than this many are handshaking, so 32 bound handshakes to ~0.9 MiB. A control-plane
+ * board (a few hundred KiB for everything) sets 2 (~54 KiB). */
+#ifndef K32_HTTP_MAX_HANDSHAKES
+#define K32_HTTP_MAX_HANDSHAKES 32
+#endif
+
+/* When all K32_HTTP_MAX_HANDSHAKES are busy, a handshake that has lasted this long gives its
+ * slot to a new one (its connection is closed): a stalled handshake (a client that sent half
+ * a ClientHello) cannot hold a slot for the whole handshake timeout. A real one needs a few
+ * round trips and ~5 ms of CPU. */
+#ifndef K32_HTTP_HANDSHAKE_STALL_MS
+#define K32_HTTP_HANDSHAKE_STALL_MS 1000
+#endif
+
+/* From accept to the end of the TLS handshake (waiting for a handshake slot included). A
+ * kubectl handshake takes ~5 ms of CPU; the rest is the network. */
+#ifndef K32_HTTP_HANDSHAKE_TIMEOUT_MS
+#define K32_HTTP_HANDSHAKE_TIMEOUT_MS 10000
+#endif
+
+/* From accept (plain) or the end of the handshake (TLS) to the end of the first request's
+ * head. Later requests of an authenticated connection have K32_HTTP_IDLE_TIMEOUT_MS. */
+#ifndef K32_HTTP_FIRST_REQUEST_TIMEOUT_MS
+#define K32_HTTP_FIRST_REQUEST_TIMEOUT_MS 5000
 #endif
 
 /* Bytes of a request line plus headers; over it the server answers 431 and closes. It is also
@@ -595,6 +669,11 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
 
 _Static_assert(K32_HTTP_MAX_CONNS >= 1 && K32_HTTP_MAX_CONNS <= 65534,
 	       "K32_HTTP_MAX_CONNS out of range");
+_Static_assert(K32_HTTP_RESERVED_AUTH_PCT >= 0 && K32_HTTP_RESERVED_AUTH_PCT <= 90,
+	       "K32_HTTP_RESERVED_AUTH_PCT out of range 0..90");
+_Static_assert(K32_HTTP_MAX_UNAUTH_PER_ADDR >= 1 && K32_HTTP_MAX_CONNS_PER_ADDR >= 1 &&
+		   K32_HTTP_MAX_HANDSHAKES >= 1,
+	       "K32_HTTP admission limits must be at least 1");
 _Static_assert(K32_HTTP_MAX_HEADER_BYTES >= 256 && K32_HTTP_MAX_HEADER_BYTES <= 1048576,
 	       "K32_HTTP_MAX_HEADER_BYTES out of range");
 _Static_assert(K32_HTTP_GZIP_LEVEL >= 1 && K32_HTTP_GZIP_LEVEL <= 9,

@@ -48,6 +48,7 @@ typedef void (*cplane_stage_fn)(void *ctx, enum cplane_stage stage);
 struct cplane_config {
 	const char *data_dir;	  /* store, pki/, tokens (created); required */
 	bool memory_store;	  /* keep objects in memory only (tests) */
+	bool accept_log_loss;	  /* open the store despite a lost log (store_config) */
 	const char *host;	  /* bind address; NULL: "127.0.0.1" */
 	uint16_t port;		  /* 0 picks a free port */
 	bool tls;		  /* HTTPS (kubectl sends its token only over HTTPS) */

@@ -23,9 +23,28 @@
  *   - body (Content-Length or chunked, after de-chunking) over max_body_bytes: 413,
  *     connection closed (a declared Content-Length is refused before the body is read);
  *   - a syntax error (http-parser error): 400, connection closed;
- *   - max_conns connections open: a further client gets a short 503 and is closed (over
- *     TLS it is closed without an answer: no handshake is spent on it);
+ *   - connections: see ADMISSION;
  *   - a response body over max_response_bytes: the handler's append fails (k32_buf cap).
+ *
+ * ADMISSION. Who gets a connection slot, a TLS session and buffers. A connection is
+ * unauthenticated from accept until one of its requests passes cfg.authenticate with an
+ * identity (req->identity set; without the hook, every request counts as authenticated).
+ *   - an unauthenticated connection is closed after its first answer (a 401 closes);
+ *   - deadlines: the TLS handshake must end within handshake_timeout_us of accept, and the
+ *     first request's head within first_request_timeout_us of the handshake (or accept);
+ *   - at most max_unauth_per_addr unauthenticated connections per client address, and
+ *     max_conns less reserved_auth_pct percent in all: past either, a new client closes the oldest
+ *     unauthenticated connection (of its address first), so a flood of idle or half-open
+ *     connections delays a real client by one accept, never locks it out, and an
+ *     authenticated client always finds room;
+ *   - at most max_conns_per_addr connections per address, authenticated or not;
+ *   - TLS memory: a connection gets its TLS session (two record buffers, ~27 KiB) only when
+ *     its first byte arrives and fewer than max_handshakes are handshaking (else it waits,
+ *     unpolled, within its handshake deadline); idle sessions park their buffers (tls_park);
+ *   - a client refused (its address at max_conns_per_addr, or nothing to evict) is told why:
+ *     over TLS a 503 after the handshake when a slot is free, else a fatal TLS alert; over
+ *     plain HTTP a 503. Never plain text inside a TLS handshake.
+ * Counters in struct http_server_stats (conns_evicted, conns_refused, handshakes, ...).
  *
  * HANDLER THREADS. With cfg.handler_threads = N > 0, complete requests go to a queue served
  * by N handler tasks instead of running on the loop: handler and authenticate then run
@@ -212,6 +231,13 @@ struct http_server_config {
 	uint32_t handler_threads;	   /* K32_HTTP_HANDLER_THREADS; see HANDLER THREADS */
 	bool tls_park; /* K32_HTTP_TLS_PARK: idle TLS connections free their record buffers */
 	size_t gzip_min_bytes; /* K32_HTTP_GZIP_MIN_BYTES; 0: never compress (see GZIP) */
+	/* admission (see ADMISSION); http_server_config_init sets the k32_config.h defaults */
+	uint32_t max_conns_per_addr;	  /* K32_HTTP_MAX_CONNS_PER_ADDR */
+	uint32_t max_unauth_per_addr;	  /* K32_HTTP_MAX_UNAUTH_PER_ADDR */
+	uint32_t reserved_auth_pct;	  /* K32_HTTP_RESERVED_AUTH_PCT (0..90) */
+	uint32_t max_handshakes;	  /* K32_HTTP_MAX_HANDSHAKES */
+	int64_t handshake_timeout_us;	  /* K32_HTTP_HANDSHAKE_TIMEOUT_MS */
+	int64_t first_request_timeout_us; /* K32_HTTP_FIRST_REQUEST_TIMEOUT_MS */
 };
 
 struct http_server_stats {
@@ -219,7 +245,10 @@ struct http_server_stats {
 	uint32_t conns_peak;	 /* most open at once */
 	uint32_t streams_open;	 /* streaming responses now open */
 	uint64_t conns_accepted; /* total accepted */
-	uint64_t conns_refused;	 /* refused at max_conns (503) */
+	uint64_t conns_refused;	 /* refused (503 or TLS alert, see ADMISSION) */
+	uint64_t conns_evicted;	 /* unauthenticated connections closed to admit a newer one */
+	uint32_t unauth_open;	 /* unauthenticated connections now open */
+	uint32_t handshakes;	 /* TLS sessions in handshake now (<= max_handshakes) */
 	uint64_t requests;	 /* requests handed to the handler or authenticate */
 	uint64_t errors_4xx;	 /* requests refused by the server itself (400/413/431) */
 	uint64_t timeouts;	 /* connections closed by a timeout */

@@ -6,8 +6,20 @@
  * input buffer, request state and output buffers exist only while in use, so an idle
  * keep-alive connection or a quiet watch stream costs one struct http_conn.
  *
+ * Admission (http.h, ADMISSION): every connection starts unauthenticated (counted in
+ * unauth_count, its address in c->addr) and becomes trusted when a request passes
+ * authenticate with an identity. Before a new connection gets a slot, admit() closes the
+ * oldest unauthenticated connection of its address (past max_unauth_per_addr) or of any
+ * address (past unauth_max: max_conns less reserved_auth_pct), preferring ones not mid-handshake;
+ * only when nothing can be closed is the client refused (503, after the handshake over TLS; a TLS
+ * alert when no slot is free at all). A TLS connection gets its mbedTLS session only when its first
+ * byte arrives and fewer than max_handshakes sessions are handshaking; until then it costs its
+ * struct and is not polled while it waits. The scans are over the slot table (max_conns entries)
+ * per accepted connection: ~1,000 compares, cheap beside a handshake.
+ *
  * Connection states:
- *   HANDSHAKE  TLS handshake in progress (header timeout applies)
+ *   HANDSHAKE  TLS handshake in progress, or waiting for its first byte or a handshake slot
+ *              (handshake timeout from accept)
  *   READ       reading a request (idle timeout before its first byte, header timeout to the
  *              end of the head, body timeout to the end of the body)
  *   WRITE      sending a whole response (write timeout on no progress)
@@ -106,6 +118,18 @@ struct http_conn {
 	struct http_reqstate *rs;   /* request being read, or NULL */
 	struct http_tls_conn *tls;  /* TLS session, or NULL */
 	struct http_stream st;	    /* the stream, when state is CS_STREAM */
+	uint32_t addr;		    /* client IPv4 address (0: unknown) */
+	bool trusted;		    /* a request passed authenticate with an identity */
+	bool auth_ok;		    /* handle_request: this request did (read by finish_request) */
+	bool first_head;	    /* the head of a first request arrived */
+	bool hs_counted;	    /* holds one of srv->hs_count (session in handshake) */
+	bool hs_waiting;	    /* HANDSHAKE without a session: waiting for a handshake slot */
+	const char *refuse;	    /* not NULL: answer 503 with this reason and close */
+	int64_t admit_deadline_us;  /* unauthenticated: end of the handshake / first head */
+	uint32_t turn;		    /* srv->turn when accepted */
+	bool evict;	       /* close at the end of this turn (its handshake slot is taken) */
+	int64_t idle_since_us; /* accept, or the end of its handshake (see evict_class) */
+	int64_t hs_start_us;   /* when its session started handshaking */
 };
 
 struct http_slot {
@@ -159,6 +183,10 @@ struct http_server {
 	struct http_conn *job_tail;
 	struct http_conn *done_head; /* handled, waiting for the loop (under mu) */
 	bool workers_stop;	     /* handler tasks should exit (under mu) */
+	uint32_t unauth_count;	     /* unauthenticated connections (loop task; stats mirror) */
+	uint32_t hs_count;	     /* sessions in handshake (loop task; stats mirror) */
+	uint32_t unauth_max;	     /* unauthenticated connections at most (reserved_auth_pct) */
+	uint32_t turn;		     /* loop turns (a connection's first poll: see evict_class) */
 };
 
 static k32_status_t conn_queue_error(struct http_conn *c, int status, const char *detail);
@@ -336,33 +364,204 @@ static void conn_close(struct http_conn *c, k32_status_t why)
 	srv->stats.conns_open--;
 	if (c->park_counted)
 		srv->stats.tls_parked--;
+	if (!c->trusted)
+		srv->stats.unauth_open = --srv->unauth_count;
+	if (c->hs_counted)
+		srv->stats.handshakes = --srv->hs_count;
 	k32_mutex_unlock(&srv->mu);
 	k32_free(&srv->alloc, c, sizeof(*c));
+}
+
+/* ---- admission (see the top of the file) --------------------------------------------------- */
+
+/*
+ * How readily an unauthenticated connection is closed to admit a newer one (lower first):
+ *   0  answered and closing anyway (WRITE, LINGER)
+ *   1  idle: nothing received since accept, or since its handshake, for
+ *      K32_HTTP_IDLE_EVICT_MS (and through a poll: bytes already there are read first)
+ *   2  active: handshaking, waiting for a handshake slot, or in the middle of its request
+ * -1: not closable here (authenticated, or a handler task holds it).
+ */
+static int evict_class(const struct http_conn *c)
+{
+	const struct http_server *srv = c->srv;
+
+	if (c->trusted || c->state == CS_HANDLER)
+		return -1;
+	if (c->state == CS_WRITE || c->state == CS_LINGER)
+		return 0;
+	if (c->turn != srv->turn &&
+	    (int64_t)k32_now_us() - c->idle_since_us >= (int64_t)K32_HTTP_IDLE_EVICT_MS * 1000 &&
+	    ((c->state == CS_HANDSHAKE && !c->tls && !c->hs_waiting) ||
+	     (c->state == CS_READ && !c->rs && c->in.len == 0)))
+		return 1;
+	return 2;
+}
+
+/* Closes the oldest unauthenticated connection of class max_class or lower (of addr only,
+ * when same_addr), lowest class first. false when there is none. */
+static bool evict_oldest(struct http_server *srv, uint32_t addr, bool same_addr, int max_class)
+{
+	struct http_conn *best = NULL;
+	int best_class = 3;
+
+	for (uint32_t i = 0; i < srv->cfg.max_conns; i++) {
+		struct http_conn *c = srv->slots[i].conn;
+		int k;
+
+		if (!c || (same_addr && c->addr != addr))
+			continue;
+		k = evict_class(c);
+		if (k < 0 || k > max_class)
+			continue;
+		if (!best || k < best_class || (k == best_class && c->seq < best->seq)) {
+			best = c;
+			best_class = k;
+		}
+	}
+	if (!best)
+		return false;
+	stat_add(srv, &srv->stats.conns_evicted, 1);
+	conn_close(best, K32_ERR_CANCELED);
+	return true;
+}
+
+/*
+ * Makes room for a new connection from addr (closing older unauthenticated ones). NULL to
+ * admit it; otherwise the reason it is refused (it still gets a slot if one is free, to be
+ * told so in a 503). Past max_unauth_per_addr only an idle or closing connection of the
+ * address is closed (none: admitted all the same, the global bound still holds); past the
+ * global bound any unauthenticated connection the loop holds, the oldest idle first.
+ */
+static const char *admit(struct http_server *srv, uint32_t addr)
+{
+	const struct http_server_config *cfg = &srv->cfg;
+	uint32_t total = 0, unauth = 0;
+
+	for (uint32_t i = 0; i < cfg->max_conns; i++) {
+		const struct http_conn *c = srv->slots[i].conn;
+
+		if (c && c->addr == addr) {
+			total++;
+			unauth += !c->trusted;
+		}
+	}
+	if (total >= cfg->max_conns_per_addr && !evict_oldest(srv, addr, true, 2))
+		return "connections from this address at max_conns_per_addr "
+		       "(K32_HTTP_MAX_CONNS_PER_ADDR); close some or retry later";
+	if (unauth >= cfg->max_unauth_per_addr)
+		(void)evict_oldest(srv, addr, true, 1);
+	if ((srv->unauth_count >= srv->unauth_max || srv->free_count == 0) &&
+	    !evict_oldest(srv, 0, false, 2))
+		return "server at max_conns (K32_HTTP_MAX_CONNS) with no unauthenticated "
+		       "connection to close; retry later";
+	return NULL;
+}
+
+/*
+ * No slot at all: refuse without one. Plain HTTP gets a short 503; a TLS client a fatal
+ * alert record (internal_error), which a TLS client reports as the server refusing, where
+ * plain text would be a protocol error inside its handshake. Best effort: the ClientHello
+ * already here is read first so the close does not turn into a reset over unread bytes.
+ */
+static void refuse_now(struct http_server *srv, k32_sock_t sock)
+{
+	static const char busy[] =
+	    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+	    "Content-Length: 55\r\nConnection: close\r\nRetry-After: 1\r\n\r\n"
+	    "server at max_conns (K32_HTTP_MAX_CONNS); retry later\r\n";
+	/* TLS record: alert (21), TLS 1.2, 2 bytes: fatal (2), internal_error (80) */
+	static const uint8_t alert[] = {21, 3, 3, 0, 2, 2, 80};
+	uint8_t scratch[512];
+	size_t n;
+
+	stat_add(srv, &srv->stats.conns_refused, 1);
+	if (srv->tls) {
+		for (int i = 0;
+		     i < 8 && pl()->sock_recv(sock, scratch, sizeof(scratch), &n) == K32_OK; i++)
+			;
+		pl()->sock_send(sock, alert, sizeof(alert), &n);
+	} else {
+		pl()->sock_send(sock, busy, sizeof(busy) - 1, &n);
+	}
+	pl()->sock_close(sock);
+}
+
+/*
+ * All handshake slots busy: marks the oldest unauthenticated handshake older than
+ * K32_HTTP_HANDSHAKE_STALL_MS to be closed at the end of this turn (closing it here could
+ * free a connection the loop is about to drive). true if one was marked.
+ */
+static bool hs_evict_stalled(struct http_server *srv)
+{
+	int64_t now = (int64_t)k32_now_us();
+	struct http_conn *old = NULL;
+
+	for (uint32_t i = 0; i < srv->cfg.max_conns; i++) {
+		struct http_conn *c = srv->slots[i].conn;
+
+		if (!c || !c->hs_counted || c->trusted || c->evict || c->state == CS_HANDLER ||
+		    now - c->hs_start_us < (int64_t)K32_HTTP_HANDSHAKE_STALL_MS * 1000)
+			continue;
+		if (!old || c->hs_start_us < old->hs_start_us)
+			old = c;
+	}
+	if (old)
+		old->evict = true;
+	return old != NULL;
+}
+
+/* Gives c a TLS session if a handshake slot is free (else it waits, unpolled). */
+static bool hs_begin(struct http_conn *c)
+{
+	struct http_server *srv = c->srv;
+
+	if (srv->hs_count >= srv->cfg.max_handshakes) {
+		(void)hs_evict_stalled(srv);
+		c->hs_waiting = true;
+		return false;
+	}
+	c->hs_waiting = false;
+	if (http_tls_conn_new_server(srv->tls, c->sock, &c->tls, NULL) != K32_OK)
+		return false; /* no memory: the caller closes */
+	c->hs_counted = true;
+	c->hs_start_us = (int64_t)k32_now_us();
+	k32_mutex_lock(&srv->mu);
+	srv->stats.handshakes = ++srv->hs_count;
+	k32_mutex_unlock(&srv->mu);
+	return true;
+}
+
+static void hs_end(struct http_conn *c)
+{
+	struct http_server *srv = c->srv;
+
+	if (!c->hs_counted)
+		return;
+	c->hs_counted = false;
+	k32_mutex_lock(&srv->mu);
+	srv->stats.handshakes = --srv->hs_count;
+	k32_mutex_unlock(&srv->mu);
 }
 
 static void conn_new(struct http_server *srv, k32_sock_t sock)
 {
 	struct http_conn *c;
+	const char *refuse;
+	uint32_t addr = 0;
 	uint16_t slot;
 
 	if (pl()->sock_set_nonblock(sock, true) != K32_OK) {
 		pl()->sock_close(sock);
 		return;
 	}
+	if (pl()->sock_peer_addr)
+		(void)pl()->sock_peer_addr(sock, &addr);
+	refuse = admit(srv, addr);
 	k32_mutex_lock(&srv->mu);
 	if (srv->free_count == 0) {
-		srv->stats.conns_refused++;
 		k32_mutex_unlock(&srv->mu);
-		/* Over max_conns: one best-effort 503, then close. */
-		static const char busy[] =
-		    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
-		    "Content-Length: 57\r\nConnection: close\r\n\r\n"
-		    "server at max_conns (K32_HTTP_MAX_CONNS); retry later\r\n\r\n";
-		size_t sent;
-
-		if (!srv->tls)
-			pl()->sock_send(sock, busy, sizeof(busy) - 1, &sent);
-		pl()->sock_close(sock);
+		refuse_now(srv, sock);
 		return;
 	}
 	slot = srv->free_slots[--srv->free_count];
@@ -379,9 +578,10 @@ static void conn_new(struct http_server *srv, k32_sock_t sock)
 	c->srv = srv;
 	c->sock = sock;
 	c->slot = slot;
+	c->addr = addr;
+	c->refuse = refuse;
 	c->seq = ++srv->conn_seq;
-	c->state = CS_READ;
-	c->deadline_us = after(srv->cfg.idle_timeout_us);
+	c->turn = srv->turn;
 	k32_buf_init(&c->in, &srv->alloc, srv->cfg.max_header_bytes + 2 * HTTP_READ_CHUNK,
 		     "request input");
 	k32_buf_init(&c->out, &srv->alloc, SIZE_MAX / 2, "response head");
@@ -389,26 +589,29 @@ static void conn_new(struct http_server *srv, k32_sock_t sock)
 	c->st.conn = c;
 	c->st.timer_us = K32_FOREVER;
 	if (srv->tls) {
-		if (http_tls_conn_new_server(srv->tls, sock, &c->tls, NULL) != K32_OK) {
-			pl()->sock_close(sock);
-			k32_free(&srv->alloc, c, sizeof(*c));
-			k32_mutex_lock(&srv->mu);
-			srv->free_slots[srv->free_count++] = slot;
-			k32_mutex_unlock(&srv->mu);
-			return;
-		}
+		/* the session comes with the first byte (hs_begin) */
 		c->state = CS_HANDSHAKE;
-		c->deadline_us = after(srv->cfg.header_timeout_us);
+		c->deadline_us = after(srv->cfg.handshake_timeout_us);
+	} else {
+		c->state = CS_READ;
+		c->deadline_us = after(srv->cfg.first_request_timeout_us);
 	}
+	c->admit_deadline_us = c->deadline_us;
+	c->idle_since_us = (int64_t)k32_now_us();
 	k32_mutex_lock(&srv->mu);
 	srv->slots[slot].conn = c;
 	srv->slots[slot].woken = false;
 	srv->slots[slot].stream_live = false;
 	srv->stats.conns_open++;
 	srv->stats.conns_accepted++;
+	srv->stats.unauth_open = ++srv->unauth_count;
+	if (refuse)
+		srv->stats.conns_refused++;
 	if (srv->stats.conns_open > srv->stats.conns_peak)
 		srv->stats.conns_peak = srv->stats.conns_open;
 	k32_mutex_unlock(&srv->mu);
+	if (refuse && !srv->tls && conn_queue_error(c, 503, refuse) != K32_OK)
+		conn_close(c, K32_ERR_NO_MEMORY);
 }
 
 /* ---- requests ------------------------------------------------------------------------------ */
@@ -616,6 +819,10 @@ static void handle_request(struct http_conn *c, struct http_hctx *hc)
 	stat_add(srv, &srv->stats.requests, 1);
 	if (srv->cfg.authenticate)
 		run = srv->cfg.authenticate(srv->cfg.ctx, &req, r);
+	/* c->trusted is the loop's, stable while c is in this task's hands */
+	c->auth_ok = run && (!srv->cfg.authenticate || req.identity);
+	if (!c->trusted && !c->auth_ok)
+		c->keep_alive = false; /* an unauthenticated connection ends with its answer */
 	if (run)
 		srv->cfg.handler(srv->cfg.ctx, &req, r);
 	r->stream_ = NULL;
@@ -635,6 +842,12 @@ static enum drive_result finish_request(struct http_conn *c)
 	struct http_server *srv = c->srv;
 	bool minor0 = req_minor0(c);
 
+	if (c->auth_ok && !c->trusted) {
+		c->trusted = true;
+		k32_mutex_lock(&srv->mu);
+		srv->stats.unauth_open = --srv->unauth_count;
+		k32_mutex_unlock(&srv->mu);
+	}
 	/* The request's bytes and state are no longer needed. */
 	k32_buf_consume(&c->in, http_msgp_consumed(&c->rs->mp));
 	reqstate_free(c);
@@ -788,6 +1001,7 @@ static void head_seen(struct http_conn *c)
 	struct http_msgp *mp = &c->rs->mp;
 
 	c->rs->head_seen = true;
+	c->first_head = true;
 	c->deadline_us = after(c->srv->cfg.body_timeout_us);
 	if (!mp->complete && http_str_ieq(hdr_value(mp, "expect"), "100-continue") &&
 	    c->rs->body.len == 0)
@@ -1090,10 +1304,17 @@ static enum drive_result linger_step(struct http_conn *c)
 static enum drive_result handshake_result(struct http_conn *c, k32_status_t st, uint32_t want)
 {
 	if (st == K32_OK) {
+		hs_end(c);
 		c->tls_ready = true;
 		c->tls_want = 0;
 		c->state = CS_READ;
-		c->deadline_us = after(c->srv->cfg.idle_timeout_us);
+		c->deadline_us = after(c->srv->cfg.first_request_timeout_us);
+		c->admit_deadline_us = c->deadline_us;
+		c->idle_since_us = (int64_t)k32_now_us();
+		if (c->refuse && conn_queue_error(c, 503, c->refuse) != K32_OK) {
+			conn_close(c, K32_ERR_NO_MEMORY);
+			return DR_CLOSED;
+		}
 		return DR_AGAIN;
 	}
 	if (st == K32_ERR_SHOULD_WAIT) {
@@ -1113,6 +1334,18 @@ static enum drive_result step(struct http_conn *c, uint32_t revents)
 
 	switch (c->state) {
 	case CS_HANDSHAKE:
+		if (!c->tls) {
+			if (revents & K32_POLL_ERR) {
+				conn_close(c, K32_ERR_PEER_CLOSED);
+				return DR_CLOSED;
+			}
+			if (!hs_begin(c)) {
+				if (c->hs_waiting)
+					return DR_WAIT;
+				conn_close(c, K32_ERR_NO_MEMORY);
+				return DR_CLOSED;
+			}
+		}
 		if (srv->worker_count > 0) {
 			/* The handshake's public-key work (~5 ms of ECDHE and ECDSA) runs on
 			 * a handler task, so it holds up no other connection. */
@@ -1228,6 +1461,8 @@ static uint32_t conn_events(const struct http_conn *c)
 
 	switch (c->state) {
 	case CS_HANDSHAKE:
+		if (c->hs_waiting)
+			return 0; /* not polled until a handshake slot frees (loop() drives it) */
 		return c->tls_want ? c->tls_want : K32_POLL_IN;
 	case CS_READ:
 		ev = K32_POLL_IN;
@@ -1333,6 +1568,7 @@ static void loop(void *arg)
 		size_t n = 2, ready = 0;
 		int64_t now = (int64_t)k32_now_us(), next = K32_FOREVER, timeout;
 
+		srv->turn++;
 		srv->pfds[0] = (struct k32_pollfd){srv->listener, K32_POLL_IN, 0};
 		if (srv->accept_pause_until > now) {
 			srv->pfds[0].events = 0;
@@ -1348,8 +1584,15 @@ static void loop(void *arg)
 			if (c->deadline_us != K32_FOREVER &&
 			    (next == K32_FOREVER || c->deadline_us < next))
 				next = c->deadline_us;
-			if (c->again || (c->state == CS_STREAM && c->st.events && !c->st.blocked))
+			if (c->again || (c->state == CS_STREAM && c->st.events && !c->st.blocked) ||
+			    (c->hs_waiting && srv->hs_count < srv->cfg.max_handshakes))
 				next = now;
+			/* all handshake slots busy: look for a stalled one every 100 ms */
+			if (c->hs_waiting && (next == K32_FOREVER || now + 100000 < next))
+				next = now + 100000;
+			if (!c->trusted && !c->first_head &&
+			    (next == K32_FOREVER || c->admit_deadline_us < next))
+				next = c->admit_deadline_us;
 			if (c->state == CS_STREAM && c->st.timer_us != K32_FOREVER &&
 			    (next == K32_FOREVER || c->st.timer_us < next))
 				next = c->st.timer_us;
@@ -1374,16 +1617,31 @@ static void loop(void *arg)
 				drive(srv->pconns[i], srv->pfds[i].revents);
 		}
 		/* Timeouts, timers and pending stream events. */
+		bool stall_checked = false;
+
 		now = (int64_t)k32_now_us();
 		for (uint32_t i = 0; i < srv->cfg.max_conns; i++) {
 			struct http_conn *c = srv->slots[i].conn;
 
 			if (!c || c->state == CS_HANDLER)
 				continue;
-			if (c->deadline_us != K32_FOREVER && now >= c->deadline_us) {
+			if (c->evict) {
+				stat_add(srv, &srv->stats.conns_evicted, 1);
+				conn_close(c, K32_ERR_CANCELED);
+				continue;
+			}
+			if ((c->deadline_us != K32_FOREVER && now >= c->deadline_us) ||
+			    (!c->trusted && !c->first_head && now >= c->admit_deadline_us)) {
 				if (c->state != CS_LINGER)
 					stat_add(srv, &srv->stats.timeouts, 1);
 				conn_close(c, K32_ERR_TIMED_OUT);
+				continue;
+			}
+			if (c->hs_waiting) {
+				if (srv->hs_count < srv->cfg.max_handshakes)
+					drive(c, 0);
+				else if (!stall_checked)
+					stall_checked = true, (void)hs_evict_stalled(srv);
 				continue;
 			}
 			if (c->again ||
@@ -1456,6 +1714,12 @@ void http_server_config_init(struct http_server_config *cfg)
 	cfg->handler_threads = K32_HTTP_HANDLER_THREADS;
 	cfg->gzip_min_bytes = K32_HTTP_GZIP_MIN_BYTES;
 	cfg->tls_park = K32_HTTP_TLS_PARK;
+	cfg->max_conns_per_addr = K32_HTTP_MAX_CONNS_PER_ADDR;
+	cfg->max_unauth_per_addr = K32_HTTP_MAX_UNAUTH_PER_ADDR;
+	cfg->reserved_auth_pct = K32_HTTP_RESERVED_AUTH_PCT;
+	cfg->max_handshakes = K32_HTTP_MAX_HANDSHAKES;
+	cfg->handshake_timeout_us = (int64_t)K32_HTTP_HANDSHAKE_TIMEOUT_MS * 1000;
+	cfg->first_request_timeout_us = (int64_t)K32_HTTP_FIRST_REQUEST_TIMEOUT_MS * 1000;
 }
 
 static k32_status_t check_config(const struct http_server_config *cfg, struct k32_err *err)
@@ -1471,6 +1735,21 @@ static k32_status_t check_config(const struct http_server_config *cfg, struct k3
 	if (cfg->max_conns == 0 || cfg->max_conns > 65534)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
 				   "max_conns %" PRIu32 " out of range 1..65534", cfg->max_conns);
+	if (cfg->reserved_auth_pct > 90)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
+				   "reserved_auth_pct %" PRIu32
+				   " over 90 (K32_HTTP_RESERVED_AUTH_PCT)",
+				   cfg->reserved_auth_pct);
+	if (cfg->max_unauth_per_addr == 0 || cfg->max_conns_per_addr == 0 ||
+	    cfg->max_handshakes == 0 || cfg->handshake_timeout_us <= 0 ||
+	    cfg->first_request_timeout_us <= 0)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
+				   "an admission limit is zero (max_unauth_per_addr %" PRIu32 ", "
+				   "max_conns_per_addr %" PRIu32 ", max_handshakes %" PRIu32
+				   ", or a timeout); start "
+				   "from http_server_config_init",
+				   cfg->max_unauth_per_addr, cfg->max_conns_per_addr,
+				   cfg->max_handshakes);
 	if (cfg->max_header_bytes < 256 || cfg->max_body_bytes == 0 ||
 	    cfg->max_response_bytes == 0 || cfg->stream_buf_bytes == 0)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, HTTP_MOD,
@@ -1550,6 +1829,9 @@ k32_status_t http_server_start(const struct http_server_config *cfg, struct http
 	srv->cfg.tls_names = NULL; /* only used during start */
 	srv->cfg.tls_name_count = 0;
 	max = cfg->max_conns;
+	srv->unauth_max = max - (uint32_t)((uint64_t)max * cfg->reserved_auth_pct / 100);
+	if (srv->unauth_max == 0)
+		srv->unauth_max = 1;
 	srv->slots = k32_calloc(&srv->alloc, sizeof(*srv->slots) * max);
 	srv->free_slots = k32_calloc(&srv->alloc, sizeof(*srv->free_slots) * max);
 	srv->pfds = k32_calloc(&srv->alloc, sizeof(*srv->pfds) * (max + 2));

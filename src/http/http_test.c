@@ -1084,6 +1084,270 @@ static void test_conn_limit(void **state)
 	http_server_stop(srv);
 }
 
+/* ---- admission ---- */
+
+/* Waits until the server has accepted `accepted` connections in all. */
+static void wait_accepted(struct http_server *srv, uint64_t accepted)
+{
+	struct http_server_stats stats;
+
+	for (int tries = 0; tries < 1000; tries++) {
+		http_server_get_stats(srv, &stats);
+		if (stats.conns_accepted >= accepted)
+			return;
+		P->sleep_us(10000);
+	}
+	fail_msg("server accepted %llu connections, expected %llu",
+		 (unsigned long long)stats.conns_accepted, (unsigned long long)accepted);
+}
+
+/* A clock the test moves forward: the admission deadlines without waiting for them. */
+static struct k32_platform_ops g_clock_ops;
+static atomic_uint_fast64_t g_clock_skew_us;
+
+static uint64_t skewed_now_us(void)
+{
+	return k32_plat_native()->now_us() + atomic_load(&g_clock_skew_us);
+}
+
+static void clock_ops_install(void)
+{
+	g_clock_ops = *k32_plat_native();
+	g_clock_ops.now_us = skewed_now_us;
+	atomic_store(&g_clock_skew_us, 0);
+	k32_plat_set_ops(&g_clock_ops);
+	P = k32_plat();
+}
+
+static void clock_ops_remove(void)
+{
+	k32_plat_set_ops(NULL);
+	P = k32_plat();
+}
+
+static const char k_authed_get[] =
+    "GET /echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer good-token\r\n\r\n";
+
+/*
+ * A 401 closes its connection; an authenticated one stays; idle unauthenticated connections
+ * from one address beyond max_unauth_per_addr close the oldest, never the authenticated one,
+ * and a new client is still served.
+ */
+static void test_admission_unauth(void **state)
+{
+	enum { IDLE = 10, CAP = 4 };
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_server_stats stats;
+	k32_sock_t authed, anon, idle[IDLE], late;
+	char buf[1024];
+	bool closed;
+
+	(void)state;
+	clock_ops_install();
+	http_server_config_init(&cfg);
+	cfg.authenticate = authenticate;
+	cfg.max_unauth_per_addr = CAP;
+	/* the clock moves K32_HTTP_IDLE_EVICT_MS per connection: no first-request timeout */
+	cfg.first_request_timeout_us = 3600 * 1000000LL;
+	srv = start(&cfg);
+
+	anon = raw_connect(srv);
+	raw_send_str(anon, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+	raw_read_all(anon, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 401"));
+	assert_non_null(strstr(buf, "Connection: close"));
+	P->sock_close(anon);
+
+	authed = raw_connect(srv);
+	raw_send_str(authed, k_authed_get);
+	raw_read(authed, buf, sizeof(buf), "body=", &closed);
+	assert_false(closed);
+	assert_non_null(strstr(buf, "200 OK"));
+	assert_null(strstr(buf, "Connection: close"));
+
+	/* one by one, so each earlier one has been through a poll (idle, evictable) */
+	http_server_get_stats(srv, &stats);
+	size_t mem0 = stats.mem_bytes;
+	for (int i = 0; i < IDLE; i++) {
+		/* each earlier one has now been idle for K32_HTTP_IDLE_EVICT_MS */
+		atomic_fetch_add(&g_clock_skew_us, (uint64_t)K32_HTTP_IDLE_EVICT_MS * 1000);
+		idle[i] = raw_connect(srv);
+		wait_accepted(srv, 3 + (uint64_t)i);
+		if (i == 0) {
+			http_server_get_stats(srv, &stats);
+			print_message("http: an idle unauthenticated connection holds %zu bytes\n",
+				      stats.mem_bytes - mem0);
+		}
+	}
+	atomic_fetch_add(&g_clock_skew_us, (uint64_t)K32_HTTP_IDLE_EVICT_MS * 1000);
+	late = raw_connect(srv);
+	raw_send_str(late, k_authed_get);
+	raw_read(late, buf, sizeof(buf), "body=", &closed);
+	assert_non_null(strstr(buf, "200 OK"));
+	http_server_get_stats(srv, &stats);
+	/* the 5th..10th idle and the late one each closed the oldest idle one */
+	assert_int_equal(stats.conns_evicted, IDLE + 1 - CAP);
+	assert_true(stats.unauth_open <= CAP);
+	for (int i = 0; i < IDLE + 1 - CAP; i++)
+		raw_read_all(idle[i], buf, sizeof(buf)); /* closed by the server, oldest first */
+	/* the authenticated connection was never a candidate */
+	raw_send_str(authed, k_authed_get);
+	raw_read(authed, buf, sizeof(buf), "body=", &closed);
+	assert_false(closed);
+	assert_non_null(strstr(buf, "200 OK"));
+	for (int i = 0; i < IDLE; i++)
+		P->sock_close(idle[i]);
+	P->sock_close(authed);
+	P->sock_close(late);
+	http_server_stop(srv);
+	clock_ops_remove();
+}
+
+/* An unauthenticated connection that sends nothing is closed at first_request_timeout_us
+ * (not at the 120 s idle timeout); an authenticated idle one is kept. */
+static void test_admission_first_request_deadline(void **state)
+{
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_server_stats stats;
+	k32_sock_t authed, quiet, poke;
+	char buf[512];
+	bool closed;
+
+	(void)state;
+	clock_ops_install();
+	http_server_config_init(&cfg);
+	cfg.authenticate = authenticate;
+	cfg.first_request_timeout_us = 5000000;
+	srv = start(&cfg);
+	authed = raw_connect(srv);
+	raw_send_str(authed, k_authed_get);
+	raw_read(authed, buf, sizeof(buf), "body=", &closed);
+	quiet = raw_connect(srv);
+	wait_accepted(srv, 2);
+	atomic_store(&g_clock_skew_us, 6000000); /* 6 s later */
+	poke = raw_connect(srv);		 /* a loop turn on the new clock */
+	raw_read_all(quiet, buf, sizeof(buf));
+	http_server_get_stats(srv, &stats);
+	assert_true(stats.timeouts >= 1);
+	raw_send_str(authed, k_authed_get);
+	raw_read(authed, buf, sizeof(buf), "body=", &closed);
+	assert_false(closed);
+	assert_non_null(strstr(buf, "200 OK"));
+	P->sock_close(quiet);
+	P->sock_close(poke);
+	P->sock_close(authed);
+	http_server_stop(srv);
+	clock_ops_remove();
+}
+
+static struct http_client *tls_client(struct http_server *srv, const char *token)
+{
+	struct http_client_config cc;
+	struct http_client *c = NULL;
+	struct k32_err err;
+
+	http_client_config_init(&cc);
+	cc.port = http_server_port(srv);
+	cc.tls = true;
+	cc.ca_file = http_server_ca_file(srv);
+	cc.bearer_token = token;
+	cc.timeout_us = WAIT_US;
+	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
+	return c;
+}
+
+/*
+ * TLS refusals are told in TLS: past max_conns_per_addr a 503 after the handshake saying
+ * why; with no slot at all a fatal alert record, never plain text. A stalled handshake gives
+ * its slot (max_handshakes) to a new client once K32_HTTP_HANDSHAKE_STALL_MS have passed.
+ */
+static void test_admission_tls(void **state)
+{
+	static const uint8_t alert[] = {21, 3, 3, 0, 2, 2, 80};
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_server_stats stats;
+	struct http_client *c1, *c2;
+	struct http_client_request req = {.method = "GET", .target = "/echo"};
+	struct http_client_response resp;
+	struct k32_err err;
+	k32_sock_t raw, stalled;
+	char buf[512];
+	size_t n;
+
+	(void)state;
+	clock_ops_install();
+	http_server_config_init(&cfg);
+	cfg.tls = true;
+	cfg.data_dir = "http_test_data";
+	cfg.authenticate = authenticate;
+	cfg.max_conns_per_addr = 1;
+	srv = start(&cfg);
+	c1 = tls_client(srv, "good-token");
+	assert_int_equal(http_client_do(c1, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 200);
+	http_client_response_fini(&resp);
+	c2 = tls_client(srv, "good-token");
+	assert_int_equal(http_client_do(c2, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 503);
+	assert_non_null(strstr(k32_buf_cstr(&resp.body), "max_conns_per_addr"));
+	http_client_response_fini(&resp);
+	http_client_free(c2);
+	http_client_free(c1);
+	http_server_stop(srv);
+
+	/* no slot at all: one authenticated connection holds the only one */
+	cfg.max_conns_per_addr = K32_HTTP_MAX_CONNS_PER_ADDR;
+	cfg.max_conns = 1;
+	srv = start(&cfg);
+	c1 = tls_client(srv, "good-token");
+	assert_int_equal(http_client_do(c1, &req, &resp, &err), K32_OK);
+	http_client_response_fini(&resp);
+	raw = raw_connect(srv);
+	n = raw_read_all(raw, buf, sizeof(buf));
+	assert_int_equal(n, sizeof(alert));
+	assert_memory_equal(buf, alert, sizeof(alert));
+	http_server_get_stats(srv, &stats);
+	assert_int_equal(stats.conns_refused, 1);
+	P->sock_close(raw);
+	http_client_free(c1);
+	http_server_stop(srv);
+
+	/* one handshake slot, held by a client that sent a record header and stalled */
+	cfg.max_conns = K32_HTTP_MAX_CONNS;
+	cfg.max_handshakes = 1;
+	srv = start(&cfg);
+	http_server_get_stats(srv, &stats);
+	size_t mem0 = stats.mem_bytes;
+	stalled = raw_connect(srv);
+	raw_send(stalled, "\x16\x03\x01\x00\x80", 5);
+	for (int tries = 0; tries < 1000; tries++) {
+		http_server_get_stats(srv, &stats);
+		if (stats.handshakes == 1)
+			break;
+		P->sleep_us(10000);
+	}
+	assert_int_equal(stats.handshakes, 1);
+	print_message("http: a TLS connection in handshake holds %zu bytes of the server allocator "
+		      "(plus mbedTLS record buffers from the C heap)\n",
+		      stats.mem_bytes - mem0);
+	atomic_store(&g_clock_skew_us, (uint64_t)K32_HTTP_HANDSHAKE_STALL_MS * 1000 + 1000);
+	c1 = tls_client(srv, "good-token");
+	assert_int_equal(http_client_do(c1, &req, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 200);
+	http_client_response_fini(&resp);
+	raw_read_all(stalled, buf, sizeof(buf));
+	http_server_get_stats(srv, &stats);
+	assert_int_equal(stats.conns_evicted, 1);
+	assert_int_equal(stats.handshakes, 0);
+	P->sock_close(stalled);
+	http_client_free(c1);
+	http_server_stop(srv);
+	clock_ops_remove();
+}
+
 /* ---- streams ---- */
 
 struct line_sink {
@@ -1817,6 +2081,9 @@ int main(void)
 	    cmocka_unit_test(test_error_hook),
 	    cmocka_unit_test(test_slow_client_and_timeout),
 	    cmocka_unit_test(test_conn_limit),
+	    cmocka_unit_test(test_admission_unauth),
+	    cmocka_unit_test(test_admission_first_request_deadline),
+	    cmocka_unit_test(test_admission_tls),
 	    cmocka_unit_test(test_stream_incremental),
 	    cmocka_unit_test(test_stream_backpressure),
 	    cmocka_unit_test(test_stream_tick),

@@ -116,6 +116,9 @@ struct k32_platform_ops {
 	k32_status_t (*sock_port)(k32_sock_t s, uint16_t *out_port);
 	/* K32_ERR_SHOULD_WAIT when a non-blocking listener has nothing pending. */
 	k32_status_t (*tcp_accept)(k32_sock_t listener, k32_sock_t *out);
+	/* IPv4 address of a connected socket's peer, host byte order (for per-client limits).
+	 * May be NULL (callers then treat every client as one address). */
+	k32_status_t (*sock_peer_addr)(k32_sock_t s, uint32_t *out_addr);
 	k32_status_t (*tcp_connect)(const char *host, uint16_t port, int64_t timeout_us,
 				    k32_sock_t *out, struct k32_err *err);
 	k32_status_t (*sock_set_nonblock)(k32_sock_t s, bool on);

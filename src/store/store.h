@@ -34,10 +34,18 @@
  * Persistence (embedded backend, data_dir set): each write is appended to
  * <data_dir>/store.log as one CRC-32-framed record and fsynced before the call returns K32_OK.
  * When the log passes K32_STORE_LOG_ROTATE_BYTES the store writes <data_dir>/store.snap
- * atomically and empties the log. On open it loads the snapshot, replays the log, and drops
- * (with a k32_log WARN naming the offset and the fault) a torn or corrupt tail. The record
- * format is documented in store_wal.c. A failed append or fsync is not acknowledged and
- * leaves memory unchanged.
+ * atomically and starts a new log. Each log begins with its sequence number, and the snapshot
+ * names the log it expects; a clean close records its revision in <data_dir>/store.closed.
+ * On open it loads the snapshot and replays the log. A log that is missing, emptied,
+ * replaced, or shorter than the last clean close is acknowledged writes lost: open refuses
+ * (K32_ERR_CORRUPT, the message says what is missing) unless cfg.accept_log_loss is set. A
+ * torn tail after a crash (not a clean close) is dropped with a k32_log WARN naming the
+ * offset, the fault and the last revision known durable. The record format is documented in
+ * store_wal.c. A failed append or fsync is not acknowledged and leaves memory unchanged.
+ * Group commit: writers that arrive while an fsync runs append their records and wait; the
+ * next fsync covers them all (at most K32_STORE_GROUP_MAX writes), so concurrent writers
+ * share syncs and a write is still acknowledged, and seen by readers and watchers, only
+ * after the fsync that covers it.
  *
  * How the API server uses it (Kubernetes semantics):
  *  - GET: store_get; resourceVersion = obj->mod_rev.
@@ -134,15 +142,20 @@ struct store_config {
 	uint32_t watch_queue;		   /* 0: K32_STORE_WATCH_QUEUE */
 	uint32_t max_objects;		   /* 0: K32_STORE_MAX_OBJECTS */
 	size_t max_bytes;		   /* 0: K32_STORE_MAX_BYTES (live object bytes) */
+	bool accept_log_loss; /* open even when the log is missing, emptied, replaced or shorter
+			       * than the last clean close (acknowledged writes lost): the
+			       * store starts from what is left, logged as an error */
 };
 
 /*
  * Opens the embedded backend: loads <data_dir>/store.snap, replays <data_dir>/store.log,
- * drops a torn or corrupt log tail (k32_log WARN: offset, fault, bytes dropped) and truncates
- * the file there. History starts empty at the loaded revision.
+ * drops a torn log tail left by a crash (k32_log WARN: offset, fault, bytes dropped) and
+ * truncates the file there. History starts empty at the loaded revision.
  * @retval K32_OK               *out is the store
- * @retval K32_ERR_CORRUPT      the snapshot fails its checks (nothing is dropped: the
- *                              message names the file and offset; restore it or move it away)
+ * @retval K32_ERR_CORRUPT      the snapshot fails its checks, or the log is missing, emptied,
+ *                              replaced or shorter than the last clean close (nothing is
+ *                              dropped: the message names the file, what is missing, and
+ *                              cfg.accept_log_loss)
  * @retval K32_ERR_IO           a file operation failed
  * @retval K32_ERR_NO_MEMORY    the allocator refused; nothing is left allocated
  * @retval K32_ERR_NO_RESOURCES the data on disk exceeds a K32_STORE_* limit (named)
@@ -334,6 +347,8 @@ struct store_stats {
 	uint32_t watchers;	  /* open watchers */
 	uint64_t log_bytes;	  /* current log size (0 when memory only) */
 	uint32_t snapshots;	  /* snapshots written since open */
+	uint64_t log_writes;	  /* writes appended to the log since open */
+	uint64_t log_syncs;	  /* fsyncs of the log since open (group commit: <= log_writes) */
 	struct k32_mem_stats mem; /* the store allocator: current and peak bytes */
 };
 

@@ -6,6 +6,8 @@
  *    a raw append + fsync of the same bytes (the disk alone, interleaved) and their ratio;
  *  - list: a list of 100 pod-sized objects in one namespace (the store part of
  *    `GET /api/v1/pods`); median and p99;
+ *  - group commit: 400 fsynced updates from 1 writer, then from 8 concurrent writers; fsyncs
+ *    per write (log_syncs / log_writes) and writes per second for each;
  *  - watch memory: bytes the store allocates for 500 open watchers, and its bytes per object.
  *
  * DATA_DIR (created; its store files are removed at the end) should be on the disk under
@@ -61,6 +63,84 @@ static size_t pod_json(char *buf, size_t cap, int i, size_t *out_rv_off)
 	return (size_t)n;
 }
 
+static void remove_store_files(const char *dir)
+{
+	static const char *files[] = {"store.log", "store.snap", "store.closed"};
+	char path[512];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		k32_plat()->file_remove(path, NULL);
+	}
+}
+
+/* One writer of the group-commit part: updates its own objects `count` times. */
+struct gc_writer {
+	struct store *st;
+	int id, writers, count;
+	k32_status_t status;
+};
+
+static void gc_writer_main(void *arg)
+{
+	struct gc_writer *g = arg;
+	char json[2048], name[16];
+	struct k32_err err;
+	size_t rv_off;
+
+	for (int i = 0; i < g->count && g->status == K32_OK; i++) {
+		int obj = (g->id + i * g->writers) % OBJECTS;
+		struct store_key k = {.group = "", .resource = "pods", .ns = "bench", .name = name};
+		struct store_value v = {.data = json};
+
+		snprintf(name, sizeof(name), "pod-%03d", obj);
+		v.len = pod_json(json, sizeof(json), obj, &rv_off);
+		v.rv_off = rv_off;
+		g->status = store_update(g->st, &k, &v, 0, NULL, &err);
+	}
+}
+
+/* WRITES fsynced updates from `writers` concurrent writers: fsyncs per write, writes/s. */
+static int group_commit(struct store *st, int writers)
+{
+	const struct k32_platform_ops *ops = k32_plat();
+	struct gc_writer g[8];
+	struct k32_task *t[8];
+	struct store_stats before, after;
+	uint64_t t0, us;
+	struct k32_err err;
+
+	store_get_stats(st, &before);
+	t0 = ops->now_us();
+	for (int i = 0; i < writers; i++) {
+		g[i] = (struct gc_writer){
+		    .st = st, .id = i, .writers = writers, .count = WRITES / writers};
+		if (ops->task_create(&t[i], "bench-writer", gc_writer_main, &g[i], 0, -1, &err) !=
+		    K32_OK) {
+			fprintf(stderr, "store-bench: task: %s\n", err.msg);
+			return 1;
+		}
+	}
+	for (int i = 0; i < writers; i++) {
+		ops->task_join(t[i]);
+		if (g[i].status != K32_OK) {
+			fprintf(stderr, "store-bench: group commit writer failed\n");
+			return 1;
+		}
+	}
+	us = ops->now_us() - t0;
+	store_get_stats(st, &after);
+	printf("store-bench: group commit, %d writer%s: %llu writes, %llu fsyncs (%.2f per "
+	       "write), %.0f writes/s\n",
+	       writers, writers == 1 ? "" : "s",
+	       (unsigned long long)(after.log_writes - before.log_writes),
+	       (unsigned long long)(after.log_syncs - before.log_syncs),
+	       (double)(after.log_syncs - before.log_syncs) /
+		   (double)(after.log_writes - before.log_writes),
+	       (double)(after.log_writes - before.log_writes) * 1e6 / (double)(us ? us : 1));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct k32_platform_ops *ops = k32_plat();
@@ -80,10 +160,7 @@ int main(int argc, char **argv)
 	}
 	k32_log_set_stderr(false);
 	cfg.data_dir = argv[1];
-	snprintf(path, sizeof(path), "%s/store.log", argv[1]);
-	ops->file_remove(path, NULL);
-	snprintf(path, sizeof(path), "%s/store.snap", argv[1]);
-	ops->file_remove(path, NULL);
+	remove_store_files(argv[1]);
 	if (store_open(&cfg, &st, &err) != K32_OK) {
 		fprintf(stderr, "store-bench: %s\n", err.msg);
 		return 1;
@@ -159,6 +236,10 @@ int main(int argc, char **argv)
 	}
 	report("list of 100 objects (references)", lat, LISTS);
 
+	/* group commit: fsyncs per write with 1 and 8 concurrent writers */
+	if (group_commit(st, 1) != 0 || group_commit(st, 8) != 0)
+		return 1;
+
 	/* watch memory */
 	store_get_stats(st, &before);
 	for (int i = 0; i < WATCHERS; i++) {
@@ -180,9 +261,6 @@ int main(int argc, char **argv)
 	for (int i = 0; i < WATCHERS; i++)
 		store_watch_close(watchers[i]);
 	store_close(st);
-	snprintf(path, sizeof(path), "%s/store.log", argv[1]);
-	ops->file_remove(path, NULL);
-	snprintf(path, sizeof(path), "%s/store.snap", argv[1]);
-	ops->file_remove(path, NULL);
+	remove_store_files(argv[1]);
 	return 0;
 }

@@ -203,6 +203,10 @@ static void test_sigkill_mid_stream(void **state)
 	k32_plat()->file_remove(p, NULL);
 	snprintf(p, sizeof(p), "%s/store.snap.tmp", dir);
 	k32_plat()->file_remove(p, NULL);
+	snprintf(p, sizeof(p), "%s/store.closed", dir);
+	k32_plat()->file_remove(p, NULL);
+	snprintf(p, sizeof(p), "%s/store.log.tmp", dir);
+	k32_plat()->file_remove(p, NULL);
 	rmdir(dir);
 }
 

@@ -39,6 +39,11 @@ enum store_rec_type {
 	STORE_REC_DELETE = 2,	  /* key removed at rev; aux 0 */
 	STORE_REC_SNAP_BEGIN = 3, /* snapshot header: rev = snapshot revision, aux = objects */
 	STORE_REC_SNAP_END = 4,	  /* snapshot trailer: same rev and aux as the header */
+	STORE_REC_LOG_BEGIN = 5,  /* first record of a log, and in a snapshot the log it
+				   * expects: rev = the snapshot revision the log continues
+				   * from, aux = the log's sequence number (1, 2, ...) */
+	STORE_REC_CLOSED = 6,	  /* the only record of store.closed: rev = the revision at the
+				   * last clean close, aux = the log's sequence number then */
 };
 
 /* One decoded record; key and val point into the parsed buffer. */
@@ -107,6 +112,25 @@ struct store_mwatch {
 	char prefix[];		   /* prefix + NUL */
 };
 
+/* A writer waiting for the fsync that covers its record (on its stack). */
+struct store_waiter {
+	k32_status_t status;	   /* result, once done */
+	bool done;		   /* set by the fsync leader (under write_mu) */
+	bool want_obj;		   /* the writer wants a reference to out_obj */
+	struct store_obj *out_obj; /* PUT: a reference to the new version, taken at publish */
+};
+
+/* A write appended to the log, waiting for its fsync before it is published. */
+struct store_pend {
+	uint64_t rev;		     /* its revision */
+	uint8_t type;		     /* STORE_REC_PUT or STORE_REC_DELETE */
+	struct store_obj *obj;	     /* PUT: the new version; DELETE: the deleted one (a ref) */
+	struct store_waiter *waiter; /* who to tell */
+	bool create;		     /* PUT of a key absent when it was checked */
+	size_t add_bytes;	     /* bytes its new version adds */
+	size_t sub_bytes;	     /* bytes of the version it replaces or deletes */
+};
+
 struct store_mem {
 	const struct k32_allocator *base; /* the caller's allocator */
 	struct k32_allocator alloc;	  /* base wrapped in alloc_mu (what everything uses) */
@@ -149,6 +173,30 @@ struct store_mem {
 	uint64_t log_bytes;   /* its size */
 	bool broken;	      /* a failed write could not be undone: refuse writes */
 	uint32_t snapshots;   /* snapshots written since open */
+	uint64_t log_writes;  /* writes appended since open */
+	uint64_t log_syncs;   /* fsyncs since open */
+	/* group commit (under write_mu): writes appended but not yet synced, in rev order */
+	struct store_pend *pend;   /* K32_STORE_GROUP_MAX slots (persistent stores only) */
+	uint32_t pend_count;	   /* entries in pend */
+	uint32_t pend_creates;	   /* PUTs of keys absent from the index among them */
+	size_t pend_add_bytes;	   /* bytes their new versions add */
+	size_t pend_sub_bytes;	   /* bytes of the versions they replace or delete */
+	bool syncing;		   /* a writer is in file_sync (write_mu released) */
+	uint64_t synced_bytes;	   /* log bytes covered by the last good fsync */
+	struct k32_cond sync_cond; /* broadcast when a group commit ends (with write_mu) */
+	struct k32_err sync_err;   /* why the last failed fsync failed */
+	char *mark_path;	   /* <dir>/store.closed (see store_wal.c) */
+	size_t mark_path_len;	   /* bytes allocated for mark_path */
+	uint64_t log_seq;	   /* sequence number of the current log (0: none yet / legacy) */
+	bool log_stale;		   /* a snapshot expects log_seq but the log file was not yet
+				    * replaced: writes retry the replacement first */
+	bool accept_log_loss;	   /* store_config.accept_log_loss */
+	bool opened;		   /* the load succeeded: close may write store.closed */
+	/* set by store_wal_replay, read by store_wal_load */
+	bool log_hdr_found;	/* the log began with a LOG_BEGIN record */
+	uint64_t log_hdr_seq;	/* its sequence number */
+	uint64_t log_hdr_base;	/* its base revision */
+	const char *tail_fault; /* why replay stopped before the end (NULL: it did not) */
 };
 
 /* Size of the block of a version. */
@@ -168,8 +216,9 @@ void store_mem_obj_unref(struct store_mem *m, struct store_obj *obj);
  * point with *out_found false. */
 uint32_t store_mem_find(const struct store_mem *m, const char *key, size_t key_len,
 			bool *out_found);
-/* Grows the index to hold one more (under mu). NO_RESOURCES at max_objects, NO_MEMORY. */
-k32_status_t store_mem_reserve(struct store_mem *m, struct k32_err *err);
+/* Grows the index to hold `more` beyond idx_count (under mu). NO_RESOURCES at max_objects,
+ * NO_MEMORY. */
+k32_status_t store_mem_reserve(struct store_mem *m, uint32_t more, struct k32_err *err);
 
 /* store_wal.c: open-time load (snapshot, then log replay with tail repair). */
 k32_status_t store_wal_load(struct store_mem *m, struct k32_err *err);
@@ -177,15 +226,23 @@ k32_status_t store_wal_load(struct store_mem *m, struct k32_err *err);
 k32_status_t store_wal_load_snapshot(struct store_mem *m, const uint8_t *data, size_t len,
 				     struct k32_err *err);
 /* Replays log records in data[0..len) onto m; *out_good is the length of the valid prefix.
- * A bad tail is reported and left out; a bad record followed by valid ones is CORRUPT. */
+ * A LOG_BEGIN record at offset 0 is noted in m->log_hdr_*. A bad tail is left out (its
+ * fault in m->tail_fault; store_wal_load decides whether that is acceptable); a bad record
+ * followed by valid ones is CORRUPT. */
 k32_status_t store_wal_replay(struct store_mem *m, const uint8_t *data, size_t len,
 			      size_t *out_good, struct k32_err *err);
-/* Appends one record and fsyncs; on failure truncates back (or marks m->broken). */
+/* Appends one record (no fsync: store_mem's group commit syncs); on failure truncates back
+ * (or marks m->broken). */
 k32_status_t store_wal_append(struct store_mem *m, uint8_t type, const char *key, uint16_t key_len,
 			      const void *val, uint32_t val_len, uint64_t rev, uint64_t aux,
 			      struct k32_err *err);
-/* Writes a snapshot of the index and empties the log (caller holds write_mu). */
+/* Writes a snapshot of the index that expects log sequence log_seq + 1, then replaces the
+ * log with a new one holding only its LOG_BEGIN record (caller holds write_mu). */
 k32_status_t store_wal_rotate(struct store_mem *m, struct k32_err *err);
+/* Retries the log replacement after a snapshot whose new log could not be made. */
+k32_status_t store_wal_log_replace(struct store_mem *m, struct k32_err *err);
+/* Records a clean close in store.closed (the revision the log must reach on next open). */
+void store_wal_mark_closed(struct store_mem *m);
 
 /* store_mem.c: the embedded backend's ops and constructor. */
 extern const struct store_backend_ops store_mem_ops;

@@ -13,10 +13,15 @@
  *  - a live watcher has next_rev > compact_rev, and pending counts the events at revisions
  *    >= next_rev that match its prefix.
  *
- * A write: under write_mu, check preconditions, build the new version, make room in the
- * index, append + fsync the log record (store_wal.c), then under mu publish it: index,
- * rev, history event, watcher wake-ups. Anything that can fail happens before the log
- * append; after it nothing can fail, so memory and disk never disagree.
+ * A write: under write_mu, check preconditions (against the newest pending write of the key,
+ * else the index), build the new version, make room in the index, append the log record
+ * (store_wal.c) and queue it in pend; then group commit: the first waiting writer that finds
+ * no fsync running becomes the leader, takes every pending write so far, releases write_mu
+ * for the fsync (others append meanwhile), and on success publishes them in revision order
+ * under mu (index, rev, history event, watcher wake-ups) and tells their writers. So a write
+ * is acknowledged, and visible to readers and watchers, only after an fsync that began after
+ * its record was appended. A failed fsync fails every pending write (their bytes are cut off
+ * the log, memory never saw them). Anything else that can fail happens before the append.
  *
  * Lists at an older revision (continue tokens, rev option) are answered from the index plus
  * the history ring: for a key changed after revision R, its version at R is the prev of the
@@ -131,20 +136,23 @@ uint32_t store_mem_find(const struct store_mem *m, const char *key, size_t key_l
 	return lo;
 }
 
-k32_status_t store_mem_reserve(struct store_mem *m, struct k32_err *err)
+k32_status_t store_mem_reserve(struct store_mem *m, uint32_t more, struct k32_err *err)
 {
+	uint64_t need = (uint64_t)m->idx_count + more;
 	uint32_t ncap;
 	void *p;
 
-	if (m->idx_count < m->idx_cap)
+	if (need <= m->idx_cap)
 		return K32_OK;
-	if (m->idx_count >= m->max_objects)
-		return k32_err_set(err, K32_ERR_NO_RESOURCES, MOD,
-				   "store: %" PRIu32
-				   " objects stored, the limit K32_STORE_MAX_OBJECTS=%" PRIu32 "; "
-				   "delete objects or raise the limit",
-				   m->idx_count, m->max_objects);
+	if (need > m->max_objects)
+		return k32_err_set(
+		    err, K32_ERR_NO_RESOURCES, MOD,
+		    "store: %" PRIu32 " objects stored (+%" PRIu32 " being written), the "
+		    "limit K32_STORE_MAX_OBJECTS=%" PRIu32 "; delete objects or raise the limit",
+		    m->idx_count, more - 1, m->max_objects);
 	ncap = m->idx_cap ? m->idx_cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
 	if (ncap > m->max_objects)
 		ncap = m->max_objects;
 	p = k32_realloc(&m->alloc, m->idx, (size_t)m->idx_cap * sizeof(*m->idx),
@@ -480,40 +488,79 @@ static void mem_list_fini(void *be, struct store_list *list)
 
 /* ---- writes --------------------------------------------------------------------------- */
 
-/* Checks done by every write before it builds anything (caller holds write_mu). */
+/* Checks done by every write before it builds anything (caller holds write_mu). Waits
+ * while the group commit queue is full. */
 static k32_status_t write_begin(struct store_mem *m, struct k32_err *err)
 {
+	while (m->pend_count >= K32_STORE_GROUP_MAX)
+		k32_plat()->cond_wait(&m->sync_cond, &m->write_mu, K32_FOREVER);
 	if (m->broken)
 		return k32_err_set(err, K32_ERR_BAD_STATE, MOD,
 				   "store: an earlier failed write could not be undone in %s; "
 				   "writes are refused until the store is reopened",
 				   m->log_path ? m->log_path : "the log");
-	if (m->log && m->log_bytes > 4 * (uint64_t)m->rotate_bytes)
+	if (m->log_stale) {
+		struct k32_err e;
+
+		if (store_wal_log_replace(m, &e) != K32_OK)
+			return k32_err_set(
+			    err, K32_ERR_IO, MOD,
+			    "store: a snapshot expects a new %s, which cannot be made "
+			    "(%s); writes are refused until it can: check the data "
+			    "directory (space, permissions)",
+			    m->log_path, e.msg);
+	}
+	if (m->log_path && m->log_bytes > 4 * (uint64_t)m->rotate_bytes)
 		return k32_err_set(
 		    err, K32_ERR_IO, MOD,
 		    "store: %s is %llu bytes, 4x the rotation size %zu, because snapshots keep "
 		    "failing; check the data directory (space, permissions)",
 		    m->log_path, (unsigned long long)m->log_bytes, m->rotate_bytes);
-	if (m->rev == UINT64_MAX)
+	if (m->rev + m->pend_count >= UINT64_MAX - 1)
 		return k32_err_set(err, K32_ERR_OUT_OF_RANGE, MOD, "store: revisions exhausted");
 	return K32_OK;
 }
 
+/* The revision the next write gets (pending writes hold the ones before it). */
+static uint64_t next_rev(const struct store_mem *m)
+{
+	return m->rev + m->pend_count + 1;
+}
+
+/* The version a new write of key is checked against: the newest pending write of the key,
+ * else the index's; NULL when the key does not exist (or its last write deletes it). */
+static struct store_obj *current(struct store_mem *m, const char *key, size_t key_len)
+{
+	uint32_t pos;
+	bool found;
+
+	for (uint32_t i = m->pend_count; i-- > 0;) {
+		const struct store_pend *p = &m->pend[i];
+
+		if (store_key_cmp(store_obj_key(p->obj), p->obj->key_len, key, key_len) == 0)
+			return p->type == STORE_REC_PUT ? p->obj : NULL;
+	}
+	pos = store_mem_find(m, key, key_len, &found);
+	return found ? m->idx[pos] : NULL;
+}
+
 static k32_status_t check_bytes(struct store_mem *m, size_t add, size_t sub, struct k32_err *err)
 {
-	if (m->obj_bytes - sub + add > m->max_bytes)
+	size_t after = m->obj_bytes + m->pend_add_bytes + add - m->pend_sub_bytes - sub;
+
+	if (after > m->max_bytes)
 		return k32_err_set(err, K32_ERR_NO_RESOURCES, MOD,
 				   "store: live objects would take %zu bytes, over "
 				   "K32_STORE_MAX_BYTES=%zu; delete objects or raise the limit",
-				   m->obj_bytes - sub + add, m->max_bytes);
+				   after, m->max_bytes);
 	return K32_OK;
 }
 
 static k32_status_t persist(struct store_mem *m, uint8_t type, const struct store_obj *obj,
 			    uint64_t rev, uint64_t aux, struct k32_err *err)
 {
-	if (!m->log)
-		return K32_OK;
+	if (!m->log_path)
+		return K32_OK; /* memory only */
 	if (type == STORE_REC_DELETE)
 		return store_wal_append(m, type, store_obj_key(obj), obj->key_len, NULL, 0, rev, 0,
 					err);
@@ -525,7 +572,7 @@ static void maybe_rotate(struct store_mem *m)
 {
 	struct k32_err e;
 
-	if (!m->log || m->log_bytes <= m->rotate_bytes)
+	if (!m->log_path || m->log_stale || m->pend_count || m->log_bytes <= m->rotate_bytes)
 		return;
 	if (store_wal_rotate(m, &e) != K32_OK)
 		K32_LOGW(MOD,
@@ -534,29 +581,178 @@ static void maybe_rotate(struct store_mem *m)
 			 (unsigned long long)m->rev, e.msg, (unsigned long long)m->log_bytes);
 }
 
+/* Publishes a synced pending write (under mu; revision order); takes over its reference. */
+static void publish(struct store_mem *m, struct store_pend *p)
+{
+	struct store_waiter *w = p->waiter;
+	struct store_obj *obj = p->obj, *old;
+	uint32_t pos;
+	bool found;
+
+	pos = store_mem_find(m, store_obj_key(obj), obj->key_len, &found);
+	m->rev = p->rev;
+	if (p->type == STORE_REC_DELETE) {
+		old = m->idx[pos]; /* the version checked: writes publish in order */
+		idx_remove(m, pos);
+		if (w->want_obj)
+			w->out_obj = obj_ref(old);
+		/* the index's reference moves to the event's obj, the pending one to prev */
+		commit_event(m, STORE_EVENT_DELETED, old, obj);
+		return;
+	}
+	if (w->want_obj)
+		w->out_obj = obj_ref(obj);
+	if (found) {
+		old = m->idx[pos];
+		m->obj_bytes = m->obj_bytes - store_obj_size(old) + store_obj_size(obj);
+		m->idx[pos] = obj;
+		/* the index's reference to old moves to the event's prev */
+		commit_event(m, STORE_EVENT_MODIFIED, obj_ref(obj), old);
+	} else {
+		idx_insert(m, pos, obj);
+		commit_event(m, STORE_EVENT_ADDED, obj_ref(obj), NULL);
+	}
+}
+
+/* Drops the first n pending entries from the queue's accounting and moves the rest up. */
+static void pend_drop(struct store_mem *m, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		m->pend_creates -= m->pend[i].create;
+		m->pend_add_bytes -= m->pend[i].add_bytes;
+		m->pend_sub_bytes -= m->pend[i].sub_bytes;
+	}
+	memmove(m->pend, m->pend + n, (size_t)(m->pend_count - n) * sizeof(*m->pend));
+	m->pend_count -= n;
+}
+
+/* The fsync failed: no pending write is acknowledged; their bytes are cut off the log. */
+static void fail_pending(struct store_mem *m, const struct k32_err *why)
+{
+	const struct k32_platform_ops *ops = k32_plat();
+	struct k32_err e2;
+
+	m->sync_err = *why;
+	for (uint32_t i = 0; i < m->pend_count; i++) {
+		store_mem_obj_unref(m, m->pend[i].obj);
+		m->pend[i].waiter->status = K32_ERR_IO;
+		m->pend[i].waiter->done = true;
+	}
+	pend_drop(m, m->pend_count);
+	if (ops->file_truncate(m->log, m->synced_bytes, &e2) != K32_OK ||
+	    ops->file_sync(m->log, &e2) != K32_OK) {
+		m->broken = true;
+		K32_LOGE(MOD,
+			 "store: %s: cannot cut failed writes back to %llu bytes (%s); refusing "
+			 "writes until reopened",
+			 m->log_path, (unsigned long long)m->synced_bytes, e2.msg);
+	}
+	m->log_bytes = m->synced_bytes;
+}
+
+/*
+ * Group commit (write_mu held on entry and exit): waits until an fsync covers w's write.
+ * The leader syncs every write appended so far with write_mu released, then publishes them;
+ * writers arriving meanwhile append and wait for the next fsync.
+ */
+static k32_status_t commit_wait(struct store_mem *m, struct store_waiter *w, uint64_t rev,
+				struct k32_err *err)
+{
+	const struct k32_platform_ops *ops = k32_plat();
+
+	while (!w->done) {
+		uint32_t n = m->pend_count;
+		uint64_t upto = m->log_bytes;
+		struct k32_err e;
+		k32_status_t s;
+
+		if (m->syncing) {
+			ops->cond_wait(&m->sync_cond, &m->write_mu, K32_FOREVER);
+			continue;
+		}
+		m->syncing = true;
+		k32_mutex_unlock(&m->write_mu);
+		k32_err_clear(&e);
+		s = ops->file_sync(m->log, &e);
+		k32_mutex_lock(&m->write_mu);
+		m->syncing = false;
+		m->log_syncs++;
+		if (s == K32_OK) {
+			m->synced_bytes = upto;
+			k32_mutex_lock(&m->mu);
+			for (uint32_t i = 0; i < n; i++)
+				publish(m, &m->pend[i]);
+			k32_mutex_unlock(&m->mu);
+			for (uint32_t i = 0; i < n; i++) {
+				m->pend[i].waiter->status = K32_OK;
+				m->pend[i].waiter->done = true;
+			}
+			pend_drop(m, n);
+			maybe_rotate(m);
+		} else {
+			fail_pending(m, &e);
+		}
+		ops->cond_broadcast(&m->sync_cond);
+	}
+	if (w->status != K32_OK)
+		return k32_err_set(err, w->status, MOD, "store: revision %llu not saved to %s: %s",
+				   (unsigned long long)rev, m->log_path, m->sync_err.msg);
+	return K32_OK;
+}
+
+/*
+ * Appends a checked write and queues it (caller holds write_mu), then waits for its fsync
+ * (memory only: publishes it at once). On an append failure the caller still owns obj;
+ * after that the queue does (the waiter gets a reference when it asked for one).
+ */
+static k32_status_t submit(struct store_mem *m, struct store_pend *p, uint64_t aux,
+			   struct k32_err *err)
+{
+	struct store_pend *q;
+	k32_status_t s;
+
+	s = persist(m, p->type, p->obj, p->rev, aux, err);
+	if (s != K32_OK)
+		return s;
+	q = &m->pend[m->pend_count++];
+	*q = *p;
+	m->pend_creates += q->create;
+	m->pend_add_bytes += q->add_bytes;
+	m->pend_sub_bytes += q->sub_bytes;
+	if (!m->log_path) {
+		k32_mutex_lock(&m->mu);
+		publish(m, q);
+		k32_mutex_unlock(&m->mu);
+		q->waiter->status = K32_OK;
+		q->waiter->done = true;
+		pend_drop(m, 1);
+		return K32_OK;
+	}
+	return commit_wait(m, p->waiter, p->rev, err);
+}
+
 static k32_status_t mem_create(void *be, const char *key, const struct store_value *val,
 			       struct store_obj **out_obj, struct k32_err *err)
 {
 	struct store_mem *m = be;
 	size_t key_len = strlen(key);
-	struct store_obj *obj = NULL;
+	struct store_waiter w = {.want_obj = out_obj != NULL};
+	struct store_obj *obj = NULL, *cur;
 	uint64_t r;
-	uint32_t pos;
-	bool found;
 	k32_status_t s;
 
 	k32_mutex_lock(&m->write_mu);
 	s = write_begin(m, err);
 	if (s != K32_OK)
 		goto out_unlock;
-	pos = store_mem_find(m, key, key_len, &found);
-	if (found) {
+	cur = current(m, key, key_len);
+	if (cur) {
 		s = k32_err_set(err, K32_ERR_ALREADY_EXISTS, MOD,
 				"store: %s already exists (revision %llu)", key,
-				(unsigned long long)m->idx[pos]->mod_rev);
+				(unsigned long long)cur->mod_rev);
 		goto out_unlock;
 	}
-	r = m->rev + 1;
+	r = next_rev(m);
 	obj = store_mem_obj_new(m, key, key_len, val->data, val->len, val->rv_off, r, r);
 	if (!obj) {
 		s = k32_err_set(err, K32_ERR_NO_MEMORY, MOD, "store: no memory for %s (%zu bytes)",
@@ -567,24 +763,23 @@ static k32_status_t mem_create(void *be, const char *key, const struct store_val
 	if (s != K32_OK)
 		goto out_free;
 	k32_mutex_lock(&m->mu);
-	s = store_mem_reserve(m, err);
+	s = store_mem_reserve(m, m->pend_creates + 1, err);
 	k32_mutex_unlock(&m->mu);
 	if (s != K32_OK)
 		goto out_free;
-	s = persist(m, STORE_REC_PUT, obj, r, r, err);
-	if (s != K32_OK)
-		goto out_free;
-
-	k32_mutex_lock(&m->mu);
-	idx_insert(m, pos, obj);
-	m->rev = r;
-	commit_event(m, STORE_EVENT_ADDED, obj_ref(obj), NULL);
-	k32_mutex_unlock(&m->mu);
-	if (out_obj)
-		*out_obj = obj_ref(obj);
-	maybe_rotate(m);
+	struct store_pend p = {.rev = r,
+			       .type = STORE_REC_PUT,
+			       .obj = obj,
+			       .waiter = &w,
+			       .create = true,
+			       .add_bytes = store_obj_size(obj)};
+	s = submit(m, &p, r, err);
+	if (s != K32_OK && !w.done)
+		goto out_free; /* the append failed: obj is still ours */
+	if (s == K32_OK && out_obj)
+		*out_obj = w.out_obj;
 	k32_mutex_unlock(&m->write_mu);
-	return K32_OK;
+	return s;
 
 out_free:
 	store_mem_obj_unref(m, obj);
@@ -610,26 +805,24 @@ static k32_status_t mem_update(void *be, const char *key, const struct store_val
 {
 	struct store_mem *m = be;
 	size_t key_len = strlen(key);
+	struct store_waiter w = {.want_obj = out_obj != NULL};
 	struct store_obj *obj = NULL, *old;
 	uint64_t r;
-	uint32_t pos;
-	bool found;
 	k32_status_t s;
 
 	k32_mutex_lock(&m->write_mu);
 	s = write_begin(m, err);
 	if (s != K32_OK)
 		goto out_unlock;
-	pos = store_mem_find(m, key, key_len, &found);
-	if (!found) {
+	old = current(m, key, key_len);
+	if (!old) {
 		s = k32_err_set(err, K32_ERR_NOT_FOUND, MOD, "store: %s not found", key);
 		goto out_unlock;
 	}
-	old = m->idx[pos];
 	s = precondition(key, old, expect_rev, err);
 	if (s != K32_OK)
 		goto out_unlock;
-	r = m->rev + 1;
+	r = next_rev(m);
 	obj = store_mem_obj_new(m, key, key_len, val->data, val->len, val->rv_off, r,
 				old->create_rev);
 	if (!obj) {
@@ -640,22 +833,19 @@ static k32_status_t mem_update(void *be, const char *key, const struct store_val
 	s = check_bytes(m, store_obj_size(obj), store_obj_size(old), err);
 	if (s != K32_OK)
 		goto out_free;
-	s = persist(m, STORE_REC_PUT, obj, r, obj->create_rev, err);
-	if (s != K32_OK)
-		goto out_free;
-
-	k32_mutex_lock(&m->mu);
-	m->obj_bytes = m->obj_bytes - store_obj_size(old) + store_obj_size(obj);
-	m->idx[pos] = obj;
-	m->rev = r;
-	/* the index's reference to old moves to the event's prev */
-	commit_event(m, STORE_EVENT_MODIFIED, obj_ref(obj), old);
-	k32_mutex_unlock(&m->mu);
-	if (out_obj)
-		*out_obj = obj_ref(obj);
-	maybe_rotate(m);
+	struct store_pend p = {.rev = r,
+			       .type = STORE_REC_PUT,
+			       .obj = obj,
+			       .waiter = &w,
+			       .add_bytes = store_obj_size(obj),
+			       .sub_bytes = store_obj_size(old)};
+	s = submit(m, &p, obj->create_rev, err);
+	if (s != K32_OK && !w.done)
+		goto out_free; /* the append failed: obj is still ours */
+	if (s == K32_OK && out_obj)
+		*out_obj = w.out_obj;
 	k32_mutex_unlock(&m->write_mu);
-	return K32_OK;
+	return s;
 
 out_free:
 	store_mem_obj_unref(m, obj);
@@ -669,41 +859,38 @@ static k32_status_t mem_del(void *be, const char *key, uint64_t expect_rev,
 {
 	struct store_mem *m = be;
 	size_t key_len = strlen(key);
+	struct store_waiter w = {.want_obj = out_prev != NULL};
 	struct store_obj *old;
 	uint64_t r;
-	uint32_t pos;
-	bool found;
 	k32_status_t s;
 
 	k32_mutex_lock(&m->write_mu);
 	s = write_begin(m, err);
 	if (s != K32_OK)
 		goto out_unlock;
-	pos = store_mem_find(m, key, key_len, &found);
-	if (!found) {
+	old = current(m, key, key_len);
+	if (!old) {
 		s = k32_err_set(err, K32_ERR_NOT_FOUND, MOD, "store: %s not found", key);
 		goto out_unlock;
 	}
-	old = m->idx[pos];
 	s = precondition(key, old, expect_rev, err);
 	if (s != K32_OK)
 		goto out_unlock;
-	r = m->rev + 1;
-	s = persist(m, STORE_REC_DELETE, old, r, 0, err);
-	if (s != K32_OK)
-		goto out_unlock;
-
-	k32_mutex_lock(&m->mu);
-	idx_remove(m, pos);
-	m->rev = r;
-	/* the index's reference moves to the event's obj; prev takes a second one */
-	commit_event(m, STORE_EVENT_DELETED, old, obj_ref(old));
-	k32_mutex_unlock(&m->mu);
-	if (out_prev)
-		*out_prev = obj_ref(old);
-	if (out_rev)
-		*out_rev = r;
-	maybe_rotate(m);
+	r = next_rev(m);
+	struct store_pend p = {.rev = r,
+			       .type = STORE_REC_DELETE,
+			       .obj = obj_ref(old),
+			       .waiter = &w,
+			       .sub_bytes = store_obj_size(old)};
+	s = submit(m, &p, 0, err);
+	if (s != K32_OK && !w.done)
+		store_mem_obj_unref(m, old); /* the append failed: the queue never took it */
+	if (s == K32_OK) {
+		if (out_prev)
+			*out_prev = w.out_obj;
+		if (out_rev)
+			*out_rev = r;
+	}
 out_unlock:
 	k32_mutex_unlock(&m->write_mu);
 	return s;
@@ -901,6 +1088,8 @@ static void mem_stats(void *be, struct store_stats *out)
 	k32_mutex_lock(&m->write_mu);
 	out->log_bytes = m->log_bytes;
 	out->snapshots = m->snapshots;
+	out->log_writes = m->log_writes;
+	out->log_syncs = m->log_syncs;
 	k32_mutex_lock(&m->mu);
 	out->rev = m->rev;
 	out->compact_rev = m->compact_rev;
@@ -935,6 +1124,7 @@ static void mem_close(void *be)
 			hist_evict(m);
 		k32_free(&m->alloc, m->ring, (size_t)m->ring_cap * sizeof(*m->ring));
 	}
+	store_wal_mark_closed(m);
 	for (uint32_t i = 0; i < m->idx_count; i++)
 		store_mem_obj_unref(m, m->idx[i]);
 	if (m->idx)
@@ -945,6 +1135,11 @@ static void mem_close(void *be)
 		k32_free(&m->alloc, m->log_path, m->log_path_len);
 	if (m->snap_path)
 		k32_free(&m->alloc, m->snap_path, m->snap_path_len);
+	if (m->mark_path)
+		k32_free(&m->alloc, m->mark_path, m->mark_path_len);
+	if (m->pend)
+		k32_free(&m->alloc, m->pend, K32_STORE_GROUP_MAX * sizeof(*m->pend));
+	ops->cond_fini(&m->sync_cond);
 	ops->cond_fini(&m->cond);
 	ops->mutex_fini(&m->mu);
 	ops->mutex_fini(&m->write_mu);
@@ -984,6 +1179,7 @@ k32_status_t store_mem_open(const struct store_config *cfg, struct store_mem **o
 	ops->mutex_init(&m->write_mu);
 	ops->mutex_init(&m->mu);
 	ops->cond_init(&m->cond);
+	ops->cond_init(&m->sync_cond);
 	m->max_objects = cfg->max_objects ? cfg->max_objects : K32_STORE_MAX_OBJECTS;
 	m->max_bytes = cfg->max_bytes ? cfg->max_bytes : K32_STORE_MAX_BYTES;
 	m->watch_queue = cfg->watch_queue ? cfg->watch_queue : K32_STORE_WATCH_QUEUE;
@@ -998,7 +1194,8 @@ k32_status_t store_mem_open(const struct store_config *cfg, struct store_mem **o
 		goto out_close;
 	}
 	m->ring = k32_calloc(&m->alloc, (size_t)m->ring_cap * sizeof(*m->ring));
-	if (!m->ring) {
+	m->pend = k32_calloc(&m->alloc, K32_STORE_GROUP_MAX * sizeof(*m->pend));
+	if (!m->ring || !m->pend) {
 		s = k32_err_set(err, K32_ERR_NO_MEMORY, MOD,
 				"store: no memory for the history ring (%" PRIu32 " events)",
 				m->ring_cap);
@@ -1010,7 +1207,9 @@ k32_status_t store_mem_open(const struct store_config *cfg, struct store_mem **o
 			goto out_close;
 		m->log_path = path_join(m, cfg->data_dir, "store.log", &m->log_path_len);
 		m->snap_path = path_join(m, cfg->data_dir, "store.snap", &m->snap_path_len);
-		if (!m->log_path || !m->snap_path) {
+		m->mark_path = path_join(m, cfg->data_dir, "store.closed", &m->mark_path_len);
+		m->accept_log_loss = cfg->accept_log_loss;
+		if (!m->log_path || !m->snap_path || !m->mark_path) {
 			s = k32_err_set(err, K32_ERR_NO_MEMORY, MOD, "store: no memory for paths");
 			goto out_close;
 		}

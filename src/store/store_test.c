@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include <stdatomic.h>
+
 #include "base/k32_log.h"
 #include "platform/k32_platform.h"
 #include "store/store.h"
@@ -73,10 +75,21 @@ static void path_of(const struct fixture *fx, const char *file, char *buf, size_
 	snprintf(buf, cap, "%s/%s", fx->dir, file);
 }
 
+/* Removes the record of the last clean close, as if the store had crashed instead. */
+static void fx_forget_close(struct fixture *fx)
+{
+	char p[128];
+
+	path_of(fx, "store.closed", p, sizeof(p));
+	assert_int_equal(k32_plat()->file_remove(p, NULL), K32_OK);
+}
+
 static void fx_fini(struct fixture *fx)
 {
 	char p[128];
-	static const char *files[] = {"store.log", "store.snap", "store.snap.tmp"};
+	static const char *files[] = {"store.log",     "store.snap",   "store.snap.tmp",
+				      "store.log.tmp", "store.closed", "store.closed.tmp",
+				      "closed.saved"};
 
 	if (fx->st)
 		fx_close(fx);
@@ -895,38 +908,65 @@ static void test_rotation(void **state)
 	fx_fini(&fx);
 }
 
-static k32_status_t fail_truncate(struct k32_file *f, uint64_t len, struct k32_err *err)
+static k32_status_t (*real_write_atomic)(const char *path, const void *data, size_t len,
+					 struct k32_err *err);
+
+/* Fails the replacement of the log only (the snapshot before it is written). */
+static k32_status_t fail_log_replace(const char *path, const void *data, size_t len,
+				     struct k32_err *err)
 {
-	(void)f;
-	(void)len;
-	return k32_err_set(err, K32_ERR_IO, "test", "injected truncate failure");
+	size_t n = strlen(path);
+
+	if (n >= 9 && strcmp(path + n - 9, "store.log") == 0)
+		return k32_err_set(err, K32_ERR_IO, "test", "injected log replace failure");
+	return real_write_atomic(path, data, len, err);
 }
 
-/* A crash between "snapshot written" and "log emptied": the log still holds records the
- * snapshot covers; reopening must skip them and lose nothing. */
+/* A crash between "snapshot written" and "log replaced": the log still holds records the
+ * snapshot covers; writes meanwhile must fail (the snapshot expects the next log), and
+ * reopening must skip the covered records, finish the rotation and lose nothing. */
 static void test_rotation_interrupted(void **state)
 {
 	struct fixture fx;
 	static char before[16384], after[16384];
 	struct k32_platform_ops ops = *k32_plat_native();
 	struct store_stats stats;
+	struct store_key k = key_of("pods", "t", "refused");
+	struct store_value v = val_of("{}");
+	struct k32_err err;
 	uint64_t seq = log_seq_now();
+	char mark[128];
 
 	(void)state;
 	fx_init(&fx, true);
 	fx.cfg.log_rotate_bytes = 2048;
 	fx_open(&fx);
-	ops.file_truncate = fail_truncate;
-	k32_plat_set_ops(&ops);
-	workload(fx.st, 40); /* ~3.5 KiB of records: past the rotation size, under 4x */
-	k32_plat_set_ops(NULL);
 	store_get_stats(fx.st, &stats);
-	assert_true(stats.snapshots >= 1);
-	assert_true(stats.log_bytes > 2048);
-	assert_true(logged_since(seq, "not emptied"));
+	uint32_t snaps = stats.snapshots;
+	real_write_atomic = ops.file_write_atomic;
+	ops.file_write_atomic = fail_log_replace;
+	k32_plat_set_ops(&ops);
+	for (int i = 0; i < 100 && stats.snapshots == snaps; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "w%d", i);
+		put(fx.st, "t", name, "{\"spec\":{\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}}");
+		store_get_stats(fx.st, &stats);
+	}
+	assert_int_equal(stats.snapshots, snaps + 1);
+	assert_true(logged_since(seq, "not replaced"));
+	/* the snapshot expects a new log: nothing may be appended to the old one */
+	assert_int_equal(store_create(fx.st, &k, &v, NULL, &err), K32_ERR_IO);
+	assert_non_null(strstr(err.msg, "cannot be made"));
+	k32_plat_set_ops(NULL);
 	dump(fx.st, before, sizeof(before));
 	fx_close(&fx);
+	/* no clean close was recorded while the log was stale */
+	path_of(&fx, "store.closed", mark, sizeof(mark));
+	assert_false(k32_plat()->file_exists(mark));
+	seq = log_seq_now();
 	fx_open(&fx);
+	assert_true(logged_since(seq, "finishing that rotation"));
 	dump(fx.st, after, sizeof(after));
 	assert_string_equal(before, after);
 	/* and writing on continues the revisions */
@@ -1004,6 +1044,8 @@ static void test_torn_and_garbled_tails(void **state)
 		assert_int_equal(last_rev, 3);
 		store_get_stats(fx.st, &stats);
 		fx_close(&fx);
+		/* a crash, not a clean close: no record of revision 3 outside the log */
+		fx_forget_close(&fx);
 		last_len = STORE_REC_OVERHEAD + strlen("//pods/t/c") + strlen("{\"torn\":3}");
 		if (c == 1)
 			arg = last_len - 7; /* leaves 7 bytes: inside the 12-byte header */
@@ -1015,6 +1057,7 @@ static void test_torn_and_garbled_tails(void **state)
 		assert_int_equal(store_open(&fx.cfg, &fx.st, &err), K32_OK);
 		assert_true(logged_since(seq, cases[c].report));
 		assert_true(logged_since(seq, "offset"));
+		assert_true(logged_since(seq, "no clean close after rev"));
 		/* the write that tore was never acknowledged; everything before it is there */
 		assert_int_equal(store_rev(fx.st), 2);
 		assert_int_equal(get_data(fx.st, "t", "a", buf, sizeof(buf), NULL), K32_OK);
@@ -1046,13 +1089,174 @@ static void test_garbled_middle_refuses(void **state)
 	put(fx.st, "t", "c", "{\"v\":3}");
 	fx_close(&fx);
 	/* damage inside the first record: acknowledged records follow, so nothing is dropped */
-	edit_file(&fx, "store.log", flip_at, STORE_REC_OVERHEAD + 3);
+	/* (the log starts with its 36-byte LOG_BEGIN record; the first PUT follows) */
+	edit_file(&fx, "store.log", flip_at, 2 * STORE_REC_OVERHEAD + 3);
 	assert_int_equal(store_open(&fx.cfg, &st, &err), K32_ERR_CORRUPT);
 	assert_null(st);
-	assert_non_null(strstr(err.msg, "offset 0"));
+	assert_non_null(strstr(err.msg, "offset 36"));
 	assert_non_null(strstr(err.msg, "valid records follow"));
 	assert_int_equal(fx.heap.stats.cur_bytes, 0);
 	fx_fini(&fx);
+}
+
+static size_t cut_to(uint8_t *data, size_t len, size_t arg)
+{
+	(void)data;
+	return arg < len ? arg : len;
+}
+
+/* Copies a file of the fixture to another name (to bring back an older store.closed). */
+static void copy_file(struct fixture *fx, const char *from, const char *to)
+{
+	char p[128], q[128];
+	uint8_t *data;
+	size_t len;
+	const struct k32_allocator *a = k32_default_allocator();
+
+	path_of(fx, from, p, sizeof(p));
+	path_of(fx, to, q, sizeof(q));
+	assert_int_equal(k32_plat()->file_read_all(p, a, 1 << 24, &data, &len, NULL), K32_OK);
+	assert_int_equal(k32_plat()->file_write_atomic(q, data, len, NULL), K32_OK);
+	k32_free(a, data, len + 1);
+}
+
+/*
+ * Damage that loses acknowledged writes is refused, named, and never reported as a torn
+ * unacknowledged tail; accept_log_loss opens what is left, after which the files agree again.
+ * Each case: a snapshot (rotation) at some revision, 20 acknowledged writes in the log after
+ * it, a clean close, then the damage.
+ */
+static void test_log_loss_refused(void **state)
+{
+	enum { EMPTIED, DELETED, MIDDLE_CUT, BOUNDARY_CUT, FOREIGN, STALE_MARK_TORN };
+	static const struct {
+		const char *what;
+		const char *msg; /* in the refusal */
+	} cases[] = {
+	    [EMPTIED] = {"emptied log", "is empty"},
+	    [DELETED] = {"deleted log", "is missing"},
+	    [MIDDLE_CUT] = {"log cut in the middle of a record", "revisions missing"},
+	    [BOUNDARY_CUT] = {"log cut at a record boundary", "revisions missing"},
+	    [FOREIGN] = {"log of another rotation", "not log"},
+	    [STALE_MARK_TORN] = {"torn tail after a crash, older clean close", NULL},
+	};
+	char p[128], buf[64];
+
+	(void)state;
+	for (size_t c = 0; c < ARRAY_LEN(cases); c++) {
+		struct fixture fx;
+		struct k32_err err;
+		struct store *st = NULL;
+		struct store_stats stats;
+		uint64_t seq, snap_rev, last_rev = 0, open_rev;
+		size_t log_len, rec_len;
+
+		fx_init(&fx, true);
+		fx.cfg.log_rotate_bytes = 4096;
+		fx_open(&fx);
+		/* enough writes for one rotation, then stop right after it */
+		store_get_stats(fx.st, &stats);
+		uint32_t snaps = stats.snapshots;
+		for (int i = 0; stats.snapshots == snaps; i++) {
+			snprintf(buf, sizeof(buf), "s%d", i);
+			last_rev =
+			    put(fx.st, "t", buf, "{\"spec\":{\"pad\":\"0123456789abcdef\"}}");
+			store_get_stats(fx.st, &stats);
+		}
+		snap_rev = last_rev;
+		if (c == FOREIGN) {
+			/* keep this log aside: it is log N; the real one will be log N + 2 */
+			fx_close(&fx);
+			copy_file(&fx, "store.log", "closed.saved");
+			fx_open(&fx);
+			store_get_stats(fx.st, &stats);
+			snaps = stats.snapshots;
+			for (int i = 0; stats.snapshots < snaps + 2; i++) {
+				snprintf(buf, sizeof(buf), "f%d", i);
+				last_rev = put(fx.st, "t", buf,
+					       "{\"spec\":{\"pad\":\"0123456789abcdef\"}}");
+				store_get_stats(fx.st, &stats);
+			}
+			snap_rev = last_rev;
+		}
+		if (c == STALE_MARK_TORN) {
+			fx_close(&fx);
+			copy_file(&fx, "store.closed", "closed.saved"); /* at snap_rev */
+			fx_open(&fx);
+		}
+		for (int i = 0; i < 20; i++) {
+			snprintf(buf, sizeof(buf), "a%d", i);
+			last_rev = put(fx.st, "t", buf, "{\"ack\":1}");
+		}
+		assert_int_equal(last_rev, snap_rev + 20);
+		store_get_stats(fx.st, &stats);
+		log_len = (size_t)stats.log_bytes;
+		rec_len = STORE_REC_OVERHEAD + strlen("//pods/t/a10") + strlen("{\"ack\":1}");
+		fx_close(&fx);
+
+		path_of(&fx, "store.log", p, sizeof(p));
+		switch (c) {
+		case EMPTIED:
+			edit_file(&fx, "store.log", cut_to, 0);
+			break;
+		case DELETED:
+			assert_int_equal(k32_plat()->file_remove(p, NULL), K32_OK);
+			break;
+		case MIDDLE_CUT: /* inside the 11th of the 20 records */
+			edit_file(&fx, "store.log", cut_to,
+				  STORE_REC_OVERHEAD + 10 * (rec_len - 1) + rec_len / 2);
+			break;
+		case BOUNDARY_CUT: /* after the 10th record exactly */
+			edit_file(&fx, "store.log", cut_to, log_len - 10 * rec_len + 10);
+			break;
+		case FOREIGN:
+			copy_file(&fx, "closed.saved", "store.log");
+			break;
+		case STALE_MARK_TORN:
+			/* crashed after the 20 writes (the mark is the older one), tail torn */
+			copy_file(&fx, "closed.saved", "store.closed");
+			edit_file(&fx, "store.log", cut_tail, 5);
+			break;
+		}
+
+		seq = log_seq_now();
+		if (!cases[c].msg) {
+			/* a crash's torn tail: dropped, said so, with the last durable revision */
+			fx_open(&fx);
+			assert_int_equal(store_rev(fx.st), last_rev - 1);
+			assert_true(logged_since(seq, "no clean close after rev"));
+			fx_fini(&fx);
+			continue;
+		}
+		assert_int_equal(store_open(&fx.cfg, &st, &err), K32_ERR_CORRUPT);
+		assert_null(st);
+		if (!strstr(err.msg, cases[c].msg) || !strstr(err.msg, "accept_log_loss"))
+			fail_msg("%s: %s", cases[c].what, err.msg);
+		assert_false(logged_since(seq, "crash"));
+		assert_false(logged_since(seq, "dropped"));
+		assert_int_equal(fx.heap.stats.cur_bytes, 0);
+		/* refusing changed nothing: a second open refuses the same way */
+		assert_int_equal(store_open(&fx.cfg, &st, &err), K32_ERR_CORRUPT);
+
+		/* with the flag: opens with what is left, as an error in the log */
+		fx.cfg.accept_log_loss = true;
+		seq = log_seq_now();
+		fx_open(&fx);
+		open_rev = store_rev(fx.st);
+		assert_true(open_rev < last_rev);
+		assert_true(open_rev >= snap_rev);
+		assert_true(logged_since(seq, "accept_log_loss is set"));
+		assert_int_equal(get_data(fx.st, "t", "a19", buf, sizeof(buf), NULL),
+				 K32_ERR_NOT_FOUND);
+		put(fx.st, "t", "after", "{}");
+		fx_close(&fx);
+		/* and the files agree again: opens without the flag, with the new write */
+		fx.cfg.accept_log_loss = false;
+		fx_open(&fx);
+		assert_int_equal(store_rev(fx.st), open_rev + 1);
+		assert_int_equal(get_data(fx.st, "t", "after", buf, sizeof(buf), NULL), K32_OK);
+		fx_fini(&fx);
+	}
 }
 
 static void test_corrupt_snapshot_refuses(void **state)
@@ -1394,6 +1598,157 @@ static void test_concurrent_writers_readers_watcher(void **state)
 	fx_fini(&fx);
 }
 
+/* ---- group commit --------------------------------------------------------------------- */
+
+/* file_sync waits at a gate the test opens; appends and syncs are counted. */
+static struct k32_platform_ops g_gc_ops;
+static struct k32_mutex g_gc_mu;
+static struct k32_cond g_gc_cv;
+static bool g_gc_open;
+static int g_gc_syncs, g_gc_appends;
+static bool g_gc_fail_second;
+
+static k32_status_t gc_sync(struct k32_file *f, struct k32_err *err)
+{
+	bool fail;
+
+	k32_mutex_lock(&g_gc_mu);
+	fail = ++g_gc_syncs == 2 && g_gc_fail_second;
+	k32_plat_native()->cond_broadcast(&g_gc_cv);
+	while (!g_gc_open)
+		k32_plat_native()->cond_wait(&g_gc_cv, &g_gc_mu, K32_FOREVER);
+	k32_mutex_unlock(&g_gc_mu);
+	if (fail)
+		return k32_err_set(err, K32_ERR_IO, "test", "injected fsync failure");
+	return k32_plat_native()->file_sync(f, err);
+}
+
+static k32_status_t gc_append(struct k32_file *f, const void *data, size_t len, struct k32_err *err)
+{
+	k32_mutex_lock(&g_gc_mu);
+	g_gc_appends++;
+	k32_plat_native()->cond_broadcast(&g_gc_cv);
+	k32_mutex_unlock(&g_gc_mu);
+	return k32_plat_native()->file_append(f, data, len, err);
+}
+
+/* Waits until *counter reaches at least n (each change is broadcast); fails after 10 s
+ * (a store that syncs under its write lock never lets the other writers append). */
+static void gc_wait(int *counter, int n)
+{
+	int64_t deadline = (int64_t)k32_now_us() + 10000000;
+	int got;
+
+	k32_mutex_lock(&g_gc_mu);
+	while (*counter < n && (int64_t)k32_now_us() < deadline)
+		k32_plat_native()->cond_wait(&g_gc_cv, &g_gc_mu, deadline);
+	got = *counter;
+	k32_mutex_unlock(&g_gc_mu);
+	if (got < n)
+		fail_msg("group commit: counter at %d, expected %d: writers did not append while "
+			 "an fsync ran",
+			 got, n);
+}
+
+struct gc_writer {
+	struct store *st;
+	int id;
+	k32_status_t status;
+	atomic_bool acked;
+};
+
+static void gc_write(void *arg)
+{
+	struct gc_writer *g = arg;
+	struct store_key k;
+	struct store_value v = val_of("{\"g\":1}");
+	char name[16];
+	struct k32_err err;
+
+	snprintf(name, sizeof(name), "g%d", g->id);
+	k = key_of("pods", "t", name);
+	g->status = store_create(g->st, &k, &v, NULL, &err);
+	atomic_store(&g->acked, true);
+}
+
+/*
+ * Writers that arrive while an fsync runs share the next one, and none is acknowledged (or
+ * visible) before the fsync that covers it: writer 0's fsync is held at a gate while writers
+ * 1..3 append; nothing returns and nothing is readable until the gate opens; then 2 fsyncs
+ * cover 4 writes. With the second fsync failing, writers 1..3 all fail and only writer 0's
+ * write exists, in memory and after reopening.
+ */
+static void test_group_commit(void **state)
+{
+	enum { W = 4 };
+	const struct k32_platform_ops *ops = k32_plat_native();
+
+	(void)state;
+	ops->mutex_init(&g_gc_mu);
+	ops->cond_init(&g_gc_cv);
+	for (int fail = 0; fail < 2; fail++) {
+		struct fixture fx;
+		struct gc_writer g[W];
+		struct k32_task *t[W];
+		struct store_stats stats;
+		char buf[32];
+
+		fx_init(&fx, true);
+		fx_open(&fx);
+		g_gc_open = false;
+		g_gc_syncs = g_gc_appends = 0;
+		g_gc_fail_second = fail;
+		g_gc_ops = *ops;
+		g_gc_ops.file_sync = gc_sync;
+		g_gc_ops.file_append = gc_append;
+		k32_plat_set_ops(&g_gc_ops);
+		for (int i = 0; i < W; i++) {
+			g[i] = (struct gc_writer){.st = fx.st, .id = i};
+			atomic_init(&g[i].acked, false);
+		}
+		assert_int_equal(ops->task_create(&t[0], "gc0", gc_write, &g[0], 0, -1, NULL),
+				 K32_OK);
+		gc_wait(&g_gc_syncs, 1); /* writer 0 is in its fsync */
+		for (int i = 1; i < W; i++)
+			assert_int_equal(
+			    ops->task_create(&t[i], "gcw", gc_write, &g[i], 0, -1, NULL), K32_OK);
+		gc_wait(&g_gc_appends, 2 * W); /* every record appended (head, then value) */
+		for (int i = 0; i < W; i++)
+			assert_false(atomic_load(&g[i].acked));
+		assert_int_equal(store_rev(fx.st), 0);
+		assert_int_equal(get_data(fx.st, "t", "g0", buf, sizeof(buf), NULL),
+				 K32_ERR_NOT_FOUND);
+		k32_mutex_lock(&g_gc_mu);
+		g_gc_open = true;
+		ops->cond_broadcast(&g_gc_cv);
+		k32_mutex_unlock(&g_gc_mu);
+		for (int i = 0; i < W; i++)
+			ops->task_join(t[i]);
+		k32_plat_set_ops(NULL);
+		store_get_stats(fx.st, &stats);
+		assert_int_equal(stats.log_syncs, 2);
+		assert_int_equal(g[0].status, K32_OK);
+		for (int i = 1; i < W; i++)
+			assert_int_equal(g[i].status, fail ? K32_ERR_IO : K32_OK);
+		assert_int_equal(store_rev(fx.st), fail ? 1 : W);
+		fx_close(&fx);
+		fx_open(&fx);
+		assert_int_equal(store_rev(fx.st), fail ? 1 : W);
+		for (int i = 0; i < W; i++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "g%d", i);
+			assert_int_equal(get_data(fx.st, "t", name, buf, sizeof(buf), NULL),
+					 i == 0 || !fail ? K32_OK : K32_ERR_NOT_FOUND);
+		}
+		/* writes go on after a failed shared fsync */
+		put(fx.st, "t", "after", "{}");
+		fx_fini(&fx);
+	}
+	ops->cond_fini(&g_gc_cv);
+	ops->mutex_fini(&g_gc_mu);
+}
+
 /* ---- record codec --------------------------------------------------------------------- */
 
 static void test_record_codec(void **state)
@@ -1449,6 +1804,8 @@ int main(void)
 	    cmocka_unit_test(test_rotation_interrupted),
 	    cmocka_unit_test(test_torn_and_garbled_tails),
 	    cmocka_unit_test(test_garbled_middle_refuses),
+	    cmocka_unit_test(test_log_loss_refused),
+	    cmocka_unit_test(test_group_commit),
 	    cmocka_unit_test(test_corrupt_snapshot_refuses),
 	    cmocka_unit_test(test_alloc_faults),
 	    cmocka_unit_test(test_io_faults),

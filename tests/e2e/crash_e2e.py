@@ -8,6 +8,8 @@
    is there with its data, and that the store did not lose the namespace or the bootstrap.
 2. Appends garbage to the log tail (a torn record), restarts, checks the server starts, says
    so in its log, and still has every acknowledged write.
+3. After a clean stop, deletes the log: the server must refuse to start, naming
+   --store-accept-log-loss; with that flag it starts from the snapshot.
 Prints "crash: all checks passed" or the failed check and exits 1.
 """
 import http.client
@@ -31,7 +33,7 @@ class Server:
         self.binary, self.data, self.token = binary, data, token
         self.proc = None
 
-    def start(self):
+    def start(self, extra=(), expect_fail=False):
         portfile = os.path.join(self.data, "..", "port")
         if os.path.exists(portfile):
             os.unlink(portfile)
@@ -40,8 +42,15 @@ class Server:
         with open(self.binary, "rb") as f:
             bare = ["--no-controllers"] if b"--no-controllers" in f.read() else []
         self.proc = subprocess.Popen([self.binary, "--data-dir", self.data, "--port", "0",
-                                      "--port-file", portfile, "--insecure-http"] + bare,
-                                     stderr=self.log)
+                                      "--port-file", portfile, "--insecure-http"] + bare +
+                                     list(extra), stderr=self.log)
+        if expect_fail:
+            try:
+                return self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                fail("server started although it should have refused")
         for _ in range(200):
             try:
                 self.port = int(open(portfile).read())
@@ -147,6 +156,24 @@ def main():
         log = f.read().decode(errors="replace")
     if "store" not in log.lower() or not any(w in log.lower() for w in ("torn", "corrupt", "drop")):
         fail("the server did not report the garbled tail; its log says: %r" % log[:400])
+    srv.proc.send_signal(signal.SIGTERM)
+    if srv.proc.wait(10) != 0:
+        fail("SIGTERM exit status %d" % srv.proc.returncode)
+
+    # a deleted log after a clean stop: acknowledged writes lost, so the server refuses
+    os.unlink(os.path.join(data, "store.log"))
+    before = os.path.getsize(os.path.join(work, "server.log"))
+    if srv.start(expect_fail=True) == 0:
+        fail("server exited 0 with its log deleted")
+    with open(os.path.join(work, "server.log"), "rb") as f:
+        f.seek(before)
+        log = f.read().decode(errors="replace")
+    if "store.log is missing" not in log or "--store-accept-log-loss" not in log:
+        fail("refusal does not name the missing log and the flag; its log says: %r" % log[:400])
+    srv.start(extra=["--store-accept-log-loss"])
+    st, _ = srv.request("GET", "/api/v1/namespaces/kube-system")
+    if st != 200:
+        fail("with --store-accept-log-loss: bootstrap namespace missing (%d)" % st)
     srv.proc.send_signal(signal.SIGTERM)
     if srv.proc.wait(10) != 0:
         fail("SIGTERM exit status %d" % srv.proc.returncode)

@@ -392,6 +392,21 @@ static k32_status_t posix_sock_port(k32_sock_t s, uint16_t *out_port)
 	return K32_OK;
 }
 
+static k32_status_t posix_sock_peer_addr(k32_sock_t s, uint32_t *out_addr)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	*out_addr = 0;
+	if (getpeername(s, (struct sockaddr *)&ss, &len) != 0)
+		return K32_ERR_IO;
+	if (ss.ss_family == AF_INET) {
+		*out_addr = ntohl(((const struct sockaddr_in *)&ss)->sin_addr.s_addr);
+		return K32_OK;
+	}
+	return K32_ERR_NOT_SUPPORTED;
+}
+
 static k32_status_t posix_tcp_accept(k32_sock_t listener, k32_sock_t *out)
 {
 	int fd;
@@ -891,6 +906,7 @@ static const struct k32_platform_ops posix_ops = {
     .core_count = posix_core_count,
     .tcp_listen = posix_tcp_listen,
     .sock_port = posix_sock_port,
+    .sock_peer_addr = posix_sock_peer_addr,
     .tcp_accept = posix_tcp_accept,
     .tcp_connect = posix_tcp_connect,
     .sock_set_nonblock = posix_sock_set_nonblock,

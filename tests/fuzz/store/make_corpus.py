@@ -31,6 +31,11 @@ def main():
         "delete_missing": rec(2, b"//p/n/a", b"", 1, 0),
         "snapshot": (rec(3, rev=2, aux=1) + rec(1, b"//p/n/a", b"{}", 2, 1)
                      + rec(4, rev=2, aux=1)),
+        "logged_log": rec(5, rev=0, aux=1) + log,
+        "snapshot_with_log": (rec(3, rev=2, aux=1) + rec(5, rev=2, aux=3)
+                              + rec(1, b"//p/n/a", b"{}", 2, 1) + rec(4, rev=2, aux=1)),
+        "log_begin_late": log + rec(5, rev=4, aux=2),
+        "closed_mark": rec(6, rev=4, aux=1),
         "bad_type": rec(9, b"//p/n/a", b"", 1, 0),
         "huge_length": struct.pack("<III", MAGIC, 0xFFFFFFF0, 0),
         "empty": b"",
