@@ -27,9 +27,10 @@
  * Pod routes (X-Kube32-Pod) and GET /healthz stay open: a pod's HTTP is its own business.
  * The control plane's log relay and metrics send the admin token (src/cplane).
  *
- * Connections: at most profile.pod_http_conns open at once (K32_KLET_POD_HTTP_CONNS); the
- * profile's per-client limit (pod_http_conns_per_client) is carried in the kubelet's
- * profile, to be given to the generic server's per-client-address limit.
+ * Connections: at most profile.pod_http_conns open at once (K32_KLET_POD_HTTP_CONNS), and at
+ * most profile.pod_http_conns_per_client from one client address
+ * (K32_KLET_POD_HTTP_CONNS_PER_CLIENT; the generic server's max_conns_per_addr: past it a
+ * client is answered 503 and its connection closed).
  *
  * The handler runs on the server's loop task; it takes the kubelet's run lock for the pod
  * call, so a request waits at most for one running tick (bounded by its gas budget).
@@ -417,6 +418,12 @@ k32_status_t klet_http_start(struct klet *k, struct k32_err *err)
 	c.ctx = k;
 	c.max_conns =
 	    k->profile.pod_http_conns ? k->profile.pod_http_conns : K32_KLET_POD_HTTP_CONNS;
+	/* one client (one address) may not take every connection of the node */
+	c.max_conns_per_addr = k->profile.pod_http_conns_per_client
+				   ? k->profile.pod_http_conns_per_client
+				   : K32_KLET_POD_HTTP_CONNS_PER_CLIENT;
+	if (c.max_conns_per_addr > c.max_conns)
+		c.max_conns_per_addr = c.max_conns;
 	c.max_body_bytes = K32_KLET_POD_HTTP_BODY_MAX;
 	c.max_response_bytes = K32_HTTP_MAX_RESPONSE_BYTES;
 	k32_status_t st = http_server_start(&c, &k->pod_srv, err);

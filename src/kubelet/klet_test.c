@@ -524,6 +524,26 @@ static void test_pod_http(void **state)
 		http_client_response_fini(&r);
 	}
 	http_client_free(c);
+	/* one client address may hold at most K32_KLET_POD_HTTP_CONNS_PER_CLIENT connections:
+	 * the one past it is refused (503), and the node keeps serving the others */
+	struct http_client *many[K32_KLET_POD_HTTP_CONNS_PER_CLIENT + 1];
+	cc.bearer_token = NULL;
+	for (int i = 0; i <= K32_KLET_POD_HTTP_CONNS_PER_CLIENT; i++) {
+		assert_int_equal(http_client_new(&cc, &many[i], &err), K32_OK);
+		struct http_client_request rq = {.method = "GET", .target = "/healthz"};
+		struct http_client_response r;
+		k32_status_t st = http_client_do(many[i], &rq, &r, &err);
+		if (i < K32_KLET_POD_HTTP_CONNS_PER_CLIENT) {
+			assert_int_equal(st, K32_OK);
+			assert_int_equal(r.status, 200);
+			http_client_response_fini(&r);
+		} else if (st == K32_OK) {
+			assert_int_equal(r.status, 503);
+			http_client_response_fini(&r);
+		}
+	}
+	for (int i = 0; i <= K32_KLET_POD_HTTP_CONNS_PER_CLIENT; i++)
+		http_client_free(many[i]);
 }
 
 /* A provider's pending says "nothing to do": the worker asks again when told and never
