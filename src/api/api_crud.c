@@ -199,6 +199,10 @@ k32_status_t api_decode_body(const struct api_req *rq, cJSON **out, struct api_f
 	k32_status_t st = k32_json_parse((const char *)rq->body, rq->body_len, out, &err);
 	if (st) {
 		*out = NULL;
+		if (st == K32_ERR_NO_MEMORY) { /* the server's trouble, not the client's body */
+			f->retry_after_s = 1;
+			return api_fail_set(f, 500, "InternalError", "%s", err.msg);
+		}
 		if (strstr(rq->ctype, "apply-patch"))
 			return api_fail_set(f, 415, "UnsupportedMediaType",
 					    "apply patch: kube32 reads the YAML body only in its "

@@ -559,7 +559,9 @@ static void test_json_allocation_faults(void **state)
 
 		if (st == K32_OK)
 			break;
-		assert_int_equal(st, K32_ERR_INVALID_ARGS);
+		/* out of memory is reported as such (a server answers 5xx), never as bad JSON */
+		assert_int_equal(st, K32_ERR_NO_MEMORY);
+		assert_non_null(strstr(err.msg, "out of memory"));
 		assert_null(root);
 		assert_int_equal(heap.stats.cur_bytes, 0);
 	}
@@ -569,6 +571,9 @@ static void test_json_allocation_faults(void **state)
 	cJSON_Delete(root);
 	assert_int_equal(heap.stats.cur_bytes, 0);
 	k32_heap_fail_nth(&heap, 0);
+	/* and bad JSON with memory to spare is still bad JSON */
+	assert_int_equal(k32_json_parse("{\"a\":", 5, &root, &err), K32_ERR_INVALID_ARGS);
+	assert_non_null(strstr(err.msg, "malformed JSON at byte"));
 	k32_json_use_allocator(NULL);
 }
 

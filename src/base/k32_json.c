@@ -27,6 +27,9 @@ _Static_assert(sizeof(struct json_hdr) <= JSON_HDR, "JSON block header too small
  * or a component that routes its own parsing through a limited allocator does not capture
  * the allocations of other threads. */
 static _Thread_local const struct k32_allocator *json_alloc;
+/* Allocations refused on this thread: a parse that fails while it grows ran out of memory
+ * (cJSON itself reports that as a syntax error). */
+static _Thread_local uint32_t json_refused;
 
 static void *json_malloc(size_t len)
 {
@@ -34,11 +37,15 @@ static void *json_malloc(size_t len)
 	struct json_hdr hdr = {len, a};
 	uint8_t *p;
 
-	if (len > SIZE_MAX - JSON_HDR)
+	if (len > SIZE_MAX - JSON_HDR) {
+		json_refused++;
 		return NULL;
+	}
 	p = k32_alloc(a, len + JSON_HDR);
-	if (!p)
+	if (!p) {
+		json_refused++;
 		return NULL;
+	}
 	memcpy(p, &hdr, sizeof(hdr));
 	return p + JSON_HDR;
 }
@@ -337,15 +344,20 @@ k32_status_t k32_json_parse(const char *text, size_t len, cJSON **out, struct k3
 		    K32_JSON_MAX_DEPTH, at);
 	if (k32_json_check_strings(text, len, NULL, 0, err) != K32_OK)
 		return K32_ERR_INVALID_ARGS;
+	uint32_t refused = json_refused;
 	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	if (!root) {
 		size_t off = end && end >= text ? (size_t)(end - text) : 0;
 
-		/* cJSON reports an allocation failure as a parse error at the point it failed;
-		 * we cannot tell them apart from here, so name both. */
-		return k32_err_set(
-		    err, K32_ERR_INVALID_ARGS, "json",
-		    "malformed JSON at byte %zu of %zu (or out of memory while parsing)", off, len);
+		/* cJSON reports an allocation failure as a parse error where it failed: the
+		 * refusal count tells them apart, so a server out of memory answers 5xx, not 4xx */
+		if (json_refused != refused)
+			return k32_err_set(err, K32_ERR_NO_MEMORY, "json",
+					   "out of memory parsing %zu bytes of JSON (at byte %zu); "
+					   "retry later or send a smaller document",
+					   len, off);
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, "json",
+				   "malformed JSON at byte %zu of %zu", off, len);
 	}
 	while (end && (size_t)(end - text) < len &&
 	       (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n' || *end == '\0'))
