@@ -1090,6 +1090,25 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 
 /* ---- end kubelet ---- */
 
+/* ---- kclient (the client interface, src/kclient) ---- */
+
+/* A watch calls its line callback with (NULL, 0) after this much silence, so its owner can
+ * stop it from its own thread: bounds how long stopping a controller process takes. */
+#ifndef K32_KCLIENT_WATCH_TICK_MS
+#define K32_KCLIENT_WATCH_TICK_MS 250
+#endif
+
+/* Seconds a watch over HTTP may stay silent (no event, no BOOKMARK) before the client
+ * drops the connection and the informer reconnects; above K32_API_BOOKMARK_S. */
+#ifndef K32_KCLIENT_WATCH_IDLE_S
+#define K32_KCLIENT_WATCH_IDLE_S 150
+#endif
+
+_Static_assert(K32_KCLIENT_WATCH_TICK_MS >= 10 && K32_KCLIENT_WATCH_TICK_MS <= 10000,
+	       "K32_KCLIENT_WATCH_TICK_MS out of range");
+
+/* ---- end kclient ---- */
+
 /* ---- ctrl (scheduler and controllers, src/ctrl) ---- */
 
 /* Objects one controller pass acts on (binds, creates, deletes, status writes) before it
@@ -1227,6 +1246,27 @@ _Static_assert(K32_CTRL_SCHED_BACKOFF_INITIAL_MS >= 1 &&
 	       "K32_CTRL_SCHED_BACKOFF_INITIAL_MS out of range");
 _Static_assert(K32_CTRL_SCHED_QUEUE_MAX >= 8 && K32_CTRL_SCHED_QUEUE_MAX <= (1 << 20),
 	       "K32_CTRL_SCHED_QUEUE_MAX out of range");
+
+/* Objects one controller cache (informer) holds per kind (pods, nodes, ...): past it the
+ * cache is dropped and that kind is read through paged lists again (logged at WARN naming
+ * this limit; raise it if the cluster is that big and the memory is there). */
+#ifndef K32_CTRL_CACHE_MAX_OBJECTS
+#define K32_CTRL_CACHE_MAX_OBJECTS 20000
+#endif
+
+/* Stack of each informer task (one per watched kind: it parses one watch event at a time). */
+#ifndef K32_CTRL_INFORMER_STACK_BYTES
+#define K32_CTRL_INFORMER_STACK_BYTES (32u * 1024u)
+#endif
+
+/* Seconds an informer waits before re-listing after its watch failed (not a normal end). */
+#ifndef K32_CTRL_INFORMER_RETRY_S
+#define K32_CTRL_INFORMER_RETRY_S 1
+#endif
+
+_Static_assert(K32_CTRL_CACHE_MAX_OBJECTS >= 16 && K32_CTRL_CACHE_MAX_OBJECTS <= 1000000,
+	       "K32_CTRL_CACHE_MAX_OBJECTS out of range");
+
 _Static_assert(K32_CTRL_BATCH >= 1 && K32_CTRL_BATCH <= 1024, "K32_CTRL_BATCH out of range");
 _Static_assert(K32_CTRL_LIST_PAGE >= 1 && K32_CTRL_LIST_PAGE <= 500,
 	       "K32_CTRL_LIST_PAGE out of range");
