@@ -919,14 +919,6 @@ _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256,
 #define K32_HW_STATUS_HEARTBEAT_S 10
 #endif
 
-/* Devices the Device controller reconciles per pass (a bounded pass; the rest wait for the
- * next one). Bytes: ~900 per Device (a parsed copy, default heap) and 12 on the stack, per pass. */
-#ifndef K32_HW_CTRL_BATCH
-#define K32_HW_CTRL_BATCH 64
-#endif
-
-_Static_assert(K32_HW_CTRL_BATCH >= 1 && K32_HW_CTRL_BATCH <= 1024,
-	       "K32_HW_CTRL_BATCH out of range");
 _Static_assert(K32_HW_MAX_BUSES >= 1 && K32_HW_MAX_BUSES <= 16, "K32_HW_MAX_BUSES out of range");
 _Static_assert(K32_HW_I2C_MAX >= 32 && K32_HW_I2C_MAX <= 1024, "K32_HW_I2C_MAX out of range");
 _Static_assert(K32_HW_SLEEP_MAX_MS >= 1 && K32_HW_SLEEP_MAX_MS <= 100,
@@ -1236,9 +1228,20 @@ _Static_assert(K32_KCLIENT_WATCH_TICK_MS >= 10 && K32_KCLIENT_WATCH_TICK_MS <= 1
 #define K32_CTRL_MSG_LEN 768
 #endif
 
-/* Store events taken per watch per drain (32 bytes each, on the ctrl task's stack). */
-#ifndef K32_CTRL_WATCH_BATCH
-#define K32_CTRL_WATCH_BATCH 16
+/* Devices the Device controller (src/ctrl/ctrl_dev.c) reconciles per pass; with more, the
+ * oldest this many are reconciled and no driver pod is called an orphan (the pass cannot
+ * see every Device). Bytes: ~900 per Device (a parsed hw_device) per pass, default heap. */
+#ifndef K32_CTRL_DEVICE_BATCH
+#define K32_CTRL_DEVICE_BATCH 64
+#endif
+
+_Static_assert(K32_CTRL_DEVICE_BATCH >= 1 && K32_CTRL_DEVICE_BATCH <= 1024,
+	       "K32_CTRL_DEVICE_BATCH out of range");
+
+/* Recent Events the controllers remember so a repeat counts up the existing Event (as
+ * K32_API_EVENT_SERIES_MAX does for the API's own) instead of creating another. */
+#ifndef K32_CTRL_EVENT_SERIES
+#define K32_CTRL_EVENT_SERIES 32
 #endif
 
 _Static_assert(K32_CTRL_SCHED_BACKOFF_INITIAL_MS >= 1 &&
@@ -1274,8 +1277,6 @@ _Static_assert(K32_CTRL_MAX_NODES >= 1 && K32_CTRL_MAX_NODES <= 4096,
 	       "K32_CTRL_MAX_NODES out of range");
 _Static_assert(K32_CTRL_MSG_LEN >= 128 && K32_CTRL_MSG_LEN <= 4096,
 	       "K32_CTRL_MSG_LEN out of range");
-_Static_assert(K32_CTRL_WATCH_BATCH >= 1 && K32_CTRL_WATCH_BATCH <= 256,
-	       "K32_CTRL_WATCH_BATCH out of range");
 
 /* ---- cplane (the control plane as one piece, src/cplane) ---- */
 

@@ -17,11 +17,13 @@
 
 #include "base/k32_json.h"
 #include "ctrl/ctrl.h"
+#include "kclient/kclient.h"
 #include "platform/k32_platform.h"
 
-#define CTRL_COUNT	    9	/* controllers (bits of enum ctrl_kind) */
-#define CTRL_WATCH_COUNT    8	/* kinds watched as triggers */
-#define CTRL_NAME_LEN	    254 /* DNS-1123 subdomain plus NUL */
+#define CTRL_COUNT	    9			     /* controllers (bits of enum ctrl_kind) */
+#define CTRL_INFORMER_COUNT 8			     /* kinds cached and watched (ctrl_inform.c) */
+#define CTRL_CONTINUE_LEN   (K32_STORE_KEY_MAX + 24) /* a list's continue token */
+#define CTRL_NAME_LEN	    254			     /* DNS-1123 subdomain plus NUL */
 #define CTRL_SCHEDULER_NAME "default-scheduler"
 
 /* Heartbeat memory for one node (node lifecycle). */
@@ -40,30 +42,45 @@ struct ctrl_gc_suspect {
 	bool seen;	   /* found again in this pass */
 };
 
-struct ctrl_watch {
-	struct ctrl *c; /* owner (for the notify callback) */
-	struct store_watch *w;
-	const char *group;
-	const char *resource;
-	uint32_t mask;	     /* controllers this kind triggers */
-	atomic_bool pending; /* set by the store's notify callback */
+/* One watch-fed cache (ctrl_inform.c). objs is sorted by (namespace, name). */
+struct ctrl_informer {
+	struct ctrl *c;
+	const char *prefix;   /* "/api/v1", "/apis/apps/v1" */
+	const char *resource; /* "pods" */
+	uint32_t mask;	      /* controllers this kind triggers */
+	struct k32_task *task;
+	struct k32_mutex lock; /* objs, n, cap, synced, rv */
+	bool lock_ready;
+	cJSON **objs;
+	size_t n, cap;
+	bool synced; /* objs mirrors the server as of rv: ctrl_list may read it */
+	char rv[32]; /* last resourceVersion seen */
+};
+
+/* A recent Event, for counting repeats instead of creating another (as the API's own). */
+struct ctrl_event_series {
+	uint32_t hash;
+	uint64_t last_s; /* wall clock; 0: free */
+	char ns[64];
+	char name[120];
 };
 
 struct ctrl {
 	struct ctrl_config cfg;	     /* defaults filled in */
-	struct api_server *api;	     /* not owned */
-	struct store *store;	     /* not owned; NULL: no watches */
+	struct kclient *kc;	     /* not owned */
 	struct k32_task *task;	     /* NULL with no_task */
-	struct k32_mutex lock;	     /* dirty, stop, stats */
+	struct k32_mutex lock;	     /* dirty, stop, stats, series */
 	struct k32_cond cond;	     /* wakes the task */
 	struct k32_mutex run_lock;   /* one pass at a time */
 	uint32_t dirty;		     /* CTRL_* bits with work */
 	bool stop;		     /* ctrl_stop asked */
+	atomic_bool inf_stop;	     /* informers: stop */
 	uint64_t due_us[CTRL_COUNT]; /* next periodic pass per controller (ctrl clock) */
-	struct ctrl_watch watches[CTRL_WATCH_COUNT];
+	struct ctrl_informer inf[CTRL_INFORMER_COUNT];
 	struct ctrl_stats stats;
 	struct ctrl_node_health nodes[K32_CTRL_MAX_NODES];
 	struct ctrl_gc_suspect gc_suspects[K32_CTRL_BATCH];
+	struct ctrl_event_series series[K32_CTRL_EVENT_SERIES];
 	uint64_t orphan_scan_us;    /* node lifecycle: last scan for pods of deleted nodes */
 	uint64_t requeue_us;	    /* the current pass wants to run again by then (0: no) */
 	uint32_t budget;	    /* actions left in the current pass */
@@ -217,13 +234,41 @@ bool ctrl_tolerates(const cJSON *tolerations, const char *key, const char *value
  * want is met by have (comma lists). */
 bool ctrl_hardware_met(const char *want, const char *have, char *missing, size_t cap);
 
-/* True when a Node store event changed more than heartbeat times (lastHeartbeatTime,
- * resourceVersion): only those mark the node readers dirty. */
-bool ctrl_node_changed(const struct store_event *ev);
-/* True when a Pod store event can change what the scheduler decides: a pending pod added or
- * changed, a bound pod that finished (Succeeded/Failed), a pod deleted. Status updates of
- * running pods are not (they would re-run every unschedulable pod for nothing). */
-bool ctrl_pod_sched_relevant(const struct store_event *ev);
+/* True when a Node changed more than heartbeat times (lastHeartbeatTime,
+ * resourceVersion): only those mark the node readers dirty. prev NULL: new. */
+bool ctrl_node_changed(const cJSON *obj, const cJSON *prev);
+/* True when a Pod change can change what the scheduler decides: a pending pod added or
+ * changed, a bound pod that finished (Succeeded/Failed), a pod deleted (obj NULL). Status
+ * updates of running pods are not (they would re-run every unschedulable pod for nothing). */
+bool ctrl_pod_sched_relevant(const cJSON *obj, const cJSON *prev);
+
+/* ---- informers (ctrl_inform.c) ------------------------------------------------------ */
+
+/* Starts one task per cached kind that an enabled controller reads. */
+k32_status_t ctrl_informers_start(struct ctrl *c, struct k32_err *err);
+/* Stops the tasks (within K32_KCLIENT_WATCH_TICK_MS) and frees the caches. */
+void ctrl_informers_stop(struct ctrl *c);
+/* Serves a list from the cache: calls fn per object (under the cache's lock: fn must not
+ * keep or change item, nor list the same kind). -1 when no synced cache can answer path
+ * (the caller then asks the API). */
+int ctrl_cache_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx);
+
+/* ---- events ------------------------------------------------------------------------- */
+
+/* The object an Event is about. */
+struct ctrl_event_ref {
+	const char *api_version; /* "v1", "apps/v1" */
+	const char *kind;	 /* "Pod" */
+	const char *ns;		 /* "" for cluster-scoped */
+	const char *name;
+	const char *uid; /* may be NULL */
+};
+
+/* Records a core/v1 Event through the client; a repeat within K32_API_EVENT_SERIES_S of
+ * the same (object, type, reason, message) counts up the existing one. */
+k32_status_t ctrl_event_record(struct ctrl *c, const struct ctrl_event_ref *ref, const char *type,
+			       const char *reason, const char *msg, const char *component,
+			       struct k32_err *err);
 
 /* ---- passes (one per controller; run with run_lock held) --------------------------- */
 

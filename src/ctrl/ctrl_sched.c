@@ -351,12 +351,12 @@ static struct sched_node *sched_choose(struct sched_pass *sp, const cJSON *pod, 
 static void sched_event(struct ctrl *c, const cJSON *pod, const char *type, const char *reason,
 			const char *msg)
 {
-	struct api_event_ref ref = {"v1", "Pod", ctrl_jstr(pod, "metadata.namespace"),
-				    ctrl_jstr(pod, "metadata.name"),
-				    ctrl_jstr(pod, "metadata.uid")};
+	struct ctrl_event_ref ref = {"v1", "Pod", ctrl_jstr(pod, "metadata.namespace"),
+				     ctrl_jstr(pod, "metadata.name"),
+				     ctrl_jstr(pod, "metadata.uid")};
 	struct k32_err err;
 	if (ref.ns && ref.name &&
-	    api_event_record(c->api, &ref, type, reason, msg, CTRL_SCHEDULER_NAME, &err))
+	    ctrl_event_record(c, &ref, type, reason, msg, CTRL_SCHEDULER_NAME, &err))
 		k32_log(K32_LOG_DEBUG, "ctrl", "event %s for pod %s: %s", reason, ref.name,
 			err.msg);
 }

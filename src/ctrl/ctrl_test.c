@@ -19,12 +19,14 @@
 #include "base/k32_log.h"
 #include "ctrl/ctrl.h"
 #include "ctrl/ctrl_int.h"
+#include "kclient/kclient.h"
 #include "platform/k32_platform.h"
 #include "store/store.h"
 
 struct fx {
 	struct store *store;
 	struct api_server *api;
+	struct kclient *kc; /* the controllers' in-process client */
 	struct ctrl *ctrl;
 	struct k32_buf out;
 	uint64_t now_us; /* fake monotonic clock */
@@ -56,7 +58,9 @@ static int fx_setup(void **state)
 	fx->wall_s = 1767225600; /* 2026-01-01T00:00:00Z */
 	struct ctrl_config cc = {
 	    .no_task = true, .now_us = fx_now, .wall_s = fx_wall, .clock_ctx = fx};
-	if (ctrl_start(&cc, fx->api, fx->store, &fx->ctrl, &err))
+	if (kclient_inproc_new(fx->api, NULL, &fx->kc, &err))
+		fail_msg("kclient_inproc_new: %s", err.msg);
+	if (ctrl_start(&cc, fx->kc, &fx->ctrl, &err))
 		fail_msg("ctrl_start: %s", err.msg);
 	*state = fx;
 	return 0;
@@ -66,6 +70,7 @@ static int fx_teardown(void **state)
 {
 	struct fx *fx = *state;
 	ctrl_stop(fx->ctrl);
+	kclient_free(fx->kc);
 	k32_buf_fini(&fx->out);
 	api_server_free(fx->api);
 	store_close(fx->store);
@@ -1516,7 +1521,7 @@ static void test_task_triggers(void **state)
 	struct k32_err err;
 	ctrl_stop(fx->ctrl);
 	struct ctrl_config cc = {.resync_s = 3600, .sched_resync_s = 3600};
-	if (ctrl_start(&cc, fx->api, fx->store, &fx->ctrl, &err))
+	if (ctrl_start(&cc, fx->kc, &fx->ctrl, &err))
 		fail_msg("ctrl_start: %s", err.msg);
 	node_add(fx, "n1", "1Mi", 20, NULL, NULL, NULL);
 	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, fx,
@@ -1572,7 +1577,12 @@ static void test_heartbeat_filter(void **state)
 		size_t n = 0;
 		assert_int_equal(store_watch_next(w, ev, 4, &n, K32_NO_WAIT, &err), K32_OK);
 		assert_int_equal(n, 1);
-		if (ctrl_node_changed(&ev[0]) != steps[i].changed)
+		cJSON *now = cJSON_Parse(store_obj_data(ev[0].obj));
+		cJSON *before = ev[0].prev ? cJSON_Parse(store_obj_data(ev[0].prev)) : NULL;
+		bool changed = ctrl_node_changed(now, before);
+		cJSON_Delete(now);
+		cJSON_Delete(before);
+		if (changed != steps[i].changed)
 			fail_msg("step %zu: changed %d, want %d", i, !steps[i].changed,
 				 steps[i].changed);
 		store_events_release(fx->store, ev, n);
@@ -1615,7 +1625,16 @@ static void test_pod_sched_filter(void **state)
 		size_t n = 0;
 		assert_int_equal(store_watch_next(w, ev, 4, &n, K32_NO_WAIT, &err), K32_OK);
 		assert_int_equal(n, 1);
-		if (ctrl_pod_sched_relevant(&ev[0]) != steps[i].relevant)
+		cJSON *now = ev[0].type == STORE_EVENT_DELETED
+				 ? NULL
+				 : cJSON_Parse(store_obj_data(ev[0].obj));
+		cJSON *before = ev[0].type == STORE_EVENT_MODIFIED && ev[0].prev
+				    ? cJSON_Parse(store_obj_data(ev[0].prev))
+				    : NULL;
+		bool relevant = ctrl_pod_sched_relevant(now, before);
+		cJSON_Delete(now);
+		cJSON_Delete(before);
+		if (relevant != steps[i].relevant)
 			fail_msg("step %zu: relevant %d, want %d", i, !steps[i].relevant,
 				 steps[i].relevant);
 		store_events_release(fx->store, ev, n);
@@ -1664,7 +1683,8 @@ static void test_write_errors(void **state)
 	assert_int_equal(api_server_new(&ac, &fx.api, &err), K32_OK);
 	k32_buf_init(&fx.out, k32_default_allocator(), 1 << 20, "test response");
 	struct ctrl_config cc = {.no_task = true, .enable = CTRL_REPLICASET};
-	assert_int_equal(ctrl_start(&cc, fx.api, fx.store, &fx.ctrl, &err), K32_OK);
+	assert_int_equal(kclient_inproc_new(fx.api, NULL, &fx.kc, &err), K32_OK);
+	assert_int_equal(ctrl_start(&cc, fx.kc, &fx.ctrl, &err), K32_OK);
 	must(req(&fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, &fx,
 	     "rs");
 	must(req(&fx, "PATCH", "/apis/apps/v1/namespaces/default/replicasets/web/scale",
@@ -1679,12 +1699,13 @@ static void test_write_errors(void **state)
 	count_pods(&fx, "web-", &live, &ready);
 	assert_true(live > 0 && live < 9);
 	ctrl_stop(fx.ctrl);
+	kclient_free(fx.kc);
 	k32_buf_fini(&fx.out);
 	api_server_free(fx.api);
 	store_close(fx.store);
 	/* bad arguments */
 	struct ctrl *c = NULL;
-	assert_int_equal(ctrl_start(NULL, NULL, NULL, &c, &err), K32_ERR_INVALID_ARGS);
+	assert_int_equal(ctrl_start(NULL, NULL, &c, &err), K32_ERR_INVALID_ARGS);
 	assert_null(c);
 	ctrl_stop(NULL);
 }
@@ -1723,7 +1744,7 @@ static void test_alloc_failures(void **state)
 	assert_true(deploy_done(fx));
 }
 
-/* The Device controller (src/hw's hw_devctrl) as CTRL_DEVICE: a Device gets its driver pod
+/* The Device controller (ctrl_dev.c) as CTRL_DEVICE: a Device gets its driver pod
  * on its node with status.driverPod; a second Device on the same (node, bus, channel,
  * address) is refused (Ready=False Conflict); deleting the Device takes the pod with it. */
 static void test_device_controller(void **state)

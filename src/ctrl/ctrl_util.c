@@ -1,6 +1,7 @@
 /*
- * ctrl_util.c - helpers shared by the controllers: API requests through api_do, paged
- * lists, JSON and condition helpers, Kubernetes quantities, label selectors, node
+ * ctrl_util.c - helpers shared by the controllers: API requests through the client
+ * (kclient), lists (from the informers' caches when they can answer, else paged from the
+ * API), Events, JSON and condition helpers, Kubernetes quantities, label selectors, node
  * affinity, taints and tolerations, hardware matching, RFC 3339 time.
  *
  * Everything here runs inside a pass (run_lock held) except the pure functions, which are
@@ -9,6 +10,7 @@
 #include "ctrl/ctrl_int.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +45,8 @@ k32_status_t ctrl_do(struct ctrl *c, const char *method, const char *target, con
 	*out_code = 0;
 	if (out)
 		*out = NULL;
-	k32_status_t st = api_do(c->api, method, target, ctype, body, body ? strlen(body) : 0,
-				 out_code, &buf, err);
+	k32_status_t st = kclient_do(c->kc, method, target, ctype, body, body ? strlen(body) : 0,
+				     out_code, &buf, err);
 	if (!st && out) {
 		*out = cJSON_ParseWithLength(k32_buf_cstr(&buf), buf.len);
 		if (!*out)
@@ -97,10 +99,17 @@ int ctrl_write(struct ctrl *c, const char *method, const char *target, const cha
 		c->stats.write_errors++;
 	k32_mutex_unlock(&c->lock);
 	if (failed) {
+		/* WARN: a refused write is a controller that cannot do its job (a conflict
+		 * retried next pass included: it says which object races with whom) */
 		const char *msg = ctrl_jstr(ans, "message");
 		ctrl_requeue(c, K32_CTRL_RETRY_S);
-		k32_log(K32_LOG_DEBUG, "ctrl", "%s %.100s: HTTP %d: %.120s", method, target, code,
-			msg ? msg : err.msg);
+		if (code)
+			k32_log(K32_LOG_WARN, "ctrl",
+				"%s %.160s refused: HTTP %d: %.160s (retried in %us)", method,
+				target, code, msg ? msg : "", (unsigned)K32_CTRL_RETRY_S);
+		else
+			k32_log(K32_LOG_WARN, "ctrl", "%s %.160s failed: %.160s (retried in %us)",
+				method, target, err.msg, (unsigned)K32_CTRL_RETRY_S);
 	}
 	if (out)
 		*out = ans;
@@ -145,7 +154,9 @@ void ctrl_url_encode(const char *s, char *out, size_t cap)
 
 k32_status_t ctrl_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx)
 {
-	char token[STORE_CONTINUE_LEN * 3 + 1] = "";
+	if (ctrl_cache_list(c, path, fn, ctx) == 0)
+		return K32_OK;
+	char token[CTRL_CONTINUE_LEN * 3 + 1] = "";
 	char target[sizeof(token) + 512];
 	for (;;) {
 		snprintf(target, sizeof(target), "%s%climit=%u%s%s", path,
@@ -532,6 +543,129 @@ out:
 	return code;
 }
 
+/* FNV-1a over a field, then a separator (so "ab","c" and "a","bc" differ). */
+static uint32_t ctrl_fnv(uint32_t h, const char *s)
+{
+	for (; s && *s; s++) {
+		h ^= (uint8_t)*s;
+		h *= 16777619u;
+	}
+	return (h * 16777619u) ^ 0x2f;
+}
+
+/* Counts up an existing Event; false when it is gone (then a new one is made). */
+static bool ctrl_event_bump(struct ctrl *c, const char *ns, const char *name, const char *ts)
+{
+	char target[300];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events/%s", ns, name);
+	cJSON *e = NULL;
+	struct k32_err err;
+	if (ctrl_get(c, target, &e, &err))
+		return false;
+	char patch[160];
+	snprintf(patch, sizeof(patch), "{\"count\":%" PRId64 ",\"lastTimestamp\":\"%s\"}",
+		 ctrl_jint(e, "count", 1) + 1, ts);
+	cJSON_Delete(e);
+	int code = 0;
+	return ctrl_do(c, "PATCH", target, "application/merge-patch+json", patch, &code, NULL,
+		       &err) == K32_OK &&
+	       code == 200;
+}
+
+k32_status_t ctrl_event_record(struct ctrl *c, const struct ctrl_event_ref *ref, const char *type,
+			       const char *reason, const char *msg, const char *component,
+			       struct k32_err *err)
+{
+	if (!ref || !ref->kind || !ref->name || !type || !reason || !msg)
+		return k32_err_set(
+		    err, K32_ERR_INVALID_ARGS, "ctrl",
+		    "event: object kind/name, type, reason and message are required");
+	const char *ns = ref->ns && ref->ns[0] ? ref->ns : "default";
+	uint64_t now = ctrl_wall_s(c);
+	char ts[32];
+	ctrl_fmt_time(now, ts, sizeof(ts));
+	uint32_t h = 2166136261u;
+	const char *parts[] = {ns, ref->kind, ref->name, ref->uid, type, reason, msg};
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		h = ctrl_fnv(h, parts[i]);
+	h |= 1; /* 0 marks a free slot */
+	char name[120] = "";
+	k32_mutex_lock(&c->lock);
+	for (size_t i = 0; i < K32_CTRL_EVENT_SERIES; i++) {
+		struct ctrl_event_series *s = &c->series[i];
+		if (s->hash == h && s->last_s && now - s->last_s <= K32_API_EVENT_SERIES_S &&
+		    !strcmp(s->ns, ns)) {
+			s->last_s = now;
+			snprintf(name, sizeof(name), "%s", s->name);
+		}
+	}
+	k32_mutex_unlock(&c->lock);
+	if (name[0] && ctrl_event_bump(c, ns, name, ts))
+		return K32_OK;
+	/* a new Event, named as upstream: <object>.<hex time> */
+	snprintf(name, sizeof(name), "%.90s.%" PRIx64 "%04x", ref->name, k32_now_us(),
+		 (unsigned)(h & 0xffff));
+	cJSON *e = cJSON_CreateObject();
+	cJSON *md = cJSON_AddObjectToObject(e, "metadata");
+	cJSON *io = cJSON_AddObjectToObject(e, "involvedObject");
+	cJSON *src = cJSON_AddObjectToObject(e, "source");
+	if (!e || !md || !io || !src) {
+		cJSON_Delete(e);
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "ctrl", "event %s: out of memory",
+				   reason);
+	}
+	cJSON_AddStringToObject(e, "apiVersion", "v1");
+	cJSON_AddStringToObject(e, "kind", "Event");
+	cJSON_AddStringToObject(md, "name", name);
+	cJSON_AddStringToObject(md, "namespace", ns);
+	cJSON_AddStringToObject(io, "apiVersion", ref->api_version ? ref->api_version : "v1");
+	cJSON_AddStringToObject(io, "kind", ref->kind);
+	cJSON_AddStringToObject(io, "name", ref->name);
+	if (ref->ns && ref->ns[0])
+		cJSON_AddStringToObject(io, "namespace", ref->ns);
+	if (ref->uid)
+		cJSON_AddStringToObject(io, "uid", ref->uid);
+	cJSON_AddStringToObject(e, "reason", reason);
+	cJSON_AddStringToObject(e, "message", msg);
+	cJSON_AddStringToObject(e, "type", type);
+	cJSON_AddNumberToObject(e, "count", 1);
+	cJSON_AddStringToObject(src, "component", component ? component : "kube32");
+	cJSON_AddStringToObject(e, "firstTimestamp", ts);
+	cJSON_AddStringToObject(e, "lastTimestamp", ts);
+	cJSON_AddStringToObject(e, "reportingComponent", component ? component : "kube32");
+	cJSON_AddStringToObject(e, "reportingInstance", "");
+	char *text = cJSON_PrintUnformatted(e);
+	cJSON_Delete(e);
+	if (!text)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "ctrl", "event %s: out of memory",
+				   reason);
+	char target[160];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events", ns);
+	int code = 0;
+	cJSON *ans = NULL;
+	k32_status_t st = ctrl_do(c, "POST", target, NULL, text, &code, &ans, err);
+	cJSON_free(text);
+	if (!st && code != 201) {
+		const char *m = ctrl_jstr(ans, "message");
+		st = k32_err_set(err, K32_ERR_IO, "ctrl", "event %s for %s %s: HTTP %d: %.100s",
+				 reason, ref->kind, ref->name, code, m ? m : "");
+	}
+	cJSON_Delete(ans);
+	if (st)
+		return st;
+	k32_mutex_lock(&c->lock);
+	struct ctrl_event_series *lru = &c->series[0];
+	for (size_t i = 1; i < K32_CTRL_EVENT_SERIES; i++)
+		if (c->series[i].last_s < lru->last_s)
+			lru = &c->series[i];
+	lru->hash = h;
+	lru->last_s = now;
+	snprintf(lru->ns, sizeof(lru->ns), "%s", ns);
+	snprintf(lru->name, sizeof(lru->name), "%s", name);
+	k32_mutex_unlock(&c->lock);
+	return K32_OK;
+}
+
 void ctrl_owner_event(struct ctrl *c, const char *ns, const cJSON *ref, const char *type,
 		      const char *reason, const char *msg)
 {
@@ -544,10 +678,10 @@ void ctrl_owner_event(struct ctrl *c, const char *ns, const cJSON *ref, const ch
 	for (const char *k = kind; *k && n + 12 < sizeof(component); k++)
 		component[n++] = (char)(*k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k);
 	snprintf(component + n, sizeof(component) - n, "-controller");
-	struct api_event_ref er = {ctrl_jstr(ref, "apiVersion"), kind, ns, name,
-				   ctrl_jstr(ref, "uid")};
+	struct ctrl_event_ref er = {ctrl_jstr(ref, "apiVersion"), kind, ns, name,
+				    ctrl_jstr(ref, "uid")};
 	struct k32_err err;
-	if (api_event_record(c->api, &er, type, reason, msg, component, &err))
+	if (ctrl_event_record(c, &er, type, reason, msg, component, &err))
 		k32_log(K32_LOG_DEBUG, "ctrl", "event %s on %s %s: %s", reason, kind, name,
 			err.msg);
 }
