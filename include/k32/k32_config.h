@@ -1238,6 +1238,12 @@ _Static_assert(K32_KCLIENT_WATCH_TICK_MS >= 10 && K32_KCLIENT_WATCH_TICK_MS <= 1
 _Static_assert(K32_CTRL_DEVICE_BATCH >= 1 && K32_CTRL_DEVICE_BATCH <= 1024,
 	       "K32_CTRL_DEVICE_BATCH out of range");
 
+/* Objects (ReplicaSets, Deployments) a change event can queue for the next pass of their
+ * controller (4 bytes each); past it that pass reconciles every object, as a resync does. */
+#ifndef K32_CTRL_QUEUE_LEN
+#define K32_CTRL_QUEUE_LEN 256
+#endif
+
 /* Recent Events the controllers remember so a repeat counts up the existing Event (as
  * K32_API_EVENT_SERIES_MAX does for the API's own) instead of creating another. */
 #ifndef K32_CTRL_EVENT_SERIES

@@ -72,7 +72,7 @@ static uint64_t ctrl_period_us(const struct ctrl *c, uint32_t bit)
 /* ---- passes ---------------------------------------------------------------------------- */
 
 /* Runs the passes in mask; returns the controllers that want another turn. */
-static uint32_t ctrl_run_mask(struct ctrl *c, uint32_t mask, k32_status_t *out_st,
+static uint32_t ctrl_run_mask(struct ctrl *c, uint32_t mask, uint32_t full, k32_status_t *out_st,
 			      struct k32_err *err)
 {
 	uint32_t again = 0;
@@ -86,7 +86,12 @@ static uint32_t ctrl_run_mask(struct ctrl *c, uint32_t mask, k32_status_t *out_s
 		c->more = false;
 		c->requeue_us = 0;
 		k32_err_clear(&c->perr);
+		ctrl_queue_take(c, bit, (full & bit) != 0);
 		ctrl_pass_fn[k](c);
+		/* a pass cut short by its budget finishes with a full one (the queue it
+		 * took is spent) */
+		if (c->more)
+			ctrl_enqueue(c, bit, NULL, NULL);
 		uint64_t now = ctrl_now_us(c);
 		k32_mutex_lock(&c->lock);
 		c->stats.passes++;
@@ -123,13 +128,15 @@ static void ctrl_task_main(void *arg)
 		}
 		for (unsigned i = 0; i < CTRL_COUNT; i++)
 			if (now >= c->due_us[i])
-				c->dirty |= 1u << i;
+				c->dirty |= c->full |= 1u << i; /* a resync: every object */
 		run = c->dirty & c->cfg.enable;
+		uint32_t full = c->full & run;
 		c->dirty = 0;
+		c->full &= ~run;
 		k32_mutex_unlock(&c->lock);
 		uint32_t again = 0;
 		if (run)
-			again = ctrl_run_mask(c, run, NULL, NULL);
+			again = ctrl_run_mask(c, run, full, NULL, NULL);
 		k32_mutex_lock(&c->lock);
 		c->dirty |= again;
 		bool pending = c->dirty != 0;
@@ -185,6 +192,7 @@ k32_status_t ctrl_start(const struct ctrl_config *cfg, struct kclient *client, s
 	k32_plat()->cond_init(&c->cond);
 	atomic_init(&c->inf_stop, false);
 	c->dirty = CTRL_ALL;
+	c->full = CTRL_ALL;
 	k32_status_t st = K32_OK;
 	if (!c->cfg.no_task)
 		st = ctrl_informers_start(c, err);
@@ -221,7 +229,7 @@ void ctrl_stop(struct ctrl *c)
 k32_status_t ctrl_run_once(struct ctrl *c, uint32_t mask, bool *out_more, struct k32_err *err)
 {
 	k32_status_t st = K32_OK;
-	uint32_t again = ctrl_run_mask(c, mask, &st, err);
+	uint32_t again = ctrl_run_mask(c, mask, CTRL_ALL, &st, err);
 	if (out_more)
 		*out_more = again != 0;
 	if (again) {
@@ -236,6 +244,7 @@ void ctrl_kick(struct ctrl *c, uint32_t mask)
 {
 	k32_mutex_lock(&c->lock);
 	c->dirty |= mask & CTRL_ALL;
+	c->full |= mask & CTRL_ALL;
 	k32_plat()->cond_signal(&c->cond);
 	k32_mutex_unlock(&c->lock);
 }

@@ -101,6 +101,9 @@ struct ctrl_config {
 	ctrl_clock_fn wall_s;	 /* UTC seconds (condition times, minReadySeconds); NULL: the
 				  * platform's wall clock */
 	void *clock_ctx;	 /* passed to now_us and wall_s */
+	bool no_cache;		 /* passes list through the API even when the informers'
+				  * caches could answer (they still ring the doorbell): what
+				  * the controllers did before the caches (ctrl-scale-bench) */
 	size_t task_stack_bytes; /* stack of task k32-ctrl; 0: the platform default (an
 				  * ESP32 port wants ~12 KiB: list pages are parsed on it) */
 };

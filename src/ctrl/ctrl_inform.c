@@ -106,6 +106,56 @@ static uint32_t ctrl_inf_event_mask(const struct ctrl_informer *inf, const cJSON
 	return m;
 }
 
+/* The controller ownerReference of o (kind and name), or false. */
+static bool ctrl_inf_owner(const cJSON *o, const char **kind, const char **name)
+{
+	const cJSON *r;
+	cJSON_ArrayForEach(r, k32_json_find(o, "metadata.ownerReferences"))
+	{
+		if (cJSON_IsTrue(cJSON_GetObjectItem(r, "controller"))) {
+			*kind = ctrl_jstr(r, "kind");
+			*name = ctrl_jstr(r, "name");
+			return *kind && *name;
+		}
+	}
+	return false;
+}
+
+/* Queues what one changed object concerns for the ReplicaSet and Deployment passes, and
+ * returns the mask without the controllers it does not concern at all (a pod owned by a
+ * DaemonSet wakes no ReplicaSet pass). o: the object now, or as it was when deleted. */
+static uint32_t ctrl_inf_enqueue(struct ctrl_informer *inf, const cJSON *o, uint32_t m)
+{
+	struct ctrl *c = inf->c;
+	const char *ns = ctrl_jstr(o, "metadata.namespace"), *kind = NULL, *name = NULL;
+	bool owned = ctrl_inf_owner(o, &kind, &name);
+	if (!strcmp(inf->resource, "pods")) {
+		if (!owned)
+			ctrl_enqueue(c, CTRL_REPLICASET, NULL, NULL); /* an orphan: adoptable */
+		else if (!strcmp(kind, "ReplicaSet"))
+			ctrl_enqueue(c, CTRL_REPLICASET, ns, name);
+		else
+			m &= ~(uint32_t)CTRL_REPLICASET;
+		if (owned && strcmp(kind, "DaemonSet"))
+			m &= ~(uint32_t)CTRL_DAEMONSET;
+		if (owned && strcmp(kind, "Job"))
+			m &= ~(uint32_t)CTRL_JOB;
+		if (!ctrl_label(k32_json_find(o, "metadata.labels"), "kube32.io/device"))
+			m &= ~(uint32_t)CTRL_DEVICE;
+	} else if (!strcmp(inf->resource, "replicasets")) {
+		ctrl_enqueue(c, CTRL_REPLICASET, ns, ctrl_jstr(o, "metadata.name"));
+		if (!owned)
+			ctrl_enqueue(c, CTRL_DEPLOYMENT, NULL, NULL);
+		else if (!strcmp(kind, "Deployment"))
+			ctrl_enqueue(c, CTRL_DEPLOYMENT, ns, name);
+		else
+			m &= ~(uint32_t)CTRL_DEPLOYMENT;
+	} else if (!strcmp(inf->resource, "deployments")) {
+		ctrl_enqueue(c, CTRL_DEPLOYMENT, ns, ctrl_jstr(o, "metadata.name"));
+	}
+	return m;
+}
+
 /* ---- the sorted cache ------------------------------------------------------------------ */
 
 static const char *ctrl_inf_ns(const cJSON *o)
@@ -238,6 +288,14 @@ static void ctrl_inf_mark(struct ctrl *c, uint32_t mask)
 	k32_mutex_unlock(&c->lock);
 }
 
+/* After a relist: every controller of the kind reconciles everything. */
+static void ctrl_inf_mark_full(struct ctrl *c, uint32_t mask)
+{
+	ctrl_enqueue(c, mask & CTRL_REPLICASET, NULL, NULL);
+	ctrl_enqueue(c, mask & CTRL_DEPLOYMENT, NULL, NULL);
+	ctrl_inf_mark(c, mask);
+}
+
 /* Lists the kind into a fresh cache and swaps it in. */
 static k32_status_t ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *err)
 {
@@ -297,7 +355,7 @@ static k32_status_t ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *e
 	inf->synced = !overflow;
 	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
 	k32_mutex_unlock(&inf->lock);
-	ctrl_inf_mark(c, inf->mask);
+	ctrl_inf_mark_full(c, inf->mask);
 	return K32_OK;
 }
 
@@ -342,6 +400,15 @@ static k32_status_t ctrl_inf_line(void *arg, const char *line, size_t len)
 			 * changes a cached object, and only this task replaces or frees it */
 			uint32_t m =
 			    room ? ctrl_inf_event_mask(inf, deleted ? NULL : obj, prev) : inf->mask;
+			if (!room) {
+				ctrl_inf_mark_full(c, m);
+			} else if (m) {
+				/* what it concerns before and after (a pod may change owner) */
+				uint32_t mq = ctrl_inf_enqueue(inf, obj, m);
+				if (prev)
+					mq |= ctrl_inf_enqueue(inf, prev, m);
+				m = mq;
+			}
 			if (deleted || !inf->synced)
 				cJSON_Delete(obj);
 			obj = NULL;
@@ -493,6 +560,8 @@ static struct ctrl_informer *ctrl_inf_route(struct ctrl *c, const char *path, ch
 int ctrl_cache_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx)
 {
 	char ns[CTRL_NAME_LEN], node[CTRL_NAME_LEN];
+	if (c->cfg.no_cache)
+		return -1;
 	struct ctrl_informer *inf = ctrl_inf_route(c, path, ns, node);
 	if (!inf)
 		return -1;
@@ -515,4 +584,30 @@ int ctrl_cache_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx
 	}
 	k32_mutex_unlock(&inf->lock);
 	return 0;
+}
+
+int ctrl_cache_uid(struct ctrl *c, const char *path, char *uid, size_t cap)
+{
+	char ns[CTRL_NAME_LEN], node[CTRL_NAME_LEN], coll[700];
+	const char *slash = strrchr(path, '/');
+	if (c->cfg.no_cache || !slash || strchr(path, '?') ||
+	    (size_t)(slash - path) >= sizeof(coll))
+		return -1;
+	memcpy(coll, path, (size_t)(slash - path));
+	coll[slash - path] = 0;
+	struct ctrl_informer *inf = ctrl_inf_route(c, coll, ns, node);
+	if (!inf)
+		return -1;
+	int r = -1;
+	k32_mutex_lock(&inf->lock);
+	if (inf->synced) {
+		size_t i = ctrl_inf_lower(inf, ns, slash + 1);
+		r = i < inf->n && !ctrl_inf_cmp(ns, slash + 1, inf->objs[i]);
+		if (r) {
+			const char *u = ctrl_jstr(inf->objs[i], "metadata.uid");
+			snprintf(uid, cap, "%s", u ? u : "");
+		}
+	}
+	k32_mutex_unlock(&inf->lock);
+	return r;
 }

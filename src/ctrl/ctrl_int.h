@@ -57,6 +57,14 @@ struct ctrl_informer {
 	char rv[32]; /* last resourceVersion seen */
 };
 
+/* Objects a controller's next pass must reconcile (hashes of "ns/name"), as client-go's
+ * work queue; full: every object (a resync, a relist, an orphan, an overflow). */
+struct ctrl_queue {
+	uint32_t keys[K32_CTRL_QUEUE_LEN];
+	uint32_t n;
+	bool full;
+};
+
 /* A recent Event, for counting repeats instead of creating another (as the API's own). */
 struct ctrl_event_series {
 	uint32_t hash;
@@ -73,6 +81,9 @@ struct ctrl {
 	struct k32_cond cond;	     /* wakes the task */
 	struct k32_mutex run_lock;   /* one pass at a time */
 	uint32_t dirty;		     /* CTRL_* bits with work */
+	uint32_t full;		     /* CTRL_* bits whose next pass reconciles everything */
+	struct ctrl_queue queue[2];  /* ReplicaSet, Deployment: filled by the informers */
+	struct ctrl_queue pass_q;    /* the queue the current pass works from */
 	bool stop;		     /* ctrl_stop asked */
 	atomic_bool inf_stop;	     /* informers: stop */
 	uint64_t due_us[CTRL_COUNT]; /* next periodic pass per controller (ctrl clock) */
@@ -175,6 +186,19 @@ k32_status_t ctrl_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *
  * controller ownerReference has uid owner_uid (NULL: all). NULL on failure (c->perr). */
 cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid);
 
+/* The controller's work for this pass from path (the list of its kind): every object on a
+ * full pass, else only those queued by change events. NULL on failure (c->perr). */
+cJSON *ctrl_list_work(struct ctrl *c, const char *path);
+/* Queues ns/name for the next pass of controller bit (CTRL_REPLICASET or CTRL_DEPLOYMENT;
+ * name NULL: a full pass). Any thread. */
+void ctrl_enqueue(struct ctrl *c, uint32_t bit, const char *ns, const char *name);
+/* Takes the queue of bit for the pass about to run (full when want_full); run_lock held. */
+void ctrl_queue_take(struct ctrl *c, uint32_t bit, bool want_full);
+
+/* ctrl_list_array of the objects controlled by owner_uid plus those with no controller (what
+ * an owner may adopt), NULL on failure (c->perr). */
+cJSON *ctrl_list_claimable(struct ctrl *c, const char *path, const char *owner_uid);
+
 /* Asks for the current controller to run again within s seconds (a back-off expiring). */
 void ctrl_requeue(struct ctrl *c, uint64_t s);
 
@@ -252,6 +276,11 @@ void ctrl_informers_stop(struct ctrl *c);
  * keep or change item, nor list the same kind). -1 when no synced cache can answer path
  * (the caller then asks the API). */
 int ctrl_cache_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx);
+
+/* The uid of the object at path (".../namespaces/NS/RESOURCE/NAME" or ".../RESOURCE/NAME")
+ * from the cache: 1 found (uid copied, cap >= 40), 0 absent from a synced cache, -1 no
+ * cache can answer (ask the API). */
+int ctrl_cache_uid(struct ctrl *c, const char *path, char *uid, size_t cap);
 
 /* ---- events ------------------------------------------------------------------------- */
 

@@ -193,6 +193,7 @@ k32_status_t ctrl_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *
 struct ctrl_collect {
 	cJSON *arr;
 	const char *owner_uid;
+	bool orphans; /* also objects with no controller */
 };
 
 static bool ctrl_collect_item(struct ctrl *c, cJSON *item, void *ctx)
@@ -200,8 +201,9 @@ static bool ctrl_collect_item(struct ctrl *c, cJSON *item, void *ctx)
 	(void)c;
 	struct ctrl_collect *cc = ctx;
 	if (cc->owner_uid) {
+		/* filtered before the copy: from a cache, the copy is the cost */
 		const char *u = ctrl_controller_uid(item);
-		if (!u || strcmp(u, cc->owner_uid))
+		if (u ? strcmp(u, cc->owner_uid) != 0 : !cc->orphans)
 			return true;
 	}
 	cJSON *dup = cJSON_Duplicate(item, true);
@@ -210,9 +212,10 @@ static bool ctrl_collect_item(struct ctrl *c, cJSON *item, void *ctx)
 	return dup != NULL;
 }
 
-cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid)
+static cJSON *ctrl_list_collect(struct ctrl *c, const char *path, const char *owner_uid,
+				bool orphans)
 {
-	struct ctrl_collect cc = {cJSON_CreateArray(), owner_uid};
+	struct ctrl_collect cc = {cJSON_CreateArray(), owner_uid, orphans};
 	if (!cc.arr) {
 		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "listing %.80s: out of memory",
 			    path);
@@ -223,6 +226,102 @@ cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid)
 		return NULL;
 	}
 	return cc.arr;
+}
+
+cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid)
+{
+	return ctrl_list_collect(c, path, owner_uid, false);
+}
+
+static uint32_t ctrl_key_hash(const char *ns, const char *name)
+{
+	uint32_t h = 2166136261u;
+	for (const char *p = ns ? ns : ""; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	h = (h ^ '/') * 16777619u;
+	for (const char *p = name; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	return h;
+}
+
+static struct ctrl_queue *ctrl_queue_of(struct ctrl *c, uint32_t bit)
+{
+	return bit == CTRL_REPLICASET ? &c->queue[0] : bit == CTRL_DEPLOYMENT ? &c->queue[1] : NULL;
+}
+
+void ctrl_enqueue(struct ctrl *c, uint32_t bit, const char *ns, const char *name)
+{
+	struct ctrl_queue *q = ctrl_queue_of(c, bit);
+	if (!q)
+		return;
+	uint32_t h = name ? ctrl_key_hash(ns, name) : 0;
+	k32_mutex_lock(&c->lock);
+	if (!name || q->n == K32_CTRL_QUEUE_LEN) {
+		q->full = true;
+	} else if (!q->full) {
+		uint32_t i = 0;
+		while (i < q->n && q->keys[i] != h)
+			i++;
+		if (i == q->n)
+			q->keys[q->n++] = h;
+	}
+	k32_mutex_unlock(&c->lock);
+}
+
+void ctrl_queue_take(struct ctrl *c, uint32_t bit, bool want_full)
+{
+	struct ctrl_queue *q = ctrl_queue_of(c, bit);
+	k32_mutex_lock(&c->lock);
+	if (q) {
+		c->pass_q = *q;
+		q->n = 0;
+		q->full = false;
+	}
+	/* without informers nothing queues: every pass is a full one */
+	if (!q || want_full || c->cfg.no_task || c->cfg.no_cache)
+		c->pass_q.full = true;
+	k32_mutex_unlock(&c->lock);
+}
+
+struct ctrl_work {
+	cJSON *arr;
+	const struct ctrl_queue *q;
+};
+
+static bool ctrl_work_item(struct ctrl *c, cJSON *item, void *ctx)
+{
+	(void)c;
+	struct ctrl_work *w = ctx;
+	const char *name = ctrl_jstr(item, "metadata.name");
+	if (!name)
+		return true;
+	uint32_t h = ctrl_key_hash(ctrl_jstr(item, "metadata.namespace"), name);
+	uint32_t i = 0;
+	while (i < w->q->n && w->q->keys[i] != h)
+		i++;
+	if (i == w->q->n)
+		return true;
+	cJSON *dup = cJSON_Duplicate(item, true);
+	if (dup)
+		cJSON_AddItemToArray(w->arr, dup);
+	return dup != NULL;
+}
+
+cJSON *ctrl_list_work(struct ctrl *c, const char *path)
+{
+	if (c->pass_q.full)
+		return ctrl_list_array(c, path, NULL);
+	struct ctrl_work w = {cJSON_CreateArray(), &c->pass_q};
+	if (!w.arr || (c->pass_q.n && ctrl_list(c, path, ctrl_work_item, &w))) {
+		cJSON_Delete(w.arr);
+		return NULL;
+	}
+	return w.arr;
+}
+
+cJSON *ctrl_list_claimable(struct ctrl *c, const char *path, const char *owner_uid)
+{
+	return ctrl_list_collect(c, path, owner_uid, true);
 }
 
 /* ---- JSON helpers ---------------------------------------------------------------------- */
