@@ -87,7 +87,9 @@ static uint32_t ctrl_run_mask(struct ctrl *c, uint32_t mask, uint32_t full, k32_
 		c->requeue_us = 0;
 		k32_err_clear(&c->perr);
 		ctrl_queue_take(c, bit, (full & bit) != 0);
+		uint64_t cpu0 = k32_plat()->thread_cpu_us();
 		ctrl_pass_fn[k](c);
+		uint64_t cpu = k32_plat()->thread_cpu_us() - cpu0;
 		/* a pass cut short by its budget finishes with a full one (the queue it
 		 * took is spent) */
 		if (c->more)
@@ -96,6 +98,7 @@ static uint32_t ctrl_run_mask(struct ctrl *c, uint32_t mask, uint32_t full, k32_
 		k32_mutex_lock(&c->lock);
 		c->stats.passes++;
 		c->stats.last_pass_us = now;
+		c->stats.pass_cpu_us[ctrl_bit_index(bit)] += cpu;
 		uint64_t due = now + ctrl_period_us(c, bit);
 		if (c->requeue_us && c->requeue_us < due)
 			due = c->requeue_us;

@@ -119,6 +119,8 @@ struct ctrl_stats {
 	uint64_t watch_restarts;      /* informer watches restarted with a relist */
 	uint64_t device_pods_created; /* driver pods created by the Device controller */
 	uint64_t last_pass_us;	      /* monotonic time of the last pass */
+	uint64_t pass_cpu_us[9];      /* CPU time spent in passes, per controller (bit index of
+				       * enum ctrl_kind: [0] scheduler ... [8] Device) */
 };
 
 /*

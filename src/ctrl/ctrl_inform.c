@@ -100,8 +100,12 @@ static uint32_t ctrl_inf_event_mask(const struct ctrl_informer *inf, const cJSON
 		return 0;
 	if (!strcmp(inf->resource, "pods") && !ctrl_pod_sched_relevant(obj, prev))
 		m &= ~(uint32_t)CTRL_SCHEDULER;
-	/* the GC cares about deletions and objects being deleted */
+	/* the GC cares about deletions and objects being deleted; a pod owns nothing, so its
+	 * deletion leaves nothing to collect: only its own deletion finalizers concern it */
 	if ((m & CTRL_GC) && obj && !ctrl_deleting(obj))
+		m &= ~(uint32_t)CTRL_GC;
+	if ((m & CTRL_GC) && !strcmp(inf->resource, "pods") &&
+	    (!obj || !k32_json_find(obj, "metadata.finalizers")))
 		m &= ~(uint32_t)CTRL_GC;
 	return m;
 }
@@ -206,13 +210,146 @@ static size_t ctrl_inf_upper_ns(const struct ctrl_informer *inf, const char *ns)
 	return lo;
 }
 
+/* ---- the pods informer's scheduler view ---- */
+
+static bool ctrl_pod_pending(const cJSON *p)
+{
+	const char *n = ctrl_jstr(p, "spec.nodeName");
+	return !(n && n[0]) && !ctrl_pod_terminal(p);
+}
+
+/* Adds (sign 1) or takes back (-1) what pod p uses on its node. */
+static void ctrl_use_apply(struct ctrl_informer *inf, const cJSON *p, int sign)
+{
+	const char *node = ctrl_jstr(p, "spec.nodeName");
+	if (!inf->use || !node || !node[0] || ctrl_pod_terminal(p))
+		return;
+	struct ctrl_node_use *slot = NULL, *free_slot = NULL;
+	for (unsigned i = 0; i < K32_CTRL_MAX_NODES && !slot; i++) {
+		if (!strcmp(inf->use[i].name, node))
+			slot = &inf->use[i];
+		else if (!free_slot && (!inf->use[i].name[0] || !inf->use[i].pods))
+			free_slot = &inf->use[i];
+	}
+	if (!slot && sign > 0 && free_slot && strlen(node) < CTRL_NAME_LEN) {
+		slot = free_slot;
+		snprintf(slot->name, sizeof(slot->name), "%s", node);
+		slot->mem = 0;
+		slot->pods = 0;
+	}
+	if (!slot) {
+		if (sign > 0)
+			inf->use_full = true; /* more nodes than the table: the scheduler adds up */
+		return;
+	}
+	uint64_t m = ctrl_pod_memory(p);
+	if (sign > 0) {
+		slot->mem += m;
+		slot->pods++;
+	} else {
+		slot->mem = slot->mem > m ? slot->mem - m : 0;
+		slot->pods = slot->pods ? slot->pods - 1 : 0;
+	}
+}
+
+static void ctrl_pend_add(struct ctrl_informer *inf, cJSON *p)
+{
+	if (!inf->pend || !ctrl_pod_pending(p))
+		return;
+	inf->pend[inf->pend_n++] = p; /* room: pend has cap entries, pend_n <= n */
+}
+
+static void ctrl_pend_del(struct ctrl_informer *inf, const cJSON *p)
+{
+	for (size_t i = 0; inf->pend && i < inf->pend_n; i++)
+		if (inf->pend[i] == p) {
+			inf->pend[i] = inf->pend[--inf->pend_n];
+			return;
+		}
+}
+
+/* Pod p enters (sign 1) or leaves (-1) the cache. */
+static void ctrl_sched_view(struct ctrl_informer *inf, cJSON *p, int sign)
+{
+	if (strcmp(inf->resource, "pods"))
+		return;
+	ctrl_use_apply(inf, p, sign);
+	if (sign > 0)
+		ctrl_pend_add(inf, p);
+	else
+		ctrl_pend_del(inf, p);
+}
+
 static void ctrl_inf_clear(struct ctrl_informer *inf)
 {
 	for (size_t i = 0; i < inf->n; i++)
 		cJSON_Delete(inf->objs[i]);
 	ctrl_free(inf->objs, inf->cap * sizeof(cJSON *));
+	ctrl_free(inf->own, inf->cap * sizeof(struct ctrl_owned));
+	ctrl_free(inf->pend, inf->cap * sizeof(cJSON *));
+	ctrl_free(inf->use, K32_CTRL_MAX_NODES * sizeof(struct ctrl_node_use));
 	inf->objs = NULL;
-	inf->n = inf->cap = 0;
+	inf->own = NULL;
+	inf->pend = NULL;
+	inf->use = NULL;
+	inf->n = inf->cap = inf->pend_n = 0;
+	inf->use_full = false;
+}
+
+/* ---- the owner index ---- */
+
+static uint32_t ctrl_uid_hash(const char *uid)
+{
+	uint32_t h = 2166136261u;
+	for (; *uid; uid++)
+		h = (h ^ (uint8_t)*uid) * 16777619u;
+	return h | 1u; /* 0 is "no controller" */
+}
+
+static uint32_t ctrl_owner_hash(const cJSON *o)
+{
+	const char *uid = ctrl_controller_uid(o);
+	return uid ? ctrl_uid_hash(uid) : 0;
+}
+
+/* First index of the owner index at or after (h, obj). */
+static size_t ctrl_own_lower(const struct ctrl_informer *inf, uint32_t h, const cJSON *obj)
+{
+	size_t lo = 0, hi = inf->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ctrl_owned *e = &inf->own[mid];
+		if (e->h < h || (e->h == h && (uintptr_t)e->obj < (uintptr_t)obj))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Adds obj to the owner index (room for inf->n entries + 1 is there). */
+static void ctrl_own_add(struct ctrl_informer *inf, size_t count, cJSON *obj)
+{
+	uint32_t h = ctrl_owner_hash(obj);
+	size_t save = inf->n;
+	inf->n = count;
+	size_t i = ctrl_own_lower(inf, h, obj);
+	inf->n = save;
+	memmove(&inf->own[i + 1], &inf->own[i], (count - i) * sizeof(inf->own[0]));
+	inf->own[i].h = h;
+	inf->own[i].obj = obj;
+}
+
+/* Removes obj from the owner index of count entries. */
+static void ctrl_own_del(struct ctrl_informer *inf, size_t count, const cJSON *obj)
+{
+	uint32_t h = ctrl_owner_hash(obj);
+	size_t save = inf->n;
+	inf->n = count;
+	size_t i = ctrl_own_lower(inf, h, obj);
+	inf->n = save;
+	if (i < count && inf->own[i].obj == obj)
+		memmove(&inf->own[i], &inf->own[i + 1], (count - i - 1) * sizeof(inf->own[0]));
 }
 
 /* Room for one more entry (lock held); false past the limit or out of memory. */
@@ -225,13 +362,30 @@ static bool ctrl_inf_grow(struct ctrl_informer *inf)
 	size_t cap = inf->cap ? inf->cap * 2 : 64;
 	if (cap > K32_CTRL_CACHE_MAX_OBJECTS)
 		cap = K32_CTRL_CACHE_MAX_OBJECTS;
+	bool pods = !strcmp(inf->resource, "pods");
 	cJSON **a = ctrl_zalloc(cap * sizeof(cJSON *));
-	if (!a)
+	struct ctrl_owned *o = ctrl_zalloc(cap * sizeof(struct ctrl_owned));
+	cJSON **pd = pods ? ctrl_zalloc(cap * sizeof(cJSON *)) : NULL;
+	if (pods && !inf->use)
+		inf->use = ctrl_zalloc(K32_CTRL_MAX_NODES * sizeof(struct ctrl_node_use));
+	if (!a || !o || (pods && (!pd || !inf->use))) {
+		ctrl_free(a, cap * sizeof(cJSON *));
+		ctrl_free(o, cap * sizeof(struct ctrl_owned));
+		ctrl_free(pd, cap * sizeof(cJSON *));
 		return false;
-	if (inf->n)
+	}
+	if (inf->n) {
 		memcpy(a, inf->objs, inf->n * sizeof(cJSON *));
+		memcpy(o, inf->own, inf->n * sizeof(struct ctrl_owned));
+	}
+	if (pd && inf->pend_n)
+		memcpy(pd, inf->pend, inf->pend_n * sizeof(cJSON *));
 	ctrl_free(inf->objs, inf->cap * sizeof(cJSON *));
+	ctrl_free(inf->own, inf->cap * sizeof(struct ctrl_owned));
+	ctrl_free(inf->pend, inf->cap * sizeof(cJSON *));
 	inf->objs = a;
+	inf->own = o;
+	inf->pend = pd;
 	inf->cap = cap;
 	return true;
 }
@@ -246,6 +400,10 @@ static bool ctrl_inf_put(struct ctrl_informer *inf, cJSON *obj, cJSON **prev)
 	if (i < inf->n && !ctrl_inf_cmp(ns, name, inf->objs[i])) {
 		*prev = inf->objs[i];
 		inf->objs[i] = obj;
+		ctrl_own_del(inf, inf->n, *prev);
+		ctrl_own_add(inf, inf->n - 1, obj);
+		ctrl_sched_view(inf, *prev, -1);
+		ctrl_sched_view(inf, obj, 1);
 		return true;
 	}
 	if (!ctrl_inf_grow(inf)) {
@@ -254,7 +412,9 @@ static bool ctrl_inf_put(struct ctrl_informer *inf, cJSON *obj, cJSON **prev)
 	}
 	memmove(&inf->objs[i + 1], &inf->objs[i], (inf->n - i) * sizeof(cJSON *));
 	inf->objs[i] = obj;
+	ctrl_own_add(inf, inf->n, obj);
 	inf->n++;
+	ctrl_sched_view(inf, obj, 1);
 	return true;
 }
 
@@ -267,7 +427,9 @@ static cJSON *ctrl_inf_remove(struct ctrl_informer *inf, const cJSON *obj)
 		return NULL;
 	cJSON *old = inf->objs[i];
 	memmove(&inf->objs[i], &inf->objs[i + 1], (inf->n - i - 1) * sizeof(cJSON *));
+	ctrl_own_del(inf, inf->n, old);
 	inf->n--;
+	ctrl_sched_view(inf, old, -1);
 	return old;
 }
 
@@ -300,7 +462,7 @@ static void ctrl_inf_mark_full(struct ctrl *c, uint32_t mask)
 static k32_status_t ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *err)
 {
 	struct ctrl *c = inf->c;
-	struct ctrl_informer fresh = {0};
+	struct ctrl_informer fresh = {.resource = inf->resource};
 	char token[CTRL_CONTINUE_LEN * 3 + 1] = "";
 	char target[sizeof(token) + 256];
 	char rv[sizeof(inf->rv)] = "";
@@ -350,6 +512,11 @@ static k32_status_t ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *e
 	k32_mutex_lock(&inf->lock);
 	ctrl_inf_clear(inf);
 	inf->objs = fresh.objs;
+	inf->own = fresh.own;
+	inf->pend = fresh.pend;
+	inf->pend_n = fresh.pend_n;
+	inf->use = fresh.use;
+	inf->use_full = fresh.use_full;
 	inf->n = fresh.n;
 	inf->cap = fresh.cap;
 	inf->synced = !overflow;
@@ -610,4 +777,62 @@ int ctrl_cache_uid(struct ctrl *c, const char *path, char *uid, size_t cap)
 	}
 	k32_mutex_unlock(&inf->lock);
 	return r;
+}
+
+int ctrl_cache_list_owned(struct ctrl *c, const char *path, const char *owner_uid, bool orphans,
+			  ctrl_item_fn fn, void *ctx)
+{
+	char ns[CTRL_NAME_LEN], node[CTRL_NAME_LEN];
+	if (c->cfg.no_cache || strchr(path, '?'))
+		return -1;
+	struct ctrl_informer *inf = ctrl_inf_route(c, path, ns, node);
+	if (!inf)
+		return -1;
+	k32_mutex_lock(&inf->lock);
+	if (!inf->synced) {
+		k32_mutex_unlock(&inf->lock);
+		return -1;
+	}
+	uint32_t hs[2] = {ctrl_uid_hash(owner_uid), 0};
+	bool go = true;
+	for (int b = 0; b < (orphans ? 2 : 1) && go; b++) {
+		for (size_t i = ctrl_own_lower(inf, hs[b], NULL); i < inf->n && go; i++) {
+			const struct ctrl_owned *e = &inf->own[i];
+			if (e->h != hs[b])
+				break;
+			if (ns[0] && strcmp(ctrl_inf_ns(e->obj), ns))
+				continue;
+			const char *u = ctrl_controller_uid(e->obj);
+			if (b == 0 && (!u || strcmp(u, owner_uid)))
+				continue; /* a hash collision */
+			go = fn(c, e->obj, ctx);
+		}
+	}
+	k32_mutex_unlock(&inf->lock);
+	return 0;
+}
+
+int ctrl_cache_sched(struct ctrl *c,
+		     void (*usage)(void *ctx, const char *node, uint64_t mem, uint32_t pods),
+		     ctrl_item_fn fn, void *ctx)
+{
+	char ns[CTRL_NAME_LEN], node[CTRL_NAME_LEN];
+	if (c->cfg.no_cache)
+		return -1;
+	struct ctrl_informer *inf = ctrl_inf_route(c, "/api/v1/pods", ns, node);
+	if (!inf)
+		return -1;
+	k32_mutex_lock(&inf->lock);
+	if (!inf->synced || inf->use_full || !inf->use) {
+		k32_mutex_unlock(&inf->lock);
+		return -1;
+	}
+	for (unsigned i = 0; i < K32_CTRL_MAX_NODES; i++)
+		if (inf->use[i].name[0] && inf->use[i].pods)
+			usage(ctx, inf->use[i].name, inf->use[i].mem, inf->use[i].pods);
+	for (size_t i = 0; i < inf->pend_n; i++)
+		if (!fn(c, inf->pend[i], ctx))
+			break;
+	k32_mutex_unlock(&inf->lock);
+	return 0;
 }

@@ -42,6 +42,22 @@ struct ctrl_gc_suspect {
 	bool seen;	   /* found again in this pass */
 };
 
+/* One entry of an informer's owner index: objects sorted by the hash of their controller
+ * ownerReference's uid (0: no controller), so an owner finds its objects (and the orphans
+ * it may adopt) without scanning the namespace. */
+struct ctrl_owned {
+	uint32_t h;
+	cJSON *obj;
+};
+
+/* What the bound, non-terminal pods of one node use (the pods informer keeps these sums as
+ * the pods change, so the scheduler does not add up every pod on every pass). */
+struct ctrl_node_use {
+	char name[CTRL_NAME_LEN]; /* "": free */
+	uint64_t mem;		  /* ctrl_pod_memory sum */
+	uint32_t pods;
+};
+
 /* One watch-fed cache (ctrl_inform.c). objs is sorted by (namespace, name). */
 struct ctrl_informer {
 	struct ctrl *c;
@@ -53,6 +69,13 @@ struct ctrl_informer {
 	bool lock_ready;
 	cJSON **objs;
 	size_t n, cap;
+	struct ctrl_owned *own; /* the owner index: n entries (cap room) */
+	/* pods only: the pending pods (unbound, not terminal; sorted by pointer) and the use
+	 * of each node; use_full: a node past the table, the scheduler then adds up itself */
+	cJSON **pend;
+	size_t pend_n;
+	struct ctrl_node_use *use; /* K32_CTRL_MAX_NODES entries */
+	bool use_full;
 	bool synced; /* objs mirrors the server as of rv: ctrl_list may read it */
 	char rv[32]; /* last resourceVersion seen */
 };
@@ -276,6 +299,17 @@ void ctrl_informers_stop(struct ctrl *c);
  * keep or change item, nor list the same kind). -1 when no synced cache can answer path
  * (the caller then asks the API). */
 int ctrl_cache_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx);
+
+/* ctrl_cache_list of the objects at path (a collection, no query) controlled by owner_uid,
+ * plus those with no controller when orphans, through the owner index. -1: ask the API. */
+int ctrl_cache_list_owned(struct ctrl *c, const char *path, const char *owner_uid, bool orphans,
+			  ctrl_item_fn fn, void *ctx);
+
+/* The scheduler's inputs from the pods cache: usage(ctx, node, mem, pods) per node with
+ * bound pods, then fn per pending pod (lock held, as ctrl_cache_list). -1: list the pods. */
+int ctrl_cache_sched(struct ctrl *c,
+		     void (*usage)(void *ctx, const char *node, uint64_t mem, uint32_t pods),
+		     ctrl_item_fn fn, void *ctx);
 
 /* The uid of the object at path (".../namespaces/NS/RESOURCE/NAME" or ".../RESOURCE/NAME")
  * from the cache: 1 found (uid copied, cap >= 40), 0 absent from a synced cache, -1 no

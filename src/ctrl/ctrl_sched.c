@@ -194,6 +194,15 @@ static bool sched_pod(struct ctrl *c, cJSON *pod, void *ctx)
 	return sched_cand_add(c, into, pod, key, e->tried_us);
 }
 
+static void sched_use(void *ctx, const char *node, uint64_t mem, uint32_t pods)
+{
+	struct sched_node *n = sched_find(ctx, node);
+	if (n) {
+		n->mem_used += mem;
+		n->pods_used += pods;
+	}
+}
+
 /* The node's reason for rejecting pod, or NULL when it fits. detail gets numbers. */
 static const char *sched_filter(const cJSON *pod, const struct sched_node *n, uint64_t need,
 				const char *want, char *reason, size_t rcap, char *detail,
@@ -580,7 +589,10 @@ void ctrl_sched_pass(struct ctrl *c)
 	/* Devices are optional: a failed list only means no Device-derived hardware */
 	if (ctrl_list(c, "/apis/kube32.io/v1alpha1/devices", sched_device, &sp))
 		k32_err_clear(&c->perr);
-	if (ctrl_list(c, "/api/v1/pods", sched_pod, &sp))
+	/* from the pods cache: each node's use is kept up to date and only the pending pods
+	 * are visited; without it, every pod is added up */
+	if (ctrl_cache_sched(c, sched_use, sched_pod, &sp) &&
+	    ctrl_list(c, "/api/v1/pods", sched_pod, &sp))
 		goto out; /* a partial view: no sweep, no fingerprint */
 	/* parked pods wait for a change: was there one since the last pass? */
 	bool changed = sched_fingerprint(&sp) != c->sched_fp;

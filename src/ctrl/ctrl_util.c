@@ -221,6 +221,9 @@ static cJSON *ctrl_list_collect(struct ctrl *c, const char *path, const char *ow
 			    path);
 		return NULL;
 	}
+	if (owner_uid && cc.arr &&
+	    ctrl_cache_list_owned(c, path, owner_uid, orphans, ctrl_collect_item, &cc) == 0)
+		return cc.arr;
 	if (ctrl_list(c, path, ctrl_collect_item, &cc)) {
 		cJSON_Delete(cc.arr);
 		return NULL;
