@@ -115,6 +115,7 @@ struct ctrl {
 	struct ctrl_node_health nodes[K32_CTRL_MAX_NODES];
 	struct ctrl_gc_suspect gc_suspects[K32_CTRL_BATCH];
 	struct ctrl_event_series series[K32_CTRL_EVENT_SERIES];
+	uint32_t events_recorded;   /* new Events made; every 32nd sweeps expired ones */
 	uint64_t orphan_scan_us;    /* node lifecycle: last scan for pods of deleted nodes */
 	uint64_t requeue_us;	    /* the current pass wants to run again by then (0: no) */
 	uint32_t budget;	    /* actions left in the current pass */

@@ -1695,6 +1695,18 @@ static void test_write_errors(void **state)
 	ctrl_get_stats(fx.ctrl, &st);
 	assert_true(st.write_errors > 0);
 	assert_true(st.writes > st.write_errors);
+	/* each refusal is logged at WARN with the method, the object and the server's answer */
+	static struct k32_log_line lines[64];
+	size_t nl, warned = 0;
+	for (uint64_t seq = 0; (nl = k32_log_read(seq, lines, 64, NULL)) > 0;
+	     seq = lines[nl - 1].seq)
+		for (size_t i = 0; i < nl; i++)
+			if (lines[i].level == K32_LOG_WARN && !strcmp(lines[i].component, "ctrl") &&
+			    strstr(lines[i].text,
+				   "POST /api/v1/namespaces/default/pods refused: HTTP ") &&
+			    strstr(lines[i].text, "K32_STORE_MAX_OBJECTS"))
+				warned++;
+	assert_true(warned > 0);
 	int live, ready;
 	count_pods(&fx, "web-", &live, &ready);
 	assert_true(live > 0 && live < 9);
@@ -1742,6 +1754,39 @@ static void test_alloc_failures(void **state)
 	print_message("alloc failures injected: %u (turn of %u allocations)\n", hit, n);
 	rollout(fx, false);
 	assert_true(deploy_done(fx));
+}
+
+/* Events the controllers record go through the client, so they also sweep expired ones
+ * (older than K32_API_EVENT_TTL_S) every 32 new Events, as the API does for its own; a
+ * refused write is counted (logged at WARN) and retried. */
+static void test_event_sweep(void **state)
+{
+	struct fx *fx = *state;
+	char old[32];
+	ctrl_fmt_time(fx->wall_s - K32_API_EVENT_TTL_S - 60, old, sizeof(old));
+	must(reqf(fx, "POST", "/api/v1/namespaces/default/events",
+		  "{\"metadata\":{\"name\":\"stale.1\"},\"involvedObject\":{\"kind\":\"Pod\","
+		  "\"name\":\"x\",\"namespace\":\"default\"},\"reason\":\"Old\",\"message\":"
+		  "\"m\",\"type\":\"Normal\",\"lastTimestamp\":\"%s\"}",
+		  old),
+	     201, fx, "old event");
+	char body[1024];
+	snprintf(body, sizeof(body),
+		 "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+		 "\"ev\"},\"spec\":{\"replicas\":%d,\"selector\":{\"matchLabels\":{\"app\":"
+		 "\"ev\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"ev\"}},\"spec\":{"
+		 "\"containers\":[{\"name\":\"main\",\"image\":\"hello.wasm\"}]}}}}",
+		 K32_CTRL_BATCH);
+	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", body), 201, fx, "rs");
+	must(req(fx, "GET", "/api/v1/namespaces/default/events/stale.1", NULL), 200, fx, "before");
+	run(fx, CTRL_REPLICASET); /* K32_CTRL_BATCH pods, as many SuccessfulCreate Events */
+	must(req(fx, "GET", "/api/v1/namespaces/default/events/stale.1", NULL), 404, fx, "swept");
+	must(req(fx, "GET",
+		 "/api/v1/namespaces/default/events?fieldSelector=reason%3DSuccessfulCreate", NULL),
+	     200, fx, "recent");
+	cJSON *l = cJSON_Parse(k32_buf_cstr(&fx->out));
+	assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")) >= K32_CTRL_BATCH - 1);
+	cJSON_Delete(l);
 }
 
 /* The Device controller (ctrl_dev.c) as CTRL_DEVICE: a Device gets its driver pod
@@ -1826,6 +1871,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pod_sched_filter, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_limit, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_write_errors),
+	    cmocka_unit_test_setup_teardown(test_event_sweep, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_alloc_failures, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -674,6 +674,41 @@ static bool ctrl_event_bump(struct ctrl *c, const char *ns, const char *name, co
 	       code == 200;
 }
 
+/* Events older than K32_API_EVENT_TTL_S go, as the API server's own sweep does for the
+ * Events it records itself: since the controllers record theirs through the client, they
+ * sweep too (every 32 new Events, at most K32_API_EVENT_GC_BATCH deletions). */
+struct ctrl_event_sweep {
+	uint64_t now_s;
+	uint32_t deleted;
+};
+
+static bool ctrl_event_expired(struct ctrl *c, cJSON *e, void *ctx)
+{
+	struct ctrl_event_sweep *sw = ctx;
+	static const char *const fields[] = {"lastTimestamp", "eventTime",
+					     "metadata.creationTimestamp"};
+	uint64_t t = 0;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]) && !t; i++)
+		if (!ctrl_parse_time(ctrl_jstr(e, fields[i]), &t))
+			t = 0;
+	const char *ns = ctrl_jstr(e, "metadata.namespace");
+	const char *name = ctrl_jstr(e, "metadata.name");
+	if (!t || !ns || !name || t + K32_API_EVENT_TTL_S >= sw->now_s)
+		return true;
+	char target[400];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events/%s", ns, name);
+	ctrl_write(c, "DELETE", target, NULL, NULL, NULL);
+	return ++sw->deleted < K32_API_EVENT_GC_BATCH;
+}
+
+static void ctrl_events_sweep(struct ctrl *c)
+{
+	struct ctrl_event_sweep sw = {ctrl_wall_s(c), 0};
+	struct k32_err keep = c->perr; /* a failed sweep is not the pass's failure */
+	ctrl_list(c, "/api/v1/events", ctrl_event_expired, &sw);
+	c->perr = keep;
+}
+
 k32_status_t ctrl_event_record(struct ctrl *c, const struct ctrl_event_ref *ref, const char *type,
 			       const char *reason, const char *msg, const char *component,
 			       struct k32_err *err)
@@ -764,7 +799,10 @@ k32_status_t ctrl_event_record(struct ctrl *c, const struct ctrl_event_ref *ref,
 	lru->last_s = now;
 	snprintf(lru->ns, sizeof(lru->ns), "%s", ns);
 	snprintf(lru->name, sizeof(lru->name), "%s", name);
+	bool sweep = (++c->events_recorded & 31) == 0;
 	k32_mutex_unlock(&c->lock);
+	if (sweep)
+		ctrl_events_sweep(c);
 	return K32_OK;
 }
 
