@@ -1527,18 +1527,19 @@ static void test_task_triggers(void **state)
 	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, fx,
 	     "rs");
 	int live = 0, ready = 0, bound = 0;
+	struct ctrl_stats st = {0};
 	uint64_t deadline = k32_now_us() + 10 * 1000000ull;
 	while (k32_now_us() < deadline) {
 		count_pods(fx, "web-", &live, &ready);
 		bound = pods_on(fx, "n1");
-		if (live == 3 && bound == 3)
+		/* the counter moves just after the binding is stored: wait for both */
+		ctrl_get_stats(fx->ctrl, &st);
+		if (live == 3 && bound == 3 && st.bound == 3)
 			break;
 		k32_plat()->sleep_us(5000);
 	}
 	assert_int_equal(live, 3);
 	assert_int_equal(bound, 3);
-	struct ctrl_stats st;
-	ctrl_get_stats(fx->ctrl, &st);
 	assert_true(st.passes > 0);
 	assert_int_equal(st.bound, 3);
 }
