@@ -7,6 +7,9 @@
 # given in scripts/cppcheck-k32.cfg because system headers are not read.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# the layering's include rules first (seconds): src/ctrl, src/hw, src/kclient
+scripts/check_includes.sh --self-test
+scripts/check_includes.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 mapfile -t files < <(git ls-files 'src/*.c' 2>/dev/null || find src -name '*.c')
 [ ${#files[@]} -eq 0 ] && { echo "lint: no sources"; exit 0; }

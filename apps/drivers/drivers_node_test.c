@@ -1,7 +1,7 @@
 /*
  * drivers_node_test.c - Devices to live readings in one process, as a board and the control
  * plane would do it, minus the network: an API server; three Devices on node cardputer-1;
- * the Device controller (hw_devctrl) creates their driver pods; a small stand-in for the
+ * the Device controller (src/ctrl, CTRL_DEVICE) creates their driver pods; a small stand-in for the
  * kubelet lists the pods bound to the node, binds each to its Device (hw_node), loads the
  * pod's image (the built driver .wasm) into the runtime with the hw host functions, runs the
  * ticks on a virtual clock over the simulated board, and sends each due status patch to
@@ -22,6 +22,7 @@
 #include "api/api.h"
 #include "base/k32_json.h"
 #include "base/k32_log.h"
+#include "ctrl/ctrl.h"
 #include "hw/hw.h"
 #include "wasm/wrt.h"
 
@@ -334,9 +335,18 @@ static void test_devices_to_readings(void **state)
 	};
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(req("POST", DEVS, NULL, devs[i]), 201);
-	struct hw_devctrl_stats st;
-	assert_int_equal(hw_devctrl_run_once(T.api, vwall(NULL), 10, "24Ki", &st, &err), K32_OK);
-	assert_int_equal(st.created, 3);
+	/* the Device controller (src/ctrl), one pass through the in-process client */
+	struct kclient *kc = NULL;
+	struct ctrl *ctl = NULL;
+	struct ctrl_config cc = {.no_task = true, .enable = CTRL_DEVICE, .wall_s = vwall};
+	assert_int_equal(kclient_inproc_new(T.api, NULL, &kc, &err), K32_OK);
+	assert_int_equal(ctrl_start(&cc, kc, &ctl, &err), K32_OK);
+	assert_int_equal(ctrl_run_once(ctl, CTRL_DEVICE, NULL, &err), K32_OK);
+	struct ctrl_stats st;
+	ctrl_get_stats(ctl, &st);
+	ctrl_stop(ctl);
+	kclient_free(kc);
+	assert_int_equal(st.device_pods_created, 3);
 	kubelet_sync();
 	assert_int_equal(T.npods, 3);
 	assert_int_equal(hw_sim_set_value(T.sim, "scale", "weight_g", 250, &err), K32_OK);

@@ -20,6 +20,7 @@
 #include "api/api.h"
 #include "base/k32_json.h"
 #include "base/k32_log.h"
+#include "ctrl/ctrl.h"
 #include "hw/hw.h"
 #include "wasm/wrt.h"
 
@@ -237,6 +238,12 @@ int main(int argc, char **argv)
 	struct api_config ac = {.store = D.store, .bootstrap = true};
 	if (api_server_new(&ac, &D.api, &err))
 		return fail("api", &err);
+	/* the Device controller (src/ctrl), driven once a second below */
+	struct kclient *kc = NULL;
+	struct ctrl *ctl = NULL;
+	struct ctrl_config cc = {.no_task = true, .enable = CTRL_DEVICE};
+	if (kclient_inproc_new(D.api, NULL, &kc, &err) || ctrl_start(&cc, kc, &ctl, &err))
+		return fail("controller", &err);
 	struct http_server_config hc;
 	http_server_config_init(&hc);
 	hc.port = port;
@@ -300,8 +307,7 @@ int main(int argc, char **argv)
 		if (quit || (seconds > 0 && now - start > (uint64_t)seconds * 1000000))
 			break;
 		if (now >= next_ctrl) {
-			struct hw_devctrl_stats st;
-			if (hw_devctrl_run_once(D.api, k32_plat()->wall_s(), 10, "24Ki", &st, &err))
+			if (ctrl_run_once(ctl, CTRL_DEVICE, NULL, &err))
 				fprintf(stderr, "drivers-demo: controller: %s\n", err.msg);
 			kubelet_sync();
 			next_ctrl = now + 1000000;
@@ -322,6 +328,8 @@ int main(int argc, char **argv)
 	hw_bus_fini(&D.bus);
 	hw_sim_free(D.sim);
 	k32_buf_fini(&D.b);
+	ctrl_stop(ctl);
+	kclient_free(kc);
 	api_server_free(D.api);
 	store_close(D.store);
 	/* the stdin task may still block in fgets: exit without joining it */

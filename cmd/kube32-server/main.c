@@ -7,6 +7,8 @@
  *                 [--port-file PATH] [--insecure-http] [--handler-threads N]
  *                 [--no-tls-park] [--[no-]controllers] [--node-grace S] [--pod-eviction S]
  *                 [--store-accept-log-loss]
+ *   kube32-server --controllers-only --server URL (--token T | --token-file F)
+ *                 [--ca-file CA] [--node-grace S] [--pod-eviction S]
  *
  * Opens (or creates) the store in DIR (store.log / store.snap / store.closed), the TLS material in
  * DIR/pki and the tokens file DIR/tokens, serves on ADDR:N (127.0.0.1:6443 by default; port 0 picks
@@ -26,6 +28,12 @@
  * ReplicaSets or pods on its own), which tests/e2e/kubectl_e2e.sh, crash_e2e.py and
  * bench_api.py ask for. The default is KUBE32_SERVER_CONTROLLERS (1: they run).
  *
+ * --controllers-only runs the scheduler and controllers alone, in this process, against the
+ * control plane at URL (one started with --no-controllers), as kube-controller-manager and
+ * kube-scheduler do: over HTTPS through src/kclient, with the admin token (from the
+ * kubeconfig the server wrote, or DIR/tokens) and the server's CA (DIR/pki/ca.crt). Every
+ * read and write goes through the server's authentication, validation and admission.
+ *
  * SIGTERM and SIGINT reach it through the platform's stop request (stop_watch/stop_wait: a
  * self-pipe here; a board has no signals), so the main thread sleeps until then.
  */
@@ -35,6 +43,8 @@
 
 #include "base/k32_log.h"
 #include "cplane/cplane.h"
+#include "ctrl/ctrl.h"
+#include "kclient/kclient.h"
 #include "platform/k32_platform.h"
 
 /* Whether the controllers run when neither --controllers nor --no-controllers is given. */
@@ -68,9 +78,80 @@ static void usage(void)
 	    "  --controllers      run the scheduler and controllers%s\n"
 	    "  --no-controllers   no scheduler or controllers: the bare API server%s\n"
 	    "  --node-grace S     seconds of Lease silence before a node is NotReady (default 40)\n"
-	    "  --pod-eviction S   seconds from NotReady to evicting its pods (default 30)\n",
+	    "  --pod-eviction S   seconds from NotReady to evicting its pods (default 30)\n"
+	    "  --controllers-only run only the scheduler and controllers, against --server\n"
+	    "  --server URL       with --controllers-only: https://HOST:PORT of the control plane\n"
+	    "  --token T          with --controllers-only: the admin token (or --token-file F)\n"
+	    "  --ca-file CA       with --controllers-only over https: the server's pki/ca.crt\n",
 	    KUBE32_SERVER_CONTROLLERS ? " (default)" : "",
 	    KUBE32_SERVER_CONTROLLERS ? "" : " (default)");
+}
+
+/* Reads the first line of path (a token) into out; false with a message when it cannot. */
+static bool read_token_file(const char *path, char *out, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	if (!f || !fgets(out, (int)cap, f)) {
+		fprintf(stderr, "kube32-server: --token-file %s: cannot read a token\n", path);
+		if (f)
+			fclose(f);
+		return false;
+	}
+	fclose(f);
+	out[strcspn(out, "\r\n \t")] = 0;
+	return out[0] != 0;
+}
+
+/* --controllers-only: the scheduler and controllers against a remote control plane. */
+static int run_controllers_only(const char *url, const char *token, const char *ca_file,
+				long node_grace, long pod_eviction)
+{
+	struct k32_err err;
+	k32_err_clear(&err);
+	struct kclient_http_config kc = {.url = url, .ca_file = ca_file, .bearer_token = token};
+	struct kclient *client = NULL;
+	if (kclient_http_new(&kc, &client, &err)) {
+		fprintf(stderr, "kube32-server: --server %s: %s\n", url, err.msg);
+		return 2;
+	}
+	/* one request first, so a wrong URL, CA or token fails here with its reason */
+	struct k32_buf out;
+	int code = 0;
+	k32_buf_init(&out, k32_default_allocator(), 64 * 1024, "version answer");
+	k32_status_t st = kclient_do(client, "GET", "/api/v1/namespaces/default", NULL, NULL, 0,
+				     &code, &out, &err);
+	k32_buf_fini(&out);
+	if (st || code != 200) {
+		fprintf(stderr,
+			"kube32-server: control plane %s: %s (HTTP %d); check --server, --ca-file "
+			"and the admin --token\n",
+			url, st ? err.msg : "refused", code);
+		kclient_free(client);
+		return 1;
+	}
+	struct ctrl_config cc = {.node_grace_s = (uint32_t)node_grace,
+				 .pod_eviction_s = (uint32_t)pod_eviction};
+	struct ctrl *c = NULL;
+	if (ctrl_start(&cc, client, &c, &err)) {
+		fprintf(stderr, "kube32-server: starting the controllers: %s\n", err.msg);
+		kclient_free(client);
+		return 1;
+	}
+	int rc = 0;
+	if (k32_plat()->stop_watch(&err)) {
+		fprintf(stderr, "kube32-server: cannot watch for SIGTERM/SIGINT: %s\n", err.msg);
+		rc = 1;
+	} else {
+		fprintf(stderr,
+			"kube32-server: scheduler and controllers running against %s (controllers "
+			"only)\n",
+			url);
+		k32_plat()->stop_wait(K32_FOREVER);
+		fprintf(stderr, "kube32-server: stopping\n");
+	}
+	ctrl_stop(c);
+	kclient_free(client);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -81,6 +162,8 @@ int main(int argc, char **argv)
 	long node_grace = 0, pod_eviction = 0;
 	bool tls = true, tls_park = true, controllers = KUBE32_SERVER_CONTROLLERS;
 	bool accept_log_loss = false;
+	bool controllers_only = false;
+	const char *server_url = NULL, *token = NULL, *token_file = NULL, *ca_file = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -129,6 +212,20 @@ int main(int argc, char **argv)
 			controllers = !strcmp(a, "--controllers");
 		} else if (!strcmp(a, "--store-accept-log-loss")) {
 			accept_log_loss = true;
+		} else if (!strcmp(a, "--controllers-only")) {
+			controllers_only = true;
+		} else if (!strcmp(a, "--server") && v) {
+			server_url = v;
+			i++;
+		} else if (!strcmp(a, "--token") && v) {
+			token = v;
+			i++;
+		} else if (!strcmp(a, "--token-file") && v) {
+			token_file = v;
+			i++;
+		} else if (!strcmp(a, "--ca-file") && v) {
+			ca_file = v;
+			i++;
 		} else if (!strcmp(a, "--no-tls-park")) {
 			tls_park = false;
 		} else if (!strcmp(a, "--insecure-http")) {
@@ -137,6 +234,25 @@ int main(int argc, char **argv)
 			usage();
 			return strcmp(a, "--help") && strcmp(a, "-h") ? 2 : 0;
 		}
+	}
+	if (controllers_only || server_url) {
+		char tok[256];
+		if (!controllers_only || !server_url) {
+			fprintf(stderr, "kube32-server: --controllers-only and --server URL go "
+					"together\n");
+			return 2;
+		}
+		if (token_file) {
+			if (!read_token_file(token_file, tok, sizeof(tok)))
+				return 2;
+			token = tok;
+		}
+		if (!token) {
+			fprintf(stderr, "kube32-server: --controllers-only needs the admin token "
+					"(--token T or --token-file F)\n");
+			return 2;
+		}
+		return run_controllers_only(server_url, token, ca_file, node_grace, pod_eviction);
 	}
 	struct k32_err err;
 	k32_err_clear(&err);

@@ -919,14 +919,6 @@ _Static_assert(K32_API_WATCH_BATCH >= 1 && K32_API_WATCH_BATCH <= 256,
 #define K32_HW_STATUS_HEARTBEAT_S 10
 #endif
 
-/* Devices the Device controller reconciles per pass (a bounded pass; the rest wait for the
- * next one). Bytes: ~900 per Device (a parsed copy, default heap) and 12 on the stack, per pass. */
-#ifndef K32_HW_CTRL_BATCH
-#define K32_HW_CTRL_BATCH 64
-#endif
-
-_Static_assert(K32_HW_CTRL_BATCH >= 1 && K32_HW_CTRL_BATCH <= 1024,
-	       "K32_HW_CTRL_BATCH out of range");
 _Static_assert(K32_HW_MAX_BUSES >= 1 && K32_HW_MAX_BUSES <= 16, "K32_HW_MAX_BUSES out of range");
 _Static_assert(K32_HW_I2C_MAX >= 32 && K32_HW_I2C_MAX <= 1024, "K32_HW_I2C_MAX out of range");
 _Static_assert(K32_HW_SLEEP_MAX_MS >= 1 && K32_HW_SLEEP_MAX_MS <= 100,
@@ -1090,6 +1082,25 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 
 /* ---- end kubelet ---- */
 
+/* ---- kclient (the client interface, src/kclient) ---- */
+
+/* A watch calls its line callback with (NULL, 0) after this much silence, so its owner can
+ * stop it from its own thread: bounds how long stopping a controller process takes. */
+#ifndef K32_KCLIENT_WATCH_TICK_MS
+#define K32_KCLIENT_WATCH_TICK_MS 250
+#endif
+
+/* Seconds a watch over HTTP may stay silent (no event, no BOOKMARK) before the client
+ * drops the connection and the informer reconnects; above K32_API_BOOKMARK_S. */
+#ifndef K32_KCLIENT_WATCH_IDLE_S
+#define K32_KCLIENT_WATCH_IDLE_S 150
+#endif
+
+_Static_assert(K32_KCLIENT_WATCH_TICK_MS >= 10 && K32_KCLIENT_WATCH_TICK_MS <= 10000,
+	       "K32_KCLIENT_WATCH_TICK_MS out of range");
+
+/* ---- end kclient ---- */
+
 /* ---- ctrl (scheduler and controllers, src/ctrl) ---- */
 
 /* Objects one controller pass acts on (binds, creates, deletes, status writes) before it
@@ -1217,9 +1228,26 @@ _Static_assert(K32_KLET_POD_HANDLES >= 1 && K32_KLET_POD_HANDLES <= K32_KOBJ_MAX
 #define K32_CTRL_MSG_LEN 768
 #endif
 
-/* Store events taken per watch per drain (32 bytes each, on the ctrl task's stack). */
-#ifndef K32_CTRL_WATCH_BATCH
-#define K32_CTRL_WATCH_BATCH 16
+/* Devices the Device controller (src/ctrl/ctrl_dev.c) reconciles per pass; with more, the
+ * oldest this many are reconciled and no driver pod is called an orphan (the pass cannot
+ * see every Device). Bytes: ~900 per Device (a parsed hw_device) per pass, default heap. */
+#ifndef K32_CTRL_DEVICE_BATCH
+#define K32_CTRL_DEVICE_BATCH 64
+#endif
+
+_Static_assert(K32_CTRL_DEVICE_BATCH >= 1 && K32_CTRL_DEVICE_BATCH <= 1024,
+	       "K32_CTRL_DEVICE_BATCH out of range");
+
+/* Objects (ReplicaSets, Deployments) a change event can queue for the next pass of their
+ * controller (4 bytes each); past it that pass reconciles every object, as a resync does. */
+#ifndef K32_CTRL_QUEUE_LEN
+#define K32_CTRL_QUEUE_LEN 256
+#endif
+
+/* Recent Events the controllers remember so a repeat counts up the existing Event (as
+ * K32_API_EVENT_SERIES_MAX does for the API's own) instead of creating another. */
+#ifndef K32_CTRL_EVENT_SERIES
+#define K32_CTRL_EVENT_SERIES 32
 #endif
 
 _Static_assert(K32_CTRL_SCHED_BACKOFF_INITIAL_MS >= 1 &&
@@ -1227,6 +1255,27 @@ _Static_assert(K32_CTRL_SCHED_BACKOFF_INITIAL_MS >= 1 &&
 	       "K32_CTRL_SCHED_BACKOFF_INITIAL_MS out of range");
 _Static_assert(K32_CTRL_SCHED_QUEUE_MAX >= 8 && K32_CTRL_SCHED_QUEUE_MAX <= (1 << 20),
 	       "K32_CTRL_SCHED_QUEUE_MAX out of range");
+
+/* Objects one controller cache (informer) holds per kind (pods, nodes, ...): past it the
+ * cache is dropped and that kind is read through paged lists again (logged at WARN naming
+ * this limit; raise it if the cluster is that big and the memory is there). */
+#ifndef K32_CTRL_CACHE_MAX_OBJECTS
+#define K32_CTRL_CACHE_MAX_OBJECTS 20000
+#endif
+
+/* Stack of each informer task (one per watched kind: it parses one watch event at a time). */
+#ifndef K32_CTRL_INFORMER_STACK_BYTES
+#define K32_CTRL_INFORMER_STACK_BYTES (32u * 1024u)
+#endif
+
+/* Seconds an informer waits before re-listing after its watch failed (not a normal end). */
+#ifndef K32_CTRL_INFORMER_RETRY_S
+#define K32_CTRL_INFORMER_RETRY_S 1
+#endif
+
+_Static_assert(K32_CTRL_CACHE_MAX_OBJECTS >= 16 && K32_CTRL_CACHE_MAX_OBJECTS <= 1000000,
+	       "K32_CTRL_CACHE_MAX_OBJECTS out of range");
+
 _Static_assert(K32_CTRL_BATCH >= 1 && K32_CTRL_BATCH <= 1024, "K32_CTRL_BATCH out of range");
 _Static_assert(K32_CTRL_LIST_PAGE >= 1 && K32_CTRL_LIST_PAGE <= 500,
 	       "K32_CTRL_LIST_PAGE out of range");
@@ -1234,8 +1283,6 @@ _Static_assert(K32_CTRL_MAX_NODES >= 1 && K32_CTRL_MAX_NODES <= 4096,
 	       "K32_CTRL_MAX_NODES out of range");
 _Static_assert(K32_CTRL_MSG_LEN >= 128 && K32_CTRL_MSG_LEN <= 4096,
 	       "K32_CTRL_MSG_LEN out of range");
-_Static_assert(K32_CTRL_WATCH_BATCH >= 1 && K32_CTRL_WATCH_BATCH <= 256,
-	       "K32_CTRL_WATCH_BATCH out of range");
 
 /* ---- cplane (the control plane as one piece, src/cplane) ---- */
 

@@ -240,11 +240,17 @@ k32_status_t cplane_start(const struct cplane_config *cfg, struct cplane **out, 
 	stage(cfg, CPLANE_STAGE_API);
 #ifdef CPLANE_HAVE_CTRL
 	if (cfg->controllers) {
+		/* the controllers are API clients like any other, here over the in-process
+		 * entry points (kube32-server --controllers-only runs them over HTTPS) */
 		struct ctrl_config cc = {.node_grace_s = cfg->node_grace_s,
 					 .pod_eviction_s = cfg->pod_eviction_s};
-		st = ctrl_start(&cc, cp->api, cp->store, &cp->ctrl, err);
-		if (st)
+		st = kclient_inproc_new(cp->api, NULL, &cp->ctrl_client, err);
+		if (!st)
+			st = ctrl_start(&cc, cp->ctrl_client, &cp->ctrl, err);
+		if (st) {
+			kclient_free(cp->ctrl_client);
 			goto out_http;
+		}
 		stage(cfg, CPLANE_STAGE_CONTROLLERS);
 	}
 #endif
@@ -274,6 +280,7 @@ void cplane_stop(struct cplane *cp)
 	cplane_relay_free(cp);
 #ifdef CPLANE_HAVE_CTRL
 	ctrl_stop(cp->ctrl);
+	kclient_free(cp->ctrl_client);
 #endif
 	api_server_free(cp->api);
 	store_close(cp->store);

@@ -17,6 +17,7 @@
 #define CPLANE_MOD "cplane"
 
 struct ctrl;
+struct kclient;
 
 struct cplane_node {
 	const struct cplane_node_ops *ops; /* NULL: free entry */
@@ -50,7 +51,8 @@ struct cplane {
 	struct http_server *srv;
 	bool tls;
 	struct ctrl *ctrl;
-	struct k32_mutex mu;				      /* nodes, follows, relay */
+	struct kclient *ctrl_client; /* the controllers' in-process client */
+	struct k32_mutex mu;	     /* nodes, follows, relay */
 	struct cplane_node nodes[K32_CPLANE_MAX_LOCAL_NODES]; /* nodes of this process */
 	struct cplane_follow follows[K32_CPLANE_MAX_REMOTE_FOLLOWS];
 	struct k32_task *relay;	  /* remote follow poller, started with the first stream */

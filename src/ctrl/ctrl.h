@@ -3,16 +3,22 @@
  *
  * One struct ctrl runs, on one platform task ("k32-ctrl"), the scheduler and the
  * controllers: ReplicaSet, Deployment (through ReplicaSets), DaemonSet, Job, node lifecycle
- * (Lease heartbeats), garbage collector (ownerReferences) and namespace finalisation. They
- * are clients of the API: every read and write goes through api_do (validation, defaulting,
- * admission), never the store. docs/controllers.md says what each one does and how it
- * differs from Kubernetes.
+ * (Lease heartbeats), garbage collector (ownerReferences), namespace finalisation and the
+ * kube32.io Device controller. They are clients of the API through the client interface
+ * (src/kclient): in the control plane's process over the API server's in-process entry
+ * points, or from another process over HTTPS (kube32-server --controllers-only), and every
+ * read and write passes authentication, validation, defaulting and admission. They never
+ * see the store. docs/controllers.md says what each one does and how it differs from
+ * Kubernetes.
  *
- * Triggers: the store is used only as a doorbell. ctrl_start opens store watches on pods,
- * nodes, replicasets, deployments, daemonsets, jobs and namespaces; a change marks the
- * controllers that read that kind dirty and wakes the task, which runs a pass of each dirty
- * controller. Leases and Events are not watched, and a Node update that changes only
- * heartbeat times triggers nothing. Without a change each controller still runs every
+ * Informers: ctrl_start starts one task per kind the enabled controllers read (pods, nodes,
+ * replicasets, deployments, daemonsets, jobs, namespaces, devices), each keeping a
+ * watch-fed cache of that kind (list, then watch from its resourceVersion; relist on 410).
+ * Passes read those kinds from the caches (by namespace, or by node for a node's pods)
+ * instead of listing the API; Leases, Events and single objects are still read from the
+ * API. A change marks the controllers that read that kind dirty and wakes the task, which
+ * runs a pass of each dirty controller. A Node update that changes only heartbeat times
+ * triggers nothing. Without a change each controller still runs every
  * resync_s (30 s), the scheduler every sched_resync_s (5 min: a pod that fits nowhere is
  * retried only after a pod or node change or then), node lifecycle every node_monitor_s.
  * A pass acts on at most K32_CTRL_BATCH objects; when it had more it stays dirty and runs
@@ -45,9 +51,10 @@
  * (NoSchedule, NoExecute); pods there that do not tolerate it are deleted (grace 0: the
  * kubelet cannot confirm) pod_eviction_s later and their controllers recreate them.
  *
- * Context: ctrl_start/ctrl_stop from one thread (the one that owns the api_server).
+ * Context: ctrl_start/ctrl_stop from one thread (the one that owns the client).
  * ctrl_run_once and ctrl_kick from any thread. Memory: from the default allocator through
- * cJSON and k32_buf; nothing is kept between passes except fixed per-node tables.
+ * cJSON and k32_buf; between passes the informers' caches (every object of the cached
+ * kinds, parsed; at most K32_CTRL_CACHE_MAX_OBJECTS per kind) and fixed per-node tables.
  */
 #ifndef CTRL_H
 #define CTRL_H
@@ -56,10 +63,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api/api.h"
 #include "base/k32_status.h"
 #include "k32/k32_config.h"
-#include "store/store.h"
+#include "kclient/kclient.h"
 
 struct ctrl;
 
@@ -73,7 +79,7 @@ enum ctrl_kind {
 	CTRL_NODE_LIFECYCLE = 1u << 5,
 	CTRL_GC = 1u << 6,
 	CTRL_NAMESPACE = 1u << 7,
-	CTRL_DEVICE = 1u << 8, /* kube32.io Devices: driver pods, Stale, conflicts (src/hw) */
+	CTRL_DEVICE = 1u << 8, /* kube32.io Devices: driver pods, Stale, conflicts */
 	CTRL_ALL = 0x1ffu,
 };
 
@@ -83,8 +89,8 @@ typedef uint64_t (*ctrl_clock_fn)(void *ctx);
 /* Every field may be left 0/NULL for its default. */
 struct ctrl_config {
 	uint32_t enable;	 /* CTRL_* bits to run; 0: CTRL_ALL */
-	bool no_task;		 /* true: start no task and open no watches; the caller drives
-				  * passes with ctrl_run_once (tests) */
+	bool no_task;		 /* true: start no task and no informers (passes list the API);
+				  * the caller drives passes with ctrl_run_once (tests) */
 	uint32_t resync_s;	 /* 0: K32_CTRL_RESYNC_S (30) */
 	uint32_t sched_resync_s; /* 0: K32_CTRL_SCHED_RESYNC_S (300) */
 	uint32_t node_monitor_s; /* 0: K32_CTRL_NODE_MONITOR_S (5) */
@@ -95,6 +101,9 @@ struct ctrl_config {
 	ctrl_clock_fn wall_s;	 /* UTC seconds (condition times, minReadySeconds); NULL: the
 				  * platform's wall clock */
 	void *clock_ctx;	 /* passed to now_us and wall_s */
+	bool no_cache;		 /* passes list through the API even when the informers'
+				  * caches could answer (they still ring the doorbell): what
+				  * the controllers did before the caches (ctrl-scale-bench) */
 	size_t task_stack_bytes; /* stack of task k32-ctrl; 0: the platform default (an
 				  * ESP32 port wants ~12 KiB: list pages are parsed on it) */
 };
@@ -107,29 +116,31 @@ struct ctrl_stats {
 	uint64_t bound;		      /* pods bound by the scheduler */
 	uint64_t unschedulable;	      /* scheduling attempts that found no node */
 	uint64_t evicted;	      /* pods deleted by node lifecycle */
-	uint64_t watch_restarts;      /* store watches reopened after COMPACTED */
+	uint64_t watch_restarts;      /* informer watches restarted with a relist */
 	uint64_t device_pods_created; /* driver pods created by the Device controller */
 	uint64_t last_pass_us;	      /* monotonic time of the last pass */
+	uint64_t pass_cpu_us[9];      /* CPU time spent in passes, per controller (bit index of
+				       * enum ctrl_kind: [0] scheduler ... [8] Device) */
 };
 
 /*
- * Creates the controllers and, unless cfg->no_task, opens their store watches and starts
- * task "k32-ctrl", which runs a first pass of every enabled controller at once.
- * api: the API server every request goes through (not owned; must outlive ctrl_stop).
- * store: the store behind api, used only for change notification (not owned); NULL: no
- * watches, passes run on their resync periods only.
+ * Creates the controllers and, unless cfg->no_task, starts their informers and task
+ * "k32-ctrl", which runs a first pass of every enabled controller at once (reading through
+ * the API until the caches have their first list).
+ * client: how they reach the API (kclient_inproc_new or kclient_http_new; not owned; must
+ * outlive ctrl_stop). It should carry the admin identity.
  * @retval K32_OK               *out is the running control plane
- * @retval K32_ERR_INVALID_ARGS api or out NULL
+ * @retval K32_ERR_INVALID_ARGS client or out NULL
  * @retval K32_ERR_NO_MEMORY    allocation failed (nothing left allocated)
- * @retval K32_ERR_NO_RESOURCES no watcher or task slot (K32_STORE_MAX_WATCHERS,
- *                              K32_PLAT_MAX_TASKS)
+ * @retval K32_ERR_NO_RESOURCES no task slot (K32_PLAT_MAX_TASKS)
  * Context: does not block on the API; may be called before the http server starts.
  */
-k32_status_t ctrl_start(const struct ctrl_config *cfg, struct api_server *api, struct store *store,
-			struct ctrl **out, struct k32_err *err);
+k32_status_t ctrl_start(const struct ctrl_config *cfg, struct kclient *client, struct ctrl **out,
+			struct k32_err *err);
 
-/* Stops the task (waits for the pass in progress to end), closes the watches and frees
- * everything. Call before api_server_free and store_close. NULL is ignored. */
+/* Stops the task and the informers (waits for the pass in progress to end) and frees
+ * everything. Call before freeing the client (and the API server behind it). NULL is
+ * ignored. */
 void ctrl_stop(struct ctrl *c);
 
 /*

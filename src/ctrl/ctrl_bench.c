@@ -112,7 +112,8 @@ int main(int argc, char **argv)
 			 i);
 		call(api, "POST", "/api/v1/nodes", "application/json", body);
 	}
-	if (ctrl_start(NULL, api, st, &c, &err))
+	struct kclient *kc = NULL;
+	if (kclient_inproc_new(api, NULL, &kc, &err) || ctrl_start(NULL, kc, &c, &err))
 		return fprintf(stderr, "ctrl_start: %s\n", err.msg), 1;
 	size_t lat_len = (size_t)rounds * sizeof(uint64_t);
 	uint64_t *lat = k32_calloc(k32_default_allocator(), lat_len);
@@ -172,6 +173,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)cs.write_errors, (unsigned long long)cs.bound);
 	store_watch_close(w);
 	ctrl_stop(c);
+	kclient_free(kc);
 	api_server_free(api);
 	store_close(st);
 	k32_free(k32_default_allocator(), lat, lat_len);

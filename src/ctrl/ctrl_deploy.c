@@ -539,7 +539,7 @@ static void dp_sync(struct ctrl *c, const cJSON *d)
 
 void ctrl_deploy_pass(struct ctrl *c)
 {
-	cJSON *list = ctrl_list_array(c, "/apis/apps/v1/deployments", NULL);
+	cJSON *list = ctrl_list_work(c, "/apis/apps/v1/deployments");
 	const cJSON *d;
 	cJSON_ArrayForEach(d, list)
 	{

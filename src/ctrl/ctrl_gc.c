@@ -103,6 +103,11 @@ static int gc_owner_alive(struct ctrl *c, struct gc_pass *gp, const cJSON *ref, 
 			return gp->cache.alive[i];
 	char path[700];
 	gc_obj_path(k, ns, name, path, sizeof(path));
+	/* the informers' caches answer for the kinds they hold, without a request */
+	char cu[64];
+	int cached = ctrl_cache_uid(c, path, cu, sizeof(cu));
+	if (cached >= 0)
+		return cached && !strcmp(cu, uid);
 	cJSON *o = NULL;
 	struct k32_err err;
 	k32_status_t st = ctrl_get(c, path, &o, &err);

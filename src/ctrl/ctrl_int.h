@@ -17,11 +17,13 @@
 
 #include "base/k32_json.h"
 #include "ctrl/ctrl.h"
+#include "kclient/kclient.h"
 #include "platform/k32_platform.h"
 
-#define CTRL_COUNT	    9	/* controllers (bits of enum ctrl_kind) */
-#define CTRL_WATCH_COUNT    8	/* kinds watched as triggers */
-#define CTRL_NAME_LEN	    254 /* DNS-1123 subdomain plus NUL */
+#define CTRL_COUNT	    9			     /* controllers (bits of enum ctrl_kind) */
+#define CTRL_INFORMER_COUNT 8			     /* kinds cached and watched (ctrl_inform.c) */
+#define CTRL_CONTINUE_LEN   (K32_STORE_KEY_MAX + 24) /* a list's continue token */
+#define CTRL_NAME_LEN	    254			     /* DNS-1123 subdomain plus NUL */
 #define CTRL_SCHEDULER_NAME "default-scheduler"
 
 /* Heartbeat memory for one node (node lifecycle). */
@@ -40,30 +42,80 @@ struct ctrl_gc_suspect {
 	bool seen;	   /* found again in this pass */
 };
 
-struct ctrl_watch {
-	struct ctrl *c; /* owner (for the notify callback) */
-	struct store_watch *w;
-	const char *group;
-	const char *resource;
-	uint32_t mask;	     /* controllers this kind triggers */
-	atomic_bool pending; /* set by the store's notify callback */
+/* One entry of an informer's owner index: objects sorted by the hash of their controller
+ * ownerReference's uid (0: no controller), so an owner finds its objects (and the orphans
+ * it may adopt) without scanning the namespace. */
+struct ctrl_owned {
+	uint32_t h;
+	cJSON *obj;
+};
+
+/* What the bound, non-terminal pods of one node use (the pods informer keeps these sums as
+ * the pods change, so the scheduler does not add up every pod on every pass). */
+struct ctrl_node_use {
+	char name[CTRL_NAME_LEN]; /* "": free */
+	uint64_t mem;		  /* ctrl_pod_memory sum */
+	uint32_t pods;
+};
+
+/* One watch-fed cache (ctrl_inform.c). objs is sorted by (namespace, name). */
+struct ctrl_informer {
+	struct ctrl *c;
+	const char *prefix;   /* "/api/v1", "/apis/apps/v1" */
+	const char *resource; /* "pods" */
+	uint32_t mask;	      /* controllers this kind triggers */
+	struct k32_task *task;
+	struct k32_mutex lock; /* objs, n, cap, synced, rv */
+	bool lock_ready;
+	cJSON **objs;
+	size_t n, cap;
+	struct ctrl_owned *own; /* the owner index: n entries (cap room) */
+	/* pods only: the pending pods (unbound, not terminal; sorted by pointer) and the use
+	 * of each node; use_full: a node past the table, the scheduler then adds up itself */
+	cJSON **pend;
+	size_t pend_n;
+	struct ctrl_node_use *use; /* K32_CTRL_MAX_NODES entries */
+	bool use_full;
+	bool synced; /* objs mirrors the server as of rv: ctrl_list may read it */
+	char rv[32]; /* last resourceVersion seen */
+};
+
+/* Objects a controller's next pass must reconcile (hashes of "ns/name"), as client-go's
+ * work queue; full: every object (a resync, a relist, an orphan, an overflow). */
+struct ctrl_queue {
+	uint32_t keys[K32_CTRL_QUEUE_LEN];
+	uint32_t n;
+	bool full;
+};
+
+/* A recent Event, for counting repeats instead of creating another (as the API's own). */
+struct ctrl_event_series {
+	uint32_t hash;
+	uint64_t last_s; /* wall clock; 0: free */
+	char ns[64];
+	char name[120];
 };
 
 struct ctrl {
 	struct ctrl_config cfg;	     /* defaults filled in */
-	struct api_server *api;	     /* not owned */
-	struct store *store;	     /* not owned; NULL: no watches */
+	struct kclient *kc;	     /* not owned */
 	struct k32_task *task;	     /* NULL with no_task */
-	struct k32_mutex lock;	     /* dirty, stop, stats */
+	struct k32_mutex lock;	     /* dirty, stop, stats, series */
 	struct k32_cond cond;	     /* wakes the task */
 	struct k32_mutex run_lock;   /* one pass at a time */
 	uint32_t dirty;		     /* CTRL_* bits with work */
+	uint32_t full;		     /* CTRL_* bits whose next pass reconciles everything */
+	struct ctrl_queue queue[2];  /* ReplicaSet, Deployment: filled by the informers */
+	struct ctrl_queue pass_q;    /* the queue the current pass works from */
 	bool stop;		     /* ctrl_stop asked */
+	atomic_bool inf_stop;	     /* informers: stop */
 	uint64_t due_us[CTRL_COUNT]; /* next periodic pass per controller (ctrl clock) */
-	struct ctrl_watch watches[CTRL_WATCH_COUNT];
+	struct ctrl_informer inf[CTRL_INFORMER_COUNT];
 	struct ctrl_stats stats;
 	struct ctrl_node_health nodes[K32_CTRL_MAX_NODES];
 	struct ctrl_gc_suspect gc_suspects[K32_CTRL_BATCH];
+	struct ctrl_event_series series[K32_CTRL_EVENT_SERIES];
+	uint32_t events_recorded;   /* new Events made; every 32nd sweeps expired ones */
 	uint64_t orphan_scan_us;    /* node lifecycle: last scan for pods of deleted nodes */
 	uint64_t requeue_us;	    /* the current pass wants to run again by then (0: no) */
 	uint32_t budget;	    /* actions left in the current pass */
@@ -158,6 +210,19 @@ k32_status_t ctrl_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *
  * controller ownerReference has uid owner_uid (NULL: all). NULL on failure (c->perr). */
 cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid);
 
+/* The controller's work for this pass from path (the list of its kind): every object on a
+ * full pass, else only those queued by change events. NULL on failure (c->perr). */
+cJSON *ctrl_list_work(struct ctrl *c, const char *path);
+/* Queues ns/name for the next pass of controller bit (CTRL_REPLICASET or CTRL_DEPLOYMENT;
+ * name NULL: a full pass). Any thread. */
+void ctrl_enqueue(struct ctrl *c, uint32_t bit, const char *ns, const char *name);
+/* Takes the queue of bit for the pass about to run (full when want_full); run_lock held. */
+void ctrl_queue_take(struct ctrl *c, uint32_t bit, bool want_full);
+
+/* ctrl_list_array of the objects controlled by owner_uid plus those with no controller (what
+ * an owner may adopt), NULL on failure (c->perr). */
+cJSON *ctrl_list_claimable(struct ctrl *c, const char *path, const char *owner_uid);
+
 /* Asks for the current controller to run again within s seconds (a back-off expiring). */
 void ctrl_requeue(struct ctrl *c, uint64_t s);
 
@@ -217,13 +282,57 @@ bool ctrl_tolerates(const cJSON *tolerations, const char *key, const char *value
  * want is met by have (comma lists). */
 bool ctrl_hardware_met(const char *want, const char *have, char *missing, size_t cap);
 
-/* True when a Node store event changed more than heartbeat times (lastHeartbeatTime,
- * resourceVersion): only those mark the node readers dirty. */
-bool ctrl_node_changed(const struct store_event *ev);
-/* True when a Pod store event can change what the scheduler decides: a pending pod added or
- * changed, a bound pod that finished (Succeeded/Failed), a pod deleted. Status updates of
- * running pods are not (they would re-run every unschedulable pod for nothing). */
-bool ctrl_pod_sched_relevant(const struct store_event *ev);
+/* True when a Node changed more than heartbeat times (lastHeartbeatTime,
+ * resourceVersion): only those mark the node readers dirty. prev NULL: new. */
+bool ctrl_node_changed(const cJSON *obj, const cJSON *prev);
+/* True when a Pod change can change what the scheduler decides: a pending pod added or
+ * changed, a bound pod that finished (Succeeded/Failed), a pod deleted (obj NULL). Status
+ * updates of running pods are not (they would re-run every unschedulable pod for nothing). */
+bool ctrl_pod_sched_relevant(const cJSON *obj, const cJSON *prev);
+
+/* ---- informers (ctrl_inform.c) ------------------------------------------------------ */
+
+/* Starts one task per cached kind that an enabled controller reads. */
+k32_status_t ctrl_informers_start(struct ctrl *c, struct k32_err *err);
+/* Stops the tasks (within K32_KCLIENT_WATCH_TICK_MS) and frees the caches. */
+void ctrl_informers_stop(struct ctrl *c);
+/* Serves a list from the cache: calls fn per object (under the cache's lock: fn must not
+ * keep or change item, nor list the same kind). -1 when no synced cache can answer path
+ * (the caller then asks the API). */
+int ctrl_cache_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx);
+
+/* ctrl_cache_list of the objects at path (a collection, no query) controlled by owner_uid,
+ * plus those with no controller when orphans, through the owner index. -1: ask the API. */
+int ctrl_cache_list_owned(struct ctrl *c, const char *path, const char *owner_uid, bool orphans,
+			  ctrl_item_fn fn, void *ctx);
+
+/* The scheduler's inputs from the pods cache: usage(ctx, node, mem, pods) per node with
+ * bound pods, then fn per pending pod (lock held, as ctrl_cache_list). -1: list the pods. */
+int ctrl_cache_sched(struct ctrl *c,
+		     void (*usage)(void *ctx, const char *node, uint64_t mem, uint32_t pods),
+		     ctrl_item_fn fn, void *ctx);
+
+/* The uid of the object at path (".../namespaces/NS/RESOURCE/NAME" or ".../RESOURCE/NAME")
+ * from the cache: 1 found (uid copied, cap >= 40), 0 absent from a synced cache, -1 no
+ * cache can answer (ask the API). */
+int ctrl_cache_uid(struct ctrl *c, const char *path, char *uid, size_t cap);
+
+/* ---- events ------------------------------------------------------------------------- */
+
+/* The object an Event is about. */
+struct ctrl_event_ref {
+	const char *api_version; /* "v1", "apps/v1" */
+	const char *kind;	 /* "Pod" */
+	const char *ns;		 /* "" for cluster-scoped */
+	const char *name;
+	const char *uid; /* may be NULL */
+};
+
+/* Records a core/v1 Event through the client; a repeat within K32_API_EVENT_SERIES_S of
+ * the same (object, type, reason, message) counts up the existing one. */
+k32_status_t ctrl_event_record(struct ctrl *c, const struct ctrl_event_ref *ref, const char *type,
+			       const char *reason, const char *msg, const char *component,
+			       struct k32_err *err);
 
 /* ---- passes (one per controller; run with run_lock held) --------------------------- */
 

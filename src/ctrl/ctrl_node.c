@@ -205,10 +205,10 @@ static bool node_evict_pod(struct ctrl *c, cJSON *pod, void *ctx)
 	const char *name = ctrl_jstr(pod, "metadata.name");
 	char msg[600];
 	snprintf(msg, sizeof(msg), "Marking for deletion Pod %s/%s", ns, name);
-	struct api_event_ref ref = {"v1", "Pod", ns, name, ctrl_jstr(pod, "metadata.uid")};
+	struct ctrl_event_ref ref = {"v1", "Pod", ns, name, ctrl_jstr(pod, "metadata.uid")};
 	struct k32_err err;
-	api_event_record(c->api, &ref, "Normal", "TaintManagerEviction", msg,
-			 "node-lifecycle-controller", &err);
+	ctrl_event_record(c, &ref, "Normal", "TaintManagerEviction", msg,
+			  "node-lifecycle-controller", &err);
 	int code = ctrl_pod_delete(c, pod, 0, false);
 	if (code == 200) {
 		k32_mutex_lock(&c->lock);

@@ -108,7 +108,7 @@ static cJSON *rs_claim(struct ctrl *c, const cJSON *rs, const char *path)
 {
 	const char *uid = ctrl_jstr(rs, "metadata.uid");
 	const cJSON *sel = k32_json_find(rs, "spec.selector");
-	cJSON *all = ctrl_list_array(c, path, NULL);
+	cJSON *all = ctrl_list_claimable(c, path, uid);
 	cJSON *mine = all ? cJSON_CreateArray() : NULL;
 	if (!mine) {
 		cJSON_Delete(all);
@@ -231,7 +231,7 @@ static void rs_sync(struct ctrl *c, const cJSON *rs)
 
 void ctrl_rs_pass(struct ctrl *c)
 {
-	cJSON *list = ctrl_list_array(c, "/apis/apps/v1/replicasets", NULL);
+	cJSON *list = ctrl_list_work(c, "/apis/apps/v1/replicasets");
 	const cJSON *rs;
 	cJSON_ArrayForEach(rs, list)
 	{

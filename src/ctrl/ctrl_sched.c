@@ -194,6 +194,15 @@ static bool sched_pod(struct ctrl *c, cJSON *pod, void *ctx)
 	return sched_cand_add(c, into, pod, key, e->tried_us);
 }
 
+static void sched_use(void *ctx, const char *node, uint64_t mem, uint32_t pods)
+{
+	struct sched_node *n = sched_find(ctx, node);
+	if (n) {
+		n->mem_used += mem;
+		n->pods_used += pods;
+	}
+}
+
 /* The node's reason for rejecting pod, or NULL when it fits. detail gets numbers. */
 static const char *sched_filter(const cJSON *pod, const struct sched_node *n, uint64_t need,
 				const char *want, char *reason, size_t rcap, char *detail,
@@ -351,12 +360,12 @@ static struct sched_node *sched_choose(struct sched_pass *sp, const cJSON *pod, 
 static void sched_event(struct ctrl *c, const cJSON *pod, const char *type, const char *reason,
 			const char *msg)
 {
-	struct api_event_ref ref = {"v1", "Pod", ctrl_jstr(pod, "metadata.namespace"),
-				    ctrl_jstr(pod, "metadata.name"),
-				    ctrl_jstr(pod, "metadata.uid")};
+	struct ctrl_event_ref ref = {"v1", "Pod", ctrl_jstr(pod, "metadata.namespace"),
+				     ctrl_jstr(pod, "metadata.name"),
+				     ctrl_jstr(pod, "metadata.uid")};
 	struct k32_err err;
 	if (ref.ns && ref.name &&
-	    api_event_record(c->api, &ref, type, reason, msg, CTRL_SCHEDULER_NAME, &err))
+	    ctrl_event_record(c, &ref, type, reason, msg, CTRL_SCHEDULER_NAME, &err))
 		k32_log(K32_LOG_DEBUG, "ctrl", "event %s for pod %s: %s", reason, ref.name,
 			err.msg);
 }
@@ -580,7 +589,10 @@ void ctrl_sched_pass(struct ctrl *c)
 	/* Devices are optional: a failed list only means no Device-derived hardware */
 	if (ctrl_list(c, "/apis/kube32.io/v1alpha1/devices", sched_device, &sp))
 		k32_err_clear(&c->perr);
-	if (ctrl_list(c, "/api/v1/pods", sched_pod, &sp))
+	/* from the pods cache: each node's use is kept up to date and only the pending pods
+	 * are visited; without it, every pod is added up */
+	if (ctrl_cache_sched(c, sched_use, sched_pod, &sp) &&
+	    ctrl_list(c, "/api/v1/pods", sched_pod, &sp))
 		goto out; /* a partial view: no sweep, no fingerprint */
 	/* parked pods wait for a change: was there one since the last pass? */
 	bool changed = sched_fingerprint(&sp) != c->sched_fp;

@@ -19,12 +19,14 @@
 #include "base/k32_log.h"
 #include "ctrl/ctrl.h"
 #include "ctrl/ctrl_int.h"
+#include "kclient/kclient.h"
 #include "platform/k32_platform.h"
 #include "store/store.h"
 
 struct fx {
 	struct store *store;
 	struct api_server *api;
+	struct kclient *kc; /* the controllers' in-process client */
 	struct ctrl *ctrl;
 	struct k32_buf out;
 	uint64_t now_us; /* fake monotonic clock */
@@ -56,7 +58,9 @@ static int fx_setup(void **state)
 	fx->wall_s = 1767225600; /* 2026-01-01T00:00:00Z */
 	struct ctrl_config cc = {
 	    .no_task = true, .now_us = fx_now, .wall_s = fx_wall, .clock_ctx = fx};
-	if (ctrl_start(&cc, fx->api, fx->store, &fx->ctrl, &err))
+	if (kclient_inproc_new(fx->api, NULL, &fx->kc, &err))
+		fail_msg("kclient_inproc_new: %s", err.msg);
+	if (ctrl_start(&cc, fx->kc, &fx->ctrl, &err))
 		fail_msg("ctrl_start: %s", err.msg);
 	*state = fx;
 	return 0;
@@ -66,6 +70,7 @@ static int fx_teardown(void **state)
 {
 	struct fx *fx = *state;
 	ctrl_stop(fx->ctrl);
+	kclient_free(fx->kc);
 	k32_buf_fini(&fx->out);
 	api_server_free(fx->api);
 	store_close(fx->store);
@@ -1516,24 +1521,25 @@ static void test_task_triggers(void **state)
 	struct k32_err err;
 	ctrl_stop(fx->ctrl);
 	struct ctrl_config cc = {.resync_s = 3600, .sched_resync_s = 3600};
-	if (ctrl_start(&cc, fx->api, fx->store, &fx->ctrl, &err))
+	if (ctrl_start(&cc, fx->kc, &fx->ctrl, &err))
 		fail_msg("ctrl_start: %s", err.msg);
 	node_add(fx, "n1", "1Mi", 20, NULL, NULL, NULL);
 	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, fx,
 	     "rs");
 	int live = 0, ready = 0, bound = 0;
+	struct ctrl_stats st = {0};
 	uint64_t deadline = k32_now_us() + 10 * 1000000ull;
 	while (k32_now_us() < deadline) {
 		count_pods(fx, "web-", &live, &ready);
 		bound = pods_on(fx, "n1");
-		if (live == 3 && bound == 3)
+		/* the counter moves just after the binding is stored: wait for both */
+		ctrl_get_stats(fx->ctrl, &st);
+		if (live == 3 && bound == 3 && st.bound == 3)
 			break;
 		k32_plat()->sleep_us(5000);
 	}
 	assert_int_equal(live, 3);
 	assert_int_equal(bound, 3);
-	struct ctrl_stats st;
-	ctrl_get_stats(fx->ctrl, &st);
 	assert_true(st.passes > 0);
 	assert_int_equal(st.bound, 3);
 }
@@ -1572,7 +1578,12 @@ static void test_heartbeat_filter(void **state)
 		size_t n = 0;
 		assert_int_equal(store_watch_next(w, ev, 4, &n, K32_NO_WAIT, &err), K32_OK);
 		assert_int_equal(n, 1);
-		if (ctrl_node_changed(&ev[0]) != steps[i].changed)
+		cJSON *now = cJSON_Parse(store_obj_data(ev[0].obj));
+		cJSON *before = ev[0].prev ? cJSON_Parse(store_obj_data(ev[0].prev)) : NULL;
+		bool changed = ctrl_node_changed(now, before);
+		cJSON_Delete(now);
+		cJSON_Delete(before);
+		if (changed != steps[i].changed)
 			fail_msg("step %zu: changed %d, want %d", i, !steps[i].changed,
 				 steps[i].changed);
 		store_events_release(fx->store, ev, n);
@@ -1615,7 +1626,16 @@ static void test_pod_sched_filter(void **state)
 		size_t n = 0;
 		assert_int_equal(store_watch_next(w, ev, 4, &n, K32_NO_WAIT, &err), K32_OK);
 		assert_int_equal(n, 1);
-		if (ctrl_pod_sched_relevant(&ev[0]) != steps[i].relevant)
+		cJSON *now = ev[0].type == STORE_EVENT_DELETED
+				 ? NULL
+				 : cJSON_Parse(store_obj_data(ev[0].obj));
+		cJSON *before = ev[0].type == STORE_EVENT_MODIFIED && ev[0].prev
+				    ? cJSON_Parse(store_obj_data(ev[0].prev))
+				    : NULL;
+		bool relevant = ctrl_pod_sched_relevant(now, before);
+		cJSON_Delete(now);
+		cJSON_Delete(before);
+		if (relevant != steps[i].relevant)
 			fail_msg("step %zu: relevant %d, want %d", i, !steps[i].relevant,
 				 steps[i].relevant);
 		store_events_release(fx->store, ev, n);
@@ -1664,7 +1684,8 @@ static void test_write_errors(void **state)
 	assert_int_equal(api_server_new(&ac, &fx.api, &err), K32_OK);
 	k32_buf_init(&fx.out, k32_default_allocator(), 1 << 20, "test response");
 	struct ctrl_config cc = {.no_task = true, .enable = CTRL_REPLICASET};
-	assert_int_equal(ctrl_start(&cc, fx.api, fx.store, &fx.ctrl, &err), K32_OK);
+	assert_int_equal(kclient_inproc_new(fx.api, NULL, &fx.kc, &err), K32_OK);
+	assert_int_equal(ctrl_start(&cc, fx.kc, &fx.ctrl, &err), K32_OK);
 	must(req(&fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, &fx,
 	     "rs");
 	must(req(&fx, "PATCH", "/apis/apps/v1/namespaces/default/replicasets/web/scale",
@@ -1675,16 +1696,29 @@ static void test_write_errors(void **state)
 	ctrl_get_stats(fx.ctrl, &st);
 	assert_true(st.write_errors > 0);
 	assert_true(st.writes > st.write_errors);
+	/* each refusal is logged at WARN with the method, the object and the server's answer */
+	static struct k32_log_line lines[64];
+	size_t nl, warned = 0;
+	for (uint64_t seq = 0; (nl = k32_log_read(seq, lines, 64, NULL)) > 0;
+	     seq = lines[nl - 1].seq)
+		for (size_t i = 0; i < nl; i++)
+			if (lines[i].level == K32_LOG_WARN && !strcmp(lines[i].component, "ctrl") &&
+			    strstr(lines[i].text,
+				   "POST /api/v1/namespaces/default/pods refused: HTTP ") &&
+			    strstr(lines[i].text, "K32_STORE_MAX_OBJECTS"))
+				warned++;
+	assert_true(warned > 0);
 	int live, ready;
 	count_pods(&fx, "web-", &live, &ready);
 	assert_true(live > 0 && live < 9);
 	ctrl_stop(fx.ctrl);
+	kclient_free(fx.kc);
 	k32_buf_fini(&fx.out);
 	api_server_free(fx.api);
 	store_close(fx.store);
 	/* bad arguments */
 	struct ctrl *c = NULL;
-	assert_int_equal(ctrl_start(NULL, NULL, NULL, &c, &err), K32_ERR_INVALID_ARGS);
+	assert_int_equal(ctrl_start(NULL, NULL, &c, &err), K32_ERR_INVALID_ARGS);
 	assert_null(c);
 	ctrl_stop(NULL);
 }
@@ -1723,7 +1757,40 @@ static void test_alloc_failures(void **state)
 	assert_true(deploy_done(fx));
 }
 
-/* The Device controller (src/hw's hw_devctrl) as CTRL_DEVICE: a Device gets its driver pod
+/* Events the controllers record go through the client, so they also sweep expired ones
+ * (older than K32_API_EVENT_TTL_S) every 32 new Events, as the API does for its own; a
+ * refused write is counted (logged at WARN) and retried. */
+static void test_event_sweep(void **state)
+{
+	struct fx *fx = *state;
+	char old[32];
+	ctrl_fmt_time(fx->wall_s - K32_API_EVENT_TTL_S - 60, old, sizeof(old));
+	must(reqf(fx, "POST", "/api/v1/namespaces/default/events",
+		  "{\"metadata\":{\"name\":\"stale.1\"},\"involvedObject\":{\"kind\":\"Pod\","
+		  "\"name\":\"x\",\"namespace\":\"default\"},\"reason\":\"Old\",\"message\":"
+		  "\"m\",\"type\":\"Normal\",\"lastTimestamp\":\"%s\"}",
+		  old),
+	     201, fx, "old event");
+	char body[1024];
+	snprintf(body, sizeof(body),
+		 "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+		 "\"ev\"},\"spec\":{\"replicas\":%d,\"selector\":{\"matchLabels\":{\"app\":"
+		 "\"ev\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"ev\"}},\"spec\":{"
+		 "\"containers\":[{\"name\":\"main\",\"image\":\"hello.wasm\"}]}}}}",
+		 K32_CTRL_BATCH);
+	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", body), 201, fx, "rs");
+	must(req(fx, "GET", "/api/v1/namespaces/default/events/stale.1", NULL), 200, fx, "before");
+	run(fx, CTRL_REPLICASET); /* K32_CTRL_BATCH pods, as many SuccessfulCreate Events */
+	must(req(fx, "GET", "/api/v1/namespaces/default/events/stale.1", NULL), 404, fx, "swept");
+	must(req(fx, "GET",
+		 "/api/v1/namespaces/default/events?fieldSelector=reason%3DSuccessfulCreate", NULL),
+	     200, fx, "recent");
+	cJSON *l = cJSON_Parse(k32_buf_cstr(&fx->out));
+	assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")) >= K32_CTRL_BATCH - 1);
+	cJSON_Delete(l);
+}
+
+/* The Device controller (ctrl_dev.c) as CTRL_DEVICE: a Device gets its driver pod
  * on its node with status.driverPod; a second Device on the same (node, bus, channel,
  * address) is refused (Ready=False Conflict); deleting the Device takes the pod with it. */
 static void test_device_controller(void **state)
@@ -1805,6 +1872,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pod_sched_filter, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_limit, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_write_errors),
+	    cmocka_unit_test_setup_teardown(test_event_sweep, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_alloc_failures, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

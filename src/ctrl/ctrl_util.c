@@ -1,6 +1,7 @@
 /*
- * ctrl_util.c - helpers shared by the controllers: API requests through api_do, paged
- * lists, JSON and condition helpers, Kubernetes quantities, label selectors, node
+ * ctrl_util.c - helpers shared by the controllers: API requests through the client
+ * (kclient), lists (from the informers' caches when they can answer, else paged from the
+ * API), Events, JSON and condition helpers, Kubernetes quantities, label selectors, node
  * affinity, taints and tolerations, hardware matching, RFC 3339 time.
  *
  * Everything here runs inside a pass (run_lock held) except the pure functions, which are
@@ -9,6 +10,7 @@
 #include "ctrl/ctrl_int.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +45,8 @@ k32_status_t ctrl_do(struct ctrl *c, const char *method, const char *target, con
 	*out_code = 0;
 	if (out)
 		*out = NULL;
-	k32_status_t st = api_do(c->api, method, target, ctype, body, body ? strlen(body) : 0,
-				 out_code, &buf, err);
+	k32_status_t st = kclient_do(c->kc, method, target, ctype, body, body ? strlen(body) : 0,
+				     out_code, &buf, err);
 	if (!st && out) {
 		*out = cJSON_ParseWithLength(k32_buf_cstr(&buf), buf.len);
 		if (!*out)
@@ -97,10 +99,17 @@ int ctrl_write(struct ctrl *c, const char *method, const char *target, const cha
 		c->stats.write_errors++;
 	k32_mutex_unlock(&c->lock);
 	if (failed) {
+		/* WARN: a refused write is a controller that cannot do its job (a conflict
+		 * retried next pass included: it says which object races with whom) */
 		const char *msg = ctrl_jstr(ans, "message");
 		ctrl_requeue(c, K32_CTRL_RETRY_S);
-		k32_log(K32_LOG_DEBUG, "ctrl", "%s %.100s: HTTP %d: %.120s", method, target, code,
-			msg ? msg : err.msg);
+		if (code)
+			k32_log(K32_LOG_WARN, "ctrl",
+				"%s %.160s refused: HTTP %d: %.160s (retried in %us)", method,
+				target, code, msg ? msg : "", (unsigned)K32_CTRL_RETRY_S);
+		else
+			k32_log(K32_LOG_WARN, "ctrl", "%s %.160s failed: %.160s (retried in %us)",
+				method, target, err.msg, (unsigned)K32_CTRL_RETRY_S);
 	}
 	if (out)
 		*out = ans;
@@ -145,7 +154,9 @@ void ctrl_url_encode(const char *s, char *out, size_t cap)
 
 k32_status_t ctrl_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx)
 {
-	char token[STORE_CONTINUE_LEN * 3 + 1] = "";
+	if (ctrl_cache_list(c, path, fn, ctx) == 0)
+		return K32_OK;
+	char token[CTRL_CONTINUE_LEN * 3 + 1] = "";
 	char target[sizeof(token) + 512];
 	for (;;) {
 		snprintf(target, sizeof(target), "%s%climit=%u%s%s", path,
@@ -182,6 +193,7 @@ k32_status_t ctrl_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *
 struct ctrl_collect {
 	cJSON *arr;
 	const char *owner_uid;
+	bool orphans; /* also objects with no controller */
 };
 
 static bool ctrl_collect_item(struct ctrl *c, cJSON *item, void *ctx)
@@ -189,8 +201,9 @@ static bool ctrl_collect_item(struct ctrl *c, cJSON *item, void *ctx)
 	(void)c;
 	struct ctrl_collect *cc = ctx;
 	if (cc->owner_uid) {
+		/* filtered before the copy: from a cache, the copy is the cost */
 		const char *u = ctrl_controller_uid(item);
-		if (!u || strcmp(u, cc->owner_uid))
+		if (u ? strcmp(u, cc->owner_uid) != 0 : !cc->orphans)
 			return true;
 	}
 	cJSON *dup = cJSON_Duplicate(item, true);
@@ -199,19 +212,119 @@ static bool ctrl_collect_item(struct ctrl *c, cJSON *item, void *ctx)
 	return dup != NULL;
 }
 
-cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid)
+static cJSON *ctrl_list_collect(struct ctrl *c, const char *path, const char *owner_uid,
+				bool orphans)
 {
-	struct ctrl_collect cc = {cJSON_CreateArray(), owner_uid};
+	struct ctrl_collect cc = {cJSON_CreateArray(), owner_uid, orphans};
 	if (!cc.arr) {
 		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "listing %.80s: out of memory",
 			    path);
 		return NULL;
 	}
+	if (owner_uid && cc.arr &&
+	    ctrl_cache_list_owned(c, path, owner_uid, orphans, ctrl_collect_item, &cc) == 0)
+		return cc.arr;
 	if (ctrl_list(c, path, ctrl_collect_item, &cc)) {
 		cJSON_Delete(cc.arr);
 		return NULL;
 	}
 	return cc.arr;
+}
+
+cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid)
+{
+	return ctrl_list_collect(c, path, owner_uid, false);
+}
+
+static uint32_t ctrl_key_hash(const char *ns, const char *name)
+{
+	uint32_t h = 2166136261u;
+	for (const char *p = ns ? ns : ""; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	h = (h ^ '/') * 16777619u;
+	for (const char *p = name; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	return h;
+}
+
+static struct ctrl_queue *ctrl_queue_of(struct ctrl *c, uint32_t bit)
+{
+	return bit == CTRL_REPLICASET ? &c->queue[0] : bit == CTRL_DEPLOYMENT ? &c->queue[1] : NULL;
+}
+
+void ctrl_enqueue(struct ctrl *c, uint32_t bit, const char *ns, const char *name)
+{
+	struct ctrl_queue *q = ctrl_queue_of(c, bit);
+	if (!q)
+		return;
+	uint32_t h = name ? ctrl_key_hash(ns, name) : 0;
+	k32_mutex_lock(&c->lock);
+	if (!name || q->n == K32_CTRL_QUEUE_LEN) {
+		q->full = true;
+	} else if (!q->full) {
+		uint32_t i = 0;
+		while (i < q->n && q->keys[i] != h)
+			i++;
+		if (i == q->n)
+			q->keys[q->n++] = h;
+	}
+	k32_mutex_unlock(&c->lock);
+}
+
+void ctrl_queue_take(struct ctrl *c, uint32_t bit, bool want_full)
+{
+	struct ctrl_queue *q = ctrl_queue_of(c, bit);
+	k32_mutex_lock(&c->lock);
+	if (q) {
+		c->pass_q = *q;
+		q->n = 0;
+		q->full = false;
+	}
+	/* without informers nothing queues: every pass is a full one */
+	if (!q || want_full || c->cfg.no_task || c->cfg.no_cache)
+		c->pass_q.full = true;
+	k32_mutex_unlock(&c->lock);
+}
+
+struct ctrl_work {
+	cJSON *arr;
+	const struct ctrl_queue *q;
+};
+
+static bool ctrl_work_item(struct ctrl *c, cJSON *item, void *ctx)
+{
+	(void)c;
+	struct ctrl_work *w = ctx;
+	const char *name = ctrl_jstr(item, "metadata.name");
+	if (!name)
+		return true;
+	uint32_t h = ctrl_key_hash(ctrl_jstr(item, "metadata.namespace"), name);
+	uint32_t i = 0;
+	while (i < w->q->n && w->q->keys[i] != h)
+		i++;
+	if (i == w->q->n)
+		return true;
+	cJSON *dup = cJSON_Duplicate(item, true);
+	if (dup)
+		cJSON_AddItemToArray(w->arr, dup);
+	return dup != NULL;
+}
+
+cJSON *ctrl_list_work(struct ctrl *c, const char *path)
+{
+	if (c->pass_q.full)
+		return ctrl_list_array(c, path, NULL);
+	struct ctrl_work w = {cJSON_CreateArray(), &c->pass_q};
+	if (!w.arr || (c->pass_q.n && ctrl_list(c, path, ctrl_work_item, &w))) {
+		cJSON_Delete(w.arr);
+		return NULL;
+	}
+	return w.arr;
+}
+
+cJSON *ctrl_list_claimable(struct ctrl *c, const char *path, const char *owner_uid)
+{
+	return ctrl_list_collect(c, path, owner_uid, true);
 }
 
 /* ---- JSON helpers ---------------------------------------------------------------------- */
@@ -532,6 +645,167 @@ out:
 	return code;
 }
 
+/* FNV-1a over a field, then a separator (so "ab","c" and "a","bc" differ). */
+static uint32_t ctrl_fnv(uint32_t h, const char *s)
+{
+	for (; s && *s; s++) {
+		h ^= (uint8_t)*s;
+		h *= 16777619u;
+	}
+	return (h * 16777619u) ^ 0x2f;
+}
+
+/* Counts up an existing Event; false when it is gone (then a new one is made). */
+static bool ctrl_event_bump(struct ctrl *c, const char *ns, const char *name, const char *ts)
+{
+	char target[300];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events/%s", ns, name);
+	cJSON *e = NULL;
+	struct k32_err err;
+	if (ctrl_get(c, target, &e, &err))
+		return false;
+	char patch[160];
+	snprintf(patch, sizeof(patch), "{\"count\":%" PRId64 ",\"lastTimestamp\":\"%s\"}",
+		 ctrl_jint(e, "count", 1) + 1, ts);
+	cJSON_Delete(e);
+	int code = 0;
+	return ctrl_do(c, "PATCH", target, "application/merge-patch+json", patch, &code, NULL,
+		       &err) == K32_OK &&
+	       code == 200;
+}
+
+/* Events older than K32_API_EVENT_TTL_S go, as the API server's own sweep does for the
+ * Events it records itself: since the controllers record theirs through the client, they
+ * sweep too (every 32 new Events, at most K32_API_EVENT_GC_BATCH deletions). */
+struct ctrl_event_sweep {
+	uint64_t now_s;
+	uint32_t deleted;
+};
+
+static bool ctrl_event_expired(struct ctrl *c, cJSON *e, void *ctx)
+{
+	struct ctrl_event_sweep *sw = ctx;
+	static const char *const fields[] = {"lastTimestamp", "eventTime",
+					     "metadata.creationTimestamp"};
+	uint64_t t = 0;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]) && !t; i++)
+		if (!ctrl_parse_time(ctrl_jstr(e, fields[i]), &t))
+			t = 0;
+	const char *ns = ctrl_jstr(e, "metadata.namespace");
+	const char *name = ctrl_jstr(e, "metadata.name");
+	if (!t || !ns || !name || t + K32_API_EVENT_TTL_S >= sw->now_s)
+		return true;
+	char target[400];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events/%s", ns, name);
+	ctrl_write(c, "DELETE", target, NULL, NULL, NULL);
+	return ++sw->deleted < K32_API_EVENT_GC_BATCH;
+}
+
+static void ctrl_events_sweep(struct ctrl *c)
+{
+	struct ctrl_event_sweep sw = {ctrl_wall_s(c), 0};
+	struct k32_err keep = c->perr; /* a failed sweep is not the pass's failure */
+	ctrl_list(c, "/api/v1/events", ctrl_event_expired, &sw);
+	c->perr = keep;
+}
+
+k32_status_t ctrl_event_record(struct ctrl *c, const struct ctrl_event_ref *ref, const char *type,
+			       const char *reason, const char *msg, const char *component,
+			       struct k32_err *err)
+{
+	if (!ref || !ref->kind || !ref->name || !type || !reason || !msg)
+		return k32_err_set(
+		    err, K32_ERR_INVALID_ARGS, "ctrl",
+		    "event: object kind/name, type, reason and message are required");
+	const char *ns = ref->ns && ref->ns[0] ? ref->ns : "default";
+	uint64_t now = ctrl_wall_s(c);
+	char ts[32];
+	ctrl_fmt_time(now, ts, sizeof(ts));
+	uint32_t h = 2166136261u;
+	const char *parts[] = {ns, ref->kind, ref->name, ref->uid, type, reason, msg};
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		h = ctrl_fnv(h, parts[i]);
+	h |= 1; /* 0 marks a free slot */
+	char name[120] = "";
+	k32_mutex_lock(&c->lock);
+	for (size_t i = 0; i < K32_CTRL_EVENT_SERIES; i++) {
+		struct ctrl_event_series *s = &c->series[i];
+		if (s->hash == h && s->last_s && now - s->last_s <= K32_API_EVENT_SERIES_S &&
+		    !strcmp(s->ns, ns)) {
+			s->last_s = now;
+			snprintf(name, sizeof(name), "%s", s->name);
+		}
+	}
+	k32_mutex_unlock(&c->lock);
+	if (name[0] && ctrl_event_bump(c, ns, name, ts))
+		return K32_OK;
+	/* a new Event, named as upstream: <object>.<hex time> */
+	snprintf(name, sizeof(name), "%.90s.%" PRIx64 "%04x", ref->name, k32_now_us(),
+		 (unsigned)(h & 0xffff));
+	cJSON *e = cJSON_CreateObject();
+	cJSON *md = cJSON_AddObjectToObject(e, "metadata");
+	cJSON *io = cJSON_AddObjectToObject(e, "involvedObject");
+	cJSON *src = cJSON_AddObjectToObject(e, "source");
+	if (!e || !md || !io || !src) {
+		cJSON_Delete(e);
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "ctrl", "event %s: out of memory",
+				   reason);
+	}
+	cJSON_AddStringToObject(e, "apiVersion", "v1");
+	cJSON_AddStringToObject(e, "kind", "Event");
+	cJSON_AddStringToObject(md, "name", name);
+	cJSON_AddStringToObject(md, "namespace", ns);
+	cJSON_AddStringToObject(io, "apiVersion", ref->api_version ? ref->api_version : "v1");
+	cJSON_AddStringToObject(io, "kind", ref->kind);
+	cJSON_AddStringToObject(io, "name", ref->name);
+	if (ref->ns && ref->ns[0])
+		cJSON_AddStringToObject(io, "namespace", ref->ns);
+	if (ref->uid)
+		cJSON_AddStringToObject(io, "uid", ref->uid);
+	cJSON_AddStringToObject(e, "reason", reason);
+	cJSON_AddStringToObject(e, "message", msg);
+	cJSON_AddStringToObject(e, "type", type);
+	cJSON_AddNumberToObject(e, "count", 1);
+	cJSON_AddStringToObject(src, "component", component ? component : "kube32");
+	cJSON_AddStringToObject(e, "firstTimestamp", ts);
+	cJSON_AddStringToObject(e, "lastTimestamp", ts);
+	cJSON_AddStringToObject(e, "reportingComponent", component ? component : "kube32");
+	cJSON_AddStringToObject(e, "reportingInstance", "");
+	char *text = cJSON_PrintUnformatted(e);
+	cJSON_Delete(e);
+	if (!text)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "ctrl", "event %s: out of memory",
+				   reason);
+	char target[160];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events", ns);
+	int code = 0;
+	cJSON *ans = NULL;
+	k32_status_t st = ctrl_do(c, "POST", target, NULL, text, &code, &ans, err);
+	cJSON_free(text);
+	if (!st && code != 201) {
+		const char *m = ctrl_jstr(ans, "message");
+		st = k32_err_set(err, K32_ERR_IO, "ctrl", "event %s for %s %s: HTTP %d: %.100s",
+				 reason, ref->kind, ref->name, code, m ? m : "");
+	}
+	cJSON_Delete(ans);
+	if (st)
+		return st;
+	k32_mutex_lock(&c->lock);
+	struct ctrl_event_series *lru = &c->series[0];
+	for (size_t i = 1; i < K32_CTRL_EVENT_SERIES; i++)
+		if (c->series[i].last_s < lru->last_s)
+			lru = &c->series[i];
+	lru->hash = h;
+	lru->last_s = now;
+	snprintf(lru->ns, sizeof(lru->ns), "%s", ns);
+	snprintf(lru->name, sizeof(lru->name), "%s", name);
+	bool sweep = (++c->events_recorded & 31) == 0;
+	k32_mutex_unlock(&c->lock);
+	if (sweep)
+		ctrl_events_sweep(c);
+	return K32_OK;
+}
+
 void ctrl_owner_event(struct ctrl *c, const char *ns, const cJSON *ref, const char *type,
 		      const char *reason, const char *msg)
 {
@@ -544,10 +818,10 @@ void ctrl_owner_event(struct ctrl *c, const char *ns, const cJSON *ref, const ch
 	for (const char *k = kind; *k && n + 12 < sizeof(component); k++)
 		component[n++] = (char)(*k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k);
 	snprintf(component + n, sizeof(component) - n, "-controller");
-	struct api_event_ref er = {ctrl_jstr(ref, "apiVersion"), kind, ns, name,
-				   ctrl_jstr(ref, "uid")};
+	struct ctrl_event_ref er = {ctrl_jstr(ref, "apiVersion"), kind, ns, name,
+				    ctrl_jstr(ref, "uid")};
 	struct k32_err err;
-	if (api_event_record(c->api, &er, type, reason, msg, component, &err))
+	if (ctrl_event_record(c, &er, type, reason, msg, component, &err))
 		k32_log(K32_LOG_DEBUG, "ctrl", "event %s on %s %s: %s", reason, kind, name,
 			err.msg);
 }

@@ -565,33 +565,4 @@ bool hw_node_pod_event(struct hw_node_pod *slot, const char *component, struct k
 /* Appends the merge patch for devices/<dev.name>/status in namespace dev.ns. */
 k32_status_t hw_node_pod_patch(struct hw_node_pod *slot, struct k32_buf *out, struct k32_err *err);
 
-/* ---- the Device controller (hw_devctrl.c, library k32_hw_ctrl: needs src/api) -------------
- *
- * One reconcile pass over all Devices through the in-process API client (api_do): for each
- * Device, refuse it (Ready=False "Conflict", naming the other) when an older Device sits on
- * the same (node, bus, muxChannel, address); otherwise create its driver pod
- * (hw_device_pod_manifest) if missing and record status.driverPod; mark it Ready=False
- * "Stale" when status.lastReadTime is older than three poll intervals plus stale_grace_s
- * (the node stopped reporting: the kubelet's own NoReading cannot arrive then). Driver pods
- * whose Device is gone are deleted. At most K32_HW_CTRL_BATCH Devices per pass.
- * Context: the controller's thread; blocking API calls in process.
- */
-struct api_server;
-
-struct hw_devctrl_stats {
-	uint32_t devices;   /* Devices seen */
-	uint32_t created;   /* driver pods created */
-	uint32_t deleted;   /* orphaned driver pods deleted */
-	uint32_t conflicts; /* Devices refused */
-	uint32_t stale;	    /* Devices marked Stale in this pass */
-	uint32_t updated;   /* status patches sent */
-};
-
-k32_status_t hw_devctrl_run_once(struct api_server *api, uint64_t wall_s, uint32_t stale_grace_s,
-				 const char *mem_limit, struct hw_devctrl_stats *out,
-				 struct k32_err *err);
-
-/* Parses RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ" (fractions ignored). false if malformed. */
-bool hw_rfc3339_parse(const char *s, uint64_t *out_wall_s);
-
 #endif /* HW_H */

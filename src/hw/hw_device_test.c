@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "api/api.h"
 #include "base/k32_log.h"
 #include "hw/hw_int.h"
 
@@ -332,116 +331,6 @@ test_publisher(void **state)
 	k32_buf_fini(&b);
 }
 
-/* ---- against the API server ---- */
-
-static int req(struct api_server *api, const char *method, const char *target, const char *ct,
-	       const char *body, struct k32_buf *out)
-{
-	int code = 0;
-	struct k32_err err;
-	k32_buf_reset(out);
-	assert_int_equal(
-	    api_do(api, method, target, ct, body, body ? strlen(body) : 0, &code, out, &err),
-	    K32_OK);
-	return code;
-}
-
-static void test_api(void **state)
-{
-	(void)state;
-	k32_log_set_stderr(false);
-	struct store *store;
-	struct api_server *api;
-	struct k32_err err;
-	struct store_config sc = {.data_dir = NULL, .history_events = 16};
-	assert_int_equal(store_open(&sc, &store, &err), K32_OK);
-	struct api_config ac = {.store = store, .bootstrap = true};
-	assert_int_equal(api_server_new(&ac, &api, &err), K32_OK);
-	struct k32_buf b, patch;
-	k32_buf_init(&b, k32_default_allocator(), 1 << 20, "resp");
-	k32_buf_init(&patch, k32_default_allocator(), 8192, "patch");
-	const char *devs = "/apis/kube32.io/v1alpha1/namespaces/default/devices";
-	assert_int_equal(
-	    req(api, "POST", devs, NULL,
-		"{\"apiVersion\":\"kube32.io/v1alpha1\",\"kind\":\"Device\","
-		"\"metadata\":{\"name\":\"envpro\"},\"spec\":{\"node\":\"cardputer-1\","
-		"\"model\":\"bme688\",\"address\":119,\"bus\":0,\"muxChannel\":2}}",
-		&b),
-	    201);
-	cJSON *j = parse(k32_buf_cstr(&b));
-	struct hw_device d;
-	assert_int_equal(hw_device_parse(j, &d, &err), K32_OK);
-	cJSON_Delete(j);
-	assert_true(d.uid[0] != 0);
-	/* the controller's pod manifest is a valid pod */
-	k32_buf_reset(&patch);
-	assert_int_equal(hw_device_pod_manifest(&d, "24Ki", &patch, &err), K32_OK);
-	assert_int_equal(
-	    req(api, "POST", "/api/v1/namespaces/default/pods", NULL, k32_buf_cstr(&patch), &b),
-	    201);
-	/* the worked example's readings, through the publisher, into the status */
-	struct hw_devstatus st;
-	hw_devstatus_init(&st, d.poll_ms, 1000);
-	struct hw_readings r = R("temperature_c", "23.64", "pressure_pa", "99987", "humidity_pct",
-				 "41.955", "gas_ohm", "117400", (const char *)NULL);
-	hw_devstatus_readings(&st, &r, 1000000, 1735732803);
-	assert_true(hw_devstatus_due(&st, 1000000, 1735732803));
-	k32_buf_reset(&patch);
-	char pod[64];
-	hw_device_pod_name(&d, pod, sizeof(pod));
-	assert_int_equal(hw_devstatus_patch(&st, pod, 1000000, &patch, &err), K32_OK);
-	assert_int_equal(req(api, "PATCH",
-			     "/apis/kube32.io/v1alpha1/namespaces/default/devices/envpro/status",
-			     "application/merge-patch+json", k32_buf_cstr(&patch), &b),
-			 200);
-	assert_int_equal(req(api, "GET",
-			     "/apis/kube32.io/v1alpha1/namespaces/default/devices/envpro", NULL,
-			     NULL, &b),
-			 200);
-	j = parse(k32_buf_cstr(&b));
-	assert_string_equal(k32_json_find(j, "status.readings.temperature_c")->valuestring,
-			    "23.64");
-	assert_string_equal(k32_json_find(j, "status.readings.gas_ohm")->valuestring, "117400");
-	assert_string_equal(k32_json_find(j, "status.lastReadTime")->valuestring,
-			    "2025-01-01T12:00:03Z");
-	assert_string_equal(k32_json_find(j, "status.driverPod")->valuestring, "bme688-envpro");
-	cJSON_Delete(j);
-
-	/* kubectl get devices: the Table over HTTP */
-	struct http_server_config hc;
-	struct http_server *srv = NULL;
-	http_server_config_init(&hc);
-	hc.handler = api_http_handler;
-	hc.authenticate = api_http_authenticate;
-	hc.ctx = api;
-	assert_int_equal(http_server_start(&hc, &srv, &err), K32_OK);
-	api_server_attach_http(api, srv);
-	struct http_client_config cc;
-	struct http_client *c = NULL;
-	http_client_config_init(&cc);
-	cc.port = http_server_port(srv);
-	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
-	struct http_client_request hr = {
-	    .method = "GET",
-	    .target = devs,
-	    .headers = "Accept: application/json;as=Table;v=v1;g=meta.k8s.io\r\n",
-	    .timeout_us = 5000000};
-	struct http_client_response resp;
-	assert_int_equal(http_client_do(c, &hr, &resp, &err), K32_OK);
-	assert_int_equal(resp.status, 200);
-	const char *t = k32_buf_cstr(&resp.body);
-	assert_non_null(strstr(t, "\"kind\":\"Table\""));
-	assert_non_null(strstr(t, "temperature_c=23.64"));
-	assert_non_null(strstr(t, "cardputer-1"));
-	http_client_response_fini(&resp);
-	http_client_free(c);
-	http_server_stop(srv);
-	k32_buf_fini(&b);
-	k32_buf_fini(&patch);
-	api_server_free(api);
-	store_close(store);
-}
-
 /* One driver pod per Device on a node: a second binding is refused until the first goes. */
 static void test_node_one_driver(void **state)
 {
@@ -492,9 +381,9 @@ static void test_node_one_driver(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse),   cmocka_unit_test(test_manifest_conflict),
-	    cmocka_unit_test(test_rfc3339), cmocka_unit_test(test_publisher),
-	    cmocka_unit_test(test_api),	    cmocka_unit_test(test_node_one_driver),
+	    cmocka_unit_test(test_parse),	    cmocka_unit_test(test_manifest_conflict),
+	    cmocka_unit_test(test_rfc3339),	    cmocka_unit_test(test_publisher),
+	    cmocka_unit_test(test_node_one_driver),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
