@@ -59,7 +59,7 @@ bench: build
 	@scripts/bench.sh $(BUILD)
 
 run: build
-	@scripts/run.sh $(BUILD)
+	@scripts/run.sh $(BUILD) $(ARGS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) build-fuzz
