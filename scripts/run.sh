@@ -55,6 +55,7 @@ exec 3<&0
 	--config "$CONF" --pod-port 7000 "$@" <&3 2> >(tee -a "$LOG" >&2) &
 PID=$!
 exec 3<&-
+echo "$PID" >"$VAR/sim.pid"
 trap 'kill -TERM $PID 2>/dev/null; wait $PID 2>/dev/null' INT TERM
 # wait for "kube32-sim: ready" (the API server and every board serve) or for its death
 ready=0
