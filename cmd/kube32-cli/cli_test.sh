@@ -127,7 +127,7 @@ UID2=$(uid "$NAME")
 # deploy waits: a pod that cannot start is reported with its reason and exit 1
 OUT=$("$CLI" deploy "$HELLO" --name clitiny --node "$NODE" --memory 1Ki --kubeconfig "$KC" 2>&1)
 RC=$?
-[ $RC -eq 1 ] && echo "$OUT" | grep -q "pod/clitiny did not start on $NODE: CreateContainerError: " &&
+[ $RC -eq 1 ] && echo "$OUT" | grep -q "pod/clitiny did not start on $NODE: CreateContainerError: ConfigMap default/clitiny.wasm needs [0-9]* bytes of linear memory, the limit is 1024: raise resources.limits.memory to at least [0-9]*$" &&
 	ok "deploy of a pod that cannot start: exit 1, $(echo "$OUT" | grep 'did not start')" ||
 	bad "deploy --memory 1Ki (rc $RC): $OUT"
 # --no-wait returns once created

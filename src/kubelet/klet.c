@@ -945,9 +945,12 @@ static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
 		p->exit_pending = false;
 		p->state = KLET_C_WAITING;
 		bool pull = st == K32_ERR_NOT_FOUND;
+		/* KLET_LINK_MOD: the module imports what the node does not provide */
+		bool link = err.module && !strcmp(err.module, KLET_LINK_MOD);
 		snprintf(p->wait_reason, sizeof(p->wait_reason), "%s",
-			 pull ? (p->start_failures ? "ImagePullBackOff" : "ErrImagePull")
-			      : "CreateContainerError");
+			 pull	? (p->start_failures ? "ImagePullBackOff" : "ErrImagePull")
+			 : link ? "LinkError"
+				: "CreateContainerError");
 		snprintf(p->wait_msg, sizeof(p->wait_msg), "%s", err.msg);
 		uint64_t d = (uint64_t)backoff_init(k)
 			     << (p->start_failures < 5 ? p->start_failures : 5);
@@ -1273,7 +1276,7 @@ const struct k32_allocator *klet_pod_allocator(struct klet_pod *pod)
 
 k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
 			       const struct k32_allocator *alloc, uint8_t **out, size_t *out_len,
-			       struct k32_err *err)
+			       const char **out_ns, struct k32_err *err)
 {
 	struct klet *k = pod->k;
 	const char *nss[2] = {pod->ns, "kube-system"};
@@ -1330,6 +1333,8 @@ k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
 					fit[n] = 0;
 					*out = fit;
 					*out_len = n;
+					if (out_ns)
+						*out_ns = nss[i];
 					st = K32_OK;
 				}
 			}

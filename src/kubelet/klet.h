@@ -326,14 +326,15 @@ void klet_pod_log(struct klet_pod *pod, const char *text, size_t len);
  * ConfigMap named file_name (e.g. "hello.wasm", made with `kubectl create configmap
  * hello.wasm --from-file=hello.wasm`) whose binaryData (or data) holds the key file_name, in
  * the pod's namespace or else in kube-system. Reads it over the kubelet's API connection
- * into a block of *out_len + 1 bytes from alloc.
+ * into a block of *out_len + 1 bytes from alloc; *out_ns (may be NULL) is the namespace it
+ * came from.
  * @retval K32_ERR_NOT_FOUND   neither ConfigMap has it (err says where it looked)
  * @retval K32_ERR_NO_MEMORY   alloc refused; K32_ERR_CORRUPT bad base64
  * Context: the kubelet's worker only (a provider's start).
  */
 k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
 			       const struct k32_allocator *alloc, uint8_t **out, size_t *out_len,
-			       struct k32_err *err);
+			       const char **out_ns, struct k32_err *err);
 /*
  * Events (sdk/k32_klet.h k32_event). A provider marks a pod that takes packets from other
  * owners and threads (the Wasm provider: a module exporting k32_event, with its event port);

@@ -17,7 +17,8 @@
 #include "http/http.h"
 #include "platform/k32_platform.h"
 
-#define KLET_MOD "kubelet"
+#define KLET_MOD      "kubelet"
+#define KLET_LINK_MOD "kubelet-link" /* err.module of a link error: reason LinkError */
 
 /* Bytes of names kept per pod (Kubernetes allows 253; kube32 pods keep them short). */
 #define KLET_NS_LEN    64

@@ -639,6 +639,38 @@ static k32_status_t no_fit(struct klet *k, const struct klet_run_spec *s, const 
 			   limit);
 }
 
+/*
+ * Why instantiating the module (from src: a file or "ConfigMap NS/NAME") failed, in the pod
+ * author's terms, with the fix whole: an import the node does not provide is a link error
+ * (K32_ERR_NOT_SUPPORTED from KLET_LINK_MOD: reason LinkError, not ErrImagePull: the image
+ * was found); a data
+ * segment past the memory limit names the limit to raise and to what.
+ */
+static k32_status_t instance_fail(const struct klet_run_spec *s, const char *src, uint64_t mem,
+				  k32_status_t st, struct k32_err *err)
+{
+	char why[K32_ERR_MSG_LEN];
+	snprintf(why, sizeof(why), "%s", err->msg);
+	const char *imp = strstr(why, "import ");
+	unsigned long long from = 0, to = 0;
+	const char *seg = strstr(why, "writes [");
+	if ((st == K32_ERR_NOT_FOUND || st == K32_ERR_WRONG_TYPE) && imp) {
+		size_t n = strcspn(imp + 7, ": (");
+		return k32_err_set(err, K32_ERR_NOT_SUPPORTED, KLET_LINK_MOD,
+				   "%s: %s %.*s is not a host function of node %s (the list: "
+				   "sdk/k32_imports.txt)",
+				   src, st == K32_ERR_NOT_FOUND ? "import" : "the type of import",
+				   (int)n, imp + 7, s->node);
+	}
+	if (st == K32_ERR_TRAP && seg && sscanf(seg, "writes [%llu, %llu)", &from, &to) == 2 &&
+	    to > mem)
+		return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
+				   "%s needs %llu bytes of linear memory, the limit is %llu: raise "
+				   "resources.limits.memory to at least %llu",
+				   src, to, (unsigned long long)mem, to);
+	return k32_err_set(err, st, KLET_MOD, "%s: %s", src, why);
+}
+
 static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_run_spec *s,
 			     struct k32_err *err)
 {
@@ -675,7 +707,8 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		/* not on the node's SD card: the cluster's module store */
 		const char *file = strrchr(path, '/') + 1;
 		struct k32_err why;
-		st = klet_module_fetch(pod, file, a, &w->bytes, &w->len, &why);
+		const char *from_ns = s->ns;
+		st = klet_module_fetch(pod, file, a, &w->bytes, &w->len, &from_ns, &why);
 		if (st == K32_ERR_NOT_FOUND) {
 			w->bytes = NULL;
 			k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
@@ -689,6 +722,8 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 			*err = why;
 			goto out_free;
 		}
+		/* messages name where the module really came from */
+		snprintf(path, sizeof(path), "ConfigMap %s/%s", from_ns, file);
 	}
 	/*
 	 * The loader's validator needs scratch for a moment (its operand and block stacks are
@@ -761,11 +796,8 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		if (st == K32_ERR_NO_MEMORY)
 			st = no_fit(k, s, "instantiating the module (linear memory, stacks)",
 				    (size_t)(mem + lim.stack_bytes), err);
-		else if (st) {
-			char why[K32_ERR_MSG_LEN];
-			snprintf(why, sizeof(why), "%s", err->msg);
-			k32_err_set(err, st, KLET_MOD, "module %s: %s", path, why);
-		}
+		else if (st)
+			st = instance_fail(s, path, mem, st, err);
 	}
 	k32_free(k32_default_allocator(), lk, sizeof(*lk));
 	if (st)

@@ -982,7 +982,8 @@ do_call:
 }
 
 out_of_gas : st = trap(err, cur, pc,
-		       "out of gas: budget of %llu units used up; raise --gas or turn metering off",
+		       "out of gas after %llu units: raise kube32.io/execution-budget "
+		       "(kube32-cli --budget, kube32-wasm --gas)",
 		       (unsigned long long)budget);
 out : inst->gas_used = metered ? budget - (uint64_t)(gas < 0 ? 0 : gas) : 0;
 inst->max_depth = max_depth;
