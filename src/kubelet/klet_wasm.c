@@ -556,7 +556,10 @@ k32_status_t klet_image_path(const char *dir, const char *image, char *out, size
 	const char *base = strrchr(image, '/');
 	base = base ? base + 1 : image;
 	size_t n = strlen(base);
-	const char *colon = strchr(base, ':');
+	const char *at = strchr(base, '@'); /* @sha256:... (its ':' is not a tag's) */
+	if (at)
+		n = (size_t)(at - base);
+	const char *colon = memchr(base, ':', n);
 	if (colon)
 		n = (size_t)(colon - base);
 	if (!n || strstr(image, ".."))
@@ -631,12 +634,20 @@ static k32_status_t no_fit(struct klet *k, const struct klet_run_spec *s, const 
 {
 	size_t used, limit;
 	klet_pool_usage(k, &used, &limit);
+	size_t free_b = limit > used ? limit - used : 0;
+	char m[K32_ERR_MSG_LEN + 64];
+	int n = snprintf(m, sizeof(m),
+			 "pod %s/%s does not fit node %s's pod pool: %s needs %zu bytes, the "
+			 "pool has %zu of %zu bytes free; lower resources.limits.memory or stop a "
+			 "pod",
+			 s->ns, s->name, s->node, what, need, free_b, limit);
+	if (n >= 0 && (size_t)n < K32_ERR_MSG_LEN)
+		return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD, "%s", m);
+	/* too long for the error's buffer: the short form, whose advice still ends whole */
 	return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
-			   "pod %s/%s does not fit node %s's pod pool: %s needs %zu bytes, the "
-			   "pool has %zu of %zu bytes free; lower resources.limits.memory or stop "
-			   "a pod",
-			   s->ns, s->name, s->node, what, need, limit > used ? limit - used : 0,
-			   limit);
+			   "does not fit node %s's pod pool: needs %zu bytes, %zu of %zu free; "
+			   "lower resources.limits.memory or stop a pod",
+			   s->node, need, free_b, limit);
 }
 
 /*
@@ -662,8 +673,13 @@ static k32_status_t instance_fail(const struct klet_run_spec *s, const char *src
 				   src, st == K32_ERR_NOT_FOUND ? "import" : "the type of import",
 				   (int)n, imp + 7, s->node);
 	}
-	if (st == K32_ERR_TRAP && seg && sscanf(seg, "writes [%llu, %llu)", &from, &to) == 2 &&
-	    to > mem)
+	const char *needs = strstr(why, "module needs ");
+	if (needs && sscanf(needs, "module needs %llu bytes", &to) == 1 && to > mem)
+		seg = needs; /* its initial memory is over the limit */
+	else if (!(st == K32_ERR_TRAP && seg &&
+		   sscanf(seg, "writes [%llu, %llu)", &from, &to) == 2 && to > mem))
+		seg = NULL;
+	if (seg)
 		return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
 				   "%s needs %llu bytes of linear memory, the limit is %llu: raise "
 				   "resources.limits.memory to at least %llu",
@@ -678,9 +694,15 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	struct klet *k = pod->k;
 	const struct k32_allocator *a = klet_pod_allocator(pod);
 	char path[K32_HTTP_PATH_LEN + 64];
-	k32_status_t st = klet_image_path(s->image_dir, s->image, path, sizeof(path), err);
+	static struct klet_image_ref ref; /* under the run lock: one start at a time */
+	char src[K32_HTTP_PATH_LEN + 16]; /* where the module came from, for messages */
+	k32_status_t st = klet_image_ref_parse(s->image, &ref, err);
+	if (!st)
+		st = klet_image_path(s->image_dir, s->image, path, sizeof(path), err);
 	if (st)
 		return st;
+	if (!strcmp(ref.tag, "latest"))
+		ref.tag[0] = 0; /* ":latest" is the untagged module, as an image without a tag */
 	const struct k32_platform_ops *pl = k32_plat();
 	uint64_t mem = s->mem_limit ? s->mem_limit : K32_POD_MEM_DEFAULT;
 	size_t used, limit;
@@ -695,7 +717,10 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	w->pod = pod;
 	w->a = a;
 	w->tick_ms = s->tick_ms ? s->tick_ms : K32_KLET_TICK_DEFAULT_MS;
-	if (pl->file_exists(path)) {
+	/* a tag names a version of the module store; the image directory holds one file per
+	 * module (the untagged one, or the one a digest names) */
+	bool from_file = !ref.tag[0] && pl->file_exists(path);
+	if (from_file) {
 		st = pl->file_read_all(path, a, K32_KLET_IMAGE_MAX_BYTES, &w->bytes, &w->len, err);
 		if (st) {
 			w->bytes = NULL;
@@ -703,18 +728,39 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 				st = no_fit(k, s, "the module file", K32_KLET_IMAGE_MAX_BYTES, err);
 			goto out_free;
 		}
-	} else {
+		char hex[65];
+		snprintf(src, sizeof(src), "image file %s", ref.file);
+		if (ref.sha256[0])
+			klet_image_sha256(w->bytes, w->len, hex);
+		if (ref.sha256[0] && strcmp(hex, ref.sha256)) {
+			/* not this file: the module store may hold those bytes */
+			k32_free(a, w->bytes, w->len + 1);
+			w->bytes = NULL;
+			w->len = 0;
+			from_file = false;
+		}
+	}
+	if (!from_file) {
 		/* not on the node's SD card: the cluster's module store */
 		const char *file = strrchr(path, '/') + 1;
 		struct k32_err why;
 		const char *from_ns = s->ns;
-		st = klet_module_fetch(pod, file, a, &w->bytes, &w->len, &from_ns, &why);
+		st = klet_module_fetch(pod, file, &ref, a, &w->bytes, &w->len, &from_ns, &why);
+		if (st == K32_ERR_NOT_FOUND &&
+		    (ref.tag[0] || ref.sha256[0] || !strncmp(why.msg, "ConfigMap ", 10))) {
+			/* the version is missing: say which and what there is */
+			w->bytes = NULL;
+			k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD, "image %s: %s", s->image,
+				    why.msg);
+			goto out_free;
+		}
 		if (st == K32_ERR_NOT_FOUND) {
+			/* the file's name, not its long path: the message must end whole */
 			w->bytes = NULL;
 			k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
-				    "image \"%s\" not found on node %s: no ConfigMap %s in %s or "
-				    "kube-system, no file %s",
-				    s->image, s->node, file, s->ns, path);
+				    "image \"%s\" not found: no file %s in node %s's image "
+				    "directory, no ConfigMap %s in %s or kube-system",
+				    s->image, file, s->node, file, s->ns);
 			goto out_free;
 		}
 		if (st) {
@@ -723,7 +769,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 			goto out_free;
 		}
 		/* messages name where the module really came from */
-		snprintf(path, sizeof(path), "ConfigMap %s/%s", from_ns, file);
+		snprintf(src, sizeof(src), "ConfigMap %s/%s", from_ns, file);
 	}
 	/*
 	 * The loader's validator needs scratch for a moment (its operand and block stacks are
@@ -741,7 +787,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	if (st) {
 		char why[K32_ERR_MSG_LEN];
 		snprintf(why, sizeof(why), "%s", err->msg);
-		k32_err_set(err, st, KLET_MOD, "module %s: %s", path, why);
+		k32_err_set(err, st, KLET_MOD, "%s: %s", src, why);
 		goto out_free;
 	}
 	k32_free(a, w->bytes, w->len + 1);
@@ -797,7 +843,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 			st = no_fit(k, s, "instantiating the module (linear memory, stacks)",
 				    (size_t)(mem + lim.stack_bytes), err);
 		else if (st)
-			st = instance_fail(s, path, mem, st, err);
+			st = instance_fail(s, src, mem, st, err);
 	}
 	k32_free(k32_default_allocator(), lk, sizeof(*lk));
 	if (st)
@@ -816,11 +862,10 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	w->tick_result = w->has_tick && fn_returns_i32(w->inst, w->f_tick);
 	w->event_result = w->has_event && fn_returns_i32(w->inst, w->f_event);
 	if (!w->has_init && !w->has_tick && !w->has_http && !w->has_start && !w->has_event) {
-		st = k32_err_set(
-		    err, K32_ERR_INVALID_ARGS, KLET_MOD,
-		    "module %s exports none of k32_init, k32_tick, k32_http, k32_event, "
-		    "_start (with the signatures of sdk/k32_klet.h): nothing to run",
-		    path);
+		st = k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
+				 "%s exports none of k32_init, k32_tick, k32_http, k32_event, "
+				 "_start (with the signatures of sdk/k32_klet.h): nothing to run",
+				 src);
 		goto out_free;
 	}
 	if (w->has_event && kobj_port_create(&w->owner, 0, &w->port)) {
