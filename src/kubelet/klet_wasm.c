@@ -2,9 +2,10 @@
  * klet_wasm.c - the Wasm pod provider: runs a pod's container as a Wasm module in the
  * kube32 runtime (wrt.h), with every byte from the node's pod pool.
  *
- * Images: spec.containers[0].image "[registry/path/]NAME[.wasm][:TAG]" is the file
- * <image_dir>/NAME.wasm on the node (its "SD card"; images/sd/ of a simulated board). A
- * missing file is K32_ERR_NOT_FOUND (ErrImagePull) with the path in the message.
+ * Images: spec.containers[0].image "[registry/path/]NAME[.wasm][:TAG][@sha256:HEX]" is the
+ * file <image_dir>/NAME.wasm on the node (its "SD card"; images/sd/ of a simulated board),
+ * else ConfigMap NAME.wasm; a tag is that ConfigMap's key TAG, a digest checks the bytes
+ * (klet_image.c). A missing one is K32_ERR_NOT_FOUND (ErrImagePull) saying where it looked.
  *
  * Start: read the module (pool), load (decode, validate, compile with gas metering), link
  * the host tables, instantiate with the pod's limits (linear memory = limits.memory or
@@ -748,10 +749,10 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		st = klet_module_fetch(pod, file, &ref, a, &w->bytes, &w->len, &from_ns, &why);
 		if (st == K32_ERR_NOT_FOUND &&
 		    (ref.tag[0] || ref.sha256[0] || !strncmp(why.msg, "ConfigMap ", 10))) {
-			/* the version is missing: say which and what there is */
+			/* the version is missing: the store's message says which and what there
+			 * is (the image itself is in the pod's spec: a digest would crowd it out) */
 			w->bytes = NULL;
-			k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD, "image %s: %s", s->image,
-				    why.msg);
+			*err = why;
 			goto out_free;
 		}
 		if (st == K32_ERR_NOT_FOUND) {

@@ -432,8 +432,7 @@ static void test_module_store(void **state)
 	    {"ver-v1", "reg.example/ver.wasm:v1", NULL, NULL},
 	    {"ver-sha", "ver.wasm@sha256:%s", NULL, NULL},
 	    {"ver-v9", "ver.wasm:v9", "ErrImagePull",
-	     "image ver.wasm:v9: ConfigMap default/ver.wasm has no key v9 (the tag); its keys: "
-	     "v1, notes"},
+	     "ConfigMap default/ver.wasm has no key v9 (the tag); its keys: v1, notes"},
 	    {"ver-bad",
 	     "ver.wasm:v1@sha256:"
 	     "00000000000000000000000000000000000000000000000000000000000000ff",
