@@ -143,8 +143,10 @@ api_post() { curl -sS --cacert "$WORK/ca.crt" -H "Authorization: Bearer $TOKEN" 
 api_post /api/v1/namespaces/default/configmaps \
 	'{"metadata":{"name":"byhand.wasm"},"binaryData":{"byhand.wasm":"AGFzbQEAAAA="}}' >/dev/null
 api_post /api/v1/namespaces/default/configmaps '{"metadata":{"name":"settings"},"data":{"a":"b"}}' >/dev/null
+api_post /api/v1/namespaces/default/configmaps \
+	'{"metadata":{"name":"tagged.wasm"},"binaryData":{"v1":"AGFzbQEAAAA=","v2":"AGFzbQEAAAA="}}' >/dev/null
 OUT=$("$CLI" --kubeconfig "$KC" get modules 2>&1)
-echo "$OUT" | grep -Eq '^byhand\.wasm +- +8$' && echo "$OUT" | grep -q "^$NAME.wasm" &&
+echo "$OUT" | grep -Eq '^byhand\.wasm +- +8 +-$' && echo "$OUT" | grep -Eq '^tagged\.wasm +- +- +v1,v2$' && echo "$OUT" | grep -q "^$NAME.wasm" &&
 	! echo "$OUT" | grep -q settings && ok "get modules lists the hand-made module, not other ConfigMaps" ||
 	bad "get modules: $OUT"
 # status: the board with its pool and pod server, the pod with its endpoint
@@ -300,7 +302,7 @@ OUT=$("$CLI" get nodes --kubeconfig "$KC" 2>&1)
 echo "$OUT" | grep -Eq "^$NODE +Ready +host +[0-9]+ +1/[0-9]+ +-$" && ok "get nodes: $(echo "$OUT" | grep "^$NODE")" ||
 	bad "get nodes: $OUT"
 OUT=$("$CLI" get modules --kubeconfig "$KC" 2>&1)
-echo "$OUT" | grep -Eq "^$NAME.wasm +$NAME +$(stat -c %s "$HELLO")$" &&
+echo "$OUT" | grep -Eq "^$NAME.wasm +$NAME +$(stat -c %s "$HELLO") +-$" &&
 	ok "get modules: $(echo "$OUT" | grep "^$NAME")" || bad "get modules (hello.wasm is $(stat -c %s "$HELLO") bytes): $OUT"
 OUT=$("$CLI" get pods -n empty-ns --kubeconfig "$KC" 2>&1)
 [ $? -eq 0 ] && echo "$OUT" | grep -q 'No resources found in empty-ns namespace.' &&

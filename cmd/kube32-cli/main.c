@@ -1210,7 +1210,9 @@ static bool module_of(const cJSON *m, const char **b64, bool *in_data)
 	const cJSON *txt = name ? cJSON_GetObjectItem(cJSON_GetObjectItem(m, "data"), name) : NULL;
 	*b64 = cJSON_GetStringValue(bin);
 	*in_data = txt != NULL && !bin;
-	return labelled || (ends_wasm(name) && (bin || txt));
+	/* a versioned module has keys per tag (docs/pod-sdk.md "Versions"), maybe no NAME key */
+	const cJSON *bd = cJSON_GetObjectItem(m, "binaryData");
+	return labelled || (ends_wasm(name) && (bin || txt || (bd && bd->child)));
 }
 
 static void get_module_rows(const cJSON *items, bool all_ns)
@@ -1227,11 +1229,29 @@ static void get_module_rows(const cJSON *items, bool all_ns)
 		const char *pod = cJSON_GetStringValue(cJSON_GetObjectItem(lb, "kube32.io/module"));
 		const cJSON *txt = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "data"), name);
 		char bytes[24];
-		snprintf(bytes, sizeof(bytes), "%zu",
-			 b64	   ? b64_len(b64)
-			 : in_data ? strlen(cJSON_GetStringValue(txt) ? txt->valuestring : "")
-				   : (size_t)0);
-		const char *row[] = {jstr(m, "metadata.namespace"), name, pod, bytes};
+		if (b64 || in_data) /* the untagged module's bytes ("-": only tags) */
+			snprintf(bytes, sizeof(bytes), "%zu",
+				 b64 ? b64_len(b64)
+				     : strlen(cJSON_GetStringValue(txt) ? txt->valuestring : ""));
+		else
+			snprintf(bytes, sizeof(bytes), "-");
+		/* the versions: the tags (keys other than NAME.wasm) */
+		char tags[CLI_CELL] = "";
+		size_t at = 0;
+		const cJSON *kv;
+		cJSON_ArrayForEach(kv, cJSON_GetObjectItem(m, "binaryData"))
+		{
+			if (!strcmp(kv->string, name))
+				continue;
+			int w = snprintf(tags + at, sizeof(tags) - at, "%s%s", at ? "," : "",
+					 kv->string);
+			if (w < 0 || (size_t)w >= sizeof(tags) - at - 4) {
+				snprintf(tags + at, sizeof(tags) - at, ",...");
+				break;
+			}
+			at += (size_t)w;
+		}
+		const char *row[] = {jstr(m, "metadata.namespace"), name, pod, bytes, tags};
 		table_row(all_ns ? row : row + 1);
 	}
 }
@@ -1304,7 +1324,7 @@ static int cmd_get(int argc, char **argv)
 					      "RESTARTS",  "NODE", "IMAGE"};
 	static const char *const node_hdr[] = {"NAME", "STATUS",  "BOARD", "POD POOL (bytes)",
 					       "PODS", "HARDWARE"};
-	static const char *const mod_hdr[] = {"NAMESPACE", "NAME", "POD", "BYTES"};
+	static const char *const mod_hdr[] = {"NAMESPACE", "NAME", "POD", "BYTES", "TAGS"};
 	switch (o.kind) {
 	case CLI_KIND_PODS:
 		table_start(o.all_ns ? 7 : 6);
@@ -1317,7 +1337,7 @@ static int cmd_get(int argc, char **argv)
 		table_print(node_hdr, empty);
 		break;
 	default:
-		table_start(o.all_ns ? 4 : 3);
+		table_start(o.all_ns ? 5 : 4);
 		get_module_rows(items, o.all_ns);
 		table_print(o.all_ns ? mod_hdr : mod_hdr + 1, empty);
 		break;
