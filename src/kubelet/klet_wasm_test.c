@@ -306,6 +306,17 @@ static void test_wasi_jobs(void **state)
 	k32_buf_fini(&b);
 }
 
+/* A status message ends whole: shorter than the error buffer (a message that fills it was
+ * cut) and ending in its last words (the advice), not mid-word. */
+static void assert_whole(const char *m, const char *tail)
+{
+	size_t n = m ? strlen(m) : 0, t = strlen(tail);
+	if (!m || n >= K32_ERR_MSG_LEN - 1 || n < t || strcmp(m + n - t, tail))
+		fail_msg("message cut or changed: \"%s\" (%zu bytes, buffer %d) should end with "
+			 "\"%s\"",
+			 m ? m : "(none)", n, K32_ERR_MSG_LEN, tail);
+}
+
 static void test_start_errors(void **state)
 {
 	struct wfx *t = *state;
@@ -315,6 +326,7 @@ static void test_start_errors(void **state)
 	assert_non_null(strstr(m, "image \"nosuch.wasm\" not found: no file nosuch.wasm in node "
 				  "wasm-node's image directory, no ConfigMap nosuch.wasm in "
 				  "default or kube-system"));
+	assert_whole(m, "in default or kube-system");
 	cJSON_Delete(p);
 	/* a memory limit over the pool: both numbers in the message */
 	fx_pod_create(&t->cp, "huge", "wasm-node", "t_big.wasm", "Always", "2Mi", NULL);
@@ -324,14 +336,14 @@ static void test_start_errors(void **state)
 	assert_non_null(strstr(m, "2101248 bytes")); /* 2 MiB + the 4 KiB stack */
 	assert_non_null(strstr(m, "of 1048576 free"));
 	/* the advice ends whole, whatever the names' lengths */
-	assert_non_null(strstr(m, "lower resources.limits.memory or stop a pod"));
+	assert_whole(m, "lower resources.limits.memory or stop a pod");
 	cJSON_Delete(p);
 	/* a module whose initial memory is over its limit is refused with both numbers */
 	fx_pod_create(&t->cp, "capped", "wasm-node", "t_big.wasm", "Always", "8Ki", NULL);
 	p = fx_wait_pod(&t->cp, "capped", fx_waiting_is, "CreateContainerError");
 	m = fx_str(fx_cs(p), "state.waiting.message");
 	assert_non_null(strstr(m, "262144 bytes of linear memory"));
-	assert_non_null(strstr(m, "raise resources.limits.memory to at least 262144"));
+	assert_whole(m, "raise resources.limits.memory to at least 262144");
 	cJSON_Delete(p);
 	/* bad image names */
 	char path[64];
@@ -427,18 +439,22 @@ static void test_module_store(void **state)
 	cJSON_Delete(fx_do(&t->cp, "POST", "/api/v1/namespaces/default/configmaps", body, &code));
 	assert_int_equal(code, 201);
 	static const struct {
-		const char *pod, *image_fmt, *reason, *msg;
+		const char *pod, *image_fmt, *reason, *msg, *tail;
 	} vc[] = {
-	    {"ver-v1", "reg.example/ver.wasm:v1", NULL, NULL},
-	    {"ver-sha", "ver.wasm@sha256:%s", NULL, NULL},
+	    {"ver-v1", "reg.example/ver.wasm:v1", NULL, NULL, NULL},
+	    {"ver-sha", "ver.wasm@sha256:%s", NULL, NULL, NULL},
 	    {"ver-v9", "ver.wasm:v9", "ErrImagePull",
-	     "ConfigMap default/ver.wasm has no key v9 (the tag); its keys: v1, notes"},
+	     "ConfigMap default/ver.wasm has no key v9 (the tag); its keys: v1, notes",
+	     "its keys: v1, notes"},
 	    {"ver-bad",
 	     "ver.wasm:v1@sha256:"
 	     "00000000000000000000000000000000000000000000000000000000000000ff",
-	     "ErrImagePull", "ConfigMap default/ver.wasm key v1 is sha256:"},
-	    {"ver-none", "ver.wasm", "ErrImagePull", "has no key ver.wasm (the untagged module)"},
+	     "ErrImagePull", "ConfigMap default/ver.wasm key v1 is sha256:",
+	     "not the image's sha256:000000000000..."},
+	    {"ver-none", "ver.wasm", "ErrImagePull", "has no key ver.wasm (the untagged module)",
+	     "its keys: v1, notes"},
 	};
+
 	for (size_t i = 0; i < sizeof(vc) / sizeof(vc[0]); i++) {
 		snprintf(img, sizeof(img), vc[i].image_fmt, hex);
 		fx_pod_create(&t->cp, vc[i].pod, "wasm-node", img, "Always", NULL, NULL);
@@ -447,6 +463,8 @@ static void test_module_store(void **state)
 		if (vc[i].msg && !strstr(fx_str(fx_cs(p), "state.waiting.message"), vc[i].msg))
 			fail_msg("%s: message \"%s\" lacks \"%s\"", img,
 				 fx_str(fx_cs(p), "state.waiting.message"), vc[i].msg);
+		if (vc[i].tail)
+			assert_whole(fx_str(fx_cs(p), "state.waiting.message"), vc[i].tail);
 		cJSON_Delete(p);
 		char target[128];
 		snprintf(target, sizeof(target), "/api/v1/namespaces/default/pods/%s", vc[i].pod);
