@@ -18,9 +18,13 @@ static void test_formats(void **state)
 	(void)state;
 	char b[64];
 	static const char *const want[] = {
-	    "tick 42", "-7|4294967289|fff9", "x=002a|   -5|-0005|ab  |", "s=hel|(null)|c=Z|100%",
+	    "tick 42",
+	    "-7|4294967289|fff9",
+	    "x=002a|   -5|-0005|ab  |",
+	    "s=hel|(null)|c=Z|100%",
 	    "big 18446744073709551615 -9223372036854775807 7fffffffffffffff",
-	    "bad %q stays, %", "0x1f"};
+	    "bad %q stays, %",
+	    "0x1f"};
 	char got[7][64];
 	k32_snprintf(got[0], 64, "tick %u", 42u);
 	k32_snprintf(got[1], 64, "%d|%u|%x", -7, (unsigned)-7, (unsigned)-7 & 0xffffu);

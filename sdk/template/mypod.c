@@ -32,8 +32,8 @@ K32_EXPORT(k32_http) int32_t k32_http(uint32_t method, uint32_t path_len, uint32
 	int32_t n = k32_http_path(path, sizeof(path));
 	if (n < 0)
 		n = 0;
-	int32_t len = k32_snprintf(out, sizeof(out), "mypod: %u ticks, you asked for %.*s\n",
-				   ticks, (int)n, path);
+	int32_t len = k32_snprintf(out, sizeof(out), "mypod: %u ticks, you asked for %.*s\n", ticks,
+				   (int)n, path);
 	if (len > (int32_t)sizeof(out) - 1)
 		len = (int32_t)sizeof(out) - 1;
 	k32_http_write(out, (uint32_t)len);

@@ -669,8 +669,8 @@ static k32_status_t instance_fail(const struct klet_run_spec *s, const char *src
 	if ((st == K32_ERR_NOT_FOUND || st == K32_ERR_WRONG_TYPE) && imp) {
 		size_t n = strcspn(imp + 7, ": (");
 		return k32_err_set(err, K32_ERR_NOT_SUPPORTED, KLET_LINK_MOD,
-				   "%s: %s %.*s is not a host function of node %s (the list: "
-				   "sdk/k32_imports.txt)",
+				   "%s: %s %.*s is not a host function of node %s (sdk/k32.h and "
+				   "k32_klet.h list them)",
 				   src, st == K32_ERR_NOT_FOUND ? "import" : "the type of import",
 				   (int)n, imp + 7, s->node);
 	}
@@ -750,7 +750,8 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		if (st == K32_ERR_NOT_FOUND &&
 		    (ref.tag[0] || ref.sha256[0] || !strncmp(why.msg, "ConfigMap ", 10))) {
 			/* the version is missing: the store's message says which and what there
-			 * is (the image itself is in the pod's spec: a digest would crowd it out) */
+			 * is (the image itself is in the pod's spec: a digest would crowd it out)
+			 */
 			w->bytes = NULL;
 			*err = why;
 			goto out_free;

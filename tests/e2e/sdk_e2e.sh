@@ -5,7 +5,8 @@
 # the WAT ticker (apps/examples/wat/ticker.wat: logs, then traps in $explode on its fourth
 # tick: the restart's message names 'explode' from the name section); the WASI _start job
 # (wasi_job.wat: a Job that Completes, its fd_write lines in the log); the Rust pod
-# (apps/examples/rust/rustpod.rs, #![no_std] wasm32-unknown-unknown).
+# (apps/examples/rust/rustpod.rs, #![no_std] wasm32-unknown-unknown); a module importing a
+# function no node has: reason LinkError (not ErrImagePull) with the import named.
 #
 #   sdk_e2e.sh KUBE32_SIM SOURCE_DIR EXAMPLES_BUILD_DIR
 #
@@ -52,6 +53,10 @@ else
 	sim_fail "template without KUBE32_SDK" "$(tail -5 "$WORK/nosdk.log")"
 fi
 
+# a module importing what no node provides (for the LinkError check below)
+printf '%s\n' '(module (import "kube32" "no_such_import" (func))' \
+	'  (func (export "k32_init") (result i32) i32.const 0))' >"$WORK/linky.wat"
+command -v wat2wasm >/dev/null && wat2wasm "$WORK/linky.wat" -o "$WORK/images/linky.wasm"
 cp "$WORK/mypod/build/mypod.wasm" "$EX/ticker.wasm" "$EX/wasi_job.wasm" "$EX/rustpod.wasm" \
 	"$WORK/images/" 2>/dev/null
 "$SIM" --data-dir "$DATA" --port 0 --images "$WORK/images" --boards host:1 --pod-port 0 \
@@ -80,6 +85,12 @@ eventually "WASI job's stdout in its log" "wasi-job: done" 20 kubectl logs job/w
 check "run rustpod" "pod/rustpod created" kubectl run rustpod --image=rustpod.wasm
 eventually "rustpod logs" "rustpod: tick 3" 30 kubectl logs rustpod
 check "rustpod's first line" "rustpod: hello from Rust" kubectl logs rustpod
+
+# ---- an import the node does not provide: its own reason, the import named -------------------
+check "run linky" "pod/linky created" kubectl run linky --image=linky.wasm
+eventually "an unknown import is LinkError naming it, the message whole" \
+	"^LinkError image file linky.wasm: import kube32.no_such_import is not a host function of node host-1 \(sdk/k32.h and k32_klet.h list them\)$" 30 \
+	kubectl get pod linky -o 'jsonpath={.status.containerStatuses[0].state.waiting.reason} {.status.containerStatuses[0].state.waiting.message}'
 
 sim_stop "$SIM_PID"
 SIM_PID=
