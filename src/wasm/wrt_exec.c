@@ -202,7 +202,8 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 		st = k32_err_set(err, K32_ERR_TRAP, "wasm",
 				 "call stack exhausted: entry needs %" PRIu32
 				 " slots, value stack holds %" PRIu32 " "
-				 "(%" PRIu32 " bytes); raise --stack",
+				 "(%" PRIu32 " bytes); raise kube32.io/stack-bytes (kube32-wasm "
+				 "--stack)",
 				 fn->func->max_slots, inst->stack_slots, inst->stack_slots * 8);
 		goto out;
 	}
