@@ -123,10 +123,13 @@ fi
 		echo "  $HW_NAME K32_CMD:hw set envpro temperature_c 30.5"
 		echo "  $HW_NAME K32_CMD:hw list"
 		echo
-		echo "or over HTTP from anywhere:"
+		echo "or over HTTP with the cluster's admin token (a board's /console, /stats and"
+		echo "/containerLogs answer 401 without it), or with kube32-cli console:"
 		echo
-		echo "  curl --data 'K32_CMD:rfid place tag 5A3C910E' http://$HW_ADDR/console"
-		echo "  curl --data 'K32_CMD:hw set scale weight_g 250' http://$HW_ADDR/console"
+		echo "  TOKEN=\$(sed -n 's/^ *token: //p' $KC)"
+		echo "  curl -H \"Authorization: Bearer \$TOKEN\" --data 'K32_CMD:rfid place tag 5A3C910E' http://$HW_ADDR/console"
+		echo "  curl -H \"Authorization: Bearer \$TOKEN\" --data 'K32_CMD:hw set scale weight_g 250' http://$HW_ADDR/console"
+		echo "  $BUILD/cmd/kube32-cli/kube32-cli console $HW_NAME 'hw list'"
 	fi
 	echo
 	echo "Other ports or boards: make run ARGS=\"--port 6444 --pod-port 7100\" (or edit $CONF)."

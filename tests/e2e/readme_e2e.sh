@@ -5,8 +5,8 @@
 # that tree, one by one, against it. A line fails the test if it exits non-zero. So the
 # commands cannot rot: change one and this test runs the new one.
 #
-# The only rewriting: the README's fixed ports (6443, 7000, 7001) become the free ports this
-# run got (run.sh is started with ARGS "--port 0 --pod-port 0", and the banner says which),
+# The only rewriting: `curl` gets --fail-with-body (an HTTP error fails the line), and the
+# README's fixed ports (6443, 7000, 7001) become the free ports this run got (run.sh is started with ARGS "--port 0 --pod-port 0", and the banner says which),
 # so the test never collides with a `make run` of the user's. Also checked: the banner names
 # the real endpoints, the console on run.sh's stdin answers, the sensor set by a README line
 # reaches the Device's status, the README names the ports and their flags, run.sh stops the
@@ -77,9 +77,15 @@ else
 	sim_fail "banner endpoints" "API '$API' devkit '$DEVKIT' cardputer '$CARD'"
 	sed 's/^/     | /' "$WORK/run.out" >&2
 fi
-grep -q "curl --data 'K32_CMD:rfid place tag 5A3C910E' http://$CARD/console" "$WORK/run.out" &&
+grep -qF -- "--data 'K32_CMD:rfid place tag 5A3C910E' http://$CARD/console" "$WORK/run.out" &&
 	sim_pass "banner's curl lines use the cardputer's real port" ||
 	sim_fail "banner curl lines" "no curl line with http://$CARD/console"
+
+# the banner's own lines work as printed (the token line, then a curl with it)
+TOKEN_LINE=$(sed -n 's/^  \(TOKEN=.*\)$/\1/p' "$WORK/run.out")
+CURL_LINE=$(grep -F "K32_CMD:hw set scale weight_g 250" "$WORK/run.out" | sed 's/^  //')
+check "banner's curl line works as printed" "ok: scale weight_g = 250" \
+	bash -c "$TOKEN_LINE; $CURL_LINE"
 
 # the console on run.sh's stdin
 echo "cardputer-1 K32_CMD:hw list" >&7
@@ -102,6 +108,8 @@ for doc in README.md docs/controllers.md; do
 		cmd=${line//127.0.0.1:7001/$CARD}
 		cmd=${cmd//127.0.0.1:7000/$DEVKIT}
 		cmd=${cmd//127.0.0.1:6443/127.0.0.1:$API_PORT}
+		# an HTTP error (401 without the token, 404) fails the line, as it would the user
+		cmd=${cmd/#curl /curl --fail-with-body }
 		if [[ $cmd == export\ * ]]; then
 			eval "$cmd" # for the lines after it, as in the user's shell
 			sim_pass "$doc: $line"
