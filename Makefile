@@ -6,6 +6,10 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
 
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+
+.PHONY: install
 .PHONY: all deps build test test-asan test-tsan fuzz format format-check lint bench run clean
 
 all: build
@@ -58,8 +62,19 @@ lint: deps
 bench: build
 	@scripts/bench.sh $(BUILD)
 
+# make run ARGS="--port 6444 --pod-port 7100": ARGS go to kube32-sim (see README).
 run: build
-	@scripts/run.sh $(BUILD)
+	@scripts/run.sh $(BUILD) $(ARGS)
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the tools into $(BINDIR).
+install: build
+	@install -d "$(DESTDIR)$(BINDIR)"
+	@for t in kube32-cli kube32-sim kube32-server kube32-wasm; do \
+		if [ -x "$(BUILD)/cmd/$$t/$$t" ]; then \
+			install -m 755 "$(BUILD)/cmd/$$t/$$t" "$(DESTDIR)$(BINDIR)/$$t" && \
+			echo "installed $(DESTDIR)$(BINDIR)/$$t"; \
+		else echo "make install: $$t was not built (a missing dependency?); skipped" >&2; fi; \
+	done
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) build-fuzz

@@ -20,6 +20,7 @@ PKGS=(
 	prometheus                          # e2e: a real Prometheus scrapes /metrics
 	gcc-arm-none-eabi libnewlib-arm-none-eabi  # make mcu: the Cortex-M cross-build
 	qemu-system-arm                     # make test-mcu: pods on an emulated Cortex-M4
+	rustc libstd-rust-dev-wasm32        # the Rust pod example (apps/examples/rust, no_std wasm32)
 )
 
 missing=()

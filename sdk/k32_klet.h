@@ -104,6 +104,20 @@ enum { K32_LOG_ERR = 0, K32_LOG_WARN = 1, K32_LOG_INFO = 2, K32_LOG_DEBUG = 3 };
 
 /* One line to the pod's log (kubectl logs); a trailing newline is dropped. */
 K32_IMPORT(k32_log) void k32_log(uint32_t level, const char *msg, uint32_t len);
+/*
+ * Formatted text without a C library (sdk/k32_fmt.c, linked by k32_add_pod): the subset
+ * %d %i %u %x %X %c %s %p %% with l / ll (64-bit), a width with flags 0 and -, and %.Ns /
+ * %.*s. k32_snprintf writes at most cap bytes (NUL included) and returns the length the
+ * whole text needs. k32_logf logs one line of at most K32_LOGF_MAX - 1 bytes (a longer one
+ * ends in "...") and returns the whole length.
+ */
+#ifndef K32_LOGF_MAX
+#define K32_LOGF_MAX 160
+#endif
+int32_t k32_snprintf(char *buf, uint32_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int32_t k32_logf(uint32_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Monotonic time since the node booted. */
 K32_IMPORT(k32_time_us) int64_t k32_time_us(void);
 K32_IMPORT(k32_time_ms) int64_t k32_time_ms(void);

@@ -44,14 +44,14 @@ function(k32_add_pod)
 		list(APPEND cflags -I${inc})
 	endforeach()
 	set(objs)
-	foreach(src ${P_SOURCES} ${K32_SDK_DIR}/k32_libc.c)
+	foreach(src ${P_SOURCES} ${K32_SDK_DIR}/k32_libc.c ${K32_SDK_DIR}/k32_fmt.c)
 		get_filename_component(base ${src} NAME_WE)
 		get_filename_component(abs ${src} ABSOLUTE)
 		set(obj ${CMAKE_CURRENT_BINARY_DIR}/${P_NAME}_pod/${base}.o)
 		add_custom_command(OUTPUT ${obj}
 			COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/${P_NAME}_pod
 			COMMAND ${K32_WASM_CC} ${cflags} -c ${abs} -o ${obj}
-			DEPENDS ${abs} ${K32_SDK_DIR}/k32.h
+			DEPENDS ${abs} ${K32_SDK_DIR}/k32.h ${K32_SDK_DIR}/k32_klet.h
 			COMMENT "pod ${P_NAME}: compiling ${base}.c to wasm32"
 			VERBATIM)
 		list(APPEND objs ${obj})

@@ -132,6 +132,57 @@ bool cli_valid_hardware(const char *s)
 	return true;
 }
 
+/* ---- global options, status ------------------------------------------------------------- */
+
+int cli_hoist_globals(int argc, char **argv, char **out, int cap, int *outc, char *msg, size_t mcap)
+{
+	/* argv[0] is the first word after the program name */
+	int i = 0, nglob = 0;
+	char *glob[2];
+	*outc = 0;
+	while (i < argc && argv[i][0] == '-') {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return CLI_HELP;
+		if (strcmp(argv[i], "--kubeconfig"))
+			return usage_msg(msg, mcap,
+					 "unknown option %s before the command (the one global "
+					 "option is --kubeconfig PATH; see --help)",
+					 argv[i]);
+		if (i + 1 >= argc)
+			return usage_msg(msg, mcap,
+					 "--kubeconfig needs a value (a kubeconfig file)");
+		if (nglob) /* given twice: the last wins, as in kubectl */
+			nglob = 0;
+		glob[nglob++] = argv[i];
+		glob[nglob++] = argv[i + 1];
+		i += 2;
+	}
+	if (i >= argc)
+		return usage_msg(msg, mcap,
+				 "expected a command (deploy, get, delete, logs, top, status or "
+				 "console; see --help)");
+	if (argc > cap)
+		return usage_msg(msg, mcap, "too many arguments (%d)", argc);
+	for (int j = i; j < argc; j++)
+		out[(*outc)++] = argv[j];
+	for (int j = 0; j < nglob; j++)
+		out[(*outc)++] = glob[j];
+	return CLI_OK;
+}
+
+int cli_parse_status(int argc, char **argv, struct cli_status *o, char *msg, size_t cap)
+{
+	static const struct opt opts[] = {
+	    {"--watch", "-w", OPT_FLAG, offsetof(struct cli_status, watch)},
+	    {"--kubeconfig", NULL, OPT_VALUE, offsetof(struct cli_status, kubeconfig)},
+	};
+	memset(o, 0, sizeof(*o));
+	const char *pos[1];
+	int npos;
+	return parse_opts("status", argc, argv, opts, NOPTS(opts), o, pos, 0, &npos, "no argument",
+			  msg, cap);
+}
+
 /* ---- deploy -------------------------------------------------------------------------------- */
 
 int cli_parse_deploy(int argc, char **argv, struct cli_deploy *o, char *msg, size_t cap)
@@ -145,6 +196,7 @@ int cli_parse_deploy(int argc, char **argv, struct cli_deploy *o, char *msg, siz
 	    {"--budget", NULL, OPT_VALUE, offsetof(struct cli_deploy, budget)},
 	    {"--kubeconfig", NULL, OPT_VALUE, offsetof(struct cli_deploy, kubeconfig)},
 	    {"--dry-run", NULL, OPT_FLAG, offsetof(struct cli_deploy, dry_run)},
+	    {"--no-wait", NULL, OPT_FLAG, offsetof(struct cli_deploy, no_wait)},
 	};
 	memset(o, 0, sizeof(*o));
 	o->ns = "default";

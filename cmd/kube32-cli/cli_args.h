@@ -29,7 +29,7 @@
 #define CLI_CONSOLE_CMD_MAX 127
 
 /* deploy FILE.wasm --name N [--namespace NS] [--node NODE] [--memory Q] [--hardware H]
- *        [--budget off|N] [--dry-run] [--kubeconfig PATH] */
+ *        [--budget off|N] [--dry-run] [--no-wait] [--kubeconfig PATH] */
 struct cli_deploy {
 	const char *file;	/* FILE.wasm */
 	const char *name;	/* --name: the pod (and module) name */
@@ -41,6 +41,7 @@ struct cli_deploy {
 	const char *budget;	/* --budget "off" or a positive number, or NULL */
 	const char *kubeconfig; /* --kubeconfig or NULL */
 	bool dry_run;		/* --dry-run */
+	bool no_wait;		/* --no-wait: return once the pod is created */
 };
 
 /* console NODE CMD [--kubeconfig PATH] */
@@ -94,6 +95,23 @@ struct cli_top {
 	const char *kubeconfig;
 };
 
+/* status [-w|--watch] [--kubeconfig PATH]: boards, pool, pods and their endpoints, devices */
+struct cli_status {
+	bool watch;
+	const char *kubeconfig;
+};
+
+/*
+ * The global options given before the command word ("kube32-cli --kubeconfig X get pods"):
+ * fills out[0..*outc) with the command word, its arguments, then the global options, so each
+ * command's parser sees them as its own. out has room for cap pointers (argc is enough).
+ * Returns CLI_OK, CLI_HELP (--help before any command) or CLI_USAGE with msg (no command,
+ * a global option without its value, an unknown option before the command).
+ */
+int cli_hoist_globals(int argc, char **argv, char **out, int cap, int *outc, char *msg,
+		      size_t mcap);
+
+int cli_parse_status(int argc, char **argv, struct cli_status *out, char *msg, size_t cap);
 int cli_parse_deploy(int argc, char **argv, struct cli_deploy *out, char *msg, size_t cap);
 int cli_parse_console(int argc, char **argv, struct cli_console *out, char *msg, size_t cap);
 int cli_parse_logs(int argc, char **argv, struct cli_logs *out, char *msg, size_t cap);

@@ -38,8 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct cli_get g;
 		struct cli_delete x;
 		struct cli_top t;
+		struct cli_status s;
 	} o;
-	switch (data[0] % 6) {
+	char *moved[64];
+	int nmoved = 0;
+	switch (data[0] % 8) {
 	case 0:
 		rc = cli_parse_deploy(argc, argv, &o.d, msg, sizeof(msg));
 		if (rc == CLI_OK && (!o.d.file || !o.d.name || !cli_valid_name(o.d.name)))
@@ -61,8 +64,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 4:
 		rc = cli_parse_delete(argc, argv, &o.x, msg, sizeof(msg));
 		break;
-	default:
+	case 5:
 		rc = cli_parse_top(argc, argv, &o.t, msg, sizeof(msg));
+		break;
+	case 6:
+		rc = cli_parse_status(argc, argv, &o.s, msg, sizeof(msg));
+		break;
+	default:
+		/* the global options move after the command: nothing lost, nothing added */
+		rc = cli_hoist_globals(argc, argv, moved, 64, &nmoved, msg, sizeof(msg));
+		if (rc == CLI_OK && (nmoved < 1 || nmoved > argc || moved[0][0] == '-'))
+			abort();
 		break;
 	}
 	if (rc != CLI_OK && rc != CLI_USAGE && rc != CLI_HELP)

@@ -390,6 +390,61 @@ static void test_get_delete_top(void **state)
 }
 
 /* A message longer than the caller's buffer is cut, never overflows. */
+/* Global options before the command move after it; the command's parser then takes them. */
+static void test_globals(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *args;
+		int rc;
+		const char *want; /* the reordered line, or a piece of the message */
+	} t[] = {
+	    {"--kubeconfig X get pods", CLI_OK, "get pods --kubeconfig X"},
+	    {"get pods --kubeconfig X", CLI_OK, "get pods --kubeconfig X"},
+	    {"--kubeconfig A --kubeconfig B status -w", CLI_OK, "status -w --kubeconfig B"},
+	    {"status", CLI_OK, "status"},
+	    {"--kubeconfig", CLI_USAGE, "--kubeconfig needs a value"},
+	    {"--kubeconfig X", CLI_USAGE, "expected a command"},
+	    {"-n foo get pods", CLI_USAGE, "unknown option -n before the command"},
+	    {"--help", CLI_HELP, NULL},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char buf[256], msg[CLI_MSG_LEN] = "", *argv[MAX_ARGS], *out[MAX_ARGS];
+		int argc = split(t[i].args, buf, sizeof(buf), argv), outc = 0;
+		int rc = cli_hoist_globals(argc, argv, out, MAX_ARGS, &outc, msg, sizeof(msg));
+		if (rc != CLI_OK) {
+			expect_msg(t[i].args, rc, t[i].rc, msg, t[i].want);
+			continue;
+		}
+		assert_int_equal(t[i].rc, CLI_OK);
+		char line[256] = "";
+		for (int j = 0; j < outc; j++)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%s",
+				 j ? " " : "", out[j]);
+		assert_string_equal(line, t[i].want);
+	}
+	/* the reordered line parses as the command's own */
+	char buf[128], msg[CLI_MSG_LEN], *argv[MAX_ARGS], *out[MAX_ARGS];
+	int argc = split("--kubeconfig K status --watch", buf, sizeof(buf), argv), outc = 0;
+	assert_int_equal(cli_hoist_globals(argc, argv, out, MAX_ARGS, &outc, msg, sizeof(msg)),
+			 CLI_OK);
+	struct cli_status st;
+	assert_int_equal(cli_parse_status(outc - 1, out + 1, &st, msg, sizeof(msg)), CLI_OK);
+	assert_true(st.watch);
+	assert_string_equal(st.kubeconfig, "K");
+	struct cli_deploy d;
+	argc = split("deploy p.wasm --name p --no-wait", buf, sizeof(buf), argv);
+	expect_msg("deploy --no-wait", cli_parse_deploy(argc - 1, argv + 1, &d, msg, sizeof(msg)),
+		   CLI_OK, msg, NULL);
+	assert_true(d.no_wait);
+	argc = split("deploy p.wasm --name p", buf, sizeof(buf), argv);
+	assert_int_equal(cli_parse_deploy(argc - 1, argv + 1, &d, msg, sizeof(msg)), CLI_OK);
+	assert_false(d.no_wait);
+	argc = split("status extra", buf, sizeof(buf), argv);
+	expect_msg("status extra", cli_parse_status(argc - 1, argv + 1, &st, msg, sizeof(msg)),
+		   CLI_USAGE, msg, "status: expected no argument, got an extra extra");
+}
+
 static void test_short_buffer(void **state)
 {
 	(void)state;
@@ -409,7 +464,7 @@ int main(void)
 	    cmocka_unit_test(test_quantity),	 cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_deploy),	 cmocka_unit_test(test_console),
 	    cmocka_unit_test(test_logs),	 cmocka_unit_test(test_get_delete_top),
-	    cmocka_unit_test(test_short_buffer),
+	    cmocka_unit_test(test_short_buffer), cmocka_unit_test(test_globals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

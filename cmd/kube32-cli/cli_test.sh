@@ -112,12 +112,49 @@ POD=$(api "/api/v1/namespaces/default/pods/$NAME")
 echo "$POD" | grep -q '"memory":"64Ki"' && echo "$POD" | grep -q '"kube32.io/execution-budget":"off"' &&
 	ok "pod has the memory limit and the budget annotation" || bad "pod spec: $POD"
 
-# deploying again replaces the ConfigMap, and the Pod's name conflict is reported
-OUT=$("$CLI" deploy "$HELLO" --name "$NAME" --node "$NODE" --kubeconfig "$KC" 2>&1)
+# deploying again replaces the ConfigMap and rolls the pod (a new uid) to the new module
+uid() { api "/api/v1/namespaces/default/pods/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["uid"])' 2>/dev/null; }
+UID1=$(uid "$NAME")
+OUT=$("$CLI" deploy "$HELLO" --name "$NAME" --node "$NODE" --memory 64Ki --kubeconfig "$KC" 2>&1)
 RC=$?
-[ $RC -ne 0 ] && echo "$OUT" | grep -q "configmap/$NAME.wasm replaced" &&
-	echo "$OUT" | grep -q "HTTP 409" && ok "redeploy: ConfigMap replaced, Pod 409 reported" ||
-	bad "redeploy (rc $RC): $OUT"
+UID2=$(uid "$NAME")
+[ $RC -eq 0 ] && echo "$OUT" | grep -q "configmap/$NAME.wasm replaced" &&
+	echo "$OUT" | grep -q "pod/$NAME replaced" && echo "$OUT" | grep -q "pod/$NAME running on $NODE" &&
+	[ -n "$UID2" ] && [ "$UID1" != "$UID2" ] &&
+	ok "redeploy: ConfigMap replaced, pod rolled ($UID1 -> $UID2) and Running" ||
+	bad "redeploy (rc $RC, uid $UID1 -> $UID2): $OUT"
+
+# deploy waits: a pod that cannot start is reported with its reason and exit 1
+OUT=$("$CLI" deploy "$HELLO" --name clitiny --node "$NODE" --memory 1Ki --kubeconfig "$KC" 2>&1)
+RC=$?
+[ $RC -eq 1 ] && echo "$OUT" | grep -q "pod/clitiny did not start on $NODE: CreateContainerError: ConfigMap default/clitiny.wasm needs [0-9]* bytes of linear memory, the limit is 1024: raise resources.limits.memory to at least [0-9]*$" &&
+	ok "deploy of a pod that cannot start: exit 1, $(echo "$OUT" | grep 'did not start')" ||
+	bad "deploy --memory 1Ki (rc $RC): $OUT"
+# --no-wait returns once created
+OUT=$("$CLI" --kubeconfig "$KC" deploy "$HELLO" --name clitiny --node "$NODE" --memory 1Ki --no-wait 2>&1)
+RC=$?
+[ $RC -eq 0 ] && echo "$OUT" | grep -q "pod/clitiny replaced" && ! echo "$OUT" | grep -q "did not start" &&
+	ok "deploy --no-wait (global --kubeconfig first): exit 0 without waiting" ||
+	bad "deploy --no-wait (rc $RC): $OUT"
+"$CLI" delete clitiny --kubeconfig "$KC" >/dev/null 2>&1
+# a module ConfigMap made by hand (no kube32.io/module label) is listed too
+api_post() { curl -sS --cacert "$WORK/ca.crt" -H "Authorization: Bearer $TOKEN" -X POST \
+	-H 'Content-Type: application/json' -d "$2" "$API$1"; }
+api_post /api/v1/namespaces/default/configmaps \
+	'{"metadata":{"name":"byhand.wasm"},"binaryData":{"byhand.wasm":"AGFzbQEAAAA="}}' >/dev/null
+api_post /api/v1/namespaces/default/configmaps '{"metadata":{"name":"settings"},"data":{"a":"b"}}' >/dev/null
+api_post /api/v1/namespaces/default/configmaps \
+	'{"metadata":{"name":"tagged.wasm"},"binaryData":{"v1":"AGFzbQEAAAA=","v2":"AGFzbQEAAAA="}}' >/dev/null
+OUT=$("$CLI" --kubeconfig "$KC" get modules 2>&1)
+echo "$OUT" | grep -Eq '^byhand\.wasm +- +8 +-$' && echo "$OUT" | grep -Eq '^tagged\.wasm +- +- +v1,v2$' && echo "$OUT" | grep -q "^$NAME.wasm" &&
+	! echo "$OUT" | grep -q settings && ok "get modules lists the hand-made module, not other ConfigMaps" ||
+	bad "get modules: $OUT"
+# status: the board with its pool and pod server, the pod with its endpoint
+OUT=$("$CLI" status --kubeconfig "$KC" 2>&1)
+RC=$?
+[ $RC -eq 0 ] && echo "$OUT" | grep -Eq "^$NODE +Ready +host +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+/[0-9]+ +127\.0\.0\.1:[0-9]+" &&
+	echo "$OUT" | grep -q "curl -H 'X-Kube32-Pod: default/$NAME' http://127.0.0.1:" &&
+	ok "status: board, pool used/free, pod endpoint" || bad "status (rc $RC): $OUT"
 
 # console
 OUT=$("$CLI" console "$NODE" TASKS --kubeconfig "$KC" 2>&1)
@@ -265,7 +302,7 @@ OUT=$("$CLI" get nodes --kubeconfig "$KC" 2>&1)
 echo "$OUT" | grep -Eq "^$NODE +Ready +host +[0-9]+ +1/[0-9]+ +-$" && ok "get nodes: $(echo "$OUT" | grep "^$NODE")" ||
 	bad "get nodes: $OUT"
 OUT=$("$CLI" get modules --kubeconfig "$KC" 2>&1)
-echo "$OUT" | grep -Eq "^$NAME.wasm +$NAME +$(stat -c %s "$HELLO")$" &&
+echo "$OUT" | grep -Eq "^$NAME.wasm +$NAME +$(stat -c %s "$HELLO") +-$" &&
 	ok "get modules: $(echo "$OUT" | grep "^$NAME")" || bad "get modules (hello.wasm is $(stat -c %s "$HELLO") bytes): $OUT"
 OUT=$("$CLI" get pods -n empty-ns --kubeconfig "$KC" 2>&1)
 [ $? -eq 0 ] && echo "$OUT" | grep -q 'No resources found in empty-ns namespace.' &&

@@ -3,23 +3,25 @@
  * without kubectl.
  *
  *   kube32-cli deploy FILE.wasm --name N [--namespace NS] [--node NODE] [--memory 24Ki]
- *                     [--hardware none|i2c:...] [--budget off|N] [--dry-run]
+ *                     [--hardware none|i2c:...] [--budget off|N] [--dry-run] [--no-wait]
  *   kube32-cli get pods|nodes|modules [NAME] [-n NS | -A]
  *   kube32-cli delete [pod] POD [-n NS] [--keep-module]
  *   kube32-cli logs POD [-n NS] [--previous] [--tail N] [--follow]
  *   kube32-cli top pods|nodes [-n NS | -A]
  *   kube32-cli console NODE CMD
- *   (each with [--kubeconfig PATH])
+ *   kube32-cli status [-w]
+ *   (each with [--kubeconfig PATH], before or after the command)
  *
  * deploy uploads the module into the cluster's module store (a ConfigMap named N.wasm whose
  * binaryData key N.wasm holds it, labelled kube32.io/module=N: where the kubelet looks when
  * the image is not in the node's image directory, src/kubelet/README.md "Images") and creates
- * a Pod with image N.wasm. --dry-run prints the Pod as YAML and uploads nothing. delete
- * removes the Pod (waiting until its kubelet has stopped it) and the module ConfigMap deploy
- * made for it. get prints tables (pods: READY, STATUS as kubectl shows it, RESTARTS, NODE,
- * IMAGE; nodes: STATUS, BOARD, POD POOL bytes, PODS running/capacity, HARDWARE; modules: the
- * module store). top reads metrics.k8s.io (what `kubectl top` reads). logs prints pods/POD/log
- * (the control plane fills it from the node's log ring); --follow streams it.
+ * a Pod with image N.wasm (a Pod of that name is deleted first, so it runs the new module),
+ * then waits until it runs or says why it does not (--no-wait: no wait). --dry-run prints the Pod
+ * as YAML and uploads nothing. delete removes the Pod (waiting until its kubelet has stopped it)
+ * and the module ConfigMap deploy made for it. get prints tables (pods: READY, STATUS as kubectl
+ * shows it, RESTARTS, NODE, IMAGE; nodes: STATUS, BOARD, POD POOL bytes, PODS running/capacity,
+ * HARDWARE; modules: the module store). top reads metrics.k8s.io (what `kubectl top` reads). logs
+ * prints pods/POD/log (the control plane fills it from the node's log ring); --follow streams it.
  *
  * console finds the node's pod server (status.addresses InternalIP and
  * status.daemonEndpoints.kubeletEndpoint.Port of its Node) and POSTs "K32_CMD:CMD" to its
@@ -46,14 +48,17 @@
 #include "http/http.h"
 #include "platform/k32_platform.h"
 
-#define CLI_MODULE_MAX	   K32_KLET_IMAGE_MAX_BYTES /* the largest module a kubelet takes */
-#define CLI_KUBECONFIG_MAX (256u * 1024)	    /* largest kubeconfig read */
-#define CLI_STR		   512			    /* kubeconfig strings except the CA */
-#define CLI_YAML_DEPTH	   16			    /* nesting emitted by the YAML printer */
-#define CLI_LIST_MAX	   (8u * 1024 * 1024)	    /* largest list answer read */
-#define CLI_TABLE_ROWS	   1024			    /* rows a table prints (then "... more") */
-#define CLI_DELETE_WAIT_S  30			    /* how long delete waits for the kubelet */
-#define CLI_FOLLOW_IDLE_US (24ll * 3600 * 1000000)  /* logs -f: silence allowed */
+#define CLI_MODULE_MAX	     K32_KLET_IMAGE_MAX_BYTES /* the largest module a kubelet takes */
+#define CLI_KUBECONFIG_MAX   (256u * 1024)	      /* largest kubeconfig read */
+#define CLI_STR		     512		      /* kubeconfig strings except the CA */
+#define CLI_YAML_DEPTH	     16			      /* nesting emitted by the YAML printer */
+#define CLI_LIST_MAX	     (8u * 1024 * 1024)	      /* largest list answer read */
+#define CLI_TABLE_ROWS	     1024		      /* rows a table prints (then "... more") */
+#define CLI_DELETE_WAIT_S    30			      /* how long delete waits for the kubelet */
+#define CLI_DEPLOY_WAIT_S    60			      /* how long deploy waits for Running */
+#define CLI_DEPLOY_SETTLE_MS 2000		      /* Running this long without a restart: up */
+#define CLI_STATUS_EVERY_US  2000000		      /* status -w: refresh period */
+#define CLI_FOLLOW_IDLE_US   (24ll * 3600 * 1000000)  /* logs -f: silence allowed */
 
 static const char *prog = "kube32-cli";
 
@@ -64,9 +69,11 @@ static void usage(FILE *f)
 	    "usage:\n"
 	    "  kube32-cli deploy FILE.wasm --name N [--namespace NS] [--node NODE]\n"
 	    "                    [--memory 24Ki] [--hardware none|i2c:DEV[,i2c:DEV...]]\n"
-	    "                    [--budget off|N] [--dry-run]\n"
+	    "                    [--budget off|N] [--dry-run] [--no-wait]\n"
 	    "      upload FILE.wasm as ConfigMap N.wasm (binaryData key N.wasm) and create Pod N\n"
-	    "      with image N.wasm; --dry-run prints the Pod as YAML and uploads nothing\n"
+	    "      with image N.wasm (replacing a Pod N, so it runs the new module), then wait\n"
+	    "      until it runs (exit 1 with the reason if it cannot start; --no-wait: do not\n"
+	    "      wait); --dry-run prints the Pod as YAML and uploads nothing\n"
 	    "  kube32-cli get pods|nodes|modules [NAME] [-n NS | -A]\n"
 	    "      list pods (status, restarts, node), nodes (board, pod pool, pods, hardware) or\n"
 	    "      the module store's ConfigMaps\n"
@@ -81,10 +88,14 @@ static void usage(FILE *f)
 	    "  kube32-cli console NODE CMD\n"
 	    "      send K32_CMD:CMD (PODS, MEM, TASKS, BENCH...) to NODE's console and print the\n"
 	    "      answer\n"
+	    "  kube32-cli status [-w]\n"
+	    "      the cluster at a glance: boards with their pod pool used/free and pod server,\n"
+	    "      pods with the curl line that reaches them, Devices with their latest\n"
+	    "      readings; -w refreshes it every 2 s\n"
 	    "  kube32-cli --help\n"
 	    "every command but --dry-run talks to the cluster of the kubeconfig: --kubeconfig "
-	    "PATH,\n"
-	    "else $KUBECONFIG, else var/kubeconfig\n");
+	    "PATH\n"
+	    "(before or after the command), else $KUBECONFIG, else var/kubeconfig\n");
 }
 
 /* A parser's result: usage message printed, or help. -1: go on. */
@@ -240,6 +251,17 @@ static uint8_t *b64_decode(const char *in, size_t *out_len)
 		out = NULL;
 	}
 	return out;
+}
+
+static const char *jstr(const cJSON *o, const char *path)
+{
+	return cJSON_GetStringValue(k32_json_find(o, path));
+}
+
+static double jnum(const cJSON *o, const char *path)
+{
+	const cJSON *n = k32_json_find(o, path);
+	return cJSON_IsNumber(n) ? n->valuedouble : 0;
 }
 
 /* ---- API client ------------------------------------------------------------------------ */
@@ -633,6 +655,187 @@ out:
 	return rc;
 }
 
+/* Polls GET target until it answers 404 (up to CLI_DELETE_WAIT_S): 0 gone, 1 not (or the
+ * request failed, printed). */
+static int wait_gone(struct api *api, const char *target)
+{
+	struct http_client_response r = {0};
+	for (int i = 0; i < CLI_DELETE_WAIT_S * 10; i++) {
+		http_client_response_fini(&r);
+		if (api_call(api, "GET", target, NULL, &r))
+			return 1;
+		if (r.status == 404) {
+			http_client_response_fini(&r);
+			return 0;
+		}
+		k32_plat()->sleep_us(100000);
+	}
+	http_client_response_fini(&r);
+	return 1;
+}
+
+/*
+ * Waits until pod NS/NAME runs (and has stayed up CLI_DEPLOY_SETTLE_MS without a restart) or
+ * ran to completion: 0. A container that cannot start (waiting with a reason other than
+ * ContainerCreating), a crash, Failed, an unschedulable pod or CLI_DEPLOY_WAIT_S without
+ * any of those: 1, with the pod's own reason and message printed.
+ */
+static int deploy_wait(struct api *api, const char *ns, const char *name)
+{
+	char target[512];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s", ns, name);
+	int64_t up_since = -1;
+	char last[512] = "Pending (not scheduled yet)";
+	for (int i = 0; i < CLI_DEPLOY_WAIT_S * 10; i++) {
+		if (i)
+			k32_plat()->sleep_us(100000);
+		cJSON *pod = NULL;
+		if (api_get_json(api, target, &pod))
+			return 1;
+		const char *phase = cJSON_GetStringValue(k32_json_find(pod, "status.phase"));
+		const char *node = cJSON_GetStringValue(k32_json_find(pod, "spec.nodeName"));
+		const cJSON *cs =
+		    cJSON_GetArrayItem(k32_json_find(pod, "status.containerStatuses"), 0);
+		const char *wr = cJSON_GetStringValue(k32_json_find(cs, "state.waiting.reason"));
+		const char *wm = cJSON_GetStringValue(k32_json_find(cs, "state.waiting.message"));
+		const cJSON *term = k32_json_find(cs, "state.terminated");
+		const cJSON *lterm = k32_json_find(cs, "lastState.terminated");
+		const cJSON *restarts = cJSON_GetObjectItem(cs, "restartCount");
+		const char *why = NULL, *detail = NULL;
+		if (phase && !strcmp(phase, "Succeeded")) {
+			printf("pod/%s ran to completion on %s (exit code 0): kube32-cli logs %s\n",
+			       name, node ? node : "?", name);
+			cJSON_Delete(pod);
+			return 0;
+		}
+		if (phase && !strcmp(phase, "Failed")) {
+			why = cJSON_GetStringValue(k32_json_find(pod, "status.reason"));
+			detail = cJSON_GetStringValue(k32_json_find(pod, "status.message"));
+			if (term) {
+				why = why ? why : jstr(term, "reason");
+				detail = detail ? detail : jstr(term, "message");
+			}
+			why = why ? why : "Failed";
+		} else if (wr && strcmp(wr, "ContainerCreating") && strcmp(wr, "PodInitializing")) {
+			why = wr;
+			detail = wm;
+			if (lterm) { /* why the last run ended says more than the back-off */
+				snprintf(last, sizeof(last),
+					 "its last run ended: %s (exit code %d)%s%s",
+					 jstr(lterm, "reason") ? jstr(lterm, "reason") : "?",
+					 (int)jnum(lterm, "exitCode"),
+					 jstr(lterm, "message") ? ": " : "",
+					 jstr(lterm, "message") ? jstr(lterm, "message") : "");
+				detail = last;
+			}
+		} else if (term || (cJSON_IsNumber(restarts) && restarts->valuedouble > 0)) {
+			const cJSON *t = term ? term : lterm;
+			why = jstr(t, "reason") ? jstr(t, "reason") : "Error";
+			detail = jstr(t, "message");
+		} else if (!node) {
+			const cJSON *c;
+			cJSON_ArrayForEach(c, k32_json_find(pod, "status.conditions"))
+			{
+				const char *t = jstr(c, "type"), *st = jstr(c, "status");
+				const char *r = jstr(c, "reason");
+				if (t && st && r && !strcmp(t, "PodScheduled") &&
+				    !strcmp(st, "False") && !strcmp(r, "Unschedulable")) {
+					why = r;
+					detail = jstr(c, "message");
+				}
+			}
+		}
+		if (why) {
+			fprintf(stderr, "%s: pod/%s did not start%s%s: %s%s%s\n", prog, name,
+				node ? " on " : "", node ? node : "", why, detail ? ": " : "",
+				detail ? detail : "");
+			fprintf(stderr,
+				"%s: the pod stays as it is: kube32-cli logs %s, kubectl describe "
+				"pod %s; kube32-cli delete %s removes it\n",
+				prog, name, name, name);
+			cJSON_Delete(pod);
+			return 1;
+		}
+		bool running = phase && !strcmp(phase, "Running") &&
+			       k32_json_find(cs, "state.running") != NULL;
+		int64_t now = (int64_t)(k32_now_us() / 1000);
+		if (!running) {
+			up_since = -1;
+			snprintf(last, sizeof(last), "%s%s%s", phase ? phase : "Pending",
+				 node ? " on " : " (not scheduled yet)", node ? node : "");
+		} else if (up_since < 0) {
+			up_since = now;
+		} else if (now - up_since >= CLI_DEPLOY_SETTLE_MS) {
+			printf("pod/%s running on %s\n", name, node ? node : "?");
+			cJSON_Delete(pod);
+			return 0;
+		}
+		cJSON_Delete(pod);
+	}
+	fprintf(stderr,
+		"%s: pod/%s is not running after %d s: still %s (kubectl describe pod %s says "
+		"why; --no-wait skips the wait)\n",
+		prog, name, CLI_DEPLOY_WAIT_S, last, name);
+	return 1;
+}
+
+/*
+ * Creates the pod; if one of that name exists, deletes it (waiting until its kubelet stopped
+ * it) and creates it again, so it runs the module just uploaded: 0, or 1 with the failure
+ * printed.
+ */
+static int create_pod(struct api *api, const struct cli_deploy *o, const cJSON *pod,
+		      const char *image)
+{
+	char target[512], one[512];
+	char *body = cJSON_PrintUnformatted(pod);
+	struct http_client_response r = {0};
+	int rc = 1;
+	bool replaced = false;
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods", o->ns);
+	snprintf(one, sizeof(one), "/api/v1/namespaces/%s/pods/%s", o->ns, o->name);
+	if (!body) {
+		fprintf(stderr, "%s: out of memory building the pod\n", prog);
+		return 1;
+	}
+	for (int attempt = 0; attempt < 2; attempt++) {
+		http_client_response_fini(&r);
+		if (api_call(api, "POST", target, body, &r))
+			break;
+		if (r.status == 201 || r.status == 200) {
+			printf("pod/%s %s (image %s%s%s)\n", o->name,
+			       replaced ? "replaced: it runs the new module" : "created", image,
+			       o->node ? ", node " : "", o->node ? o->node : "");
+			rc = 0;
+			break;
+		}
+		if (r.status != 409 || attempt) {
+			report_fail(api->where, "POST", target, K32_OK, NULL, &r);
+			break;
+		}
+		/* the pod exists: roll it to the new module (a Pod's image is fixed once made) */
+		http_client_response_fini(&r);
+		if (api_call(api, "DELETE", one, NULL, &r))
+			break;
+		if (r.status != 200 && r.status != 202 && r.status != 404) {
+			report_fail(api->where, "DELETE", one, K32_OK, NULL, &r);
+			break;
+		}
+		if (wait_gone(api, one)) {
+			fprintf(stderr,
+				"%s: pod/%s (the old one) is still terminating after %d s: its "
+				"node has not stopped it (kube32-cli get nodes: is it NotReady?)\n",
+				prog, o->name, CLI_DELETE_WAIT_S);
+			break;
+		}
+		printf("pod/%s deleted (the old module)\n", o->name);
+		replaced = true;
+	}
+	http_client_response_fini(&r);
+	cJSON_free(body);
+	return rc;
+}
+
 static int cmd_deploy(int argc, char **argv)
 {
 	struct cli_deploy o;
@@ -669,24 +872,10 @@ static int cmd_deploy(int argc, char **argv)
 	if (rc)
 		goto out;
 	rc = upload_module(&api, &o, image, mod, len);
-	if (!rc) {
-		char target[512];
-		char *body = cJSON_PrintUnformatted(pod);
-		struct http_client_response r = {0};
-		snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods", o.ns);
-		rc = 1;
-		if (body && !api_call(&api, "POST", target, body, &r)) {
-			if (r.status == 201 || r.status == 200) {
-				printf("pod/%s created (image %s%s%s)\n", o.name, image,
-				       o.node ? ", node " : "", o.node ? o.node : "");
-				rc = 0;
-			} else {
-				report_fail(api.where, "POST", target, K32_OK, NULL, &r);
-			}
-		}
-		http_client_response_fini(&r);
-		cJSON_free(body);
-	}
+	if (!rc)
+		rc = create_pod(&api, &o, pod, image);
+	if (!rc && !o.no_wait)
+		rc = deploy_wait(&api, o.ns, o.name);
 	api_close(&api);
 out:
 	cJSON_Delete(pod);
@@ -836,7 +1025,7 @@ static int cmd_logs(int argc, char **argv)
 /* ---- tables ---------------------------------------------------------------------------- */
 
 #define CLI_TABLE_COLS 8
-#define CLI_CELL       96
+#define CLI_CELL       256 /* wide enough for a Device's readings */
 
 /* Rows kept for printing with aligned columns (static: no allocation per row). */
 static struct {
@@ -890,17 +1079,6 @@ static void table_print(const char *const *hdr, const char *empty)
 	}
 	if (tbl.more)
 		printf("... %d more not shown\n", tbl.more);
-}
-
-static const char *jstr(const cJSON *o, const char *path)
-{
-	return cJSON_GetStringValue(k32_json_find(o, path));
-}
-
-static double jnum(const cJSON *o, const char *path)
-{
-	const cJSON *n = k32_json_find(o, path);
-	return cJSON_IsNumber(n) ? n->valuedouble : 0;
 }
 
 /* ---- get ------------------------------------------------------------------------------- */
@@ -1009,20 +1187,71 @@ static size_t b64_len(const char *s)
 	return n * 3 / 4;
 }
 
+static bool ends_wasm(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	return n > 5 && !strcmp(s + n - 5, ".wasm");
+}
+
+/*
+ * A ConfigMap of the module store: what the kubelet would load for image NAME.wasm (a name
+ * ending in .wasm with the key of that name in binaryData or data), whether deploy made it
+ * (label kube32.io/module) or `kubectl create configmap NAME.wasm --from-file=...` did.
+ * Returns the module's base64 text (NULL for a data key or none) in *b64 and true if it is
+ * one.
+ */
+static bool module_of(const cJSON *m, const char **b64, bool *in_data)
+{
+	const char *name = jstr(m, "metadata.name");
+	const cJSON *lb = k32_json_find(m, "metadata.labels");
+	bool labelled = cJSON_GetObjectItem(lb, "kube32.io/module") != NULL;
+	const cJSON *bin =
+	    name ? cJSON_GetObjectItem(cJSON_GetObjectItem(m, "binaryData"), name) : NULL;
+	const cJSON *txt = name ? cJSON_GetObjectItem(cJSON_GetObjectItem(m, "data"), name) : NULL;
+	*b64 = cJSON_GetStringValue(bin);
+	*in_data = txt != NULL && !bin;
+	/* a versioned module has keys per tag (docs/pod-sdk.md "Versions"), maybe no NAME key */
+	const cJSON *bd = cJSON_GetObjectItem(m, "binaryData");
+	return labelled || (ends_wasm(name) && (bin || txt || (bd && bd->child)));
+}
+
 static void get_module_rows(const cJSON *items, bool all_ns)
 {
 	const cJSON *m;
 	cJSON_ArrayForEach(m, items)
 	{
+		const char *b64 = NULL;
+		bool in_data = false;
+		if (!module_of(m, &b64, &in_data))
+			continue;
 		const char *name = jstr(m, "metadata.name");
 		const cJSON *lb = k32_json_find(m, "metadata.labels");
 		const char *pod = cJSON_GetStringValue(cJSON_GetObjectItem(lb, "kube32.io/module"));
-		const cJSON *bd = cJSON_GetObjectItem(m, "binaryData");
-		const char *data =
-		    name ? cJSON_GetStringValue(cJSON_GetObjectItem(bd, name)) : NULL;
+		const cJSON *txt = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "data"), name);
 		char bytes[24];
-		snprintf(bytes, sizeof(bytes), "%zu", data ? b64_len(data) : 0);
-		const char *row[] = {jstr(m, "metadata.namespace"), name, pod, bytes};
+		if (b64 || in_data) /* the untagged module's bytes ("-": only tags) */
+			snprintf(bytes, sizeof(bytes), "%zu",
+				 b64 ? b64_len(b64)
+				     : strlen(cJSON_GetStringValue(txt) ? txt->valuestring : ""));
+		else
+			snprintf(bytes, sizeof(bytes), "-");
+		/* the versions: the tags (keys other than NAME.wasm) */
+		char tags[CLI_CELL] = "";
+		size_t at = 0;
+		const cJSON *kv;
+		cJSON_ArrayForEach(kv, cJSON_GetObjectItem(m, "binaryData"))
+		{
+			if (!strcmp(kv->string, name))
+				continue;
+			int w = snprintf(tags + at, sizeof(tags) - at, "%s%s", at ? "," : "",
+					 kv->string);
+			if (w < 0 || (size_t)w >= sizeof(tags) - at - 4) {
+				snprintf(tags + at, sizeof(tags) - at, ",...");
+				break;
+			}
+			at += (size_t)w;
+		}
+		const char *row[] = {jstr(m, "metadata.namespace"), name, pod, bytes, tags};
 		table_row(all_ns ? row : row + 1);
 	}
 }
@@ -1068,13 +1297,10 @@ static int cmd_get(int argc, char **argv)
 			snprintf(target, sizeof(target), "/api/v1/namespaces/%s/configmaps/%s",
 				 o.ns, modname);
 		} else if (o.all_ns) {
-			snprintf(target, sizeof(target),
-				 "/api/v1/configmaps?labelSelector=kube32.io%%2Fmodule");
+			/* every ConfigMap: a module made with kubectl carries no label */
+			snprintf(target, sizeof(target), "/api/v1/configmaps");
 		} else {
-			snprintf(
-			    target, sizeof(target),
-			    "/api/v1/namespaces/%s/configmaps?labelSelector=kube32.io%%2Fmodule",
-			    o.ns);
+			snprintf(target, sizeof(target), "/api/v1/namespaces/%s/configmaps", o.ns);
 		}
 		break;
 	}
@@ -1098,7 +1324,7 @@ static int cmd_get(int argc, char **argv)
 					      "RESTARTS",  "NODE", "IMAGE"};
 	static const char *const node_hdr[] = {"NAME", "STATUS",  "BOARD", "POD POOL (bytes)",
 					       "PODS", "HARDWARE"};
-	static const char *const mod_hdr[] = {"NAMESPACE", "NAME", "POD", "BYTES"};
+	static const char *const mod_hdr[] = {"NAMESPACE", "NAME", "POD", "BYTES", "TAGS"};
 	switch (o.kind) {
 	case CLI_KIND_PODS:
 		table_start(o.all_ns ? 7 : 6);
@@ -1111,7 +1337,7 @@ static int cmd_get(int argc, char **argv)
 		table_print(node_hdr, empty);
 		break;
 	default:
-		table_start(o.all_ns ? 4 : 3);
+		table_start(o.all_ns ? 5 : 4);
 		get_module_rows(items, o.all_ns);
 		table_print(o.all_ns ? mod_hdr : mod_hdr + 1, empty);
 		break;
@@ -1192,16 +1418,7 @@ static int cmd_delete(int argc, char **argv)
 		goto out;
 	}
 	/* graceful: the pod's kubelet stops it, then removes it; wait for that */
-	bool gone = false;
-	for (int i = 0; i < CLI_DELETE_WAIT_S * 10 && !gone; i++) {
-		http_client_response_fini(&r);
-		if (api_call(&api, "GET", target, NULL, &r))
-			goto out;
-		gone = r.status == 404;
-		if (!gone)
-			k32_plat()->sleep_us(100000);
-	}
-	if (!gone) {
+	if (wait_gone(&api, target)) {
 		fprintf(stderr,
 			"%s: pod/%s is still terminating after %d s: its node has not stopped it "
 			"(kube32-cli get nodes: is it NotReady?)\n",
@@ -1288,6 +1505,217 @@ out:
 	return rc;
 }
 
+/* ---- status ---------------------------------------------------------------------------- */
+
+/* A node's pod server as "IP:PORT" (status.addresses InternalIP, kubeletEndpoint.Port). */
+static void node_endpoint(const cJSON *n, char *out, size_t cap)
+{
+	const char *ip = "127.0.0.1";
+	const cJSON *a;
+	cJSON_ArrayForEach(a, k32_json_find(n, "status.addresses"))
+	{
+		const char *t = jstr(a, "type"), *v = jstr(a, "address");
+		if (t && v && !strcmp(t, "InternalIP"))
+			ip = v;
+	}
+	double port = jnum(n, "status.daemonEndpoints.kubeletEndpoint.Port");
+	if (port > 0 && port < 65536)
+		snprintf(out, cap, "%s:%u", ip, (unsigned)port);
+	else
+		snprintf(out, cap, "-");
+}
+
+static const cJSON *find_named(const cJSON *items, const char *name)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, items)
+	{
+		const char *n = jstr(it, "metadata.name");
+		if (n && name && !strcmp(n, name))
+			return it;
+	}
+	return NULL;
+}
+
+/* One picture of the cluster: 0, or 1 with the failure printed. */
+static int status_once(struct api *api)
+{
+	cJSON *nodes = NULL, *pods = NULL, *nm = NULL, *devs = NULL;
+	int rc = api_get_json(api, "/api/v1/nodes", &nodes);
+	if (!rc)
+		rc = api_get_json(api, "/api/v1/pods", &pods);
+	if (rc)
+		goto out;
+	/* optional: metrics (pool in use) and Devices; without them their columns show "-" */
+	struct http_client_response r = {0};
+	if (!api_call(api, "GET", "/apis/metrics.k8s.io/v1beta1/nodes", NULL, &r) &&
+	    r.status == 200)
+		k32_json_parse((const char *)r.body.data, r.body.len, &nm, NULL);
+	http_client_response_fini(&r);
+	if (!api_call(api, "GET", "/apis/kube32.io/v1alpha1/devices", NULL, &r) && r.status == 200)
+		k32_json_parse((const char *)r.body.data, r.body.len, &devs, NULL);
+	http_client_response_fini(&r);
+
+	const cJSON *pitems = cJSON_GetObjectItem(pods, "items");
+	const cJSON *n;
+	table_start(8);
+	cJSON_ArrayForEach(n, cJSON_GetObjectItem(nodes, "items"))
+	{
+		const char *name = jstr(n, "metadata.name");
+		const char *ready = "NotReady";
+		const cJSON *c;
+		cJSON_ArrayForEach(c, k32_json_find(n, "status.conditions"))
+		{
+			const char *t = jstr(c, "type"), *st = jstr(c, "status");
+			if (t && st && !strcmp(t, "Ready") && !strcmp(st, "True"))
+				ready = "Ready";
+		}
+		const cJSON *lb = k32_json_find(n, "metadata.labels");
+		const char *board =
+		    cJSON_GetStringValue(cJSON_GetObjectItem(lb, "kube32.io/board"));
+		const char *pool = jstr(n, "status.allocatable.memory");
+		uint64_t pool_b = 0, used_b = 0;
+		bool have_pool = pool && !cli_parse_quantity(pool, &pool_b);
+		const cJSON *m = find_named(cJSON_GetObjectItem(nm, "items"), name);
+		const char *used = jstr(m, "usage.memory");
+		bool have_used = used && !cli_parse_quantity(used, &used_b);
+		if (used && !strcmp(used, "0")) {
+			have_used = true;
+			used_b = 0;
+		}
+		char pool_s[32], used_s[32], free_s[32], npods[32], ep[128];
+		snprintf(pool_s, sizeof(pool_s), "%s", have_pool ? pool : "-");
+		snprintf(used_s, sizeof(used_s), "%llu", (unsigned long long)used_b);
+		snprintf(free_s, sizeof(free_s), "%llu",
+			 (unsigned long long)(pool_b > used_b ? pool_b - used_b : 0));
+		int running = 0;
+		const cJSON *p;
+		cJSON_ArrayForEach(p, pitems)
+		{
+			const char *pn = jstr(p, "spec.nodeName"), *ph = jstr(p, "status.phase");
+			if (pn && name && !strcmp(pn, name) &&
+			    !(ph && (!strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"))))
+				running++;
+		}
+		const char *cap = jstr(n, "status.capacity.pods");
+		snprintf(npods, sizeof(npods), "%d/%s", running, cap ? cap : "?");
+		node_endpoint(n, ep, sizeof(ep));
+		const char *row[] = {name,
+				     ready,
+				     board,
+				     pool_s,
+				     have_used ? used_s : "-",
+				     have_pool && have_used ? free_s : "-",
+				     npods,
+				     ep};
+		table_row(row);
+	}
+	static const char *const bhdr[] = {"BOARD",
+					   "STATUS",
+					   "PROFILE",
+					   "POOL (bytes)",
+					   "POOL USED (bytes)",
+					   "POOL FREE (bytes)",
+					   "PODS",
+					   "POD SERVER"};
+	table_print(bhdr, "No boards (nodes) registered.");
+
+	printf("\n");
+	table_start(5);
+	const cJSON *p;
+	cJSON_ArrayForEach(p, pitems)
+	{
+		bool rd;
+		int restarts;
+		const char *st = pod_status(p, &rd, &restarts);
+		const char *node = jstr(p, "spec.nodeName");
+		char name[300], ep[128] = "-", how[512] = "-";
+		snprintf(name, sizeof(name), "%s/%s", jstr(p, "metadata.namespace"),
+			 jstr(p, "metadata.name"));
+		const cJSON *nd = find_named(cJSON_GetObjectItem(nodes, "items"), node);
+		if (nd)
+			node_endpoint(nd, ep, sizeof(ep));
+		if (nd && strcmp(ep, "-"))
+			snprintf(how, sizeof(how), "curl -H 'X-Kube32-Pod: %s' http://%s/", name,
+				 ep);
+		const char *image =
+		    jstr(cJSON_GetArrayItem(k32_json_find(p, "spec.containers"), 0), "image");
+		const char *row[] = {name, node, st, image, how};
+		table_row(row);
+	}
+	static const char *const phdr[] = {"POD", "BOARD", "STATUS", "IMAGE", "ENDPOINT"};
+	table_print(phdr, "No pods.");
+
+	if (devs) {
+		printf("\n");
+		table_start(5);
+		const cJSON *d;
+		cJSON_ArrayForEach(d, cJSON_GetObjectItem(devs, "items"))
+		{
+			char readings[CLI_CELL] = "";
+			size_t at = 0;
+			const cJSON *kv;
+			cJSON_ArrayForEach(kv, k32_json_find(d, "status.readings"))
+			{
+				const char *v = cJSON_GetStringValue(kv);
+				int w = snprintf(readings + at, sizeof(readings) - at, "%s%s=%s",
+						 at ? " " : "", kv->string, v ? v : "-");
+				if (w < 0 || (size_t)w >= sizeof(readings) - at) {
+					/* no room for the whole pair: end with a marker, not a cut
+					 */
+					readings[at] = 0;
+					snprintf(readings + at, sizeof(readings) - at, " ...");
+					break;
+				}
+				at += (size_t)w;
+			}
+			const char *ready = "-";
+			const cJSON *c;
+			cJSON_ArrayForEach(c, k32_json_find(d, "status.conditions"))
+			{
+				const char *t = jstr(c, "type");
+				if (t && !strcmp(t, "Ready"))
+					ready = jstr(c, "status");
+			}
+			const char *row[] = {jstr(d, "metadata.name"), jstr(d, "spec.node"),
+					     jstr(d, "spec.model"), ready, readings};
+			table_row(row);
+		}
+		static const char *const dhdr[] = {"DEVICE", "BOARD", "MODEL", "READY",
+						   "LATEST READINGS"};
+		table_print(dhdr, "No Devices.");
+	}
+out:
+	cJSON_Delete(nodes);
+	cJSON_Delete(pods);
+	cJSON_Delete(nm);
+	cJSON_Delete(devs);
+	return rc;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	struct cli_status o;
+	char msg[CLI_MSG_LEN];
+	int rc = parse_result(cli_parse_status(argc, argv, &o, msg, sizeof(msg)), msg);
+	if (rc >= 0)
+		return rc;
+	struct api api;
+	rc = connect_api(o.kubeconfig, &api);
+	if (rc)
+		return rc;
+	do {
+		if (o.watch)
+			printf("\033[H\033[2J"); /* home and clear: the table refreshes in place */
+		rc = status_once(&api);
+		fflush(stdout);
+		if (o.watch)
+			k32_plat()->sleep_us(CLI_STATUS_EVERY_US);
+	} while (o.watch && !rc); /* -w: until Ctrl-C (or the cluster stops answering) */
+	api_close(&api);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	/* one allocator for every cJSON object, whether parsed or built here */
@@ -1296,20 +1724,30 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
 	}
+	/* global options (--kubeconfig) may come before the command: move them after it */
+	static char *args[4096];
+	int nargs = 0;
+	char msg[CLI_MSG_LEN];
+	int rc = parse_result(
+	    cli_hoist_globals(argc - 1, argv + 1, args, 4096, &nargs, msg, sizeof(msg)), msg);
+	if (rc >= 0)
+		return rc;
 	static const struct {
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {{"deploy", cmd_deploy}, {"get", cmd_get}, {"delete", cmd_delete},
-		    {"logs", cmd_logs},	    {"top", cmd_top}, {"console", cmd_console}};
+		    {"logs", cmd_logs},	    {"top", cmd_top}, {"console", cmd_console},
+		    {"status", cmd_status}};
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 2, argv + 2);
+		if (!strcmp(args[0], cmds[i].name))
+			return cmds[i].fn(nargs - 1, args + 1);
 	fprintf(stderr,
-		"%s: unknown command %s (deploy, get, delete, logs, top or console; see --help)\n",
-		prog, argv[1]);
+		"%s: unknown command %s (deploy, get, delete, logs, top, status or console; see "
+		"--help)\n",
+		prog, args[0]);
 	return 2;
 }

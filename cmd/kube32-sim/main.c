@@ -200,6 +200,8 @@ int main(int argc, char **argv)
 		}
 		if (!v) {
 			usage();
+			fprintf(stderr, "kube32-sim: %s needs a value (or is unknown; see above)\n",
+				a);
 			return 2;
 		}
 		i++;
@@ -245,6 +247,8 @@ int main(int argc, char **argv)
 			boot_image = v;
 		else {
 			usage();
+			fprintf(stderr, "kube32-sim: unknown option %s (the options are above)\n",
+				a);
 			return 2;
 		}
 		if (!ok)
@@ -301,6 +305,20 @@ int main(int argc, char **argv)
 	}
 
 	if (boot_report) {
+		/* without the module its pods never run: say so now, not after the 30 s wait */
+		char img_path[1024];
+		snprintf(img_path, sizeof(img_path), "%s/%s", images, boot_image);
+		FILE *img = fopen(img_path, "rb");
+		if (!img && boot_pods) {
+			fprintf(stderr,
+				"kube32-sim: --boot-report: the pods' module %s is not in %s: pass "
+				"--images DIR (after make: --images build/apps/examples) or "
+				"--boot-pods 0\n",
+				boot_image, images);
+			return 2;
+		}
+		if (img)
+			fclose(img);
 		struct sim_boot_config bc = {.profile = boot_report,
 					     .data_dir = data_dir,
 					     .image_dir = images,
@@ -356,6 +374,9 @@ int main(int argc, char **argv)
 		if (cplane_start(&cc, &cp, &err)) {
 			fprintf(stderr, "kube32-sim: starting the control plane on %s:%llu: %s\n",
 				host, port, err.msg);
+			if (err.status == K32_ERR_ALREADY_EXISTS)
+				fprintf(stderr, "kube32-sim: the API port is taken: --port N picks "
+						"another (--port 0: a free one)\n");
 			return 1;
 		}
 		snprintf(api_host, sizeof(api_host), "%s", host);
@@ -435,6 +456,12 @@ int main(int argc, char **argv)
 		};
 		if (sim_board_start(&bc, &klets[i], &err)) {
 			fprintf(stderr, "kube32-sim: board %s: %s\n", reqs[i].name, err.msg);
+			if (err.status == K32_ERR_ALREADY_EXISTS && bc.pod_port)
+				fprintf(stderr,
+					"kube32-sim: pod port %u is taken: --pod-port N moves the "
+					"boards' pod servers to N, N+1, ... (--pod-port 0: free "
+					"ones)\n",
+					(unsigned)bc.pod_port);
 			rc = 1;
 			goto out_stop;
 		}

@@ -303,10 +303,19 @@ k32_status_t hw_sim_set_value(struct hw_sim *sim, const char *name, const char *
 		st = K32_ERR_NOT_FOUND;
 		break;
 	}
-	if (st == K32_ERR_NOT_FOUND)
-		k32_err_set(err, st, "hw",
-			    "simulator: %s (%s) has no value \"%s\"; see hw_sim_set_value in hw.h",
-			    name, hw_model_name(d->cfg.model), key);
+	if (st == K32_ERR_NOT_FOUND) {
+		/* the keys it does take, so a typo is fixed from the message (the key is the
+		 * user's: at most 24 bytes of it are echoed, so the list always fits) */
+		static const char *const keys[] = {
+		    [HW_MODEL_BME688] = "temperature_c pressure_pa humidity_pct gas_ohm "
+					"heater_fault present",
+		    [HW_MODEL_MINISCALE] = "weight_g zero_point sensitivity noise button present",
+		    [HW_MODEL_MFRC522] = "present (cards: rfid place|remove)",
+		};
+		k32_err_set(err, st, "hw", "%s (%s) has no value \"%.24s%s\"; its values: %s", name,
+			    hw_model_name(d->cfg.model), key, strlen(key) > 24 ? "..." : "",
+			    keys[d->cfg.model]);
+	}
 out:
 	k32_mutex_unlock(&sim->mu);
 	return st;

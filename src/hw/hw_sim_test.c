@@ -615,6 +615,11 @@ static void test_commands(void **state)
 	    {"hw set env temperature_c 300", K32_ERR_INVALID_ARGS, "outside"},
 	    {"hw set env temperature_c abc", K32_ERR_INVALID_ARGS, "must be a number"},
 	    {"hw set nobody present 0", K32_ERR_NOT_FOUND, "no device named nobody"},
+	    {"hw set env temprature_c 30", K32_ERR_NOT_FOUND,
+	     "has no value \"temprature_c\"; its values: temperature_c pressure_pa humidity_pct "
+	     "gas_ohm heater_fault present"},
+	    {"hw set scale weigth_g 1", K32_ERR_NOT_FOUND,
+	     "its values: weight_g zero_point sensitivity noise button present"},
 	    {"hw raw env 493000 355000 20500 600 9", K32_OK, "raw words set"},
 	    {"hw raw env 1 2 3", K32_ERR_INVALID_ARGS, "usage"},
 	    {"rfid place tag 5A3C910E", K32_OK, "ok: card 5A3C910E on tag"},

@@ -945,9 +945,12 @@ static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
 		p->exit_pending = false;
 		p->state = KLET_C_WAITING;
 		bool pull = st == K32_ERR_NOT_FOUND;
+		/* KLET_LINK_MOD: the module imports what the node does not provide */
+		bool link = err.module && !strcmp(err.module, KLET_LINK_MOD);
 		snprintf(p->wait_reason, sizeof(p->wait_reason), "%s",
-			 pull ? (p->start_failures ? "ImagePullBackOff" : "ErrImagePull")
-			      : "CreateContainerError");
+			 pull	? (p->start_failures ? "ImagePullBackOff" : "ErrImagePull")
+			 : link ? "LinkError"
+				: "CreateContainerError");
 		snprintf(p->wait_msg, sizeof(p->wait_msg), "%s", err.msg);
 		uint64_t d = (uint64_t)backoff_init(k)
 			     << (p->start_failures < 5 ? p->start_failures : 5);
@@ -1271,8 +1274,108 @@ const struct k32_allocator *klet_pod_allocator(struct klet_pod *pod)
 	return &pod->alloc;
 }
 
+/* The module bytes of one ConfigMap value (base64 binaryData, or text data) into a block of
+ * *out_len + 1 bytes from alloc. */
+static k32_status_t module_decode(const char *ns, const char *cm_name, const char *key,
+				  const char *bin, const char *txt,
+				  const struct k32_allocator *alloc, uint8_t **out, size_t *out_len,
+				  struct k32_err *err)
+{
+	size_t cap = bin ? strlen(bin) / 4 * 3 + 3 : strlen(txt);
+	if (cap > K32_KLET_IMAGE_MAX_BYTES)
+		return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
+				   "module %s in ConfigMap %s/%s is %zu bytes, over "
+				   "K32_KLET_IMAGE_MAX_BYTES (%u)",
+				   key, ns, cm_name, cap, (unsigned)K32_KLET_IMAGE_MAX_BYTES);
+	uint8_t *buf = k32_alloc(alloc, cap + 1);
+	size_t n = 0;
+	if (!buf)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
+				   "module %s: %zu bytes do not fit the pod pool", key, cap);
+	if (bin && k32_base64_decode(bin, buf, cap, &n)) {
+		k32_free(alloc, buf, cap + 1);
+		return k32_err_set(err, K32_ERR_CORRUPT, KLET_MOD,
+				   "ConfigMap %s/%s: binaryData[%s] is not base64", ns, cm_name,
+				   key);
+	}
+	if (!bin) {
+		memcpy(buf, txt, cap);
+		n = cap;
+	}
+	/* shrink to the exact size so the caller frees n + 1 bytes */
+	uint8_t *fit = k32_realloc(alloc, buf, cap + 1, n + 1);
+	if (!fit) {
+		k32_free(alloc, buf, cap + 1);
+		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD, "module %s: out of memory",
+				   key);
+	}
+	fit[n] = 0;
+	*out = fit;
+	*out_len = n;
+	return K32_OK;
+}
+
+/* The version `want` asks for in ConfigMap ns/file_name (cm): K32_OK with the bytes,
+ * K32_ERR_NOT_FOUND (message: what it has) or another error. */
+static k32_status_t module_version(const cJSON *cm, const char *ns, const char *file_name,
+				   const struct klet_image_ref *want,
+				   const struct k32_allocator *alloc, uint8_t **out,
+				   size_t *out_len, struct k32_err *err)
+{
+	const char *tag = want && want->tag[0] ? want->tag : NULL;
+	const char *sha = want && want->sha256[0] ? want->sha256 : NULL;
+	const cJSON *bins = cJSON_GetObjectItem(cm, "binaryData");
+	const cJSON *txts = cJSON_GetObjectItem(cm, "data");
+	char hex[65], have[96];
+	if (sha && !tag) {
+		/* a digest alone: whichever key holds those bytes */
+		for (int m = 0; m < 2; m++) {
+			const cJSON *kv, *map = m ? txts : bins;
+			cJSON_ArrayForEach(kv, map)
+			{
+				const char *v = cJSON_GetStringValue(kv);
+				if (!v || module_decode(ns, file_name, kv->string, m ? NULL : v,
+							m ? v : NULL, alloc, out, out_len, err))
+					continue;
+				klet_image_sha256(*out, *out_len, hex);
+				if (!strcmp(hex, sha))
+					return K32_OK;
+				k32_free(alloc, *out, *out_len + 1);
+				*out = NULL;
+			}
+		}
+		klet_image_versions(cm, have, sizeof(have));
+		return k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
+				   "no key of ConfigMap %s/%s has sha256:%.12s...; its keys: %s",
+				   ns, file_name, sha, have[0] ? have : "none");
+	}
+	const char *key = tag ? tag : file_name;
+	const char *bin = cJSON_GetStringValue(cJSON_GetObjectItem(bins, key));
+	const char *txt = cJSON_GetStringValue(cJSON_GetObjectItem(txts, key));
+	if (!bin && !txt) {
+		klet_image_versions(cm, have, sizeof(have));
+		return k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
+				   "ConfigMap %s/%s has no key %s (%s); its keys: %s", ns,
+				   file_name, key, tag ? "the tag" : "the untagged module",
+				   have[0] ? have : "none");
+	}
+	k32_status_t st = module_decode(ns, file_name, key, bin, txt, alloc, out, out_len, err);
+	if (st || !sha)
+		return st;
+	klet_image_sha256(*out, *out_len, hex);
+	if (!strcmp(hex, sha))
+		return K32_OK;
+	k32_free(alloc, *out, *out_len + 1);
+	*out = NULL;
+	return k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
+			   "ConfigMap %s/%s key %s is sha256:%.12s..., not the image's "
+			   "sha256:%.12s...",
+			   ns, file_name, key, hex, sha);
+}
+
 k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
-			       const struct k32_allocator *alloc, uint8_t **out, size_t *out_len,
+			       const struct klet_image_ref *want, const struct k32_allocator *alloc,
+			       uint8_t **out, size_t *out_len, const char **out_ns,
 			       struct k32_err *err)
 {
 	struct klet *k = pod->k;
@@ -1280,6 +1383,7 @@ k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
 	struct k32_buf b;
 	k32_buf_init(&b, k->alloc, K32_KLET_IMAGE_MAX_BYTES * 2 + 4096, "module ConfigMap");
 	k32_status_t st = K32_ERR_NOT_FOUND;
+	bool seen = false; /* a ConfigMap of that name exists: its message says what it has */
 	for (int i = 0; i < 2 && st == K32_ERR_NOT_FOUND; i++) {
 		char target[300];
 		snprintf(target, sizeof(target), "/api/v1/namespaces/%s/configmaps/%s", nss[i],
@@ -1291,53 +1395,18 @@ k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
 		cJSON *cm = NULL;
 		if (k32_json_parse((const char *)b.data, b.len, &cm, &e))
 			continue;
-		const char *bin = cJSON_GetStringValue(
-		    cJSON_GetObjectItem(cJSON_GetObjectItem(cm, "binaryData"), file_name));
-		const char *txt = cJSON_GetStringValue(
-		    cJSON_GetObjectItem(cJSON_GetObjectItem(cm, "data"), file_name));
-		if (bin || txt) {
-			size_t cap = bin ? strlen(bin) / 4 * 3 + 3 : strlen(txt);
-			uint8_t *buf =
-			    cap <= K32_KLET_IMAGE_MAX_BYTES ? k32_alloc(alloc, cap + 1) : NULL;
-			size_t n = 0;
-			if (cap > K32_KLET_IMAGE_MAX_BYTES) {
-				st = k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
-						 "module %s in ConfigMap %s/%s is %zu bytes, over "
-						 "K32_KLET_IMAGE_MAX_BYTES (%u)",
-						 file_name, nss[i], file_name, cap,
-						 (unsigned)K32_KLET_IMAGE_MAX_BYTES);
-			} else if (!buf) {
-				st = k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
-						 "module %s: %zu bytes do not fit the pod pool",
-						 file_name, cap);
-			} else if (bin && k32_base64_decode(bin, buf, cap, &n)) {
-				k32_free(alloc, buf, cap + 1);
-				st = k32_err_set(err, K32_ERR_CORRUPT, KLET_MOD,
-						 "ConfigMap %s/%s: binaryData[%s] is not base64",
-						 nss[i], file_name, file_name);
-			} else {
-				if (!bin) {
-					memcpy(buf, txt, cap);
-					n = cap;
-				}
-				/* shrink to the exact size so the caller frees n + 1 bytes */
-				uint8_t *fit = k32_realloc(alloc, buf, cap + 1, n + 1);
-				if (!fit) {
-					k32_free(alloc, buf, cap + 1);
-					st = k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
-							 "module %s: out of memory", file_name);
-				} else {
-					fit[n] = 0;
-					*out = fit;
-					*out_len = n;
-					st = K32_OK;
-				}
-			}
+		struct k32_err ve;
+		st = module_version(cm, nss[i], file_name, want, alloc, out, out_len, &ve);
+		if (!st && out_ns)
+			*out_ns = nss[i];
+		if (st && (st != K32_ERR_NOT_FOUND || !seen)) {
+			*err = ve;
+			seen = true;
 		}
 		cJSON_Delete(cm);
 	}
 	k32_buf_fini(&b);
-	if (st == K32_ERR_NOT_FOUND)
+	if (st == K32_ERR_NOT_FOUND && !seen)
 		k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
 			    "no ConfigMap %s with key %s in namespace %s or kube-system", file_name,
 			    file_name, pod->ns);

@@ -57,6 +57,7 @@
 
 struct klet;
 struct klet_pod;
+struct klet_image_ref;
 
 /* What the board offers its pods (design.md section 8). */
 struct klet_profile {
@@ -326,13 +327,18 @@ void klet_pod_log(struct klet_pod *pod, const char *text, size_t len);
  * ConfigMap named file_name (e.g. "hello.wasm", made with `kubectl create configmap
  * hello.wasm --from-file=hello.wasm`) whose binaryData (or data) holds the key file_name, in
  * the pod's namespace or else in kube-system. Reads it over the kubelet's API connection
- * into a block of *out_len + 1 bytes from alloc.
+ * into a block of *out_len + 1 bytes from alloc; *out_ns (may be NULL) is the namespace it
+ * came from. want (may be NULL: the untagged module) picks a version: want->tag the key of
+ * that name (else key file_name), want->sha256 the bytes of that
+ * SHA-256 (among all keys when no tag is given); a version not there is K32_ERR_NOT_FOUND
+ * whose message lists the keys the ConfigMap has.
  * @retval K32_ERR_NOT_FOUND   neither ConfigMap has it (err says where it looked)
  * @retval K32_ERR_NO_MEMORY   alloc refused; K32_ERR_CORRUPT bad base64
  * Context: the kubelet's worker only (a provider's start).
  */
 k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
-			       const struct k32_allocator *alloc, uint8_t **out, size_t *out_len,
+			       const struct klet_image_ref *want, const struct k32_allocator *alloc,
+			       uint8_t **out, size_t *out_len, const char **out_ns,
 			       struct k32_err *err);
 /*
  * Events (sdk/k32_klet.h k32_event). A provider marks a pod that takes packets from other
@@ -366,6 +372,18 @@ void klet_pool_usage(struct klet *k, size_t *out_used, size_t *out_limit);
  * it to completion. ctx is NULL.
  */
 extern const struct klet_provider_ops klet_wasm_provider;
+
+/* An image reference's parts: the module file NAME.wasm, and the version it asks for. */
+struct klet_image_ref {
+	char file[K32_HTTP_PATH_LEN]; /* "NAME.wasm" (registry path dropped) */
+	char tag[129];		      /* ":TAG", or "" */
+	char sha256[65];	      /* "@sha256:HEX" as 64 hex digits, or "" */
+};
+
+/* Parses "[registry/path/]NAME[.wasm][:TAG][@sha256:HEX]". K32_ERR_INVALID_ARGS for an empty
+ * name, "..", a bad tag (A-Z a-z 0-9 _ . -, at most 128) or a digest that is not 64 hex. */
+k32_status_t klet_image_ref_parse(const char *image, struct klet_image_ref *out,
+				  struct k32_err *err);
 
 /* Resolves an image name to a file path under dir. K32_ERR_INVALID_ARGS for an empty name
  * or one with "..". */

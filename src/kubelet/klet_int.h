@@ -14,10 +14,12 @@
 
 #include "kubelet/klet.h"
 
+#include "base/k32_json.h"
 #include "http/http.h"
 #include "platform/k32_platform.h"
 
-#define KLET_MOD "kubelet"
+#define KLET_MOD      "kubelet"
+#define KLET_LINK_MOD "kubelet-link" /* err.module of a link error: reason LinkError */
 
 /* Bytes of names kept per pod (Kubernetes allows 253; kube32 pods keep them short). */
 #define KLET_NS_LEN    64
@@ -231,5 +233,10 @@ void klet_http_stop(struct klet *k);
 /* GET /metrics of the pod server: the node's and its pods' figures in Prometheus' text
  * format (klet_metrics.c). Takes the state lock one pod at a time. */
 k32_status_t klet_metrics_text(struct klet *k, struct k32_buf *b, struct k32_err *err);
+/* klet_image.c: the SHA-256 of bytes as 64 lower-case hex digits (and a NUL). */
+void klet_image_sha256(const uint8_t *bytes, size_t len, char hex[65]);
+/* The keys of a module ConfigMap (binaryData, then data) as "a, b, c" in out, whole keys
+ * only ("a, b, ..." when they do not all fit). */
+void klet_image_versions(const cJSON *cm, char *out, size_t cap);
 
 #endif /* KLET_INT_H */

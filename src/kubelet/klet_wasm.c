@@ -2,9 +2,10 @@
  * klet_wasm.c - the Wasm pod provider: runs a pod's container as a Wasm module in the
  * kube32 runtime (wrt.h), with every byte from the node's pod pool.
  *
- * Images: spec.containers[0].image "[registry/path/]NAME[.wasm][:TAG]" is the file
- * <image_dir>/NAME.wasm on the node (its "SD card"; images/sd/ of a simulated board). A
- * missing file is K32_ERR_NOT_FOUND (ErrImagePull) with the path in the message.
+ * Images: spec.containers[0].image "[registry/path/]NAME[.wasm][:TAG][@sha256:HEX]" is the
+ * file <image_dir>/NAME.wasm on the node (its "SD card"; images/sd/ of a simulated board),
+ * else ConfigMap NAME.wasm; a tag is that ConfigMap's key TAG, a digest checks the bytes
+ * (klet_image.c). A missing one is K32_ERR_NOT_FOUND (ErrImagePull) saying where it looked.
  *
  * Start: read the module (pool), load (decode, validate, compile with gas metering), link
  * the host tables, instantiate with the pod's limits (linear memory = limits.memory or
@@ -556,7 +557,10 @@ k32_status_t klet_image_path(const char *dir, const char *image, char *out, size
 	const char *base = strrchr(image, '/');
 	base = base ? base + 1 : image;
 	size_t n = strlen(base);
-	const char *colon = strchr(base, ':');
+	const char *at = strchr(base, '@'); /* @sha256:... (its ':' is not a tag's) */
+	if (at)
+		n = (size_t)(at - base);
+	const char *colon = memchr(base, ':', n);
 	if (colon)
 		n = (size_t)(colon - base);
 	if (!n || strstr(image, ".."))
@@ -631,12 +635,57 @@ static k32_status_t no_fit(struct klet *k, const struct klet_run_spec *s, const 
 {
 	size_t used, limit;
 	klet_pool_usage(k, &used, &limit);
+	size_t free_b = limit > used ? limit - used : 0;
+	char m[K32_ERR_MSG_LEN + 64];
+	int n = snprintf(m, sizeof(m),
+			 "pod %s/%s does not fit node %s's pod pool: %s needs %zu bytes, the "
+			 "pool has %zu of %zu bytes free; lower resources.limits.memory or stop a "
+			 "pod",
+			 s->ns, s->name, s->node, what, need, free_b, limit);
+	if (n >= 0 && (size_t)n < K32_ERR_MSG_LEN)
+		return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD, "%s", m);
+	/* too long for the error's buffer: the short form, whose advice still ends whole */
 	return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
-			   "pod %s/%s does not fit node %s's pod pool: %s needs %zu bytes, the "
-			   "pool has %zu of %zu bytes free; lower resources.limits.memory or stop "
-			   "a pod",
-			   s->ns, s->name, s->node, what, need, limit > used ? limit - used : 0,
-			   limit);
+			   "does not fit node %s's pod pool: needs %zu bytes, %zu of %zu free; "
+			   "lower resources.limits.memory or stop a pod",
+			   s->node, need, free_b, limit);
+}
+
+/*
+ * Why instantiating the module (from src: a file or "ConfigMap NS/NAME") failed, in the pod
+ * author's terms, with the fix whole: an import the node does not provide is a link error
+ * (K32_ERR_NOT_SUPPORTED from KLET_LINK_MOD: reason LinkError, not ErrImagePull: the image
+ * was found); a data
+ * segment past the memory limit names the limit to raise and to what.
+ */
+static k32_status_t instance_fail(const struct klet_run_spec *s, const char *src, uint64_t mem,
+				  k32_status_t st, struct k32_err *err)
+{
+	char why[K32_ERR_MSG_LEN];
+	snprintf(why, sizeof(why), "%s", err->msg);
+	const char *imp = strstr(why, "import ");
+	unsigned long long from = 0, to = 0;
+	const char *seg = strstr(why, "writes [");
+	if ((st == K32_ERR_NOT_FOUND || st == K32_ERR_WRONG_TYPE) && imp) {
+		size_t n = strcspn(imp + 7, ": (");
+		return k32_err_set(err, K32_ERR_NOT_SUPPORTED, KLET_LINK_MOD,
+				   "%s: %s %.*s is not a host function of node %s (sdk/k32.h and "
+				   "k32_klet.h list them)",
+				   src, st == K32_ERR_NOT_FOUND ? "import" : "the type of import",
+				   (int)n, imp + 7, s->node);
+	}
+	const char *needs = strstr(why, "module needs ");
+	if (needs && sscanf(needs, "module needs %llu bytes", &to) == 1 && to > mem)
+		seg = needs; /* its initial memory is over the limit */
+	else if (!(st == K32_ERR_TRAP && seg &&
+		   sscanf(seg, "writes [%llu, %llu)", &from, &to) == 2 && to > mem))
+		seg = NULL;
+	if (seg)
+		return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
+				   "%s needs %llu bytes of linear memory, the limit is %llu: raise "
+				   "resources.limits.memory to at least %llu",
+				   src, to, (unsigned long long)mem, to);
+	return k32_err_set(err, st, KLET_MOD, "%s: %s", src, why);
 }
 
 static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_run_spec *s,
@@ -646,9 +695,15 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	struct klet *k = pod->k;
 	const struct k32_allocator *a = klet_pod_allocator(pod);
 	char path[K32_HTTP_PATH_LEN + 64];
-	k32_status_t st = klet_image_path(s->image_dir, s->image, path, sizeof(path), err);
+	static struct klet_image_ref ref; /* under the run lock: one start at a time */
+	char src[K32_HTTP_PATH_LEN + 16]; /* where the module came from, for messages */
+	k32_status_t st = klet_image_ref_parse(s->image, &ref, err);
+	if (!st)
+		st = klet_image_path(s->image_dir, s->image, path, sizeof(path), err);
 	if (st)
 		return st;
+	if (!strcmp(ref.tag, "latest"))
+		ref.tag[0] = 0; /* ":latest" is the untagged module, as an image without a tag */
 	const struct k32_platform_ops *pl = k32_plat();
 	uint64_t mem = s->mem_limit ? s->mem_limit : K32_POD_MEM_DEFAULT;
 	size_t used, limit;
@@ -663,7 +718,10 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	w->pod = pod;
 	w->a = a;
 	w->tick_ms = s->tick_ms ? s->tick_ms : K32_KLET_TICK_DEFAULT_MS;
-	if (pl->file_exists(path)) {
+	/* a tag names a version of the module store; the image directory holds one file per
+	 * module (the untagged one, or the one a digest names) */
+	bool from_file = !ref.tag[0] && pl->file_exists(path);
+	if (from_file) {
 		st = pl->file_read_all(path, a, K32_KLET_IMAGE_MAX_BYTES, &w->bytes, &w->len, err);
 		if (st) {
 			w->bytes = NULL;
@@ -671,17 +729,40 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 				st = no_fit(k, s, "the module file", K32_KLET_IMAGE_MAX_BYTES, err);
 			goto out_free;
 		}
-	} else {
+		char hex[65];
+		snprintf(src, sizeof(src), "image file %s", ref.file);
+		if (ref.sha256[0])
+			klet_image_sha256(w->bytes, w->len, hex);
+		if (ref.sha256[0] && strcmp(hex, ref.sha256)) {
+			/* not this file: the module store may hold those bytes */
+			k32_free(a, w->bytes, w->len + 1);
+			w->bytes = NULL;
+			w->len = 0;
+			from_file = false;
+		}
+	}
+	if (!from_file) {
 		/* not on the node's SD card: the cluster's module store */
 		const char *file = strrchr(path, '/') + 1;
 		struct k32_err why;
-		st = klet_module_fetch(pod, file, a, &w->bytes, &w->len, &why);
+		const char *from_ns = s->ns;
+		st = klet_module_fetch(pod, file, &ref, a, &w->bytes, &w->len, &from_ns, &why);
+		if (st == K32_ERR_NOT_FOUND &&
+		    (ref.tag[0] || ref.sha256[0] || !strncmp(why.msg, "ConfigMap ", 10))) {
+			/* the version is missing: the store's message says which and what there
+			 * is (the image itself is in the pod's spec: a digest would crowd it out)
+			 */
+			w->bytes = NULL;
+			*err = why;
+			goto out_free;
+		}
 		if (st == K32_ERR_NOT_FOUND) {
+			/* the file's name, not its long path: the message must end whole */
 			w->bytes = NULL;
 			k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
-				    "image \"%s\" not found on node %s: no ConfigMap %s in %s or "
-				    "kube-system, no file %s",
-				    s->image, s->node, file, s->ns, path);
+				    "image \"%s\" not found: no file %s in node %s's image "
+				    "directory, no ConfigMap %s in %s or kube-system",
+				    s->image, file, s->node, file, s->ns);
 			goto out_free;
 		}
 		if (st) {
@@ -689,6 +770,8 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 			*err = why;
 			goto out_free;
 		}
+		/* messages name where the module really came from */
+		snprintf(src, sizeof(src), "ConfigMap %s/%s", from_ns, file);
 	}
 	/*
 	 * The loader's validator needs scratch for a moment (its operand and block stacks are
@@ -706,7 +789,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	if (st) {
 		char why[K32_ERR_MSG_LEN];
 		snprintf(why, sizeof(why), "%s", err->msg);
-		k32_err_set(err, st, KLET_MOD, "module %s: %s", path, why);
+		k32_err_set(err, st, KLET_MOD, "%s: %s", src, why);
 		goto out_free;
 	}
 	k32_free(a, w->bytes, w->len + 1);
@@ -761,11 +844,8 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		if (st == K32_ERR_NO_MEMORY)
 			st = no_fit(k, s, "instantiating the module (linear memory, stacks)",
 				    (size_t)(mem + lim.stack_bytes), err);
-		else if (st) {
-			char why[K32_ERR_MSG_LEN];
-			snprintf(why, sizeof(why), "%s", err->msg);
-			k32_err_set(err, st, KLET_MOD, "module %s: %s", path, why);
-		}
+		else if (st)
+			st = instance_fail(s, src, mem, st, err);
 	}
 	k32_free(k32_default_allocator(), lk, sizeof(*lk));
 	if (st)
@@ -784,11 +864,10 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	w->tick_result = w->has_tick && fn_returns_i32(w->inst, w->f_tick);
 	w->event_result = w->has_event && fn_returns_i32(w->inst, w->f_event);
 	if (!w->has_init && !w->has_tick && !w->has_http && !w->has_start && !w->has_event) {
-		st = k32_err_set(
-		    err, K32_ERR_INVALID_ARGS, KLET_MOD,
-		    "module %s exports none of k32_init, k32_tick, k32_http, k32_event, "
-		    "_start (with the signatures of sdk/k32_klet.h): nothing to run",
-		    path);
+		st = k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
+				 "%s exports none of k32_init, k32_tick, k32_http, k32_event, "
+				 "_start (with the signatures of sdk/k32_klet.h): nothing to run",
+				 src);
 		goto out_free;
 	}
 	if (w->has_event && kobj_port_create(&w->owner, 0, &w->port)) {

@@ -222,8 +222,8 @@ static void test_ok_pod(void **state)
 static void test_http(void **state)
 {
 	struct wfx *t = *state;
-	fx_pod_create(&t->cp, "echo", "wasm-node", "registry.example/pods/t_http:v1", "Always",
-		      NULL, ",\"annotations\":{\"kube32.io/execution-budget\":\"200000\"}");
+	fx_pod_create(&t->cp, "echo", "wasm-node", "registry.example/pods/t_http", "Always", NULL,
+		      ",\"annotations\":{\"kube32.io/execution-budget\":\"200000\"}");
 	cJSON_Delete(fx_wait_pod(&t->cp, "echo", fx_ready, NULL));
 	struct k32_buf b;
 	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "b");
@@ -306,14 +306,27 @@ static void test_wasi_jobs(void **state)
 	k32_buf_fini(&b);
 }
 
+/* A status message ends whole: shorter than the error buffer (a message that fills it was
+ * cut) and ending in its last words (the advice), not mid-word. */
+static void assert_whole(const char *m, const char *tail)
+{
+	size_t n = m ? strlen(m) : 0, t = strlen(tail);
+	if (!m || n >= K32_ERR_MSG_LEN - 1 || n < t || strcmp(m + n - t, tail))
+		fail_msg("message cut or changed: \"%s\" (%zu bytes, buffer %d) should end with "
+			 "\"%s\"",
+			 m ? m : "(none)", n, K32_ERR_MSG_LEN, tail);
+}
+
 static void test_start_errors(void **state)
 {
 	struct wfx *t = *state;
 	fx_pod_create(&t->cp, "nosuch", "wasm-node", "nosuch.wasm", "Always", NULL, NULL);
 	cJSON *p = fx_wait_pod(&t->cp, "nosuch", fx_waiting_is, "ErrImagePull");
 	const char *m = fx_str(fx_cs(p), "state.waiting.message");
-	assert_non_null(strstr(m, "not found on node wasm-node: no ConfigMap nosuch.wasm in "
-				  "default or kube-system, no file /"));
+	assert_non_null(strstr(m, "image \"nosuch.wasm\" not found: no file nosuch.wasm in node "
+				  "wasm-node's image directory, no ConfigMap nosuch.wasm in "
+				  "default or kube-system"));
+	assert_whole(m, "in default or kube-system");
 	cJSON_Delete(p);
 	/* a memory limit over the pool: both numbers in the message */
 	fx_pod_create(&t->cp, "huge", "wasm-node", "t_big.wasm", "Always", "2Mi", NULL);
@@ -321,13 +334,16 @@ static void test_start_errors(void **state)
 	m = fx_str(fx_cs(p), "state.waiting.message");
 	assert_non_null(strstr(m, "does not fit node wasm-node's pod pool"));
 	assert_non_null(strstr(m, "2101248 bytes")); /* 2 MiB + the 4 KiB stack */
-	assert_non_null(strstr(m, "of 1048576 bytes free"));
+	assert_non_null(strstr(m, "of 1048576 free"));
+	/* the advice ends whole, whatever the names' lengths */
+	assert_whole(m, "lower resources.limits.memory or stop a pod");
 	cJSON_Delete(p);
 	/* a module whose initial memory is over its limit is refused with both numbers */
 	fx_pod_create(&t->cp, "capped", "wasm-node", "t_big.wasm", "Always", "8Ki", NULL);
 	p = fx_wait_pod(&t->cp, "capped", fx_waiting_is, "CreateContainerError");
 	m = fx_str(fx_cs(p), "state.waiting.message");
 	assert_non_null(strstr(m, "262144 bytes of linear memory"));
+	assert_whole(m, "raise resources.limits.memory to at least 262144");
 	cJSON_Delete(p);
 	/* bad image names */
 	char path[64];
@@ -406,6 +422,69 @@ static void test_module_store(void **state)
 	cJSON *p = fx_wait_pod(&t->cp, "broken", fx_waiting_is, "CreateContainerError");
 	assert_non_null(strstr(fx_str(fx_cs(p), "state.waiting.message"), "broken.wasm"));
 	cJSON_Delete(p);
+
+	/* versions: ConfigMap ver.wasm keeps the module of tag v1 under key v1; a tag or digest
+	 * picks it, a missing one is ErrImagePull naming the keys there are */
+	char hex[65], img[160];
+	assert_int_equal(k32_plat()->file_read_all(KLET_TEST_IMAGES "/t_ok.wasm",
+						   k32_default_allocator(), 1 << 20, &mod, &len,
+						   &err),
+			 K32_OK);
+	klet_image_sha256(mod, len, hex);
+	k32_free(k32_default_allocator(), mod, len + 1);
+	snprintf(body, sizeof(body),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+		 "\"ver.wasm\"},\"binaryData\":{\"v1\":\"%s\"},\"data\":{\"notes\":\"x\"}}",
+		 b64);
+	cJSON_Delete(fx_do(&t->cp, "POST", "/api/v1/namespaces/default/configmaps", body, &code));
+	assert_int_equal(code, 201);
+	static const struct {
+		const char *pod, *image_fmt, *reason, *msg, *tail;
+	} vc[] = {
+	    {"ver-v1", "reg.example/ver.wasm:v1", NULL, NULL, NULL},
+	    {"ver-sha", "ver.wasm@sha256:%s", NULL, NULL, NULL},
+	    {"ver-v9", "ver.wasm:v9", "ErrImagePull",
+	     "ConfigMap default/ver.wasm has no key v9 (the tag); its keys: v1, notes",
+	     "its keys: v1, notes"},
+	    {"ver-bad",
+	     "ver.wasm:v1@sha256:"
+	     "00000000000000000000000000000000000000000000000000000000000000ff",
+	     "ErrImagePull", "ConfigMap default/ver.wasm key v1 is sha256:",
+	     "not the image's sha256:000000000000..."},
+	    {"ver-none", "ver.wasm", "ErrImagePull", "has no key ver.wasm (the untagged module)",
+	     "its keys: v1, notes"},
+	};
+
+	for (size_t i = 0; i < sizeof(vc) / sizeof(vc[0]); i++) {
+		snprintf(img, sizeof(img), vc[i].image_fmt, hex);
+		fx_pod_create(&t->cp, vc[i].pod, "wasm-node", img, "Always", NULL, NULL);
+		p = fx_wait_pod(&t->cp, vc[i].pod, vc[i].reason ? fx_waiting_is : fx_ready,
+				vc[i].reason);
+		if (vc[i].msg && !strstr(fx_str(fx_cs(p), "state.waiting.message"), vc[i].msg))
+			fail_msg("%s: message \"%s\" lacks \"%s\"", img,
+				 fx_str(fx_cs(p), "state.waiting.message"), vc[i].msg);
+		if (vc[i].tail)
+			assert_whole(fx_str(fx_cs(p), "state.waiting.message"), vc[i].tail);
+		cJSON_Delete(p);
+		char target[128];
+		snprintf(target, sizeof(target), "/api/v1/namespaces/default/pods/%s", vc[i].pod);
+		cJSON_Delete(fx_do(&t->cp, "DELETE", target, NULL, &code));
+		assert_true(fx_gone_pred(&t->cp, vc[i].pod));
+	}
+	/* the parser */
+	struct klet_image_ref ref;
+	assert_int_equal(klet_image_ref_parse("r.io/a/hello:v2@sha256:"
+					      "0123456789abcdef0123456789abcdef0123456789abcdef012"
+					      "3456789abcdef",
+					      &ref, &err),
+			 K32_OK);
+	assert_string_equal(ref.file, "hello.wasm");
+	assert_string_equal(ref.tag, "v2");
+	assert_int_equal(strlen(ref.sha256), 64);
+	assert_int_equal(klet_image_ref_parse("hello.wasm@sha256:abc", &ref, &err),
+			 K32_ERR_INVALID_ARGS);
+	assert_int_equal(klet_image_ref_parse("hello.wasm:-x", &ref, &err), K32_ERR_INVALID_ARGS);
+	assert_int_equal(klet_image_ref_parse("hello.wasm:v$", &ref, &err), K32_ERR_INVALID_ARGS);
 }
 
 static void test_node_unaffected(void **state)

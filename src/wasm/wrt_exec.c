@@ -202,7 +202,8 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 		st = k32_err_set(err, K32_ERR_TRAP, "wasm",
 				 "call stack exhausted: entry needs %" PRIu32
 				 " slots, value stack holds %" PRIu32 " "
-				 "(%" PRIu32 " bytes); raise --stack",
+				 "(%" PRIu32 " bytes); raise kube32.io/stack-bytes (kube32-wasm "
+				 "--stack)",
 				 fn->func->max_slots, inst->stack_slots, inst->stack_slots * 8);
 		goto out;
 	}
@@ -982,7 +983,8 @@ do_call:
 }
 
 out_of_gas : st = trap(err, cur, pc,
-		       "out of gas: budget of %llu units used up; raise --gas or turn metering off",
+		       "out of gas after %llu units: raise kube32.io/execution-budget "
+		       "(kube32-cli --budget, kube32-wasm --gas)",
 		       (unsigned long long)budget);
 out : inst->gas_used = metered ? budget - (uint64_t)(gas < 0 ? 0 : gas) : 0;
 inst->max_depth = max_depth;

@@ -712,7 +712,7 @@ static const struct trap_case trap_cases[] = {
     {"host_peek", 1, {70000}, "peek: pointer 70000 out of range", "70000"},
     {"host_fail", 0, {0}, "host function host.fail failed", "NO_RESOURCES"},
     {"depth", 1, {100000}, "call stack exhausted", "of 256 frames"},
-    {"forever", 0, {0}, "out of gas", "budget of 100000000"},
+    {"forever", 0, {0}, "out of gas", "after 100000000 units"},
 };
 
 static void test_traps(void **state)
@@ -846,7 +846,7 @@ static void test_limit_gas(void **state)
 	lim.gas = 500;
 	assert_int_equal(rt_open(&rt, "t_exec.wasm", &lim), K32_OK);
 	assert_int_equal(call(&rt, "count", a, 1, r, 1), K32_ERR_TRAP);
-	assert_non_null(strstr(rt.err.msg, "out of gas: budget of 500 units"));
+	assert_non_null(strstr(rt.err.msg, "out of gas after 500 units"));
 	assert_non_null(strstr(rt.err.msg, "at byte"));
 	a[0] = 10;
 	assert_int_equal(call(&rt, "count", a, 1, r, 1), K32_OK); /* budget is per call */
@@ -854,7 +854,7 @@ static void test_limit_gas(void **state)
 	wrt_instance_stats(rt.inst, &s);
 	assert_true(s.gas_used > 10 && s.gas_used < 500);
 	assert_int_equal(call(&rt, "forever_rotated", NULL, 0, r, 1), K32_ERR_TRAP);
-	assert_non_null(strstr(rt.err.msg, "out of gas: budget of 500 units"));
+	assert_non_null(strstr(rt.err.msg, "out of gas after 500 units"));
 	rt_close(&rt);
 
 	/* a budget smaller than the entry region: charged before the first op (no GAS op in
@@ -863,7 +863,7 @@ static void test_limit_gas(void **state)
 	assert_int_equal(rt_open(&rt, "t_exec.wasm", &lim), K32_OK);
 	a[0] = 3;
 	assert_int_equal(call(&rt, "count", a, 1, r, 1), K32_ERR_TRAP);
-	assert_non_null(strstr(rt.err.msg, "out of gas: budget of 1 units"));
+	assert_non_null(strstr(rt.err.msg, "out of gas after 1 units"));
 	assert_non_null(strstr(rt.err.msg, "'count' at byte"));
 	rt_close(&rt);
 	lim.gas = 500;

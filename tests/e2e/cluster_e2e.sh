@@ -155,7 +155,7 @@ eventually countdown-succeeded 'countdown +0/1 +(Completed|Succeeded)' 20 k get 
 check countdown-logs 'countdown: done' k logs countdown
 check missing-image-apply 'pod/ghost created' k run ghost --image=ghost.wasm --overrides='{"spec":{"nodeName":"host-1"}}'
 eventually missing-image 'ghost +0/1 +(ErrImagePull|ImagePullBackOff)' 20 k get pod ghost --no-headers
-check missing-image-msg 'not found on node host-1: no ConfigMap ghost.wasm' k get pod ghost -o 'jsonpath={.status.containerStatuses[0].state.waiting.message}'
+check missing-image-msg "not found: no file ghost.wasm in node host-1's image directory, no ConfigMap ghost.wasm" k get pod ghost -o 'jsonpath={.status.containerStatuses[0].state.waiting.message}'
 
 # ---- through the scheduler and controllers --------------------------------------------------------
 if [ "$CTRL" = 1 ]; then
