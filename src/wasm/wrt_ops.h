@@ -3,7 +3,7 @@
  *
  * Every Wasm numeric instruction appears exactly once below. The same lists generate the
  * internal opcode enum (wrt_int.h), the validator's type rules and the decoder's byte map
- * (wrt_load.c), the interpreter's handlers and dispatch table (wrt_exec.c) and the op names
+ * (wrt_compile.c), the interpreter's handlers and dispatch table (wrt_exec.c) and the op names
  * (for --count-ops and trap messages).
  *
  * Compiled code layout (one function = a run of 32-bit words):
