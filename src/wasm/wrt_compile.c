@@ -144,10 +144,20 @@ static const struct wrt_meminfo wrt_mem_by_byte[0x3F] = {
 };
 /* clang-format on */
 
-/* i32 comparisons in WRT_CMP32 order are the Wasm bytes 0x46..0x4F; their inverses. */
-const uint8_t wrt_cmp_inverse[10] = {1, 0, 8, 9, 6, 7, 4, 5, 2, 3};
-/* ... and the same compares with their operands swapped (a < b is b > a). */
-const uint8_t wrt_cmp_swapped[10] = {0, 1, 4, 5, 2, 3, 8, 9, 6, 7};
+/* clang-format off */
+const uint8_t wrt_cmp_inverse[WRT_CMP__COUNT] = {
+#define WRT_X(name, op, type, inv) [WRT_CMP_##name] = WRT_CMP_##inv,
+	WRT_CMP32(WRT_X)
+#undef WRT_X
+};
+const uint8_t wrt_cmp_swapped[WRT_CMP__COUNT] = {
+	[WRT_CMP_EQ] = WRT_CMP_EQ,     [WRT_CMP_NE] = WRT_CMP_NE,
+	[WRT_CMP_LT_S] = WRT_CMP_GT_S, [WRT_CMP_LT_U] = WRT_CMP_GT_U,
+	[WRT_CMP_GT_S] = WRT_CMP_LT_S, [WRT_CMP_GT_U] = WRT_CMP_LT_U,
+	[WRT_CMP_LE_S] = WRT_CMP_GE_S, [WRT_CMP_LE_U] = WRT_CMP_GE_U,
+	[WRT_CMP_GE_S] = WRT_CMP_LE_S, [WRT_CMP_GE_U] = WRT_CMP_LE_U,
+};
+/* clang-format on */
 
 static uint8_t sig_type(char c)
 {
@@ -588,7 +598,8 @@ static void emit_branch(struct wrt_ld *ld, bool cond, struct wrt_ctl *c, uint32_
 	    ld->last_cmp >= 0)
 		test_pc = ld->last_start;
 	if (cond && n == 0)
-		wrt_ld_note_loop_head(ld, ld->cd - 1, test_pc, 2, (uint32_t)(c - ld->ctl));
+		wrt_ld_note_loop_head(ld, ld->cd - 1, test_pc, WRT_HEAD_EXIT,
+				      (uint32_t)(c - ld->ctl));
 	if (cond && !lazy && (n == 0 || dst == src) &&
 	    wrt_ld_fuse_cmp_branch(ld, h, false, c, true))
 		return;
@@ -629,7 +640,7 @@ static void emit_branch(struct wrt_ld *ld, bool cond, struct wrt_ctl *c, uint32_
 		uint32_t x = ld->vv[h];
 		ld->ncode = ld->wr_start;
 		wrt_ld_label_here(ld);
-		wrt_ld_emit_op(ld, fam + (WRT_OP_ADDBR_NE_I - WRT_OP_ADDBR_EQ), x);
+		wrt_ld_emit_op(ld, wrt_ld_fused_op(fam, WRT_CMP_NE, true), x);
 		wrt_ld_emit(ld, add);
 		wrt_ld_emit(ld, 0);
 		wrt_ld_emit_target(ld, c, true);
@@ -787,7 +798,7 @@ static void op_block(struct wrt_ld *ld, uint8_t op, size_t off)
 			c->else_pos = ld->ncode;
 			wrt_ld_emit(ld, WRT_NO_INDEX);
 		}
-		wrt_ld_note_loop_head(ld, ld->cd - 2, test_pc, 1, ld->cd - 1);
+		wrt_ld_note_loop_head(ld, ld->cd - 2, test_pc, WRT_HEAD_IF, ld->cd - 1);
 		/* no new gas region: the then-arm is charged with the region before the if
 		 * (an over-charge by the arm's length when it is skipped) */
 		wrt_ld_label_here(ld);
@@ -1123,7 +1134,7 @@ static bool body_op(struct wrt_ld *ld)
 			ld->ncode = ld->last_start; /* drop the compare */
 			wrt_ld_label_here(ld);
 			uint32_t start = ld->ncode;
-			wrt_ld_emit_op(ld, WRT_OP_SELECT_EQ + 2 * cmp + (imm ? 1u : 0u),
+			wrt_ld_emit_op(ld, wrt_ld_fused_op(WRT_OP_SELECT_EQ, cmp, imm),
 				       wrt_ld_home(ld, e));
 			wrt_ld_emit(ld, a | (b << 16));
 			wrt_ld_emit(ld, ca);

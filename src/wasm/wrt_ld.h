@@ -30,6 +30,47 @@
 
 enum { CTL_BLOCK, CTL_LOOP, CTL_IF, CTL_ELSE, CTL_FUNC };
 
+/*
+ * What a loop's leading exit test is, for loop rotation (wrt_optimise.c): the back-edge
+ * repeats that test instead of jumping back to it.
+ */
+enum wrt_loop_head {
+	WRT_HEAD_NONE,	    /* no leading test (head_pc is WRT_NO_INDEX) */
+	WRT_HEAD_IF,	    /* `loop { if (c) { ...; br 1 } }`: an if whose then-arm loops */
+	WRT_HEAD_EXIT,	    /* `loop { br_if exit (!c); ...; br 0 }`: a br_if out of the loop */
+	WRT_HEAD_BLOCK_END, /* a br_if to the end of a block inside the loop: both ways stay */
+};
+
+/*
+ * The i32 compares in WRT_CMP32 order, which is also the order of their Wasm bytes
+ * (i32.eq 0x46 .. i32.ge_u 0x4F). Each fused family (BR_, ADDBR_, SELECT_, RADDBR_) is a run
+ * of 2 * WRT_CMP__COUNT ops from its _EQ op: the compare's index times two, plus one for
+ * the _I (immediate) variant; wrt_ld_fused_op builds one, wrt_ld_is_br_cmp tests for BR_.
+ */
+enum wrt_cmp {
+#define WRT_X_CMP_INDEX(name, op, type, inv) WRT_CMP_##name,
+	WRT_CMP32(WRT_X_CMP_INDEX)
+#undef WRT_X_CMP_INDEX
+	    WRT_CMP__COUNT
+};
+_Static_assert(WRT_OP_BR_GE_U_I == WRT_OP_BR_EQ + 2 * WRT_CMP__COUNT - 1 &&
+		   WRT_OP_ADDBR_GE_U_I == WRT_OP_ADDBR_EQ + 2 * WRT_CMP__COUNT - 1 &&
+		   WRT_OP_SELECT_GE_U_I == WRT_OP_SELECT_EQ + 2 * WRT_CMP__COUNT - 1 &&
+		   WRT_OP_RADDBR_GE_U_I == WRT_OP_RADDBR_EQ + 2 * WRT_CMP__COUNT - 1,
+	       "fused compare families are runs of (op, op_I) pairs in WRT_CMP32 order");
+
+/* The op of family `base` (WRT_OP_BR_EQ, ..._ADDBR_EQ, ...) for compare cmp, _I if imm. */
+static inline uint32_t wrt_ld_fused_op(uint32_t base, uint32_t cmp, bool imm)
+{
+	return base + 2u * cmp + (imm ? 1u : 0u);
+}
+
+/* Whether op is a fused compare-and-branch BR_<cmp>[_I]. */
+static inline bool wrt_ld_is_br_cmp(uint32_t op)
+{
+	return op >= WRT_OP_BR_EQ && op < WRT_OP_BR_EQ + 2u * WRT_CMP__COUNT;
+}
+
 struct wrt_ctl {
 	uint8_t kind;		/* CTL_* */
 	bool unreachable;	/* rest of this block is unreachable */
@@ -49,9 +90,8 @@ struct wrt_ctl {
 	uint32_t head_pc;	/* loop: its leading exit test (if or br_if), else WRT_NO_INDEX */
 	uint32_t head_pre;	/* loop: start of the load the test reads (== head_pc if none) */
 	uint32_t head_target;	/* loop: ctl index that test jumps to */
-	uint8_t head_kind;	/* loop: 1 = if test, 2 = br_if exit, 3 = br_if to the end of a
-				 * block inside the loop, 0 = none */
-	bool head_taken;	/* loop, kind 3: that block's end is only reached by the branch */
+	uint8_t head_kind;	/* loop: enum wrt_loop_head */
+	bool head_taken;	/* loop, HEAD_BLOCK_END: that block's end only the branch reaches */
 	uint32_t head_else;	/* loop with an if test: that if's else_pos word */
 	uint32_t
 	    head_else_pc; /* loop with an if test: where that test's false path goes, once known */
@@ -216,9 +256,11 @@ bool wrt_ld_live(struct wrt_ld *ld);
 /* Code after a label may be reached from elsewhere: no peephole may look back across it. */
 void wrt_ld_label_here(struct wrt_ld *ld);
 
-extern const uint8_t wrt_cmp_inverse[10];
+/* Per enum wrt_cmp: the inverse compare (a < b: a >= b). */
+extern const uint8_t wrt_cmp_inverse[WRT_CMP__COUNT];
 
-extern const uint8_t wrt_cmp_swapped[10];
+/* Per enum wrt_cmp: the same compare with its operands swapped (a < b: b > a). */
+extern const uint8_t wrt_cmp_swapped[WRT_CMP__COUNT];
 
 void wrt_ld_compile_func(struct wrt_ld *ld, struct wrt_func *f, size_t body_end);
 
@@ -258,8 +300,8 @@ bool wrt_ld_fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct 
 			    bool with_gas);
 
 /* Remembers that the conditional branch at test_pc is the first thing loop ctl[li] does. */
-void wrt_ld_note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uint8_t kind,
-			   uint32_t target);
+void wrt_ld_note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc,
+			   enum wrt_loop_head kind, uint32_t target);
 
 /*
  * Loop rotation for `br` back to a loop whose first instruction is its exit test (while

@@ -166,7 +166,7 @@ bool wrt_ld_fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct 
 		/* x += k (or x += y) just before: one op adds, compares and branches */
 		ld->ncode = ld->wr_start;
 		wrt_ld_label_here(ld);
-		wrt_ld_emit_op(ld, fam + 2 * cmp + (imm ? 1u : 0u), a);
+		wrt_ld_emit_op(ld, wrt_ld_fused_op(fam, cmp, imm), a);
 		wrt_ld_emit(ld, add);
 		wrt_ld_emit(ld, b);
 		wrt_ld_emit_target(ld, c, with_gas);
@@ -176,7 +176,7 @@ bool wrt_ld_fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct 
 	}
 	ld->ncode = ld->last_start; /* drop the compare */
 	wrt_ld_label_here(ld);
-	wrt_ld_emit_op(ld, WRT_OP_BR_EQ + 2 * cmp + (imm ? 1u : 0u), a);
+	wrt_ld_emit_op(ld, wrt_ld_fused_op(WRT_OP_BR_EQ, cmp, imm), a);
 	wrt_ld_emit(ld, b);
 	wrt_ld_emit_target(ld, c, with_gas);
 	if (!with_gas)
@@ -185,8 +185,8 @@ bool wrt_ld_fuse_cmp_branch(struct wrt_ld *ld, uint32_t i, bool inverse, struct 
 }
 
 /* Remembers that the conditional branch at test_pc is the first thing loop ctl[li] does. */
-void wrt_ld_note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uint8_t kind,
-			   uint32_t target)
+void wrt_ld_note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc,
+			   enum wrt_loop_head kind, uint32_t target)
 {
 	/* blocks between the loop and the test emit no code: look through them */
 	while (li < ld->cd && li > 0 && ld->ctl[li].kind == CTL_BLOCK)
@@ -203,20 +203,20 @@ void wrt_ld_note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uin
 			return;
 		pre = ld->ld_start;
 	}
-	if (kind == 2 && target == li)
+	if (kind == WRT_HEAD_EXIT && target == li)
 		return; /* a continue, not a test */
-	if (kind == 2 && target > li)
-		kind = 3; /* to the end of a block that starts with the loop */
+	if (kind == WRT_HEAD_EXIT && target > li)
+		kind = WRT_HEAD_BLOCK_END; /* to the end of a block that starts with the loop */
 	if (pre != test_pc && ld->wr_end == test_pc &&
 	    (ld->code[ld->wr_start] & 0xFFFFu) == WRT_OP_I32_ADD_I)
 		return; /* that add may still fuse into the test (ADDBR) */
 	l->head_pc = test_pc;
 	l->head_pre = pre;
-	l->head_kind = kind;
+	l->head_kind = (uint8_t)kind;
 	l->head_target = target;
-	l->head_else = kind == 1 ? ld->ctl[target].else_pos : WRT_NO_INDEX;
+	l->head_else = kind == WRT_HEAD_IF ? ld->ctl[target].else_pos : WRT_NO_INDEX;
 	l->head_else_pc = WRT_NO_INDEX;
-	if (kind == 1 || kind == 3)
+	if (kind == WRT_HEAD_IF || kind == WRT_HEAD_BLOCK_END)
 		ld->ctl[target].head_of = li;
 }
 
@@ -228,7 +228,7 @@ void wrt_ld_note_loop_head(struct wrt_ld *ld, uint32_t li, uint32_t test_pc, uin
 static uint32_t addbr_for_test(struct wrt_ld *ld, uint32_t cmp_op, uint32_t *a, uint32_t *b,
 			       uint32_t *add)
 {
-	if (cmp_op < WRT_OP_BR_EQ || cmp_op >= WRT_OP_BR_EQ + 20)
+	if (!wrt_ld_is_br_cmp(cmp_op))
 		return 0;
 	uint32_t k = (cmp_op - WRT_OP_BR_EQ) / 2, imm = (cmp_op - WRT_OP_BR_EQ) % 2;
 	uint32_t fam = wrt_ld_add_before(ld, ld->ncode, *a, add);
@@ -241,7 +241,7 @@ static uint32_t addbr_for_test(struct wrt_ld *ld, uint32_t cmp_op, uint32_t *a, 
 		*b = t;
 		k = wrt_cmp_swapped[k];
 	}
-	return fam ? fam + 2 * k + imm : 0;
+	return fam ? wrt_ld_fused_op(fam, k, imm) : 0;
 }
 
 /*
@@ -277,7 +277,7 @@ bool wrt_ld_rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		return false;
 	uint8_t next = ld->pos < ld->end ? ld->b[ld->pos] : 0;
 	bool jump_else = false; /* after the test, jump to where its false path goes */
-	if (c->head_kind == 1) {
+	if (c->head_kind == WRT_HEAD_IF) {
 		/* either the if is the innermost block, in its then-arm, and this br ends the
 		 * arm (the code after this instruction is where the test's false path goes), or
 		 * that place is already known */
@@ -288,7 +288,7 @@ bool wrt_ld_rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		if (!here && c->head_else_pc == WRT_NO_INDEX)
 			return false;
 		jump_else = !here;
-	} else if (c->head_kind == 3) {
+	} else if (c->head_kind == WRT_HEAD_BLOCK_END) {
 		if (c->head_else_pc == WRT_NO_INDEX)
 			return false; /* the block the test jumps to has not ended yet */
 	} else if (c->head_target >= ld->cd) {
@@ -302,18 +302,18 @@ bool wrt_ld_rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 	} else if (op == WRT_OP_BR_IF) {
 		inv = WRT_OP_BR_IFZ;
 		len = 3;
-	} else if (op >= WRT_OP_BR_EQ && op < WRT_OP_BR_EQ + 20) {
+	} else if (wrt_ld_is_br_cmp(op)) {
 		uint32_t k = (op - WRT_OP_BR_EQ) / 2, imm = (op - WRT_OP_BR_EQ) % 2;
-		inv = WRT_OP_BR_EQ + 2u * wrt_cmp_inverse[k] + imm;
+		inv = wrt_ld_fused_op(WRT_OP_BR_EQ, wrt_cmp_inverse[k], imm);
 		len = 4;
 	} else {
 		return false;
 	}
-	bool k3 = c->head_kind == 3;
-	uint32_t k3_top = c->head_taken ? op : inv; /* kind 3: the repeated test's op */
-	if (k3 && (op == WRT_OP_BR_IFZ || (k3_top == WRT_OP_BR_IFZ && ld->m->metered)))
+	bool to_block = c->head_kind == WRT_HEAD_BLOCK_END;
+	uint32_t block_op = c->head_taken ? op : inv; /* to_block: the repeated test's op */
+	if (to_block && (op == WRT_OP_BR_IFZ || (block_op == WRT_OP_BR_IFZ && ld->m->metered)))
 		return false; /* BR_IFZ has no gas word */
-	if (!k3 && c->head_pre != c->head_pc && op == WRT_OP_BR_IF && ld->m->metered)
+	if (!to_block && c->head_pre != c->head_pc && op == WRT_OP_BR_IF && ld->m->metered)
 		return false;
 	if (c->head_pre != c->head_pc) {
 		/* repeat the load or add the test reads too; a load keeps its trap location
@@ -329,24 +329,24 @@ bool wrt_ld_rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 	}
 	uint32_t gas = wrt_ld_back_edge_gas(ld, c);
 	uint32_t body = c->head_pc + len;
-	if (k3) {
+	if (to_block) {
 		/* both ways stay in the loop: the test to where it went (the end of a block
 		 * inside the loop) or on into the body; the likelier one is the branch */
 		uint32_t t = c->head_else_pc;
 		uint32_t to = c->head_taken ? t : body, fall = c->head_taken ? body : t;
 		uint32_t add = 0, fam = wrt_ld_add_before(ld, ld->ncode, w0 >> 16, &add);
 		uint32_t ta = w0 >> 16, tb = ld->code[c->head_pc + 1], fop;
-		if (k3_top == WRT_OP_BR_IF && fam) {
+		if (block_op == WRT_OP_BR_IF && fam) {
 			/* `x += k; br_if x`: add, test non-zero, branch */
 			ld->ncode = ld->wr_start;
-			wrt_ld_emit(ld, (w0 & 0xFFFF0000u) |
-					    (fam + WRT_OP_ADDBR_NE_I - WRT_OP_ADDBR_EQ));
+			wrt_ld_emit(ld,
+				    (w0 & 0xFFFF0000u) | wrt_ld_fused_op(fam, WRT_CMP_NE, true));
 			wrt_ld_emit(ld, add);
 			wrt_ld_emit(ld, 0);
 			wrt_ld_emit(ld, to - ld->ncode);
 			wrt_ld_emit(ld, gas);
 		} else if (op != WRT_OP_BR_IF && op != WRT_OP_BR_IFZ &&
-			   (fop = addbr_for_test(ld, k3_top, &ta, &tb, &add)) != 0) {
+			   (fop = addbr_for_test(ld, block_op, &ta, &tb, &add)) != 0) {
 			/* `i += k; br_if (i == n)` repeated: add, compare, branch */
 			ld->ncode = ld->wr_start;
 			wrt_ld_emit_op(ld, fop, ta);
@@ -355,11 +355,11 @@ bool wrt_ld_rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 			wrt_ld_emit(ld, to - ld->ncode);
 			wrt_ld_emit(ld, gas);
 		} else {
-			wrt_ld_emit(ld, (w0 & 0xFFFF0000u) | k3_top);
+			wrt_ld_emit(ld, (w0 & 0xFFFF0000u) | block_op);
 			if (op != WRT_OP_BR_IF)
 				wrt_ld_emit(ld, ld->code[c->head_pc + 1]);
 			wrt_ld_emit(ld, to - ld->ncode);
-			if (k3_top != WRT_OP_BR_IFZ)
+			if (block_op != WRT_OP_BR_IFZ)
 				wrt_ld_emit(ld, gas);
 		}
 		wrt_ld_emit(ld, WRT_OP_BR);
@@ -373,7 +373,7 @@ bool wrt_ld_rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 	if (op == WRT_OP_BR_IFZ && fam) {
 		/* count-down loop `if (x) { ...; x += k; br }`: add, test non-zero, branch */
 		ld->ncode = ld->wr_start;
-		wrt_ld_emit(ld, (w0 & 0xFFFF0000u) | (fam + WRT_OP_ADDBR_NE_I - WRT_OP_ADDBR_EQ));
+		wrt_ld_emit(ld, (w0 & 0xFFFF0000u) | wrt_ld_fused_op(fam, WRT_CMP_NE, true));
 		wrt_ld_emit(ld, add);
 		wrt_ld_emit(ld, 0);
 		wrt_ld_emit(ld, body - ld->ncode);
@@ -411,7 +411,8 @@ bool wrt_ld_rotate_back_edge(struct wrt_ld *ld, struct wrt_ctl *c)
 		wrt_ld_emit(ld, body - ld->ncode);
 		wrt_ld_emit(ld, gas);
 	}
-	if (c->head_kind == 2) { /* falling through leaves the loop: go where its test went */
+	if (c->head_kind ==
+	    WRT_HEAD_EXIT) { /* falling through leaves the loop: go where its test went */
 		ld->fwd_br = ld->ncode;
 		wrt_ld_emit(ld, WRT_OP_BR);
 		wrt_ld_emit_target(ld, &ld->ctl[c->head_target], true);
