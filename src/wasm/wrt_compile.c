@@ -815,93 +815,9 @@ static void op_block(struct wrt_ld *ld, uint8_t op, size_t off)
 	}
 }
 
-/* Validates and compiles one instruction. Returns false after the function's final end. */
-static bool body_op(struct wrt_ld *ld)
+/* Control instructions: unreachable, nop, block, loop, if, else, end. */
+static bool op_control(struct wrt_ld *ld, uint8_t op, size_t off, bool lv)
 {
-	struct wrt_module *m = ld->m;
-	size_t off = ld->pos;
-	uint8_t op = wrt_ld_rd_u8(ld);
-	if (ld->st)
-		return false;
-	bool lv = wrt_ld_live(ld);
-	if (lv && ld->gas_pos != WRT_NO_INDEX)
-		ld->code[ld->gas_pos]++;
-	if (op >= 0x45 && op <= 0xC4) {
-		simple_op(ld, &wrt_num_by_byte[op], op, off);
-		return true;
-	}
-	if (op >= 0x28 && op <= 0x3E) {
-		const struct wrt_meminfo *mi = &wrt_mem_by_byte[op];
-		uint32_t align = wrt_ld_rd_u32(ld);
-		uint32_t moff = wrt_ld_rd_u32(ld);
-		need_mem(ld, off);
-		if (!ld->st && align > mi->align) {
-			wrt_ld_invalid(ld, off, "alignment must not be larger than natural");
-			return false;
-		}
-		bool store = op >= 0x36;
-		wrt_ld_pop_types(ld, (const uint8_t[]){WRT_I32, sig_type(mi->sig[1])},
-				 store ? 2 : 1, off);
-		if (ld->st)
-			return false;
-		uint32_t e = ld->vh;
-		if (lv) {
-			/* a fresh i32.add of a slot and an immediate folds into the address */
-			bool fold = wrt_ld_fresh_result(ld, e) &&
-				    (ld->code[ld->last_start] & 0xFFFFu) == WRT_OP_I32_ADD_I;
-			uint32_t base = 0, add = 0, shift = 0;
-			bool scale = false;
-			if (fold) {
-				base = ld->code[ld->last_start + 1];
-				add = ld->code[ld->last_start + 2];
-				ld->ncode = ld->last_start;
-				/* and an i32.shl by a constant just before it: a scaled index */
-				uint32_t ps = ld->prev_start;
-				scale = ld->prev_end == ld->last_start && ps != WRT_NO_INDEX &&
-					(ld->code[ps] & 0xFFFFu) == WRT_OP_I32_SHL_I &&
-					(ld->code[ps] >> 16) == wrt_ld_home(ld, e) &&
-					base == wrt_ld_home(ld, e);
-				if (scale) {
-					base = ld->code[ps + 1];
-					shift = ld->code[ps + 2] & 31;
-					ld->ncode = ps;
-				}
-			}
-			uint32_t a = fold ? base : wrt_ld_opnd(ld, e);
-			uint8_t vt = sig_type(mi->sig[1]);
-			/* store immediates are 32 bits, sign-extended for 64-bit stores */
-			bool vimm = store && imm_fits(ld, e + 1,
-						      vt == WRT_F32   ? WRT_I32
-						      : vt == WRT_F64 ? WRT_I64
-								      : vt);
-			uint32_t v = store ? (vimm ? ld->vv[e + 1] : wrt_ld_opnd(ld, e + 1)) : 0;
-			uint32_t op = mi->op;
-			if (store)
-				op +=
-				    scale ? (vimm ? 5u : 4u) : (vimm ? 1u : 0u) + (fold ? 2u : 0u);
-			else
-				op += scale ? 2u : fold ? 1u : 0u;
-			uint32_t start = ld->ncode;
-			wrt_ld_srcmap(ld, off);
-			wrt_ld_emit_op(ld, op, store ? a : wrt_ld_home(ld, e));
-			wrt_ld_emit(ld, store ? v : a);
-			wrt_ld_emit(ld, moff);
-			if (fold)
-				wrt_ld_emit(ld, add);
-			if (scale)
-				wrt_ld_emit(ld, shift);
-			wrt_ld_label_here(ld);
-			ld->ld_start = store ? WRT_NO_INDEX : start;
-			ld->ld_end = store ? WRT_NO_INDEX : ld->ncode;
-			if (!store) {
-				wrt_ld_push(ld, sig_type(mi->sig[2]));
-				wrt_ld_result_at(ld, start, e);
-			}
-		} else if (!store) {
-			wrt_ld_push(ld, sig_type(mi->sig[2]));
-		}
-		return true;
-	}
 	switch (op) {
 	case 0x00: /* unreachable */
 		if (lv) {
@@ -948,6 +864,16 @@ static bool body_op(struct wrt_ld *ld)
 	case 0x0B: /* end */
 		op_end(ld, off);
 		return ld->cd > 0 && !ld->st;
+	default: /* body_op dispatches only this group's opcodes here */
+		break;
+	}
+	return !ld->st;
+}
+
+/* Branches: br, br_if, br_table, return. */
+static bool op_branch(struct wrt_ld *ld, uint8_t op, size_t off, bool lv)
+{
+	switch (op) {
 	case 0x0C:   /* br */
 	case 0x0D: { /* br_if */
 		uint32_t l = wrt_ld_rd_label(ld, off);
@@ -1043,6 +969,17 @@ static bool body_op(struct wrt_ld *ld)
 		wrt_ld_set_unreachable(ld);
 		break;
 	}
+	default: /* body_op dispatches only this group's opcodes here */
+		break;
+	}
+	return !ld->st;
+}
+
+/* Calls: call, call_indirect. */
+static bool op_call(struct wrt_ld *ld, uint8_t op, size_t off, bool lv)
+{
+	struct wrt_module *m = ld->m;
+	switch (op) {
 	case 0x10: { /* call */
 		uint32_t f = wrt_ld_rd_u32(ld);
 		if (!ld->st && f >= m->nfuncs) {
@@ -1094,6 +1031,16 @@ static bool body_op(struct wrt_ld *ld)
 		wrt_ld_push_types(ld, ft->types + ft->nparams, ft->nresults);
 		break;
 	}
+	default: /* body_op dispatches only this group's opcodes here */
+		break;
+	}
+	return !ld->st;
+}
+
+/* Parametric instructions: drop, select, typed select. */
+static bool op_parametric(struct wrt_ld *ld, uint8_t op, size_t off, bool lv)
+{
+	switch (op) {
 	case 0x1A: /* drop */
 		wrt_ld_pop(ld, off);
 		break;
@@ -1155,6 +1102,17 @@ static bool body_op(struct wrt_ld *ld)
 		}
 		break;
 	}
+	default: /* body_op dispatches only this group's opcodes here */
+		break;
+	}
+	return !ld->st;
+}
+
+/* Variable instructions: local.get/set/tee, global.get/set. */
+static bool op_variable(struct wrt_ld *ld, uint8_t op, size_t off, bool lv)
+{
+	struct wrt_module *m = ld->m;
+	switch (op) {
 	case 0x20:   /* local.get */
 	case 0x21:   /* local.set */
 	case 0x22: { /* local.tee */
@@ -1204,6 +1162,17 @@ static bool body_op(struct wrt_ld *ld)
 		}
 		break;
 	}
+	default: /* body_op dispatches only this group's opcodes here */
+		break;
+	}
+	return !ld->st;
+}
+
+/* Table instructions with a single-byte opcode: table.get, table.set (the rest are 0xFC). */
+static bool op_table(struct wrt_ld *ld, uint8_t op, size_t off, bool lv)
+{
+	struct wrt_module *m = ld->m;
+	switch (op) {
 	case 0x25:   /* table.get */
 	case 0x26: { /* table.set */
 		uint32_t t = rd_table(ld, off);
@@ -1224,6 +1193,16 @@ static bool body_op(struct wrt_ld *ld)
 		}
 		break;
 	}
+	default: /* body_op dispatches only this group's opcodes here */
+		break;
+	}
+	return !ld->st;
+}
+
+/* memory.size and memory.grow (loads and stores: op_load_store; bulk memory: op_fc). */
+static bool op_memory(struct wrt_ld *ld, uint8_t op, size_t off, bool lv)
+{
+	switch (op) {
 	case 0x3F:   /* memory.size */
 	case 0x40: { /* memory.grow */
 		zero_byte(ld);
@@ -1247,6 +1226,16 @@ static bool body_op(struct wrt_ld *ld)
 		}
 		break;
 	}
+	default: /* body_op dispatches only this group's opcodes here */
+		break;
+	}
+	return !ld->st;
+}
+
+/* Constants: i32/i64/f32/f64.const (lazy operands: nothing is emitted until used). */
+static bool op_const(struct wrt_ld *ld, uint8_t op)
+{
+	switch (op) {
 	case 0x41: { /* i32.const */
 		uint32_t v = (uint32_t)wrt_ld_rd_leb(ld, 32, true);
 		wrt_ld_push_lazy(ld, WRT_I32, VK_CONST, v, 0);
@@ -1272,6 +1261,17 @@ static bool body_op(struct wrt_ld *ld)
 		wrt_ld_push_lazy(ld, WRT_F32, VK_CONST, v, 0);
 		break;
 	}
+	default: /* body_op dispatches only this group's opcodes here */
+		break;
+	}
+	return !ld->st;
+}
+
+/* Reference instructions: ref.null, ref.is_null, ref.func. */
+static bool op_ref(struct wrt_ld *ld, uint8_t op, size_t off, bool lv)
+{
+	struct wrt_module *m = ld->m;
+	switch (op) {
 	case 0xD0: { /* ref.null */
 		uint8_t t = wrt_ld_rd_reftype(ld);
 		wrt_ld_push_lazy(ld, t, VK_CONST, 0, 0);
@@ -1315,6 +1315,146 @@ static bool body_op(struct wrt_ld *ld)
 		wrt_ld_push(ld, WRT_FUNCREF);
 		break;
 	}
+	default: /* body_op dispatches only this group's opcodes here */
+		break;
+	}
+	return !ld->st;
+}
+
+/* Validates and compiles a load or a store (0x28..0x3E), folding a fresh address add. */
+static bool op_load_store(struct wrt_ld *ld, uint8_t op, size_t off, bool lv)
+{
+	const struct wrt_meminfo *mi = &wrt_mem_by_byte[op];
+	uint32_t align = wrt_ld_rd_u32(ld);
+	uint32_t moff = wrt_ld_rd_u32(ld);
+	need_mem(ld, off);
+	if (!ld->st && align > mi->align) {
+		wrt_ld_invalid(ld, off, "alignment must not be larger than natural");
+		return false;
+	}
+	bool store = op >= 0x36;
+	wrt_ld_pop_types(ld, (const uint8_t[]){WRT_I32, sig_type(mi->sig[1])}, store ? 2 : 1, off);
+	if (ld->st)
+		return false;
+	uint32_t e = ld->vh;
+	if (lv) {
+		/* a fresh i32.add of a slot and an immediate folds into the address */
+		bool fold = wrt_ld_fresh_result(ld, e) &&
+			    (ld->code[ld->last_start] & 0xFFFFu) == WRT_OP_I32_ADD_I;
+		uint32_t base = 0, add = 0, shift = 0;
+		bool scale = false;
+		if (fold) {
+			base = ld->code[ld->last_start + 1];
+			add = ld->code[ld->last_start + 2];
+			ld->ncode = ld->last_start;
+			/* and an i32.shl by a constant just before it: a scaled index */
+			uint32_t ps = ld->prev_start;
+			scale = ld->prev_end == ld->last_start && ps != WRT_NO_INDEX &&
+				(ld->code[ps] & 0xFFFFu) == WRT_OP_I32_SHL_I &&
+				(ld->code[ps] >> 16) == wrt_ld_home(ld, e) &&
+				base == wrt_ld_home(ld, e);
+			if (scale) {
+				base = ld->code[ps + 1];
+				shift = ld->code[ps + 2] & 31;
+				ld->ncode = ps;
+			}
+		}
+		uint32_t a = fold ? base : wrt_ld_opnd(ld, e);
+		uint8_t vt = sig_type(mi->sig[1]);
+		/* store immediates are 32 bits, sign-extended for 64-bit stores */
+		bool vimm = store && imm_fits(ld, e + 1,
+					      vt == WRT_F32   ? WRT_I32
+					      : vt == WRT_F64 ? WRT_I64
+							      : vt);
+		uint32_t v = store ? (vimm ? ld->vv[e + 1] : wrt_ld_opnd(ld, e + 1)) : 0;
+		uint32_t op = mi->op;
+		if (store)
+			op += scale ? (vimm ? 5u : 4u) : (vimm ? 1u : 0u) + (fold ? 2u : 0u);
+		else
+			op += scale ? 2u : fold ? 1u : 0u;
+		uint32_t start = ld->ncode;
+		wrt_ld_srcmap(ld, off);
+		wrt_ld_emit_op(ld, op, store ? a : wrt_ld_home(ld, e));
+		wrt_ld_emit(ld, store ? v : a);
+		wrt_ld_emit(ld, moff);
+		if (fold)
+			wrt_ld_emit(ld, add);
+		if (scale)
+			wrt_ld_emit(ld, shift);
+		wrt_ld_label_here(ld);
+		ld->ld_start = store ? WRT_NO_INDEX : start;
+		ld->ld_end = store ? WRT_NO_INDEX : ld->ncode;
+		if (!store) {
+			wrt_ld_push(ld, sig_type(mi->sig[2]));
+			wrt_ld_result_at(ld, start, e);
+		}
+	} else if (!store) {
+		wrt_ld_push(ld, sig_type(mi->sig[2]));
+	}
+	return true;
+}
+
+/*
+ * Validates and compiles one instruction: charges it to the open gas region, then hands it
+ * to its opcode group. Returns false after the function's final end or an error.
+ */
+static bool body_op(struct wrt_ld *ld)
+{
+	size_t off = ld->pos;
+	uint8_t op = wrt_ld_rd_u8(ld);
+	if (ld->st)
+		return false;
+	bool lv = wrt_ld_live(ld);
+	if (lv && ld->gas_pos != WRT_NO_INDEX)
+		ld->code[ld->gas_pos]++;
+	if (op >= 0x45 && op <= 0xC4) {
+		simple_op(ld, &wrt_num_by_byte[op], op, off);
+		return true;
+	}
+	if (op >= 0x28 && op <= 0x3E)
+		return op_load_store(ld, op, off, lv);
+	switch (op) {
+	case 0x00:
+	case 0x01:
+	case 0x02:
+	case 0x03:
+	case 0x04:
+	case 0x05:
+	case 0x0B:
+		return op_control(ld, op, off, lv);
+	case 0x0C:
+	case 0x0D:
+	case 0x0E:
+	case 0x0F:
+		return op_branch(ld, op, off, lv);
+	case 0x10:
+	case 0x11:
+		return op_call(ld, op, off, lv);
+	case 0x1A:
+	case 0x1B:
+	case 0x1C:
+		return op_parametric(ld, op, off, lv);
+	case 0x20:
+	case 0x21:
+	case 0x22:
+	case 0x23:
+	case 0x24:
+		return op_variable(ld, op, off, lv);
+	case 0x25:
+	case 0x26:
+		return op_table(ld, op, off, lv);
+	case 0x3F:
+	case 0x40:
+		return op_memory(ld, op, off, lv);
+	case 0x41:
+	case 0x42:
+	case 0x43:
+	case 0x44:
+		return op_const(ld, op);
+	case 0xD0:
+	case 0xD1:
+	case 0xD2:
+		return op_ref(ld, op, off, lv);
 	case 0xFC:
 		op_fc(ld, off);
 		break;
