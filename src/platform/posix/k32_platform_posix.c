@@ -532,13 +532,17 @@ static void posix_sock_close(k32_sock_t s)
 		close(s);
 }
 
-/* Sockets watched in one poll call at most; bounds the native stack used here. */
-#define POSIX_POLL_MAX 1024
+/* Sockets watched in one poll call at most. Up to POSIX_POLL_STACK of them are converted on
+ * the stack (512 B: a kubelet or client task with a board-sized 16 KiB stack polls one or
+ * two); a server with more connections open takes a heap array for the call. */
+#define POSIX_POLL_MAX	 1024
+#define POSIX_POLL_STACK 64
 
 static k32_status_t posix_poll(struct k32_pollfd *fds, size_t count, int64_t timeout_us,
 			       size_t *out_ready)
 {
-	struct pollfd pfds[POSIX_POLL_MAX];
+	struct pollfd small[POSIX_POLL_STACK];
+	struct pollfd *pfds = small;
 	int ms;
 	int rc;
 	size_t ready = 0;
@@ -546,6 +550,11 @@ static k32_status_t posix_poll(struct k32_pollfd *fds, size_t count, int64_t tim
 	*out_ready = 0;
 	if (count > POSIX_POLL_MAX)
 		return K32_ERR_OUT_OF_RANGE;
+	if (count > POSIX_POLL_STACK) {
+		pfds = malloc(count * sizeof(*pfds));
+		if (!pfds)
+			return K32_ERR_NO_MEMORY;
+	}
 	for (size_t i = 0; i < count; i++) {
 		pfds[i].fd = fds[i].sock;
 		pfds[i].events = (short)(((fds[i].events & K32_POLL_IN) ? POLLIN : 0) |
@@ -557,8 +566,11 @@ static k32_status_t posix_poll(struct k32_pollfd *fds, size_t count, int64_t tim
 	do {
 		rc = poll(pfds, (nfds_t)count, ms);
 	} while (rc < 0 && errno == EINTR);
-	if (rc < 0)
+	if (rc < 0) {
+		if (pfds != small)
+			free(pfds);
 		return K32_ERR_IO;
+	}
 	for (size_t i = 0; i < count; i++) {
 		uint32_t r = 0;
 
@@ -572,6 +584,8 @@ static k32_status_t posix_poll(struct k32_pollfd *fds, size_t count, int64_t tim
 		if (r)
 			ready++;
 	}
+	if (pfds != small)
+		free(pfds);
 	*out_ready = ready;
 	return K32_OK;
 }
