@@ -11,6 +11,19 @@
 #ifndef K32_CONFIG_H
 #define K32_CONFIG_H
 
+/* ==== board profile ====================================================================== */
+
+/* One build option picks the board (cmake -DK32_BOARD=cardputer|devkit|cortexm defines
+ * K32_BOARD_<NAME>); its header sets every limit below that differs on that board, before
+ * the defaults here fill in the rest. Without one: the simulator's limits. */
+#if defined(K32_BOARD_CARDPUTER)
+#include "k32/boards/cardputer.h"
+#elif defined(K32_BOARD_DEVKIT)
+#include "k32/boards/devkit.h"
+#elif defined(K32_BOARD_CORTEXM)
+#include "k32/boards/cortexm.h"
+#endif
+
 /* ==== base ============================================================================== */
 
 /* Bytes of the message in struct k32_err. 160 holds a full sentence with two names and two
@@ -934,6 +947,12 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 
 /* ---- kubelet (src/kubelet) ---- */
 
+/* Native stack of the kubelet's watcher task (pod watch, Lease, status; cJSON parses on it).
+ * Boards: 8 KiB (include/k32/boards/mcu_limits.h); no task stack on a board exceeds 16 KiB. */
+#ifndef K32_KLET_WATCHER_STACK_BYTES
+#define K32_KLET_WATCHER_STACK_BYTES (64u * 1024u)
+#endif
+
 /* Pods one kubelet runs at once (slots in a static table, ~9 KiB each with both log rings).
  * A board profile lowers it (the cardputer: 8). Ceiling 256: pod slots are scanned linearly. */
 #ifndef K32_KLET_MAX_PODS
@@ -1398,5 +1417,23 @@ _Static_assert(K32_CON_MAX_ARGS >= 4 && K32_CON_MAX_ARGS <= 32, "K32_CON_MAX_ARG
 _Static_assert(K32_ERR_MSG_LEN >= 64 && K32_ERR_MSG_LEN <= 512, "K32_ERR_MSG_LEN out of range");
 _Static_assert((K32_ALLOC_ALIGN & (K32_ALLOC_ALIGN - 1)) == 0,
 	       "K32_ALLOC_ALIGN must be a power of 2");
+
+/* ==== board RAM plan ===================================================================== */
+
+#ifdef K32_BOARD_NAME
+/* The statically sized pools this header sizes (kobj socket/VMO region and message chunks,
+ * the log ring, the kubelet's per-pod log rings) must fit the static RAM the board header
+ * leaves after its planned heap and system reserve; scripts/mcu-size.sh checks the whole
+ * linked image's .data + .bss against the same K32_BOARD_STATIC_RAM_MAX. */
+_Static_assert(K32_KOBJ_REGION_BYTES + K32_KOBJ_MSG_CHUNKS * K32_KOBJ_MSG_CHUNK_BYTES +
+		       K32_LOG_RING_LINES * K32_LOG_LINE_LEN +
+		       K32_KLET_MAX_PODS * 2u * K32_KLET_LOG_RING_BYTES <=
+		   K32_BOARD_STATIC_RAM_MAX,
+	       "board: the kobj region, message chunks and log rings outgrow the static RAM the "
+	       "board header plans (K32_BOARD_STATIC_RAM_MAX); lower them in its header");
+_Static_assert(K32_BOARD_INTERP_STACK_BYTES <= 16u * 1024u &&
+		   K32_KLET_WATCHER_STACK_BYTES <= 16u * 1024u,
+	       "board: no task stack over 16 KiB (issue 13); move large buffers to the heap");
+#endif
 
 #endif /* K32_CONFIG_H */

@@ -1568,7 +1568,8 @@ k32_status_t klet_start(struct klet *k, struct k32_err *err)
 	k->stopping = false;
 	char name[32];
 	snprintf(name, sizeof(name), "klet-w-%.20s", k->node);
-	st = k32_plat()->task_create(&k->watcher, name, watcher_main, k, 64 * 1024, -1, err);
+	st = k32_plat()->task_create(&k->watcher, name, watcher_main, k,
+				     K32_KLET_WATCHER_STACK_BYTES, -1, err);
 	if (st)
 		goto out_fail;
 	snprintf(name, sizeof(name), "klet-%.24s", k->node);
