@@ -8,6 +8,9 @@
 
 #include "sim/sim.h"
 
+#include "k32/boards/cardputer.h"
+#include "k32/boards/devkit.h"
+
 #include "platform/k32_platform.h"
 
 /* ---- profiles ------------------------------------------------------------------------------ */
@@ -17,16 +20,17 @@
  * simulator's compile-time ceilings (65536-byte messages and sockets: an owner's share of
  * chunks and region bytes must hold one of each, so those shares stay at their defaults and
  * the pools run out first). A field left 0 takes the K32_KOBJ_* default: the host board's
- * pools are the simulator's full ones (2.8 MB, a 2 MiB region). The firmware's own numbers
- * will come from include/k32/boards/<board>.h.
+ * pools are the simulator's full ones (2.8 MB, a 2 MiB region). The pod pool, interpreter
+ * stack, pod count and hardware come from the board headers the board build compiles in
+ * (include/k32/boards/), so the simulator enforces what a board runs with.
  */
 static struct klet_profile profiles[] = {
     /* the control-plane board: a pod pool carved from its 2 MB PSRAM; kobj ~0.4 MB */
     {.name = "devkit",
-     .pod_pool_bytes = 1024 * 1024,
-     .interp_stack = 32 * 1024,
-     .max_pods = 16,
-     .hardware = "",
+     .pod_pool_bytes = K32_DEVKIT_POD_POOL_BYTES,
+     .interp_stack = K32_DEVKIT_INTERP_STACK_BYTES,
+     .max_pods = K32_DEVKIT_MAX_PODS,
+     .hardware = K32_DEVKIT_HARDWARE,
      .kobj = {.channels = 32,
 	      .messages = 128,
 	      .msg_chunks = 128,
@@ -43,13 +47,13 @@ static struct klet_profile profiles[] = {
 	      .accounts = 32,
 	      .sleepers = 16,
 	      .region_bytes = 256 * 1024}},
-    /* the worker: 80 KiB pod pool reserved at boot, 28 KiB interpreter stack, 3 I2C devices;
+    /* the worker: pod pool reserved at boot, interpreter stack, 3 I2C devices;
      * kobj under 100 KB for its 8 pods (an event port each, as many again for their use) */
     {.name = "cardputer",
-     .pod_pool_bytes = 80 * 1024,
-     .interp_stack = 28 * 1024,
-     .max_pods = 8,
-     .hardware = "i2c:bme688,i2c:miniscale,i2c:rfid",
+     .pod_pool_bytes = K32_CARDPUTER_POD_POOL_BYTES,
+     .interp_stack = K32_CARDPUTER_INTERP_STACK_BYTES,
+     .max_pods = K32_CARDPUTER_MAX_PODS,
+     .hardware = K32_CARDPUTER_HARDWARE,
      .kobj = {.channels = 16,
 	      .messages = 64,
 	      .msg_chunks = 32,
@@ -88,9 +92,9 @@ size_t sim_profile_ram_bytes(const struct klet_profile *p)
 {
 	/* the reference boards: ESP32-S3 with 512 KiB SRAM; the devkit adds 2 MiB of PSRAM */
 	if (!strcmp(p->name, "devkit"))
-		return 512 * 1024 + 2 * 1024 * 1024;
+		return K32_DEVKIT_SRAM_BYTES + K32_DEVKIT_PSRAM_BYTES;
 	if (!strcmp(p->name, "cardputer"))
-		return 512 * 1024;
+		return K32_CARDPUTER_SRAM_BYTES + K32_CARDPUTER_PSRAM_BYTES;
 	return 0;
 }
 

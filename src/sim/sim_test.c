@@ -16,6 +16,8 @@
 
 #include "sim/sim.h"
 
+#include "k32/boards/cardputer.h"
+
 #include "base/k32_json.h"
 #include "hw/hw.h"
 #include "http/http.h"
@@ -26,8 +28,9 @@ static void test_profiles(void **state)
 	(void)state;
 	const struct klet_profile *c = sim_profile_find("cardputer");
 	assert_non_null(c);
-	assert_int_equal(c->pod_pool_bytes, 80 * 1024);
-	assert_int_equal(c->interp_stack, 28 * 1024);
+	assert_int_equal(c->pod_pool_bytes, K32_CARDPUTER_POD_POOL_BYTES);
+	assert_int_equal(c->interp_stack, K32_CARDPUTER_INTERP_STACK_BYTES);
+	assert_true(c->interp_stack <= 16 * 1024); /* no task stack over 16 KiB */
 	assert_non_null(strstr(c->hardware, "i2c:bme688"));
 	/* each board's kernel objects are sized by its profile (fields left 0: the
 	 * k32_config.h defaults) */
