@@ -10,7 +10,7 @@ PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 
 .PHONY: install
-.PHONY: all deps build test test-asan test-tsan fuzz format format-check lint bench run clean
+.PHONY: all deps build test test-asan test-tsan fuzz format format-check lint bench run clean mcu test-mcu
 
 all: build
 
@@ -59,6 +59,18 @@ format-check:
 lint: deps
 	@scripts/lint.sh
 
+# The board-sized build (scripts/mcu.sh): every portable library cross-compiled for a
+# Cortex-M4F per board profile with -Werror, the board images linked, the size table in
+# build-mcu/size.md checked against each board's RAM plan (and a check that an image made to
+# outgrow its board fails). test-mcu runs the bench pod's six kernels under qemu-system-arm
+# and compares their checksums with the host build's.
+mcu: deps
+	@scripts/mcu.sh build build-mcu
+	@scripts/mcu.sh budget-selftest build-mcu
+
+test-mcu: deps
+	@scripts/mcu.sh test build-mcu
+
 bench: build
 	@scripts/bench.sh $(BUILD)
 
@@ -77,4 +89,4 @@ install: build
 	done
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) build-fuzz
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) build-fuzz build-mcu
