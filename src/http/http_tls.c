@@ -265,14 +265,30 @@ static k32_status_t gen_key(mbedtls_pk_context *pk, mbedtls_ctr_drbg_context *dr
 	return K32_OK;
 }
 
+/* The PEM text of a key or certificate: PEM_MAX bytes from the heap for the moment it is
+ * written (a board's task stack is 16 KiB at most; first start only, not a hot path). */
+static unsigned char *pem_buf(struct k32_err *err)
+{
+	unsigned char *pem = k32_alloc(k32_default_allocator(), PEM_MAX);
+	if (!pem)
+		k32_err_set(err, K32_ERR_NO_MEMORY, "tls",
+			    "no %d bytes of heap to encode a key or certificate (PEM_MAX)",
+			    PEM_MAX);
+	return pem;
+}
+
 static k32_status_t write_key(const char *path, mbedtls_pk_context *pk, struct k32_err *err)
 {
-	unsigned char pem[PEM_MAX];
-	int ret = mbedtls_pk_write_key_pem(pk, pem, sizeof(pem));
-
-	if (ret != 0)
-		return tls_fail(err, K32_ERR_INTERNAL, ret, "encoding a private key");
-	return k32_plat()->file_write_atomic(path, pem, strlen((char *)pem), err);
+	unsigned char *pem = pem_buf(err);
+	if (!pem)
+		return K32_ERR_NO_MEMORY;
+	int ret = mbedtls_pk_write_key_pem(pk, pem, PEM_MAX);
+	k32_status_t st = ret != 0
+			      ? tls_fail(err, K32_ERR_INTERNAL, ret, "encoding a private key")
+			      : k32_plat()->file_write_atomic(path, pem, strlen((char *)pem), err);
+	mbedtls_platform_zeroize(pem, PEM_MAX); /* a private key */
+	k32_free(k32_default_allocator(), pem, PEM_MAX);
+	return st;
 }
 
 /* Issues a certificate for subject_key signed by issuer_key; writes PEM to path. */
@@ -284,7 +300,7 @@ static k32_status_t issue(const char *path, bool is_ca, mbedtls_pk_context *subj
 					     0x01, 0x05, 0x05, 0x07, 0x03, 0x01};
 	mbedtls_x509write_cert crt;
 	mbedtls_mpi serial;
-	unsigned char pem[PEM_MAX];
+	unsigned char *pem = pem_buf(err);
 	unsigned char rnd[16];
 	uint8_t san[SAN_DER_MAX + 8];
 	size_t san_len = 0;
@@ -293,6 +309,8 @@ static k32_status_t issue(const char *path, bool is_ca, mbedtls_pk_context *subj
 	k32_status_t st = K32_OK;
 	int ret;
 
+	if (!pem)
+		return K32_ERR_NO_MEMORY;
 	mbedtls_x509write_crt_init(&crt);
 	mbedtls_mpi_init(&serial);
 	x509_time(now - 86400, from);
@@ -340,8 +358,7 @@ static k32_status_t issue(const char *path, bool is_ca, mbedtls_pk_context *subj
 			    sizeof(eku_server));
 	}
 	if (ret == 0)
-		ret = mbedtls_x509write_crt_pem(&crt, pem, sizeof(pem), mbedtls_ctr_drbg_random,
-						drbg);
+		ret = mbedtls_x509write_crt_pem(&crt, pem, PEM_MAX, mbedtls_ctr_drbg_random, drbg);
 	if (ret != 0) {
 		st = tls_fail(err, K32_ERR_INTERNAL, ret, "writing a certificate");
 		goto out;
@@ -350,6 +367,7 @@ static k32_status_t issue(const char *path, bool is_ca, mbedtls_pk_context *subj
 out:
 	mbedtls_mpi_free(&serial);
 	mbedtls_x509write_crt_free(&crt);
+	k32_free(k32_default_allocator(), pem, PEM_MAX);
 	return st;
 }
 
