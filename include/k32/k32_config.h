@@ -199,6 +199,13 @@ _Static_assert(K32_POD_MEM_DEFAULT >= 1 && K32_POD_MEM_DEFAULT <= K32_POD_MEM_MA
 #define K32_WASM_DEFAULT_GAS 100000000ull
 #endif
 
+/* 1: the op-counting interpreter loop (wrt_limits.count_ops: kube32-wasm --count-ops, the
+ * benchmarks' op counts) is linked, 31.8 KB of text on a Cortex-M4; 0 (board builds): it is
+ * not, and an instance asking for count_ops gets NOT_SUPPORTED. */
+#ifndef K32_WASM_COUNT_OPS
+#define K32_WASM_COUNT_OPS 1
+#endif
+
 _Static_assert(K32_WASM_MAX_PARAMS <= 65535 && K32_WASM_MAX_LOCALS < (1 << 24),
 	       "wasm slot indices must fit compiled immediates");
 _Static_assert(K32_WASM_MAX_BLOCK_DEPTH >= 16 && K32_WASM_MAX_HOST_RESULTS >= 1,

@@ -597,6 +597,11 @@ static k32_status_t inst_setup(struct wrt_instance *inst, const struct wrt_linke
 		return oom(err, "the frame stack",
 			   (size_t)inst->lim.frames * sizeof(struct wrt_frame));
 	inst->nframes_cap = inst->lim.frames;
+	if (inst->lim.count_ops && !K32_WASM_COUNT_OPS)
+		return k32_err_set(
+		    err, K32_ERR_NOT_SUPPORTED, "wasm",
+		    "count_ops: this build has no op-counting interpreter "
+		    "(K32_WASM_COUNT_OPS=0, a board build); count ops in a host tool");
 	if (inst->lim.count_ops) {
 		inst->op_counts = k32_alloc(&inst->alloc, (size_t)WRT_OP__COUNT * 8);
 		if (!inst->op_counts)
@@ -768,8 +773,10 @@ k32_status_t wrt_invoke(struct wrt_instance *inst, uint32_t func, const uint64_t
 	k32_status_t st;
 	if (!fn->func) {
 		st = wrt_call_host(inst, fn, base, err);
+#if K32_WASM_COUNT_OPS
 	} else if (inst->lim.count_ops && inst->op_counts) {
 		st = wrt_exec_count(inst, fn, base, err);
+#endif
 	} else {
 		st = wrt_exec_default(inst, fn, base, err);
 	}

@@ -49,6 +49,11 @@
 #define K32_WASM_MAX_ENTRIES 4096
 #endif
 
+/* the op-counting interpreter loop only in host tools */
+#ifndef K32_WASM_COUNT_OPS
+#define K32_WASM_COUNT_OPS 0
+#endif
+
 /* kobj: the MCU values k32_config.h's comments name (4 KiB messages, 8 KiB queues, 64 x
  * 256 B chunks, tens of KiB of socket/VMO region) */
 #ifndef K32_KOBJ_MAX_HANDLES
