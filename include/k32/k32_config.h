@@ -659,6 +659,13 @@ _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too sma
 #define K32_HTTP_MAX_HANDLER_THREADS 16
 #endif
 
+/* 1: Content-Encoding: gzip through zlib (answers to clients that accept it, the client's
+ * own requests); 0: built without zlib (ESP-IDF has no zlib component): answers go
+ * uncompressed and the client does not ask for gzip. cmake -DK32_HTTP_GZIP=OFF; boards 0. */
+#ifndef K32_HTTP_GZIP
+#define K32_HTTP_GZIP 1
+#endif
+
 /* Answers of this many bytes or more are sent gzip-compressed to clients whose
  * Accept-Encoding takes gzip (kubectl, python3-kubernetes); 0 never compresses. Below ~1 KiB
  * the gzip header and the CPU outweigh the bytes saved. */

@@ -75,7 +75,7 @@ k32_status_t http_client_new(const struct http_client_config *cfg, struct http_c
 	    cfg->timeout_us > 0 ? cfg->timeout_us : (int64_t)K32_HTTP_CLIENT_TIMEOUT_MS * 1000;
 	c->max_response_bytes =
 	    cfg->max_response_bytes ? cfg->max_response_bytes : K32_HTTP_MAX_RESPONSE_BYTES;
-	c->gzip = cfg->accept_gzip;
+	c->gzip = cfg->accept_gzip && K32_HTTP_GZIP; /* without zlib: ask for plain answers */
 	k32_buf_init(&c->in, a, CLIENT_MAX_HEAD + 2 * HTTP_READ_CHUNK, "response input");
 	if (cfg->bearer_token) {
 		c->token_len = strlen(cfg->bearer_token);

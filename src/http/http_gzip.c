@@ -9,9 +9,12 @@
  * copied twice and a body that does not shrink is detected and refused.
  */
 #include <string.h>
-#include <zlib.h>
 
 #include "http/http_int.h"
+
+#if K32_HTTP_GZIP
+#include <zlib.h>
+#endif
 
 #define GZIP_MOD "http"
 
@@ -49,6 +52,8 @@ bool http_accepts_gzip(struct k32_str list)
 
 bool http_request_accepts_gzip(const struct http_request *req)
 {
+	if (!K32_HTTP_GZIP) /* built without zlib: every answer goes uncompressed */
+		return false;
 	for (size_t i = 0; i < req->header_count; i++) {
 		const struct http_header *h = &req->headers[i];
 		if (http_str_ieq(h->name, "Accept-Encoding") && http_accepts_gzip(h->value))
@@ -57,6 +62,7 @@ bool http_request_accepts_gzip(const struct http_request *req)
 	return false;
 }
 
+#if K32_HTTP_GZIP
 /*
  * Room for the next slice of output, at most up to out's max_len: when under 512 bytes are
  * left, out first grows by `grow` bytes (capped at max_len). 0 when out is at max_len; *st
@@ -187,3 +193,24 @@ k32_status_t http_gunzip(const void *in, size_t len, struct k32_buf *out, struct
 		out->data[out->len] = '\0';
 	return st;
 }
+
+#else /* !K32_HTTP_GZIP: a board build without zlib */
+
+k32_status_t http_gzip(const void *in, size_t len, struct k32_buf *out, struct k32_err *err)
+{
+	(void)in;
+	(void)out;
+	return k32_err_set(err, K32_ERR_NOT_SUPPORTED, GZIP_MOD,
+			   "gzip of %zu bytes: built without zlib (K32_HTTP_GZIP=0); send it plain",
+			   len);
+}
+
+k32_status_t http_gunzip(const void *in, size_t len, struct k32_buf *out, struct k32_err *err)
+{
+	(void)in;
+	(void)out;
+	return k32_err_set(err, K32_ERR_NOT_SUPPORTED, GZIP_MOD,
+			   "gunzip of %zu bytes: built without zlib (K32_HTTP_GZIP=0)", len);
+}
+
+#endif /* K32_HTTP_GZIP */

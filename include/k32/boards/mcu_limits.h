@@ -163,6 +163,10 @@
 #ifndef K32_HTTP_MAX_HANDLER_THREADS
 #define K32_HTTP_MAX_HANDLER_THREADS 2
 #endif
+/* no zlib on the board (not an ESP-IDF component): answers go uncompressed */
+#ifndef K32_HTTP_GZIP
+#define K32_HTTP_GZIP 0
+#endif
 /* an AES engine on the ESP32-S3 */
 #ifndef K32_HTTP_TLS_PREFER_CHACHA
 #define K32_HTTP_TLS_PREFER_CHACHA 0
