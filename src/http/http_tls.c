@@ -38,9 +38,14 @@
 #include <mbedtls/platform.h>
 #include <mbedtls/platform_util.h>
 #include <mbedtls/ssl.h>
-#include <mbedtls/ssl_internal.h>
 #include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
+
+/* mbedTLS 2.28 (Debian, tested here) and 3.x (ESP-IDF 5): ssl_internal.h is 2.x only (the
+ * parking below, 2.x only too, needs it), and 3.x's mbedtls_pk_parse_key takes an RNG. */
+#if MBEDTLS_VERSION_MAJOR < 3
+#include <mbedtls/ssl_internal.h>
+#endif
 
 #define PEM_MAX	    (16 * 1024) /* a certificate or key file we read or write */
 #define CA_SUBJECT  "CN=kube32-ca,O=kube32"
@@ -387,7 +392,11 @@ static k32_status_t load_key(const char *path, mbedtls_pk_context *pk,
 
 	if (st != K32_OK)
 		return st;
+#if MBEDTLS_VERSION_MAJOR >= 3
+	ret = mbedtls_pk_parse_key(pk, data, len + 1, NULL, 0, entropy_fn, NULL);
+#else
 	ret = mbedtls_pk_parse_key(pk, data, len + 1, NULL, 0);
+#endif
 	k32_free(alloc, data, len + 1);
 	if (ret != 0) {
 		tls_fail(err, K32_ERR_CORRUPT, ret, "parsing a private key");
