@@ -24,6 +24,7 @@ is missing, leaves a line saying so instead of numbers. Figures of the reference
 for comparison are marked "(quoted)".
 """
 import datetime
+import glob
 import http.client
 import json
 import os
@@ -123,9 +124,23 @@ def median_p90(xs):
     return statistics.median(xs), p90
 
 
+def board_macros():
+    """#define NAME VALUE of include/k32/boards/*.h (the profile values sim.c's table names)."""
+    defs = {}
+    for h in glob.glob(os.path.join(ROOT, "include/k32/boards/*.h")):
+        with open(h) as f:
+            for m in re.finditer(r"^#define (K32_[A-Z]+_\w+)[ \t]+([^\n\\]+)$", f.read(), re.M):
+                defs[m.group(1)] = re.sub(r"/\*.*?\*/", "", m.group(2)).strip()
+    return defs
+
+
 def parse_profiles(sim_c):
-    """Board profiles from src/sim/sim.c's table: name, pool, stack, max pods, hardware."""
+    """Board profiles from src/sim/sim.c's table: name, pool, stack, max pods, hardware (the
+    values may be the board headers' K32_<BOARD>_* macros)."""
     out = []
+    defs = board_macros()
+    sim_c = re.sub(r"\b(K32_[A-Z]+_(?:POD_POOL_BYTES|INTERP_STACK_BYTES|MAX_PODS|HARDWARE))\b",
+                   lambda m: defs.get(m.group(1), m.group(1)).strip("()"), sim_c)
     for m in re.finditer(r'\{\s*\.name = "(\w+)",\s*\.pod_pool_bytes = ([\duUlL\s*]+),\s*'
                          r'\.interp_stack = ([\duUlL\s*]+),\s*\.max_pods = (\d+)u?,\s*'
                          r'\.hardware = "([^"]*)"', sim_c):
@@ -1437,6 +1452,17 @@ def part_text(build, part):
     return "Command: `%s` (%s)\n\n%s" % (cmd, when or "time not recorded", text)
 
 
+def mcu_section():
+    """The "On the microcontroller" section comes from make mcu / make test-mcu (issue 13),
+    not from these parts: kept as it stands in the current page."""
+    try:
+        old = open(os.path.join(ROOT, "docs/benchmarks.md")).read()
+    except OSError:
+        return ""
+    m = re.search(r"^## On the microcontroller\n.*?(?=^## )", old, re.S | re.M)
+    return m.group(0) if m else ""
+
+
 def page(build):
     b = os.path.relpath(build, ROOT)
     P = lambda p: part_text(build, p)
@@ -1523,6 +1549,7 @@ def page(build):
     s.append("## On a computer: kube32-sim and the alternatives\n\n" + P("footprint"))
     s.append("## Kernel objects\n\nThe zircon-benchmarks list of the kobj suite next to the "
              "Linux equivalents, measured in the same run:\n\n" + P("kobj"))
+    s.append(mcu_section())
     s.append("## Repeating the measurements\n\n")
     s.append("Everything on this page:\n\n```\nmake            # builds the tools and the pods "
              "(needs clang and wasm-ld for the pods)\nmake bench      # every part, then this "
