@@ -31,7 +31,8 @@ int main(void)
 	struct bench_pod pod;
 	/* the boards' bench pod settings: 24 KiB of linear memory, the default value stack */
 	struct bench_pod_opts opts = {.mem_bytes = 24u * 1024u};
-	size_t len = (size_t)(_binary_bench_wasm_end - _binary_bench_wasm_start);
+	size_t len =
+	    (size_t)((uintptr_t)_binary_bench_wasm_end - (uintptr_t)_binary_bench_wasm_start);
 	int bad = 0;
 
 	bench_clock_fn = native_clock;

@@ -87,12 +87,17 @@ void _fini(void)
 {
 }
 
+/* Zeroes the words from one linker symbol's address to another's (.bss, .tbss). */
+static void zero_words(uintptr_t from, uintptr_t to)
+{
+	for (uintptr_t a = from; a < to; a += sizeof(uint32_t))
+		*(uint32_t *)a = 0;
+}
+
 void Reset_Handler(void)
 {
-	for (uint32_t *p = &__bss_start__; p < &__bss_end__; p++)
-		*p = 0;
-	for (uint32_t *p = &__tbss_start__; p < &__tbss_end__; p++)
-		*p = 0;
+	zero_words((uintptr_t)&__bss_start__, (uintptr_t)&__bss_end__);
+	zero_words((uintptr_t)&__tbss_start__, (uintptr_t)&__tbss_end__);
 #if defined(__ARM_FP)
 	SCB_CPACR |= 0xFu << 20; /* CP10, CP11: the FPU, before any float instruction */
 	__asm volatile("dsb\n\tisb" ::: "memory");
