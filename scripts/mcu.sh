@@ -47,6 +47,7 @@ extra_flags() { # per-subsystem flags of the host build (src/*/CMakeLists.txt)
 	src/wasm/wrt_exec_*) echo "-Wconversion -fno-tree-loop-distribute-patterns" ;;
 	src/wasm/*) echo "-Wconversion" ;;
 	src/kobj/*) echo "-Wconversion -Wshadow" ;;
+	src/cplane/*) echo "-DCPLANE_HAVE_CTRL=1" ;; # the controllers are part of the build
 	esac
 }
 
