@@ -18,11 +18,17 @@ BOARDS=${MCU_BOARDS:-cardputer devkit cortexm}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 CC=arm-none-eabi-gcc
 CPU=(-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16)
-# the project's flags (CMakeLists.txt) plus the board build's
+# the project's flags (CMakeLists.txt) plus the board build's. -D__int64_t_defined=1: Debian's
+# arm-none-eabi GCC brings its own <stdint.h>, which does not set the macro newlib's
+# <inttypes.h> tests before it defines PRId64/PRIu64/PRIx64 (the 32-bit ones are there).
 CFLAGS=("${CPU[@]}" --specs=nano.specs -Os -std=c11 -Wall -Wextra -Werror -D_DEFAULT_SOURCE
+	-D__int64_t_defined=1
 	-ffunction-sections -fdata-sections -fstack-usage -fcallgraph-info=su -I"$ROOT/include" -I"$ROOT/src"
 	-I"$ROOT/src/bench" -isystem "$OUT/sysinc")
-SUBSYSTEMS=(base platform wasm kobj store http api ctrl cplane kubelet hw console bench)
+# the subsystems of CMakeLists.txt's K32_SUBSYSTEMS but the simulator's wiring (compiled too,
+# below, for -Werror; never linked into a board image)
+mapfile -t SUBSYSTEMS < <(sed -n 's/^set(K32_SUBSYSTEMS \(.*\))$/\1/p' CMakeLists.txt | tr ' ' '\n' | grep -v '^sim$')
+[ ${#SUBSYSTEMS[@]} -gt 3 ] || { echo "mcu: no K32_SUBSYSTEMS in CMakeLists.txt" >&2; exit 1; }
 
 command -v $CC >/dev/null || { echo "mcu: $CC missing (scripts/deps.sh installs gcc-arm-none-eabi)" >&2; exit 1; }
 
@@ -133,8 +139,8 @@ board_images() {
 image_main() { echo "src/platform/baremetal/mcu_$1_main.c"; }
 image_libs() {
 	case $1 in
-	worker) echo "kubelet wasm kobj http hw console bench platform base" ;;
-	cplane) echo "cplane ctrl api store http hw kubelet wasm kobj console bench platform base" ;;
+	worker) echo "kubelet kmeta wasm kobj http hw console bench platform base" ;;
+	cplane) echo "cplane ctrl api kmeta store http hw kubelet wasm kobj console bench platform base" ;;
 	bench) echo "bench wasm platform base" ;;
 	esac
 }
