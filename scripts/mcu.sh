@@ -30,6 +30,13 @@ CFLAGS=("${CPU[@]}" --specs=nano.specs -Os -std=c11 -Wall -Wextra -Werror -D_DEF
 mapfile -t SUBSYSTEMS < <(sed -n 's/^set(K32_SUBSYSTEMS \(.*\))$/\1/p' CMakeLists.txt | tr ' ' '\n' | grep -v '^sim$')
 [ ${#SUBSYSTEMS[@]} -gt 3 ] || { echo "mcu: no K32_SUBSYSTEMS in CMakeLists.txt" >&2; exit 1; }
 
+# one build per output directory at a time (two would share its job lists)
+if [ "$MODE" = build ] || [ "$MODE" = budget-selftest ]; then
+	mkdir -p "$OUT"
+	exec 9>"$OUT/.lock"
+	flock -n 9 || { echo "mcu: another scripts/mcu.sh is using $OUT" >&2; exit 1; }
+fi
+
 command -v $CC >/dev/null || { echo "mcu: $CC missing (scripts/deps.sh installs gcc-arm-none-eabi)" >&2; exit 1; }
 
 # The third-party headers the portable code includes (cJSON, http-parser, mbedTLS, zlib) come
@@ -76,7 +83,10 @@ compile_board() { # board -> OUT/<board>/lib/libk32_<sub>.a
 	export CC
 	# one compiler per job; the first error stops the build (xargs exits 123 on failure)
 	sed -i 's/ *$//' "$bo/jobs" # xargs -L joins a line that ends in a blank with the next
-	xargs -P "$JOBS" -L 1 sh -c '$CC $MCU_CFLAGS $2 $3 -c "$0" -o "$1"' <"$bo/jobs"
+	# a job writes only below OUT/<board>/obj (never over a source, whatever the job line says)
+	export MCU_OBJDIR="$bo/obj/"
+	xargs -P "$JOBS" -L 1 sh -c 'case "$1" in "$MCU_OBJDIR"*.o) ;; *) echo "mcu: bad job: $*" >&2; exit 255 ;; esac
+		$CC $MCU_CFLAGS $2 $3 -c "$0" -o "$1"' <"$bo/jobs"
 	for sub in "${SUBSYSTEMS[@]}" sim; do
 		[ -d "$bo/obj/$sub" ] || continue
 		rm -f "$bo/lib/libk32_$sub.a"

@@ -1435,16 +1435,17 @@ _Static_assert((K32_ALLOC_ALIGN & (K32_ALLOC_ALIGN - 1)) == 0,
 /* ==== board RAM plan ===================================================================== */
 
 #ifdef K32_BOARD_NAME
-/* The statically sized pools this header sizes (kobj socket/VMO region and message chunks,
- * the log ring, the kubelet's per-pod log rings) must fit the static RAM the board header
- * leaves after its planned heap and system reserve; scripts/mcu-size.sh checks the whole
- * linked image's .data + .bss against the same K32_BOARD_STATIC_RAM_MAX. */
+/* The pools this header sizes that the node takes from its heap at boot (the kobj socket/VMO
+ * region and message chunks, kobj_limits at most these; the kubelet's two log rings per pod)
+ * must fit the heap the board header plans; scripts/mcu_size.py checks the linked image's
+ * .data + .bss against K32_BOARD_STATIC_RAM_MAX, what SRAM leaves after that heap. */
 _Static_assert(K32_KOBJ_REGION_BYTES + K32_KOBJ_MSG_CHUNKS * K32_KOBJ_MSG_CHUNK_BYTES +
-		       K32_LOG_RING_LINES * K32_LOG_LINE_LEN +
 		       K32_KLET_MAX_PODS * 2u * K32_KLET_LOG_RING_BYTES <=
-		   K32_BOARD_STATIC_RAM_MAX,
-	       "board: the kobj region, message chunks and log rings outgrow the static RAM the "
-	       "board header plans (K32_BOARD_STATIC_RAM_MAX); lower them in its header");
+		   K32_BOARD_HEAP_PLANNED_BYTES,
+	       "board: the kobj region, message chunks and pod log rings outgrow the heap the "
+	       "board header plans (K32_BOARD_HEAP_PLANNED_BYTES); lower them in its header");
+_Static_assert(K32_BOARD_STATIC_RAM_MAX >= 16u * 1024u,
+	       "board: the planned heap and system reserve leave under 16 KiB for static RAM");
 _Static_assert(K32_BOARD_INTERP_STACK_BYTES <= 16u * 1024u &&
 		   K32_KLET_WATCHER_STACK_BYTES <= 16u * 1024u,
 	       "board: no task stack over 16 KiB (issue 13); move large buffers to the heap");
