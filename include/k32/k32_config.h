@@ -185,6 +185,16 @@ _Static_assert(K32_POD_MEM_DEFAULT >= 1 && K32_POD_MEM_DEFAULT <= K32_POD_MEM_MA
 #ifndef K32_WASM_DEFAULT_GAS
 #define K32_WASM_DEFAULT_GAS 100000000ull
 #endif
+/* Gas units between two interrupt check points of a running call (wrt.h struct wrt_watch):
+ * the interpreter's gas counter holds at most this many, and its refill (one atomic load
+ * and the watch's check, which reads the clock) is the only cost of interruptibility. At
+ * ~1 ns a unit on a PC and ~50 ns on an ESP32-S3 this is ~65 us and ~3 ms between checks,
+ * far inside the 100 ms promise; smaller costs more refills, larger answers later. */
+#ifndef K32_WASM_CHECK_GAS
+#define K32_WASM_CHECK_GAS 65536u
+#endif
+_Static_assert(K32_WASM_CHECK_GAS >= 1024 && K32_WASM_CHECK_GAS <= (1u << 30),
+	       "K32_WASM_CHECK_GAS out of range");
 
 _Static_assert(K32_WASM_MAX_PARAMS <= 65535 && K32_WASM_MAX_LOCALS < (1 << 24),
 	       "wasm slot indices must fit compiled immediates");

@@ -18,7 +18,9 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #if defined(WRT_COUNT_OPS)
 #define WRT_EXEC_NAME wrt_exec_count
@@ -106,6 +108,80 @@ trap_table(struct k32_err *err, const struct wrt_funcinst *fn, const uint32_t *p
 		    (unsigned long long)i, (unsigned long long)n, size);
 }
 
+/*
+ * Gas in slices (see struct wrt_watch in wrt.h): the loop's counter `gas` holds at most
+ * K32_WASM_CHECK_GAS units; the rest of the budget waits in `reserve`. A charge that takes
+ * the counter below zero lands in slice_next, which moves the overdraft and the next slice
+ * from the reserve and asks the watch whether to go on. Unmetered, the reserve never runs
+ * out. So the hot path is the one compare-and-branch per charge that metering always had.
+ */
+struct slice {
+	uint64_t reserve;	/* budget not yet in the counter (metered) */
+	bool metered;		/* the budget can run out */
+	bool out_of_gas;	/* set when the reserve could not pay the overdraft */
+	k32_status_t stopped;	/* the watch's status when it stopped the call */
+	const struct wrt_watch *watch;
+};
+
+/* A watch check point. K32_OK: go on; else the call stops with that status (err set). */
+static k32_status_t __attribute__((noinline, cold))
+watch_check(const struct wrt_watch *w, struct k32_err *err)
+{
+	uint32_t stop = atomic_load_explicit(w->stop, memory_order_relaxed);
+	if (w->check)
+		return w->check(w->ctx, stop, err);
+	if (stop)
+		return k32_err_set(err, K32_ERR_CANCELED, "wasm", "call interrupted (stop %" PRIu32 ")",
+				   stop);
+	return K32_OK;
+}
+
+/* The counter went below zero: the next slice, or -1 to stop (out of gas or the watch). */
+static int64_t __attribute__((noinline, cold))
+slice_next(struct slice *s, int64_t gas, struct k32_err *err)
+{
+	uint64_t over = (uint64_t)-gas;
+	if (s->metered) {
+		if (over > s->reserve) {
+			s->reserve = 0;
+			s->out_of_gas = true;
+			return -1;
+		}
+		s->reserve -= over;
+	}
+	if (s->watch && s->watch->stop) {
+		k32_status_t st = watch_check(s->watch, err);
+		if (st) {
+			s->stopped = st;
+			return -1;
+		}
+	}
+	uint64_t load = K32_WASM_CHECK_GAS;
+	if (s->metered) {
+		if (load > s->reserve)
+			load = s->reserve;
+		s->reserve -= load;
+	}
+	return (int64_t)load;
+}
+
+/* The watch stopped the call: append where it was to the check's message. */
+static k32_status_t __attribute__((noinline, cold))
+stopped_at(struct k32_err *err, const struct wrt_funcinst *fn, const uint32_t *pc, k32_status_t st)
+{
+	if (!err)
+		return st;
+	char where[48];
+	wrt_func_label(fn, where, sizeof(where));
+	const struct wrt_module *m = fn->inst->mod;
+	uint32_t off = wrt_srcmap_find(m, (uint32_t)(pc - m->code));
+	size_t n = strlen(err->msg);
+	if (n < sizeof(err->msg))
+		snprintf(err->msg + n, sizeof(err->msg) - n, " (in %s at byte %" PRIu32 ")", where,
+			 off);
+	return st;
+}
+
 k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst *fn, wrt_slot *base,
 			   struct k32_err *err)
 {
@@ -162,7 +238,9 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 	const uint64_t budget =
 	    inst->lim.gas > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : inst->lim.gas;
 	const bool metered = inst->lim.gas_enabled && fn->inst->mod->metered;
-	int64_t gas = metered ? (int64_t)budget : INT64_MAX;
+	const struct wrt_watch *const watch = inst->lim.watch;
+	struct slice slice = {.reserve = metered ? budget : 0, .metered = metered, .watch = watch};
+	int64_t gas = (int64_t)slice_next(&slice, 0, err); /* the first slice; stop is checked */
 	const struct wrt_funcinst *cur = fn;
 	const struct wrt_funcinst *callee;
 	struct wrt_instance *ci = fn->inst;
@@ -193,11 +271,17 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 #define CHARGE(g)                                                                                  \
 	do {                                                                                       \
 		gas -= (int64_t)(g);                                                               \
-		if (WRT_UNLIKELY(gas < 0))                                                         \
-			goto out_of_gas;                                                           \
+		if (WRT_UNLIKELY(gas < 0)) {                                                       \
+			gas = slice_next(&slice, gas, err);                                        \
+			if (gas < 0)                                                               \
+				goto out_stop;                                                     \
+		}                                                                                  \
 	} while (0)
 
 	LOAD_CTX();
+	pc = fn->code;
+	if (WRT_UNLIKELY(gas < 0))
+		goto out_stop; /* stopped before it started */
 	if (WRT_UNLIKELY(fp + fn->func->max_slots > stack_end)) {
 		st = k32_err_set(err, K32_ERR_TRAP, "wasm",
 				 "call stack exhausted: entry needs %" PRIu32
@@ -954,6 +1038,13 @@ do_call:
 			st = wrt_host_failed(callee, hs, err);
 			goto out;
 		}
+		if (WRT_UNLIKELY(watch && watch->stop &&
+				 atomic_load_explicit(watch->stop, memory_order_relaxed))) {
+			/* a stop request came while the host ran: this is a check point */
+			slice.stopped = watch_check(watch, err);
+			if (slice.stopped)
+				goto out_stop;
+		}
 		for (uint32_t i = 0; i < nr; i++)
 			nfp[i] = nfp[np + i];
 		LOAD_CTX();
@@ -982,11 +1073,16 @@ do_call:
 	NEXT();
 }
 
-out_of_gas : st = trap(err, cur, pc,
-		       "out of gas after %llu units: raise kube32.io/execution-budget "
-		       "(kube32-cli --budget, kube32-wasm --gas)",
-		       (unsigned long long)budget);
-out : inst->gas_used = metered ? budget - (uint64_t)(gas < 0 ? 0 : gas) : 0;
+out_stop:
+	if (!slice.out_of_gas) {
+		st = stopped_at(err, cur, pc, slice.stopped);
+		goto out;
+	}
+	st = trap(err, cur, pc,
+		  "out of gas after %llu units: raise kube32.io/execution-budget "
+		  "(kube32-cli --budget, kube32-wasm --gas)",
+		  (unsigned long long)budget);
+out : inst->gas_used = metered ? budget - slice.reserve - (uint64_t)(gas < 0 ? 0 : gas) : 0;
 inst->max_depth = max_depth;
 return st;
 }

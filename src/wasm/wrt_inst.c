@@ -132,6 +132,10 @@ k32_status_t wrt_table_grow(struct wrt_table *tab, uint32_t delta, uint64_t init
 
 k32_status_t wrt_host_failed(const struct wrt_funcinst *fn, k32_status_t st, struct k32_err *err)
 {
+	/* a wait the embedder's watch cut short (struct wrt_watch): the call ends with that
+	 * status and the host's message, not as a trap */
+	if ((st == K32_ERR_CANCELED || st == K32_ERR_TIMED_OUT) && err && err->status == st)
+		return st;
 	if (st != K32_ERR_TRAP || !err || err->status != K32_ERR_TRAP)
 		k32_err_set(err, K32_ERR_TRAP, "wasm", "host function %s.%s failed: %s",
 			    fn->host->module, fn->host->name, k32_status_name(st));
