@@ -73,9 +73,11 @@
 #define K32_POD_STACK_BYTES_MAX (1024u * 1024u)
 #endif
 /* Range of the per-call wall-clock deadline annotation (kube32.io/call-deadline-ms): 1 ms ..
- * 10 min, the board-wide maximum a pod may ask for. */
+ * 10 s, the board-wide maximum a pod may ask for (the kubelet's K32_KLET_CALL_DEADLINE_MAX_MS
+ * is this value: one pod holds the interpreter task at most that long, below the 30 s grace
+ * period; docs/node-tasks.md). */
 #ifndef K32_POD_CALL_DEADLINE_MS_MAX
-#define K32_POD_CALL_DEADLINE_MS_MAX 600000u
+#define K32_POD_CALL_DEADLINE_MS_MAX 10000u
 #endif
 /* Bytes of annotation kube32.io/hardware ("i2c:bme688,i2c:miniscale"): what the scheduler
  * compares against a node's hardware list (its buffers hold 255 bytes). */
@@ -1070,6 +1072,63 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_LOG_FOLLOW_MS
 #define K32_KLET_LOG_FOLLOW_MS 200
 #endif
+
+/*
+ * The node's tasks (docs/node-tasks.md). Each kubelet runs:
+ *   node task  Lease, Node status, pod status patches and Events: never runs pod code, so a
+ *              pod can never delay the node's heartbeat (on the board: a FreeRTOS task of
+ *              higher priority than the interpreter task);
+ *   exec task  the interpreter task: every call into a pod (its stack is the profile's
+ *              interp_stack: cardputer 28 KiB);
+ *   watch task the list + watch of the node's pods (marks deletions and interrupts the pod);
+ *   pod server the HTTP server's loop task (src/http).
+ * Stacks in bytes (the POSIX platform raises them to PTHREAD_STACK_MIN; cJSON and the HTTP
+ * client with mbedTLS run on the node and watch tasks, hence their size). Priorities are
+ * FreeRTOS numbers (higher runs first; the POSIX platform ignores them: Linux threads of one
+ * process share the CPU fairly, which gives the same separation).
+ */
+#ifndef K32_KLET_NODE_TASK_STACK
+#define K32_KLET_NODE_TASK_STACK (64 * 1024)
+#endif
+#ifndef K32_KLET_WATCH_TASK_STACK
+#define K32_KLET_WATCH_TASK_STACK (64 * 1024)
+#endif
+#ifndef K32_KLET_NODE_TASK_PRIO
+#define K32_KLET_NODE_TASK_PRIO 6
+#endif
+#ifndef K32_KLET_EXEC_TASK_PRIO
+#define K32_KLET_EXEC_TASK_PRIO 4
+#endif
+/*
+ * Wall-clock deadline of one call into a pod (k32_init, one k32_tick, one k32_http, one
+ * k32_event), in ms: sleeps (k32_sleep_ms) and kobj waits count against it and never
+ * last past it; a pod that passes it is stopped (reason DeadlineExceeded) and restarted by
+ * its restartPolicy. Per pod: annotation kube32.io/call-deadline-ms (KLET_ANN_CALL_DEADLINE),
+ * a whole number from 1 to K32_KLET_CALL_DEADLINE_MAX_MS. The maximum bounds how long one
+ * pod can hold the interpreter task (its neighbours' ticks and requests wait that long at
+ * worst); it is below the 30 s default grace period so a deleted pod's last call fits.
+ */
+#ifndef K32_KLET_CALL_DEADLINE_MS
+#define K32_KLET_CALL_DEADLINE_MS 1000
+#endif
+#ifndef K32_KLET_CALL_DEADLINE_MAX_MS
+#define K32_KLET_CALL_DEADLINE_MAX_MS K32_POD_CALL_DEADLINE_MS_MAX
+#endif
+/* A pod's blocking kobj wait (kx_object_wait_one, _many, kx_port_wait) is cut into pieces
+ * of this many ms, between which the kubelet looks for a stop request (deletion, shutdown):
+ * kobj waits know nothing of the kubelet. A waiting pod costs one wake-up per piece. */
+#ifndef K32_KLET_WAIT_CHECK_MS
+#define K32_KLET_WAIT_CHECK_MS 20
+#endif
+_Static_assert(K32_KLET_CALL_DEADLINE_MS >= 1 &&
+		   K32_KLET_CALL_DEADLINE_MS <= K32_KLET_CALL_DEADLINE_MAX_MS,
+	       "K32_KLET_CALL_DEADLINE_MS must be within 1..K32_KLET_CALL_DEADLINE_MAX_MS");
+_Static_assert(K32_KLET_CALL_DEADLINE_MAX_MS <= 25000,
+	       "K32_KLET_CALL_DEADLINE_MAX_MS must leave room in the 30 s grace period");
+_Static_assert(K32_KLET_WAIT_CHECK_MS >= 1 && K32_KLET_WAIT_CHECK_MS <= 100,
+	       "K32_KLET_WAIT_CHECK_MS must be 1..100 (the stop promise is 100 ms)");
+_Static_assert(K32_KLET_NODE_TASK_STACK >= 8192 && K32_KLET_WATCH_TASK_STACK >= 8192,
+	       "kubelet task stacks under 8 KiB");
 
 _Static_assert(K32_KLET_EVENTS_PER_RUN >= 1 && K32_KLET_EVENTS_PER_RUN <= 256,
 	       "K32_KLET_EVENTS_PER_RUN out of range");
