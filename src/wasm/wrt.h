@@ -150,7 +150,8 @@ k32_status_t wrt_linker_add_instance(struct wrt_linker *lk, const char *name,
  * too, instead of a trap. The instance keeps the pointer: the watch must outlive it.
  */
 struct wrt_watch {
-	const _Atomic uint32_t *stop; /* nonzero: stop at the next check point (any thread) */
+	const _Atomic uint32_t *stop; /* required; nonzero: stop at the next check point (any
+				       * thread may set it) */
 	k32_status_t (*check)(void *ctx, uint32_t stop, struct k32_err *err);
 	void *ctx; /* for check */
 };

@@ -116,10 +116,10 @@ trap_table(struct k32_err *err, const struct wrt_funcinst *fn, const uint32_t *p
  * out. So the hot path is the one compare-and-branch per charge that metering always had.
  */
 struct slice {
-	uint64_t reserve;	/* budget not yet in the counter (metered) */
-	bool metered;		/* the budget can run out */
-	bool out_of_gas;	/* set when the reserve could not pay the overdraft */
-	k32_status_t stopped;	/* the watch's status when it stopped the call */
+	uint64_t reserve;     /* budget not yet in the counter (metered) */
+	bool metered;	      /* the budget can run out */
+	bool out_of_gas;      /* set when the reserve could not pay the overdraft */
+	k32_status_t stopped; /* the watch's status when it stopped the call */
 	const struct wrt_watch *watch;
 };
 
@@ -131,8 +131,8 @@ watch_check(const struct wrt_watch *w, struct k32_err *err)
 	if (w->check)
 		return w->check(w->ctx, stop, err);
 	if (stop)
-		return k32_err_set(err, K32_ERR_CANCELED, "wasm", "call interrupted (stop %" PRIu32 ")",
-				   stop);
+		return k32_err_set(err, K32_ERR_CANCELED, "wasm",
+				   "call interrupted (stop %" PRIu32 ")", stop);
 	return K32_OK;
 }
 
@@ -238,9 +238,13 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 	const uint64_t budget =
 	    inst->lim.gas > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : inst->lim.gas;
 	const bool metered = inst->lim.gas_enabled && fn->inst->mod->metered;
-	const struct wrt_watch *const watch = inst->lim.watch;
-	struct slice slice = {.reserve = metered ? budget : 0, .metered = metered, .watch = watch};
-	int64_t gas = (int64_t)slice_next(&slice, 0, err); /* the first slice; stop is checked */
+	struct slice slice = {
+	    .reserve = metered ? budget : 0, .metered = metered, .watch = inst->lim.watch};
+	/* the first slice (no call here: a call before the loop costs GCC its per-handler
+	 * dispatch jumps, measured); a stop already requested is wrt_invoke's to see */
+	uint64_t first = metered && budget < K32_WASM_CHECK_GAS ? budget : K32_WASM_CHECK_GAS;
+	slice.reserve -= metered ? first : 0;
+	int64_t gas = (int64_t)first;
 	const struct wrt_funcinst *cur = fn;
 	const struct wrt_funcinst *callee;
 	struct wrt_instance *ci = fn->inst;
@@ -268,20 +272,22 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 		st = trap(err, cur, pc, __VA_ARGS__);                                              \
 		goto out;                                                                          \
 	} while (0)
-#define CHARGE(g)                                                                                  \
+/*
+ * Charges g units, then dispatches the next op: pc must already point at it. Each handler
+ * keeps the shape it had (subtract, branch to one shared cold label, dispatch), so GCC still
+ * gives every handler its own indirect jump; a call per site would make it merge them into
+ * one and cost ~1.5x (measured). The shared label refills the slice and dispatches pc.
+ */
+#define CHARGE_NEXT(g)                                                                             \
 	do {                                                                                       \
 		gas -= (int64_t)(g);                                                               \
-		if (WRT_UNLIKELY(gas < 0)) {                                                       \
-			gas = slice_next(&slice, gas, err);                                        \
-			if (gas < 0)                                                               \
-				goto out_stop;                                                     \
-		}                                                                                  \
+		if (WRT_UNLIKELY(gas < 0))                                                         \
+			goto slice_end;                                                            \
+		NEXT();                                                                            \
 	} while (0)
 
 	LOAD_CTX();
 	pc = fn->code;
-	if (WRT_UNLIKELY(gas < 0))
-		goto out_stop; /* stopped before it started */
 	if (WRT_UNLIKELY(fp + fn->func->max_slots > stack_end)) {
 		st = k32_err_set(err, K32_ERR_TRAP, "wasm",
 				 "call stack exhausted: entry needs %" PRIu32
@@ -294,7 +300,9 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 	for (uint32_t i = fn->type->nparams; i < fn->func->nlocals; i++)
 		fp[i] = 0;
 	pc = fn->code;
-	CHARGE(fn->entry_gas); /* the entry region (see wrt_load.c compile_func) */
+	gas -= (int64_t)fn->entry_gas; /* the entry region (see wrt_load.c compile_func) */
+	if (WRT_UNLIKELY(gas < 0))
+		goto slice_end;
 
 #if defined(WRT_DISPATCH_GOTO) && !defined(WRT_COUNT_OPS)
 	NEXT();
@@ -372,8 +380,9 @@ dispatch:
 	OP(BR_##name) :                                                                            \
 	{                                                                                          \
 		if (GET_##type(fp[HI0]) cop GET_##type(fp[pc[1]])) {                               \
-			CHARGE(pc[3]);                                                             \
+			uint32_t g = pc[3];                                                        \
 			pc += 2 + (int32_t)pc[2];                                                  \
+			CHARGE_NEXT(g);                                                            \
 		} else {                                                                           \
 			pc += 4;                                                                   \
 		}                                                                                  \
@@ -382,8 +391,9 @@ dispatch:
 	OP(BR_##name##_I) :                                                                        \
 	{                                                                                          \
 		if (GET_##type(fp[HI0]) cop GET_##type(pc[1])) {                                   \
-			CHARGE(pc[3]);                                                             \
+			uint32_t g = pc[3];                                                        \
 			pc += 2 + (int32_t)pc[2];                                                  \
+			CHARGE_NEXT(g);                                                            \
 		} else {                                                                           \
 			pc += 4;                                                                   \
 		}                                                                                  \
@@ -398,8 +408,9 @@ dispatch:
 		uint32_t v = (uint32_t)fp[HI0] + pc[1];                                            \
 		fp[HI0] = v;                                                                       \
 		if (GET_##type(v) cop GET_##type(fp[pc[2]])) {                                     \
-			CHARGE(pc[4]);                                                             \
+			uint32_t g = pc[4];                                                        \
 			pc += 3 + (int32_t)pc[3];                                                  \
+			CHARGE_NEXT(g);                                                            \
 		} else {                                                                           \
 			pc += 5;                                                                   \
 		}                                                                                  \
@@ -410,8 +421,9 @@ dispatch:
 		uint32_t v = (uint32_t)fp[HI0] + pc[1];                                            \
 		fp[HI0] = v;                                                                       \
 		if (GET_##type(v) cop GET_##type(pc[2])) {                                         \
-			CHARGE(pc[4]);                                                             \
+			uint32_t g = pc[4];                                                        \
 			pc += 3 + (int32_t)pc[3];                                                  \
+			CHARGE_NEXT(g);                                                            \
 		} else {                                                                           \
 			pc += 5;                                                                   \
 		}                                                                                  \
@@ -426,8 +438,9 @@ dispatch:
 		uint32_t v = (uint32_t)fp[HI0] + (uint32_t)fp[pc[1]];                              \
 		fp[HI0] = v;                                                                       \
 		if (GET_##type(v) cop GET_##type(fp[pc[2]])) {                                     \
-			CHARGE(pc[4]);                                                             \
+			uint32_t g = pc[4];                                                        \
 			pc += 3 + (int32_t)pc[3];                                                  \
+			CHARGE_NEXT(g);                                                            \
 		} else {                                                                           \
 			pc += 5;                                                                   \
 		}                                                                                  \
@@ -438,8 +451,9 @@ dispatch:
 		uint32_t v = (uint32_t)fp[HI0] + (uint32_t)fp[pc[1]];                              \
 		fp[HI0] = v;                                                                       \
 		if (GET_##type(v) cop GET_##type(pc[2])) {                                         \
-			CHARGE(pc[4]);                                                             \
+			uint32_t g = pc[4];                                                        \
 			pc += 3 + (int32_t)pc[3];                                                  \
+			CHARGE_NEXT(g);                                                            \
 		} else {                                                                           \
 			pc += 5;                                                                   \
 		}                                                                                  \
@@ -621,44 +635,45 @@ dispatch:
 	}
 	OP(GAS) :
 	{
-		CHARGE(pc[1]);
+		uint32_t g = pc[1];
 		pc += 2;
-		NEXT();
+		CHARGE_NEXT(g);
 	}
 	OP(BR) :
 	{
-		CHARGE(pc[2]);
+		uint32_t g = pc[2];
 		pc += 1 + (int32_t)pc[1];
-		NEXT();
+		CHARGE_NEXT(g);
 	}
 	OP(BR_MOVE) :
 	{
 		uint32_t n = HI0, dst = pc[3] & 0xFFFFu, src = pc[3] >> 16;
 		for (uint32_t i = 0; i < n; i++)
 			fp[dst + i] = fp[src + i];
-		CHARGE(pc[2]);
+		uint32_t g = pc[2];
 		pc += 1 + (int32_t)pc[1];
-		NEXT();
+		CHARGE_NEXT(g);
 	}
 	OP(BR_SET) :
 	{
 		fp[HI0] = pc[3];
-		CHARGE(pc[2]);
+		uint32_t g = pc[2];
 		pc += 1 + (int32_t)pc[1];
-		NEXT();
+		CHARGE_NEXT(g);
 	}
 	OP(BR_SETL) :
 	{
 		fp[HI0] = fp[pc[3]];
-		CHARGE(pc[2]);
+		uint32_t g = pc[2];
 		pc += 1 + (int32_t)pc[1];
-		NEXT();
+		CHARGE_NEXT(g);
 	}
 	OP(BR_IF) :
 	{
 		if ((uint32_t)fp[HI0]) {
-			CHARGE(pc[2]);
+			uint32_t g = pc[2];
 			pc += 1 + (int32_t)pc[1];
+			CHARGE_NEXT(g);
 		} else {
 			pc += 3;
 		}
@@ -670,8 +685,9 @@ dispatch:
 			uint32_t n = pc[4], dst = pc[3] & 0xFFFFu, src = pc[3] >> 16;
 			for (uint32_t i = 0; i < n; i++)
 				fp[dst + i] = fp[src + i];
-			CHARGE(pc[2]);
+			uint32_t g = pc[2];
 			pc += 1 + (int32_t)pc[1];
+			CHARGE_NEXT(g);
 		} else {
 			pc += 5;
 		}
@@ -693,12 +709,11 @@ dispatch:
 			idx = n;
 		const uint32_t *e = pc + 3 + 3 * idx;
 		uint32_t dst = e[2];
-		CHARGE(e[1]);
 		if (dst != src)
 			for (uint32_t i = 0; i < arity; i++)
 				fp[dst + i] = fp[src + i];
 		pc = e + (int32_t)e[0];
-		NEXT();
+		CHARGE_NEXT(e[1]);
 	}
 	OP(RETURN) :
 	{
@@ -955,8 +970,9 @@ dispatch:
 		uint32_t v = mem[ea];                                                              \
 		fp[HI0] = v;                                                                       \
 		if (v cop pc[len - 3]) {                                                           \
-			CHARGE(pc[len - 1]);                                                       \
+			uint32_t g = pc[len - 1];                                                  \
 			pc += (len - 2) + (int32_t)pc[len - 2];                                    \
+			CHARGE_NEXT(g);                                                            \
 		} else {                                                                           \
 			pc += len;                                                                 \
 		}                                                                                  \
@@ -976,8 +992,9 @@ dispatch:
 		uint32_t r = (a < b ? WRT_FC_LT : 0u) | (a == b ? WRT_FC_EQ : 0u) |                \
 			     (a > b ? WRT_FC_GT : 0u);                                             \
 		if (((r & pc[ci]) != 0) != ((pc[ci] & WRT_FC_NOT) != 0)) {                         \
-			CHARGE(pc[ci + 2]);                                                        \
+			uint32_t g = pc[ci + 2];                                                   \
 			pc += (ci + 1) + (int32_t)pc[ci + 1];                                      \
+			CHARGE_NEXT(g);                                                            \
 		} else {                                                                           \
 			pc += ci + 3;                                                              \
 		}                                                                                  \
@@ -1038,17 +1055,13 @@ do_call:
 			st = wrt_host_failed(callee, hs, err);
 			goto out;
 		}
-		if (WRT_UNLIKELY(watch && watch->stop &&
-				 atomic_load_explicit(watch->stop, memory_order_relaxed))) {
-			/* a stop request came while the host ran: this is a check point */
-			slice.stopped = watch_check(watch, err);
-			if (slice.stopped)
-				goto out_stop;
-		}
 		for (uint32_t i = 0; i < nr; i++)
 			nfp[i] = nfp[np + i];
 		LOAD_CTX();
 		pc = call_ret;
+		if (WRT_UNLIKELY(inst->lim.watch &&
+				 atomic_load_explicit(inst->lim.watch->stop, memory_order_relaxed)))
+			goto host_check;
 		NEXT();
 	}
 	if (WRT_UNLIKELY(depth + 1 >= nframes || nfp + callee->max_slots > stack_end))
@@ -1063,15 +1076,29 @@ do_call:
 	fp = nfp;
 	for (uint32_t i = callee->nparams; i < callee->nlocals; i++)
 		fp[i] = 0;
-	CHARGE(callee->entry_gas); /* the entry region: one dispatch less than a GAS op */
 	pc = callee->body;
 	cur = callee;
 	if (WRT_UNLIKELY(callee->inst != ci)) {
 		ci = callee->inst;
 		LOAD_CTX();
 	}
-	NEXT();
+	CHARGE_NEXT(callee->entry_gas); /* the entry region: one dispatch less than a GAS op */
 }
+
+/* clang-format off */
+slice_end:
+	/* the slice is used up (or the budget): refill and ask the watch, then dispatch pc */
+	gas = slice_next(&slice, gas, err);
+	if (WRT_UNLIKELY(gas < 0))
+		goto out_stop;
+	NEXT();
+
+host_check:
+	/* a stop request came while a host function ran: a check point */
+	slice.stopped = watch_check(inst->lim.watch, err);
+	if (slice.stopped)
+		goto out_stop;
+	NEXT();
 
 out_stop:
 	if (!slice.out_of_gas) {
@@ -1082,7 +1109,9 @@ out_stop:
 		  "out of gas after %llu units: raise kube32.io/execution-budget "
 		  "(kube32-cli --budget, kube32-wasm --gas)",
 		  (unsigned long long)budget);
-out : inst->gas_used = metered ? budget - slice.reserve - (uint64_t)(gas < 0 ? 0 : gas) : 0;
-inst->max_depth = max_depth;
-return st;
+out:
+	inst->gas_used = metered ? budget - slice.reserve - (uint64_t)(gas < 0 ? 0 : gas) : 0;
+	inst->max_depth = max_depth;
+	return st;
+/* clang-format on */
 }

@@ -949,7 +949,7 @@ static void test_watch(void **state)
 			lim.gas = UINT64_MAX; /* a "huge budget" pod */
 			watch_open(&rt, &lim, &w);
 			assert_int_equal(call(&rt, loops[i], NULL, 0, NULL, 0), K32_ERR_TIMED_OUT);
-			assert_int_equal(w.checks, 5); /* the first before the call, then 4 slices */
+			assert_int_equal(w.checks, 5); /* one per K32_WASM_CHECK_GAS units */
 			assert_non_null(strstr(rt.err.msg, "deadline exceeded (in "));
 			assert_non_null(strstr(rt.err.msg, "at byte"));
 			rt_close(&rt);
