@@ -1084,7 +1084,8 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
  *   pod server the HTTP server's loop task (src/http).
  * Stacks in bytes (the POSIX platform raises them to PTHREAD_STACK_MIN; cJSON and the HTTP
  * client with mbedTLS run on the node and watch tasks, hence their size). Priorities are
- * FreeRTOS numbers (higher runs first; the POSIX platform ignores them: Linux threads of one
+ * FreeRTOS numbers set by each task (platform task_set_priority; higher runs first, so the
+ * node task preempts a pod's call; the POSIX platform leaves them: Linux threads of one
  * process share the CPU fairly, which gives the same separation).
  */
 #ifndef K32_KLET_NODE_TASK_STACK
@@ -1129,6 +1130,8 @@ _Static_assert(K32_KLET_WAIT_CHECK_MS >= 1 && K32_KLET_WAIT_CHECK_MS <= 100,
 	       "K32_KLET_WAIT_CHECK_MS must be 1..100 (the stop promise is 100 ms)");
 _Static_assert(K32_KLET_NODE_TASK_STACK >= 8192 && K32_KLET_WATCH_TASK_STACK >= 8192,
 	       "kubelet task stacks under 8 KiB");
+_Static_assert(K32_KLET_NODE_TASK_PRIO > K32_KLET_EXEC_TASK_PRIO,
+	       "the node task must run before pod code (K32_KLET_NODE_TASK_PRIO)");
 
 _Static_assert(K32_KLET_EVENTS_PER_RUN >= 1 && K32_KLET_EVENTS_PER_RUN <= 256,
 	       "K32_KLET_EVENTS_PER_RUN out of range");

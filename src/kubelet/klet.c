@@ -1182,6 +1182,7 @@ static void worker_main(void *arg)
 {
 	struct klet *k = arg;
 	struct k32_buf b;
+	k32_plat()->task_set_priority(K32_KLET_EXEC_TASK_PRIO);
 	k32_buf_init(&b, k->alloc, K32_HTTP_MAX_RESPONSE_BYTES, "API response");
 	while (!k->stopping) {
 		uint64_t next;
@@ -1216,6 +1217,7 @@ static void node_main(void *arg)
 	struct klet *k = arg;
 	struct k32_buf b;
 	struct k32_err err;
+	k32_plat()->task_set_priority(K32_KLET_NODE_TASK_PRIO);
 	k32_buf_init(&b, k->alloc, K32_HTTP_MAX_RESPONSE_BYTES, "API response");
 	uint64_t renew = (uint64_t)(k->cfg.lease_renew_ms ? k->cfg.lease_renew_ms
 							  : K32_KLET_LEASE_RENEW_S * 1000) *
