@@ -12,9 +12,11 @@
 #   - each hostile pod is stopped with reason DeadlineExceeded (status, Event, log) and
 #     restarted;
 #   - `kubectl delete` of each completes while it runs (the deletion interrupts its call);
-#   - SIGTERM stops kube32-sim within 2 s while a hostile pod runs.
+#   - SIGTERM stops kube32-sim within 2 s while a hostile pod runs;
+#   - with KUBE32_SERVER given: SIGTERM stops kube32-server --controllers within 2 s while a
+#     kubectl watch is open on it.
 #
-#   hostile_e2e.sh /path/to/kube32-sim EXAMPLES_DIR HOSTILE_DIR
+#   hostile_e2e.sh /path/to/kube32-sim EXAMPLES_DIR HOSTILE_DIR [KUBE32_SERVER]
 #
 # Exit 0: all checks passed; 1: a check failed; 77: kubectl, curl or the pods missing
 # (skipped; under CI=true that is a failure). Waits are bounds, not timing assertions, except
@@ -25,6 +27,7 @@ SIM=${1:?usage: hostile_e2e.sh /path/to/kube32-sim EXAMPLES_DIR HOSTILE_DIR}
 . "$(dirname "$0")/sim_lib.sh"
 EXAMPLES=${2:?usage: hostile_e2e.sh /path/to/kube32-sim EXAMPLES_DIR HOSTILE_DIR}
 HOSTILE=${3:?usage: hostile_e2e.sh /path/to/kube32-sim EXAMPLES_DIR HOSTILE_DIR}
+SERVER=${4:-}
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 
 missing() { sim_skip hostile-e2e "$@"; }
@@ -37,8 +40,10 @@ done
 
 sim_workdir hostile "$EXAMPLES"
 cp "$HOSTILE"/sleeper.wasm "$HOSTILE"/spinner.wasm "$WORK/images/"
-SIM_PIDS="SIM_PID"
+SIM_PIDS="SIM_PID SRV_PID WATCH_PID"
 SIM_PID=
+SRV_PID=
+WATCH_PID=
 
 "$SIM" --data-dir "$DATA" --port 0 --port-file "$WORK/port" --images "$WORK/images" \
 	--boards host:1 --pod-port 0 --node-grace 4 --pod-eviction 60 \
@@ -151,21 +156,38 @@ done
 check neighbour-after 'hello from kube32.* HTTP 200' podcurl neighbour /after
 
 # ---- SIGTERM stops the simulator within 2 s while a pod spins ------------------------------
+stop_within_2s() { # NAME PID: SIGTERM, then 2 s at most for a clean exit
+	local name=$1 pid=$2 rc
+	kill -TERM "$pid"
+	for _ in $(seq 20); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		sim_fail "$name" "still running 2 s after SIGTERM"
+		return 1
+	fi
+	wait "$pid"
+	rc=$?
+	if [ "$rc" = 0 ]; then sim_pass "$name"; else sim_fail "$name" "exit status $rc"; fi
+}
 check apply-spin-again 'pod/spin-off created' k apply -f "$WORK/spin-off.yaml"
 eventually spin-again-ticking 'tick starts' 30 k logs spin-off
 sleep 0.5
-kill -TERM "$SIM_PID"
-for _ in $(seq 20); do
-	kill -0 "$SIM_PID" 2>/dev/null || break
-	sleep 0.1
-done
-if kill -0 "$SIM_PID" 2>/dev/null; then
-	sim_fail sigterm-within-2s "kube32-sim still running 2 s after SIGTERM"
-else
-	wait "$SIM_PID"
-	RC=$?
-	if [ "$RC" = 0 ]; then sim_pass sigterm-within-2s; else sim_fail sigterm-within-2s "exit status $RC"; fi
-	SIM_PID=
+stop_within_2s sigterm-sim-within-2s "$SIM_PID" && SIM_PID=
+
+# ---- the same for kube32-server with a watch open ------------------------------------------
+if [ -n "$SERVER" ]; then
+	SDATA=$WORK/sdata
+	mkdir -p "$SDATA"
+	"$SERVER" --controllers --data-dir "$SDATA" --port 0 --port-file "$WORK/sport" \
+		>"$WORK/server.log" 2>&1 &
+	SRV_PID=$!
+	for _ in $(seq 100); do [ -s "$WORK/sport" ] && [ -s "$SDATA/admin.kubeconfig" ] && break; sleep 0.1; done
+	KUBECONFIG=$SDATA/admin.kubeconfig "$KUBECTL" get namespaces -w >"$WORK/watch.log" 2>&1 &
+	WATCH_PID=$!
+	eventually server-watch-open "kube-system" 20 cat "$WORK/watch.log"
+	stop_within_2s sigterm-server-within-2s "$SRV_PID" && SRV_PID=
 fi
 
 sim_summary hostile-e2e "$WORK/sim.log"
