@@ -700,8 +700,8 @@ static char *pod_status_text(struct klet *k, struct klet_pod *p)
 
 /* Sends the pod's status if it changed since the last successful write. Node task only
  * (the worker may free or reuse the slot meanwhile: the generation tells). */
-static void pod_status_sync(struct klet *k, struct http_client *c, struct klet_pod *p,
-			    uint64_t now, struct k32_buf *b)
+static void pod_status_sync(struct klet *k, struct http_client *c, struct klet_pod *p, uint64_t now,
+			    struct k32_buf *b)
 {
 	k32_mutex_lock(&k->lock);
 	if (!p->used || p->gone || !p->dirty || now < p->retry_status_us) {
@@ -1194,9 +1194,10 @@ static void worker_main(void *arg)
 			struct klet_pod *p = &k->pods[i];
 			report = report || (p->used && p->dirty);
 			/* a run made due by klet_events_kick during the pass counts too */
-			work = work || (p->used && (p->gone || p->exit_pending ||
-						    (p->deleting && p->started) ||
-						    (p->started && p->events && p->next_run_us <= now)));
+			work =
+			    work || (p->used &&
+				     (p->gone || p->exit_pending || (p->deleting && p->started) ||
+				      (p->started && p->events && p->next_run_us <= now)));
 		}
 		if (report)
 			k32_plat()->cond_broadcast(&k->cv); /* the node task sends them */
@@ -1247,7 +1248,7 @@ static void node_main(void *arg)
 		events_send(k, k->ncli, &b);
 		now = k32_now_us();
 		uint64_t next = k->next_lease_us < k->next_node_status_us ? k->next_lease_us
-									 : k->next_node_status_us;
+									  : k->next_node_status_us;
 		k32_mutex_lock(&k->lock);
 		bool work = k->nevents > 0;
 		for (uint32_t i = 0; i < k->max_pods; i++) {

@@ -144,7 +144,8 @@ static k32_status_t kw_watch_check(void *ctx, uint32_t stop, struct k32_err *err
 				   "deadline exceeded: %s ran past its deadline of %" PRIu32
 				   " ms (annotation " KLET_ANN_CALL_DEADLINE ", at most %" PRIu32
 				   " ms); return sooner (keep state between ticks) or raise it",
-				   w->call, w->deadline_ms, (uint32_t)K32_KLET_CALL_DEADLINE_MAX_MS);
+				   w->call, w->deadline_ms,
+				   (uint32_t)K32_KLET_CALL_DEADLINE_MAX_MS);
 	return K32_OK;
 }
 
@@ -473,12 +474,12 @@ static bool kw_ready;
  * deadline: repeating it would send its message twice.
  */
 struct kw_wait_fn {
-	const char *name;      /* the kobj host function */
-	uint32_t nargs;	       /* its arguments (as its signature in kobj_pod.c) */
-	uint32_t arg;	       /* index of its deadline argument (kobj_time_t, monotonic ns) */
-	bool repeat;	       /* the wait may be cut into pieces */
-	k32_hostcall_fn fn;    /* kobj's function */
-	void *ctx;	       /* and its ctx */
+	const char *name;   /* the kobj host function */
+	uint32_t nargs;	    /* its arguments (as its signature in kobj_pod.c) */
+	uint32_t arg;	    /* index of its deadline argument (kobj_time_t, monotonic ns) */
+	bool repeat;	    /* the wait may be cut into pieces */
+	k32_hostcall_fn fn; /* kobj's function */
+	void *ctx;	    /* and its ctx */
 };
 static struct kw_wait_fn kw_waits[] = {
     {"kx_object_wait_one", 4, 2, true, NULL, NULL},
@@ -493,8 +494,9 @@ static k32_status_t kw_wait(struct k32_hostcall *c)
 	const struct kw_wait_fn *wf = c->ctx;
 	struct kw_pod *w = kw_of(c);
 	int64_t want = (int64_t)c->args[wf->arg]; /* the pod's deadline: 0 polls */
-	int64_t cut = w->deadline_us > (uint64_t)(INT64_MAX / 1000) ? INT64_MAX
-								   : (int64_t)w->deadline_us * 1000;
+	int64_t cut = w->deadline_us > (uint64_t)(INT64_MAX / 1000)
+			  ? INT64_MAX
+			  : (int64_t)w->deadline_us * 1000;
 	/* kobj's call sees a copy of the arguments with the deadline replaced */
 	uint64_t args[KW_WAIT_MAX_ARGS];
 	memcpy(args, c->args, wf->nargs * sizeof(args[0]));
@@ -631,7 +633,8 @@ static void kw_init(void *ctx, struct klet *k, klet_notify_fn notify, void *arg)
 					continue;
 				if (strcspn(kw_kobj[i].sig, ":") != kw_waits[j].nargs) {
 					/* kobj changed the signature: fix kw_waits */
-					K32_LOGE(KLET_MOD, "%s: signature %s, kw_waits says %" PRIu32 " args",
+					K32_LOGE(KLET_MOD,
+						 "%s: signature %s, kw_waits says %" PRIu32 " args",
 						 kw_waits[j].name, kw_kobj[i].sig,
 						 kw_waits[j].nargs);
 					continue;
@@ -1019,8 +1022,8 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		uint64_t r = 0;
 		struct k32_err e;
 		k32_err_clear(&e);
-		k32_status_t ist = kw_invoke(w, "k32_init", w->f_init, NULL, 0, &r,
-					     w->init_result ? 1 : 0, &e);
+		k32_status_t ist =
+		    kw_invoke(w, "k32_init", w->f_init, NULL, 0, &r, w->init_result ? 1 : 0, &e);
 		if (ist == K32_ERR_TRAP && w->exited) {
 			kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
 		} else if (ist) {

@@ -637,8 +637,8 @@ static void test_hostile_pods(void **state)
 	}
 	k32_buf_fini(&b);
 	int code;
-	cJSON_Delete(fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/neighbour", NULL,
-			   &code));
+	cJSON_Delete(
+	    fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/neighbour", NULL, &code));
 	assert_true(fx_gone_pred(&t->cp, "neighbour"));
 }
 
@@ -651,10 +651,12 @@ static void test_deadline_annotation(void **state)
 		bool ok;
 		uint32_t ms;
 	} cases[] = {
-	    {"1", true, 1},	     {"1000", true, 1000}, {"10000", true, 10000},
-	    {"0", false, 0},	     {"10001", false, 0},  {"-5", false, 0},
-	    {"+5", false, 0},	     {" 5", false, 0},	   {"5ms", false, 0},
-	    {"1e3", false, 0},	     {"", false, 0},	   {"4294967297", false, 0},
+	    {"1", true, 1},	      {"1000", true, 1000},
+	    {"10000", true, 10000},   {"0", false, 0},
+	    {"10001", false, 0},      {"-5", false, 0},
+	    {"+5", false, 0},	      {" 5", false, 0},
+	    {"5ms", false, 0},	      {"1e3", false, 0},
+	    {"", false, 0},	      {"4294967297", false, 0},
 	    {"0000000001", false, 0}, {"99999999999999999999", false, 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -680,8 +682,8 @@ static void test_deadline_bad(void **state)
 	assert_non_null(strstr(m, "from 1 to 10000"));
 	cJSON_Delete(p);
 	int code;
-	cJSON_Delete(fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/bad-deadline", NULL,
-			   &code));
+	cJSON_Delete(
+	    fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/bad-deadline", NULL, &code));
 	assert_true(fx_gone_pred(&t->cp, "bad-deadline"));
 }
 
@@ -885,8 +887,10 @@ int main(void)
 	    cmocka_unit_test(test_invalid_limits_refused),
 	};
 	const struct CMUnitTest faults[] = {
-	    cmocka_unit_test(test_pool_faults),	   cmocka_unit_test(test_hostile_pods),
-	    cmocka_unit_test(test_deadline_annotation), cmocka_unit_test(test_deadline_bad),
+	    cmocka_unit_test(test_pool_faults),
+	    cmocka_unit_test(test_hostile_pods),
+	    cmocka_unit_test(test_deadline_annotation),
+	    cmocka_unit_test(test_deadline_bad),
 	};
 	int rc = cmocka_run_group_tests(tests, setup, teardown);
 	return rc | cmocka_run_group_tests(faults, setup, teardown);
