@@ -676,8 +676,13 @@ static k32_status_t kw_invoke(struct kw_pod *w, const char *call, uint32_t f, co
  * DeadlineExceeded, stopped by a request as killed (137), anything else as Error. */
 static void kw_fail(struct kw_pod *w, k32_status_t st, const char *msg)
 {
-	kw_exit(w, st == K32_ERR_CANCELED ? 137 : 1,
-		st == K32_ERR_TIMED_OUT ? "DeadlineExceeded" : "Error", msg);
+	if (st == K32_ERR_CANCELED) {
+		/* the pod is going (deleted, node stopping): no driver crash to report */
+		struct klet_exit ex = {.code = 137, .reason = "Error", .message = msg};
+		kw_notify(w->k, w->pod, &ex);
+		return;
+	}
+	kw_exit(w, 1, st == K32_ERR_TIMED_OUT ? "DeadlineExceeded" : "Error", msg);
 }
 
 k32_status_t klet_image_path(const char *dir, const char *image, char *out, size_t cap,

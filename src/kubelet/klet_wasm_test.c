@@ -632,7 +632,7 @@ static void test_hostile_pods(void **state)
 		k32_plat()->sleep_us(1300000);
 		cJSON_Delete(fx_do(&t->cp, "DELETE", target, NULL, &code));
 		assert_true(code == 200 || code == 202);
-		assert_true(gone_within(t, hostile[i].name, 3000));
+		assert_true(gone_within(t, hostile[i].name, 5000));
 		assert_int_equal(pod_get(t, "neighbour", "/", &b), 200);
 	}
 	k32_buf_fini(&b);
