@@ -3,7 +3,7 @@
 # neighbour pod (hello), three hostile pods each hold the interpreter inside one k32_tick:
 #   sleeper     sleeps 10 ms at a time forever (one unit of gas per sleep)
 #   spin-off    loops forever with kube32.io/execution-budget "off"
-#   spin-huge   loops forever with a budget of 10^12 units
+#   spin-huge   loops forever with a budget of 10^10 (K32_POD_GAS_MAX, the largest the API takes) units
 # all with a call deadline of 5 s (kube32.io/call-deadline-ms 5000: each holds the
 # interpreter 5 s per tick) while the node's grace is 4 s. With the real kubectl:
 #   - the node stays Ready and its Lease renews (the node task never waits on pod code:
@@ -105,7 +105,7 @@ check apply-neighbour 'pod/neighbour created' k apply -f "$WORK/neighbour.yaml"
 check wait-neighbour 'condition met' k wait --for=condition=Ready pod/neighbour --timeout=60s
 pod_yaml sleeper sleeper.wasm >"$WORK/sleeper.yaml"
 pod_yaml spin-off spinner.wasm off >"$WORK/spin-off.yaml"
-pod_yaml spin-huge spinner.wasm 1000000000000 >"$WORK/spin-huge.yaml"
+pod_yaml spin-huge spinner.wasm 10000000000 >"$WORK/spin-huge.yaml"
 HOSTILE_PODS="sleeper spin-off spin-huge"
 for p in $HOSTILE_PODS; do
 	check "apply-$p" "pod/$p created" k apply -f "$WORK/$p.yaml"
