@@ -269,6 +269,12 @@ int main(int argc, char **argv)
 	cfg.pod_eviction_s = (uint32_t)pod_eviction;
 	cfg.handler_threads = (uint32_t)threads;
 	cfg.tls_park = tls_park;
+	/* armed before anything serves: a SIGTERM that comes as soon as the API answers is a stop
+	 * request (stop_wait returns at once), not the default action killing the process */
+	if (plat->stop_watch(&err)) {
+		fprintf(stderr, "kube32-server: cannot watch for SIGTERM/SIGINT: %s\n", err.msg);
+		return 1;
+	}
 	struct cplane *cp = NULL;
 	if (cplane_start(&cfg, &cp, &err)) {
 		fprintf(stderr,
@@ -297,11 +303,6 @@ int main(int argc, char **argv)
 			rc = 1;
 			goto out_stop;
 		}
-	}
-	if (plat->stop_watch(&err)) {
-		fprintf(stderr, "kube32-server: cannot watch for SIGTERM/SIGINT: %s\n", err.msg);
-		rc = 1;
-		goto out_stop;
 	}
 	fprintf(stderr, "kube32-server: serving on %s://%s:%u (%s), data in %s, kubeconfig %s\n",
 		tls ? "https" : "http", host, (unsigned)bound,

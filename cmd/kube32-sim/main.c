@@ -341,6 +341,12 @@ int main(int argc, char **argv)
 	uint16_t api_port = 0;
 	bool api_tls = tls;
 	char ca_path[600] = "";
+	/* armed before anything serves: a SIGTERM that comes as soon as the API answers is a stop
+	 * request (stop_wait returns at once), not the default action killing the process */
+	if (pl->stop_watch(&err)) {
+		fprintf(stderr, "kube32-sim: cannot watch for SIGTERM/SIGINT: %s\n", err.msg);
+		return 1;
+	}
 	if (join) {
 		if (!parse_url(join, &api_tls, api_host, sizeof(api_host), &api_port)) {
 			fprintf(stderr, "kube32-sim: --join %s: expected https://HOST:PORT\n",
@@ -474,11 +480,6 @@ int main(int argc, char **argv)
 			reqs[i].name, reqs[i].profile->name, reqs[i].profile->pod_pool_bytes,
 			reqs[i].profile->interp_stack, (unsigned)klet_pod_http_port(klets[i]),
 			images);
-	}
-	if (pl->stop_watch(&err)) {
-		fprintf(stderr, "kube32-sim: cannot watch for SIGTERM/SIGINT: %s\n", err.msg);
-		rc = 1;
-		goto out_stop;
 	}
 	/* the boards' consoles on stdin (joined only if input ended: it may sit in fgets until
 	 * the process exits) */

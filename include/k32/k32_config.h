@@ -86,9 +86,11 @@
 #define K32_POD_STACK_BYTES_MAX (1024u * 1024u)
 #endif
 /* Range of the per-call wall-clock deadline annotation (kube32.io/call-deadline-ms): 1 ms ..
- * 10 min, the board-wide maximum a pod may ask for. */
+ * 10 s, the board-wide maximum a pod may ask for (the kubelet's K32_KLET_CALL_DEADLINE_MAX_MS
+ * is this value: one pod holds the interpreter task at most that long, below the 30 s grace
+ * period; docs/node-tasks.md). */
 #ifndef K32_POD_CALL_DEADLINE_MS_MAX
-#define K32_POD_CALL_DEADLINE_MS_MAX 600000u
+#define K32_POD_CALL_DEADLINE_MS_MAX 10000u
 #endif
 /* Bytes of annotation kube32.io/hardware ("i2c:bme688,i2c:miniscale"): what the scheduler
  * compares against a node's hardware list (its buffers hold 255 bytes). */
@@ -198,6 +200,16 @@ _Static_assert(K32_POD_MEM_DEFAULT >= 1 && K32_POD_MEM_DEFAULT <= K32_POD_MEM_MA
 #ifndef K32_WASM_DEFAULT_GAS
 #define K32_WASM_DEFAULT_GAS 100000000ull
 #endif
+/* Gas units between two interrupt check points of a running call (wrt.h struct wrt_watch):
+ * the interpreter's gas counter holds at most this many, and its refill (one atomic load
+ * and the watch's check, which reads the clock) is the only cost of interruptibility. At
+ * ~1 ns a unit on a PC and ~50 ns on an ESP32-S3 this is ~65 us and ~3 ms between checks,
+ * far inside the 100 ms promise; smaller costs more refills, larger answers later. */
+#ifndef K32_WASM_CHECK_GAS
+#define K32_WASM_CHECK_GAS 65536u
+#endif
+_Static_assert(K32_WASM_CHECK_GAS >= 1024 && K32_WASM_CHECK_GAS <= (1u << 30),
+	       "K32_WASM_CHECK_GAS out of range");
 
 /* 1: the op-counting interpreter loop (wrt_limits.count_ops: kube32-wasm --count-ops, the
  * benchmarks' op counts) is linked, 31.8 KB of text on a Cortex-M4; 0 (board builds): it is
@@ -1094,6 +1106,64 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #define K32_KLET_LOG_FOLLOW_MS 200
 #endif
 
+/*
+ * The node's tasks (docs/node-tasks.md). Each kubelet runs:
+ *   node task  Lease, Node status, pod status patches and Events: never runs pod code, so a
+ *              pod can never delay the node's heartbeat (on the board: a FreeRTOS task of
+ *              higher priority than the interpreter task);
+ *   exec task  the interpreter task: every call into a pod (its stack is the profile's
+ *              interp_stack: cardputer 28 KiB);
+ *   watch task the list + watch of the node's pods (marks deletions and interrupts the pod);
+ *   pod server the HTTP server's loop task (src/http).
+ * Stacks in bytes (the POSIX platform raises them to PTHREAD_STACK_MIN; cJSON and the HTTP
+ * client with mbedTLS run on the node and watch tasks, hence their size). Priorities are
+ * FreeRTOS numbers set by each task (platform task_set_priority; higher runs first, so the
+ * node task preempts a pod's call; the POSIX platform leaves them: Linux threads of one
+ * process share the CPU fairly, which gives the same separation).
+ */
+#ifndef K32_KLET_NODE_TASK_STACK
+#define K32_KLET_NODE_TASK_STACK (64 * 1024)
+#endif
+/* the watch task's stack is K32_KLET_WATCHER_STACK_BYTES (above; 8 KiB on the boards) */
+#ifndef K32_KLET_NODE_TASK_PRIO
+#define K32_KLET_NODE_TASK_PRIO 6
+#endif
+#ifndef K32_KLET_EXEC_TASK_PRIO
+#define K32_KLET_EXEC_TASK_PRIO 4
+#endif
+/*
+ * Wall-clock deadline of one call into a pod (k32_init, one k32_tick, one k32_http, one
+ * k32_event), in ms: sleeps (k32_sleep_ms) and kobj waits count against it and never
+ * last past it; a pod that passes it is stopped (reason DeadlineExceeded) and restarted by
+ * its restartPolicy. Per pod: annotation kube32.io/call-deadline-ms (KLET_ANN_CALL_DEADLINE),
+ * a whole number from 1 to K32_KLET_CALL_DEADLINE_MAX_MS. The maximum bounds how long one
+ * pod can hold the interpreter task (its neighbours' ticks and requests wait that long at
+ * worst); it is below the 30 s default grace period so a deleted pod's last call fits.
+ */
+#ifndef K32_KLET_CALL_DEADLINE_MS
+#define K32_KLET_CALL_DEADLINE_MS 1000
+#endif
+#ifndef K32_KLET_CALL_DEADLINE_MAX_MS
+#define K32_KLET_CALL_DEADLINE_MAX_MS K32_POD_CALL_DEADLINE_MS_MAX
+#endif
+/* A pod's blocking kobj wait (kx_object_wait_one, _many, kx_port_wait) is cut into pieces
+ * of this many ms, between which the kubelet looks for a stop request (deletion, shutdown):
+ * kobj waits know nothing of the kubelet. A waiting pod costs one wake-up per piece. */
+#ifndef K32_KLET_WAIT_CHECK_MS
+#define K32_KLET_WAIT_CHECK_MS 20
+#endif
+_Static_assert(K32_KLET_CALL_DEADLINE_MS >= 1 &&
+		   K32_KLET_CALL_DEADLINE_MS <= K32_KLET_CALL_DEADLINE_MAX_MS,
+	       "K32_KLET_CALL_DEADLINE_MS must be within 1..K32_KLET_CALL_DEADLINE_MAX_MS");
+_Static_assert(K32_KLET_CALL_DEADLINE_MAX_MS <= 25000,
+	       "K32_KLET_CALL_DEADLINE_MAX_MS must leave room in the 30 s grace period");
+_Static_assert(K32_KLET_WAIT_CHECK_MS >= 1 && K32_KLET_WAIT_CHECK_MS <= 100,
+	       "K32_KLET_WAIT_CHECK_MS must be 1..100 (the stop promise is 100 ms)");
+_Static_assert(K32_KLET_NODE_TASK_STACK >= 8192 && K32_KLET_WATCHER_STACK_BYTES >= 8192,
+	       "kubelet task stacks under 8 KiB");
+_Static_assert(K32_KLET_NODE_TASK_PRIO > K32_KLET_EXEC_TASK_PRIO,
+	       "the node task must run before pod code (K32_KLET_NODE_TASK_PRIO)");
+
 _Static_assert(K32_KLET_EVENTS_PER_RUN >= 1 && K32_KLET_EVENTS_PER_RUN <= 256,
 	       "K32_KLET_EVENTS_PER_RUN out of range");
 _Static_assert(K32_KLET_EVENT_POLL_MS >= 1 && K32_KLET_EVENT_POLL_MS <= 10000,
@@ -1447,7 +1517,8 @@ _Static_assert(K32_KOBJ_REGION_BYTES + K32_KOBJ_MSG_CHUNKS * K32_KOBJ_MSG_CHUNK_
 _Static_assert(K32_BOARD_STATIC_RAM_MAX >= 16u * 1024u,
 	       "board: the planned heap and system reserve leave under 16 KiB for static RAM");
 _Static_assert(K32_BOARD_INTERP_STACK_BYTES <= 16u * 1024u &&
-		   K32_KLET_WATCHER_STACK_BYTES <= 16u * 1024u,
+		   K32_KLET_WATCHER_STACK_BYTES <= 16u * 1024u &&
+		   K32_KLET_NODE_TASK_STACK <= 16u * 1024u,
 	       "board: no task stack over 16 KiB (issue 13); move large buffers to the heap");
 #endif
 

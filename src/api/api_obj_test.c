@@ -205,7 +205,7 @@ static void test_validate_limits(void **state)
 		{"kube32.io/stack-bytes", "4Gi", "from 256 to 1048576"},
 		{"kube32.io/stack-bytes", "4294967297", "K32_POD_STACK_BYTES_MIN..MAX"},
 		{"kube32.io/call-depth", "1025", "from 1 to 1024"},
-		{"kube32.io/call-deadline-ms", "0", "from 1 to 600000"},
+		{"kube32.io/call-deadline-ms", "0", "from 1 to 10000"},
 		{"kube32.io/hardware", "I2C:BME688", "BUS:MODEL"},
 	};
 	static const struct { const char *res, *value, *range; } mems[] = {
@@ -273,7 +273,7 @@ static void test_validate_limits(void **state)
 	cJSON *o = parse("{\"metadata\":{\"name\":\"p\",\"annotations\":{"
 			 "\"kube32.io/execution-budget\":\"off\",\"kube32.io/tick-ms\":\"1\","
 			 "\"kube32.io/stack-bytes\":\"1Mi\",\"kube32.io/call-depth\":\"1024\","
-			 "\"kube32.io/call-deadline-ms\":\"600000\",\"kube32.io/hardware\":"
+			 "\"kube32.io/call-deadline-ms\":\"10000\",\"kube32.io/hardware\":"
 			 "\"i2c:bme688\"}},\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":"
 			 "\"i\",\"resources\":{\"limits\":{\"memory\":\"4Gi\",\"cpu\":\"250m\"},"
 			 "\"requests\":{\"memory\":\"1.5e3\"}}}]}}");

@@ -16,6 +16,7 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,6 +333,8 @@ static bool pod_spec_from(struct klet *k, struct klet_pod *p, const cJSON *o)
 	const cJSON *an = k32_json_find(o, "metadata.annotations");
 	s = cJSON_GetStringValue(cJSON_GetObjectItem(an, "kube32.io/device"));
 	klet_msgf(p->device, sizeof(p->device), "%s", s ? s : "");
+	/* kube32.io/call-deadline-ms, checked by kmeta (1..K32_POD_CALL_DEADLINE_MS_MAX) */
+	p->deadline_ms = lim.call_deadline_ms ? lim.call_deadline_ms : K32_KLET_CALL_DEADLINE_MS;
 	(void)k;
 	return valid;
 }
@@ -378,6 +381,15 @@ static void pod_reject_invalid_locked(struct klet *k, struct klet_pod *p)
 	event_locked(k, p, "Warning", "InvalidPodSpec", "%s", p->wait_msg);
 }
 
+/* Asks the pod's running call (if any) to stop, and wakes it if it sleeps (lock held). The
+ * first reason stays. */
+static void pod_interrupt_locked(struct klet *k, struct klet_pod *p, uint32_t why)
+{
+	uint32_t none = KLET_STOP_NONE;
+	atomic_compare_exchange_strong(&p->stop, &none, why);
+	k32_plat()->cond_broadcast(&k->sleep_cv);
+}
+
 /* Adds or updates a pod from its API object (lock held). */
 static void pod_upsert_locked(struct klet *k, const cJSON *o)
 {
@@ -389,6 +401,7 @@ static void pod_upsert_locked(struct klet *k, const cJSON *o)
 	struct klet_pod *p = klet_pod_find_locked(k, ns, name);
 	if (p && uid && strcmp(p->uid, uid)) {
 		p->gone = true; /* same name, new pod: forget the old one */
+		pod_interrupt_locked(k, p, KLET_STOP_DELETED);
 		p = NULL;
 	}
 	if (!p) {
@@ -438,6 +451,7 @@ static void pod_upsert_locked(struct klet *k, const cJSON *o)
 	if (k32_json_find(o, "metadata.deletionTimestamp") && !p->deleting) {
 		p->deleting = true;
 		p->dirty = true;
+		pod_interrupt_locked(k, p, KLET_STOP_DELETED);
 	}
 }
 
@@ -446,8 +460,10 @@ static void pod_gone_locked(struct klet *k, const cJSON *o)
 	const char *ns = cJSON_GetStringValue(k32_json_find(o, "metadata.namespace"));
 	const char *name = cJSON_GetStringValue(k32_json_find(o, "metadata.name"));
 	struct klet_pod *p = ns && name ? klet_pod_find_locked(k, ns, name) : NULL;
-	if (p)
+	if (p) {
 		p->gone = true;
+		pod_interrupt_locked(k, p, KLET_STOP_DELETED);
+	}
 }
 
 struct watch_ctx {
@@ -513,8 +529,10 @@ static k32_status_t pods_list(struct klet *k, struct watch_ctx *w, struct k32_bu
 	const cJSON *it;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem(l, "items")) pod_upsert_locked(k, it);
 	for (uint32_t i = 0; i < k->max_pods; i++)
-		if (k->pods[i].used && !k->pods[i].seen)
+		if (k->pods[i].used && !k->pods[i].seen) {
 			k->pods[i].gone = true;
+			pod_interrupt_locked(k, &k->pods[i], KLET_STOP_DELETED);
+		}
 	k32_mutex_unlock(&k->lock);
 	const char *rv = cJSON_GetStringValue(k32_json_find(l, "metadata.resourceVersion"));
 	snprintf(w->rv, sizeof(w->rv), "%s", rv ? rv : "0");
@@ -680,14 +698,17 @@ static char *pod_status_text(struct klet *k, struct klet_pod *p)
 	return text;
 }
 
-/* Sends the pod's status if it changed since the last successful write. Worker only. */
-static void pod_status_sync(struct klet *k, struct klet_pod *p, uint64_t now, struct k32_buf *b)
+/* Sends the pod's status if it changed since the last successful write. Node task only
+ * (the worker may free or reuse the slot meanwhile: the generation tells). */
+static void pod_status_sync(struct klet *k, struct http_client *c, struct klet_pod *p, uint64_t now,
+			    struct k32_buf *b)
 {
 	k32_mutex_lock(&k->lock);
 	if (!p->used || p->gone || !p->dirty || now < p->retry_status_us) {
 		k32_mutex_unlock(&k->lock);
 		return;
 	}
+	uint32_t gen = p->gen;
 	char *text = pod_status_text(k, p);
 	char target[300];
 	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s/status", p->ns, p->name);
@@ -700,12 +721,14 @@ static void pod_status_sync(struct klet *k, struct klet_pod *p, uint64_t now, st
 	}
 	struct k32_err err;
 	int code;
-	k32_status_t st = klet_api(k, k->cli, "PATCH", target, "application/merge-patch+json", text,
-				   &code, b, &err);
+	k32_status_t st =
+	    klet_api(k, c, "PATCH", target, "application/merge-patch+json", text, &code, b, &err);
 	if (!st && code != 200)
 		st = api_fail(&err, "writing pod status", code, b);
 	k32_mutex_lock(&k->lock);
-	if (st) {
+	if (!p->used || p->gen != gen) {
+		cJSON_free(text); /* the pod went while its status was on the way */
+	} else if (st) {
 		if (st != K32_ERR_NOT_FOUND) {
 			p->dirty = true;
 			p->retry_status_us = now + 1000000;
@@ -745,8 +768,8 @@ static void event_locked(struct klet *k, const struct klet_pod *p, const char *t
 	va_end(ap);
 }
 
-/* Sends the queued Events (worker). */
-static void events_send(struct klet *k, struct k32_buf *b)
+/* Sends the queued Events (node task). */
+static void events_send(struct klet *k, struct http_client *c, struct k32_buf *b)
 {
 	for (;;) {
 		struct klet_event e;
@@ -793,9 +816,9 @@ static void events_send(struct klet *k, struct k32_buf *b)
 		snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events", e.ns);
 		struct k32_err err;
 		int code = 0;
-		k32_status_t st = body ? klet_api(k, k->cli, "POST", target, "application/json",
-						  body, &code, b, &err)
-				       : K32_ERR_NO_MEMORY;
+		k32_status_t st =
+		    body ? klet_api(k, c, "POST", target, "application/json", body, &code, b, &err)
+			 : K32_ERR_NO_MEMORY;
 		cJSON_free(body);
 		k32_mutex_lock(&k->lock);
 		if (!st && code == 201)
@@ -864,6 +887,9 @@ static void pod_exit_locked(struct klet *k, struct klet_pod *p, uint64_t now)
 		int n = snprintf(line, sizeof(line), "%s: %s", p->term.reason, p->term.message);
 		log_locked(p, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
 	}
+	if (!strcmp(p->term.reason, "DeadlineExceeded"))
+		event_locked(k, p, "Warning", "DeadlineExceeded", "Container %s stopped: %s",
+			     p->container, p->term.message);
 	bool restart = p->restart == KLET_RESTART_ALWAYS ||
 		       (p->restart == KLET_RESTART_ON_FAILURE && p->term.code != 0);
 	if (!restart) {
@@ -909,6 +935,7 @@ static void spec_of(struct klet *k, const struct klet_pod *p, struct klet_run_sp
 	s->tick_ms = p->tick_ms;
 	s->run_to_completion = p->restart != KLET_RESTART_ALWAYS;
 	s->device = p->device;
+	s->deadline_ms = p->deadline_ms;
 }
 
 static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
@@ -1087,8 +1114,14 @@ static void worker_pass(struct klet *k, struct k32_buf *b, uint64_t *out_next)
 					k32_mutex_lock(&k->lock);
 					event_locked(k, p, "Normal", "Killing",
 						     "Stopping container %s", p->container);
+					/* the deletion's stop request ended any running call;
+					 * withdraw it for the pod's one last call (a shutdown's
+					 * request stays) */
+					uint32_t del = KLET_STOP_DELETED;
+					atomic_compare_exchange_strong(&p->stop, &del,
+								       KLET_STOP_NONE);
 					k32_mutex_unlock(&k->lock);
-					events_send(k, b);
+					klet_wake(k); /* the node task sends the event */
 					pod_stopping(k, p);
 				}
 				pod_stop_runtime(k, p);
@@ -1139,62 +1172,95 @@ static void worker_pass(struct klet *k, struct k32_buf *b, uint64_t *out_next)
 			break;
 		}
 		}
-		pod_status_sync(k, p, now, b);
-		k32_mutex_lock(&k->lock);
-		if (p->used && p->dirty && p->retry_status_us > now && p->retry_status_us < next)
-			next = p->retry_status_us;
-		k32_mutex_unlock(&k->lock);
 	}
-	events_send(k, b);
 	*out_next = next;
 }
 
+/* The exec task: every call into a pod, nothing else that waits on the network but the
+ * module fetch, a stopped pod's DELETE and a driver's Device status. */
 static void worker_main(void *arg)
 {
 	struct klet *k = arg;
 	struct k32_buf b;
+	k32_plat()->task_set_priority(K32_KLET_EXEC_TASK_PRIO);
+	k32_buf_init(&b, k->alloc, K32_HTTP_MAX_RESPONSE_BYTES, "API response");
+	while (!k->stopping) {
+		uint64_t next;
+		worker_pass(k, &b, &next);
+		uint64_t now = k32_now_us();
+		k32_mutex_lock(&k->lock);
+		bool work = false, report = k->nevents > 0;
+		for (uint32_t i = 0; i < k->max_pods; i++) {
+			struct klet_pod *p = &k->pods[i];
+			report = report || (p->used && p->dirty);
+			/* a run made due by klet_events_kick during the pass counts too */
+			work =
+			    work || (p->used &&
+				     (p->gone || p->exit_pending || (p->deleting && p->started) ||
+				      (p->started && p->events && p->next_run_us <= now)));
+		}
+		if (report)
+			k32_plat()->cond_broadcast(&k->cv); /* the node task sends them */
+		if (!work && !k->stopping && next > k32_now_us())
+			k32_plat()->cond_wait(&k->cv, &k->lock, (int64_t)next);
+		k32_mutex_unlock(&k->lock);
+	}
+	k32_buf_fini(&b);
+}
+
+/*
+ * The node task: the Lease, the Node's status, pod status patches and Events. It never
+ * calls a provider nor takes run_lock, so whatever a pod's code does (loop, sleep, wait),
+ * the node's heartbeat and its reports go on.
+ */
+static void node_main(void *arg)
+{
+	struct klet *k = arg;
+	struct k32_buf b;
 	struct k32_err err;
+	k32_plat()->task_set_priority(K32_KLET_NODE_TASK_PRIO);
 	k32_buf_init(&b, k->alloc, K32_HTTP_MAX_RESPONSE_BYTES, "API response");
 	uint64_t renew = (uint64_t)(k->cfg.lease_renew_ms ? k->cfg.lease_renew_ms
 							  : K32_KLET_LEASE_RENEW_S * 1000) *
 			 1000;
 	while (!k->stopping) {
-		uint64_t next;
-		worker_pass(k, &b, &next);
 		uint64_t now = k32_now_us();
 		if (now >= k->next_lease_us) {
 			k32_err_clear(&err);
-			if (lease_renew(k, k->cli, &b, &err))
+			if (lease_renew(k, k->ncli, &b, &err))
 				K32_LOGW(KLET_MOD, "node %s: %s", k->node, err.msg);
 			k->next_lease_us = now + renew;
 		}
 		if (now >= k->next_node_status_us) {
 			k32_err_clear(&err);
-			k32_status_t st = node_status_send(k, k->cli, &b, &err);
+			k32_status_t st = node_status_send(k, k->ncli, &b, &err);
 			if (st == K32_ERR_NOT_FOUND) {
 				/* the Node was deleted (kubectl delete node): register again */
 				k32_err_clear(&err);
-				st = node_register(k, k->cli, &b, &err);
+				st = node_register(k, k->ncli, &b, &err);
 			}
 			if (st)
 				K32_LOGW(KLET_MOD, "node %s: %s", k->node, err.msg);
 			k->next_node_status_us = now + (uint64_t)K32_KLET_NODE_STATUS_S * 1000000;
 		}
-		if (k->next_lease_us < next)
-			next = k->next_lease_us;
-		if (k->next_node_status_us < next)
-			next = k->next_node_status_us;
+		for (uint32_t i = 0; i < k->max_pods && !k->stopping; i++)
+			pod_status_sync(k, k->ncli, &k->pods[i], now, &b);
+		events_send(k, k->ncli, &b);
+		now = k32_now_us();
+		uint64_t next = k->next_lease_us < k->next_node_status_us ? k->next_lease_us
+									  : k->next_node_status_us;
 		k32_mutex_lock(&k->lock);
-		bool work = false;
-		for (uint32_t i = 0; i < k->max_pods && !work; i++) {
+		bool work = k->nevents > 0;
+		for (uint32_t i = 0; i < k->max_pods; i++) {
 			struct klet_pod *p = &k->pods[i];
-			/* a run made due by klet_events_kick during the pass counts too */
-			work = p->used && (p->gone || p->exit_pending ||
-					   (p->dirty && p->retry_status_us <= now) ||
-					   (p->deleting && p->started) ||
-					   (p->started && p->events && p->next_run_us <= now));
+			if (!p->used || p->gone || !p->dirty)
+				continue;
+			if (p->retry_status_us <= now)
+				work = true;
+			else if (p->retry_status_us < next)
+				next = p->retry_status_us;
 		}
-		if (!work && !k->stopping && next > k32_now_us())
+		if (!work && !k->stopping && next > now)
 			k32_plat()->cond_wait(&k->cv, &k->lock, (int64_t)next);
 		k32_mutex_unlock(&k->lock);
 	}
@@ -1211,6 +1277,22 @@ void *klet_pod_priv(const struct klet_pod *pod)
 void klet_pod_set_priv(struct klet_pod *pod, void *priv)
 {
 	pod->priv = priv;
+}
+
+const _Atomic uint32_t *klet_pod_stop_word(struct klet_pod *pod)
+{
+	return &pod->stop;
+}
+
+uint32_t klet_pod_sleep(struct klet_pod *pod, uint64_t until_us)
+{
+	struct klet *k = pod->k;
+	k32_mutex_lock(&k->lock);
+	uint32_t stop;
+	while (!(stop = atomic_load(&pod->stop)) && k32_now_us() < until_us)
+		k32_plat()->cond_wait(&k->sleep_cv, &k->lock, (int64_t)until_us);
+	k32_mutex_unlock(&k->lock);
+	return stop;
 }
 
 void klet_pod_set_events(struct klet_pod *pod, bool on)
@@ -1517,6 +1599,7 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 	pl->mutex_init(&k->lock);
 	pl->mutex_init(&k->run_lock);
 	pl->cond_init(&k->cv);
+	pl->cond_init(&k->sleep_cv);
 	*out = k;
 	return K32_OK;
 out_nomem:
@@ -1547,6 +1630,8 @@ k32_status_t klet_start(struct klet *k, struct k32_err *err)
 	k32_status_t st = client_new(k, &k->cli, err);
 	if (!st)
 		st = client_new(k, &k->wcli, err);
+	if (!st)
+		st = client_new(k, &k->ncli, err);
 	if (!st && !k->cfg.pod_http_off)
 		st = klet_http_start(k, err);
 	struct k32_buf b;
@@ -1572,6 +1657,16 @@ k32_status_t klet_start(struct klet *k, struct k32_err *err)
 				     K32_KLET_WATCHER_STACK_BYTES, -1, err);
 	if (st)
 		goto out_fail;
+	snprintf(name, sizeof(name), "klet-n-%.20s", k->node);
+	st = k32_plat()->task_create(&k->node_task, name, node_main, k, K32_KLET_NODE_TASK_STACK,
+				     -1, err);
+	if (st) {
+		k->stopping = true;
+		klet_wake(k);
+		k32_plat()->task_join(k->watcher);
+		k->watcher = NULL;
+		goto out_fail;
+	}
 	snprintf(name, sizeof(name), "klet-%.24s", k->node);
 	/* the worker is the board's interpreter task: its stack is the profile's */
 	size_t stack = k->profile.interp_stack ? k->profile.interp_stack : 64 * 1024;
@@ -1582,7 +1677,8 @@ k32_status_t klet_start(struct klet *k, struct k32_err *err)
 		k->stopping = true;
 		klet_wake(k);
 		k32_plat()->task_join(k->watcher);
-		k->watcher = NULL;
+		k32_plat()->task_join(k->node_task);
+		k->watcher = k->node_task = NULL;
 		goto out_fail;
 	}
 	k->started = true;
@@ -1595,8 +1691,19 @@ out_fail:
 	klet_http_stop(k);
 	http_client_free(k->cli);
 	http_client_free(k->wcli);
-	k->cli = k->wcli = NULL;
+	http_client_free(k->ncli);
+	k->cli = k->wcli = k->ncli = NULL;
 	return st;
+}
+
+/* Sets stopping, interrupts every pod's running call and wakes every task (lock held). */
+static void stop_request_locked(struct klet *k)
+{
+	k->stopping = true;
+	for (uint32_t i = 0; i < k->max_pods; i++)
+		if (k->pods[i].used)
+			pod_interrupt_locked(k, &k->pods[i], KLET_STOP_SHUTDOWN);
+	k32_plat()->cond_broadcast(&k->cv);
 }
 
 void klet_stop_begin(struct klet *k)
@@ -1604,8 +1711,7 @@ void klet_stop_begin(struct klet *k)
 	if (!k)
 		return;
 	k32_mutex_lock(&k->lock);
-	k->stopping = true;
-	k32_plat()->cond_broadcast(&k->cv);
+	stop_request_locked(k);
 	k32_mutex_unlock(&k->lock);
 }
 
@@ -1614,12 +1720,12 @@ void klet_stop(struct klet *k)
 	if (!k || !k->started)
 		return;
 	k32_mutex_lock(&k->lock);
-	k->stopping = true;
-	k32_plat()->cond_broadcast(&k->cv);
+	stop_request_locked(k);
 	k32_mutex_unlock(&k->lock);
 	k32_plat()->task_join(k->worker);
+	k32_plat()->task_join(k->node_task);
 	k32_plat()->task_join(k->watcher);
-	k->worker = k->watcher = NULL;
+	k->worker = k->watcher = k->node_task = NULL;
 	klet_http_stop(k);
 	for (uint32_t i = 0; i < k->max_pods; i++) {
 		struct klet_pod *p = &k->pods[i];
@@ -1630,7 +1736,8 @@ void klet_stop(struct klet *k)
 	}
 	http_client_free(k->cli);
 	http_client_free(k->wcli);
-	k->cli = k->wcli = NULL;
+	http_client_free(k->ncli);
+	k->cli = k->wcli = k->ncli = NULL;
 	k->started = false;
 }
 
@@ -1648,6 +1755,7 @@ void klet_free(struct klet *k)
 	klet_kobj_free(k);
 	const struct k32_platform_ops *pl = k32_plat();
 	pl->cond_fini(&k->cv);
+	pl->cond_fini(&k->sleep_cv);
 	pl->mutex_fini(&k->lock);
 	pl->mutex_fini(&k->run_lock);
 	k32_free(k->alloc, k, sizeof(*k));

@@ -30,11 +30,14 @@
  * pod's log (what the API server's pods/log proxy in src/sim reads for pods on boards in other
  * processes).
  *
- * Threads (platform tasks) per kubelet: the worker (pod lifecycle, ticks, status, lease;
- * its stack is the board's interpreter stack), the pod watch, and the pod HTTP server's
- * loop. Provider calls that touch a pod's runtime (start, stop, run, http, stats) are
- * serialised by one run lock per kubelet, as a board runs all its pods on one interpreter
- * task. A provider's notify callback may be called from any of those calls and never blocks.
+ * Threads (platform tasks) per kubelet (docs/node-tasks.md): the node task (Lease, Node
+ * status, pod status, Events: never pod code), the worker or exec task (pod life cycle and
+ * every call into a pod; its stack is the board's interpreter stack), the pod watch, and the
+ * pod HTTP server's loop. Provider calls that touch a pod's runtime (start, stop, run, http,
+ * stats) are serialised by one run lock per kubelet, as a board runs all its pods on one
+ * interpreter task. Each pod call has a wall-clock deadline (kube32.io/call-deadline-ms) and
+ * is interrupted by the pod's deletion or the kubelet's stop (klet_pod_stop_word). A
+ * provider's notify callback may be called from any of those calls and never blocks.
  *
  * Memory: node-lifetime state (the pod table with its log rings) is allocated once by
  * klet_new. Every byte of a pod's runtime comes from the node's pod pool, a k32_heap with
@@ -99,6 +102,18 @@ struct klet_run_spec {
 	uint32_t tick_ms;	/* k32_tick period (kube32.io/tick-ms) */
 	bool run_to_completion; /* restartPolicy != Always (a Job's pod) */
 	const char *device;	/* annotation kube32.io/device: the Device it drives ("": none) */
+	uint32_t deadline_ms;	/* wall-clock deadline of each call (kube32.io/call-deadline-ms) */
+};
+
+/* The annotation of a pod's call deadline in ms (1..K32_KLET_CALL_DEADLINE_MAX_MS, which is
+ * K32_POD_CALL_DEADLINE_MS_MAX; parsed by kmeta: the API answers 422 for a bad value). */
+#define KLET_ANN_CALL_DEADLINE "kube32.io/call-deadline-ms"
+
+/* Why a pod's running call must stop (klet_pod_stop_word). */
+enum {
+	KLET_STOP_NONE = 0,
+	KLET_STOP_DELETED = 1,	/* the pod was deleted (or replaced) */
+	KLET_STOP_SHUTDOWN = 2, /* the kubelet is stopping */
 };
 
 /* How a container ended, reported through klet_notify_fn. */
@@ -354,6 +369,19 @@ void klet_events_kick(struct klet *k, const struct klet_pod *except);
 /* Counts event handler calls: delivered, and those that ran out of budget (the packet was
  * dropped); /stats reports them per pod. Any thread; takes `lock`. */
 void klet_pod_events_count(struct klet_pod *pod, uint32_t delivered, uint32_t over_budget);
+
+/*
+ * Interruption (docs/node-tasks.md). The pod's stop word: KLET_STOP_* set by the watch task
+ * (deletion) or klet_stop (shutdown), read by the pod's running call at its check points
+ * (the Wasm provider makes it the stop of its struct wrt_watch). Valid as long as the pod.
+ */
+const _Atomic uint32_t *klet_pod_stop_word(struct klet_pod *pod);
+/*
+ * Sleeps until the monotonic time until_us or until the pod's stop word is set, whichever
+ * comes first; returns the stop word (KLET_STOP_NONE: it slept to until_us). A provider's
+ * host function calls it (k32_sleep_ms), inside a provider call.
+ */
+uint32_t klet_pod_sleep(struct klet_pod *pod, uint64_t until_us);
 
 /* The node's pod pool: bytes in use and its size (for messages). */
 void klet_pool_usage(struct klet *k, size_t *out_used, size_t *out_limit);

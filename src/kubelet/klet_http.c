@@ -33,7 +33,8 @@
  * client is answered 503 and its connection closed).
  *
  * The handler runs on the server's loop task; it takes the kubelet's run lock for the pod
- * call, so a request waits at most for one running tick (bounded by its gas budget).
+ * call, so a request waits at most for one running call (bounded by its call deadline,
+ * kube32.io/call-deadline-ms; docs/node-tasks.md).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,6 +8,11 @@
  *   lock      the pod table, every pod's desired and observed state, the log rings.
  * A provider's notify and klet_pod_log take `lock` briefly, so they may be called with
  * run_lock held. The worker never holds `lock` across a provider call or an HTTP request.
+ *
+ * Tasks: the worker (exec task) makes every provider call; the node task sends the Lease,
+ * Node status, pod status and Events and never takes run_lock; the watcher records desired
+ * state and sets a deleted pod's stop word (klet_pod_stop_word), which its running call
+ * sees at its next check point. Each task has its own HTTP client.
  */
 #ifndef KLET_INT_H
 #define KLET_INT_H
@@ -88,10 +93,12 @@ struct klet_pod {
 	uint32_t stack_bytes;
 	uint32_t frames; /* annotation kube32.io/call-depth (0: default) */
 	uint32_t tick_ms;
-	char device[64]; /* annotation kube32.io/device ("" none) */
-	bool deleting;	 /* deletionTimestamp seen: stop, then delete with grace 0 */
-	bool gone;	 /* deleted from the API: stop and forget */
-	bool seen;	 /* marked during a relist */
+	char device[64];       /* annotation kube32.io/device ("" none) */
+	uint32_t deadline_ms;  /* annotation kube32.io/call-deadline-ms (or the default) */
+	_Atomic uint32_t stop; /* KLET_STOP_*: the running call stops (klet_pod_stop_word) */
+	bool deleting;	       /* deletionTimestamp seen: stop, then delete with grace 0 */
+	bool gone;	       /* deleted from the API: stop and forget */
+	bool seen;	       /* marked during a relist */
 	/* observed */
 	bool started; /* the provider holds a runtime for it */
 	bool done;    /* terminal: Succeeded or Failed, never started again */
@@ -155,17 +162,20 @@ struct klet {
 	const struct k32_allocator *log_alloc; /* pods' log rings (cfg.log_alloc or alloc) */
 	uint32_t max_pods;
 
-	struct k32_mutex lock; /* see the top of this file */
-	struct k32_cond cv;    /* worker wake-up */
+	struct k32_mutex lock;	  /* see the top of this file */
+	struct k32_cond cv;	  /* worker, node task and watcher wake-up */
+	struct k32_cond sleep_cv; /* a pod sleeping in a host call (klet_pod_sleep), with lock */
 	struct k32_mutex run_lock;
 
-	bool started;	       /* klet_start succeeded */
-	_Atomic bool stopping; /* klet_stop(_begin) was called (read by every task) */
-	struct k32_task *worker;
-	struct k32_task *watcher;
+	bool started;		    /* klet_start succeeded */
+	_Atomic bool stopping;	    /* klet_stop(_begin) was called (read by every task) */
+	struct k32_task *worker;    /* the exec task: every call into a pod */
+	struct k32_task *watcher;   /* the pod list + watch */
+	struct k32_task *node_task; /* Lease, Node status, pod status, Events */
 	struct http_server *pod_srv;
-	struct http_client *cli;  /* the worker's client */
+	struct http_client *cli;  /* the worker's client (modules, deletion, Device status) */
 	struct http_client *wcli; /* the watcher's client */
+	struct http_client *ncli; /* the node task's client */
 
 	struct kobj_node *kobj; /* the node's kernel objects (klet_kobj.c), from the profile */
 	/* bearer tokens the pod server accepts on node endpoints (klet_http.c) */

@@ -81,6 +81,12 @@ struct kw_pod {
 	struct hw_node_pod *hw; /* bound to a Device (annotation kube32.io/device), or NULL */
 	struct hw_pod *hw_none; /* on a node with buses, a pod bound to none: no grants */
 	bool hw_crashed;	/* DriverCrash recorded, not yet sent */
+	/* the running call (kw_invoke): its name and wall-clock deadline, and the watch that
+	 * stops it (the pod's stop word; kw_watch_check also ends it at the deadline) */
+	struct wrt_watch watch;
+	const char *call;     /* "k32_tick", ... (static) */
+	uint32_t deadline_ms; /* per call (kube32.io/call-deadline-ms) */
+	uint64_t deadline_us; /* monotonic end of the running call */
 };
 
 /* Every kubelet passes itself as the notify arg, so one function serves them all. */
@@ -121,14 +127,46 @@ static k32_status_t h_time_ms(struct k32_hostcall *c)
 	return K32_OK;
 }
 
+/*
+ * Whether the running call must end: a stop request (deletion, shutdown) or its deadline.
+ * K32_OK: go on. The interpreter calls it at its check points (struct wrt_watch); the host
+ * functions that wait call it when their wait ends early.
+ */
+static k32_status_t kw_watch_check(void *ctx, uint32_t stop, struct k32_err *err)
+{
+	struct kw_pod *w = ctx;
+	if (stop)
+		return k32_err_set(err, K32_ERR_CANCELED, KLET_MOD, "%s stopped: %s", w->call,
+				   stop == KLET_STOP_SHUTDOWN ? "the node is shutting down"
+							      : "the pod was deleted");
+	if (k32_now_us() >= w->deadline_us)
+		return k32_err_set(err, K32_ERR_TIMED_OUT, KLET_MOD,
+				   "deadline exceeded: %s ran past its deadline of %" PRIu32
+				   " ms (annotation " KLET_ANN_CALL_DEADLINE ", at most %" PRIu32
+				   " ms); return sooner (keep state between ticks) or raise it",
+				   w->call, w->deadline_ms,
+				   (uint32_t)K32_KLET_CALL_DEADLINE_MAX_MS);
+	return K32_OK;
+}
+
+/* k32_sleep_ms(ms <= 10): sleeps, but never past the call's deadline, and wakes at once on
+ * a stop request; then the call ends (a deadline or stop is not the pod's to ignore). */
 static k32_status_t h_sleep_ms(struct k32_hostcall *c)
 {
+	struct kw_pod *w = kw_of(c);
 	uint32_t ms = (uint32_t)c->args[0];
 	if (ms > 10) {
 		c->results[0] = (uint32_t)-1; /* EINVAL: longer waits are tick delays */
 		return K32_OK;
 	}
-	k32_plat()->sleep_us((uint64_t)ms * 1000);
+	uint64_t until = k32_now_us() + (uint64_t)ms * 1000;
+	bool capped = until >= w->deadline_us;
+	uint32_t stop = klet_pod_sleep(w->pod, capped ? w->deadline_us : until);
+	if (stop || capped) {
+		k32_status_t st = kw_watch_check(w, stop, c->err);
+		if (st)
+			return st;
+	}
 	c->results[0] = 0;
 	return K32_OK;
 }
@@ -427,6 +465,62 @@ static const struct kobj_pod_env kw_env = {.owner_of = owner_of};
 static struct k32_hostfn_def kw_kobj[KOBJ_POD_HOSTFN_COUNT];
 static bool kw_ready;
 
+/*
+ * The kobj calls that can block, wrapped: kobj knows nothing of the kubelet, so its waits
+ * cannot be woken by a stop request or the call's deadline. The wrapper passes the pod's own
+ * deadline through, but cut to the call's deadline and, for waits that may be repeated
+ * (nothing happens twice), into pieces of K32_KLET_WAIT_CHECK_MS between which it looks
+ * at the stop word. kx_channel_call (which writes before it waits) is only cut to the call's
+ * deadline: repeating it would send its message twice.
+ */
+struct kw_wait_fn {
+	const char *name;   /* the kobj host function */
+	uint32_t nargs;	    /* its arguments (as its signature in kobj_pod.c) */
+	uint32_t arg;	    /* index of its deadline argument (kobj_time_t, monotonic ns) */
+	bool repeat;	    /* the wait may be cut into pieces */
+	k32_hostcall_fn fn; /* kobj's function */
+	void *ctx;	    /* and its ctx */
+};
+static struct kw_wait_fn kw_waits[] = {
+    {"kx_object_wait_one", 4, 2, true, NULL, NULL},
+    {"kx_object_wait_many", 3, 2, true, NULL, NULL},
+    {"kx_port_wait", 3, 1, true, NULL, NULL},
+    {"kx_channel_call", 6, 2, false, NULL, NULL},
+};
+#define KW_WAIT_MAX_ARGS 6
+
+static k32_status_t kw_wait(struct k32_hostcall *c)
+{
+	const struct kw_wait_fn *wf = c->ctx;
+	struct kw_pod *w = kw_of(c);
+	int64_t want = (int64_t)c->args[wf->arg]; /* the pod's deadline: 0 polls */
+	int64_t cut = w->deadline_us > (uint64_t)(INT64_MAX / 1000)
+			  ? INT64_MAX
+			  : (int64_t)w->deadline_us * 1000;
+	/* kobj's call sees a copy of the arguments with the deadline replaced */
+	uint64_t args[KW_WAIT_MAX_ARGS];
+	memcpy(args, c->args, wf->nargs * sizeof(args[0]));
+	struct k32_hostcall sub = *c;
+	sub.args = args;
+	sub.ctx = wf->ctx;
+	for (;;) {
+		int64_t d = want < cut ? want : cut;
+		int64_t piece = kobj_deadline_after((int64_t)K32_KLET_WAIT_CHECK_MS * 1000000);
+		if (wf->repeat && piece < d)
+			d = piece;
+		args[wf->arg] = (uint64_t)d;
+		k32_status_t st = wf->fn(&sub);
+		if (st || d == want || (int32_t)(uint32_t)c->results[0] != K32_ERR_TIMED_OUT)
+			return st; /* done, failed, or the pod's own deadline came */
+		/* one of our cuts: a stop request or the call's deadline ends the call */
+		st = kw_watch_check(w, atomic_load(klet_pod_stop_word(w->pod)), c->err);
+		if (st)
+			return st;
+		if (!wf->repeat)
+			return K32_OK; /* not reached: a non-repeated wait is cut at the deadline */
+	}
+}
+
 /* The hardware host functions see the pod's hw slot; a pod bound to no Device sees a
  * hw_pod without grants (every bus call answers K32_EPERM, publishing goes nowhere). */
 static struct hw_pod *hw_pod_of(void *user)
@@ -533,6 +627,24 @@ static void kw_init(void *ctx, struct klet *k, klet_notify_fn notify, void *arg)
 	atomic_store_explicit(&kw_notify, notify, memory_order_release);
 	if (!kw_ready) {
 		kobj_pod_hostfns(&kw_env, kw_kobj, KOBJ_POD_HOSTFN_COUNT);
+		for (size_t i = 0; i < KOBJ_POD_HOSTFN_COUNT; i++) {
+			for (size_t j = 0; j < sizeof(kw_waits) / sizeof(kw_waits[0]); j++) {
+				if (strcmp(kw_kobj[i].name, kw_waits[j].name))
+					continue;
+				if (strcspn(kw_kobj[i].sig, ":") != kw_waits[j].nargs) {
+					/* kobj changed the signature: fix kw_waits */
+					K32_LOGE(KLET_MOD,
+						 "%s: signature %s, kw_waits says %" PRIu32 " args",
+						 kw_waits[j].name, kw_kobj[i].sig,
+						 kw_waits[j].nargs);
+					continue;
+				}
+				kw_waits[j].fn = kw_kobj[i].fn;
+				kw_waits[j].ctx = kw_kobj[i].ctx;
+				kw_kobj[i].fn = kw_wait;
+				kw_kobj[i].ctx = &kw_waits[j];
+			}
+		}
 		hw_hostfns(&kw_hw_env, kw_hw, HW_HOSTFN_COUNT);
 		kw_ready = true;
 	}
@@ -549,6 +661,28 @@ static void kw_exit(struct kw_pod *w, int32_t code, const char *reason, const ch
 	struct klet_exit ex = {.code = code, .reason = reason, .message = msg};
 	/* the pod's own kubelet is the notify arg (klet passes itself) */
 	atomic_load_explicit(&kw_notify, memory_order_acquire)(w->k, w->pod, &ex);
+}
+
+/* Calls export f as `call` under the pod's wall-clock deadline (and its stop word). */
+static k32_status_t kw_invoke(struct kw_pod *w, const char *call, uint32_t f, const uint64_t *args,
+			      uint32_t nargs, uint64_t *r, uint32_t nr, struct k32_err *e)
+{
+	w->call = call;
+	w->deadline_us = k32_now_us() + (uint64_t)w->deadline_ms * 1000;
+	return wrt_invoke(w->inst, f, args, nargs, r, nr, e);
+}
+
+/* A call that failed (not proc_exit) ends the container: past its deadline with reason
+ * DeadlineExceeded, stopped by a request as killed (137), anything else as Error. */
+static void kw_fail(struct kw_pod *w, k32_status_t st, const char *msg)
+{
+	if (st == K32_ERR_CANCELED) {
+		/* the pod is going (deleted, node stopping): no driver crash to report */
+		struct klet_exit ex = {.code = 137, .reason = "Error", .message = msg};
+		kw_notify(w->k, w->pod, &ex);
+		return;
+	}
+	kw_exit(w, 1, st == K32_ERR_TIMED_OUT ? "DeadlineExceeded" : "Error", msg);
 }
 
 k32_status_t klet_image_path(const char *dir, const char *image, char *out, size_t cap,
@@ -718,6 +852,10 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	w->pod = pod;
 	w->a = a;
 	w->tick_ms = s->tick_ms ? s->tick_ms : K32_KLET_TICK_DEFAULT_MS;
+	w->deadline_ms = s->deadline_ms ? s->deadline_ms : K32_KLET_CALL_DEADLINE_MS;
+	w->watch.stop = klet_pod_stop_word(pod);
+	w->watch.check = kw_watch_check;
+	w->watch.ctx = w;
 	/* a tag names a version of the module store; the image directory holds one file per
 	 * module (the untagged one, or the one a digest names) */
 	bool from_file = !ref.tag[0] && pl->file_exists(path);
@@ -840,6 +978,9 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		lim.gas = s->gas ? s->gas : K32_KLET_POD_GAS;
 		lim.gas_enabled = !s->gas_off;
 		lim.canonical_nan = true;
+		lim.watch = &w->watch; /* interruptible and deadlined, gas or not */
+		w->call = "the module's start function";
+		w->deadline_us = k32_now_us() + (uint64_t)w->deadline_ms * 1000;
 		st = wrt_instance_new(w->mod, lk, &lim, a, w, &w->inst, err);
 		if (st == K32_ERR_NO_MEMORY)
 			st = no_fit(k, s, "instantiating the module (linear memory, stacks)",
@@ -887,11 +1028,11 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		struct k32_err e;
 		k32_err_clear(&e);
 		k32_status_t ist =
-		    wrt_invoke(w->inst, w->f_init, NULL, 0, &r, w->init_result ? 1 : 0, &e);
+		    kw_invoke(w, "k32_init", w->f_init, NULL, 0, &r, w->init_result ? 1 : 0, &e);
 		if (ist == K32_ERR_TRAP && w->exited) {
 			kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
 		} else if (ist) {
-			kw_exit(w, 1, "Error", e.msg);
+			kw_fail(w, ist, e.msg);
 		} else if ((int32_t)(uint32_t)r < 0) {
 			char m[64];
 			snprintf(m, sizeof(m), "k32_init returned %" PRId32, (int32_t)(uint32_t)r);
@@ -926,13 +1067,14 @@ static bool kw_event_call(struct kw_pod *w, const struct kobj_packet *pkt, uint3
 	struct k32_err e;
 	k32_err_clear(&e);
 	w->pkt = pkt;
-	k32_status_t st = wrt_invoke(w->inst, w->f_event, args, 3, &r, w->event_result ? 1 : 0, &e);
+	k32_status_t st =
+	    kw_invoke(w, "k32_event", w->f_event, args, 3, &r, w->event_result ? 1 : 0, &e);
 	w->pkt = NULL;
 	if (st == K32_ERR_TRAP && w->exited) {
 		kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
 		return false;
 	}
-	if (st && strstr(e.msg, "out of gas")) {
+	if (st == K32_ERR_TRAP && strstr(e.msg, "out of gas")) {
 		char line[K32_KLET_LOG_LINE_MAX];
 		int n = snprintf(line, sizeof(line),
 				 "k32_event (type %" PRIu32
@@ -944,7 +1086,7 @@ static bool kw_event_call(struct kw_pod *w, const struct kobj_packet *pkt, uint3
 		return true;
 	}
 	if (st) {
-		kw_exit(w, 1, "Error", e.msg);
+		kw_fail(w, st, e.msg);
 		return false;
 	}
 	klet_pod_events_count(w->pod, 1, 0);
@@ -1021,13 +1163,14 @@ static bool kw_tick(struct kw_pod *w)
 	struct k32_err e;
 	k32_err_clear(&e);
 	uint64_t r = 0;
-	k32_status_t st = wrt_invoke(w->inst, w->f_tick, NULL, 0, &r, w->tick_result ? 1 : 0, &e);
+	k32_status_t st =
+	    kw_invoke(w, "k32_tick", w->f_tick, NULL, 0, &r, w->tick_result ? 1 : 0, &e);
 	if (st == K32_ERR_TRAP && w->exited) {
 		kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
 		return false;
 	}
 	if (st) {
-		kw_exit(w, 1, "Error", e.msg);
+		kw_fail(w, st, e.msg);
 		return false;
 	}
 	int32_t ms = w->tick_result ? (int32_t)(uint32_t)r : 0;
@@ -1055,11 +1198,11 @@ static void kw_run(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *out_
 		if (w->start_done)
 			return;
 		w->start_done = true;
-		k32_status_t st = wrt_invoke(w->inst, w->f_start, NULL, 0, NULL, 0, &e);
+		k32_status_t st = kw_invoke(w, "_start", w->f_start, NULL, 0, NULL, 0, &e);
 		if (st == K32_ERR_TRAP && w->exited)
 			kw_exit(w, w->exit_code, w->exit_code ? "Error" : "Completed", "");
 		else if (st)
-			kw_exit(w, 1, "Error", e.msg);
+			kw_fail(w, st, e.msg);
 		else
 			kw_exit(w, 0, "Completed", "");
 		return;
@@ -1096,7 +1239,7 @@ static k32_status_t kw_http(void *ctx, struct klet_pod *pod, const struct klet_h
 	k32_err_clear(&e);
 	w->req = req;
 	w->resp = resp;
-	k32_status_t st = wrt_invoke(w->inst, w->f_http, args, 3, &r, 1, &e);
+	k32_status_t st = kw_invoke(w, "k32_http", w->f_http, args, 3, &r, 1, &e);
 	w->req = NULL;
 	w->resp = NULL;
 	if (st == K32_ERR_TRAP && w->exited) {
@@ -1106,9 +1249,9 @@ static k32_status_t kw_http(void *ctx, struct klet_pod *pod, const struct klet_h
 	if (st) {
 		k32_buf_reset(&resp->body);
 		k32_buf_append_str(&resp->body, e.msg, NULL);
-		if (strstr(e.msg, "out of gas"))
+		if (st == K32_ERR_TRAP && strstr(e.msg, "out of gas"))
 			return K32_ERR_TIMED_OUT; /* the request's budget: the pod keeps running */
-		kw_exit(w, 1, "Error", e.msg);
+		kw_fail(w, st, e.msg);
 		return K32_ERR_TRAP;
 	}
 	int32_t code = (int32_t)(uint32_t)r;

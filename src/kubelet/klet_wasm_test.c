@@ -50,6 +50,7 @@ static int setup(void **state)
 	struct klet_config c;
 	fx_klet_config(&c, &t.cp, "wasm-node", &prof);
 	c.image_dir = KLET_TEST_IMAGES;
+	c.lease_renew_ms = 200; /* test_hostile_pods sees renewals while pods misbehave */
 	c.extra_hostfns = test_fns;
 	c.extra_hostfn_count = sizeof(test_fns) / sizeof(test_fns[0]);
 	struct k32_err err;
@@ -508,6 +509,165 @@ static void test_node_unaffected(void **state)
 	assert_true(after.pool_bytes < before.pool_bytes);
 }
 
+static bool last_reason_is(const cJSON *pod, const void *arg)
+{
+	const char *r = fx_str(fx_cs(pod), "lastState.terminated.reason");
+	return r && !strcmp(r, arg);
+}
+
+/* Whether an Event with this reason names the pod. */
+static bool event_for(struct wfx *t, const char *pod, const char *reason)
+{
+	for (int i = 0; i < 500; i++) {
+		int code;
+		cJSON *l = fx_do(&t->cp, "GET", "/api/v1/namespaces/default/events", NULL, &code);
+		const cJSON *e;
+		bool found = false;
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(l, "items"))
+		{
+			const char *n = fx_str(e, "involvedObject.name"), *r = fx_str(e, "reason");
+			found = found || (n && r && !strcmp(n, pod) && !strcmp(r, reason));
+		}
+		cJSON_Delete(l);
+		if (found)
+			return true;
+		k32_plat()->sleep_us(10000);
+	}
+	return false;
+}
+
+/* Polls until the pod is gone from the API, at most bound_ms (a bound far above what it
+ * takes, far below the 10 s the stopped call could otherwise have run). */
+static bool gone_within(struct wfx *t, const char *pod, int bound_ms)
+{
+	char target[256];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/default/pods/%s", pod);
+	for (int i = 0; i < bound_ms / 10; i++) {
+		int code;
+		cJSON_Delete(fx_do(&t->cp, "GET", target, NULL, &code));
+		if (code == 404)
+			return true;
+		k32_plat()->sleep_us(10000);
+	}
+	return false;
+}
+
+/*
+ * Hostile pods beside a neighbour (issue 11): a pod that sleeps in its tick, one that loops
+ * with metering off, one that loops with a huge budget and one that waits forever on a
+ * kobj port are each stopped at their call deadline with reason DeadlineExceeded (status,
+ * Event, log) and restarted; meanwhile the node renews its Lease and the neighbour answers
+ * every request. Then the same pods with the largest deadline are deleted while they run:
+ * the deletion interrupts them, so it completes long before that deadline.
+ */
+static void test_hostile_pods(void **state)
+{
+	struct wfx *t = *state;
+	static const struct {
+		const char *name, *image, *budget;
+	} hostile[] = {
+	    {"sleeper", "t_sleeper", NULL},
+	    {"spin-off", "t_loop", "off"},
+	    {"spin-huge", "t_loop", "10000000000"},
+	    {"waiter", "t_waiter", NULL},
+	};
+	const size_t n = sizeof(hostile) / sizeof(hostile[0]);
+	fx_pod_create(&t->cp, "neighbour", "wasm-node", "t_ok.wasm", "Always", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "neighbour", fx_ready, NULL));
+	struct klet_stats before;
+	klet_get_stats(t->k, &before);
+	char meta[200];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(meta, sizeof(meta),
+			 ",\"annotations\":{\"" KLET_ANN_CALL_DEADLINE "\":\"100\"%s%s%s}",
+			 hostile[i].budget ? ",\"kube32.io/execution-budget\":\"" : "",
+			 hostile[i].budget ? hostile[i].budget : "", hostile[i].budget ? "\"" : "");
+		fx_pod_create(&t->cp, hostile[i].name, "wasm-node", hostile[i].image, "Always",
+			      NULL, meta);
+	}
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "b");
+	for (size_t i = 0; i < n; i++) {
+		cJSON *p = fx_wait_pod(&t->cp, hostile[i].name, last_reason_is, "DeadlineExceeded");
+		const char *m = fx_str(fx_cs(p), "lastState.terminated.message");
+		assert_non_null(strstr(m, "deadline exceeded: k32_tick ran past its deadline of "
+					  "100 ms (annotation kube32.io/call-deadline-ms"));
+		cJSON_Delete(p);
+		assert_true(event_for(t, hostile[i].name, "DeadlineExceeded"));
+		assert_true(log_has(t, hostile[i].name, "DeadlineExceeded: deadline exceeded"));
+		/* the neighbour answers every request while they run */
+		for (int r = 0; r < 5; r++)
+			assert_int_equal(pod_get(t, "neighbour", "/", &b), 200);
+	}
+	/* the Lease went on meanwhile (the node task never waits on pod code) */
+	struct klet_stats after;
+	for (int i = 0; i < 500; i++) {
+		klet_get_stats(t->k, &after);
+		if (after.lease_renewals > before.lease_renewals)
+			break;
+		k32_plat()->sleep_us(10000);
+	}
+	assert_true(after.lease_renewals > before.lease_renewals);
+	cJSON *p = fx_wait_pod(&t->cp, "neighbour", fx_ready, NULL);
+	assert_int_equal((int)cJSON_GetObjectItem(fx_cs(p), "restartCount")->valuedouble, 0);
+	cJSON_Delete(p);
+
+	/* deletion interrupts a running call: with the largest deadline (10 s) the pods would
+	 * otherwise hold the interpreter that long */
+	for (size_t i = 0; i < n; i++) {
+		int code;
+		char target[200];
+		snprintf(target, sizeof(target), "/api/v1/namespaces/default/pods/%s",
+			 hostile[i].name);
+		cJSON_Delete(fx_do(&t->cp, "DELETE", target, NULL, &code));
+		assert_true(gone_within(t, hostile[i].name, 10000));
+		snprintf(meta, sizeof(meta),
+			 ",\"annotations\":{\"" KLET_ANN_CALL_DEADLINE "\":\"10000\"%s%s%s}",
+			 hostile[i].budget ? ",\"kube32.io/execution-budget\":\"" : "",
+			 hostile[i].budget ? hostile[i].budget : "", hostile[i].budget ? "\"" : "");
+		fx_pod_create(&t->cp, hostile[i].name, "wasm-node", hostile[i].image, "Always",
+			      NULL, meta);
+		cJSON_Delete(fx_wait_pod(&t->cp, hostile[i].name, fx_ready, NULL));
+		/* its first tick is due 1 s after the start: wait until it is in it */
+		k32_plat()->sleep_us(1300000);
+		cJSON_Delete(fx_do(&t->cp, "DELETE", target, NULL, &code));
+		assert_true(code == 200 || code == 202);
+		assert_true(gone_within(t, hostile[i].name, 5000));
+		assert_int_equal(pod_get(t, "neighbour", "/", &b), 200);
+	}
+	k32_buf_fini(&b);
+	int code;
+	cJSON_Delete(
+	    fx_do(&t->cp, "DELETE", "/api/v1/namespaces/default/pods/neighbour", NULL, &code));
+	assert_true(fx_gone_pred(&t->cp, "neighbour"));
+}
+
+/* The call deadline annotation is checked where it enters (kmeta, in the API server): a value
+ * the kubelet could not run, or one over the board-wide maximum, is a 422 naming the field,
+ * and such a pod never reaches the node. */
+static void test_deadline_annotation(void **state)
+{
+	struct wfx *t = *state;
+	static const char *const bad[] = {"-5", "0", "5s", "1e3", " 5", "10001", "4294967297"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char body[512];
+		snprintf(body, sizeof(body),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+			 "\"bad-deadline\",\"annotations\":{\"" KLET_ANN_CALL_DEADLINE
+			 "\":\"%s\"}},"
+			 "\"spec\":{\"nodeName\":\"wasm-node\",\"containers\":[{\"name\":\"main\","
+			 "\"image\":\"t_ok.wasm\"}]}}",
+			 bad[i]);
+		int code;
+		cJSON *j = fx_do(&t->cp, "POST", "/api/v1/namespaces/default/pods", body, &code);
+		const char *m = fx_str(j, "message");
+		if (code != 422 || !m || !strstr(m, KLET_ANN_CALL_DEADLINE))
+			fail_msg("deadline \"%s\": HTTP %d, %s", bad[i], code,
+				 m ? m : "(no message)");
+		cJSON_Delete(j);
+	}
+}
+
 static size_t pool_used(struct klet *k)
 {
 	struct klet_stats st;
@@ -709,6 +869,8 @@ int main(void)
 	};
 	const struct CMUnitTest faults[] = {
 	    cmocka_unit_test(test_pool_faults),
+	    cmocka_unit_test(test_hostile_pods),
+	    cmocka_unit_test(test_deadline_annotation),
 	};
 	int rc = cmocka_run_group_tests(tests, setup, teardown);
 	return rc | cmocka_run_group_tests(faults, setup, teardown);

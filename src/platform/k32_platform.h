@@ -104,6 +104,11 @@ struct k32_platform_ops {
 	/* Gives the rest of the calling task's time slice to any other ready task (taskYIELD
 	 * on FreeRTOS). For spin loops whose lock holder may be preempted on this core. */
 	void (*task_yield)(void);
+	/* Sets the calling task's priority (FreeRTOS numbers: higher runs first; the kubelet's
+	 * K32_KLET_NODE_TASK_PRIO / _EXEC_TASK_PRIO). The POSIX platform leaves it: threads of
+	 * one process share the CPU under SCHED_OTHER without privileges, which already keeps a
+	 * busy task from starving the others. */
+	void (*task_set_priority)(int prio);
 	/* CPU time of the calling thread. */
 	uint64_t (*thread_cpu_us)(void);
 	/* Number of CPU cores. */

@@ -30,6 +30,8 @@ static void test_clock(void **state)
 	assert_true(P->wall_s() > 1600000000u);
 	assert_true(P->core_count() >= 1);
 	P->task_yield(); /* returns; nothing else to observe on one thread */
+	assert_non_null(P->task_set_priority);
+	P->task_set_priority(4); /* POSIX: left as is (k32_platform.h) */
 	uint8_t r1[16] = {0}, r2[16] = {0};
 	assert_int_equal(P->random(r1, sizeof(r1)), K32_OK);
 	assert_int_equal(P->random(r2, sizeof(r2)), K32_OK);

@@ -128,6 +128,34 @@ k32_status_t wrt_linker_add_instance(struct wrt_linker *lk, const char *name,
 
 /* ---- instances --------------------------------------------------------------------------- */
 
+/*
+ * How a running call is stopped from outside (wrt_limits.watch; NULL: only by its gas).
+ *
+ * Check points: code compiled with gas (wrt_load_opts.gas_metering, the default and what
+ * the kubelet uses) charges gas at function entries and loop back-edges, metered or not
+ * (lim.gas_enabled only decides whether the budget can run out). The interpreter keeps at
+ * most K32_WASM_CHECK_GAS units in its counter at a time; when they are used up, the next
+ * charge takes the slow path, which refills the counter and calls check. So a call reaches
+ * a check point after at most K32_WASM_CHECK_GAS units of work (plus one straight-line
+ * block), whether it loops or recurses, and the hot path pays nothing it did not pay
+ * before. A host call that returns while *stop is nonzero is a check point too (a host
+ * function that waits should itself wake when stop is set: see the kubelet's k32_sleep_ms).
+ * Code compiled without gas has no charges: only host call returns are check points.
+ *
+ * check(ctx, stop, err) runs on the calling thread with the value of *stop: K32_OK goes on;
+ * any other status ends the call with that status (check fills err: what stopped it and
+ * why; the interpreter appends where). With check NULL, a nonzero stop ends the call with
+ * K32_ERR_CANCELED. A host function that returns K32_ERR_CANCELED or K32_ERR_TIMED_OUT
+ * with err set to that same status (a wait cut short by the embedder) ends the call with it
+ * too, instead of a trap. The instance keeps the pointer: the watch must outlive it.
+ */
+struct wrt_watch {
+	const _Atomic uint32_t *stop; /* required; nonzero: stop at the next check point (any
+				       * thread may set it) */
+	k32_status_t (*check)(void *ctx, uint32_t stop, struct k32_err *err);
+	void *ctx; /* for check */
+};
+
 struct wrt_limits {
 	uint64_t mem_bytes;   /* linear memory cap in bytes (accesses checked against the real
 				 size, which is min(pages * 64 KiB, mem_bytes)) */
@@ -138,6 +166,7 @@ struct wrt_limits {
 	bool gas_enabled;     /* meter (default true); false runs unmetered */
 	bool canonical_nan;   /* canonicalise NaN results of float arithmetic (pods: true) */
 	bool count_ops;	      /* count executed ops by type (slower; see wrt_op_counts) */
+	const struct wrt_watch *watch; /* stops a running call from outside (NULL: none) */
 };
 
 /* Defaults from k32_config.h (K32_WASM_DEFAULT_*). */
@@ -186,6 +215,8 @@ k32_status_t wrt_export_global(const struct wrt_instance *inst, const char *name
  * @retval K32_ERR_TRAP         the code trapped; err says what, where and how much
  * @retval K32_ERR_INVALID_ARGS bad index or counts
  * @retval K32_ERR_BAD_STATE    called re-entrantly from a host function of this instance
+ * @retval other                lim.watch's check stopped it (its status, e.g. CANCELED or
+ *                              TIMED_OUT; err has its message and where the call was)
  */
 k32_status_t wrt_invoke(struct wrt_instance *inst, uint32_t func, const uint64_t *args,
 			uint32_t nargs, uint64_t *results, uint32_t nresults, struct k32_err *err);

@@ -16,6 +16,7 @@
 #include "wasm/wrt_int.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #if defined(WRT_DEFAULT_SWITCH)
@@ -132,6 +133,10 @@ k32_status_t wrt_table_grow(struct wrt_table *tab, uint32_t delta, uint64_t init
 
 k32_status_t wrt_host_failed(const struct wrt_funcinst *fn, k32_status_t st, struct k32_err *err)
 {
+	/* a wait the embedder's watch cut short (struct wrt_watch): the call ends with that
+	 * status and the host's message, not as a trap */
+	if ((st == K32_ERR_CANCELED || st == K32_ERR_TIMED_OUT) && err && err->status == st)
+		return st;
 	if (st != K32_ERR_TRAP || !err || err->status != K32_ERR_TRAP)
 		k32_err_set(err, K32_ERR_TRAP, "wasm", "host function %s.%s failed: %s",
 			    fn->host->module, fn->host->name, k32_status_name(st));
@@ -634,6 +639,9 @@ k32_status_t wrt_instance_new(const struct wrt_module *mod, const struct wrt_lin
 		wrt_limits_default(&dflt);
 		lim = &dflt;
 	}
+	if (lim->watch && !lim->watch->stop)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, "wasm",
+				   "wrt_instance_new: lim.watch has no stop word");
 	layout(mod, &l);
 	uint8_t *blk = k32_alloc(alloc, l.total);
 	if (!blk)
@@ -766,6 +774,17 @@ k32_status_t wrt_invoke(struct wrt_instance *inst, uint32_t func, const uint64_t
 				   "call stack exhausted: %" PRIu32
 				   " argument slots, value stack holds %" PRIu32,
 				   need, inst->stack_slots);
+	const struct wrt_watch *w = inst->lim.watch;
+	uint32_t stop = w ? atomic_load_explicit(w->stop, memory_order_relaxed) : 0;
+	if (stop) {
+		/* stopped before it starts (the loop's own check points come later) */
+		k32_status_t why = w->check
+				       ? w->check(w->ctx, stop, err)
+				       : k32_err_set(err, K32_ERR_CANCELED, "wasm",
+						     "call interrupted (stop %" PRIu32 ")", stop);
+		if (why)
+			return why;
+	}
 	wrt_slot *base = inst->stack;
 	if (nargs)
 		memcpy(base, args, (size_t)nargs * 8);

@@ -877,6 +877,150 @@ static void test_limit_gas(void **state)
 	rt_close(&rt);
 }
 
+/* ---- the watch: stopping a call from outside (struct wrt_watch) ---- */
+
+struct watch_fx {
+	_Atomic uint32_t stop;
+	uint32_t checks;      /* check calls */
+	uint32_t stop_after;  /* check answers TIMED_OUT from this call on (0: never) */
+	uint32_t seen_stop;   /* the stop value of the last check */
+	uint32_t host_calls;  /* host "tick" calls */
+	uint32_t set_stop_at; /* the tick of this number sets stop (0: none) */
+	bool host_cancel;     /* tick itself ends the call with CANCELED */
+};
+
+static k32_status_t watch_check_fn(void *ctx, uint32_t stop, struct k32_err *err)
+{
+	struct watch_fx *w = ctx;
+	w->checks++;
+	w->seen_stop = stop;
+	if (stop)
+		return k32_err_set(err, K32_ERR_CANCELED, "test", "stopped (%u)", stop);
+	if (w->stop_after && w->checks >= w->stop_after)
+		return k32_err_set(err, K32_ERR_TIMED_OUT, "test", "deadline exceeded");
+	return K32_OK;
+}
+
+static k32_status_t host_tick(struct k32_hostcall *c)
+{
+	struct watch_fx *w = c->instance_user;
+	w->host_calls++;
+	if (w->host_cancel)
+		return k32_err_set(c->err, K32_ERR_CANCELED, "test", "wait cut short");
+	if (w->set_stop_at && w->host_calls == w->set_stop_at)
+		w->stop = 7;
+	c->results[0] = 0;
+	return K32_OK;
+}
+
+static const struct k32_hostfn_def watch_defs[] = {{"host", "tick", ":i", host_tick, NULL}};
+
+static void watch_open(struct rt *rt, struct wrt_limits *lim, struct watch_fx *w)
+{
+	struct wrt_linker lk;
+	memset(rt, 0, sizeof(*rt));
+	rt->f = read_testdata("t_watch.wasm");
+	assert_int_equal(wrt_module_load(&alloc, rt->f.b, rt->f.len, NULL, &rt->mod, &rt->err),
+			 K32_OK);
+	wrt_linker_init(&lk);
+	assert_int_equal(wrt_linker_add_host(&lk, watch_defs, 1, &rt->err), K32_OK);
+	assert_int_equal(wrt_instance_new(rt->mod, &lk, lim, &alloc, w, &rt->inst, &rt->err),
+			 K32_OK);
+}
+
+static void test_watch(void **state)
+{
+	(void)state;
+	struct watch_fx w;
+	struct wrt_watch watch = {.stop = &w.stop, .check = watch_check_fn, .ctx = &w};
+	struct wrt_limits lim = test_limits();
+	lim.watch = &watch;
+	struct rt rt;
+	uint64_t r[1];
+	static const char *const loops[] = {"spin", "calls"};
+
+	/* metering off: a loop (and a loop of calls) reaches a check point every
+	 * K32_WASM_CHECK_GAS units and stops when check says so, with where it was */
+	for (int metered = 0; metered < 2; metered++) {
+		for (size_t i = 0; i < 2; i++) {
+			memset(&w, 0, sizeof(w));
+			w.stop_after = 5;
+			lim.gas_enabled = metered;
+			lim.gas = UINT64_MAX; /* a "huge budget" pod */
+			watch_open(&rt, &lim, &w);
+			assert_int_equal(call(&rt, loops[i], NULL, 0, NULL, 0), K32_ERR_TIMED_OUT);
+			assert_int_equal(w.checks, 5); /* one per K32_WASM_CHECK_GAS units */
+			assert_non_null(strstr(rt.err.msg, "deadline exceeded (in "));
+			assert_non_null(strstr(rt.err.msg, "at byte"));
+			rt_close(&rt);
+		}
+	}
+	lim.gas_enabled = false;
+
+	/* a stop set before the call: it does not start (the first check point) */
+	memset(&w, 0, sizeof(w));
+	watch_open(&rt, &lim, &w);
+	w.stop = 3;
+	assert_int_equal(call(&rt, "spin", NULL, 0, NULL, 0), K32_ERR_CANCELED);
+	assert_int_equal(w.checks, 1);
+	assert_int_equal(w.seen_stop, 3);
+	assert_non_null(strstr(rt.err.msg, "stopped (3)"));
+	/* the instance stays usable once the stop is withdrawn */
+	w.stop = 0;
+	w.set_stop_at = 4;
+	/* a stop set by another party while a host call ran is seen when it returns, not a
+	 * slice later: the 4th tick sets it, the call ends right after it */
+	assert_int_equal(call(&rt, "host_loop", NULL, 0, r, 1), K32_ERR_CANCELED);
+	assert_int_equal(w.host_calls, 4);
+	assert_int_equal(w.seen_stop, 7);
+
+	/* a host function's own CANCELED (a wait cut short) ends the call with that status and
+	 * message, not a trap */
+	w.stop = 0;
+	w.host_cancel = true;
+	assert_int_equal(call(&rt, "host_loop", NULL, 0, r, 1), K32_ERR_CANCELED);
+	assert_non_null(strstr(rt.err.msg, "wait cut short"));
+	rt_close(&rt);
+
+	/* without a check function a stop ends the call with CANCELED */
+	memset(&w, 0, sizeof(w));
+	struct wrt_watch bare = {.stop = &w.stop};
+	lim.watch = &bare;
+	watch_open(&rt, &lim, &w);
+	w.set_stop_at = 2;
+	assert_int_equal(call(&rt, "host_loop", NULL, 0, r, 1), K32_ERR_CANCELED);
+	assert_non_null(strstr(rt.err.msg, "call interrupted (stop 7)"));
+	rt_close(&rt);
+
+	/* slices change no gas accounting: a budget of exactly what a long loop uses is
+	 * enough, one unit less runs out */
+	lim.watch = &watch;
+	lim.gas_enabled = true;
+	lim.gas = 1000000000ull;
+	memset(&w, 0, sizeof(w));
+	uint64_t a[1] = {300000};
+	assert_int_equal(rt_open(&rt, "t_exec.wasm", &lim), K32_OK);
+	assert_int_equal(call(&rt, "count", a, 1, r, 1), K32_OK);
+	struct wrt_stats s;
+	wrt_instance_stats(rt.inst, &s);
+	uint64_t used = s.gas_used;
+	assert_true(used > 2 * K32_WASM_CHECK_GAS); /* it crossed slices */
+	rt_close(&rt);
+	lim.gas = used;
+	assert_int_equal(rt_open(&rt, "t_exec.wasm", &lim), K32_OK);
+	assert_int_equal(call(&rt, "count", a, 1, r, 1), K32_OK);
+	wrt_instance_stats(rt.inst, &s);
+	assert_int_equal(s.gas_used, used);
+	rt_close(&rt);
+	lim.gas = used - 1;
+	assert_int_equal(rt_open(&rt, "t_exec.wasm", &lim), K32_OK);
+	assert_int_equal(call(&rt, "count", a, 1, r, 1), K32_ERR_TRAP);
+	assert_non_null(strstr(rt.err.msg, "out of gas"));
+	wrt_instance_stats(rt.inst, &s);
+	assert_int_equal(s.gas_used, used - 1);
+	rt_close(&rt);
+}
+
 static void test_limit_table(void **state)
 {
 	(void)state;
@@ -1060,6 +1204,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deep_bodies, setup, teardown),

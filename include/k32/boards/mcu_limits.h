@@ -210,5 +210,9 @@
 #ifndef K32_KLET_WATCHER_STACK_BYTES
 #define K32_KLET_WATCHER_STACK_BYTES (8u * 1024u)
 #endif
+/* the node task (Lease, Node status, pod status, Events: cJSON and the API client) */
+#ifndef K32_KLET_NODE_TASK_STACK
+#define K32_KLET_NODE_TASK_STACK (12u * 1024u)
+#endif
 
 #endif /* K32_BOARDS_MCU_LIMITS_H */

@@ -176,6 +176,11 @@ static uint64_t posix_thread_cpu_us(void)
 	return ts_to_us(&ts);
 }
 
+static void posix_task_set_priority(int prio)
+{
+	(void)prio; /* see k32_platform.h: no priorities for unprivileged threads here */
+}
+
 static void posix_task_yield(void)
 {
 	sched_yield();
@@ -916,6 +921,7 @@ static const struct k32_platform_ops posix_ops = {
     .task_join = posix_task_join,
     .task_list = posix_task_list,
     .task_yield = posix_task_yield,
+    .task_set_priority = posix_task_set_priority,
     .thread_cpu_us = posix_thread_cpu_us,
     .core_count = posix_core_count,
     .tcp_listen = posix_tcp_listen,
