@@ -12,6 +12,7 @@
  * (tokens are guarded by api->mu).
  */
 #include "api/api_srv.h"
+#include "kmeta/kmeta.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -364,48 +365,10 @@ static bool api_node_admin_label(const char *key)
 	return false;
 }
 
-/* Quantity ("1", "250m", "262144", "256Ki", "1.5Gi", "2M") in thousandths, saturating;
- * false when it does not parse. */
+/* A quantity in thousandths (kmeta's one parser); false when it does not parse. */
 static bool api_quantity_milli(const char *s, uint64_t *out)
 {
-	static const struct {
-		const char *sfx;
-		uint64_t mul; /* of one unit, in thousandths */
-	} sfx[] = {{"Ki", 1024000ull},
-		   {"Mi", 1048576000ull},
-		   {"Gi", 1073741824000ull},
-		   {"Ti", 1099511627776000ull},
-		   {"k", 1000000ull},
-		   {"M", 1000000000ull},
-		   {"G", 1000000000000ull},
-		   {"T", 1000000000000000ull},
-		   {"m", 1ull},
-		   {"", 1000ull}};
-	uint64_t whole = 0, frac = 0, fdiv = 1;
-	const char *p = s;
-	if (!s || !*s)
-		return false;
-	for (; *p >= '0' && *p <= '9'; p++)
-		whole =
-		    whole > UINT64_MAX / 100 ? UINT64_MAX / 10 : whole * 10 + (uint64_t)(*p - '0');
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			if (fdiv < 1000000000ull) {
-				frac = frac * 10 + (uint64_t)(*p - '0');
-				fdiv *= 10;
-			}
-	if (p == s)
-		return false;
-	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-		if (strcmp(p, sfx[i].sfx))
-			continue;
-		uint64_t m = sfx[i].mul;
-		uint64_t v = whole > UINT64_MAX / m ? UINT64_MAX : whole * m;
-		uint64_t fv = frac * (m / fdiv ? m / fdiv : 1);
-		*out = v > UINT64_MAX - fv ? UINT64_MAX : v + fv;
-		return true;
-	}
-	return false;
+	return s && kmeta_quantity_milli(s, out, NULL);
 }
 
 k32_status_t api_node_restrict(const struct api_identity *who, const struct api_resource *res,

@@ -34,6 +34,10 @@
  */
 bool kmeta_quantity_bytes(const char *s, uint64_t *out, const char **why);
 
+/* The same grammar and rules in thousandths of a unit ("250m" is 250, "1" is 1000, "1Ki" is
+ * 1024000): to compare quantities that are not byte counts (cpu) exactly. */
+bool kmeta_quantity_milli(const char *s, uint64_t *out, const char **why);
+
 /* The same grammar for quantities that are not byte counts (cpu: "250m"): true when s
  * parses (a negative value too; callers that need >= 0 check *negative). */
 bool kmeta_quantity_valid(const char *s, bool *negative, const char **why);

@@ -156,11 +156,14 @@ bool kmeta_quantity_valid(const char *s, bool *negative, const char **why)
 	return true;
 }
 
-bool kmeta_quantity_bytes(const char *s, uint64_t *out, const char **why)
+/* The value of s times 10^shift10 (0: units, 3: thousandths), rounded up; see
+ * kmeta_quantity_bytes. */
+static bool quantity_scaled(const char *s, int64_t shift10, uint64_t *out, const char **why)
 {
 	struct quantity q;
 	if (!parse(s, &q, why))
 		return false;
+	q.point10 += shift10;
 	if (!q.ndigits) { /* zero, whatever its sign or suffix */
 		*out = 0;
 		return true;
@@ -206,6 +209,16 @@ bool kmeta_quantity_bytes(const char *s, uint64_t *out, const char **why)
 		return fail(why, too_big);
 	*out = whole;
 	return true;
+}
+
+bool kmeta_quantity_bytes(const char *s, uint64_t *out, const char **why)
+{
+	return quantity_scaled(s, 0, out, why);
+}
+
+bool kmeta_quantity_milli(const char *s, uint64_t *out, const char **why)
+{
+	return quantity_scaled(s, 3, out, why);
 }
 
 bool kmeta_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)

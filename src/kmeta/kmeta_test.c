@@ -109,6 +109,18 @@ static void test_quantity_table(void **state)
 	}
 	uint64_t v;
 	assert_false(kmeta_quantity_bytes(NULL, &v, NULL));
+	/* thousandths, for quantities that are not bytes (cpu, pods) */
+	static const struct {
+		const char *in;
+		uint64_t milli;
+	} milli[] = {{"250m", 250}, {"1", 1000}, {"1.5", 1500},	  {"2k", 2000000},
+		     {"1Ki", 1024000}, {"0.0001", 1}, {"256Ki", 262144000}, {"0", 0}};
+	for (size_t i = 0; i < sizeof(milli) / sizeof(milli[0]); i++) {
+		assert_true(kmeta_quantity_milli(milli[i].in, &v, NULL));
+		assert_int_equal(v, milli[i].milli);
+	}
+	assert_false(kmeta_quantity_milli("24K", &v, NULL));
+	assert_false(kmeta_quantity_milli("-1", &v, NULL));
 }
 
 static void test_quantity_valid_and_uint(void **state)
