@@ -550,8 +550,8 @@ static void test_node_restriction(void **state)
 	     403, "node-role.kubernetes.io/"},
 	    {false, "POST", "/api/v1/nodes",
 	     "{\"metadata\":{\"name\":\"n1\",\"labels\":{\"kube32.io/board\":\"cardputer\"}},"
-	     "\"status\":{\"capacity\":{\"cpu\":\"1\",\"memory\":\"262144\",\"pods\":\"8\"},"
-	     "\"allocatable\":{\"cpu\":\"1\",\"memory\":\"256Ki\",\"pods\":\"8\"}}}",
+	     "\"status\":{\"capacity\":{\"cpu\":\"1\",\"memory\":\"81920\",\"pods\":\"8\"},"
+	     "\"allocatable\":{\"cpu\":\"1\",\"memory\":\"80Ki\",\"pods\":\"8\"}}}",
 	     201, ""},
 	    /* the cases */
 	    {false, "PATCH", n1,
@@ -561,7 +561,7 @@ static void test_node_restriction(void **state)
 	     "{\"metadata\":{\"labels\":{\"node-role.kubernetes.io/master\":\"\"}}}", 403,
 	     "NodeRestriction"},
 	    {false, "PATCH", st, "{\"status\":{\"allocatable\":{\"memory\":\"64Mi\"}}}", 403,
-	     "may not raise status.allocatable.memory from 256Ki to 64Mi"},
+	     "may not raise status.allocatable.memory from 80Ki to 64Mi"},
 	    {false, "PATCH", st, "{\"status\":{\"capacity\":{\"pods\":\"9\"}}}", 403,
 	     "status.capacity.pods"},
 	    {false, "PATCH", st, "{\"status\":{\"capacity\":{\"pods\":null}}}", 403, "remove"},
@@ -572,7 +572,7 @@ static void test_node_restriction(void **state)
 	    {false, "PATCH", n1, "{\"metadata\":{\"labels\":{\"example.com/zone\":\"a\"}}}", 200,
 	     ""},
 	    {false, "PATCH", st,
-	     "{\"status\":{\"allocatable\":{\"memory\":\"200000\"},\"conditions\":[{\"type\":"
+	     "{\"status\":{\"allocatable\":{\"memory\":\"70000\"},\"conditions\":[{\"type\":"
 	     "\"Ready\",\"status\":\"True\"}]}}",
 	     200, ""},
 	    /* the admin sets the role label and may raise capacity; the node may not remove it */
@@ -594,6 +594,25 @@ static void test_node_restriction(void **state)
 			fail_msg("case %zu: HTTP %d (want %d, with '%s'): %s", i, code,
 				 cases[i].want, cases[i].part, k32_buf_cstr(&fx->out));
 	}
+	/* a board's profile bounds what its node may claim, even when it first registers */
+	char tok2[API_TOKEN_LEN + 1];
+	assert_int_equal(api_server_node_token(fx->api, "n2", tok2, sizeof(tok2), &err), K32_OK);
+	int code = reqn(fx, tok2, "POST", "/api/v1/nodes", "application/json",
+			"{\"metadata\":{\"name\":\"n2\",\"labels\":{\"kube32.io/board\":"
+			"\"cardputer\"}},\"status\":{\"capacity\":{\"memory\":\"1Mi\","
+			"\"pods\":\"8\"}}}",
+			0);
+	if (code != 403 || !out_has(fx, "a cardputer board gives pods at most 81920"))
+		fail_msg("n2 registering 1Mi on a cardputer: HTTP %d %s", code,
+			 k32_buf_cstr(&fx->out));
+	code = reqn(fx, tok2, "POST", "/api/v1/nodes", "application/json",
+		    "{\"metadata\":{\"name\":\"n2\",\"labels\":{\"kube32.io/board\":"
+		    "\"cardputer\"}},\"status\":{\"capacity\":{\"memory\":\"80Ki\","
+		    "\"pods\":\"9\"}}}",
+		    0);
+	if (code != 403 || !out_has(fx, "status.capacity.pods"))
+		fail_msg("n2 registering 9 pods on a cardputer: HTTP %d %s", code,
+			 k32_buf_cstr(&fx->out));
 	EXPECT(fx, 200, req(fx, "GET", n1, NULL));
 	assert_false(out_has(fx, "node-restriction.kubernetes.io"));
 	assert_false(out_has(fx, "64Mi"));

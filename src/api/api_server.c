@@ -12,8 +12,12 @@
  * (tokens are guarded by api->mu).
  */
 #include "api/api_srv.h"
+#include "k32/boards/cardputer.h"
+#include "k32/boards/cortexm.h"
+#include "k32/boards/devkit.h"
 #include "kmeta/kmeta.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -371,6 +375,59 @@ static bool api_quantity_milli(const char *s, uint64_t *out)
 	return s && kmeta_quantity_milli(s, out, NULL);
 }
 
+/*
+ * The boards kube32 is built for, with what their profile gives pods (include/k32/boards/):
+ * a node whose kube32.io/board names one may never claim more memory or pod slots than that,
+ * not even when it first registers. Other boards (kube32-sim's host board, sized by its
+ * command line) are bounded by what they registered with (api_node_restrict).
+ */
+static const struct {
+	const char *board;
+	uint64_t memory; /* bytes of the pod pool */
+	uint64_t pods;
+} api_board_caps[] = {
+    {"cardputer", K32_CARDPUTER_POD_POOL_BYTES, K32_CARDPUTER_MAX_PODS},
+    {"devkit", K32_DEVKIT_POD_POOL_BYTES, K32_DEVKIT_MAX_PODS},
+    {"cortexm", K32_CORTEXM_POD_POOL_BYTES, K32_CORTEXM_MAX_PODS},
+};
+
+static k32_status_t api_node_board_caps(const struct api_identity *who,
+					const struct api_resource *res, const cJSON *upd,
+					const char *name, struct api_fail *f)
+{
+	const char *board = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+	    k32_json_find(upd, "metadata.labels"), API_BOARD_LABEL));
+	for (size_t b = 0; board && b < sizeof(api_board_caps) / sizeof(api_board_caps[0]); b++) {
+		if (strcmp(board, api_board_caps[b].board))
+			continue;
+		static const char *const lists[] = {"status.capacity", "status.allocatable"};
+		static const char *const keys[] = {"memory", "pods"};
+		uint64_t caps[] = {api_board_caps[b].memory, api_board_caps[b].pods};
+		for (size_t i = 0; i < 2; i++) {
+			for (size_t k = 0; k < 2; k++) {
+				const cJSON *q = cJSON_GetObjectItemCaseSensitive(
+				    k32_json_find(upd, lists[i]), keys[k]);
+				uint64_t v = 0;
+				if (!q)
+					continue;
+				if (api_quantity_milli(cJSON_GetStringValue(q), &v) &&
+				    v <= caps[k] * 1000u)
+					continue;
+				char why[240];
+				snprintf(why, sizeof(why),
+					 "node may not claim %s.%s %.24s: a %s board gives pods at "
+					 "most %" PRIu64 " (its profile, include/k32/boards/%s.h); "
+					 "the admin may",
+					 lists[i], keys[k],
+					 cJSON_IsString(q) ? q->valuestring : "(not a quantity)",
+					 board, caps[k], board);
+				return api_fail_forbidden(f, res, name ? name : who->node, why);
+			}
+		}
+	}
+	return K32_OK;
+}
+
 k32_status_t api_node_restrict(const struct api_identity *who, const struct api_resource *res,
 			       const cJSON *old, const cJSON *upd, struct api_fail *f)
 {
@@ -441,7 +498,7 @@ k32_status_t api_node_restrict(const struct api_identity *who, const struct api_
 				    "(NodeRestriction)");
 		}
 	}
-	return K32_OK;
+	return api_node_board_caps(who, res, upd, name, f);
 }
 
 static void api_ssar(struct api_server *api, struct api_req *rq, struct api_out *out, cJSON *obj)

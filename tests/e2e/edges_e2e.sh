@@ -195,8 +195,11 @@ check node-may-not-impersonate 'cannot impersonate' k --token "$NODE_TOKEN" auth
 # ---- NodeRestriction: labels -------------------------------------------------------------------
 cat >"$WORK/node.json" <<'EOT'
 {"apiVersion":"v1","kind":"Node","metadata":{"name":"mcu-1","labels":{"kube32.io/board":"cardputer"}},
- "status":{"capacity":{"cpu":"1","memory":"262144","pods":"8"},"allocatable":{"cpu":"1","memory":"262144","pods":"8"}}}
+ "status":{"capacity":{"cpu":"1","memory":"81920","pods":"8"},"allocatable":{"cpu":"1","memory":"81920","pods":"8"}}}
 EOT
+# a cardputer claiming more than its profile's pod pool (80 KiB) is refused, even at registration
+sed 's/"81920"/"262144"/g' "$WORK/node.json" >"$WORK/node-big.json"
+check node-over-profile 'Forbidden.*a cardputer board gives pods at most 81920' k --token "$NODE_TOKEN" create -f "$WORK/node-big.json"
 check node-registers 'node/mcu-1 created' k --token "$NODE_TOKEN" create -f "$WORK/node.json"
 check node-role-refused 'Forbidden.*node-role.kubernetes.io' k --token "$NODE_TOKEN" label node mcu-1 node-role.kubernetes.io/control-plane=
 check node-restriction-refused 'Forbidden.*node-restriction.kubernetes.io' k --token "$NODE_TOKEN" label node mcu-1 node-restriction.kubernetes.io/pool=a
