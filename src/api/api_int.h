@@ -84,20 +84,46 @@ enum api_table_type {
 
 /* One served resource. Static, read-only. */
 struct api_resource {
-	const char *group;	   /* "" for core */
-	const char *version;	   /* "v1" */
-	const char *kind;	   /* "Pod" */
-	const char *plural;	   /* "pods" (the URL segment and store key) */
-	const char *singular;	   /* "pod" */
-	bool namespaced;	   /* Namespaced or Cluster scope */
-	uint32_t verbs;		   /* API_VERB_* */
-	uint32_t subresources;	   /* API_SUB_* */
-	const char *short_names;   /* comma-separated ("po"), or "" */
-	bool in_all;		   /* category "all" */
-	const char *fields;	   /* comma-separated extra field-selector fields */
-	enum api_table_type table; /* Table columns */
-	const char *description;   /* one-line description for explain */
+	const char *group;		     /* "" for core */
+	const char *version;		     /* "v1" */
+	const char *kind;		     /* "Pod" */
+	const char *plural;		     /* "pods" (the URL segment and store key) */
+	const char *singular;		     /* "pod" */
+	bool namespaced;		     /* Namespaced or Cluster scope */
+	uint32_t verbs;			     /* API_VERB_* */
+	uint32_t subresources;		     /* API_SUB_* */
+	const char *short_names;	     /* comma-separated ("po"), or "" */
+	bool in_all;			     /* category "all" */
+	const char *fields;		     /* comma-separated extra field-selector fields */
+	enum api_table_type table;	     /* Table columns */
+	const char *description;	     /* one-line description for explain */
+	const struct api_strategy *strategy; /* what the kind does differently (never NULL) */
 };
+
+struct api_fail;
+
+/* What one kind does differently in the generic create and update paths, as
+ * kube-apiserver's per-resource strategies; reached from the kind's registry row, so a new
+ * kind is one strategy and one row. NULL members: the kind has none of that. Defined in
+ * api_validate.c. */
+struct api_strategy {
+	/* fills the server's defaults into a new or updated object (phase, replicas ...) */
+	void (*defaults)(cJSON *obj);
+	/* adds a field cause to f for each invalid part of obj beyond the common metadata */
+	void (*validate)(const cJSON *obj, struct api_fail *f);
+	/* fieldValidation: the known top-level fields (NULL: not checked), the known spec
+	 * fields (NULL: spec not checked), whether spec is a pod spec and whether
+	 * spec.template is a pod template (both checked down to their containers) */
+	const char *top_fields;
+	const char *spec_fields;
+	bool spec_is_pod;
+	bool spec_has_template;
+};
+
+extern const struct api_strategy api_strategy_plain, api_strategy_namespace, api_strategy_pod,
+    api_strategy_configmap, api_strategy_secret, api_strategy_event, api_strategy_review,
+    api_strategy_deployment, api_strategy_replicaset, api_strategy_daemonset, api_strategy_job,
+    api_strategy_device;
 
 /* All served resources, in discovery order (core first). */
 const struct api_resource *api_registry_all(size_t *out_count);
