@@ -273,12 +273,6 @@ static void api_set_type(cJSON *obj, const struct api_resource *res)
 	api_set_str(obj, "kind", res->kind);
 }
 
-static bool api_has_spec_kind(const struct api_resource *res)
-{
-	return res->table != API_TABLE_CONFIGMAP && res->table != API_TABLE_SECRET &&
-	       res->table != API_TABLE_EVENT;
-}
-
 /* ---- responses ------------------------------------------------------------------------- */
 
 void api_out_obj(struct api_req *rq, struct api_out *out, int code, const struct store_obj *o)
@@ -680,7 +674,7 @@ static k32_status_t api_prepare_new(struct api_server *api, struct api_req *rq, 
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "deletionGracePeriodSeconds");
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "managedFields");
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "selfLink");
-	if (api_has_spec_kind(rq->res))
+	if (rq->res->strategy->generation)
 		api_set_num(md, "generation", 1);
 	else
 		cJSON_DeleteItemFromObjectCaseSensitive(md, "generation");
@@ -744,7 +738,7 @@ static void api_carry_meta(const struct api_resource *res, const cJSON *old, cJS
 			api_json_put(md, keep[i], cJSON_Duplicate(v, true));
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "selfLink");
-	if (api_has_spec_kind(res)) {
+	if (res->strategy->generation) {
 		const cJSON *g = cJSON_GetObjectItemCaseSensitive(omd, "generation");
 		double gen = cJSON_IsNumber(g) ? g->valuedouble : 1;
 		if (!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(old, "spec"),

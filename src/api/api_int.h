@@ -102,6 +102,17 @@ struct api_resource {
 
 struct api_fail;
 
+/* What a node may write of a kind (NodeRestriction); a node reads everything. */
+enum api_node_access {
+	API_NODE_NONE = 0,	 /* nothing */
+	API_NODE_SELF,		 /* the object named as the node (its Node) */
+	API_NODE_SELF_LEASE,	 /* the object named as the node in kube-node-lease (its Lease) */
+	API_NODE_NO_DELETE,	 /* anything but delete (Events) */
+	API_NODE_BOUND_POD,	 /* status and delete of pods bound to it; never create or spec */
+	API_NODE_STATUS_OF_NODE, /* the status of objects whose spec.node is it (Devices) */
+	API_NODE_ALL,		 /* anything (reviews of its own access) */
+};
+
 /* What one kind does differently in the generic create and update paths, as
  * kube-apiserver's per-resource strategies; reached from the kind's registry row, so a new
  * kind is one strategy and one row. NULL members: the kind has none of that. Defined in
@@ -118,12 +129,20 @@ struct api_strategy {
 	const char *spec_fields;
 	bool spec_is_pod;
 	bool spec_has_template;
+	/* metadata.generation counts changes of spec */
+	bool generation;
+	/* the name is a DNS label (namespaces), else a DNS subdomain */
+	bool name_is_label;
+	/* what a node may write of the kind, and whether a node's write of its own object
+	 * goes through api_node_restrict's label and capacity rules */
+	enum api_node_access node_access;
+	bool node_restricted;
 };
 
-extern const struct api_strategy api_strategy_plain, api_strategy_namespace, api_strategy_pod,
-    api_strategy_configmap, api_strategy_secret, api_strategy_event, api_strategy_review,
-    api_strategy_deployment, api_strategy_replicaset, api_strategy_daemonset, api_strategy_job,
-    api_strategy_device;
+extern const struct api_strategy api_strategy_namespace, api_strategy_node, api_strategy_pod,
+    api_strategy_configmap, api_strategy_secret, api_strategy_event, api_strategy_deployment,
+    api_strategy_replicaset, api_strategy_daemonset, api_strategy_job, api_strategy_lease,
+    api_strategy_access_review, api_strategy_self_review, api_strategy_device;
 
 /* All served resources, in discovery order (core first). */
 const struct api_resource *api_registry_all(size_t *out_count);

@@ -265,8 +265,8 @@ static void validate_meta(const struct api_resource *res, const cJSON *obj, stru
 		api_fail_add_cause(f, "FieldValueRequired", "metadata.name",
 				   "Required value: name or generateName is required");
 	} else {
-		const char *why = res->table == API_TABLE_NAMESPACE ? api_check_dns_label(name)
-								    : api_check_dns_subdomain(name);
+		const char *why = res->strategy->name_is_label ? api_check_dns_label(name)
+							       : api_check_dns_subdomain(name);
 		if (why)
 			cause_invalid(f, "metadata.name", name, why);
 	}
@@ -744,15 +744,17 @@ k32_status_t api_dedupe_fields(const struct api_resource *res, cJSON *obj,
 #define TOP_STD "apiVersion,kind,metadata,spec,status"
 
 /* clang-format off */
-const struct api_strategy api_strategy_plain = {
-	.top_fields = TOP_STD,
-};
 const struct api_strategy api_strategy_namespace = {
-	.defaults = default_namespace, .top_fields = TOP_STD,
+	.defaults = default_namespace, .top_fields = TOP_STD, .generation = true,
+	.name_is_label = true,
+};
+const struct api_strategy api_strategy_node = {
+	.top_fields = TOP_STD, .generation = true,
+	.node_access = API_NODE_SELF, .node_restricted = true,
 };
 const struct api_strategy api_strategy_pod = {
 	.defaults = default_pod, .validate = validate_pod, .top_fields = TOP_STD,
-	.spec_is_pod = true,
+	.spec_is_pod = true, .generation = true, .node_access = API_NODE_BOUND_POD,
 };
 const struct api_strategy api_strategy_configmap = {
 	.validate = validate_configmap,
@@ -764,28 +766,36 @@ const struct api_strategy api_strategy_secret = {
 };
 const struct api_strategy api_strategy_event = {
 	.top_fields = NULL, /* two versions with many fields: not checked */
-};
-const struct api_strategy api_strategy_review = {
-	.top_fields = NULL,
+	.node_access = API_NODE_NO_DELETE,
 };
 const struct api_strategy api_strategy_deployment = {
 	.defaults = default_deployment, .validate = validate_app, .top_fields = TOP_STD,
-	.spec_fields = known_deploy_spec, .spec_has_template = true,
+	.spec_fields = known_deploy_spec, .spec_has_template = true, .generation = true,
 };
 const struct api_strategy api_strategy_replicaset = {
 	.defaults = default_replicaset, .validate = validate_app, .top_fields = TOP_STD,
-	.spec_fields = known_rs_spec, .spec_has_template = true,
+	.spec_fields = known_rs_spec, .spec_has_template = true, .generation = true,
 };
 const struct api_strategy api_strategy_daemonset = {
 	.defaults = default_daemonset, .validate = validate_app, .top_fields = TOP_STD,
-	.spec_fields = known_ds_spec, .spec_has_template = true,
+	.spec_fields = known_ds_spec, .spec_has_template = true, .generation = true,
 };
 const struct api_strategy api_strategy_job = {
 	.defaults = default_job, .validate = validate_job, .top_fields = TOP_STD,
-	.spec_fields = known_job_spec, .spec_has_template = true,
+	.spec_fields = known_job_spec, .spec_has_template = true, .generation = true,
+};
+const struct api_strategy api_strategy_lease = {
+	.top_fields = TOP_STD, .generation = true, .node_access = API_NODE_SELF_LEASE,
+};
+const struct api_strategy api_strategy_access_review = {
+	.top_fields = NULL, .generation = true, .node_access = API_NODE_ALL,
+};
+const struct api_strategy api_strategy_self_review = {
+	.top_fields = NULL, .generation = true,
 };
 const struct api_strategy api_strategy_device = {
 	.defaults = default_device, .validate = validate_device_obj, .top_fields = TOP_STD,
-	.spec_fields = known_device_spec,
+	.spec_fields = known_device_spec, .generation = true,
+	.node_access = API_NODE_STATUS_OF_NODE,
 };
 /* clang-format on */
