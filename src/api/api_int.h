@@ -137,8 +137,15 @@ struct api_strategy {
 	 * goes through api_node_restrict's label and capacity rules */
 	enum api_node_access node_access;
 	bool node_restricted;
+	/* the Table columns of kubectl get and how a row fills them (api_table.c) */
+	const struct api_printer *printer;
 };
 
+struct api_printer;
+extern const struct api_printer api_printer_default, api_printer_pod, api_printer_node,
+    api_printer_namespace, api_printer_deployment, api_printer_replicaset, api_printer_daemonset,
+    api_printer_job, api_printer_configmap, api_printer_secret, api_printer_event,
+    api_printer_lease, api_printer_device;
 extern const struct api_strategy api_strategy_namespace, api_strategy_node, api_strategy_pod,
     api_strategy_configmap, api_strategy_secret, api_strategy_event, api_strategy_deployment,
     api_strategy_replicaset, api_strategy_daemonset, api_strategy_job, api_strategy_lease,

@@ -747,55 +747,69 @@ k32_status_t api_dedupe_fields(const struct api_resource *res, cJSON *obj,
 const struct api_strategy api_strategy_namespace = {
 	.defaults = default_namespace, .top_fields = TOP_STD, .generation = true,
 	.name_is_label = true,
+	.printer = &api_printer_namespace,
 };
 const struct api_strategy api_strategy_node = {
 	.top_fields = TOP_STD, .generation = true,
 	.node_access = API_NODE_SELF, .node_restricted = true,
+	.printer = &api_printer_node,
 };
 const struct api_strategy api_strategy_pod = {
 	.defaults = default_pod, .validate = validate_pod, .top_fields = TOP_STD,
 	.spec_is_pod = true, .generation = true, .node_access = API_NODE_BOUND_POD,
+	.printer = &api_printer_pod,
 };
 const struct api_strategy api_strategy_configmap = {
 	.validate = validate_configmap,
 	.top_fields = "apiVersion,kind,metadata,data,binaryData,immutable",
+	.printer = &api_printer_configmap,
 };
 const struct api_strategy api_strategy_secret = {
 	.defaults = default_secret, .validate = validate_secret,
 	.top_fields = "apiVersion,kind,metadata,data,stringData,type,immutable",
+	.printer = &api_printer_secret,
 };
 const struct api_strategy api_strategy_event = {
 	.top_fields = NULL, /* two versions with many fields: not checked */
 	.node_access = API_NODE_NO_DELETE,
+	.printer = &api_printer_event,
 };
 const struct api_strategy api_strategy_deployment = {
 	.defaults = default_deployment, .validate = validate_app, .top_fields = TOP_STD,
 	.spec_fields = known_deploy_spec, .spec_has_template = true, .generation = true,
+	.printer = &api_printer_deployment,
 };
 const struct api_strategy api_strategy_replicaset = {
 	.defaults = default_replicaset, .validate = validate_app, .top_fields = TOP_STD,
 	.spec_fields = known_rs_spec, .spec_has_template = true, .generation = true,
+	.printer = &api_printer_replicaset,
 };
 const struct api_strategy api_strategy_daemonset = {
 	.defaults = default_daemonset, .validate = validate_app, .top_fields = TOP_STD,
 	.spec_fields = known_ds_spec, .spec_has_template = true, .generation = true,
+	.printer = &api_printer_daemonset,
 };
 const struct api_strategy api_strategy_job = {
 	.defaults = default_job, .validate = validate_job, .top_fields = TOP_STD,
 	.spec_fields = known_job_spec, .spec_has_template = true, .generation = true,
+	.printer = &api_printer_job,
 };
 const struct api_strategy api_strategy_lease = {
 	.top_fields = TOP_STD, .generation = true, .node_access = API_NODE_SELF_LEASE,
+	.printer = &api_printer_lease,
 };
 const struct api_strategy api_strategy_access_review = {
 	.top_fields = NULL, .generation = true, .node_access = API_NODE_ALL,
+	.printer = &api_printer_default,
 };
 const struct api_strategy api_strategy_self_review = {
 	.top_fields = NULL, .generation = true,
+	.printer = &api_printer_default,
 };
 const struct api_strategy api_strategy_device = {
 	.defaults = default_device, .validate = validate_device_obj, .top_fields = TOP_STD,
 	.spec_fields = known_device_spec, .generation = true,
 	.node_access = API_NODE_STATUS_OF_NODE,
+	.printer = &api_printer_device,
 };
 /* clang-format on */
