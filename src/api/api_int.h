@@ -3,7 +3,7 @@
  *
  * Division of the module:
  *   api_registry.c  the served kinds: group/version/kind, plural, scope, verbs, short names,
- *                   categories, subresources, field-selector fields, table type.
+ *                   categories, subresources, field-selector fields, strategy.
  *   api_status.c    Kubernetes Status error objects (struct api_fail -> JSON).
  *   api_select.c    label and field selector parser + matcher.
  *   api_discovery.c /version, /api, /apis, per-group-version lists, aggregated discovery.
@@ -64,24 +64,6 @@ enum {
 	API_SUB_LOG = 1u << 4,
 };
 
-/* How a kind is printed as a Table. */
-enum api_table_type {
-	API_TABLE_DEFAULT = 0, /* Name Age */
-	API_TABLE_POD,
-	API_TABLE_NODE,
-	API_TABLE_NAMESPACE,
-	API_TABLE_DEPLOYMENT,
-	API_TABLE_REPLICASET,
-	API_TABLE_DAEMONSET,
-	API_TABLE_JOB,
-	API_TABLE_CONFIGMAP,
-	API_TABLE_SECRET,
-	API_TABLE_EVENT,
-	API_TABLE_LEASE,
-	API_TABLE_DEVICE,
-	API_TABLE_SSAR,
-};
-
 /* One served resource. Static, read-only. */
 struct api_resource {
 	const char *group;		     /* "" for core */
@@ -95,7 +77,6 @@ struct api_resource {
 	const char *short_names;	     /* comma-separated ("po"), or "" */
 	bool in_all;			     /* category "all" */
 	const char *fields;		     /* comma-separated extra field-selector fields */
-	enum api_table_type table;	     /* Table columns */
 	const char *description;	     /* one-line description for explain */
 	const struct api_strategy *strategy; /* what the kind does differently (never NULL) */
 };
@@ -139,6 +120,17 @@ struct api_strategy {
 	bool node_restricted;
 	/* the Table columns of kubectl get and how a row fills them (api_table.c) */
 	const struct api_printer *printer;
+	/* deletion: the kind the API cascades to (group, version, plural; NULL plural: none);
+	 * whether an object bound to a node (spec.nodeName) is marked and left to its kubelet
+	 * with spec.terminationGracePeriodSeconds (pods); whether deleting one marks it
+	 * Terminating, empties it asynchronously and spares the system ones (namespaces) */
+	struct {
+		const char *group, *version, *plural;
+	} dependents;
+	bool graceful_on_node;
+	bool is_namespace;
+	/* computed from the request and answered, never stored; POST only (the reviews) */
+	bool review;
 };
 
 struct api_printer;

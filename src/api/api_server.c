@@ -835,7 +835,7 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 		return;
 	}
 	/* reviews: computed, never stored */
-	if (rq->res->table == API_TABLE_SSAR) {
+	if (rq->res->strategy->review) {
 		if (strcmp(rq->method, "POST") || rq->name[0]) {
 			api_fail_set(&f, 405, "MethodNotAllowed",
 				     "%s %s is not supported: only create (POST) is", rq->method,

@@ -748,6 +748,7 @@ const struct api_strategy api_strategy_namespace = {
 	.defaults = default_namespace, .top_fields = TOP_STD, .generation = true,
 	.name_is_label = true,
 	.printer = &api_printer_namespace,
+	.is_namespace = true,
 };
 const struct api_strategy api_strategy_node = {
 	.top_fields = TOP_STD, .generation = true,
@@ -758,6 +759,7 @@ const struct api_strategy api_strategy_pod = {
 	.defaults = default_pod, .validate = validate_pod, .top_fields = TOP_STD,
 	.spec_is_pod = true, .generation = true, .node_access = API_NODE_BOUND_POD,
 	.printer = &api_printer_pod,
+	.graceful_on_node = true,
 };
 const struct api_strategy api_strategy_configmap = {
 	.validate = validate_configmap,
@@ -778,21 +780,25 @@ const struct api_strategy api_strategy_deployment = {
 	.defaults = default_deployment, .validate = validate_app, .top_fields = TOP_STD,
 	.spec_fields = known_deploy_spec, .spec_has_template = true, .generation = true,
 	.printer = &api_printer_deployment,
+	.dependents = {"apps", "v1", "replicasets"},
 };
 const struct api_strategy api_strategy_replicaset = {
 	.defaults = default_replicaset, .validate = validate_app, .top_fields = TOP_STD,
 	.spec_fields = known_rs_spec, .spec_has_template = true, .generation = true,
 	.printer = &api_printer_replicaset,
+	.dependents = {"", "v1", "pods"},
 };
 const struct api_strategy api_strategy_daemonset = {
 	.defaults = default_daemonset, .validate = validate_app, .top_fields = TOP_STD,
 	.spec_fields = known_ds_spec, .spec_has_template = true, .generation = true,
 	.printer = &api_printer_daemonset,
+	.dependents = {"", "v1", "pods"},
 };
 const struct api_strategy api_strategy_job = {
 	.defaults = default_job, .validate = validate_job, .top_fields = TOP_STD,
 	.spec_fields = known_job_spec, .spec_has_template = true, .generation = true,
 	.printer = &api_printer_job,
+	.dependents = {"", "v1", "pods"},
 };
 const struct api_strategy api_strategy_lease = {
 	.top_fields = TOP_STD, .generation = true, .node_access = API_NODE_SELF_LEASE,
@@ -801,10 +807,12 @@ const struct api_strategy api_strategy_lease = {
 const struct api_strategy api_strategy_access_review = {
 	.top_fields = NULL, .generation = true, .node_access = API_NODE_ALL,
 	.printer = &api_printer_default,
+	.review = true,
 };
 const struct api_strategy api_strategy_self_review = {
 	.top_fields = NULL, .generation = true,
 	.printer = &api_printer_default,
+	.review = true,
 };
 const struct api_strategy api_strategy_device = {
 	.defaults = default_device, .validate = validate_device_obj, .top_fields = TOP_STD,
