@@ -28,6 +28,9 @@ static void test_registry(void **state)
 	const struct api_resource *all = api_registry_all(&n);
 	assert_true(n >= 14);
 	assert_string_equal(all[0].group, "");
+	/* every kind reaches its strategy from its row (the write paths do not check NULL) */
+	for (size_t i = 0; i < n; i++)
+		assert_true(all[i].strategy && all[i].strategy->printer);
 	const struct api_resource *d = api_registry_find("apps", "v1", "deployments");
 	assert_non_null(d);
 	assert_string_equal(d->kind, "Deployment");

@@ -273,12 +273,6 @@ static void api_set_type(cJSON *obj, const struct api_resource *res)
 	api_set_str(obj, "kind", res->kind);
 }
 
-static bool api_has_spec_kind(const struct api_resource *res)
-{
-	return res->table != API_TABLE_CONFIGMAP && res->table != API_TABLE_SECRET &&
-	       res->table != API_TABLE_EVENT;
-}
-
 /* ---- responses ------------------------------------------------------------------------- */
 
 void api_out_obj(struct api_req *rq, struct api_out *out, int code, const struct store_obj *o)
@@ -680,7 +674,7 @@ static k32_status_t api_prepare_new(struct api_server *api, struct api_req *rq, 
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "deletionGracePeriodSeconds");
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "managedFields");
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "selfLink");
-	if (api_has_spec_kind(rq->res))
+	if (rq->res->strategy->generation)
 		api_set_num(md, "generation", 1);
 	else
 		cJSON_DeleteItemFromObjectCaseSensitive(md, "generation");
@@ -744,7 +738,7 @@ static void api_carry_meta(const struct api_resource *res, const cJSON *old, cJS
 			api_json_put(md, keep[i], cJSON_Duplicate(v, true));
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(md, "selfLink");
-	if (api_has_spec_kind(res)) {
+	if (res->strategy->generation) {
 		const cJSON *g = cJSON_GetObjectItemCaseSensitive(omd, "generation");
 		double gen = cJSON_IsNumber(g) ? g->valuedouble : 1;
 		if (!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(old, "spec"),
@@ -840,228 +834,306 @@ static void api_ssa_ctx_init(const struct api_req *rq, struct api_ssa_buf *b)
 	b->cx.skip_status = (rq->res->subresources & API_SUB_STATUS) != 0;
 }
 
+/* ---- one write: the generic core and the object, status and scale strategies ----------- */
+
+/* One attempt of a PUT or PATCH of an existing object. Every cJSON here is owned by the
+ * attempt and freed once, in api_write_end, whatever path the attempt took. */
+struct api_write {
+	struct api_server *api;
+	struct api_req *rq;
+	const struct api_write_strategy *ws;
+	enum api_write_kind wk;
+	enum api_patch_type pt;
+	const cJSON *body; /* the client's object or patch (not owned) */
+	bool ssa;	   /* server-side apply with field ownership */
+	enum api_field_validation fv;
+	struct api_ssa_buf sb;
+	struct store_obj *old; /* the stored version */
+	cJSON *oldj;	       /* old, parsed */
+	cJSON *input;	       /* what the client edited, after its change */
+	cJSON *upd;	       /* the new version */
+};
+
+/* What a write to one target of an object does differently, as kube-apiserver's generic
+ * store with its StatusREST and ScaleREST: the view the client edits (and is answered
+ * with), whether the edited view gets the object's field checks, how the edited view
+ * becomes the new version, and whether the new version is validated. */
+struct api_write_strategy {
+	/* the view of an object the client edits and is answered with; NULL: the object */
+	cJSON *(*view)(const struct api_resource *res, const cJSON *o, uint64_t rv);
+	bool check_fields; /* type, duplicate and unknown-field checks of the edited view */
+	/* w->upd from w->oldj and w->input (which it may take) */
+	k32_status_t (*compose)(struct api_write *w, struct api_fail *f);
+	/* a status write keeps the stored spec and metadata: validating them again would
+	 * only lock out the status of an object stored before a rule was added (the kubelet
+	 * could not fail a pod whose limits it refuses), as kube-apiserver's status
+	 * strategies validate the status, not the spec */
+	bool validate;
+};
+
+/* A conflict the client caused (a stale resourceVersion, an apply field conflict) is its
+ * answer; only a concurrent writer's conflict at the store is retried. */
+static k32_status_t api_no_retry(k32_status_t st)
+{
+	return st == K32_ERR_CONFLICT ? K32_ERR_BAD_STATE : st;
+}
+
+static k32_status_t api_oom(struct api_fail *f)
+{
+	return api_fail_set(f, 500, "InternalError", "out of memory");
+}
+
+/* The object itself: the client's version, keeping the stored status when status is a
+ * subresource (written only through it). */
+static k32_status_t api_compose_object(struct api_write *w, struct api_fail *f)
+{
+	w->upd = w->input;
+	w->input = NULL;
+	if (w->rq->res->subresources & API_SUB_STATUS) {
+		cJSON_DeleteItemFromObjectCaseSensitive(w->upd, "status");
+		const cJSON *os = cJSON_GetObjectItemCaseSensitive(w->oldj, "status");
+		if (os)
+			api_json_put(w->upd, "status", cJSON_Duplicate(os, true));
+	}
+	(void)f;
+	return K32_OK;
+}
+
+/* /status: the stored object with the client's status. */
+static k32_status_t api_compose_status(struct api_write *w, struct api_fail *f)
+{
+	w->upd = cJSON_Duplicate(w->oldj, true);
+	if (!w->upd)
+		return api_oom(f);
+	cJSON *ns = cJSON_DetachItemFromObjectCaseSensitive(w->input, "status");
+	cJSON_DeleteItemFromObjectCaseSensitive(w->upd, "status");
+	if (ns)
+		api_json_put(w->upd, "status", ns);
+	return K32_OK;
+}
+
+/* /scale: the stored object with the Scale's spec.replicas. */
+static k32_status_t api_compose_scale(struct api_write *w, struct api_fail *f)
+{
+	const cJSON *r = k32_json_find(w->input, "spec.replicas");
+	w->upd = cJSON_Duplicate(w->oldj, true);
+	if (!cJSON_IsNumber(r) || r->valuedouble < 0) {
+		api_fail_add_cause(f, "FieldValueInvalid", "spec.replicas",
+				   "Invalid value: must be a non-negative integer");
+		return api_no_retry(api_fail_invalid(f, "Scale", w->rq->name));
+	}
+	if (!w->upd)
+		return api_oom(f);
+	cJSON *spec = cJSON_GetObjectItem(w->upd, "spec");
+	if (spec)
+		api_set_num(spec, "replicas", r->valuedouble);
+	return K32_OK;
+}
+
+static const struct api_write_strategy api_write_object = {
+    .view = NULL, .check_fields = true, .compose = api_compose_object, .validate = true};
+static const struct api_write_strategy api_write_status = {
+    .view = NULL, .check_fields = true, .compose = api_compose_status, .validate = false};
+static const struct api_write_strategy api_write_scale = {
+    .view = api_scale_of, .check_fields = false, .compose = api_compose_scale, .validate = true};
+
+/* The strategy of a write to sub ("", "status" or "scale"; the router allows no other). */
+static const struct api_write_strategy *api_write_strategy_of(const char *sub)
+{
+	if (!strcmp(sub, "scale"))
+		return &api_write_scale;
+	if (!strcmp(sub, "status"))
+		return &api_write_status;
+	return &api_write_object;
+}
+
+/* Server-side apply of an object that does not exist creates it. */
+static k32_status_t api_apply_create(struct api_write *w, struct api_out *out, struct api_fail *f)
+{
+	struct api_req *rq = w->rq;
+	char why[320];
+	struct store_obj *so = NULL;
+	cJSON *obj = cJSON_Duplicate(w->body, true);
+	if (!obj)
+		return api_oom(f);
+	k32_status_t st = api_prepare_new(w->api, rq, obj, f);
+	if (!st)
+		st = api_ssa_create(obj, w->body, &w->sb.cx, f);
+	if (!st &&
+	    !api_authorize(rq->who, "create", rq->res, "", rq->ns, rq->name, obj, why, sizeof(why)))
+		st = api_fail_forbidden(f, rq->res, rq->name, why);
+	if (!st)
+		st = api_node_restrict(rq->who, rq->res, NULL, obj, f);
+	if (!st && rq->res->namespaced)
+		st = api_ns_usable(w->api, rq->ns, f);
+	if (!st && api_dry_run(rq)) {
+		api_out_cjson_obj(rq, out, 201, obj); /* takes obj */
+		return K32_OK;
+	}
+	if (!st)
+		st = api_put_obj(w->api, rq->res, obj, true, 0, &so, f);
+	cJSON_Delete(obj);
+	if (!st) {
+		api_out_obj(rq, out, 201, so);
+		store_obj_unref(w->api->store, so);
+	}
+	return st;
+}
+
+/* w->input: the client's object (PUT) or the patched view (PATCH), checked as the strategy
+ * says, and carrying no resourceVersion but the stored one. */
+static k32_status_t api_write_edit(struct api_write *w, struct api_fail *f)
+{
+	struct api_req *rq = w->rq;
+	const struct api_write_strategy *ws = w->ws;
+	k32_status_t st = K32_OK;
+	if (w->wk == API_WRITE_PUT) {
+		w->input = cJSON_Duplicate(w->body, true);
+		if (!w->input)
+			return api_oom(f);
+		const char *bname = api_jstr(w->input, "metadata.name");
+		if (bname && strcmp(bname, rq->name))
+			return api_fail_set(
+			    f, 400, "BadRequest",
+			    "the name of the object (%s) does not match the name on the URL (%s)",
+			    bname, rq->name);
+		if (ws->check_fields &&
+		    ((st = api_check_type(rq, w->input, f)) ||
+		     (st = api_dedupe_fields(rq->res, w->input, w->fv, &rq->warn, f)) ||
+		     (st = api_check_unknown_fields(rq->res, w->input, w->fv, &rq->warn, f))))
+			return st;
+	} else {
+		w->input = ws->view ? ws->view(rq->res, w->oldj, w->old->mod_rev)
+				    : cJSON_Duplicate(w->oldj, true);
+		if (!w->input)
+			return api_oom(f);
+		if (w->ssa)
+			st = api_ssa_apply(&w->input, w->body, &w->sb.cx, f);
+		else
+			st = api_patch_apply(w->pt == API_PATCH_APPLY ? API_PATCH_STRATEGIC : w->pt,
+					     &w->input, w->body, f);
+		if (st)
+			return api_no_retry(st); /* the patch's own fault (or a field conflict) */
+		if (ws->check_fields &&
+		    (st = api_check_unknown_fields(rq->res, w->input, w->fv, &rq->warn, f)))
+			return st;
+	}
+	/* optimistic concurrency: a resourceVersion in the input must be the stored one */
+	const char *irv = api_jstr(w->input, "metadata.resourceVersion");
+	char cur_rv[24];
+	snprintf(cur_rv, sizeof(cur_rv), "%llu", (unsigned long long)w->old->mod_rev);
+	if (irv && irv[0] && strcmp(irv, cur_rv))
+		return api_no_retry(api_fail_conflict(f, rq->res, rq->name));
+	return K32_OK;
+}
+
+/* Server-owned metadata, defaults, validation, node authorization and field ownership of
+ * w->upd; every failure is the client's answer. */
+static k32_status_t api_write_check(struct api_write *w, struct api_fail *f)
+{
+	struct api_req *rq = w->rq;
+	k32_status_t st;
+	api_carry_meta(rq->res, w->oldj, w->upd);
+	if ((st = api_default(rq->res, w->upd, f)) ||
+	    (w->ws->validate && (st = api_validate(rq->res, w->upd, f))) ||
+	    (st = api_node_restrict(rq->who, rq->res, w->oldj, w->upd, f)))
+		return api_no_retry(st);
+	/* field ownership: apply did its own; any other write is an Update of its manager */
+	if (!w->ssa && (st = api_ssa_update(w->oldj, w->upd, &w->sb.cx, rq->sub, f)))
+		return api_no_retry(st);
+	return K32_OK;
+}
+
+/* Stores w->upd (unless unchanged or a dry run), completes a deletion whose last finalizer
+ * went, and answers with the new version in the strategy's view. */
+static k32_status_t api_write_commit(struct api_write *w, struct api_out *out, struct api_fail *f)
+{
+	struct api_req *rq = w->rq;
+	const struct api_write_strategy *ws = w->ws;
+	const cJSON *fins = k32_json_find(w->upd, "metadata.finalizers");
+	bool finish_delete =
+	    api_jstr(w->upd, "metadata.deletionTimestamp") && cJSON_GetArraySize(fins) == 0;
+	if (api_same(w->oldj, w->upd) || api_dry_run(rq)) {
+		if (ws->view)
+			api_out_json(out, 200, ws->view(rq->res, w->upd, w->old->mod_rev));
+		else if (api_dry_run(rq))
+			api_out_cjson_obj(rq, out, 200, cJSON_Duplicate(w->upd, true));
+		else
+			api_out_obj(rq, out, 200, w->old);
+		return K32_OK;
+	}
+	struct store_obj *so = NULL;
+	k32_status_t st = api_put_obj(w->api, rq->res, w->upd, false, w->old->mod_rev, &so, f);
+	if (st)
+		return st; /* a store Conflict here is retried by the caller */
+	if (finish_delete) {
+		/* the last finalizer went: the deletion completes now */
+		struct store_obj *gone = NULL;
+		st = api_delete_now(w->api, rq->res, rq->ns, rq->name, so->mod_rev, "Background", 0,
+				    &gone, f);
+		store_obj_unref(w->api->store, gone);
+		if (st && st != K32_ERR_NOT_FOUND) {
+			store_obj_unref(w->api->store, so);
+			return api_no_retry(st);
+		}
+		api_fail_clear(f);
+	}
+	if (ws->view) {
+		cJSON *nj = api_parse_obj(so);
+		out->ctype[0] = 0;
+		api_out_json(out, 200, nj ? ws->view(rq->res, nj, so->mod_rev) : NULL);
+		cJSON_Delete(nj);
+	} else {
+		api_out_obj(rq, out, 200, so);
+	}
+	store_obj_unref(w->api->store, so);
+	return K32_OK;
+}
+
+static void api_write_end(struct api_write *w)
+{
+	cJSON_Delete(w->input);
+	cJSON_Delete(w->upd);
+	cJSON_Delete(w->oldj);
+	store_obj_unref(w->api->store, w->old);
+}
+
 /* One attempt of an update or patch; returns K32_ERR_CONFLICT (f filled) to retry. */
 static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, struct api_out *out,
 				    enum api_write_kind wk, enum api_patch_type pt,
 				    const cJSON *body, struct api_fail *f)
 {
-	struct store_obj *old = NULL;
-	cJSON *oldj = NULL, *upd = NULL;
+	struct api_write w = {.api = api,
+			      .rq = rq,
+			      .ws = api_write_strategy_of(rq->sub),
+			      .wk = wk,
+			      .pt = pt,
+			      .body = body,
+			      .ssa = pt == API_PATCH_APPLY && !rq->sub[0]};
 	char why[320];
-	struct api_ssa_buf sb;
-	bool ssa = pt == API_PATCH_APPLY && !rq->sub[0]; /* apply with field ownership */
-	enum api_field_validation fv;
-	api_ssa_ctx_init(rq, &sb);
+	api_ssa_ctx_init(rq, &w.sb);
 	memset(&rq->warn, 0, sizeof(rq->warn)); /* a retried attempt warns afresh */
-	k32_status_t st = api_field_validation(rq, &fv, f);
-	if (st)
+	if (api_field_validation(rq, &w.fv, f))
 		return K32_ERR_BAD_STATE; /* not retried */
-	st = api_get_obj(api, rq->res, rq->ns, rq->name, &old, f);
-	if (st == K32_ERR_NOT_FOUND && ssa) {
-		/* server-side apply of a new object creates it */
+	k32_status_t st = api_get_obj(api, rq->res, rq->ns, rq->name, &w.old, f);
+	if (st == K32_ERR_NOT_FOUND && w.ssa) {
 		api_fail_clear(f);
-		cJSON *obj = cJSON_Duplicate(body, true);
-		if (!obj)
-			return api_fail_set(f, 500, "InternalError", "out of memory");
-		if ((st = api_prepare_new(api, rq, obj, f)) == K32_OK &&
-		    (st = api_ssa_create(obj, body, &sb.cx, f)) == K32_OK &&
-		    !api_authorize(rq->who, "create", rq->res, "", rq->ns, rq->name, obj, why,
-				   sizeof(why)))
-			st = api_fail_forbidden(f, rq->res, rq->name, why);
-		if (!st)
-			st = api_node_restrict(rq->who, rq->res, NULL, obj, f);
-		if (!st && rq->res->namespaced)
-			st = api_ns_usable(api, rq->ns, f);
-		struct store_obj *so = NULL;
-		if (!st && api_dry_run(rq)) {
-			api_out_cjson_obj(rq, out, 201, obj);
-			return K32_OK;
-		}
-		if (!st)
-			st = api_put_obj(api, rq->res, obj, true, 0, &so, f);
-		cJSON_Delete(obj);
-		if (!st) {
-			api_out_obj(rq, out, 201, so);
-			store_obj_unref(api->store, so);
-		}
-		return st;
+		return api_apply_create(&w, out, f);
 	}
 	if (st)
 		return st;
-	oldj = api_parse_obj(old);
-	if (!oldj) {
+	w.oldj = api_parse_obj(w.old);
+	if (!w.oldj) {
 		st = api_fail_set(f, 500, "InternalError", "stored %s %s does not parse",
 				  rq->res->kind, rq->name);
-		goto out;
-	}
-	const char *verb = wk == API_WRITE_PUT ? "update" : "patch";
-	if (!api_authorize(rq->who, verb, rq->res, rq->sub, rq->ns, rq->name, oldj, why,
-			   sizeof(why))) {
+	} else if (!api_authorize(rq->who, wk == API_WRITE_PUT ? "update" : "patch", rq->res,
+				  rq->sub, rq->ns, rq->name, w.oldj, why, sizeof(why))) {
 		st = api_fail_forbidden(f, rq->res, rq->name, why);
-		goto out;
+	} else if (!(st = api_write_edit(&w, f)) && !(st = w.ws->compose(&w, f)) &&
+		   !(st = api_write_check(&w, f))) {
+		st = api_write_commit(&w, out, f);
 	}
-	bool scale = !strcmp(rq->sub, "scale");
-	bool status = !strcmp(rq->sub, "status");
-	cJSON *input = NULL; /* the object (or Scale) after the client's change */
-	if (scale) {
-		input = api_scale_of(rq->res, oldj, old->mod_rev);
-		if (!input) {
-			st = api_fail_set(f, 500, "InternalError", "out of memory");
-			goto out;
-		}
-	}
-	if (wk == API_WRITE_PUT) {
-		cJSON_Delete(input);
-		input = cJSON_Duplicate(body, true);
-		if (!input) {
-			st = api_fail_set(f, 500, "InternalError", "out of memory");
-			goto out;
-		}
-		const char *bname = api_jstr(input, "metadata.name");
-		if (bname && strcmp(bname, rq->name)) {
-			st = api_fail_set(
-			    f, 400, "BadRequest",
-			    "the name of the object (%s) does not match the name on the URL (%s)",
-			    bname, rq->name);
-			cJSON_Delete(input);
-			goto out;
-		}
-		if (!scale && (st = api_check_type(rq, input, f))) {
-			cJSON_Delete(input);
-			goto out;
-		}
-		if (!scale && ((st = api_dedupe_fields(rq->res, input, fv, &rq->warn, f)) ||
-			       (st = api_check_unknown_fields(rq->res, input, fv, &rq->warn, f)))) {
-			cJSON_Delete(input);
-			goto out;
-		}
-	} else {
-		if (!input)
-			input = cJSON_Duplicate(oldj, true);
-		if (!input) {
-			st = api_fail_set(f, 500, "InternalError", "out of memory");
-			goto out;
-		}
-		if (ssa)
-			st = api_ssa_apply(&input, body, &sb.cx, f);
-		else
-			st = api_patch_apply(pt == API_PATCH_APPLY ? API_PATCH_STRATEGIC : pt,
-					     &input, body, f);
-		if (st) {
-			cJSON_Delete(input);
-			goto out_noretry; /* the patch's own fault (or a field conflict) */
-		}
-		if (!scale && (st = api_check_unknown_fields(rq->res, input, fv, &rq->warn, f))) {
-			cJSON_Delete(input);
-			goto out;
-		}
-	}
-	/* optimistic concurrency: a resourceVersion in the input must be the stored one */
-	const char *irv = api_jstr(input, "metadata.resourceVersion");
-	char cur_rv[24];
-	snprintf(cur_rv, sizeof(cur_rv), "%llu", (unsigned long long)old->mod_rev);
-	if (irv && irv[0] && strcmp(irv, cur_rv)) {
-		st = api_fail_conflict(f, rq->res, rq->name);
-		cJSON_Delete(input);
-		goto out_noretry;
-	}
-	/* compose the new version */
-	if (scale) {
-		const cJSON *r = k32_json_find(input, "spec.replicas");
-		upd = cJSON_Duplicate(oldj, true);
-		cJSON *spec = upd ? cJSON_GetObjectItem(upd, "spec") : NULL;
-		if (!cJSON_IsNumber(r) || r->valuedouble < 0) {
-			api_fail_add_cause(f, "FieldValueInvalid", "spec.replicas",
-					   "Invalid value: must be a non-negative integer");
-			st = api_fail_invalid(f, "Scale", rq->name);
-		} else if (spec) {
-			api_set_num(spec, "replicas", r->valuedouble);
-		}
-		cJSON_Delete(input);
-	} else if (status) {
-		upd = cJSON_Duplicate(oldj, true);
-		cJSON *ns = cJSON_DetachItemFromObjectCaseSensitive(input, "status");
-		if (upd) {
-			cJSON_DeleteItemFromObjectCaseSensitive(upd, "status");
-			if (ns)
-				api_json_put(upd, "status", ns);
-		} else {
-			cJSON_Delete(ns);
-		}
-		cJSON_Delete(input);
-	} else {
-		upd = input;
-		if (rq->res->subresources & API_SUB_STATUS) {
-			cJSON_DeleteItemFromObjectCaseSensitive(upd, "status");
-			const cJSON *os = cJSON_GetObjectItemCaseSensitive(oldj, "status");
-			if (os)
-				api_json_put(upd, "status", cJSON_Duplicate(os, true));
-		}
-	}
-	if (st)
-		goto out_noretry;
-	if (!upd) {
-		st = api_fail_set(f, 500, "InternalError", "out of memory");
-		goto out;
-	}
-	api_carry_meta(rq->res, oldj, upd);
-	/* a status write keeps the stored spec and metadata (above): validating them again
-	 * would only lock out the status of an object stored before a rule was added (the
-	 * kubelet could not fail a pod whose limits it refuses), as kube-apiserver's status
-	 * strategies validate the status, not the spec */
-	if ((st = api_default(rq->res, upd, f)) ||
-	    (!status && (st = api_validate(rq->res, upd, f))) ||
-	    (st = api_node_restrict(rq->who, rq->res, oldj, upd, f)))
-		goto out_noretry;
-	/* field ownership: apply did its own; any other write is an Update of its manager */
-	if (!ssa && (st = api_ssa_update(oldj, upd, &sb.cx, rq->sub, f)))
-		goto out_noretry;
-	struct store_obj *so = NULL;
-	const cJSON *fins = k32_json_find(upd, "metadata.finalizers");
-	bool finish_delete =
-	    api_jstr(upd, "metadata.deletionTimestamp") && cJSON_GetArraySize(fins) == 0;
-	if (api_same(oldj, upd) || api_dry_run(rq)) {
-		if (scale)
-			api_out_json(out, 200, api_scale_of(rq->res, upd, old->mod_rev));
-		else if (api_dry_run(rq))
-			api_out_cjson_obj(rq, out, 200, cJSON_Duplicate(upd, true));
-		else
-			api_out_obj(rq, out, 200, old);
-		goto out;
-	}
-	st = api_put_obj(api, rq->res, upd, false, old->mod_rev, &so, f);
-	if (st)
-		goto out; /* a store Conflict here is retried by the caller */
-	if (finish_delete) {
-		/* the last finalizer went: the deletion completes now */
-		struct store_obj *gone = NULL;
-		k32_status_t dst = api_delete_now(api, rq->res, rq->ns, rq->name, so->mod_rev,
-						  "Background", 0, &gone, f);
-		store_obj_unref(api->store, gone);
-		if (dst && dst != K32_ERR_NOT_FOUND) {
-			store_obj_unref(api->store, so);
-			st = dst;
-			goto out_noretry;
-		}
-		api_fail_clear(f);
-	}
-	if (scale) {
-		cJSON *nj = api_parse_obj(so);
-		out->ctype[0] = 0;
-		api_out_json(out, 200, nj ? api_scale_of(rq->res, nj, so->mod_rev) : NULL);
-		cJSON_Delete(nj);
-	} else {
-		api_out_obj(rq, out, 200, so);
-	}
-	store_obj_unref(api->store, so);
-	goto out;
-out_noretry:
-	if (st == K32_ERR_CONFLICT)
-		st = K32_ERR_BAD_STATE; /* a client-side conflict: do not retry */
-out:
-	cJSON_Delete(upd);
-	cJSON_Delete(oldj);
-	store_obj_unref(api->store, old);
+	api_write_end(&w);
 	return st;
 }
 

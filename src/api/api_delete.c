@@ -31,12 +31,11 @@
  * DaemonSet, Job: Pods), or NULL for kinds the API does not cascade. */
 static const struct api_resource *api_dependents_of(const struct api_resource *owner)
 {
-	if (!strcmp(owner->plural, "deployments"))
-		return api_registry_find("apps", "v1", "replicasets");
-	if (!strcmp(owner->plural, "replicasets") || !strcmp(owner->plural, "daemonsets") ||
-	    !strcmp(owner->plural, "jobs"))
-		return api_registry_find("", "v1", "pods");
-	return NULL;
+	const struct api_strategy *ks = owner->strategy;
+	if (!ks->dependents.plural)
+		return NULL;
+	return api_registry_find(ks->dependents.group, ks->dependents.version,
+				 ks->dependents.plural);
 }
 
 static k32_status_t api_mark_deleting(struct api_server *api, const struct api_resource *res,
@@ -52,14 +51,14 @@ static bool api_needs_marking(const struct api_resource *res, const cJSON *obj)
 {
 	if (cJSON_GetArraySize(k32_json_find(obj, "metadata.finalizers")) > 0)
 		return true;
-	return res->table == API_TABLE_POD && api_jstr(obj, "spec.nodeName");
+	return res->strategy->graceful_on_node && api_jstr(obj, "spec.nodeName");
 }
 
 /* The grace period a deletion without one gives obj: a pod's terminationGracePeriodSeconds
  * (30 when unset), -1 (none) for other kinds. */
 static int64_t api_default_grace(const struct api_resource *res, const cJSON *obj)
 {
-	if (res->table != API_TABLE_POD)
+	if (!res->strategy->graceful_on_node)
 		return -1;
 	const cJSON *g = k32_json_find(obj, "spec.terminationGracePeriodSeconds");
 	return cJSON_IsNumber(g) && g->valuedouble >= 0 ? (int64_t)g->valuedouble : 30;
@@ -246,7 +245,7 @@ static k32_status_t api_mark_deleting(struct api_server *api, const struct api_r
 	}
 	if (grace >= 0)
 		api_set_num(md, "deletionGracePeriodSeconds", (double)grace);
-	if (res->table == API_TABLE_NAMESPACE) {
+	if (res->strategy->is_namespace) {
 		cJSON *st = cJSON_GetObjectItem(upd, "status");
 		if (!st)
 			st = cJSON_AddObjectToObject(upd, "status");
@@ -393,7 +392,8 @@ static k32_status_t api_foreground(struct api_server *api, const struct api_reso
 			 * DELETE would (marked; its finalizers or kubelet finish it) */
 			cJSON *dj = api_parse_obj(list.items[i]);
 			bool fin = cJSON_GetArraySize(k32_json_find(dj, "metadata.finalizers")) > 0;
-			bool bound = dres->table == API_TABLE_POD && api_jstr(dj, "spec.nodeName");
+			bool bound =
+			    dres->strategy->graceful_on_node && api_jstr(dj, "spec.nodeName");
 			if (dj && (fin || bound) && !api_jstr(dj, "metadata.deletionTimestamp")) {
 				const cJSON *g =
 				    k32_json_find(dj, "spec.terminationGracePeriodSeconds");
@@ -463,7 +463,7 @@ static k32_status_t api_delete_once(struct api_server *api, struct api_req *rq, 
 		st = K32_ERR_BAD_STATE;
 		goto out;
 	}
-	if (rq->res->table == API_TABLE_NAMESPACE &&
+	if (rq->res->strategy->is_namespace &&
 	    (!strcmp(rq->name, "default") || !strcmp(rq->name, "kube-system") ||
 	     !strcmp(rq->name, "kube-public"))) {
 		st = api_fail_forbidden(f, rq->res, rq->name, "this namespace may not be deleted");
@@ -474,9 +474,9 @@ static k32_status_t api_delete_once(struct api_server *api, struct api_req *rq, 
 		goto out;
 	}
 	bool has_fin = cJSON_GetArraySize(k32_json_find(oldj, "metadata.finalizers")) > 0;
-	bool bound_pod = rq->res->table == API_TABLE_POD && api_jstr(oldj, "spec.nodeName") &&
+	bool bound_pod = rq->res->strategy->graceful_on_node && api_jstr(oldj, "spec.nodeName") &&
 			 o->grace != 0 && !api_jstr(oldj, "metadata.deletionTimestamp");
-	if (rq->res->table == API_TABLE_NAMESPACE) {
+	if (rq->res->strategy->is_namespace) {
 		if ((st = api_mark_deleting(api, rq->res, old, oldj, -1, &so, f)))
 			goto out;
 		api_out_obj(rq, out, 200, so);

@@ -3,7 +3,7 @@
  *
  * Division of the module:
  *   api_registry.c  the served kinds: group/version/kind, plural, scope, verbs, short names,
- *                   categories, subresources, field-selector fields, table type.
+ *                   categories, subresources, field-selector fields, strategy.
  *   api_status.c    Kubernetes Status error objects (struct api_fail -> JSON).
  *   api_select.c    label and field selector parser + matcher.
  *   api_discovery.c /version, /api, /apis, per-group-version lists, aggregated discovery.
@@ -64,40 +64,84 @@ enum {
 	API_SUB_LOG = 1u << 4,
 };
 
-/* How a kind is printed as a Table. */
-enum api_table_type {
-	API_TABLE_DEFAULT = 0, /* Name Age */
-	API_TABLE_POD,
-	API_TABLE_NODE,
-	API_TABLE_NAMESPACE,
-	API_TABLE_DEPLOYMENT,
-	API_TABLE_REPLICASET,
-	API_TABLE_DAEMONSET,
-	API_TABLE_JOB,
-	API_TABLE_CONFIGMAP,
-	API_TABLE_SECRET,
-	API_TABLE_EVENT,
-	API_TABLE_LEASE,
-	API_TABLE_DEVICE,
-	API_TABLE_SSAR,
-};
-
 /* One served resource. Static, read-only. */
 struct api_resource {
-	const char *group;	   /* "" for core */
-	const char *version;	   /* "v1" */
-	const char *kind;	   /* "Pod" */
-	const char *plural;	   /* "pods" (the URL segment and store key) */
-	const char *singular;	   /* "pod" */
-	bool namespaced;	   /* Namespaced or Cluster scope */
-	uint32_t verbs;		   /* API_VERB_* */
-	uint32_t subresources;	   /* API_SUB_* */
-	const char *short_names;   /* comma-separated ("po"), or "" */
-	bool in_all;		   /* category "all" */
-	const char *fields;	   /* comma-separated extra field-selector fields */
-	enum api_table_type table; /* Table columns */
-	const char *description;   /* one-line description for explain */
+	const char *group;		     /* "" for core */
+	const char *version;		     /* "v1" */
+	const char *kind;		     /* "Pod" */
+	const char *plural;		     /* "pods" (the URL segment and store key) */
+	const char *singular;		     /* "pod" */
+	bool namespaced;		     /* Namespaced or Cluster scope */
+	uint32_t verbs;			     /* API_VERB_* */
+	uint32_t subresources;		     /* API_SUB_* */
+	const char *short_names;	     /* comma-separated ("po"), or "" */
+	bool in_all;			     /* category "all" */
+	const char *fields;		     /* comma-separated extra field-selector fields */
+	const char *description;	     /* one-line description for explain */
+	const struct api_strategy *strategy; /* what the kind does differently (never NULL) */
 };
+
+struct api_fail;
+
+/* What a node may write of a kind (NodeRestriction); a node reads everything. */
+enum api_node_access {
+	API_NODE_NONE = 0,	 /* nothing */
+	API_NODE_SELF,		 /* the object named as the node (its Node) */
+	API_NODE_SELF_LEASE,	 /* the object named as the node in kube-node-lease (its Lease) */
+	API_NODE_NO_DELETE,	 /* anything but delete (Events) */
+	API_NODE_BOUND_POD,	 /* status and delete of pods bound to it; never create or spec */
+	API_NODE_STATUS_OF_NODE, /* the status of objects whose spec.node is it (Devices) */
+	API_NODE_ALL,		 /* anything (reviews of its own access) */
+};
+
+/* What one kind does differently in the generic create and update paths, as
+ * kube-apiserver's per-resource strategies; reached from the kind's registry row, so a new
+ * kind is one strategy and one row. NULL members: the kind has none of that. Defined in
+ * api_validate.c. */
+struct api_strategy {
+	/* fills the server's defaults into a new or updated object (phase, replicas ...) */
+	void (*defaults)(cJSON *obj);
+	/* adds a field cause to f for each invalid part of obj beyond the common metadata */
+	void (*validate)(const cJSON *obj, struct api_fail *f);
+	/* fieldValidation: the known top-level fields (NULL: not checked), the known spec
+	 * fields (NULL: spec not checked), whether spec is a pod spec and whether
+	 * spec.template is a pod template (both checked down to their containers) */
+	const char *top_fields;
+	const char *spec_fields;
+	bool spec_is_pod;
+	bool spec_has_template;
+	/* metadata.generation counts changes of spec */
+	bool generation;
+	/* the name is a DNS label (namespaces), else a DNS subdomain */
+	bool name_is_label;
+	/* what a node may write of the kind, and whether a node's write of its own object
+	 * goes through api_node_restrict's label and capacity rules */
+	enum api_node_access node_access;
+	bool node_restricted;
+	/* the Table columns of kubectl get and how a row fills them (api_table.c) */
+	const struct api_printer *printer;
+	/* deletion: the kind the API cascades to (group, version, plural; NULL plural: none);
+	 * whether an object bound to a node (spec.nodeName) is marked and left to its kubelet
+	 * with spec.terminationGracePeriodSeconds (pods); whether deleting one marks it
+	 * Terminating, empties it asynchronously and spares the system ones (namespaces) */
+	struct {
+		const char *group, *version, *plural;
+	} dependents;
+	bool graceful_on_node;
+	bool is_namespace;
+	/* computed from the request and answered, never stored; POST only (the reviews) */
+	bool review;
+};
+
+struct api_printer;
+extern const struct api_printer api_printer_default, api_printer_pod, api_printer_node,
+    api_printer_namespace, api_printer_deployment, api_printer_replicaset, api_printer_daemonset,
+    api_printer_job, api_printer_configmap, api_printer_secret, api_printer_event,
+    api_printer_lease, api_printer_device;
+extern const struct api_strategy api_strategy_namespace, api_strategy_node, api_strategy_pod,
+    api_strategy_configmap, api_strategy_secret, api_strategy_event, api_strategy_deployment,
+    api_strategy_replicaset, api_strategy_daemonset, api_strategy_job, api_strategy_lease,
+    api_strategy_access_review, api_strategy_self_review, api_strategy_device;
 
 /* All served resources, in discovery order (core first). */
 const struct api_resource *api_registry_all(size_t *out_count);

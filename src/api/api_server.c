@@ -323,26 +323,36 @@ bool api_authorize(const struct api_identity *who, const char *verb, const struc
 	const char *plural = res->plural;
 	sub = sub ? sub : "";
 	bool ok = false;
-	if (!strcmp(plural, "nodes")) {
+	switch (res->strategy->node_access) {
+	case API_NODE_SELF:
 		ok = name && !strcmp(name, who->node);
-	} else if (!strcmp(plural, "leases")) {
+		break;
+	case API_NODE_SELF_LEASE:
 		ok = ns && !strcmp(ns, "kube-node-lease") && name && !strcmp(name, who->node);
-	} else if (!strcmp(plural, "events")) {
+		break;
+	case API_NODE_NO_DELETE:
 		ok = strcmp(verb, "delete") && strcmp(verb, "deletecollection");
-	} else if (!strcmp(plural, "pods")) {
+		break;
+	case API_NODE_BOUND_POD: {
 		const cJSON *nn = obj ? k32_json_find(obj, "spec.nodeName") : NULL;
 		ok = strcmp(verb, "create") && cJSON_IsString(nn) &&
 		     !strcmp(nn->valuestring, who->node) &&
 		     (!strcmp(sub, "status") || !strcmp(verb, "delete") || !strcmp(sub, ""));
 		if (ok && !sub[0] && strcmp(verb, "delete"))
 			ok = false; /* a node changes a pod's status, never its spec */
-	} else if (!strcmp(plural, "devices")) {
+		break;
+	}
+	case API_NODE_STATUS_OF_NODE: {
 		const cJSON *nn = obj ? k32_json_find(obj, "spec.node") : NULL;
 		ok = !strcmp(sub, "status") && cJSON_IsString(nn) &&
 		     !strcmp(nn->valuestring, who->node);
-	} else if (!strcmp(plural, "selfsubjectaccessreviews") ||
-		   !strcmp(plural, "selfsubjectrulesreviews")) {
+		break;
+	}
+	case API_NODE_ALL:
 		ok = true;
+		break;
+	case API_NODE_NONE:
+		break;
 	}
 	if (!ok)
 		snprintf(why, cap,
@@ -431,7 +441,7 @@ static k32_status_t api_node_board_caps(const struct api_identity *who,
 k32_status_t api_node_restrict(const struct api_identity *who, const struct api_resource *res,
 			       const cJSON *old, const cJSON *upd, struct api_fail *f)
 {
-	if (!who->node[0] || who->admin || strcmp(res->plural, "nodes"))
+	if (!who->node[0] || who->admin || !res->strategy->node_restricted)
 		return K32_OK;
 	const cJSON *ol = old ? k32_json_find(old, "metadata.labels") : NULL;
 	const cJSON *nl = k32_json_find(upd, "metadata.labels");
@@ -845,7 +855,7 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 		return;
 	}
 	/* reviews: computed, never stored */
-	if (rq->res->table == API_TABLE_SSAR) {
+	if (rq->res->strategy->review) {
 		if (strcmp(rq->method, "POST") || rq->name[0]) {
 			api_fail_set(&f, 405, "MethodNotAllowed",
 				     "%s %s is not supported: only create (POST) is", rq->method,

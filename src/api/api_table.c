@@ -124,38 +124,6 @@ static const struct api_col cols_device[] = {
 	{0}};
 /* clang-format on */
 
-static const struct api_col *api_table_cols(enum api_table_type t)
-{
-	switch (t) {
-	case API_TABLE_POD:
-		return cols_pod;
-	case API_TABLE_NODE:
-		return cols_node;
-	case API_TABLE_NAMESPACE:
-		return cols_ns;
-	case API_TABLE_DEPLOYMENT:
-		return cols_deploy;
-	case API_TABLE_REPLICASET:
-		return cols_rs;
-	case API_TABLE_DAEMONSET:
-		return cols_ds;
-	case API_TABLE_JOB:
-		return cols_job;
-	case API_TABLE_CONFIGMAP:
-		return cols_cm;
-	case API_TABLE_SECRET:
-		return cols_secret;
-	case API_TABLE_EVENT:
-		return cols_event;
-	case API_TABLE_LEASE:
-		return cols_lease;
-	case API_TABLE_DEVICE:
-		return cols_device;
-	default:
-		return cols_default;
-	}
-}
-
 static const char *jstr(const cJSON *obj, const char *path, const char *dflt)
 {
 	const cJSON *cur = obj;
@@ -480,60 +448,82 @@ static void row_device(cJSON *cells, const cJSON *o, uint64_t now_s)
 	cell_str(cells, jstr(o, "status.driverPod", "<none>"));
 }
 
-static void api_table_cells(enum api_table_type type, const char *group, cJSON *cells,
-			    const cJSON *o, uint64_t now_s)
+static void row_namespace(cJSON *cells, const cJSON *o, uint64_t now_s)
 {
-	char buf[32];
-	if (type != API_TABLE_EVENT)
+	cell_str(cells, jstr(o, "status.phase", "Active"));
+	cell_age(cells, o, now_s);
+}
+
+static void row_configmap(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	cell_int(cells, cJSON_GetArraySize(jget(o, "data", NULL)) +
+			    cJSON_GetArraySize(jget(o, "binaryData", NULL)));
+	cell_age(cells, o, now_s);
+}
+
+static void row_secret(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	cell_str(cells, jstr(o, "type", "Opaque"));
+	cell_int(cells, cJSON_GetArraySize(jget(o, "data", NULL)));
+	cell_age(cells, o, now_s);
+}
+
+static void row_lease(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	cell_str(cells, jstr(o, "spec.holderIdentity", "<none>"));
+	cell_age(cells, o, now_s);
+}
+
+static void row_default(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	cell_age(cells, o, now_s);
+}
+
+/* core/v1 and events.k8s.io/v1 Events name their fields differently */
+static void row_event_core(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	row_event(cells, o, now_s, true);
+}
+
+static void row_event_new(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	row_event(cells, o, now_s, false);
+}
+
+/* The Table printer of a kind: its columns and how a row fills them. */
+struct api_printer {
+	const struct api_col *columns;
+	bool name_first; /* the first column is the object's name (format "name") */
+	void (*row)(cJSON *cells, const cJSON *o, uint64_t now_s);    /* the cells after it */
+	void (*row_v1)(cJSON *cells, const cJSON *o, uint64_t now_s); /* core/v1's, if other */
+};
+
+/* clang-format off */
+const struct api_printer api_printer_default = {cols_default, true, row_default, NULL};
+const struct api_printer api_printer_pod = {cols_pod, true, row_pod, NULL};
+const struct api_printer api_printer_node = {cols_node, true, row_node, NULL};
+const struct api_printer api_printer_namespace = {cols_ns, true, row_namespace, NULL};
+const struct api_printer api_printer_deployment = {cols_deploy, true, row_deploy, NULL};
+const struct api_printer api_printer_replicaset = {cols_rs, true, row_rs, NULL};
+const struct api_printer api_printer_daemonset = {cols_ds, true, row_ds, NULL};
+const struct api_printer api_printer_job = {cols_job, true, row_job, NULL};
+const struct api_printer api_printer_configmap = {cols_cm, true, row_configmap, NULL};
+const struct api_printer api_printer_secret = {cols_secret, true, row_secret, NULL};
+const struct api_printer api_printer_event = {cols_event, false, row_event_new, row_event_core};
+const struct api_printer api_printer_lease = {cols_lease, true, row_lease, NULL};
+const struct api_printer api_printer_device = {cols_device, true, row_device, NULL};
+/* clang-format on */
+
+static void api_table_cells(const struct api_resource *res, cJSON *cells, const cJSON *o,
+			    uint64_t now_s)
+{
+	const struct api_printer *pr = res->strategy->printer;
+	if (pr->name_first)
 		cell_str(cells, jstr(o, "metadata.name", ""));
-	switch (type) {
-	case API_TABLE_POD:
-		row_pod(cells, o, now_s);
-		break;
-	case API_TABLE_NODE:
-		row_node(cells, o, now_s);
-		break;
-	case API_TABLE_NAMESPACE:
-		cell_str(cells, jstr(o, "status.phase", "Active"));
-		cell_age(cells, o, now_s);
-		break;
-	case API_TABLE_DEPLOYMENT:
-		row_deploy(cells, o, now_s);
-		break;
-	case API_TABLE_REPLICASET:
-		row_rs(cells, o, now_s);
-		break;
-	case API_TABLE_DAEMONSET:
-		row_ds(cells, o, now_s);
-		break;
-	case API_TABLE_JOB:
-		row_job(cells, o, now_s);
-		break;
-	case API_TABLE_CONFIGMAP:
-		cell_int(cells, cJSON_GetArraySize(jget(o, "data", NULL)) +
-				    cJSON_GetArraySize(jget(o, "binaryData", NULL)));
-		cell_age(cells, o, now_s);
-		break;
-	case API_TABLE_SECRET:
-		cell_str(cells, jstr(o, "type", "Opaque"));
-		cell_int(cells, cJSON_GetArraySize(jget(o, "data", NULL)));
-		cell_age(cells, o, now_s);
-		break;
-	case API_TABLE_EVENT:
-		row_event(cells, o, now_s, group[0] == 0);
-		break;
-	case API_TABLE_LEASE:
-		cell_str(cells, jstr(o, "spec.holderIdentity", "<none>"));
-		cell_age(cells, o, now_s);
-		break;
-	case API_TABLE_DEVICE:
-		row_device(cells, o, now_s);
-		break;
-	default:
-		cell_age(cells, o, now_s);
-		break;
-	}
-	(void)buf;
+	if (pr->row_v1 && !res->group[0])
+		pr->row_v1(cells, o, now_s);
+	else
+		pr->row(cells, o, now_s);
 }
 
 /* PartialObjectMetadata of o (a copy of its metadata). */
@@ -566,16 +556,15 @@ cJSON *api_table_build(const struct api_resource *res, const cJSON *const *objs,
 	if (md && rv)
 		cJSON_AddStringToObject(md, "resourceVersion", rv);
 	cJSON *cd = cJSON_AddArrayToObject(t, "columnDefinitions");
-	for (const struct api_col *c = api_table_cols(res->table); with_columns && cd && c->name;
-	     c++) {
+	const struct api_printer *pr = res->strategy->printer;
+	for (const struct api_col *c = pr->columns; with_columns && cd && c->name; c++) {
 		cJSON *col = cJSON_CreateObject();
 		if (!col)
 			break;
 		cJSON_AddStringToObject(col, "name", c->name);
 		cJSON_AddStringToObject(col, "type", c->type);
-		cJSON_AddStringToObject(
-		    col, "format",
-		    c == api_table_cols(res->table) && res->table != API_TABLE_EVENT ? "name" : "");
+		cJSON_AddStringToObject(col, "format",
+					c == pr->columns && pr->name_first ? "name" : "");
 		cJSON_AddStringToObject(col, "description", c->desc);
 		cJSON_AddNumberToObject(col, "priority", c->priority);
 		cJSON_AddItemToArray(cd, col);
@@ -587,7 +576,7 @@ cJSON *api_table_build(const struct api_resource *res, const cJSON *const *objs,
 			break;
 		cJSON *cells = cJSON_AddArrayToObject(row, "cells");
 		if (cells)
-			api_table_cells(res->table, res->group, cells, objs[i], now_s);
+			api_table_cells(res, cells, objs[i], now_s);
 		api_json_put(row, "object", api_partial_meta(objs[i]));
 		cJSON_AddItemToArray(rows, row);
 	}

@@ -106,100 +106,104 @@ static void default_workload(cJSON *obj, bool replicas)
 	 * validation reports it; this only fills matchLabels when the template has labels) */
 }
 
+static void default_pod(cJSON *obj)
+{
+	default_pod_spec(obj_child(obj, "spec"));
+	cJSON *st = obj_child(obj, "status");
+	if (st) {
+		set_default_str(st, "phase", "Pending");
+		set_default_str(st, "qosClass", "BestEffort");
+	}
+}
+
+static void default_deployment(cJSON *obj)
+{
+	default_workload(obj, true);
+	cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	cJSON *strat = obj_child(spec, "strategy");
+	if (strat) {
+		set_default_str(strat, "type", "RollingUpdate");
+		const char *type = jstr(strat, "type");
+		if (type && !strcmp(type, "RollingUpdate")) {
+			cJSON *ru = obj_child(strat, "rollingUpdate");
+			if (ru && !cJSON_GetObjectItem(ru, "maxUnavailable"))
+				cJSON_AddStringToObject(ru, "maxUnavailable", "25%");
+			if (ru && !cJSON_GetObjectItem(ru, "maxSurge"))
+				cJSON_AddStringToObject(ru, "maxSurge", "25%");
+		}
+	}
+	set_default_num(spec, "revisionHistoryLimit", 10);
+	set_default_num(spec, "progressDeadlineSeconds", 600);
+}
+
+static void default_replicaset(cJSON *obj)
+{
+	default_workload(obj, true);
+}
+
+static void default_daemonset(cJSON *obj)
+{
+	default_workload(obj, false);
+	cJSON *us = obj_child(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "updateStrategy");
+	if (us)
+		set_default_str(us, "type", "RollingUpdate");
+}
+
+static void default_job(cJSON *obj)
+{
+	default_workload(obj, false);
+	cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	set_default_num(spec, "completions", 1);
+	set_default_num(spec, "parallelism", 1);
+	set_default_num(spec, "backoffLimit", 6);
+}
+
+static void default_namespace(cJSON *obj)
+{
+	cJSON *st = obj_child(obj, "status");
+	if (st)
+		set_default_str(st, "phase", "Active");
+}
+
+static void default_secret(cJSON *obj)
+{
+	set_default_str(obj, "type", "Opaque");
+	cJSON *sd = cJSON_GetObjectItemCaseSensitive(obj, "stringData");
+	if (cJSON_IsObject(sd)) {
+		cJSON *data = obj_child(obj, "data");
+		cJSON *e;
+		cJSON_ArrayForEach(e, sd)
+		{
+			if (!cJSON_IsString(e) || !data)
+				continue;
+			cJSON_DeleteItemFromObjectCaseSensitive(data, e->string);
+			cJSON *v =
+			    api_b64_string((const uint8_t *)e->valuestring, strlen(e->valuestring));
+			api_json_put(data, e->string, v);
+		}
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, "stringData");
+}
+
+static void default_device(cJSON *obj)
+{
+	cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	const char *model = jstr(spec, "model");
+	if (cJSON_IsObject(spec))
+		set_default_num(spec, "pollIntervalMs",
+				model && !strcmp(model, "rfid") ? 200 : 3000);
+	if (cJSON_IsObject(spec))
+		set_default_num(spec, "bus", 0);
+}
+
 k32_status_t api_default(const struct api_resource *res, cJSON *obj, struct api_fail *f)
 {
-	(void)f;
 	cJSON *md = obj_child(obj, "metadata");
 	if (!md)
 		return api_fail_set(f, 500, "InternalError", "defaulting %s: out of memory",
 				    res->kind);
-	switch (res->table) {
-	case API_TABLE_POD: {
-		cJSON *spec = obj_child(obj, "spec");
-		default_pod_spec(spec);
-		cJSON *st = obj_child(obj, "status");
-		if (st) {
-			set_default_str(st, "phase", "Pending");
-			set_default_str(st, "qosClass", "BestEffort");
-		}
-		break;
-	}
-	case API_TABLE_DEPLOYMENT: {
-		default_workload(obj, true);
-		cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
-		cJSON *strat = obj_child(spec, "strategy");
-		if (strat) {
-			set_default_str(strat, "type", "RollingUpdate");
-			const char *type = jstr(strat, "type");
-			if (type && !strcmp(type, "RollingUpdate")) {
-				cJSON *ru = obj_child(strat, "rollingUpdate");
-				if (ru && !cJSON_GetObjectItem(ru, "maxUnavailable"))
-					cJSON_AddStringToObject(ru, "maxUnavailable", "25%");
-				if (ru && !cJSON_GetObjectItem(ru, "maxSurge"))
-					cJSON_AddStringToObject(ru, "maxSurge", "25%");
-			}
-		}
-		set_default_num(spec, "revisionHistoryLimit", 10);
-		set_default_num(spec, "progressDeadlineSeconds", 600);
-		break;
-	}
-	case API_TABLE_REPLICASET:
-		default_workload(obj, true);
-		break;
-	case API_TABLE_DAEMONSET: {
-		default_workload(obj, false);
-		cJSON *us =
-		    obj_child(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "updateStrategy");
-		if (us)
-			set_default_str(us, "type", "RollingUpdate");
-		break;
-	}
-	case API_TABLE_JOB: {
-		default_workload(obj, false);
-		cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
-		set_default_num(spec, "completions", 1);
-		set_default_num(spec, "parallelism", 1);
-		set_default_num(spec, "backoffLimit", 6);
-		break;
-	}
-	case API_TABLE_NAMESPACE: {
-		cJSON *st = obj_child(obj, "status");
-		if (st)
-			set_default_str(st, "phase", "Active");
-		break;
-	}
-	case API_TABLE_SECRET: {
-		set_default_str(obj, "type", "Opaque");
-		cJSON *sd = cJSON_GetObjectItemCaseSensitive(obj, "stringData");
-		if (cJSON_IsObject(sd)) {
-			cJSON *data = obj_child(obj, "data");
-			cJSON *e;
-			cJSON_ArrayForEach(e, sd)
-			{
-				if (!cJSON_IsString(e) || !data)
-					continue;
-				cJSON_DeleteItemFromObjectCaseSensitive(data, e->string);
-				cJSON *v = api_b64_string((const uint8_t *)e->valuestring,
-							  strlen(e->valuestring));
-				api_json_put(data, e->string, v);
-			}
-		}
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, "stringData");
-		break;
-	}
-	case API_TABLE_DEVICE: {
-		cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
-		const char *model = jstr(spec, "model");
-		if (cJSON_IsObject(spec))
-			set_default_num(spec, "pollIntervalMs",
-					model && !strcmp(model, "rfid") ? 200 : 3000);
-		if (cJSON_IsObject(spec))
-			set_default_num(spec, "bus", 0);
-		break;
-	}
-	default:
-		break;
-	}
+	if (res->strategy->defaults)
+		res->strategy->defaults(obj);
 	return K32_OK;
 }
 
@@ -261,8 +265,8 @@ static void validate_meta(const struct api_resource *res, const cJSON *obj, stru
 		api_fail_add_cause(f, "FieldValueRequired", "metadata.name",
 				   "Required value: name or generateName is required");
 	} else {
-		const char *why = res->table == API_TABLE_NAMESPACE ? api_check_dns_label(name)
-								    : api_check_dns_subdomain(name);
+		const char *why = res->strategy->name_is_label ? api_check_dns_label(name)
+							       : api_check_dns_subdomain(name);
 		if (why)
 			cause_invalid(f, "metadata.name", name, why);
 	}
@@ -502,37 +506,45 @@ static void validate_device(struct api_fail *f, const cJSON *obj)
 	}
 }
 
+static void validate_pod(const cJSON *obj, struct api_fail *f)
+{
+	validate_pod_spec(f, cJSON_GetObjectItemCaseSensitive(obj, "spec"), "spec", false);
+	kmeta_pod_annotations(k32_json_find(obj, "metadata.annotations"), "metadata.annotations",
+			      NULL, cause_kmeta, f);
+}
+
+static void validate_app(const cJSON *obj, struct api_fail *f)
+{
+	validate_workload(f, obj, false);
+}
+
+static void validate_job(const cJSON *obj, struct api_fail *f)
+{
+	validate_workload(f, obj, true);
+}
+
+static void validate_configmap(const cJSON *obj, struct api_fail *f)
+{
+	validate_data(f, obj, "data", false);
+	validate_data(f, obj, "binaryData", true);
+}
+
+static void validate_secret(const cJSON *obj, struct api_fail *f)
+{
+	validate_data(f, obj, "data", true);
+}
+
+static void validate_device_obj(const cJSON *obj, struct api_fail *f)
+{
+	validate_device(f, obj);
+}
+
 k32_status_t api_validate(const struct api_resource *res, const cJSON *obj, struct api_fail *f)
 {
 	f->cause_count = 0;
 	validate_meta(res, obj, f);
-	switch (res->table) {
-	case API_TABLE_POD:
-		validate_pod_spec(f, cJSON_GetObjectItemCaseSensitive(obj, "spec"), "spec", false);
-		kmeta_pod_annotations(k32_json_find(obj, "metadata.annotations"),
-				      "metadata.annotations", NULL, cause_kmeta, f);
-		break;
-	case API_TABLE_DEPLOYMENT:
-	case API_TABLE_REPLICASET:
-	case API_TABLE_DAEMONSET:
-		validate_workload(f, obj, false);
-		break;
-	case API_TABLE_JOB:
-		validate_workload(f, obj, true);
-		break;
-	case API_TABLE_CONFIGMAP:
-		validate_data(f, obj, "data", false);
-		validate_data(f, obj, "binaryData", true);
-		break;
-	case API_TABLE_SECRET:
-		validate_data(f, obj, "data", true);
-		break;
-	case API_TABLE_DEVICE:
-		validate_device(f, obj);
-		break;
-	default:
-		break;
-	}
+	if (res->strategy->validate)
+		res->strategy->validate(obj, f);
 	if (!f->cause_count)
 		return K32_OK;
 	return api_fail_invalid(f, res->kind, jstr(cJSON_GetObjectItem(obj, "metadata"), "name"));
@@ -647,25 +659,8 @@ k32_status_t api_check_unknown_fields(const struct api_resource *res, cJSON *obj
 				      struct api_fail *f)
 {
 	const struct api_uf u = {res, mode, w, f};
-	const char *top = NULL;
-	switch (res->table) {
-	case API_TABLE_CONFIGMAP:
-		top = "apiVersion,kind,metadata,data,binaryData,immutable";
-		break;
-	case API_TABLE_SECRET:
-		top = "apiVersion,kind,metadata,data,stringData,type,immutable";
-		break;
-	case API_TABLE_EVENT:
-		top = NULL; /* two versions with many fields: not checked */
-		break;
-	case API_TABLE_SSAR:
-		top = NULL;
-		break;
-	default:
-		top = "apiVersion,kind,metadata,spec,status";
-		break;
-	}
-	k32_status_t st = top ? api_unknown(&u, obj, top, "") : K32_OK;
+	const struct api_strategy *ks = res->strategy;
+	k32_status_t st = ks->top_fields ? api_unknown(&u, obj, ks->top_fields, "") : K32_OK;
 	if (st)
 		return st;
 	st = api_unknown(&u, cJSON_GetObjectItemCaseSensitive(obj, "metadata"), known_meta,
@@ -673,29 +668,12 @@ k32_status_t api_check_unknown_fields(const struct api_resource *res, cJSON *obj
 	if (st)
 		return st;
 	cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
-	const char *spec_list = NULL;
-	switch (res->table) {
-	case API_TABLE_POD:
+	if (ks->spec_is_pod)
 		return api_unknown_podspec(&u, spec, "spec.");
-	case API_TABLE_DEPLOYMENT:
-		spec_list = known_deploy_spec;
-		break;
-	case API_TABLE_REPLICASET:
-		spec_list = known_rs_spec;
-		break;
-	case API_TABLE_DAEMONSET:
-		spec_list = known_ds_spec;
-		break;
-	case API_TABLE_JOB:
-		spec_list = known_job_spec;
-		break;
-	case API_TABLE_DEVICE:
-		return api_unknown(&u, spec, known_device_spec, "spec.");
-	default:
+	if (!ks->spec_fields)
 		return K32_OK;
-	}
-	st = api_unknown(&u, spec, spec_list, "spec.");
-	if (st)
+	st = api_unknown(&u, spec, ks->spec_fields, "spec.");
+	if (st || !ks->spec_has_template)
 		return st;
 	cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
 	st = api_unknown(&u, cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"), known_meta,
@@ -760,3 +738,86 @@ k32_status_t api_dedupe_fields(const struct api_resource *res, cJSON *obj,
 	char path[192] = "";
 	return api_dedupe_rec(&u, obj, path, sizeof(path), 0);
 }
+
+/* ---- per-kind strategies --------------------------------------------------------------- */
+
+#define TOP_STD "apiVersion,kind,metadata,spec,status"
+
+/* clang-format off */
+const struct api_strategy api_strategy_namespace = {
+	.defaults = default_namespace, .top_fields = TOP_STD, .generation = true,
+	.name_is_label = true,
+	.printer = &api_printer_namespace,
+	.is_namespace = true,
+};
+const struct api_strategy api_strategy_node = {
+	.top_fields = TOP_STD, .generation = true,
+	.node_access = API_NODE_SELF, .node_restricted = true,
+	.printer = &api_printer_node,
+};
+const struct api_strategy api_strategy_pod = {
+	.defaults = default_pod, .validate = validate_pod, .top_fields = TOP_STD,
+	.spec_is_pod = true, .generation = true, .node_access = API_NODE_BOUND_POD,
+	.printer = &api_printer_pod,
+	.graceful_on_node = true,
+};
+const struct api_strategy api_strategy_configmap = {
+	.validate = validate_configmap,
+	.top_fields = "apiVersion,kind,metadata,data,binaryData,immutable",
+	.printer = &api_printer_configmap,
+};
+const struct api_strategy api_strategy_secret = {
+	.defaults = default_secret, .validate = validate_secret,
+	.top_fields = "apiVersion,kind,metadata,data,stringData,type,immutable",
+	.printer = &api_printer_secret,
+};
+const struct api_strategy api_strategy_event = {
+	.top_fields = NULL, /* two versions with many fields: not checked */
+	.node_access = API_NODE_NO_DELETE,
+	.printer = &api_printer_event,
+};
+const struct api_strategy api_strategy_deployment = {
+	.defaults = default_deployment, .validate = validate_app, .top_fields = TOP_STD,
+	.spec_fields = known_deploy_spec, .spec_has_template = true, .generation = true,
+	.printer = &api_printer_deployment,
+	.dependents = {"apps", "v1", "replicasets"},
+};
+const struct api_strategy api_strategy_replicaset = {
+	.defaults = default_replicaset, .validate = validate_app, .top_fields = TOP_STD,
+	.spec_fields = known_rs_spec, .spec_has_template = true, .generation = true,
+	.printer = &api_printer_replicaset,
+	.dependents = {"", "v1", "pods"},
+};
+const struct api_strategy api_strategy_daemonset = {
+	.defaults = default_daemonset, .validate = validate_app, .top_fields = TOP_STD,
+	.spec_fields = known_ds_spec, .spec_has_template = true, .generation = true,
+	.printer = &api_printer_daemonset,
+	.dependents = {"", "v1", "pods"},
+};
+const struct api_strategy api_strategy_job = {
+	.defaults = default_job, .validate = validate_job, .top_fields = TOP_STD,
+	.spec_fields = known_job_spec, .spec_has_template = true, .generation = true,
+	.printer = &api_printer_job,
+	.dependents = {"", "v1", "pods"},
+};
+const struct api_strategy api_strategy_lease = {
+	.top_fields = TOP_STD, .generation = true, .node_access = API_NODE_SELF_LEASE,
+	.printer = &api_printer_lease,
+};
+const struct api_strategy api_strategy_access_review = {
+	.top_fields = NULL, .generation = true, .node_access = API_NODE_ALL,
+	.printer = &api_printer_default,
+	.review = true,
+};
+const struct api_strategy api_strategy_self_review = {
+	.top_fields = NULL, .generation = true,
+	.printer = &api_printer_default,
+	.review = true,
+};
+const struct api_strategy api_strategy_device = {
+	.defaults = default_device, .validate = validate_device_obj, .top_fields = TOP_STD,
+	.spec_fields = known_device_spec, .generation = true,
+	.node_access = API_NODE_STATUS_OF_NODE,
+	.printer = &api_printer_device,
+};
+/* clang-format on */
