@@ -16,15 +16,8 @@ SERVER=${1:?usage: edges_e2e.sh /path/to/kube32-server}
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 CURL=${CURL:-/usr/bin/curl}
 
-missing() {
-	echo "e2e: $1 is missing: $2" >&2
-	if [ "${CI:-}" = "true" ]; then
-		echo "e2e: FAIL (CI=true requires it)" >&2
-		exit 1
-	fi
-	echo "e2e: SKIPPED" >&2
-	exit 77
-}
+. "$(dirname "$0")/sim_lib.sh" # check, sim_pass, sim_fail, sim_skip, sim_summary
+missing() { sim_skip edges-e2e "$@"; }
 [ -x "$KUBECTL" ] || missing kubectl "expected at $KUBECTL (set KUBECTL=...)"
 [ -x "$CURL" ] || missing curl "expected at $CURL (set CURL=...)"
 
@@ -42,37 +35,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-PASS=0
-FAIL=0
-FAILED=()
-OUT=
-# check NAME REGEX CMD...: runs CMD (stdout+stderr), passes when REGEX matches the output.
-check() {
-	local name=$1 re=$2
-	shift 2
-	OUT=$(timeout 60 bash -c '"$@"' check "$@" 2>&1)
-	if grep -Eq -- "$re" <<<"$OUT"; then
-		PASS=$((PASS + 1))
-		echo "ok   $name"
-	else
-		FAIL=$((FAIL + 1))
-		FAILED+=("$name")
-		echo "FAIL $name: expected /$re/ from: $*" >&2
-		sed 's/^/     | /' <<<"$OUT" | head -20 >&2
-	fi
-}
 # check_not NAME REGEX CMD...: passes when REGEX does not match CMD's output.
 check_not() {
 	local name=$1 re=$2
 	shift 2
 	OUT=$(timeout 60 bash -c '"$@"' check "$@" 2>&1)
 	if ! grep -Eq -- "$re" <<<"$OUT"; then
-		PASS=$((PASS + 1))
-		echo "ok   $name"
+		sim_pass "$name"
 	else
-		FAIL=$((FAIL + 1))
-		FAILED+=("$name")
-		echo "FAIL $name: /$re/ unexpected from: $*" >&2
+		sim_fail "$name" "/$re/ unexpected from: $*"
 		sed 's/^/     | /' <<<"$OUT" | head -20 >&2
 	fi
 }
@@ -215,16 +186,7 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 if kill -0 "$SRV_PID" 2>/dev/null; then
-	FAIL=$((FAIL + 1))
-	FAILED+=("sigterm-stop")
-	echo "FAIL sigterm-stop: server still running 5 s after SIGTERM" >&2
+	sim_fail sigterm-stop "server still running 5 s after SIGTERM"
 fi
 SRV_PID=
-
-echo "e2e: $PASS passed, $FAIL failed"
-if [ "$FAIL" -ne 0 ]; then
-	echo "e2e: failed: ${FAILED[*]}" >&2
-	tail -20 "$WORK/server.log" >&2
-	exit 1
-fi
-exit 0
+sim_summary e2e "$WORK/server.log"
