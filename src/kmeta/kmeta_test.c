@@ -113,7 +113,7 @@ static void test_quantity_table(void **state)
 	static const struct {
 		const char *in;
 		uint64_t milli;
-	} milli[] = {{"250m", 250}, {"1", 1000}, {"1.5", 1500},	  {"2k", 2000000},
+	} milli[] = {{"250m", 250},    {"1", 1000},   {"1.5", 1500},	    {"2k", 2000000},
 		     {"1Ki", 1024000}, {"0.0001", 1}, {"256Ki", 262144000}, {"0", 0}};
 	for (size_t i = 0; i < sizeof(milli) / sizeof(milli[0]); i++) {
 		assert_true(kmeta_quantity_milli(milli[i].in, &v, NULL));

@@ -300,7 +300,8 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 	for (uint32_t i = fn->type->nparams; i < fn->func->nlocals; i++)
 		fp[i] = 0;
 	pc = fn->code;
-	gas -= (int64_t)fn->entry_gas; /* the entry region (see wrt_compile.c wrt_ld_compile_func) */
+	gas -=
+	    (int64_t)fn->entry_gas; /* the entry region (see wrt_compile.c wrt_ld_compile_func) */
 	if (WRT_UNLIKELY(gas < 0))
 		goto slice_end;
 
