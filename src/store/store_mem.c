@@ -560,10 +560,9 @@ static k32_status_t check_bytes(struct store_mem *m, size_t add, size_t sub, boo
 	if (!essential && add > sub && after > m->max_bytes - m->reserve_bytes)
 		return k32_err_set(
 		    err, K32_ERR_NO_RESOURCES, MOD,
-		    "store: full: live objects would take %zu bytes, over K32_STORE_MAX_BYTES=%zu "
-		    "less the %zu bytes (K32_STORE_RESERVE_PCT=%d%%) kept for Leases, node status "
-		    "and deletes; delete objects or raise the limit",
-		    after, m->max_bytes, m->reserve_bytes, K32_STORE_RESERVE_PCT);
+		    "store full: %zu bytes > K32_STORE_MAX_BYTES=%zu less K32_STORE_RESERVE_PCT="
+		    "%d%% (for Leases, node status, deletes); delete objects or raise the limit",
+		    after, m->max_bytes, K32_STORE_RESERVE_PCT);
 	return K32_OK;
 }
 
@@ -576,12 +575,10 @@ static k32_status_t check_objects(struct store_mem *m, bool essential, struct k3
 	if (!essential && after > m->max_objects - m->reserve_objects)
 		return k32_err_set(
 		    err, K32_ERR_NO_RESOURCES, MOD,
-		    "store: full: %" PRIu32 " objects stored (+%" PRIu32 " being written), the "
-		    "limit K32_STORE_MAX_OBJECTS=%" PRIu32 " less %" PRIu32
-		    " (K32_STORE_RESERVE_PCT=%d%%) kept for Leases, node status and deletes; "
+		    "store full: %" PRIu64 " objects > K32_STORE_MAX_OBJECTS=%" PRIu32
+		    " less K32_STORE_RESERVE_PCT=%d%% (for Leases, node status, deletes); "
 		    "delete objects or raise the limit",
-		    m->idx_count, m->pend_creates, m->max_objects, m->reserve_objects,
-		    K32_STORE_RESERVE_PCT);
+		    after, m->max_objects, K32_STORE_RESERVE_PCT);
 	return K32_OK;
 }
 

@@ -364,6 +364,7 @@ static void test_reserve(void **state)
 	assert_true(n > 50);
 	assert_non_null(strstr(err.msg, "K32_STORE_RESERVE_PCT"));
 	assert_non_null(strstr(err.msg, "K32_STORE_MAX_BYTES"));
+	assert_non_null(strstr(err.msg, "raise the limit")); /* not cut off */
 	store_get_stats(fx.st, &ss);
 	assert_true(ss.object_bytes <= ss.max_bytes - ss.reserve_bytes);
 	/* an ordinary update that grows an object is refused; one that shrinks is not */
@@ -507,13 +508,15 @@ static void test_list_pagination_and_snapshot(void **state)
 		snprintf(name, sizeof(name), "p%02d,", i);
 		strcat(want, name);
 	}
-	assert_int_equal(
-	    store_create(fx.st, &other, &(struct store_value){"{}", 2, STORE_NO_STAMP, false}, NULL, NULL),
-	    K32_ERR_INVALID_ARGS); /* no name */
+	assert_int_equal(store_create(fx.st, &other,
+				      &(struct store_value){"{}", 2, STORE_NO_STAMP, false}, NULL,
+				      NULL),
+			 K32_ERR_INVALID_ARGS); /* no name */
 	other.name = "x";
-	assert_int_equal(
-	    store_create(fx.st, &other, &(struct store_value){"{}", 2, STORE_NO_STAMP, false}, NULL, NULL),
-	    K32_OK);
+	assert_int_equal(store_create(fx.st, &other,
+				      &(struct store_value){"{}", 2, STORE_NO_STAMP, false}, NULL,
+				      NULL),
+			 K32_OK);
 
 	/* one namespace, every page size: same items, one revision */
 	for (uint32_t limit = 0; limit <= 14; limit++) {
