@@ -102,13 +102,46 @@ static uint64_t api_event_last(const cJSON *e)
 	return 0;
 }
 
+/* One pass over the Events (the filter returns false: nothing is copied) counts them, sums
+ * their bytes and keeps the K32_API_EVENT_GC_BATCH least recently written (lowest mod_rev,
+ * which a repeat's bump renews), sorted oldest first. */
+struct api_ev_scan {
+	uint32_t count;
+	size_t bytes;
+	uint32_t kept;
+	uint64_t rev[K32_API_EVENT_GC_BATCH];
+	uint32_t len[K32_API_EVENT_GC_BATCH];
+};
+
+static bool api_event_scan(void *ctx, const struct store_obj *o)
+{
+	struct api_ev_scan *sc = ctx;
+	uint32_t i;
+	sc->count++;
+	sc->bytes += o->len;
+	if (sc->kept == K32_API_EVENT_GC_BATCH && o->mod_rev >= sc->rev[sc->kept - 1])
+		return false;
+	if (sc->kept < K32_API_EVENT_GC_BATCH)
+		sc->kept++;
+	for (i = sc->kept - 1; i > 0 && sc->rev[i - 1] > o->mod_rev; i--) {
+		sc->rev[i] = sc->rev[i - 1];
+		sc->len[i] = sc->len[i - 1];
+	}
+	sc->rev[i] = o->mod_rev;
+	sc->len[i] = o->len;
+	return false;
+}
+
 struct api_gc_ctx {
-	uint64_t cutoff;
+	uint64_t cutoff;  /* wall seconds: an Event last seen before is past its TTL */
+	uint64_t rev_max; /* only Events written at or before this revision are parsed */
 };
 
 static bool api_event_old(void *ctx, const struct store_obj *o)
 {
 	const struct api_gc_ctx *gc = ctx;
+	if (o->mod_rev > gc->rev_max)
+		return false;
 	cJSON *e = api_parse_obj(o);
 	uint64_t t = e ? api_event_last(e) : 0;
 	cJSON_Delete(e);
@@ -141,58 +174,47 @@ k32_status_t api_events_gc(struct api_server *api, uint64_t now_s, uint32_t *out
 {
 	static const char *const groups[] = {"", "events.k8s.io"};
 	uint32_t deleted = 0;
-	struct api_gc_ctx gc = {now_s > K32_API_EVENT_TTL_S ? now_s - K32_API_EVENT_TTL_S : 0};
+	struct api_gc_ctx gc = {now_s > K32_API_EVENT_TTL_S ? now_s - K32_API_EVENT_TTL_S : 0, 0};
+	struct api_ev_scan *sc = api_zalloc(sizeof(*sc));
 	k32_status_t st = K32_OK;
+	if (!sc)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "api",
+				   "event GC: out of memory for the scan");
 	for (size_t g = 0; g < 2 && deleted < K32_API_EVENT_GC_BATCH; g++) {
 		const struct api_resource *res = api_registry_find(groups[g], "v1", "events");
 		struct store_list list;
 		struct store_key key;
-		struct store_list_opts opts = {.limit = K32_API_EVENT_GC_BATCH - deleted,
-					       .filter = api_event_old,
-					       .filter_ctx = &gc};
+		/* parse only the K32_API_EVENT_GC_BATCH least recently written (a write sets
+		 * lastTimestamp, so they are the oldest), not every Event: one pass without
+		 * parsing finds them (limit 1: the filter takes nothing) */
+		struct store_list_opts opts = {
+		    .limit = 1, .filter = api_event_scan, .filter_ctx = sc};
+		memset(sc, 0, sizeof(*sc));
 		memset(&list, 0, sizeof(list));
 		api_key(res, "", "", &key);
+		st = store_list(api->store, &key, &opts, &list, err);
+		store_list_fini(api->store, &list);
+		if (st)
+			break;
+		if (!sc->kept)
+			continue;
+		gc.rev_max = sc->rev[sc->kept - 1];
+		opts = (struct store_list_opts){.limit = K32_API_EVENT_GC_BATCH - deleted,
+						.filter = api_event_old,
+						.filter_ctx = &gc};
+		memset(&list, 0, sizeof(list));
 		st = store_list(api->store, &key, &opts, &list, err);
 		for (uint32_t i = 0; !st && i < list.count; i++)
 			deleted += api_event_delete(api, res, list.items[i]);
 		store_list_fini(api->store, &list);
 	}
+	api_free(sc, sizeof(*sc));
 	if (out_deleted)
 		*out_deleted = deleted;
 	return st;
 }
 
 /* ---- count and byte bounds ------------------------------------------------------------- */
-
-/* One pass over the Events (the filter returns false: nothing is copied) counts them, sums
- * their bytes and keeps the K32_API_EVENT_GC_BATCH least recently written (lowest mod_rev,
- * which a repeat's bump renews), sorted oldest first. */
-struct api_ev_scan {
-	uint32_t count;
-	size_t bytes;
-	uint32_t kept;
-	uint64_t rev[K32_API_EVENT_GC_BATCH];
-	uint32_t len[K32_API_EVENT_GC_BATCH];
-};
-
-static bool api_event_scan(void *ctx, const struct store_obj *o)
-{
-	struct api_ev_scan *sc = ctx;
-	uint32_t i;
-	sc->count++;
-	sc->bytes += o->len;
-	if (sc->kept == K32_API_EVENT_GC_BATCH && o->mod_rev >= sc->rev[sc->kept - 1])
-		return false;
-	if (sc->kept < K32_API_EVENT_GC_BATCH)
-		sc->kept++;
-	for (i = sc->kept - 1; i > 0 && sc->rev[i - 1] > o->mod_rev; i--) {
-		sc->rev[i] = sc->rev[i - 1];
-		sc->len[i] = sc->len[i - 1];
-	}
-	sc->rev[i] = o->mod_rev;
-	sc->len[i] = o->len;
-	return false;
-}
 
 static bool api_event_at_or_before(void *ctx, const struct store_obj *o)
 {
@@ -232,6 +254,18 @@ k32_status_t api_events_make_room(struct api_server *api, size_t len, uint32_t *
 	/* the whole store within the Events' share: no need to look (the common case) */
 	if ((uint64_t)ss.objects + 1 <= max_count && (uint64_t)ss.object_bytes + len <= max_bytes)
 		return K32_OK;
+	/* within the bounds as last counted, with the Events created since; counted again
+	 * every 1024 creates all the same, as repeats grow Events and evictions can miss */
+	k32_mutex_lock(&api->mu);
+	bool room = api->ev_known && api->ev_count + 1 <= max_count &&
+		    api->ev_bytes + len <= max_bytes && (api->ev_count + 1) % 1024 != 0;
+	if (room) {
+		api->ev_count++;
+		api->ev_bytes += len;
+	}
+	k32_mutex_unlock(&api->mu);
+	if (room)
+		return K32_OK;
 	struct api_ev_scan *sc[2] = {api_zalloc(sizeof(struct api_ev_scan)),
 				     api_zalloc(sizeof(struct api_ev_scan))};
 	uint64_t count = 1, bytes = len; /* the one being created */
@@ -256,7 +290,7 @@ k32_status_t api_events_make_room(struct api_server *api, size_t len, uint32_t *
 		bytes += sc[g]->bytes;
 	}
 	if (count <= max_count && bytes <= max_bytes)
-		goto out;
+		goto out_known;
 	/* the oldest of both lists, merged, until both bounds hold, and 1/32 of the count bound
 	 * more so that the next Events do not each scan and evict again */
 	uint64_t slack = max_count / 32, cut[2] = {0, 0};
@@ -277,6 +311,12 @@ k32_status_t api_events_make_room(struct api_server *api, size_t len, uint32_t *
 		if (pos[g])
 			evicted += api_events_evict(
 			    api, api_registry_find(groups[g], "v1", "events"), cut[g], pos[g], err);
+out_known:
+	k32_mutex_lock(&api->mu);
+	api->ev_known = true;
+	api->ev_count = count;
+	api->ev_bytes = bytes;
+	k32_mutex_unlock(&api->mu);
 out:
 	api_free(sc[0], sizeof(struct api_ev_scan));
 	api_free(sc[1], sizeof(struct api_ev_scan));

@@ -112,6 +112,11 @@ struct api_server {
 	struct api_series series[K32_API_EVENT_SERIES_MAX];
 	uint32_t name_seq;	  /* for generated names */
 	uint32_t events_recorded; /* api_event_record calls (GC every 32) */
+	/* Events' count and value bytes as of the last api_events_make_room scan plus the
+	 * Events created since (under mu): a scan runs only when this passes a bound, not for
+	 * every Event (deletes by others only make it high, which a scan corrects) */
+	bool ev_known;
+	uint64_t ev_count, ev_bytes;
 	struct k32_task *janitor; /* namespace janitor task (NULL: purge synchronously) */
 	struct k32_mutex jmu;	  /* guards jkick, jstop */
 	struct k32_cond jcond;	  /* wakes the janitor */
