@@ -460,11 +460,12 @@ _Static_assert(K32_KOBJ_OWNER_POOL_PCT >= 1 && K32_KOBJ_OWNER_POOL_PCT <= 100,
 
 /* The store limits of kube32-server on Linux (a Raspberry Pi or a PC), its
  * --store-max-bytes and --store-max-objects defaults; a board keeps K32_STORE_MAX_BYTES and
- * K32_STORE_MAX_OBJECTS. Sized for 1,000 boards x 10 pods with their events: a pod with
- * its four Events and its share of Node, Lease and ReplicaSet takes ~5.5 KiB and 5.5
- * objects (docs/controllers.md, "Limits"), so 10,000 pods need ~55 MiB and ~55,000
- * objects; this leaves twice that. The memory is only used as objects arrive (the index
- * grows by doubling, 8 bytes per slot). */
+ * K32_STORE_MAX_OBJECTS. Sized for 1,000 boards x 10 pods with their events: a pod as a
+ * ReplicaSet makes it is ~1.7 KiB stored, each of its four Events ~0.65 KiB, a board's
+ * Node and Lease ~2.1 KiB. Measured (build/src/api/api-fill-bench): 45,522 pods on 4,553
+ * nodes fit, every pod's Events kept up to 13,150 pods (then Events hit their share,
+ * K32_API_EVENTS_*_PCT, and the oldest go). Memory is used only as objects arrive (the
+ * index grows by doubling, 8 bytes per slot). */
 #ifndef K32_SERVER_STORE_MAX_BYTES
 #define K32_SERVER_STORE_MAX_BYTES (128u * 1024 * 1024)
 #endif
@@ -862,11 +863,11 @@ _Static_assert(K32_API_LIST_CACHE_ENTRIES >= 1 && K32_API_LIST_CACHE_ENTRIES <= 
 #endif
 
 /* Percent of the store's object limit (K32_STORE_MAX_OBJECTS, or the configured one) and of
- * its byte limit that Events (core and events.k8s.io together) may take, besides their TTL:
- * creating an Event past either evicts the oldest ones (least recently written first) so
- * a busy cluster's Events cannot fill the store. Board: 40 % of 8192 objects and 2 MiB is
- * 3,276 Events or 819 KiB (~1,100 Events of ~0.7 KiB); kube32-server: 52,428 Events or
- * 51 MiB. Eviction deletes at most K32_API_EVENT_GC_BATCH per new Event. */
+ * its byte limit (value bytes) that Events (core and events.k8s.io together) may take,
+ * besides their TTL: creating an Event past either evicts the least recently written ones
+ * (at most K32_API_EVENT_GC_BATCH per new Event), so a busy cluster's Events cannot fill
+ * the store. A board: 3,276 Events or 819 KiB (~1,300 Events); kube32-server: 52,428 Events
+ * or 51 MiB (api-fill-bench: the Events of 13,150 pods). */
 #ifndef K32_API_EVENTS_OBJECTS_PCT
 #define K32_API_EVENTS_OBJECTS_PCT 40
 #endif
