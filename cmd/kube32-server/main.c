@@ -6,7 +6,7 @@
  *   kube32-server [--data-dir DIR] [--port N] [--host ADDR] [--kubeconfig PATH]
  *                 [--port-file PATH] [--insecure-http] [--handler-threads N]
  *                 [--no-tls-park] [--[no-]controllers] [--node-grace S] [--pod-eviction S]
- *                 [--store-accept-log-loss]
+ *                 [--store-accept-log-loss] [--store-max-bytes N] [--store-max-objects N]
  *   kube32-server --controllers-only --server URL (--token T | --token-file F)
  *                 [--ca-file CA] [--node-grace S] [--pod-eviction S]
  *
@@ -34,6 +34,12 @@
  * kubeconfig the server wrote, or DIR/tokens) and the server's CA (DIR/pki/ca.crt). Every
  * read and write goes through the server's authentication, validation and admission.
  *
+ * The store's limits default to K32_SERVER_STORE_MAX_BYTES (128 MiB) and
+ * K32_SERVER_STORE_MAX_OBJECTS (131,072), sized for 1,000 boards x 10 pods with their events
+ * (a board's own control plane keeps K32_STORE_MAX_BYTES, 2 MiB); --store-max-bytes (a number
+ * of bytes, or with a Ki/Mi/Gi suffix) and --store-max-objects change them. Memory is used as
+ * objects arrive, not at start.
+ *
  * SIGTERM and SIGINT reach it through the platform's stop request (stop_watch/stop_wait: a
  * self-pipe here; a board has no signals), so the main thread sleeps until then.
  */
@@ -55,6 +61,14 @@
 /* Handler tasks by default (this machine and the control-plane board have two cores). */
 #define KUBE32_SERVER_HANDLER_THREADS 2
 
+/* Bounds of --store-max-bytes and --store-max-objects: below, bootstrap and a node barely
+ * fit; above, the index (8 bytes a slot) and a snapshot (written from one buffer of about
+ * the live bytes) stop being reasonable for one process. */
+#define KUBE32_SERVER_STORE_MIN_BYTES	     (256u * 1024)
+#define KUBE32_SERVER_STORE_MAX_BYTES_CEIL   (4ull * 1024 * 1024 * 1024)
+#define KUBE32_SERVER_STORE_MIN_OBJECTS	     256
+#define KUBE32_SERVER_STORE_MAX_OBJECTS_CEIL (1u << 24)
+
 static void usage(void)
 {
 	fprintf(
@@ -63,6 +77,7 @@ static void usage(void)
 	    "                     [--port-file PATH] [--insecure-http] [--handler-threads N]\n"
 	    "                     [--no-tls-park] [--[no-]controllers] [--node-grace S]\n"
 	    "                     [--pod-eviction S] [--store-accept-log-loss]\n"
+	    "                     [--store-max-bytes N] [--store-max-objects N]\n"
 	    "  --data-dir DIR     store, certificates, tokens (default ./kube32-data)\n"
 	    "  --port N           port to serve on; 0 picks a free one (default 6443)\n"
 	    "  --host ADDR        address to bind (default 127.0.0.1)\n"
@@ -75,6 +90,11 @@ static void usage(void)
 	    "  --no-tls-park      keep idle TLS connections' record buffers (~33 KiB each)\n"
 	    "  --store-accept-log-loss  open the store although its log is missing or short\n"
 	    "                     (acknowledged writes lost; the store refuses without it)\n"
+	    "  --store-max-bytes N  live object bytes the store keeps, N or N with Ki/Mi/Gi\n"
+	    "                     (default %uMi, K32_SERVER_STORE_MAX_BYTES: 1,000 boards x 10 "
+	    "pods)\n"
+	    "  --store-max-objects N  objects the store keeps (default %u,\n"
+	    "                     K32_SERVER_STORE_MAX_OBJECTS)\n"
 	    "  --controllers      run the scheduler and controllers%s\n"
 	    "  --no-controllers   no scheduler or controllers: the bare API server%s\n"
 	    "  --node-grace S     seconds of Lease silence before a node is NotReady (default 40)\n"
@@ -83,7 +103,8 @@ static void usage(void)
 	    "  --server URL       with --controllers-only: https://HOST:PORT of the control plane\n"
 	    "  --token T          with --controllers-only: the admin token (or --token-file F)\n"
 	    "  --ca-file CA       with --controllers-only over https: the server's pki/ca.crt\n",
-	    KUBE32_SERVER_CONTROLLERS ? " (default)" : "",
+	    (unsigned)(K32_SERVER_STORE_MAX_BYTES / (1024 * 1024)),
+	    (unsigned)K32_SERVER_STORE_MAX_OBJECTS, KUBE32_SERVER_CONTROLLERS ? " (default)" : "",
 	    KUBE32_SERVER_CONTROLLERS ? "" : " (default)");
 }
 
@@ -154,6 +175,28 @@ static int run_controllers_only(const char *url, const char *token, const char *
 	return rc;
 }
 
+/* Parses N, NKi, NMi or NGi into *out within [min, max]; false (message printed) otherwise. */
+static bool parse_size(const char *flag, const char *v, unsigned long long min,
+		       unsigned long long max, unsigned long long *out)
+{
+	static const struct {
+		const char *suffix;
+		unsigned long long mult;
+	} units[] = {{"", 1}, {"Ki", 1024}, {"Mi", 1024 * 1024}, {"Gi", 1024 * 1024 * 1024}};
+	char *end;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (end != v && v[0] != '-')
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcmp(end, units[i].suffix) && n <= max / units[i].mult &&
+			    n * units[i].mult >= min) {
+				*out = n * units[i].mult;
+				return true;
+			}
+	fprintf(stderr, "kube32-server: %s %s: expected %llu..%llu (a number, or with Ki/Mi/Gi)\n",
+		flag, v, min, max);
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	const char *data_dir = "./kube32-data", *host = "127.0.0.1", *kubeconfig = NULL;
@@ -162,6 +205,8 @@ int main(int argc, char **argv)
 	long node_grace = 0, pod_eviction = 0;
 	bool tls = true, tls_park = true, controllers = KUBE32_SERVER_CONTROLLERS;
 	bool accept_log_loss = false;
+	unsigned long long store_bytes = K32_SERVER_STORE_MAX_BYTES;
+	unsigned long long store_objects = K32_SERVER_STORE_MAX_OBJECTS;
 	bool controllers_only = false;
 	const char *server_url = NULL, *token = NULL, *token_file = NULL, *ca_file = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -210,6 +255,16 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--no-controllers") || !strcmp(a, "--controllers")) {
 			controllers = !strcmp(a, "--controllers");
+		} else if (!strcmp(a, "--store-max-bytes") && v) {
+			if (!parse_size(a, v, KUBE32_SERVER_STORE_MIN_BYTES,
+					KUBE32_SERVER_STORE_MAX_BYTES_CEIL, &store_bytes))
+				return 2;
+			i++;
+		} else if (!strcmp(a, "--store-max-objects") && v) {
+			if (!parse_size(a, v, KUBE32_SERVER_STORE_MIN_OBJECTS,
+					KUBE32_SERVER_STORE_MAX_OBJECTS_CEIL, &store_objects))
+				return 2;
+			i++;
 		} else if (!strcmp(a, "--store-accept-log-loss")) {
 			accept_log_loss = true;
 		} else if (!strcmp(a, "--controllers-only")) {
@@ -261,6 +316,8 @@ int main(int argc, char **argv)
 	cplane_config_init(&cfg);
 	cfg.data_dir = data_dir;
 	cfg.accept_log_loss = accept_log_loss;
+	cfg.store_bytes = (size_t)store_bytes;
+	cfg.store_objects = (uint32_t)store_objects;
 	cfg.host = host;
 	cfg.port = (uint16_t)port;
 	cfg.tls = tls;

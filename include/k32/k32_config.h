@@ -447,6 +447,32 @@ _Static_assert(K32_KOBJ_OWNER_POOL_PCT >= 1 && K32_KOBJ_OWNER_POOL_PCT <= 100,
 #define K32_STORE_MAX_BYTES (2 * 1024 * 1024)
 #endif
 
+/* Percent of the store's byte and object limits kept for essential writes (struct
+ * store_value.essential; the API marks Lease writes, node status writes and the writes a
+ * DELETE makes): when the rest is full, nodes still renew their Leases and report status,
+ * and objects can still be deleted to make room. Any other write that would grow the store
+ * into the reserve is refused with K32_ERR_NO_RESOURCES (API: 429, naming the limit).
+ * 5 % of a board's 2 MiB is ~100 KiB: a Lease renewal adds nothing, a node status write a
+ * few hundred bytes, marking an object deleted ~60. */
+#ifndef K32_STORE_RESERVE_PCT
+#define K32_STORE_RESERVE_PCT 5
+#endif
+
+/* The store limits of kube32-server on Linux (a Raspberry Pi or a PC), its
+ * --store-max-bytes and --store-max-objects defaults; a board keeps K32_STORE_MAX_BYTES and
+ * K32_STORE_MAX_OBJECTS. Sized for 1,000 boards x 10 pods with their events: a pod as a
+ * ReplicaSet makes it is ~1.7 KiB stored, each of its four Events ~0.65 KiB, a board's
+ * Node and Lease ~2.1 KiB. Measured (build/src/api/api-fill-bench): 45,522 pods on 4,553
+ * nodes fit, every pod's Events kept up to 13,150 pods (then Events hit their share,
+ * K32_API_EVENTS_*_PCT, and the oldest go). Memory is used only as objects arrive (the
+ * index grows by doubling, 8 bytes per slot). */
+#ifndef K32_SERVER_STORE_MAX_BYTES
+#define K32_SERVER_STORE_MAX_BYTES (128u * 1024 * 1024)
+#endif
+#ifndef K32_SERVER_STORE_MAX_OBJECTS
+#define K32_SERVER_STORE_MAX_OBJECTS 131072
+#endif
+
 /* Events in the watch history ring (32 bytes each, allocated at open). Watches and
  * continued lists reach back this many revisions; older ones get K32_ERR_COMPACTED. */
 #ifndef K32_STORE_HISTORY_EVENTS
@@ -491,6 +517,10 @@ _Static_assert(K32_STORE_KEY_MAX >= 64 && K32_STORE_KEY_MAX <= 1024,
 _Static_assert(K32_STORE_VALUE_MAX > 0 && K32_STORE_VALUE_MAX <= 16 * 1024 * 1024,
 	       "K32_STORE_VALUE_MAX out of range");
 _Static_assert(K32_STORE_HISTORY_EVENTS >= 16, "K32_STORE_HISTORY_EVENTS too small");
+_Static_assert(K32_STORE_RESERVE_PCT >= 0 && K32_STORE_RESERVE_PCT <= 50,
+	       "K32_STORE_RESERVE_PCT: 0..50");
+_Static_assert(K32_SERVER_STORE_MAX_OBJECTS >= K32_STORE_MAX_OBJECTS,
+	       "K32_SERVER_STORE_MAX_OBJECTS below a board's");
 
 /* ==== http ============================================================================== */
 
@@ -831,6 +861,23 @@ _Static_assert(K32_API_LIST_CACHE_ENTRIES >= 1 && K32_API_LIST_CACHE_ENTRIES <= 
 #ifndef K32_API_EVENT_GC_BATCH
 #define K32_API_EVENT_GC_BATCH 64
 #endif
+
+/* Percent of the store's object limit (K32_STORE_MAX_OBJECTS, or the configured one) and of
+ * its byte limit (value bytes) that Events (core and events.k8s.io together) may take,
+ * besides their TTL: creating an Event past either evicts the least recently written ones
+ * (at most K32_API_EVENT_GC_BATCH per new Event), so a busy cluster's Events cannot fill
+ * the store. A board: 3,276 Events or 819 KiB (~1,300 Events); kube32-server: 52,428 Events
+ * or 51 MiB (api-fill-bench: the Events of 13,150 pods). */
+#ifndef K32_API_EVENTS_OBJECTS_PCT
+#define K32_API_EVENTS_OBJECTS_PCT 40
+#endif
+#ifndef K32_API_EVENTS_BYTES_PCT
+#define K32_API_EVENTS_BYTES_PCT 40
+#endif
+_Static_assert(K32_API_EVENTS_OBJECTS_PCT >= 1 && K32_API_EVENTS_OBJECTS_PCT <= 90,
+	       "K32_API_EVENTS_OBJECTS_PCT: 1..90");
+_Static_assert(K32_API_EVENTS_BYTES_PCT >= 1 && K32_API_EVENTS_BYTES_PCT <= 90,
+	       "K32_API_EVENTS_BYTES_PCT: 1..90");
 
 /* Store events one watch stream takes per pull. Bytes: 32 per event per open watch. */
 #ifndef K32_API_WATCH_BATCH

@@ -126,9 +126,25 @@ static bool api_normalise(cJSON *obj)
 	return ok;
 }
 
+bool api_write_essential(const struct api_resource *res, const char *sub)
+{
+	if (!strcmp(res->group, "coordination.k8s.io") && !strcmp(res->plural, "leases"))
+		return true;
+	return !strcmp(res->group, "") && !strcmp(res->plural, "nodes") && sub &&
+	       !strcmp(sub, "status");
+}
+
 k32_status_t api_put_obj(struct api_server *api, const struct api_resource *res, cJSON *obj,
 			 bool create, uint64_t expect_rev, struct store_obj **out,
 			 struct api_fail *f)
+{
+	return api_put_obj_marked(api, res, obj, create, expect_rev, api_write_essential(res, ""),
+				  out, f);
+}
+
+k32_status_t api_put_obj_marked(struct api_server *api, const struct api_resource *res, cJSON *obj,
+				bool create, uint64_t expect_rev, bool essential,
+				struct store_obj **out, struct api_fail *f)
 {
 	if (!api_normalise(obj))
 		return api_fail_set(f, 500, "InternalError", "preparing %s: out of memory",
@@ -140,7 +156,8 @@ k32_status_t api_put_obj(struct api_server *api, const struct api_resource *res,
 	static const char pat[] = "\"resourceVersion\":\"" API_RV_SENTINEL "\"";
 	char *hit = strstr(text, pat);
 	size_t len = strlen(text);
-	struct store_value val = {.data = text, .len = len, .rv_off = STORE_NO_STAMP};
+	struct store_value val = {
+	    .data = text, .len = len, .rv_off = STORE_NO_STAMP, .essential = essential};
 	if (hit) {
 		char *s = hit + sizeof("\"resourceVersion\":\"") - 1;
 		size_t sl = sizeof(API_RV_SENTINEL) - 1;
@@ -155,6 +172,9 @@ k32_status_t api_put_obj(struct api_server *api, const struct api_resource *res,
 	struct k32_err err;
 	k32_err_clear(&err);
 	api_key(res, ns ? ns : "", name ? name : "", &key);
+	if (create && !strcmp(res->plural, "events"))
+		/* best effort: should it fail, the store's own limits still hold */
+		api_events_make_room(api, val.len, NULL, NULL);
 	k32_status_t st = create ? store_create(api->store, &key, &val, out, &err)
 				 : store_update(api->store, &key, &val, expect_rev, out, &err);
 	api_health_note_write(api, st, &err);
@@ -1063,7 +1083,8 @@ static k32_status_t api_write_commit(struct api_write *w, struct api_out *out, s
 		return K32_OK;
 	}
 	struct store_obj *so = NULL;
-	k32_status_t st = api_put_obj(w->api, rq->res, w->upd, false, w->old->mod_rev, &so, f);
+	k32_status_t st = api_put_obj_marked(w->api, rq->res, w->upd, false, w->old->mod_rev,
+					     api_write_essential(rq->res, rq->sub), &so, f);
 	if (st)
 		return st; /* a store Conflict here is retried by the caller */
 	if (finish_delete) {

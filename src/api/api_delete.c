@@ -103,8 +103,8 @@ static void api_cascade(struct api_server *api, const struct api_resource *owner
 					r = next;
 				}
 				struct store_obj *so = NULL;
-				if (api_put_obj(api, dres, j, false, list.items[i]->mod_rev, &so,
-						&f) == K32_OK)
+				if (api_put_obj_marked(api, dres, j, false, list.items[i]->mod_rev,
+						       true, &so, &f) == K32_OK)
 					store_obj_unref(api->store, so);
 			} else if (name && api_jstr(j, "metadata.deletionTimestamp")) {
 				/* already going: its finalizers or its kubelet finish it */
@@ -251,7 +251,7 @@ static k32_status_t api_mark_deleting(struct api_server *api, const struct api_r
 			st = cJSON_AddObjectToObject(upd, "status");
 		api_set_str(st, "phase", "Terminating");
 	}
-	k32_status_t st = api_put_obj(api, res, upd, false, old->mod_rev, out, f);
+	k32_status_t st = api_put_obj_marked(api, res, upd, false, old->mod_rev, true, out, f);
 	cJSON_Delete(upd);
 	return st;
 }
@@ -306,7 +306,7 @@ static k32_status_t api_foreground_finish(struct api_server *api, const struct a
 		st = api_delete_now(api, res, ns, name, old->mod_rev, "Background",
 				    K32_API_MAX_CASCADE, out, f);
 	else
-		st = api_put_obj(api, res, j, false, old->mod_rev, out, f);
+		st = api_put_obj_marked(api, res, j, false, old->mod_rev, true, out, f);
 	cJSON_Delete(j);
 	store_obj_unref(api->store, old);
 	return st;
@@ -355,7 +355,7 @@ static k32_status_t api_foreground(struct api_server *api, const struct api_reso
 		api_set_str(md, "deletionTimestamp", ts);
 		api_set_num(md, "deletionGracePeriodSeconds", 0);
 	}
-	st = api_put_obj(api, res, j, false, old->mod_rev, &marked, f);
+	st = api_put_obj_marked(api, res, j, false, old->mod_rev, true, &marked, f);
 	cJSON_Delete(j);
 	store_obj_unref(api->store, old);
 	if (st)

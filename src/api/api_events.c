@@ -8,7 +8,10 @@
  * series table is fixed (K32_API_EVENT_SERIES_MAX slots, least recently used replaced), so
  * a burst of distinct events costs no memory beyond it. api_events_gc deletes events older
  * than K32_API_EVENT_TTL_S (bounded per call) so a long-running cluster's events do not
- * fill the store.
+ * fill the store, and api_events_make_room (called before every Event is created, by any
+ * client) keeps Events within K32_API_EVENTS_OBJECTS_PCT and K32_API_EVENTS_BYTES_PCT of the
+ * store's limits, evicting the least recently written first, so a burst inside the TTL
+ * (four Events per pod life) cannot fill it either.
  * Context: any thread (api->mu guards the table; the store writes are outside it).
  */
 #include "api/api_srv.h"
@@ -99,17 +102,71 @@ static uint64_t api_event_last(const cJSON *e)
 	return 0;
 }
 
+/* One pass over the Events (the filter returns false: nothing is copied) counts them, sums
+ * their bytes and keeps the K32_API_EVENT_GC_BATCH least recently written (lowest mod_rev,
+ * which a repeat's bump renews), sorted oldest first. */
+struct api_ev_scan {
+	uint32_t count;
+	size_t bytes;
+	uint32_t kept;
+	uint64_t rev[K32_API_EVENT_GC_BATCH];
+	uint32_t len[K32_API_EVENT_GC_BATCH];
+};
+
+static bool api_event_scan(void *ctx, const struct store_obj *o)
+{
+	struct api_ev_scan *sc = ctx;
+	uint32_t i;
+	sc->count++;
+	sc->bytes += o->len;
+	if (sc->kept == K32_API_EVENT_GC_BATCH && o->mod_rev >= sc->rev[sc->kept - 1])
+		return false;
+	if (sc->kept < K32_API_EVENT_GC_BATCH)
+		sc->kept++;
+	for (i = sc->kept - 1; i > 0 && sc->rev[i - 1] > o->mod_rev; i--) {
+		sc->rev[i] = sc->rev[i - 1];
+		sc->len[i] = sc->len[i - 1];
+	}
+	sc->rev[i] = o->mod_rev;
+	sc->len[i] = o->len;
+	return false;
+}
+
 struct api_gc_ctx {
-	uint64_t cutoff;
+	uint64_t cutoff;  /* wall seconds: an Event last seen before is past its TTL */
+	uint64_t rev_max; /* only Events written at or before this revision are parsed */
 };
 
 static bool api_event_old(void *ctx, const struct store_obj *o)
 {
 	const struct api_gc_ctx *gc = ctx;
+	if (o->mod_rev > gc->rev_max)
+		return false;
 	cJSON *e = api_parse_obj(o);
 	uint64_t t = e ? api_event_last(e) : 0;
 	cJSON_Delete(e);
 	return t && t < gc->cutoff;
+}
+
+/* Deletes exactly this version of an Event (key /<group>/events/<ns>/<name>): one written
+ * again meanwhile stays. 1 when deleted. */
+static uint32_t api_event_delete(struct api_server *api, const struct api_resource *res,
+				 const struct store_obj *o)
+{
+	char kbuf[K32_STORE_KEY_MAX];
+	snprintf(kbuf, sizeof(kbuf), "%s", store_obj_key(o));
+	char *name = strrchr(kbuf, '/');
+	char *ns = NULL;
+	if (name) {
+		*name++ = 0;
+		ns = strrchr(kbuf, '/');
+	}
+	if (!name || !ns)
+		return 0;
+	struct store_key dk;
+	struct k32_err derr;
+	api_key(res, ns + 1, name, &dk);
+	return store_delete(api->store, &dk, o->mod_rev, NULL, NULL, &derr) == K32_OK;
 }
 
 k32_status_t api_events_gc(struct api_server *api, uint64_t now_s, uint32_t *out_deleted,
@@ -117,41 +174,154 @@ k32_status_t api_events_gc(struct api_server *api, uint64_t now_s, uint32_t *out
 {
 	static const char *const groups[] = {"", "events.k8s.io"};
 	uint32_t deleted = 0;
-	struct api_gc_ctx gc = {now_s > K32_API_EVENT_TTL_S ? now_s - K32_API_EVENT_TTL_S : 0};
+	struct api_gc_ctx gc = {now_s > K32_API_EVENT_TTL_S ? now_s - K32_API_EVENT_TTL_S : 0, 0};
+	struct api_ev_scan *sc = api_zalloc(sizeof(*sc));
 	k32_status_t st = K32_OK;
+	if (!sc)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "api",
+				   "event GC: out of memory for the scan");
 	for (size_t g = 0; g < 2 && deleted < K32_API_EVENT_GC_BATCH; g++) {
 		const struct api_resource *res = api_registry_find(groups[g], "v1", "events");
 		struct store_list list;
 		struct store_key key;
-		struct store_list_opts opts = {.limit = K32_API_EVENT_GC_BATCH - deleted,
-					       .filter = api_event_old,
-					       .filter_ctx = &gc};
+		/* parse only the K32_API_EVENT_GC_BATCH least recently written (a write sets
+		 * lastTimestamp, so they are the oldest), not every Event: one pass without
+		 * parsing finds them (limit 1: the filter takes nothing) */
+		struct store_list_opts opts = {
+		    .limit = 1, .filter = api_event_scan, .filter_ctx = sc};
+		memset(sc, 0, sizeof(*sc));
 		memset(&list, 0, sizeof(list));
 		api_key(res, "", "", &key);
 		st = store_list(api->store, &key, &opts, &list, err);
-		for (uint32_t i = 0; !st && i < list.count; i++) {
-			/* key /<group>/events/<ns>/<name>: delete exactly that version */
-			char kbuf[K32_STORE_KEY_MAX];
-			snprintf(kbuf, sizeof(kbuf), "%s", store_obj_key(list.items[i]));
-			char *name = strrchr(kbuf, '/');
-			char *ns = NULL;
-			if (name) {
-				*name++ = 0;
-				ns = strrchr(kbuf, '/');
-			}
-			if (!name || !ns)
-				continue;
-			struct store_key dk;
-			struct k32_err derr;
-			api_key(res, ns + 1, name, &dk);
-			if (store_delete(api->store, &dk, list.items[i]->mod_rev, NULL, NULL,
-					 &derr) == K32_OK)
-				deleted++;
-		}
+		store_list_fini(api->store, &list);
+		if (st)
+			break;
+		if (!sc->kept)
+			continue;
+		gc.rev_max = sc->rev[sc->kept - 1];
+		opts = (struct store_list_opts){.limit = K32_API_EVENT_GC_BATCH - deleted,
+						.filter = api_event_old,
+						.filter_ctx = &gc};
+		memset(&list, 0, sizeof(list));
+		st = store_list(api->store, &key, &opts, &list, err);
+		for (uint32_t i = 0; !st && i < list.count; i++)
+			deleted += api_event_delete(api, res, list.items[i]);
 		store_list_fini(api->store, &list);
 	}
+	api_free(sc, sizeof(*sc));
 	if (out_deleted)
 		*out_deleted = deleted;
+	return st;
+}
+
+/* ---- count and byte bounds ------------------------------------------------------------- */
+
+static bool api_event_at_or_before(void *ctx, const struct store_obj *o)
+{
+	return o->mod_rev <= *(const uint64_t *)ctx;
+}
+
+/* Deletes the Events of res written at or before cutoff, at most max; returns how many. */
+static uint32_t api_events_evict(struct api_server *api, const struct api_resource *res,
+				 uint64_t cutoff, uint32_t max, struct k32_err *err)
+{
+	struct store_list list;
+	struct store_key key;
+	struct store_list_opts opts = {
+	    .limit = max, .filter = api_event_at_or_before, .filter_ctx = &cutoff};
+	uint32_t deleted = 0;
+	memset(&list, 0, sizeof(list));
+	api_key(res, "", "", &key);
+	if (store_list(api->store, &key, &opts, &list, err) == K32_OK)
+		for (uint32_t i = 0; i < list.count; i++)
+			deleted += api_event_delete(api, res, list.items[i]);
+	store_list_fini(api->store, &list);
+	return deleted;
+}
+
+k32_status_t api_events_make_room(struct api_server *api, size_t len, uint32_t *out_evicted,
+				  struct k32_err *err)
+{
+	static const char *const groups[] = {"", "events.k8s.io"};
+	struct store_stats ss;
+	uint32_t evicted = 0;
+	k32_status_t st = K32_OK;
+	if (out_evicted)
+		*out_evicted = 0;
+	store_get_stats(api->store, &ss);
+	uint64_t max_count = (uint64_t)ss.max_objects * K32_API_EVENTS_OBJECTS_PCT / 100;
+	uint64_t max_bytes = (uint64_t)ss.max_bytes / 100 * K32_API_EVENTS_BYTES_PCT;
+	/* the whole store within the Events' share: no need to look (the common case) */
+	if ((uint64_t)ss.objects + 1 <= max_count && (uint64_t)ss.object_bytes + len <= max_bytes)
+		return K32_OK;
+	/* within the bounds as last counted, with the Events created since; counted again
+	 * every 1024 creates all the same, as repeats grow Events and evictions can miss */
+	k32_mutex_lock(&api->mu);
+	bool room = api->ev_known && api->ev_count + 1 <= max_count &&
+		    api->ev_bytes + len <= max_bytes && (api->ev_count + 1) % 1024 != 0;
+	if (room) {
+		api->ev_count++;
+		api->ev_bytes += len;
+	}
+	k32_mutex_unlock(&api->mu);
+	if (room)
+		return K32_OK;
+	struct api_ev_scan *sc[2] = {api_zalloc(sizeof(struct api_ev_scan)),
+				     api_zalloc(sizeof(struct api_ev_scan))};
+	uint64_t count = 1, bytes = len; /* the one being created */
+	if (!sc[0] || !sc[1]) {
+		st = k32_err_set(err, K32_ERR_NO_MEMORY, "api",
+				 "bounding Events: out of memory for the scan");
+		goto out;
+	}
+	for (size_t g = 0; g < 2; g++) {
+		struct store_list list;
+		struct store_key key;
+		/* limit 1: the filter takes nothing, so the one-slot result is all it allocates */
+		struct store_list_opts opts = {
+		    .limit = 1, .filter = api_event_scan, .filter_ctx = sc[g]};
+		memset(&list, 0, sizeof(list));
+		api_key(api_registry_find(groups[g], "v1", "events"), "", "", &key);
+		st = store_list(api->store, &key, &opts, &list, err);
+		store_list_fini(api->store, &list);
+		if (st)
+			goto out;
+		count += sc[g]->count;
+		bytes += sc[g]->bytes;
+	}
+	if (count <= max_count && bytes <= max_bytes)
+		goto out_known;
+	/* the oldest of both lists, merged, until both bounds hold, and 1/32 of the count bound
+	 * more so that the next Events do not each scan and evict again */
+	uint64_t slack = max_count / 32, cut[2] = {0, 0};
+	uint32_t pos[2] = {0, 0};
+	while (pos[0] + pos[1] < K32_API_EVENT_GC_BATCH &&
+	       (count + slack > max_count || bytes > max_bytes)) {
+		size_t g = pos[0] < sc[0]->kept ? 0 : 1;
+		if (g == 0 && pos[1] < sc[1]->kept && sc[1]->rev[pos[1]] < sc[0]->rev[pos[0]])
+			g = 1;
+		if (pos[g] >= sc[g]->kept)
+			break;
+		cut[g] = sc[g]->rev[pos[g]];
+		bytes -= sc[g]->len[pos[g]];
+		pos[g]++;
+		count--;
+	}
+	for (size_t g = 0; g < 2; g++)
+		if (pos[g])
+			evicted += api_events_evict(
+			    api, api_registry_find(groups[g], "v1", "events"), cut[g], pos[g], err);
+out_known:
+	k32_mutex_lock(&api->mu);
+	api->ev_known = true;
+	api->ev_count = count;
+	api->ev_bytes = bytes;
+	k32_mutex_unlock(&api->mu);
+out:
+	api_free(sc[0], sizeof(struct api_ev_scan));
+	api_free(sc[1], sizeof(struct api_ev_scan));
+	if (out_evicted)
+		*out_evicted = evicted;
 	return st;
 }
 

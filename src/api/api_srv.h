@@ -112,6 +112,11 @@ struct api_server {
 	struct api_series series[K32_API_EVENT_SERIES_MAX];
 	uint32_t name_seq;	  /* for generated names */
 	uint32_t events_recorded; /* api_event_record calls (GC every 32) */
+	/* Events' count and value bytes as of the last api_events_make_room scan plus the
+	 * Events created since (under mu): a scan runs only when this passes a bound, not for
+	 * every Event (deletes by others only make it high, which a scan corrects) */
+	bool ev_known;
+	uint64_t ev_count, ev_bytes;
 	struct k32_task *janitor; /* namespace janitor task (NULL: purge synchronously) */
 	struct k32_mutex jmu;	  /* guards jkick, jstop */
 	struct k32_cond jcond;	  /* wakes the janitor */
@@ -192,10 +197,24 @@ k32_status_t api_get_obj(struct api_server *api, const struct api_resource *res,
 cJSON *api_parse_obj(const struct store_obj *o);
 k32_status_t api_store_err(struct api_fail *f, const struct api_resource *res, const char *name,
 			   k32_status_t st, const struct k32_err *err);
-/* Writes obj (create, or update with expect_rev); stamps resourceVersion. */
+/* Writes obj (create, or update with expect_rev); stamps resourceVersion. Essential as
+ * api_write_essential(res, "") says (Leases). */
 k32_status_t api_put_obj(struct api_server *api, const struct api_resource *res, cJSON *obj,
 			 bool create, uint64_t expect_rev, struct store_obj **out,
 			 struct api_fail *f);
+/* api_put_obj with the store's essential mark given (store_value.essential). */
+k32_status_t api_put_obj_marked(struct api_server *api, const struct api_resource *res, cJSON *obj,
+				bool create, uint64_t expect_rev, bool essential,
+				struct store_obj **out, struct api_fail *f);
+/* Whether a write of res (subresource sub, "" for none) may use the store's reserve
+ * (K32_STORE_RESERVE_PCT): coordination.k8s.io Leases and nodes/status, so nodes stay Ready
+ * when the store is full for everything else. A DELETE's writes pass true themselves. */
+bool api_write_essential(const struct api_resource *res, const char *sub);
+/* Before an Event of len bytes is created: evicts the oldest Events when they would pass
+ * K32_API_EVENTS_OBJECTS_PCT or K32_API_EVENTS_BYTES_PCT of the store's limits (at most
+ * K32_API_EVENT_GC_BATCH per call). *out_evicted (may be NULL) counts them. */
+k32_status_t api_events_make_room(struct api_server *api, size_t len, uint32_t *out_evicted,
+				  struct k32_err *err);
 /* Deletes one object now (cascading to dependents by policy). */
 k32_status_t api_delete_now(struct api_server *api, const struct api_resource *res, const char *ns,
 			    const char *name, uint64_t expect_rev, const char *policy, int depth,

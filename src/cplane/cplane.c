@@ -209,7 +209,9 @@ k32_status_t cplane_start(const struct cplane_config *cfg, struct cplane **out, 
 	pl->cond_init(&cp->relay_cv);
 	cp->tls = cfg->tls;
 	struct store_config sc = {.data_dir = cfg->memory_store ? NULL : cfg->data_dir,
-				  .accept_log_loss = cfg->accept_log_loss};
+				  .accept_log_loss = cfg->accept_log_loss,
+				  .max_bytes = cfg->store_bytes,
+				  .max_objects = cfg->store_objects};
 	st = store_open(&sc, &cp->store, err);
 	if (st)
 		goto out_free;

@@ -49,6 +49,8 @@ struct cplane_config {
 	const char *data_dir;	  /* store, pki/, tokens (created); required */
 	bool memory_store;	  /* keep objects in memory only (tests) */
 	bool accept_log_loss;	  /* open the store despite a lost log (store_config) */
+	size_t store_bytes;	  /* store_config.max_bytes; 0: K32_STORE_MAX_BYTES (a board's) */
+	uint32_t store_objects;	  /* store_config.max_objects; 0: K32_STORE_MAX_OBJECTS */
 	const char *host;	  /* bind address; NULL: "127.0.0.1" */
 	uint16_t port;		  /* 0 picks a free port */
 	bool tls;		  /* HTTPS (kubectl sends its token only over HTTPS) */

@@ -128,6 +128,9 @@ struct store_value {
 	const void *data; /* the object's JSON text (need not be NUL-terminated) */
 	size_t len;	  /* bytes of data; at most K32_STORE_VALUE_MAX (after stamping) */
 	size_t rv_off;	  /* where to insert the decimal new revision (0..len), or STORE_NO_STAMP */
+	bool essential;	  /* may use the reserve (K32_STORE_RESERVE_PCT of the byte and
+			   * object limits): writes that keep the cluster alive or make room
+			   * (the API marks Leases, node status and a DELETE's writes) */
 };
 
 /* ---- open and close ------------------------------------------------------------------- */
@@ -238,7 +241,10 @@ void store_list_fini(struct store *st, struct store_list *list);
  * Creates key with val. *out_obj (out_obj may be NULL) gets a reference to the stored
  * version; its mod_rev == create_rev is the new revision.
  * @retval K32_ERR_ALREADY_EXISTS the key exists
- * @retval K32_ERR_NO_RESOURCES   K32_STORE_MAX_OBJECTS or K32_STORE_MAX_BYTES reached (named)
+ * @retval K32_ERR_NO_RESOURCES   K32_STORE_MAX_OBJECTS or K32_STORE_MAX_BYTES reached (named);
+ *                                for a write not marked essential, less the reserve
+ *                                (K32_STORE_RESERVE_PCT, named). A write that does not grow
+ *                                the store is never refused for the reserve.
  * @retval K32_ERR_OUT_OF_RANGE   value over K32_STORE_VALUE_MAX
  * @retval K32_ERR_NO_MEMORY      allocator refused; nothing changed
  * @retval K32_ERR_IO             append or fsync failed: not written, nothing changed
@@ -349,6 +355,10 @@ struct store_stats {
 	uint32_t snapshots;	  /* snapshots written since open */
 	uint64_t log_writes;	  /* writes appended to the log since open */
 	uint64_t log_syncs;	  /* fsyncs of the log since open (group commit: <= log_writes) */
+	uint32_t max_objects;	  /* the object limit (K32_STORE_MAX_OBJECTS or configured) */
+	size_t max_bytes;	  /* the byte limit (K32_STORE_MAX_BYTES or configured) */
+	uint32_t reserve_objects; /* of max_objects, kept for essential writes */
+	size_t reserve_bytes;	  /* of max_bytes, kept for essential writes */
 	struct k32_mem_stats mem; /* the store allocator: current and peak bytes */
 };
 

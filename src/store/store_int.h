@@ -141,11 +141,13 @@ struct store_mem {
 	struct k32_cond cond;		  /* broadcast on commit and cancel */
 
 	/* limits in force */
-	uint32_t max_objects; /* K32_STORE_MAX_OBJECTS or config */
-	size_t max_bytes;     /* K32_STORE_MAX_BYTES or config */
-	uint32_t watch_queue; /* K32_STORE_WATCH_QUEUE or config */
-	size_t history_limit; /* K32_STORE_HISTORY_BYTES or config */
-	size_t rotate_bytes;  /* K32_STORE_LOG_ROTATE_BYTES or config */
+	uint32_t max_objects;	  /* K32_STORE_MAX_OBJECTS or config */
+	size_t max_bytes;	  /* K32_STORE_MAX_BYTES or config */
+	uint32_t reserve_objects; /* of max_objects, for essential writes only */
+	size_t reserve_bytes;	  /* of max_bytes, for essential writes only */
+	uint32_t watch_queue;	  /* K32_STORE_WATCH_QUEUE or config */
+	size_t history_limit;	  /* K32_STORE_HISTORY_BYTES or config */
+	size_t rotate_bytes;	  /* K32_STORE_LOG_ROTATE_BYTES or config */
 
 	/* index: sorted by key */
 	struct store_obj **idx; /* idx_count live versions, one reference each */

@@ -544,7 +544,11 @@ static struct store_obj *current(struct store_mem *m, const char *key, size_t ke
 	return found ? m->idx[pos] : NULL;
 }
 
-static k32_status_t check_bytes(struct store_mem *m, size_t add, size_t sub, struct k32_err *err)
+/* A write that grows the live bytes by add - sub: refused past max_bytes, and past
+ * max_bytes less the reserve unless it is essential (a write that does not grow the store
+ * never hits the reserve, so an ordinary update of the same size still goes through). */
+static k32_status_t check_bytes(struct store_mem *m, size_t add, size_t sub, bool essential,
+				struct k32_err *err)
 {
 	size_t after = m->obj_bytes + m->pend_add_bytes + add - m->pend_sub_bytes - sub;
 
@@ -553,6 +557,28 @@ static k32_status_t check_bytes(struct store_mem *m, size_t add, size_t sub, str
 				   "store: live objects would take %zu bytes, over "
 				   "K32_STORE_MAX_BYTES=%zu; delete objects or raise the limit",
 				   after, m->max_bytes);
+	if (!essential && add > sub && after > m->max_bytes - m->reserve_bytes)
+		return k32_err_set(
+		    err, K32_ERR_NO_RESOURCES, MOD,
+		    "store full: %zu bytes > K32_STORE_MAX_BYTES=%zu less K32_STORE_RESERVE_PCT="
+		    "%d%% (for Leases, node status, deletes); delete objects or raise the limit",
+		    after, m->max_bytes, K32_STORE_RESERVE_PCT);
+	return K32_OK;
+}
+
+/* A create past max_objects less the reserve, unless essential (the hard limit is
+ * store_mem_reserve's). */
+static k32_status_t check_objects(struct store_mem *m, bool essential, struct k32_err *err)
+{
+	uint64_t after = (uint64_t)m->idx_count + m->pend_creates + 1;
+
+	if (!essential && after > m->max_objects - m->reserve_objects)
+		return k32_err_set(
+		    err, K32_ERR_NO_RESOURCES, MOD,
+		    "store full: %" PRIu64 " objects > K32_STORE_MAX_OBJECTS=%" PRIu32
+		    " less K32_STORE_RESERVE_PCT=%d%% (for Leases, node status, deletes); "
+		    "delete objects or raise the limit",
+		    after, m->max_objects, K32_STORE_RESERVE_PCT);
 	return K32_OK;
 }
 
@@ -759,7 +785,9 @@ static k32_status_t mem_create(void *be, const char *key, const struct store_val
 				key, val->len);
 		goto out_unlock;
 	}
-	s = check_bytes(m, store_obj_size(obj), 0, err);
+	s = check_bytes(m, store_obj_size(obj), 0, val->essential, err);
+	if (s == K32_OK)
+		s = check_objects(m, val->essential, err);
 	if (s != K32_OK)
 		goto out_free;
 	k32_mutex_lock(&m->mu);
@@ -830,7 +858,7 @@ static k32_status_t mem_update(void *be, const char *key, const struct store_val
 				key, val->len);
 		goto out_unlock;
 	}
-	s = check_bytes(m, store_obj_size(obj), store_obj_size(old), err);
+	s = check_bytes(m, store_obj_size(obj), store_obj_size(old), val->essential, err);
 	if (s != K32_OK)
 		goto out_free;
 	struct store_pend p = {.rev = r,
@@ -1098,6 +1126,10 @@ static void mem_stats(void *be, struct store_stats *out)
 	out->history_events = (uint32_t)(m->rev - m->compact_rev);
 	out->history_bytes = m->hist_bytes;
 	out->watchers = m->watcher_count;
+	out->max_objects = m->max_objects;
+	out->max_bytes = m->max_bytes;
+	out->reserve_objects = m->reserve_objects;
+	out->reserve_bytes = m->reserve_bytes;
 	k32_mutex_unlock(&m->mu);
 	k32_mutex_unlock(&m->write_mu);
 	k32_mutex_lock(&m->alloc_mu);
@@ -1182,6 +1214,8 @@ k32_status_t store_mem_open(const struct store_config *cfg, struct store_mem **o
 	ops->cond_init(&m->sync_cond);
 	m->max_objects = cfg->max_objects ? cfg->max_objects : K32_STORE_MAX_OBJECTS;
 	m->max_bytes = cfg->max_bytes ? cfg->max_bytes : K32_STORE_MAX_BYTES;
+	m->reserve_objects = (uint32_t)((uint64_t)m->max_objects * K32_STORE_RESERVE_PCT / 100);
+	m->reserve_bytes = m->max_bytes / 100 * K32_STORE_RESERVE_PCT;
 	m->watch_queue = cfg->watch_queue ? cfg->watch_queue : K32_STORE_WATCH_QUEUE;
 	m->history_limit = cfg->history_bytes ? cfg->history_bytes : K32_STORE_HISTORY_BYTES;
 	m->rotate_bytes =

@@ -331,6 +331,91 @@ static void test_limits(void **state)
 	fx_fini(&fx);
 }
 
+/* Fills the store with ordinary writes until refused; essential ones (the API's Leases,
+ * node status and deletes) still go through, up to the hard limits. */
+static void test_reserve(void **state)
+{
+	struct fixture fx;
+	struct store_key k;
+	struct store_value v;
+	struct store_stats ss;
+	struct k32_err err;
+	char name[16], body[160];
+	int n = 0;
+
+	(void)state;
+	fx_init(&fx, true);
+	fx.cfg.max_bytes = 16 * 1024;
+	fx.cfg.max_objects = 1000;
+	fx_open(&fx);
+	store_get_stats(fx.st, &ss);
+	assert_int_equal(ss.max_bytes, 16 * 1024);
+	assert_int_equal(ss.reserve_bytes, 16 * 1024 / 100 * K32_STORE_RESERVE_PCT);
+	assert_int_equal(ss.reserve_objects, 1000 * K32_STORE_RESERVE_PCT / 100);
+	assert_true(ss.reserve_bytes > 200); /* room for the essential writes below */
+	put(fx.st, "ns", "lease", "{\"renew\":\"t0\"}");
+	for (;; n++) {
+		snprintf(name, sizeof(name), "cm%d", n);
+		k = key_of("pods", "ns", name);
+		v = val_of("{\"data\":\"0123456789\"}");
+		if (store_create(fx.st, &k, &v, NULL, &err) != K32_OK)
+			break;
+	}
+	assert_true(n > 50);
+	assert_non_null(strstr(err.msg, "K32_STORE_RESERVE_PCT"));
+	assert_non_null(strstr(err.msg, "K32_STORE_MAX_BYTES"));
+	assert_non_null(strstr(err.msg, "raise the limit")); /* not cut off */
+	store_get_stats(fx.st, &ss);
+	assert_true(ss.object_bytes <= ss.max_bytes - ss.reserve_bytes);
+	/* an ordinary update that grows an object is refused; one that shrinks is not */
+	k = key_of("pods", "ns", "cm0");
+	v = val_of("{\"data\":\"0123456789abcdefghijklmnopqrstuvwxyz0123456789\"}");
+	assert_int_equal(store_update(fx.st, &k, &v, 0, NULL, &err), K32_ERR_NO_RESOURCES);
+	v = val_of("{}");
+	assert_int_equal(store_update(fx.st, &k, &v, 0, NULL, &err), K32_OK);
+	/* essential: a growing update, a create, then a delete */
+	k = key_of("pods", "ns", "lease");
+	memset(body, 'r', sizeof(body) - 1);
+	body[sizeof(body) - 1] = '\0';
+	v = val_of(body);
+	v.essential = true;
+	assert_int_equal(store_update(fx.st, &k, &v, 0, NULL, &err), K32_OK);
+	k = key_of("pods", "ns", "lease2");
+	assert_int_equal(store_create(fx.st, &k, &v, NULL, &err), K32_OK);
+	k = key_of("pods", "ns", "cm1");
+	assert_int_equal(store_delete(fx.st, &k, 0, NULL, NULL, &err), K32_OK);
+	/* the hard limit holds for essential writes too */
+	for (int i = 0;; i++) {
+		snprintf(name, sizeof(name), "e%d", i);
+		k = key_of("pods", "ns", name);
+		if (store_create(fx.st, &k, &v, NULL, &err) != K32_OK)
+			break;
+		assert_true(i < 200);
+	}
+	assert_null(strstr(err.msg, "K32_STORE_RESERVE_PCT"));
+	store_get_stats(fx.st, &ss);
+	assert_true(ss.object_bytes <= ss.max_bytes);
+	assert_true(ss.object_bytes > ss.max_bytes - ss.reserve_bytes);
+	fx_fini(&fx);
+
+	/* the object reserve: 100 objects, 5 kept */
+	fx_init(&fx, false);
+	fx.cfg.max_objects = 100;
+	fx_open(&fx);
+	for (n = 0;; n++) {
+		snprintf(name, sizeof(name), "o%d", n);
+		k = key_of("pods", "ns", name);
+		v = val_of("{}");
+		if (store_create(fx.st, &k, &v, NULL, &err) != K32_OK)
+			break;
+	}
+	assert_int_equal(n, 100 - 100 * K32_STORE_RESERVE_PCT / 100);
+	assert_non_null(strstr(err.msg, "K32_STORE_MAX_OBJECTS"));
+	v.essential = true;
+	assert_int_equal(store_create(fx.st, &k, &v, NULL, &err), K32_OK);
+	fx_fini(&fx);
+}
+
 /* ---- list ----------------------------------------------------------------------------- */
 
 /* Lists every page of prefix with the given limit into names (joined by ','). */
@@ -423,13 +508,15 @@ static void test_list_pagination_and_snapshot(void **state)
 		snprintf(name, sizeof(name), "p%02d,", i);
 		strcat(want, name);
 	}
-	assert_int_equal(
-	    store_create(fx.st, &other, &(struct store_value){"{}", 2, STORE_NO_STAMP}, NULL, NULL),
-	    K32_ERR_INVALID_ARGS); /* no name */
+	assert_int_equal(store_create(fx.st, &other,
+				      &(struct store_value){"{}", 2, STORE_NO_STAMP, false}, NULL,
+				      NULL),
+			 K32_ERR_INVALID_ARGS); /* no name */
 	other.name = "x";
-	assert_int_equal(
-	    store_create(fx.st, &other, &(struct store_value){"{}", 2, STORE_NO_STAMP}, NULL, NULL),
-	    K32_OK);
+	assert_int_equal(store_create(fx.st, &other,
+				      &(struct store_value){"{}", 2, STORE_NO_STAMP, false}, NULL,
+				      NULL),
+			 K32_OK);
 
 	/* one namespace, every page size: same items, one revision */
 	for (uint32_t limit = 0; limit <= 14; limit++) {
@@ -1791,6 +1878,7 @@ int main(void)
 	    cmocka_unit_test(test_revision_stamp),
 	    cmocka_unit_test(test_bad_keys),
 	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_reserve),
 	    cmocka_unit_test(test_list_pagination_and_snapshot),
 	    cmocka_unit_test(test_list_compacted_token),
 	    cmocka_unit_test(test_watch_events),
