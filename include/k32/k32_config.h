@@ -1171,6 +1171,11 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_NODE_TASK_STACK
 #define K32_KLET_NODE_TASK_STACK (64 * 1024)
 #endif
+/* Sanitizer builds multiply the stack the simulator gives a board's interpreter task by
+ * this (their frames are several times a board build's); 1 otherwise. */
+#ifndef K32_SANITIZER_STACK_SCALE
+#define K32_SANITIZER_STACK_SCALE 1
+#endif
 /* the watch task's stack is K32_KLET_WATCHER_STACK_BYTES (above; 8 KiB on the boards) */
 #ifndef K32_KLET_NODE_TASK_PRIO
 #define K32_KLET_NODE_TASK_PRIO 6

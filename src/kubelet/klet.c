@@ -1672,6 +1672,7 @@ k32_status_t klet_start(struct klet *k, struct k32_err *err)
 	size_t stack = k->profile.interp_stack ? k->profile.interp_stack : 64 * 1024;
 	if (stack < 16 * 1024)
 		stack = 16 * 1024;
+	stack *= K32_SANITIZER_STACK_SCALE;
 	st = k32_plat()->task_create(&k->worker, name, worker_main, k, stack, -1, err);
 	if (st) {
 		k->stopping = true;
