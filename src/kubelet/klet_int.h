@@ -145,7 +145,9 @@ struct klet_pod {
 };
 
 struct klet {
-	struct klet_config cfg; /* strings below point at the copies */
+	struct klet_image_ref start_ref; /* kw_start's parse of the image: starts run one at a
+					  * time per kubelet (its run lock), not per process */
+	struct klet_config cfg;		 /* strings below point at the copies */
 	char node[KLET_NAME_LEN];
 	char api_host[64];
 	char ca_file[K32_HTTP_PATH_LEN];

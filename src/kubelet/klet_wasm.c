@@ -829,15 +829,15 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	struct klet *k = pod->k;
 	const struct k32_allocator *a = klet_pod_allocator(pod);
 	char path[K32_HTTP_PATH_LEN + 64];
-	static struct klet_image_ref ref; /* under the run lock: one start at a time */
-	char src[K32_HTTP_PATH_LEN + 16]; /* where the module came from, for messages */
-	k32_status_t st = klet_image_ref_parse(s->image, &ref, err);
+	struct klet_image_ref *ref = &k->start_ref; /* under this kubelet's run lock */
+	char src[K32_HTTP_PATH_LEN + 16];	    /* where the module came from, for messages */
+	k32_status_t st = klet_image_ref_parse(s->image, ref, err);
 	if (!st)
 		st = klet_image_path(s->image_dir, s->image, path, sizeof(path), err);
 	if (st)
 		return st;
-	if (!strcmp(ref.tag, "latest"))
-		ref.tag[0] = 0; /* ":latest" is the untagged module, as an image without a tag */
+	if (!strcmp(ref->tag, "latest"))
+		ref->tag[0] = 0; /* ":latest" is the untagged module, as an image without a tag */
 	const struct k32_platform_ops *pl = k32_plat();
 	uint64_t mem = s->mem_limit ? s->mem_limit : K32_POD_MEM_DEFAULT;
 	size_t used, limit;
@@ -858,7 +858,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	w->watch.ctx = w;
 	/* a tag names a version of the module store; the image directory holds one file per
 	 * module (the untagged one, or the one a digest names) */
-	bool from_file = !ref.tag[0] && pl->file_exists(path);
+	bool from_file = !ref->tag[0] && pl->file_exists(path);
 	if (from_file) {
 		st = pl->file_read_all(path, a, K32_KLET_IMAGE_MAX_BYTES, &w->bytes, &w->len, err);
 		if (st) {
@@ -868,10 +868,10 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 			goto out_free;
 		}
 		char hex[65];
-		snprintf(src, sizeof(src), "image file %s", ref.file);
-		if (ref.sha256[0])
+		snprintf(src, sizeof(src), "image file %s", ref->file);
+		if (ref->sha256[0])
 			klet_image_sha256(w->bytes, w->len, hex);
-		if (ref.sha256[0] && strcmp(hex, ref.sha256)) {
+		if (ref->sha256[0] && strcmp(hex, ref->sha256)) {
 			/* not this file: the module store may hold those bytes */
 			k32_free(a, w->bytes, w->len + 1);
 			w->bytes = NULL;
@@ -884,9 +884,9 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		const char *file = strrchr(path, '/') + 1;
 		struct k32_err why;
 		const char *from_ns = s->ns;
-		st = klet_module_fetch(pod, file, &ref, a, &w->bytes, &w->len, &from_ns, &why);
+		st = klet_module_fetch(pod, file, ref, a, &w->bytes, &w->len, &from_ns, &why);
 		if (st == K32_ERR_NOT_FOUND &&
-		    (ref.tag[0] || ref.sha256[0] || !strncmp(why.msg, "ConfigMap ", 10))) {
+		    (ref->tag[0] || ref->sha256[0] || !strncmp(why.msg, "ConfigMap ", 10))) {
 			/* the version is missing: the store's message says which and what there
 			 * is (the image itself is in the pod's spec: a digest would crowd it out)
 			 */
