@@ -307,8 +307,8 @@ k32_status_t hw_sim_set_value(struct hw_sim *sim, const char *name, const char *
 		/* the keys it does take, so a typo is fixed from the message (the key is the
 		 * user's: at most 24 bytes of it are echoed, so the list always fits) */
 		static const char *const keys[] = {
-		    [HW_MODEL_BME688] = "temperature_c pressure_pa humidity_pct gas_ohm "
-					"heater_fault present",
+		    [HW_MODEL_BME688] = ("temperature_c pressure_pa humidity_pct gas_ohm "
+					 "heater_fault present"),
 		    [HW_MODEL_MINISCALE] = "weight_g zero_point sensitivity noise button present",
 		    [HW_MODEL_MFRC522] = "present (cards: rfid place|remove)",
 		};
