@@ -15,6 +15,7 @@
  * Context: any thread (api->mu guards the table; the store writes are outside it).
  */
 #include "api/api_srv.h"
+#include "kmeta/kmeta.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -32,33 +33,9 @@ static cJSON *api_event_json(const struct api_event_ref *ref, const char *ns, co
 			     const char *type, const char *reason, const char *message,
 			     const char *component, const char *ts)
 {
-	cJSON *e = cJSON_CreateObject();
-	if (!e)
-		return NULL;
-	cJSON_AddStringToObject(e, "apiVersion", "v1");
-	cJSON_AddStringToObject(e, "kind", "Event");
-	cJSON *md = cJSON_AddObjectToObject(e, "metadata");
-	cJSON_AddStringToObject(md, "name", name);
-	cJSON_AddStringToObject(md, "namespace", ns);
-	cJSON *io = cJSON_AddObjectToObject(e, "involvedObject");
-	cJSON_AddStringToObject(io, "apiVersion", ref->api_version ? ref->api_version : "v1");
-	cJSON_AddStringToObject(io, "kind", ref->kind);
-	cJSON_AddStringToObject(io, "name", ref->name);
-	if (ref->ns && ref->ns[0])
-		cJSON_AddStringToObject(io, "namespace", ref->ns);
-	if (ref->uid)
-		cJSON_AddStringToObject(io, "uid", ref->uid);
-	cJSON_AddStringToObject(e, "reason", reason);
-	cJSON_AddStringToObject(e, "message", message);
-	cJSON_AddStringToObject(e, "type", type);
-	cJSON_AddNumberToObject(e, "count", 1);
-	cJSON *src = cJSON_AddObjectToObject(e, "source");
-	cJSON_AddStringToObject(src, "component", component);
-	cJSON_AddStringToObject(e, "firstTimestamp", ts);
-	cJSON_AddStringToObject(e, "lastTimestamp", ts);
-	cJSON_AddStringToObject(e, "reportingComponent", component);
-	cJSON_AddStringToObject(e, "reportingInstance", "");
-	return e;
+	const struct kmeta_object_ref r = {ref->api_version, ref->kind, ref->ns, ref->name,
+					   ref->uid};
+	return kmeta_event_json(&r, ns, name, type, reason, message, component, ts);
 }
 
 /* Bumps count and lastTimestamp of an existing event; false if it is gone. */

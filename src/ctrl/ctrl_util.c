@@ -742,35 +742,13 @@ k32_status_t ctrl_event_record(struct ctrl *c, const struct ctrl_event_ref *ref,
 	/* a new Event, named as upstream: <object>.<hex time> */
 	snprintf(name, sizeof(name), "%.90s.%" PRIx64 "%04x", ref->name, k32_now_us(),
 		 (unsigned)(h & 0xffff));
-	cJSON *e = cJSON_CreateObject();
-	cJSON *md = cJSON_AddObjectToObject(e, "metadata");
-	cJSON *io = cJSON_AddObjectToObject(e, "involvedObject");
-	cJSON *src = cJSON_AddObjectToObject(e, "source");
-	if (!e || !md || !io || !src) {
-		cJSON_Delete(e);
+	const struct kmeta_object_ref r = {ref->api_version, ref->kind, ref->ns, ref->name,
+					   ref->uid};
+	const char *comp = component ? component : "kube32";
+	cJSON *e = kmeta_event_json(&r, ns, name, type, reason, msg, comp, ts);
+	if (!e)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, "ctrl", "event %s: out of memory",
 				   reason);
-	}
-	cJSON_AddStringToObject(e, "apiVersion", "v1");
-	cJSON_AddStringToObject(e, "kind", "Event");
-	cJSON_AddStringToObject(md, "name", name);
-	cJSON_AddStringToObject(md, "namespace", ns);
-	cJSON_AddStringToObject(io, "apiVersion", ref->api_version ? ref->api_version : "v1");
-	cJSON_AddStringToObject(io, "kind", ref->kind);
-	cJSON_AddStringToObject(io, "name", ref->name);
-	if (ref->ns && ref->ns[0])
-		cJSON_AddStringToObject(io, "namespace", ref->ns);
-	if (ref->uid)
-		cJSON_AddStringToObject(io, "uid", ref->uid);
-	cJSON_AddStringToObject(e, "reason", reason);
-	cJSON_AddStringToObject(e, "message", msg);
-	cJSON_AddStringToObject(e, "type", type);
-	cJSON_AddNumberToObject(e, "count", 1);
-	cJSON_AddStringToObject(src, "component", component ? component : "kube32");
-	cJSON_AddStringToObject(e, "firstTimestamp", ts);
-	cJSON_AddStringToObject(e, "lastTimestamp", ts);
-	cJSON_AddStringToObject(e, "reportingComponent", component ? component : "kube32");
-	cJSON_AddStringToObject(e, "reportingInstance", "");
 	char *text = cJSON_PrintUnformatted(e);
 	cJSON_Delete(e);
 	if (!text)

@@ -20,6 +20,24 @@
 #include "base/k32_json.h"
 #include "k32/k32_config.h"
 
+/* ---- Events ------------------------------------------------------------------------------ */
+
+/* The object an Event is about (involvedObject). */
+struct kmeta_object_ref {
+	const char *api_version; /* "v1", "apps/v1"; NULL: "v1" */
+	const char *kind;
+	const char *ns; /* "" or NULL for cluster-scoped */
+	const char *name;
+	const char *uid; /* may be NULL */
+};
+
+/* A new core/v1 Event named name in namespace ns, count 1, first and last timestamp ts (RFC
+ * 3339), from component; NULL when out of memory. The one builder the API server and the
+ * controllers share. */
+cJSON *kmeta_event_json(const struct kmeta_object_ref *ref, const char *ns, const char *name,
+			const char *type, const char *reason, const char *message,
+			const char *component, const char *ts);
+
 /* ---- quantities -------------------------------------------------------------------------- */
 
 /*
