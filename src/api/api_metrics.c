@@ -153,6 +153,21 @@ static k32_status_t api_metrics_render(struct api_server *api, struct k32_buf *b
 		if (!st)
 			st = k32_prom_sample(b, fam[i].name, "", vals[i], err);
 	}
+	/* etcd's name for the same thing, so an etcd dashboard's WAL panel works unchanged */
+	if (!st && ss.log_sync_seconds.le)
+		st = k32_prom_family(b, "etcd_disk_wal_fsync_duration_seconds", "histogram",
+				     "Time each fsync of the store's write-ahead log took "
+				     "(one fsync may cover several writes: group commit).",
+				     err);
+	if (!st && ss.log_sync_seconds.le)
+		st = k32_prom_hist_write(b, "etcd_disk_wal_fsync_duration_seconds", "",
+					 &ss.log_sync_seconds, err);
+	if (!st)
+		st = k32_prom_family(b, "kube32_store_log_writes_total", "counter",
+				     "Writes appended to the write-ahead log.", err);
+	if (!st)
+		st = k32_prom_sample(b, "kube32_store_log_writes_total", "", (double)ss.log_writes,
+				     err);
 	return st;
 }
 

@@ -1360,6 +1360,10 @@ static void test_query_limits(void **state)
 		       "subresource=\"ephemeralcontainers\",code=\"404\"} 1\n");
 	expect_msg(fx, "apiserver_request_duration_seconds_bucket{verb=\"POST\",le=\"+Inf\"}");
 	expect_msg(fx, "# TYPE kube32_store_revision gauge\nkube32_store_revision ");
+	/* the WAL fsync histogram under etcd's name (memory-only store here: no fsync yet) */
+	expect_msg(fx, "# TYPE etcd_disk_wal_fsync_duration_seconds histogram\n");
+	expect_msg(fx, "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 0\n");
+	expect_msg(fx, "etcd_disk_wal_fsync_duration_seconds_count 0\n");
 }
 
 int main(void)

@@ -78,6 +78,7 @@
 #include <stdint.h>
 
 #include "base/k32_alloc.h"
+#include "base/k32_prom.h"
 #include "base/k32_status.h"
 #include "k32/k32_config.h"
 
@@ -343,18 +344,21 @@ void store_events_release(struct store *st, struct store_event *ev, size_t count
 /* ---- statistics ----------------------------------------------------------------------- */
 
 struct store_stats {
-	uint64_t rev;		  /* current revision */
-	uint64_t compact_rev;	  /* watch/list reach back to revisions > compact_rev */
-	uint32_t objects;	  /* live objects */
-	size_t object_bytes;	  /* bytes of live versions (headers, keys, values) */
-	uint32_t history_events;  /* events in the ring */
-	size_t history_bytes;	  /* old versions only the ring keeps alive
-				   * (K32_STORE_HISTORY_BYTES) */
-	uint32_t watchers;	  /* open watchers */
-	uint64_t log_bytes;	  /* current log size (0 when memory only) */
-	uint32_t snapshots;	  /* snapshots written since open */
-	uint64_t log_writes;	  /* writes appended to the log since open */
-	uint64_t log_syncs;	  /* fsyncs of the log since open (group commit: <= log_writes) */
+	uint64_t rev;		 /* current revision */
+	uint64_t compact_rev;	 /* watch/list reach back to revisions > compact_rev */
+	uint32_t objects;	 /* live objects */
+	size_t object_bytes;	 /* bytes of live versions (headers, keys, values) */
+	uint32_t history_events; /* events in the ring */
+	size_t history_bytes;	 /* old versions only the ring keeps alive
+				  * (K32_STORE_HISTORY_BYTES) */
+	uint32_t watchers;	 /* open watchers */
+	uint64_t log_bytes;	 /* current log size (0 when memory only) */
+	uint32_t snapshots;	 /* snapshots written since open */
+	uint64_t log_writes;	 /* writes appended to the log since open */
+	uint64_t log_syncs;	 /* fsyncs of the log since open (group commit: <= log_writes) */
+	/* how long each of those fsyncs took (bounds STORE_FSYNC_LE: 1 ms .. 8 s, as etcd's
+	 * wal_fsync_duration_seconds); count 0 when memory only */
+	struct k32_prom_hist log_sync_seconds;
 	uint32_t max_objects;	  /* the object limit (K32_STORE_MAX_OBJECTS or configured) */
 	size_t max_bytes;	  /* the byte limit (K32_STORE_MAX_BYTES or configured) */
 	uint32_t reserve_objects; /* of max_objects, kept for essential writes */

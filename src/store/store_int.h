@@ -167,16 +167,17 @@ struct store_mem {
 	uint32_t watcher_count;	       /* open watchers */
 
 	/* persistence (log == NULL: memory only) */
-	char *log_path;	      /* <dir>/store.log */
-	char *snap_path;      /* <dir>/store.snap */
-	size_t log_path_len;  /* bytes allocated for log_path */
-	size_t snap_path_len; /* bytes allocated for snap_path */
-	struct k32_file *log; /* the open log */
-	uint64_t log_bytes;   /* its size */
-	bool broken;	      /* a failed write could not be undone: refuse writes */
-	uint32_t snapshots;   /* snapshots written since open */
-	uint64_t log_writes;  /* writes appended since open */
-	uint64_t log_syncs;   /* fsyncs since open */
+	char *log_path;			/* <dir>/store.log */
+	char *snap_path;		/* <dir>/store.snap */
+	size_t log_path_len;		/* bytes allocated for log_path */
+	size_t snap_path_len;		/* bytes allocated for snap_path */
+	struct k32_file *log;		/* the open log */
+	uint64_t log_bytes;		/* its size */
+	bool broken;			/* a failed write could not be undone: refuse writes */
+	uint32_t snapshots;		/* snapshots written since open */
+	uint64_t log_writes;		/* writes appended since open */
+	uint64_t log_syncs;		/* fsyncs since open */
+	struct k32_prom_hist sync_hist; /* their durations (write_mu) */
 	/* group commit (under write_mu): writes appended but not yet synced, in rev order */
 	struct store_pend *pend;   /* K32_STORE_GROUP_MAX slots (persistent stores only) */
 	uint32_t pend_count;	   /* entries in pend */

@@ -699,10 +699,13 @@ static k32_status_t commit_wait(struct store_mem *m, struct store_waiter *w, uin
 		m->syncing = true;
 		k32_mutex_unlock(&m->write_mu);
 		k32_err_clear(&e);
+		uint64_t t0 = k32_now_us();
 		s = ops->file_sync(m->log, &e);
+		uint64_t took = k32_now_us() - t0;
 		k32_mutex_lock(&m->write_mu);
 		m->syncing = false;
 		m->log_syncs++;
+		k32_prom_hist_observe(&m->sync_hist, took);
 		if (s == K32_OK) {
 			m->synced_bytes = upto;
 			k32_mutex_lock(&m->mu);
@@ -1109,6 +1112,11 @@ static void mem_watch_close(struct store_watch *base)
 
 /* ---- stats, open, close --------------------------------------------------------------- */
 
+/* Bounds of the fsync duration histogram, in seconds: etcd's wal_fsync_duration_seconds
+ * buckets (1 ms doubling to 8 s), so dashboards made for etcd read kube32's too. */
+static const double store_fsync_le[] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064,
+					0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192};
+
 static void mem_stats(void *be, struct store_stats *out)
 {
 	struct store_mem *m = be;
@@ -1118,6 +1126,7 @@ static void mem_stats(void *be, struct store_stats *out)
 	out->snapshots = m->snapshots;
 	out->log_writes = m->log_writes;
 	out->log_syncs = m->log_syncs;
+	out->log_sync_seconds = m->sync_hist;
 	k32_mutex_lock(&m->mu);
 	out->rev = m->rev;
 	out->compact_rev = m->compact_rev;
@@ -1212,6 +1221,8 @@ k32_status_t store_mem_open(const struct store_config *cfg, struct store_mem **o
 	ops->mutex_init(&m->mu);
 	ops->cond_init(&m->cond);
 	ops->cond_init(&m->sync_cond);
+	m->sync_hist.le = store_fsync_le;
+	m->sync_hist.n = sizeof(store_fsync_le) / sizeof(store_fsync_le[0]);
 	m->max_objects = cfg->max_objects ? cfg->max_objects : K32_STORE_MAX_OBJECTS;
 	m->max_bytes = cfg->max_bytes ? cfg->max_bytes : K32_STORE_MAX_BYTES;
 	m->reserve_objects = (uint32_t)((uint64_t)m->max_objects * K32_STORE_RESERVE_PCT / 100);

@@ -67,6 +67,8 @@ eventually query-pod-count '"value":\[[0-9.]+,"1"\]' 20 q 'sum(kube32_node_pods)
 eventually query-pod-running '"pod":"hello".*"value":\[[0-9.]+,"1"\]' 20 q 'kube32_pod_running'
 eventually query-apiserver-requests '"result":\[\{' 20 q 'apiserver_request_total{verb="LIST",resource="pods"}'
 eventually query-store-revision '"value":\[[0-9.]+,"[1-9][0-9]*"\]' 20 q 'kube32_store_revision'
+# the store is persistent here: its WAL fsyncs are counted in etcd's histogram
+eventually query-wal-fsyncs '"value":\[[0-9.]+,"[1-9][0-9]*"\]' 20 q 'etcd_disk_wal_fsync_duration_seconds_count'
 
 kill -TERM "$PROM_PID" 2>/dev/null
 wait "$PROM_PID" 2>/dev/null
