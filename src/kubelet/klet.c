@@ -1791,6 +1791,18 @@ void klet_pod_cpu_add(struct klet *k, struct klet_pod *p, uint64_t cpu_us)
 	k32_mutex_unlock(&k->lock);
 }
 
+void klet_pod_calls_add(struct klet *k, struct klet_pod *p, const struct klet_call_counts *d)
+{
+	k32_mutex_lock(&k->lock);
+	p->calls.gas_used += d->gas_used;
+	p->calls.traps += d->traps;
+	p->calls.out_of_gas += d->out_of_gas;
+	p->calls.deadlines += d->deadlines;
+	p->calls.i2c_ok += d->i2c_ok;
+	p->calls.i2c_errors += d->i2c_errors;
+	k32_mutex_unlock(&k->lock);
+}
+
 /* Minimum window of a CPU rate sample (metrics.k8s.io reports window "10s"). */
 #define KLET_CPU_WINDOW_US 10000000ull
 

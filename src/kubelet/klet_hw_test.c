@@ -134,6 +134,24 @@ static bool waiting_msg_has(const cJSON *pod, const void *arg)
 	return m && strstr(m, arg);
 }
 
+/* kube32_pod_i2c_transactions_total{outcome} of pod in the node's /metrics (-1: absent). */
+static double i2c_count(struct klet *k, const char *pod, const char *outcome)
+{
+	struct k32_buf b;
+	struct k32_err err;
+	char sample[256];
+	k32_buf_init(&b, k32_default_allocator(), 1 << 20, "metrics");
+	assert_int_equal(klet_metrics_text(k, &b, &err), K32_OK);
+	snprintf(sample, sizeof(sample),
+		 "kube32_pod_i2c_transactions_total{node=\"" NODE "\",namespace=\"default\","
+		 "pod=\"%s\",outcome=\"%s\"} ",
+		 pod, outcome);
+	const char *at = strstr(k32_buf_cstr(&b), sample);
+	double v = at ? strtod(at + strlen(sample), NULL) : -1;
+	k32_buf_fini(&b);
+	return v;
+}
+
 /* A bound pod reads its chip (BME688 chip id 0x61 = 97) into the Device's status. */
 static void test_bound_reads(void **state)
 {
@@ -144,6 +162,14 @@ static void test_bound_reads(void **state)
 		      "\"kube32.io/stack-bytes\":\"1024\",\"kube32.io/call-depth\":\"16\"}");
 	cJSON_Delete(fx_wait_pod(&t->cp, "drv", fx_ready, NULL));
 	wait_device(&t->cp, "envpro", "status.readings.chip_id", "97");
+	/* the node's /metrics counts the driver's transactions, done and failed */
+	struct k32_err err;
+	assert_true(i2c_count(t->k, "drv", "ok") > 0);
+	assert_true(i2c_count(t->k, "drv", "error") == 0);
+	assert_int_equal(hw_sim_inject(t->sim, NODE, 0, 0x77, HW_XFER_NACK_ADDR, 3, &err), K32_OK);
+	for (int i = 0; i < 1000 && i2c_count(t->k, "drv", "error") < 3; i++)
+		k32_plat()->sleep_us(10000);
+	assert_true(i2c_count(t->k, "drv", "error") == 3);
 }
 
 /* The same module without a Device: the bus refuses it (K32_EPERM), it traps. */

@@ -75,6 +75,16 @@ struct klet_event {
 	char message[KLET_MSG_LEN];
 };
 
+/* What a pod's calls did, summed over all its containers (klet_pod_calls_add). */
+struct klet_call_counts {
+	uint64_t gas_used;   /* gas its metered calls used */
+	uint64_t traps;	     /* calls that trapped (out of gas included) */
+	uint64_t out_of_gas; /* of those, calls that ran out of gas */
+	uint64_t deadlines;  /* calls stopped past their wall-clock deadline */
+	uint64_t i2c_ok;     /* I2C transactions done (driver pods) */
+	uint64_t i2c_errors; /* I2C transactions that failed on the bus */
+};
+
 struct klet_pod {
 	struct klet *k; /* owner */
 	bool used;	/* slot in use */
@@ -135,7 +145,8 @@ struct klet_pod {
 	/* events (klet_pod_set_events, klet_pod_events_count) */
 	bool events;		   /* takes packets from other owners: kicked by klet_events_kick */
 	uint64_t events_delivered; /* event handler calls that returned */
-	uint64_t events_over_budget; /* calls that ran out of budget (packet dropped) */
+	uint64_t events_over_budget;   /* calls that ran out of budget (packet dropped) */
+	struct klet_call_counts calls; /* over the pod's life, every container (/metrics) */
 	/* logs: both rings are allocated when the pod is admitted and freed with its slot
 	 * (buf NULL: a slot not in use, a pod that was already finished, or a rejected one) */
 	struct klet_ring log;  /* current container */
@@ -232,6 +243,8 @@ k32_status_t klet_ring_read(const struct klet_ring *r, int64_t tail_lines, bool 
 void klet_snapshot(struct klet *k, struct klet_pod *p);
 /* Adds the CPU time of one provider call to p (lock not held; takes it). */
 void klet_pod_cpu_add(struct klet *k, struct klet_pod *p, uint64_t cpu_us);
+/* Adds one provider call's counts to p's (lock not held; takes it). */
+void klet_pod_calls_add(struct klet *k, struct klet_pod *p, const struct klet_call_counts *d);
 
 /* klet_kobj.c: the node's kobj instance, made in klet_new, freed in klet_free (after every
  * pod's handle table is gone) */

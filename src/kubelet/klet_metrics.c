@@ -7,7 +7,9 @@
  *        kube32_node_events_total{outcome="sent"|"dropped"}
  * Pods:  kube32_pod_memory_bytes{kind=code|linear|stack|runtime|pool}, kube32_pod_cpu_
  *        seconds_total, kube32_pod_restarts_total, kube32_pod_running, kube32_pod_events_
- *        delivered_total; every pod sample carries node, namespace and pod labels.
+ *        delivered_total, kube32_pod_gas_used_total, kube32_pod_call_failures_total{reason=
+ *        "trap"|"out_of_gas"|"deadline"}, kube32_pod_i2c_transactions_total{outcome="ok"|
+ *        "error"}; every pod sample carries node, namespace and pod labels.
  * The pod table is read under the kubelet's state lock one pod at a time, as /stats does.
  */
 #include <inttypes.h>
@@ -85,6 +87,30 @@ static double pod_events(const struct klet_pod *p, const char *x)
 	return (double)p->events_delivered;
 }
 
+static double pod_gas(const struct klet_pod *p, const char *x)
+{
+	(void)x;
+	return (double)p->calls.gas_used;
+}
+
+/* kube32_pod_call_failures_total by reason: trap (out of gas excluded), out_of_gas, deadline */
+static double pod_failures(const struct klet_pod *p, const char *reason)
+{
+	switch (reason[0]) {
+	case 't':
+		return (double)(p->calls.traps - p->calls.out_of_gas);
+	case 'o':
+		return (double)p->calls.out_of_gas;
+	default:
+		return (double)p->calls.deadlines;
+	}
+}
+
+static double pod_i2c(const struct klet_pod *p, const char *outcome)
+{
+	return (double)(outcome[0] == 'o' ? p->calls.i2c_ok : p->calls.i2c_errors);
+}
+
 k32_status_t klet_metrics_text(struct klet *k, struct k32_buf *b, struct k32_err *err)
 {
 	struct klet_stats s;
@@ -148,5 +174,21 @@ k32_status_t klet_metrics_text(struct klet *k, struct k32_buf *b, struct k32_err
 								 pod_events};
 	for (size_t i = 0; !st && i < sizeof(pf) / sizeof(pf[0]); i++)
 		st = klet_pod_family(k, b, &pf[i], NULL, NULL, pg[i], true, err);
+	static const struct klet_mfam gas = {
+	    "kube32_pod_gas_used_total", "counter",
+	    "Gas a pod's metered calls used (all its containers)."};
+	if (!st)
+		st = klet_pod_family(k, b, &gas, NULL, NULL, pod_gas, true, err);
+	static const struct klet_mfam fail = {
+	    "kube32_pod_call_failures_total", "counter",
+	    "A pod's calls that failed: trapped, ran out of gas, or passed their deadline."};
+	static const char *const reasons[] = {"trap", "out_of_gas", "deadline"};
+	for (size_t i = 0; !st && i < 3; i++)
+		st = klet_pod_family(k, b, &fail, "reason", reasons[i], pod_failures, i == 0, err);
+	static const struct klet_mfam i2c = {"kube32_pod_i2c_transactions_total", "counter",
+					     "A driver pod's I2C transactions, done or failed."};
+	static const char *const outcomes[] = {"ok", "error"};
+	for (size_t i = 0; !st && i < 2; i++)
+		st = klet_pod_family(k, b, &i2c, "outcome", outcomes[i], pod_i2c, i == 0, err);
 	return st;
 }

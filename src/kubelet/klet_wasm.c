@@ -669,7 +669,27 @@ static k32_status_t kw_invoke(struct kw_pod *w, const char *call, uint32_t f, co
 {
 	w->call = call;
 	w->deadline_us = k32_now_us() + (uint64_t)w->deadline_ms * 1000;
-	return wrt_invoke(w->inst, f, args, nargs, r, nr, e);
+	const struct hw_pod *hp = w->hw ? &w->hw->pod : w->hw_none;
+	struct hw_pod_stats before = {0};
+	if (hp)
+		before = hp->stats;
+	k32_status_t st = wrt_invoke(w->inst, f, args, nargs, r, nr, e);
+	struct wrt_stats ws;
+	wrt_instance_stats(w->inst, &ws);
+	struct klet_call_counts d = {.gas_used = ws.gas_used};
+	if (st == K32_ERR_TRAP) {
+		d.traps = 1;
+		/* the interpreter's one out-of-gas message (wrt_exec.c) */
+		d.out_of_gas = strstr(e->msg, "out of gas") != NULL;
+	} else if (st == K32_ERR_TIMED_OUT) {
+		d.deadlines = 1;
+	}
+	if (hp) {
+		d.i2c_ok = hp->stats.i2c_ok - before.i2c_ok;
+		d.i2c_errors = hp->stats.i2c_errors - before.i2c_errors;
+	}
+	klet_pod_calls_add(w->k, w->pod, &d);
+	return st;
 }
 
 /* A call that failed (not proc_exit) ends the container: past its deadline with reason

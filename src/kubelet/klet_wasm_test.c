@@ -157,6 +157,27 @@ static bool log_has(struct wfx *t, const char *pod, const char *want)
 	return ok;
 }
 
+/* The value of one sample of GET /metrics ("name{labels}"), or -1 when it is absent. */
+static double metric(struct wfx *t, const char *sample)
+{
+	struct http_client_request rq = {.method = "GET", .target = "/metrics"};
+	struct http_client_response r;
+	struct k32_err err;
+	assert_int_equal(http_client_do(t->pc, &rq, &r, &err), K32_OK);
+	assert_int_equal(r.status, 200);
+	char *text = calloc(1, r.body.len + 1);
+	assert_non_null(text);
+	memcpy(text, r.body.data, r.body.len);
+	http_client_response_fini(&r);
+	double v = -1;
+	size_t n = strlen(sample);
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, sample, n) && l[n] == ' ')
+			v = strtod(l + n + 1, NULL);
+	free(text);
+	return v;
+}
+
 /* The pod's "events" counters in GET /stats. */
 static void event_counts(struct wfx *t, const char *pod, int *delivered, int *over)
 {
@@ -240,6 +261,16 @@ static void test_http(void **state)
 	cJSON *p = fx_wait_pod(&t->cp, "echo", last_msg_has, "out of bounds");
 	cJSON_Delete(p);
 	k32_buf_fini(&b);
+	/* /metrics counted both failures and the gas, across the restart */
+#define ECHO "{node=\"wasm-node\",namespace=\"default\",pod=\"echo\""
+	assert_true(metric(t, "kube32_pod_call_failures_total" ECHO ",reason=\"out_of_gas\"}") ==
+		    1);
+	assert_true(metric(t, "kube32_pod_call_failures_total" ECHO ",reason=\"trap\"}") == 1);
+	assert_true(metric(t, "kube32_pod_call_failures_total" ECHO ",reason=\"deadline\"}") == 0);
+	/* the out-of-gas call alone used its whole budget */
+	assert_true(metric(t, "kube32_pod_gas_used_total" ECHO "}") >= 200000);
+	assert_true(metric(t, "kube32_pod_i2c_transactions_total" ECHO ",outcome=\"error\"}") == 0);
+#undef ECHO
 }
 
 static void test_trap_crashloop(void **state)
