@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cplane/cplane_int.h"
+#include "kmeta/kmeta.h"
 
 #define CPLANE_METRICS_REMOTE_TIMEOUT_US 500000
 
@@ -139,8 +140,8 @@ static void metrics_usage(cJSON *obj, uint64_t nanocores, uint64_t bytes)
 	cJSON *u = cJSON_AddObjectToObject(obj, "usage");
 	snprintf(v, sizeof(v), "%llun", (unsigned long long)nanocores);
 	cJSON_AddStringToObject(u, "cpu", v);
-	snprintf(v, sizeof(v), "%llu", (unsigned long long)bytes);
-	cJSON_AddStringToObject(u, "memory", v);
+	/* as metrics-server writes it ("80Ki"); kubectl top converts to Mi itself */
+	cJSON_AddStringToObject(u, "memory", kmeta_quantity_format_bytes(bytes, v, sizeof(v)));
 }
 
 static double jnum(const cJSON *o, const char *path)

@@ -470,7 +470,7 @@ static void test_metrics(void **state)
 	} cases[] = {
 	    {"/apis", 200, "\"name\":\"metrics.k8s.io\""},
 	    {"/apis/metrics.k8s.io/v1beta1", 200, "\"kind\":\"PodMetrics\""},
-	    {"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/pl", 200, "\"memory\":\"4096\""},
+	    {"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/pl", 200, "\"memory\":\"4Ki\""},
 	    {"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/pr", 200, "\"cpu\":\"1000n\""},
 	    {"/apis/metrics.k8s.io/v1beta1/nodes/remote-1", 200, "\"memory\":\"5000\""},
 	    {"/apis/metrics.k8s.io/v1beta1/nodes/local-1", 200, "\"kind\":\"NodeMetrics\""},

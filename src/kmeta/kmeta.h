@@ -56,6 +56,11 @@ bool kmeta_quantity_bytes(const char *s, uint64_t *out, const char **why);
  * 1024000): to compare quantities that are not byte counts (cpu) exactly. */
 bool kmeta_quantity_milli(const char *s, uint64_t *out, const char **why);
 
+/* bytes in the canonical form Kubernetes writes a binary quantity in (resource.Quantity with
+ * BinarySI): the largest of Ki, Mi, Gi, Ti, Pi, Ei that divides it exactly ("64Ki", "3Mi"),
+ * else the plain number ("70000"). Into out (cap bytes; 24 always suffice); returns out. */
+const char *kmeta_quantity_format_bytes(uint64_t bytes, char *out, size_t cap);
+
 /* The same grammar for quantities that are not byte counts (cpu: "250m"): true when s
  * parses (a negative value too; callers that need >= 0 check *negative). */
 bool kmeta_quantity_valid(const char *s, bool *negative, const char **why);

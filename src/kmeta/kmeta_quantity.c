@@ -31,6 +31,8 @@
  */
 #include "kmeta/kmeta.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 /* A parsed quantity: value = 0.DIGITS * 10^point10 * 2^pow2, DIGITS without leading zeros. */
@@ -219,6 +221,18 @@ bool kmeta_quantity_bytes(const char *s, uint64_t *out, const char **why)
 bool kmeta_quantity_milli(const char *s, uint64_t *out, const char **why)
 {
 	return quantity_scaled(s, 3, out, why);
+}
+
+const char *kmeta_quantity_format_bytes(uint64_t bytes, char *out, size_t cap)
+{
+	static const char suffix[][3] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+	size_t i = 0;
+	while (bytes && i + 1 < sizeof(suffix) / sizeof(suffix[0]) && bytes % 1024 == 0) {
+		bytes /= 1024;
+		i++;
+	}
+	snprintf(out, cap, "%" PRIu64 "%s", bytes, suffix[i]);
+	return out;
 }
 
 bool kmeta_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)

@@ -109,6 +109,31 @@ static void test_quantity_table(void **state)
 	}
 	uint64_t v;
 	assert_false(kmeta_quantity_bytes(NULL, &v, NULL));
+	/* the canonical binary form (what metrics-server reports), and it parses back */
+	static const struct {
+		uint64_t bytes;
+		const char *text;
+	} fmt[] = {{0, "0"},
+		   {1023, "1023"},
+		   {1024, "1Ki"},
+		   {65536, "64Ki"},
+		   {70000, "70000"},
+		   {1536, "1536"},
+		   {3072, "3Ki"},
+		   {3 << 20, "3Mi"},
+		   {1ull << 40, "1Ti"},
+		   {UINT64_MAX, "18446744073709551615"},
+		   {1ull << 60, "1Ei"},
+		   {(1ull << 62) * 3, "12Ei"}};
+	for (size_t i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
+		char buf[24];
+		assert_string_equal(kmeta_quantity_format_bytes(fmt[i].bytes, buf, sizeof(buf)),
+				    fmt[i].text);
+		if (fmt[i].bytes < (1ull << 62)) { /* the parser's own range */
+			assert_true(kmeta_quantity_bytes(buf, &v, NULL));
+			assert_true(v == fmt[i].bytes);
+		}
+	}
 	/* thousandths, for quantities that are not bytes (cpu, pods) */
 	static const struct {
 		const char *in;

@@ -114,7 +114,7 @@ check logs-401 'HTTP 401' curl -s -o /dev/null -w 'HTTP %{http_code}' "http://12
 check stats-wrong-token 'HTTP 401' curl -s -o /dev/null -w 'HTTP %{http_code}' -H 'Authorization: Bearer nope' "http://127.0.0.1:$(podport host-1)/stats"
 check top-pods 'hello-pinned +[0-9]+m +[0-9]+Mi' k top pods
 check top-nodes 'host-1 +[0-9]+m +[0-9]+% +[0-9]+Mi +[0-9]+%' k top nodes
-check metrics-pod-bytes '"memory":"[1-9][0-9]{4,}"' k get --raw /apis/metrics.k8s.io/v1beta1/namespaces/default/pods/hello-pinned
+check metrics-pod-bytes '"memory":"([1-9][0-9]{4,}|[1-9][0-9]+Ki|[1-9][0-9]*Mi)"' k get --raw /apis/metrics.k8s.io/v1beta1/namespaces/default/pods/hello-pinned
 
 # ---- a pod that traps ----------------------------------------------------------------------------
 cat >"$WORK/crashy.yaml" <<'EOF'
