@@ -1060,6 +1060,13 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_WATCH_TIMEOUT_S
 #define K32_KLET_WATCH_TIMEOUT_S 5
 #endif
+/* Event series a kubelet remembers, so a repeated Event about a pod (a crash loop's BackOff,
+ * each restart's Started) counts up its existing Event (PATCH count) instead of adding one,
+ * as client-go's correlator does; the least recently used is forgotten first. ~200 bytes
+ * each, in the kubelet's record. */
+#ifndef K32_KLET_EVENT_SERIES
+#define K32_KLET_EVENT_SERIES 8
+#endif
 /* Bytes of one pod's log ring (and as much again for the previous container's lines).
  * Oldest lines are dropped first. Ceiling 64 KiB: offsets are 16-bit in places. */
 #ifndef K32_KLET_LOG_RING_BYTES

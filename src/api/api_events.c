@@ -20,24 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static uint32_t api_fnv(uint32_t h, const char *s)
-{
-	for (; s && *s; s++) {
-		h ^= (uint8_t)*s;
-		h *= 16777619u;
-	}
-	return (h * 16777619u) ^ 0x2f; /* field separator */
-}
-
-static cJSON *api_event_json(const struct api_event_ref *ref, const char *ns, const char *name,
-			     const char *type, const char *reason, const char *message,
-			     const char *component, const char *ts)
-{
-	const struct kmeta_object_ref r = {ref->api_version, ref->kind, ref->ns, ref->name,
-					   ref->uid};
-	return kmeta_event_json(&r, ns, name, type, reason, message, component, ts);
-}
-
 /* Bumps count and lastTimestamp of an existing event; false if it is gone. */
 static bool api_event_bump(struct api_server *api, const char *ns, const char *name, const char *ts,
 			   struct k32_err *err)
@@ -314,39 +296,23 @@ k32_status_t api_event_record(struct api_server *api, const struct api_event_ref
 	uint64_t now = api_now_s();
 	char ts[32];
 	api_format_time(now, ts, sizeof(ts));
-	uint32_t h = 2166136261u;
-	h = api_fnv(h, ns);
-	h = api_fnv(h, ref->kind);
-	h = api_fnv(h, ref->name);
-	h = api_fnv(h, ref->uid);
-	h = api_fnv(h, type);
-	h = api_fnv(h, reason);
-	h = api_fnv(h, message);
-	if (!h)
-		h = 1;
+	const struct kmeta_object_ref r = {ref->api_version, ref->kind, ref->ns, ref->name,
+					   ref->uid};
+	uint32_t h = kmeta_event_hash(&r, ns, type, reason, message);
 	/* a recent event of the same series? */
-	char name[120] = "";
+	char name[KMETA_EVENT_NAME_LEN] = "";
 	k32_mutex_lock(&api->mu);
-	struct api_series *slot = NULL, *lru = &api->series[0];
-	for (size_t i = 0; i < K32_API_EVENT_SERIES_MAX; i++) {
-		struct api_series *s = &api->series[i];
-		if (s->hash == h && !strcmp(s->ns, ns) && now - s->last_s <= K32_API_EVENT_SERIES_S)
-			slot = s;
-		if (s->last_s < lru->last_s)
-			lru = s;
-	}
-	if (slot) {
-		slot->last_s = now;
+	struct kmeta_event_series *slot =
+	    kmeta_event_series_find(api->series, K32_API_EVENT_SERIES_MAX, h, ns, now);
+	if (slot)
 		snprintf(name, sizeof(name), "%s", slot->name);
-	}
 	k32_mutex_unlock(&api->mu);
 	if (name[0] && api_event_bump(api, ns, name, ts, err))
 		return K32_OK;
 	/* a new event: name as upstream, <object>.<hex time> */
-	snprintf(name, sizeof(name), "%.90s.%llx%04x", ref->name, (unsigned long long)k32_now_us(),
-		 (unsigned)(h & 0xffff));
-	cJSON *e = api_event_json(ref, ns, name, type, reason, message,
-				  component ? component : "kube32", ts);
+	kmeta_event_name(ref->name, k32_now_us(), h, name, sizeof(name));
+	cJSON *e = kmeta_event_json(&r, ns, name, type, reason, message,
+				    component ? component : "kube32", ts);
 	char *text = e ? cJSON_PrintUnformatted(e) : NULL;
 	cJSON_Delete(e);
 	if (!text)
@@ -369,14 +335,7 @@ k32_status_t api_event_record(struct api_server *api, const struct api_event_ref
 		return st;
 	k32_mutex_lock(&api->mu);
 	bool gc = (++api->events_recorded & 31) == 0;
-	lru = &api->series[0];
-	for (size_t i = 1; i < K32_API_EVENT_SERIES_MAX; i++)
-		if (api->series[i].last_s < lru->last_s)
-			lru = &api->series[i];
-	lru->hash = h;
-	lru->last_s = now;
-	snprintf(lru->ns, sizeof(lru->ns), "%s", ns);
-	snprintf(lru->name, sizeof(lru->name), "%s", name);
+	kmeta_event_series_add(api->series, K32_API_EVENT_SERIES_MAX, h, ns, name, now);
 	k32_mutex_unlock(&api->mu);
 	if (gc)
 		api_events_gc(api, now, NULL, NULL);

@@ -15,6 +15,7 @@
 #include "api/api.h"
 #include "base/k32_prom.h"
 #include "api/api_int.h"
+#include "kmeta/kmeta.h"
 #include "platform/k32_platform.h"
 
 #define API_TOKEN_LEN 64 /* hex characters of a generated token */
@@ -28,13 +29,6 @@ struct api_identity {
 struct api_token {
 	char token[API_TOKEN_LEN + 1];
 	struct api_identity id;
-};
-
-struct api_series {
-	uint32_t hash;	 /* hash of ns, object, type, reason, message; 0 = free slot */
-	uint64_t last_s; /* wall seconds of the last occurrence */
-	char ns[64];	 /* namespace of the event */
-	char name[120];	 /* name of the Event object */
 };
 
 struct api_req;
@@ -109,7 +103,7 @@ struct api_server {
 	struct api_token tokens[K32_API_MAX_TOKENS];
 	size_t token_count;
 	struct api_identity admin; /* identity of in-process calls */
-	struct api_series series[K32_API_EVENT_SERIES_MAX];
+	struct kmeta_event_series series[K32_API_EVENT_SERIES_MAX];
 	uint32_t name_seq;	  /* for generated names */
 	uint32_t events_recorded; /* api_event_record calls (GC every 32) */
 	/* Events' count and value bytes as of the last api_events_make_room scan plus the

@@ -38,6 +38,35 @@ cJSON *kmeta_event_json(const struct kmeta_object_ref *ref, const char *ns, cons
 			const char *type, const char *reason, const char *message,
 			const char *component, const char *ts);
 
+/* Bytes of an Event's name: kmeta_event_name's "<object, at most 90>.<hex time><4 hex>". */
+#define KMETA_EVENT_NAME_LEN 120
+
+/* "<object>.<hex now_us><hex salt>", the name upstream gives a new Event; returns out. */
+const char *kmeta_event_name(const char *object, uint64_t now_us, uint32_t salt, char *out,
+			     size_t cap);
+
+/* A remembered Event series: the Event object a repeat of (ns, object, type, reason,
+ * message) counts up. A table of them is fixed-size, zeroed at start (hash 0: free). */
+struct kmeta_event_series {
+	uint32_t hash;	 /* kmeta_event_hash; 0: a free slot */
+	uint32_t count;	 /* occurrences recorded in the Event (callers that patch count) */
+	uint64_t last_s; /* wall seconds of the last occurrence */
+	char ns[64];
+	char name[KMETA_EVENT_NAME_LEN];
+};
+
+/* Hash of what makes two Events one series (never 0). */
+uint32_t kmeta_event_hash(const struct kmeta_object_ref *ref, const char *ns, const char *type,
+			  const char *reason, const char *message);
+/* The series of hash in ns last seen within K32_API_EVENT_SERIES_S of now_s (its last_s
+ * renewed), or NULL: then a new Event is due. */
+struct kmeta_event_series *kmeta_event_series_find(struct kmeta_event_series *tab, size_t n,
+						   uint32_t hash, const char *ns, uint64_t now_s);
+/* Remembers a new series (count 1) in the least recently used slot of tab; returns it. */
+struct kmeta_event_series *kmeta_event_series_add(struct kmeta_event_series *tab, size_t n,
+						  uint32_t hash, const char *ns, const char *name,
+						  uint64_t now_s);
+
 /* ---- quantities -------------------------------------------------------------------------- */
 
 /*

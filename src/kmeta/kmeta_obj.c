@@ -111,38 +111,3 @@ cJSON *kmeta_owner_refs(const cJSON *owner, const char *api_version, const char 
 	}
 	return arr;
 }
-
-cJSON *kmeta_event_json(const struct kmeta_object_ref *ref, const char *ns, const char *name,
-			const char *type, const char *reason, const char *message,
-			const char *component, const char *ts)
-{
-	cJSON *e = cJSON_CreateObject();
-	cJSON *md = cJSON_AddObjectToObject(e, "metadata");
-	cJSON *io = cJSON_AddObjectToObject(e, "involvedObject");
-	cJSON *src = cJSON_AddObjectToObject(e, "source");
-	if (!e || !md || !io || !src) {
-		cJSON_Delete(e);
-		return NULL;
-	}
-	cJSON_AddStringToObject(e, "apiVersion", "v1");
-	cJSON_AddStringToObject(e, "kind", "Event");
-	cJSON_AddStringToObject(md, "name", name);
-	cJSON_AddStringToObject(md, "namespace", ns);
-	cJSON_AddStringToObject(io, "apiVersion", ref->api_version ? ref->api_version : "v1");
-	cJSON_AddStringToObject(io, "kind", ref->kind);
-	cJSON_AddStringToObject(io, "name", ref->name);
-	if (ref->ns && ref->ns[0])
-		cJSON_AddStringToObject(io, "namespace", ref->ns);
-	if (ref->uid)
-		cJSON_AddStringToObject(io, "uid", ref->uid);
-	cJSON_AddStringToObject(e, "reason", reason);
-	cJSON_AddStringToObject(e, "message", message);
-	cJSON_AddStringToObject(e, "type", type);
-	cJSON_AddNumberToObject(e, "count", 1);
-	cJSON_AddStringToObject(src, "component", component);
-	cJSON_AddStringToObject(e, "firstTimestamp", ts);
-	cJSON_AddStringToObject(e, "lastTimestamp", ts);
-	cJSON_AddStringToObject(e, "reportingComponent", component);
-	cJSON_AddStringToObject(e, "reportingInstance", "");
-	return e;
-}

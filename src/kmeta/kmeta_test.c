@@ -522,10 +522,49 @@ static void test_selectors(void **state)
 	cJSON_Delete(labels);
 }
 
+/* Event series: a repeat within the window finds its Event, anything else is a new one; a
+ * full table forgets the least recently used. */
+static void test_event_series(void **state)
+{
+	(void)state;
+	struct kmeta_event_series tab[2];
+	memset(tab, 0, sizeof(tab));
+	const struct kmeta_object_ref a = {"v1", "Pod", "ns1", "a", "uid-a"};
+	const struct kmeta_object_ref b = {"v1", "Pod", "ns1", "b", "uid-b"};
+	uint32_t ha = kmeta_event_hash(&a, "ns1", "Normal", "Started", "Started container main");
+	uint32_t hb = kmeta_event_hash(&b, "ns1", "Normal", "Started", "Started container main");
+	assert_true(ha != 0 && ha != hb);
+	/* the message, the reason and the type are each part of the series */
+	assert_true(ha != kmeta_event_hash(&a, "ns1", "Normal", "Started", "Started container x"));
+	assert_true(ha !=
+		    kmeta_event_hash(&a, "ns1", "Normal", "Pulled", "Started container main"));
+	assert_true(ha !=
+		    kmeta_event_hash(&a, "ns1", "Warning", "Started", "Started container main"));
+	assert_null(kmeta_event_series_find(tab, 2, ha, "ns1", 1000));
+	struct kmeta_event_series *s = kmeta_event_series_add(tab, 2, ha, "ns1", "a.1", 1000);
+	assert_int_equal(s->count, 1);
+	assert_ptr_equal(kmeta_event_series_find(tab, 2, ha, "ns1", 1000 + 10), s);
+	assert_null(kmeta_event_series_find(tab, 2, ha, "ns2", 1010)); /* another namespace */
+	/* past the window after its last occurrence: a new Event */
+	assert_null(kmeta_event_series_find(tab, 2, ha, "ns1", 1010 + K32_API_EVENT_SERIES_S + 1));
+	kmeta_event_series_add(tab, 2, hb, "ns1", "b.1", 1020);
+	/* a third series replaces the least recently used (a, last seen at 1010) */
+	kmeta_event_series_add(tab, 2, 77, "ns1", "c.1", 1030);
+	assert_null(kmeta_event_series_find(tab, 2, ha, "ns1", 1031));
+	assert_non_null(kmeta_event_series_find(tab, 2, hb, "ns1", 1031));
+	char name[KMETA_EVENT_NAME_LEN], longname[300];
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	kmeta_event_name(longname, UINT64_MAX, 0xffffffffu, name, sizeof(name));
+	assert_true(strlen(name) < sizeof(name)); /* the suffix always fits */
+	assert_non_null(strstr(name, ".ffffffffffffffffffff"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_quantity_table),
+	    cmocka_unit_test(test_event_series),
 	    cmocka_unit_test(test_quantity_valid_and_uint),
 	    cmocka_unit_test(test_annotations_table),
 	    cmocka_unit_test(test_pod_quantities),

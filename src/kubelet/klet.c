@@ -768,7 +768,26 @@ static void event_locked(struct klet *k, const struct klet_pod *p, const char *t
 	va_end(ap);
 }
 
-/* Sends the queued Events (node task). */
+/* Counts one more occurrence of series s up on its Event (node task): true when the Event
+ * took it; false when it is gone (deleted by the TTL or the store's bound: a new one is due). */
+static bool event_bump(struct klet *k, struct http_client *c, struct k32_buf *b,
+		       struct kmeta_event_series *s, const char *ts)
+{
+	char target[64 + KLET_NS_LEN + KMETA_EVENT_NAME_LEN], patch[96];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events/%s", s->ns, s->name);
+	snprintf(patch, sizeof(patch), "{\"count\":%" PRIu32 ",\"lastTimestamp\":\"%s\"}",
+		 s->count + 1, ts);
+	struct k32_err err;
+	int code = 0;
+	if (klet_api(k, c, "PATCH", target, "application/merge-patch+json", patch, &code, b,
+		     &err) ||
+	    code != 200)
+		return false;
+	s->count++;
+	return true;
+}
+
+/* Sends the queued Events (node task): a repeat of a recent one counts it up. */
 static void events_send(struct klet *k, struct http_client *c, struct k32_buf *b)
 {
 	for (;;) {
@@ -782,46 +801,46 @@ static void events_send(struct klet *k, struct http_client *c, struct k32_buf *b
 		memmove(&k->events[0], &k->events[1], sizeof(e) * (k->nevents - 1));
 		k->nevents--;
 		k32_mutex_unlock(&k->lock);
-		char ts[32], target[200];
-		klet_fmt_time(klet_wall(), ts, sizeof(ts));
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "apiVersion", "v1");
-		cJSON_AddStringToObject(o, "kind", "Event");
-		cJSON *md = cJSON_AddObjectToObject(o, "metadata");
-		char name[KLET_NAME_LEN + 40];
-		snprintf(name, sizeof(name), "%s.%llx%" PRIx32, e.name,
-			 (unsigned long long)k32_now_us(), ++k->event_seq & 0xfff);
-		cJSON_AddStringToObject(md, "name", name);
-		cJSON_AddStringToObject(md, "namespace", e.ns);
-		cJSON *io = cJSON_AddObjectToObject(o, "involvedObject");
-		cJSON_AddStringToObject(io, "apiVersion", "v1");
-		cJSON_AddStringToObject(io, "kind", "Pod");
-		cJSON_AddStringToObject(io, "namespace", e.ns);
-		cJSON_AddStringToObject(io, "name", e.name);
-		cJSON_AddStringToObject(io, "uid", e.uid);
-		cJSON_AddStringToObject(io, "fieldPath", "spec.containers{main}");
-		cJSON_AddStringToObject(o, "type", e.type);
-		cJSON_AddStringToObject(o, "reason", e.reason);
-		cJSON_AddStringToObject(o, "message", e.message);
-		cJSON *src = cJSON_AddObjectToObject(o, "source");
-		cJSON_AddStringToObject(src, "component", "kubelet");
-		cJSON_AddStringToObject(src, "host", k->node);
-		cJSON_AddStringToObject(o, "firstTimestamp", ts);
-		cJSON_AddStringToObject(o, "lastTimestamp", ts);
-		cJSON_AddNumberToObject(o, "count", 1);
-		cJSON_AddStringToObject(o, "reportingComponent", "kubelet");
-		cJSON_AddStringToObject(o, "reportingInstance", k->node);
-		char *body = json_text(o);
-		cJSON_Delete(o);
-		snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events", e.ns);
-		struct k32_err err;
-		int code = 0;
-		k32_status_t st =
-		    body ? klet_api(k, c, "POST", target, "application/json", body, &code, b, &err)
-			 : K32_ERR_NO_MEMORY;
-		cJSON_free(body);
+		uint64_t now_s = klet_wall();
+		char ts[32], target[64 + KLET_NS_LEN];
+		klet_fmt_time(now_s, ts, sizeof(ts));
+		const struct kmeta_object_ref ref = {"v1", "Pod", e.ns, e.name, e.uid};
+		uint32_t h = kmeta_event_hash(&ref, e.ns, e.type, e.reason, e.message);
+		struct kmeta_event_series *s =
+		    kmeta_event_series_find(k->event_series, K32_KLET_EVENT_SERIES, h, e.ns, now_s);
+		bool sent = s && event_bump(k, c, b, s, ts);
+		if (!sent) {
+			char name[KMETA_EVENT_NAME_LEN];
+			kmeta_event_name(e.name, k32_now_us(), ++k->event_seq, name, sizeof(name));
+			cJSON *o = kmeta_event_json(&ref, e.ns, name, e.type, e.reason, e.message,
+						    "kubelet", ts);
+			/* where on the node: the kubelet's own fields */
+			cJSON *io = cJSON_GetObjectItem(o, "involvedObject");
+			cJSON *src = cJSON_GetObjectItem(o, "source");
+			if (o &&
+			    (!cJSON_AddStringToObject(io, "fieldPath", "spec.containers{main}") ||
+			     !cJSON_AddStringToObject(src, "host", k->node) ||
+			     !cJSON_ReplaceItemInObject(o, "reportingInstance",
+							cJSON_CreateString(k->node)))) {
+				cJSON_Delete(o);
+				o = NULL;
+			}
+			char *body = o ? json_text(o) : NULL;
+			cJSON_Delete(o);
+			snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events", e.ns);
+			struct k32_err err;
+			int code = 0;
+			sent = body &&
+			       !klet_api(k, c, "POST", target, "application/json", body, &code, b,
+					 &err) &&
+			       code == 201;
+			cJSON_free(body);
+			if (sent)
+				kmeta_event_series_add(k->event_series, K32_KLET_EVENT_SERIES, h,
+						       e.ns, name, now_s);
+		}
 		k32_mutex_lock(&k->lock);
-		if (!st && code == 201)
+		if (sent)
 			k->stats.events_sent++;
 		else
 			k->stats.events_dropped++;

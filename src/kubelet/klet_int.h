@@ -18,6 +18,7 @@
 #define KLET_INT_H
 
 #include "kubelet/klet.h"
+#include "kmeta/kmeta.h"
 
 #include "base/k32_json.h"
 #include "http/http.h"
@@ -205,7 +206,8 @@ struct klet {
 	struct k32_mem_stats pool_snap; /* the pool's counters as of the last provider call */
 	struct klet_event events[KLET_EVENT_QUEUE]; /* Events waiting for the worker to send */
 	uint32_t nevents;
-	uint32_t event_seq;	/* makes Event names unique (worker only) */
+	uint32_t event_seq; /* makes Event names unique (worker only) */
+	struct kmeta_event_series event_series[K32_KLET_EVENT_SERIES]; /* node task only */
 	uint32_t log_followers; /* /containerLogs?follow=true streams open (under lock) */
 
 	struct klet_pod *pods; /* max_pods slots */
