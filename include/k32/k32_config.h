@@ -1060,6 +1060,22 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_WATCH_TIMEOUT_S
 #define K32_KLET_WATCH_TIMEOUT_S 5
 #endif
+/* Bytes of a CronJob's spec.schedule (five cron fields, or a descriptor such as @daily). */
+#ifndef K32_CRON_SCHEDULE_MAX
+#define K32_CRON_SCHEDULE_MAX 128
+#endif
+/* Years ahead the next time of a schedule is looked for: "0 0 29 2 *" (a leap day) needs up
+ * to 8 (2096 -> 2104); one that matches no day at all ("0 0 30 2 *") is refused by the API
+ * for not firing within them. */
+#ifndef K32_CRON_SEARCH_YEARS
+#define K32_CRON_SEARCH_YEARS 8
+#endif
+/* Missed schedules a CronJob controller counts back before it gives up on catching up (as
+ * kube-controller-manager: past 100, a Warning TooManyMissedTimes and only the latest runs). */
+#ifndef K32_CRON_MISSED_MAX
+#define K32_CRON_MISSED_MAX 100
+#endif
+
 /* Event series a kubelet remembers, so a repeated Event about a pod (a crash loop's BackOff,
  * each restart's Started) counts up its existing Event (PATCH count) instead of adding one,
  * as client-go's correlator does; the least recently used is forgotten first. ~200 bytes

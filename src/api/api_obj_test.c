@@ -98,6 +98,10 @@ static void test_table(void **state)
 		{"devices", "kube32.io", "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"node\":\"c1\",\"model\":\"bme688\",\"address\":119,\"bus\":0,\"muxChannel\":2}}", 5, "0x77 (bus 0, mux 2)"},
 		{"jobs", "batch", "{\"metadata\":{\"name\":\"j\"},\"spec\":{\"completions\":1},\"status\":{\"succeeded\":1,\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}}", 1, "Complete"},
 		{"leases", "coordination.k8s.io", "{\"metadata\":{\"name\":\"l\"},\"spec\":{\"holderIdentity\":\"n1\"}}", 1, "n1"},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"*/5 * * * *\",\"suspend\":true},\"status\":{\"active\":[{\"name\":\"c-1\"}]}}", 1, "*/5 * * * *"},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"*/5 * * * *\"}}", 2, "<none>"},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"*/5 * * * *\"},\"status\":{\"active\":[{\"name\":\"c-1\"}]}}", 4, "1"},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"*/5 * * * *\"},\"status\":{\"lastScheduleTime\":\"2025-01-01T11:58:00Z\"}}", 5, "2m0s"},
 		{"replicasets", "apps", "{\"metadata\":{\"name\":\"r\"},\"spec\":{\"replicas\":4},\"status\":{\"replicas\":3}}", 2, "3"},
 	};
 	/* clang-format on */
@@ -160,6 +164,16 @@ static void test_validate(void **state)
 		{"devices", "kube32.io", "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"node\":\"c1\",\"model\":\"bme688\",\"address\":119}}", 0, NULL},
 		{"devices", "kube32.io", "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"node\":\"c1\",\"model\":\"lcd\",\"address\":200,\"muxChannel\":9}}", 422, "spec.model"},
 		{"devices", "kube32.io", "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"model\":\"rfid\",\"address\":40}}", 422, "spec.node: Required value"},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"*/5 * * * *\",\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}}}}}", 0, NULL},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"@daily\",\"timeZone\":\"Etc/UTC\",\"concurrencyPolicy\":\"Forbid\",\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}}}}}", 0, NULL},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}}}}}", 422, "spec.schedule: Required value"},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"61 * * * *\",\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}}}}}", 422, "spec.schedule: Invalid value: \"61 * * * *\": minute: \"61\" is outside 0-59"},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"0 0 30 2 *\",\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}}}}}", 422, "matches no date"},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"* * * * *\",\"timeZone\":\"Europe/Paris\",\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}}}}}", 422, "spec.timeZone: Unsupported value: \"Europe/Paris\""},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"* * * * *\",\"concurrencyPolicy\":\"Sometimes\",\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}}}}}", 422, "spec.concurrencyPolicy"},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"* * * * *\",\"successfulJobsHistoryLimit\":-1,\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}}}}}", 422, "spec.successfulJobsHistoryLimit"},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"*/5 * * * *\",\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"Always\",\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}}}}}", 422, "spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value"},
+		{"cronjobs", "batch", "{\"metadata\":{\"name\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"},\"spec\":{\"schedule\":\"*/5 * * * *\",\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":[{\"name\":\"m\",\"image\":\"i\"}]}}}}}}", 422, "must be no more than 52 characters"},
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -310,6 +324,16 @@ static void test_default(void **state)
 	api_default(api_registry_find("kube32.io", "v1alpha1", "devices"), dev, &f);
 	assert_int_equal(k32_json_find(dev, "spec.pollIntervalMs")->valueint, 200);
 	cJSON_Delete(dev);
+	cJSON *cj = parse("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"schedule\":\"@daily\","
+			  "\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{}}}}}}");
+	api_default(api_registry_find("batch", "v1", "cronjobs"), cj, &f);
+	assert_string_equal(k32_json_find(cj, "spec.concurrencyPolicy")->valuestring, "Allow");
+	assert_false(cJSON_IsTrue(k32_json_find(cj, "spec.suspend")));
+	assert_true(cJSON_IsBool(k32_json_find(cj, "spec.suspend")));
+	assert_int_equal(k32_json_find(cj, "spec.successfulJobsHistoryLimit")->valueint, 3);
+	assert_int_equal(k32_json_find(cj, "spec.failedJobsHistoryLimit")->valueint, 1);
+	assert_int_equal(k32_json_find(cj, "spec.jobTemplate.spec.backoffLimit")->valueint, 6);
+	cJSON_Delete(cj);
 }
 
 static void test_strict(void **state)

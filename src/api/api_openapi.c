@@ -172,6 +172,25 @@ static const struct api_schema api_schemas[] = {
 	 "failed i Pods which reached phase Failed.\nstartTime s When the job started.\n"
 	 "completionTime s When the job completed.\n"
 	 "conditions [@Condition The latest available observations of an object's current state.\n"},
+	{"CronJob", "batch/v1/CronJob", "CronJob represents the configuration of a single cron job.",
+	 META "spec @CronJobSpec Specification of the desired behavior of a cron job, including the schedule.\n"
+	 "status @CronJobStatus Current status of a cron job.\n"},
+	{"CronJobSpec", NULL, "CronJobSpec describes how the job execution will look like and when it will actually run.",
+	 "schedule s The schedule in Cron format (five fields, UTC), e.g. \"*/5 * * * *\" or \"@daily\".\n"
+	 "timeZone s The time zone name for the given schedule; kube32 supports UTC only.\n"
+	 "startingDeadlineSeconds i Deadline in seconds for starting the job if it misses its scheduled time.\n"
+	 "concurrencyPolicy s How to treat concurrent executions of a Job: Allow, Forbid or Replace.\n"
+	 "suspend b Suspends subsequent executions; does not apply to already started executions.\n"
+	 "jobTemplate @JobTemplateSpec Specifies the job that will be created when executing a CronJob.\n"
+	 "successfulJobsHistoryLimit i The number of successful finished jobs to retain (default 3).\n"
+	 "failedJobsHistoryLimit i The number of failed finished jobs to retain (default 1).\n"},
+	{"CronJobStatus", NULL, "CronJobStatus represents the current state of a cron job.",
+	 "active [@ObjectReference A list of pointers to currently running jobs.\n"
+	 "lastScheduleTime s Information when was the last time the job was successfully scheduled.\n"
+	 "lastSuccessfulTime s Information when was the last time the job successfully completed.\n"},
+	{"JobTemplateSpec", NULL, "JobTemplateSpec describes the data a Job should have when created from a template.",
+	 "metadata @ObjectMeta Standard object's metadata of the jobs created from this template.\n"
+	 "spec @JobSpec Specification of the desired behavior of the job.\n"},
 	{"Namespace", "/v1/Namespace", "Namespace provides a scope for Names.",
 	 META "spec o Spec defines the behavior of the Namespace.\n"
 	 "status @NamespaceStatus Status describes the current status of a Namespace.\n"},
@@ -262,7 +281,7 @@ static void api_schema_full_name(const struct api_schema *s, char *buf, size_t c
 	else if (!strncmp(s->name, "Deployment", 10) || !strncmp(s->name, "ReplicaSet", 10) ||
 		 !strncmp(s->name, "DaemonSet", 9))
 		prefix = "io.k8s.api.apps.v1.";
-	else if (!strncmp(s->name, "Job", 3))
+	else if (!strncmp(s->name, "Job", 3) || !strncmp(s->name, "CronJob", 7))
 		prefix = "io.k8s.api.batch.v1.";
 	else if (!strncmp(s->name, "Lease", 5))
 		prefix = "io.k8s.api.coordination.v1.";

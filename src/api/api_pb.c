@@ -7,7 +7,8 @@
  * the object's own message. This file turns those messages into the JSON object they stand
  * for, driven by field tables (field number -> JSON name and type) transcribed from the
  * upstream generated.proto field numbers (kubectl-api.md appendix A; batch/v1 JobSpec from
- * upstream's generated.proto, for `kubectl create job`). Unknown fields are
+ * upstream's generated.proto, for `kubectl create job`; CronJobSpec likewise, for `kubectl
+ * create cronjob`). Unknown fields are
  * skipped by wire type. Empty strings, zero numbers, false and an empty Time are dropped
  * (Go sends non-pointer fields even when empty). Nesting is bounded by K32_API_MAX_DEPTH.
  * Answers are always JSON. Reentrant; allocates only cJSON nodes.
@@ -119,6 +120,15 @@ static const struct pb_field pb_job_spec[] = {
 	{9, "completionMode", PB_STR, NULL}, {10, "suspend", PB_BOOL, NULL}, {0}};
 static const struct pb_field pb_job[] = {
 	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_job_spec}, {0}};
+static const struct pb_field pb_job_template[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_job_spec}, {0}};
+static const struct pb_field pb_cronjob_spec[] = {
+	{1, "schedule", PB_STR, NULL}, {2, "startingDeadlineSeconds", PB_INT, NULL},
+	{3, "concurrencyPolicy", PB_STR, NULL}, {4, "suspend", PB_BOOL, NULL},
+	{5, "jobTemplate", PB_MSG, pb_job_template}, {6, "successfulJobsHistoryLimit", PB_INT, NULL},
+	{7, "failedJobsHistoryLimit", PB_INT, NULL}, {8, "timeZone", PB_STR, NULL}, {0}};
+static const struct pb_field pb_cronjob[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_cronjob_spec}, {0}};
 static const struct pb_field pb_res_attr[] = {
 	{1, "namespace", PB_STR, NULL}, {2, "verb", PB_STR, NULL}, {3, "group", PB_STR, NULL},
 	{4, "version", PB_STR, NULL}, {5, "resource", PB_STR, NULL},
@@ -137,7 +147,8 @@ static const struct pb_field pb_ssrr[] = {
 
 static const struct { const char *kind; const struct pb_field *fields; } pb_kinds[] = {
 	{"Namespace", pb_namespace}, {"ConfigMap", pb_configmap}, {"Secret", pb_secret},
-	{"Deployment", pb_deployment}, {"Job", pb_job}, {"SelfSubjectAccessReview", pb_ssar},
+	{"Deployment", pb_deployment}, {"Job", pb_job}, {"CronJob", pb_cronjob},
+	{"SelfSubjectAccessReview", pb_ssar},
 	{"SelfSubjectRulesReview", pb_ssrr}, {"SelfSubjectReview", pb_ssr},
 };
 /* clang-format on */
@@ -495,8 +506,8 @@ k32_status_t api_pb_decode(const uint8_t *body, size_t len, cJSON **out, struct 
 		return api_fail_set(
 		    f, 415, "UnsupportedMediaType",
 		    "protobuf body of kind \"%.60s\" is not supported by kube32 (Namespace, "
-		    "ConfigMap, Secret, Deployment, SelfSubjectAccessReview, "
-		    "SelfSubjectRulesReview are); send application/json",
+		    "ConfigMap, Secret, Deployment, Job, CronJob, SelfSubjectAccessReview, "
+		    "SelfSubjectRulesReview, SelfSubjectReview are); send application/json",
 		    kind);
 	cJSON *obj = cJSON_CreateObject();
 	if (!obj)

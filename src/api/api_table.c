@@ -95,6 +95,18 @@ static const struct api_col cols_job[] = {
 	{"Duration", "string", 0, "Time required to complete the job."},
 	COL_AGE,
 	{0}};
+static const struct api_col cols_cronjob[] = {
+	COL_NAME,
+	{"Schedule", "string", 0, "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."},
+	{"Timezone", "string", 0, "The time zone name for the given schedule."},
+	{"Suspend", "boolean", 0, "This flag tells the controller to suspend subsequent executions."},
+	{"Active", "integer", 0, "A list of pointers to currently running jobs."},
+	{"Last Schedule", "string", 0, "Information when was the last time the job was successfully scheduled."},
+	COL_AGE,
+	{"Containers", "string", 1, "Names of each container in the template."},
+	{"Images", "string", 1, "Images referenced by each container in the template."},
+	{"Selector", "string", 1, "A label query over pods that should match the pod count."},
+	{0}};
 static const struct api_col cols_cm[] = {
 	COL_NAME, {"Data", "integer", 0, "Number of entries in data and binaryData."}, COL_AGE, {0}};
 static const struct api_col cols_secret[] = {
@@ -376,6 +388,36 @@ static void row_job(cJSON *cells, const cJSON *o, uint64_t now_s)
 	cell_age(cells, o, now_s);
 }
 
+static void row_cronjob(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	cell_str(cells, jstr(o, "spec.schedule", ""));
+	cell_str(cells, jstr(o, "spec.timeZone", "<none>"));
+	cJSON_AddItemToArray(cells,
+			     cJSON_CreateBool(cJSON_IsTrue(k32_json_find(o, "spec.suspend"))));
+	cell_int(cells, cJSON_GetArraySize(k32_json_find(o, "status.active")));
+	char buf[48] = "<none>";
+	uint64_t t;
+	if (api_parse_time(jstr(o, "status.lastScheduleTime", ""), &t))
+		api_format_age(now_s, t, buf, sizeof(buf));
+	cell_str(cells, buf);
+	cell_age(cells, o, now_s);
+	char names[256] = "", images[512] = "";
+	const cJSON *c;
+	cJSON_ArrayForEach(c, k32_json_find(o, "spec.jobTemplate.spec.template.spec.containers"))
+	{
+		size_t n = strlen(names), m = strlen(images);
+		snprintf(names + n, sizeof(names) - n, "%s%s", n ? "," : "", jstr(c, "name", ""));
+		snprintf(images + m, sizeof(images) - m, "%s%s", m ? "," : "",
+			 jstr(c, "image", ""));
+	}
+	cell_str(cells, names);
+	cell_str(cells, images);
+	const cJSON *ml = k32_json_find(o, "spec.jobTemplate.spec.selector.matchLabels");
+	if (!ml || !api_selector_from_match_labels(ml, buf, sizeof(buf)) || !buf[0])
+		snprintf(buf, sizeof(buf), "<none>");
+	cell_str(cells, buf);
+}
+
 static void row_event(cJSON *cells, const cJSON *o, uint64_t now_s, bool core)
 {
 	char buf[160];
@@ -507,6 +549,7 @@ const struct api_printer api_printer_deployment = {cols_deploy, true, row_deploy
 const struct api_printer api_printer_replicaset = {cols_rs, true, row_rs, NULL};
 const struct api_printer api_printer_daemonset = {cols_ds, true, row_ds, NULL};
 const struct api_printer api_printer_job = {cols_job, true, row_job, NULL};
+const struct api_printer api_printer_cronjob = {cols_cronjob, true, row_cronjob, NULL};
 const struct api_printer api_printer_configmap = {cols_cm, true, row_configmap, NULL};
 const struct api_printer api_printer_secret = {cols_secret, true, row_secret, NULL};
 const struct api_printer api_printer_event = {cols_event, false, row_event_new, row_event_core};

@@ -158,6 +158,28 @@ static void default_job(cJSON *obj)
 	set_default_num(spec, "backoffLimit", 6);
 }
 
+static void default_cronjob(cJSON *obj)
+{
+	cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	if (!cJSON_IsObject(spec))
+		return;
+	set_default_str(spec, "concurrencyPolicy", "Allow");
+	if (!cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(spec, "suspend"))) {
+		cJSON_DeleteItemFromObjectCaseSensitive(spec, "suspend");
+		cJSON_AddFalseToObject(spec, "suspend");
+	}
+	set_default_num(spec, "successfulJobsHistoryLimit", 3);
+	set_default_num(spec, "failedJobsHistoryLimit", 1);
+	cJSON *jspec = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(spec, "jobTemplate"), "spec");
+	if (cJSON_IsObject(jspec)) {
+		set_default_num(jspec, "completions", 1);
+		set_default_num(jspec, "parallelism", 1);
+		set_default_num(jspec, "backoffLimit", 6);
+		default_pod_spec(obj_child(obj_child(jspec, "template"), "spec"));
+	}
+}
+
 static void default_namespace(cJSON *obj)
 {
 	cJSON *st = obj_child(obj, "status");
@@ -523,6 +545,77 @@ static void validate_job(const cJSON *obj, struct api_fail *f)
 	validate_workload(f, obj, true);
 }
 
+/* A non-negative integer field of spec, if present. */
+static void validate_spec_count(struct api_fail *f, const cJSON *spec, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, key);
+	char path[64];
+	snprintf(path, sizeof(path), "spec.%s", key);
+	if (v && (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 2147483647.0 ||
+		  v->valuedouble != (double)(long long)v->valuedouble))
+		api_fail_add_cause(f, "FieldValueInvalid", path,
+				   "Invalid value: must be a non-negative integer");
+}
+
+static void validate_cronjob(const cJSON *obj, struct api_fail *f)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	const char *name = jstr(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
+	/* its Jobs are named <name>-<minutes since 1970> (11 more bytes), within 63 */
+	if (name && strlen(name) > 52)
+		api_fail_add_cause(f, "FieldValueInvalid", "metadata.name",
+				   "Invalid value: \"%.60s\": must be no more than 52 characters",
+				   name);
+	if (!cJSON_IsObject(spec)) {
+		cause_required(f, "spec");
+		return;
+	}
+	const char *sched = jstr(spec, "schedule");
+	struct kmeta_cron cron;
+	char why[160];
+	if (!sched)
+		cause_required(f, "spec.schedule");
+	else if (!kmeta_cron_parse(sched, &cron, why, sizeof(why)))
+		cause_invalid(f, "spec.schedule", sched, why);
+	else if (!kmeta_cron_next(&cron, 0))
+		cause_invalid(f, "spec.schedule", sched, "the schedule matches no date");
+	const char *tz = jstr(spec, "timeZone");
+	if (cJSON_GetObjectItemCaseSensitive(spec, "timeZone") &&
+	    !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(spec, "timeZone")) &&
+	    (!tz || (strcmp(tz, "UTC") && strcmp(tz, "Etc/UTC"))))
+		api_fail_add_cause(f, "FieldValueNotSupported", "spec.timeZone",
+				   "Unsupported value: \"%.40s\": supported values: \"UTC\", "
+				   "\"Etc/UTC\" (kube32 boards keep no time zone database)",
+				   tz ? tz : "");
+	const char *cp = jstr(spec, "concurrencyPolicy");
+	if (cp && strcmp(cp, "Allow") && strcmp(cp, "Forbid") && strcmp(cp, "Replace"))
+		api_fail_add_cause(f, "FieldValueNotSupported", "spec.concurrencyPolicy",
+				   "Unsupported value: \"%.40s\": supported values: \"Allow\", "
+				   "\"Forbid\", \"Replace\"",
+				   cp);
+	const cJSON *susp = cJSON_GetObjectItemCaseSensitive(spec, "suspend");
+	if (susp && !cJSON_IsBool(susp))
+		api_fail_add_cause(f, "FieldValueTypeInvalid", "spec.suspend",
+				   "Invalid value: must be true or false");
+	validate_spec_count(f, spec, "startingDeadlineSeconds");
+	validate_spec_count(f, spec, "successfulJobsHistoryLimit");
+	validate_spec_count(f, spec, "failedJobsHistoryLimit");
+	const cJSON *jt = cJSON_GetObjectItemCaseSensitive(spec, "jobTemplate");
+	if (!cJSON_IsObject(jt)) {
+		cause_required(f, "spec.jobTemplate");
+		return;
+	}
+	/* the template is a Job's: validated as one, its causes' fields put under
+	 * spec.jobTemplate (validate_workload names them from the Job's spec) */
+	size_t first = f->cause_count;
+	validate_workload(f, jt, true);
+	for (size_t i = first; i < f->cause_count && i < K32_API_MAX_CAUSES; i++) {
+		char field[sizeof(f->causes[i].field)];
+		snprintf(field, sizeof(field), "spec.jobTemplate.%s", f->causes[i].field);
+		snprintf(f->causes[i].field, sizeof(f->causes[i].field), "%s", field);
+	}
+}
+
 static void validate_configmap(const cJSON *obj, struct api_fail *f)
 {
 	validate_data(f, obj, "data", false);
@@ -581,6 +674,9 @@ static const char known_job_spec[] =
 	"parallelism,completions,activeDeadlineSeconds,podFailurePolicy,successPolicy,"
 	"backoffLimit,backoffLimitPerIndex,maxFailedIndexes,selector,manualSelector,template,"
 	"ttlSecondsAfterFinished,completionMode,suspend,podReplacementPolicy,managedBy";
+static const char known_cronjob_spec[] =
+	"schedule,timeZone,startingDeadlineSeconds,concurrencyPolicy,suspend,jobTemplate,"
+	"successfulJobsHistoryLimit,failedJobsHistoryLimit";
 static const char known_device_spec[] =
 	"node,bus,muxChannel,address,model,pollIntervalMs,params";
 /* clang-format on */
@@ -799,6 +895,12 @@ const struct api_strategy api_strategy_job = {
 	.spec_fields = known_job_spec, .spec_has_template = true, .generation = true,
 	.printer = &api_printer_job,
 	.dependents = {"", "v1", "pods"},
+};
+const struct api_strategy api_strategy_cronjob = {
+	.defaults = default_cronjob, .validate = validate_cronjob, .top_fields = TOP_STD,
+	.spec_fields = known_cronjob_spec, .generation = true,
+	.printer = &api_printer_cronjob,
+	.dependents = {"batch", "v1", "jobs"},
 };
 const struct api_strategy api_strategy_lease = {
 	.top_fields = TOP_STD, .generation = true, .node_access = API_NODE_SELF_LEASE,

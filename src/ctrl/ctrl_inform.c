@@ -37,7 +37,8 @@ static const struct {
     {"/apis/apps/v1", "replicasets", CTRL_REPLICASET | CTRL_DEPLOYMENT | CTRL_GC},
     {"/apis/apps/v1", "deployments", CTRL_DEPLOYMENT | CTRL_GC},
     {"/apis/apps/v1", "daemonsets", CTRL_DAEMONSET | CTRL_GC},
-    {"/apis/batch/v1", "jobs", CTRL_JOB | CTRL_GC},
+    {"/apis/batch/v1", "jobs", CTRL_JOB | CTRL_GC | CTRL_CRONJOB},
+    {"/apis/batch/v1", "cronjobs", CTRL_CRONJOB | CTRL_GC},
     {"/api/v1", "namespaces", CTRL_NAMESPACE},
     {"/apis/kube32.io/v1alpha1", "devices", CTRL_DEVICE},
 };

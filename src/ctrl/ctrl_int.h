@@ -20,8 +20,8 @@
 #include "kclient/kclient.h"
 #include "platform/k32_platform.h"
 
-#define CTRL_COUNT	    9			     /* controllers (bits of enum ctrl_kind) */
-#define CTRL_INFORMER_COUNT 8			     /* kinds cached and watched (ctrl_inform.c) */
+#define CTRL_COUNT	    10			     /* controllers (bits of enum ctrl_kind) */
+#define CTRL_INFORMER_COUNT 9			     /* kinds cached and watched (ctrl_inform.c) */
 #define CTRL_CONTINUE_LEN   (K32_STORE_KEY_MAX + 24) /* a list's continue token */
 #define CTRL_NAME_LEN	    254			     /* DNS-1123 subdomain plus NUL */
 #define CTRL_SCHEDULER_NAME "default-scheduler"
@@ -341,6 +341,8 @@ void ctrl_rs_pass(struct ctrl *c);
 void ctrl_deploy_pass(struct ctrl *c);
 void ctrl_ds_pass(struct ctrl *c);
 void ctrl_job_pass(struct ctrl *c);
+/* ctrl_cron.c */
+void ctrl_cron_pass(struct ctrl *c);
 void ctrl_node_pass(struct ctrl *c);
 void ctrl_gc_pass(struct ctrl *c);
 void ctrl_ns_pass(struct ctrl *c);

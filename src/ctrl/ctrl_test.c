@@ -20,6 +20,7 @@
 #include "ctrl/ctrl.h"
 #include "ctrl/ctrl_int.h"
 #include "kclient/kclient.h"
+#include "kmeta/kmeta.h"
 #include "platform/k32_platform.h"
 #include "store/store.h"
 
@@ -1268,6 +1269,111 @@ static void test_job_backoff(void **state)
 	assert_int_equal(live, 3); /* no retry after the Job failed */
 }
 
+/* ---- CronJob --------------------------------------------------------------------------- */
+
+/* The CronJob's Jobs (its controller ownerReference), as a fresh array of names. */
+static int cron_jobs(struct fx *fx, const char *cj_uid, char names[][64], int max)
+{
+	cJSON *l = get(fx, "/apis/batch/v1/namespaces/default/jobs");
+	const cJSON *j;
+	int n = 0;
+	cJSON_ArrayForEach(j, cJSON_GetObjectItem(l, "items"))
+	{
+		const char *owner = ctrl_controller_uid(j);
+		if (owner && !strcmp(owner, cj_uid) && n < max)
+			snprintf(names[n++], 64, "%s", ctrl_jstr(j, "metadata.name"));
+	}
+	cJSON_Delete(l);
+	return n;
+}
+
+/* A CronJob on a fake clock: nothing before its first time, a Job at it (named by the
+ * scheduled minute, owned, annotated), Forbid holds the next one while it runs, the next
+ * time after it completes runs, suspend stops it, and the oldest finished Job past the
+ * history limit goes. */
+static void test_cronjob(void **state)
+{
+	struct fx *fx = *state;
+	const char *cjp = "/apis/batch/v1/namespaces/default/cronjobs/tick";
+	node_add(fx, "n1", "1Mi", 10, NULL, NULL, NULL);
+	must(req(fx, "POST", "/apis/batch/v1/namespaces/default/cronjobs",
+		 "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":"
+		 "\"tick\"},\"spec\":{\"schedule\":\"*/5 * * * *\",\"concurrencyPolicy\":"
+		 "\"Forbid\",\"successfulJobsHistoryLimit\":2,\"jobTemplate\":{\"spec\":{"
+		 "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{"
+		 "\"name\":\"main\",\"image\":\"wasi-hello.wasm\"}]}}}}}}"),
+	     201, fx, "cronjob");
+	cJSON *cj = get(fx, cjp);
+	char uid[64];
+	snprintf(uid, sizeof(uid), "%s", ctrl_jstr(cj, "metadata.uid"));
+	uint64_t created;
+	assert_true(ctrl_parse_time(ctrl_jstr(cj, "metadata.creationTimestamp"), &created));
+	cJSON_Delete(cj);
+	struct kmeta_cron cr;
+	char why[160], names[8][64], want[64];
+	assert_true(kmeta_cron_parse("*/5 * * * *", &cr, why, sizeof(why)));
+	uint64_t t1 = kmeta_cron_next(&cr, created);
+	/* before its first time: nothing */
+	fx->wall_s = t1 - 1;
+	settle(fx, 3);
+	assert_int_equal(cron_jobs(fx, uid, names, 8), 0);
+	/* at it: one Job named by the scheduled minute, with its pods */
+	fx->wall_s = t1 + 7;
+	settle(fx, 3);
+	assert_int_equal(cron_jobs(fx, uid, names, 8), 1);
+	snprintf(want, sizeof(want), "tick-%llu", (unsigned long long)(t1 / 60));
+	assert_string_equal(names[0], want);
+	char jp[200], ts[32];
+	snprintf(jp, sizeof(jp), "/apis/batch/v1/namespaces/default/jobs/%s", want);
+	cJSON *job = get(fx, jp);
+	ctrl_fmt_time(t1, ts, sizeof(ts));
+	assert_string_equal(ctrl_label(k32_json_find(job, "metadata.annotations"),
+				       "batch.kubernetes.io/cronjob-scheduled-timestamp"),
+			    ts);
+	cJSON_Delete(job);
+	cj = get(fx, cjp);
+	assert_string_equal(ctrl_jstr(cj, "status.lastScheduleTime"), ts);
+	assert_int_equal(cJSON_GetArraySize(k32_json_find(cj, "status.active")), 1);
+	cJSON_Delete(cj);
+	char msg[128];
+	event_msg(fx, "tick", "SuccessfulCreate", msg, sizeof(msg));
+	snprintf(why, sizeof(why), "Created job %s", want);
+	assert_string_equal(msg, why);
+	/* a pass at the same time again makes nothing more */
+	settle(fx, 2);
+	assert_int_equal(cron_jobs(fx, uid, names, 8), 1);
+	/* Forbid: the next time comes while the Job runs: held */
+	kubelet_phase(fx, NULL, NULL); /* its pod runs */
+	fx->wall_s = t1 + 300 + 5;
+	settle(fx, 3);
+	assert_int_equal(cron_jobs(fx, uid, names, 8), 1);
+	/* it completes: the held time runs (still within no deadline) */
+	kubelet_phase(fx, "tick-", NULL);
+	settle(fx, 3);
+	assert_int_equal(cron_jobs(fx, uid, names, 8), 2);
+	cj = get(fx, cjp);
+	assert_non_null(ctrl_jstr(cj, "status.lastSuccessfulTime"));
+	cJSON_Delete(cj);
+	/* two more completed runs: three succeeded, the oldest goes (history limit 2) */
+	for (int i = 2; i <= 3; i++) {
+		kubelet_phase(fx, "tick-", NULL);
+		settle(fx, 3);
+		fx->wall_s = t1 + 300 * (uint64_t)i + 5;
+		settle(fx, 3);
+	}
+	kubelet_phase(fx, "tick-", NULL);
+	settle(fx, 4);
+	int n = cron_jobs(fx, uid, names, 8);
+	assert_int_equal(n, 2);
+	for (int i = 0; i < n; i++)
+		assert_string_not_equal(names[i], want); /* the first one was deleted */
+	/* suspended: its next time passes with no Job */
+	must(req(fx, "PATCH", cjp, "{\"spec\":{\"suspend\":true}}"), 200, fx, "suspend");
+	fx->wall_s += 600;
+	settle(fx, 3);
+	assert_int_equal(cron_jobs(fx, uid, names, 8), 2);
+}
+
 /* ---- node lifecycle -------------------------------------------------------------------- */
 
 static void lease_renew(struct fx *fx, const char *node)
@@ -1862,6 +1968,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_daemonset, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_complete, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_backoff, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_cronjob, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_node_lifecycle, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_device_controller, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_gc_background, fx_setup, fx_teardown),

@@ -67,6 +67,26 @@ struct kmeta_event_series *kmeta_event_series_add(struct kmeta_event_series *tab
 						  uint32_t hash, const char *ns, const char *name,
 						  uint64_t now_s);
 
+/* ---- CronJob schedules ------------------------------------------------------------------ */
+
+/* A parsed five-field cron schedule (kmeta_cron.c): the values each field matches, as bits. */
+struct kmeta_cron {
+	uint64_t minutes; /* bits 0..59 */
+	uint32_t hours;	  /* bits 0..23 */
+	uint32_t mdays;	  /* bits 1..31 */
+	uint16_t months;  /* bits 1..12 */
+	uint8_t wdays;	  /* bits 0..6, Sunday 0 */
+	bool mday_star;	  /* day-of-month was "*" or "?" (then both day fields must match) */
+	bool wday_star;
+};
+
+/* Parses a CronJob's spec.schedule ("*\/5 * * * *", "0 3 * * MON-FRI", "@daily"). false
+ * with the reason in why (naming the field and its text) when it does not parse. */
+bool kmeta_cron_parse(const char *s, struct kmeta_cron *out, char *why, size_t why_cap);
+/* The first time after after_s (Unix seconds) the schedule fires, in UTC, on a whole
+ * minute; 0 when it never does within K32_CRON_SEARCH_YEARS ("0 0 30 2 *"). */
+uint64_t kmeta_cron_next(const struct kmeta_cron *c, uint64_t after_s);
+
 /* ---- quantities -------------------------------------------------------------------------- */
 
 /*
@@ -153,6 +173,10 @@ uint64_t kmeta_container_memory(const cJSON *container);
 
 /* Seconds since the Unix epoch as RFC 3339 UTC with seconds ("1970-01-01T00:00:00Z"). */
 void kmeta_rfc3339(uint64_t unix_s, char out[KMETA_RFC3339_LEN]);
+/* The proleptic Gregorian date of a day count from 1970-01-01, and back; days of a month. */
+void kmeta_civil_from_days(int64_t days, int *year, int *month, int *day);
+int64_t kmeta_days_from_civil(int year, int month, int day);
+int kmeta_days_in_month(int year, int month);
 
 /* Parses "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm)" (years 1970..9999) to Unix seconds
  * (the fraction is dropped). false when s is NULL or is anything else. */

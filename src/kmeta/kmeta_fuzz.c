@@ -4,7 +4,8 @@
  * Checks: an accepted quantity is at most INT64_MAX and is also valid to the grammar-only
  * reader; an accepted time formats back to a string that parses to the same second (for
  * whole-second UTC inputs); pod limits are always within k32_config.h's ranges; selectors,
- * conditions and owner references of any shape are read without a crash.
+ * conditions and owner references of any shape are read without a crash; a CronJob schedule
+ * that parses fires on a whole minute after its start.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,6 +40,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		kmeta_rfc3339(v, out);
 		if (v < 253402300800ull && (!kmeta_rfc3339_parse(out, &back) || back != v))
 			abort();
+	}
+
+	/* a cron schedule: an accepted one gives a next time on a whole minute after the start,
+	 * and the why of a refused one is a finished string */
+	struct kmeta_cron cr;
+	char cwhy[160];
+	cwhy[0] = 0;
+	if (kmeta_cron_parse(s, &cr, cwhy, sizeof(cwhy))) {
+		uint64_t start = 1796312430; /* 2026-12-03T15:40:30Z */
+		uint64_t next = kmeta_cron_next(&cr, start);
+		if (next && (next <= start || next % 60 != 0))
+			abort();
+	} else if (!cwhy[0] || !memchr(cwhy, 0, sizeof(cwhy))) {
+		abort();
 	}
 
 	cJSON *pod = cJSON_ParseWithLength(s, size);

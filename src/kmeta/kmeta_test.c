@@ -560,11 +560,104 @@ static void test_event_series(void **state)
 	assert_non_null(strstr(name, ".ffffffffffffffffffff"));
 }
 
+/* CronJob schedules: the grammar (table), and next times checked against known dates. */
+static void test_cron(void **state)
+{
+	(void)state;
+	static const char *const good[] = {
+	    "* * * * *",
+	    "*/5 * * * *",
+	    "0 3 * * MON-FRI",
+	    "0 0 1 1 *",
+	    "15,45 9-17 * * 1-5",
+	    "0 0 ? * SUN",
+	    "5/15 * * jan,Jul *",
+	    "@daily",
+	    "@hourly",
+	    "  0   12  *  *  * ",
+	    "0 0 29 2 *",
+	    "59 23 31 12 6",
+	};
+	struct kmeta_cron c;
+	char why[160];
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!kmeta_cron_parse(good[i], &c, why, sizeof(why)))
+			fail_msg("\"%s\" refused: %s", good[i], why);
+	static const struct {
+		const char *in, *why;
+	} bad[] = {
+	    {"", "empty"},
+	    {"* * * *", "4 fields"},
+	    {"* * * * * *", "more than five fields"},
+	    {"60 * * * *", "minute: \"60\" is outside 0-59"},
+	    {"* 24 * * *", "hour: \"24\" is outside 0-23"},
+	    {"* * 0 * *", "day of month: \"0\" is outside 1-31"},
+	    {"* * * 13 *", "month: \"13\" is outside 1-12"},
+	    {"* * * * 7", "day of week: \"7\" is outside 0-6"},
+	    {"5-1 * * * *", "outside"},
+	    {"*/0 * * * *", "step"},
+	    {"? * * * *", "minute: \"?\""},
+	    {"1,,2 * * * *", "minute"},
+	    {"a * * * *", "minute: \"a\" is not a value"},
+	    {"* * * FOO *", "month"},
+	    {"@every 5m", "not a descriptor"},
+	    {"TZ=UTC * * * * *", "spec.timeZone"},
+	    {"1-2-3 * * * *", "unexpected"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (kmeta_cron_parse(bad[i].in, &c, why, sizeof(why)))
+			fail_msg("\"%s\" accepted", bad[i].in);
+		if (!strstr(why, bad[i].why))
+			fail_msg("\"%s\": \"%s\" does not say \"%s\"", bad[i].in, why, bad[i].why);
+	}
+	char long_sched[K32_CRON_SCHEDULE_MAX + 2];
+	memset(long_sched, '*', sizeof(long_sched) - 1);
+	long_sched[sizeof(long_sched) - 1] = 0;
+	assert_false(kmeta_cron_parse(long_sched, &c, why, sizeof(why)));
+	assert_non_null(strstr(why, "over the limit"));
+	/* next times (Unix seconds, UTC); 2026-12-03T15:40:30Z is 1796312430, a Thursday */
+	static const struct {
+		const char *sched, *after, *next;
+	} next[] = {
+	    {"* * * * *", "2026-12-03T15:40:30Z", "2026-12-03T15:41:00Z"},
+	    {"* * * * *", "2026-12-03T15:40:00Z", "2026-12-03T15:41:00Z"}, /* strictly after */
+	    {"*/15 * * * *", "2026-12-03T15:40:30Z", "2026-12-03T15:45:00Z"},
+	    {"0 3 * * *", "2026-12-03T15:40:30Z", "2026-12-04T03:00:00Z"},
+	    {"0 9 * * MON-FRI", "2026-12-04T10:00:00Z", "2026-12-07T09:00:00Z"}, /* Fri -> Mon */
+	    {"30 23 31 12 *", "2026-12-03T15:40:30Z", "2026-12-31T23:30:00Z"},
+	    {"0 0 1 1 *", "2026-12-31T23:59:59Z", "2027-01-01T00:00:00Z"},
+	    {"@monthly", "2026-12-03T15:40:30Z", "2027-01-01T00:00:00Z"},
+	    {"0 0 29 2 *", "2026-12-03T15:40:30Z", "2028-02-29T00:00:00Z"},
+	    {"0 0 29 2 *", "2096-03-01T00:00:00Z", "2104-02-29T00:00:00Z"}, /* 2100 is no leap */
+	    /* both day fields restricted: either matches (the 13th, or any Friday) */
+	    {"0 0 13 * 5", "2026-12-03T15:40:30Z", "2026-12-04T00:00:00Z"},
+	    /* day of week "*": only the 13th */
+	    {"0 0 13 * *", "2026-12-03T15:40:30Z", "2026-12-13T00:00:00Z"},
+	    {"59 23 * * *", "2026-12-03T23:59:00Z", "2026-12-04T23:59:00Z"},
+	    {"0 0 30 2 *", "2026-12-03T15:40:30Z", NULL}, /* never */
+	};
+	for (size_t i = 0; i < sizeof(next) / sizeof(next[0]); i++) {
+		uint64_t after, want = 0;
+		assert_true(kmeta_cron_parse(next[i].sched, &c, why, sizeof(why)));
+		assert_true(kmeta_rfc3339_parse(next[i].after, &after));
+		if (next[i].next)
+			assert_true(kmeta_rfc3339_parse(next[i].next, &want));
+		uint64_t got = kmeta_cron_next(&c, after);
+		if (got != want) {
+			char g[KMETA_RFC3339_LEN];
+			kmeta_rfc3339(got, g);
+			fail_msg("\"%s\" after %s: got %s, want %s", next[i].sched, next[i].after,
+				 got ? g : "never", next[i].next ? next[i].next : "never");
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_quantity_table),
 	    cmocka_unit_test(test_event_series),
+	    cmocka_unit_test(test_cron),
 	    cmocka_unit_test(test_quantity_valid_and_uint),
 	    cmocka_unit_test(test_annotations_table),
 	    cmocka_unit_test(test_pod_quantities),

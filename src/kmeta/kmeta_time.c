@@ -10,24 +10,51 @@
 
 #include <stdio.h>
 
-void kmeta_rfc3339(uint64_t unix_s, char out[KMETA_RFC3339_LEN])
+void kmeta_civil_from_days(int64_t days, int *year, int *month, int *day)
 {
-	int64_t z = (int64_t)(unix_s / 86400) + 719468;
-	int64_t era = z / 146097;
+	int64_t z = days + 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
 	int64_t doe = z - era * 146097;
 	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
 	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
 	int64_t mp = (5 * doy + 2) / 153;
-	int64_t day = doy - (153 * mp + 2) / 5 + 1;
 	int64_t mon = mp < 10 ? mp + 3 : mp - 9;
-	int64_t year = yoe + era * 400 + (mon <= 2);
+	*day = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*month = (int)mon;
+	*year = (int)(yoe + era * 400 + (mon <= 2));
+}
+
+int64_t kmeta_days_from_civil(int year, int month, int day)
+{
+	int64_t yy = year - (month <= 2);
+	int64_t era = (yy >= 0 ? yy : yy - 399) / 400;
+	int64_t yoe = yy - era * 400;
+	int64_t doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+int kmeta_days_in_month(int year, int month)
+{
+	static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+	return month == 2 && leap ? 29 : dm[month - 1];
+}
+
+void kmeta_rfc3339(uint64_t unix_s, char out[KMETA_RFC3339_LEN])
+{
+	int year, mon, day;
+	kmeta_civil_from_days((int64_t)(unix_s / 86400), &year, &mon, &day);
 	uint64_t s = unix_s % 86400;
 	if (year > 9999) { /* the format has four digits of year: the last second it holds */
 		snprintf(out, KMETA_RFC3339_LEN, "9999-12-31T23:59:59Z");
 		return;
 	}
-	snprintf(out, KMETA_RFC3339_LEN, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)year, (int)mon,
-		 (int)day, (int)(s / 3600), (int)(s / 60 % 60), (int)(s % 60));
+	/* the remainders change nothing (year <= 9999, month <= 12, day <= 31): they show the
+	 * compiler each field's width */
+	snprintf(out, KMETA_RFC3339_LEN, "%04u-%02u-%02uT%02u:%02u:%02uZ", (unsigned)year % 10000u,
+		 (unsigned)mon % 100u, (unsigned)day % 100u, (unsigned)(s / 3600),
+		 (unsigned)(s / 60 % 60), (unsigned)(s % 60));
 }
 
 /* n decimal digits at s into *out; false unless all are digits. */
@@ -43,13 +70,6 @@ static bool digits(const char *s, int n, int *out)
 	return true;
 }
 
-static int days_in_month(int y, int m)
-{
-	static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-	return m == 2 && leap ? 29 : dm[m - 1];
-}
-
 bool kmeta_rfc3339_parse(const char *s, uint64_t *out)
 {
 	int y, mo, d, h, mi, se;
@@ -57,7 +77,7 @@ bool kmeta_rfc3339_parse(const char *s, uint64_t *out)
 	    !digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') || !digits(s + 11, 2, &h) ||
 	    s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' || !digits(s + 17, 2, &se))
 		return false;
-	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 ||
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > kmeta_days_in_month(y, mo) || h > 23 ||
 	    mi > 59 || se > 60)
 		return false;
 	const char *p = s + 19;
@@ -83,12 +103,7 @@ bool kmeta_rfc3339_parse(const char *s, uint64_t *out)
 	}
 	if (*p)
 		return false;
-	int64_t yy = y - (mo <= 2);
-	int64_t era = yy / 400;
-	int64_t yoe = yy - era * 400;
-	int64_t doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	int64_t days = era * 146097 + doe - 719468;
+	int64_t days = kmeta_days_from_civil(y, mo, d);
 	int64_t t = days * 86400 + h * 3600 + mi * 60 + se - offset;
 	if (t < 0)
 		return false;

@@ -3,7 +3,7 @@
 # kube32-sim with a cardputer and a host board on free loopback ports, driven by the real
 # kubectl: a Deployment's rollout status, scale up and down, a rolling update and
 # `rollout undo`, FailedScheduling naming the shortfall, hardware placement, a DaemonSet, a
-# Job to completion, namespace deletion, --cascade=orphan and adoption, and a worker process
+# Job to completion, a CronJob (a Job made from it by hand runs; deleting it collects it), namespace deletion, --cascade=orphan and adoption, and a worker process
 # killed so that its pods come back on another node.
 #
 #   ctrl_e2e.sh /path/to/kube32-sim /path/to/dir/with/example/pods
@@ -172,6 +172,20 @@ check ds-nodes '^cardputer-1 host-1 $' bash -c \
 check job-complete 'condition met' k wait --for=condition=complete job/count --timeout=60s
 check job-status '^2 ' k get job count -o 'jsonpath={.status.succeeded} {.status.active}'
 check job-logs 'countdown: done' k logs job/count
+
+# ---- CronJob: made, listed and explained; a bad schedule refused; a Job from it runs the module ----
+check cronjob-create 'cronjob.batch/tick created' k create cronjob tick --image=countdown.wasm \
+	--schedule='*/5 * * * *' --restart=Never
+check cronjob-get '^tick +\*/5 \* \* \* \* +<none> +false +0 +<none>' k get cronjob tick --no-headers
+check cronjob-bad-schedule 'spec.schedule: Invalid value: "61 \* \* \* \*": minute: "61" is outside 0-59' \
+	k create cronjob bad --image=countdown.wasm --schedule='61 * * * *'
+check cronjob-explain 'The schedule in Cron format' k explain cronjob.spec.schedule
+check cronjob-manual 'job.batch/tick-now created' k create job tick-now --from=cronjob/tick
+check cronjob-manual-done 'condition met' k wait --for=condition=complete job/tick-now --timeout=60s
+check cronjob-manual-owner '^CronJob tick$' k get job tick-now \
+	-o 'jsonpath={.metadata.ownerReferences[0].kind} {.metadata.ownerReferences[0].name}'
+check cronjob-delete 'cronjob.batch "tick" deleted' k delete cronjob tick
+eventually cronjob-jobs-collected 'No resources found|^$' 30 k get job tick-now --ignore-not-found
 
 # ---- namespace deletion ------------------------------------------------------------------------------
 check ns-create 'created' k create namespace scratch
