@@ -172,6 +172,9 @@ static const struct api_schema api_schemas[] = {
 	 "failed i Pods which reached phase Failed.\nstartTime s When the job started.\n"
 	 "completionTime s When the job completed.\n"
 	 "conditions [@Condition The latest available observations of an object's current state.\n"},
+	{"ControllerRevision", "apps/v1/ControllerRevision", "ControllerRevision implements an immutable snapshot of state data.",
+	 META "data o Data is the serialized representation of the state (for a DaemonSet, the patch that restores its template).\n"
+	 "revision i Revision indicates the revision of the state represented by Data.\n"},
 	{"CronJob", "batch/v1/CronJob", "CronJob represents the configuration of a single cron job.",
 	 META "spec @CronJobSpec Specification of the desired behavior of a cron job, including the schedule.\n"
 	 "status @CronJobStatus Current status of a cron job.\n"},

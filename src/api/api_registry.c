@@ -56,6 +56,11 @@ static const struct api_resource api_resources[] = {
 	 true, "",
 	 "DaemonSet represents the configuration of a daemon set: one pod per matching node.",
 	 &api_strategy_daemonset},
+	{"apps", "v1", "ControllerRevision", "controllerrevisions", "controllerrevision", true,
+	 V_STD, 0, "", false, "",
+	 "ControllerRevision is an immutable snapshot of a controller's state (a DaemonSet's "
+	 "template): its history for rollout history and undo.",
+	 &api_strategy_controllerrevision},
 	{"batch", "v1", "Job", "jobs", "job", true, V_STD, API_SUB_STATUS, "", true,
 	 "status.successful", "Job represents the configuration of a single job.",
 	 &api_strategy_job},

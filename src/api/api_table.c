@@ -107,6 +107,12 @@ static const struct api_col cols_cronjob[] = {
 	{"Images", "string", 1, "Images referenced by each container in the template."},
 	{"Selector", "string", 1, "A label query over pods that should match the pod count."},
 	{0}};
+static const struct api_col cols_controllerrevision[] = {
+	COL_NAME,
+	{"Controller", "string", 0, "The controller that owns the revision (kind/name)."},
+	{"Revision", "integer", 0, "Revision indicates the revision of the state represented by Data."},
+	COL_AGE,
+	{0}};
 static const struct api_col cols_cm[] = {
 	COL_NAME, {"Data", "integer", 0, "Number of entries in data and binaryData."}, COL_AGE, {0}};
 static const struct api_col cols_secret[] = {
@@ -418,6 +424,25 @@ static void row_cronjob(cJSON *cells, const cJSON *o, uint64_t now_s)
 	cell_str(cells, buf);
 }
 
+static void row_controllerrevision(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	char buf[300] = "<none>";
+	const cJSON *ref;
+	cJSON_ArrayForEach(ref, k32_json_find(o, "metadata.ownerReferences"))
+	{
+		if (cJSON_IsTrue(cJSON_GetObjectItem(ref, "controller"))) {
+			char kind[64];
+			snprintf(kind, sizeof(kind), "%s", jstr(ref, "kind", ""));
+			for (char *p = kind; *p; p++)
+				*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+			snprintf(buf, sizeof(buf), "%s.%s/%s", kind, "apps", jstr(ref, "name", ""));
+		}
+	}
+	cell_str(cells, buf);
+	cell_int(cells, jint(o, "revision", 0));
+	cell_age(cells, o, now_s);
+}
+
 static void row_event(cJSON *cells, const cJSON *o, uint64_t now_s, bool core)
 {
 	char buf[160];
@@ -550,6 +575,8 @@ const struct api_printer api_printer_replicaset = {cols_rs, true, row_rs, NULL};
 const struct api_printer api_printer_daemonset = {cols_ds, true, row_ds, NULL};
 const struct api_printer api_printer_job = {cols_job, true, row_job, NULL};
 const struct api_printer api_printer_cronjob = {cols_cronjob, true, row_cronjob, NULL};
+const struct api_printer api_printer_controllerrevision = {cols_controllerrevision, true,
+							   row_controllerrevision, NULL};
 const struct api_printer api_printer_configmap = {cols_cm, true, row_configmap, NULL};
 const struct api_printer api_printer_secret = {cols_secret, true, row_secret, NULL};
 const struct api_printer api_printer_event = {cols_event, false, row_event_new, row_event_core};

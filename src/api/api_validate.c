@@ -616,6 +616,17 @@ static void validate_cronjob(const cJSON *obj, struct api_fail *f)
 	}
 }
 
+static void validate_controllerrevision(const cJSON *obj, struct api_fail *f)
+{
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(obj, "revision");
+	if (!r)
+		cause_required(f, "revision");
+	else if (!cJSON_IsNumber(r) || r->valuedouble < 0 || r->valuedouble > 9.0e15 ||
+		 r->valuedouble != (double)(long long)r->valuedouble)
+		api_fail_add_cause(f, "FieldValueInvalid", "revision",
+				   "Invalid value: must be a non-negative integer");
+}
+
 static void validate_configmap(const cJSON *obj, struct api_fail *f)
 {
 	validate_data(f, obj, "data", false);
@@ -901,6 +912,11 @@ const struct api_strategy api_strategy_cronjob = {
 	.spec_fields = known_cronjob_spec, .generation = true,
 	.printer = &api_printer_cronjob,
 	.dependents = {"batch", "v1", "jobs"},
+};
+const struct api_strategy api_strategy_controllerrevision = {
+	.validate = validate_controllerrevision,
+	.top_fields = "apiVersion,kind,metadata,data,revision",
+	.printer = &api_printer_controllerrevision,
 };
 const struct api_strategy api_strategy_lease = {
 	.top_fields = TOP_STD, .generation = true, .node_access = API_NODE_SELF_LEASE,

@@ -145,7 +145,8 @@ static void ds_sync(struct ctrl *c, const cJSON *ds, const cJSON *nodes)
 	const cJSON *spec = cJSON_GetObjectItem(tmpl, "spec");
 	cJSON *tol = ds_tolerations(spec);
 	char hash[16];
-	ctrl_hash_json(tmpl, hash, sizeof(hash));
+	/* the template's ControllerRevision (made or renumbered), whose hash labels its pods */
+	ctrl_ds_revision(c, ds, hash, sizeof(hash));
 	cJSON *extra_labels = cJSON_CreateObject();
 	if (extra_labels)
 		cJSON_AddStringToObject(extra_labels, DS_HASH, hash);

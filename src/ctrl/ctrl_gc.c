@@ -49,6 +49,7 @@ static const struct gc_kind gc_kinds[] = {
 	{"apps/v1", "Deployment", "/apis/apps/v1", "deployments", true},
 	{"batch/v1", "Job", "/apis/batch/v1", "jobs", true},
 	{"batch/v1", "CronJob", "/apis/batch/v1", "cronjobs", true},
+	{"apps/v1", "ControllerRevision", "/apis/apps/v1", "controllerrevisions", true},
 	{"v1", "ConfigMap", "/api/v1", "configmaps", true},
 	{"v1", "Secret", "/api/v1", "secrets", true},
 	{"kube32.io/v1alpha1", "Device", "/apis/kube32.io/v1alpha1", "devices", true},
@@ -57,8 +58,8 @@ static const struct gc_kind gc_kinds[] = {
 };
 /* clang-format on */
 
-#define GC_DEPENDENT_KINDS 9 /* the first rows may be dependents */
-#define GC_NS_KINDS	   9 /* and are what a namespace holds, with events and leases */
+#define GC_DEPENDENT_KINDS 10 /* the first rows may be dependents */
+#define GC_NS_KINDS	   10 /* and are what a namespace holds, with events and leases */
 
 static const struct gc_kind *gc_kind_find(const char *api_version, const char *kind)
 {

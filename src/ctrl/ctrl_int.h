@@ -341,6 +341,11 @@ void ctrl_rs_pass(struct ctrl *c);
 void ctrl_deploy_pass(struct ctrl *c);
 void ctrl_ds_pass(struct ctrl *c);
 void ctrl_job_pass(struct ctrl *c);
+/* ctrl_revision.c: the DaemonSet's ControllerRevision for its current template (created, or
+ * an earlier one renumbered as the newest after an undo; history trimmed to
+ * spec.revisionHistoryLimit); its controller-revision-hash into hash (the template's own hash
+ * when the revisions cannot be read: false). */
+bool ctrl_ds_revision(struct ctrl *c, const cJSON *ds, char *hash, size_t cap);
 /* ctrl_cron.c */
 void ctrl_cron_pass(struct ctrl *c);
 void ctrl_node_pass(struct ctrl *c);

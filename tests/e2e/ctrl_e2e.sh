@@ -169,6 +169,19 @@ check ds-per-node '^2 2 2$' k get ds agent \
 	-o 'jsonpath={.status.desiredNumberScheduled} {.status.currentNumberScheduled} {.status.numberReady}'
 check ds-nodes '^cardputer-1 host-1 $' bash -c \
 	'k get pods -l app=agent -o jsonpath="{range .items[*]}{.spec.nodeName}{\"\n\"}{end}" | sort | tr "\n" " "'
+# DaemonSet history (ControllerRevisions): an update, its history, and an undo
+check ds-revisions '^agent-[a-z0-9]+ +daemonset.apps/agent +1 ' k get controllerrevisions --no-headers
+check ds-set-image 'image updated' k set image daemonset/agent main=hello-v2.wasm
+check ds-update-rollout 'successfully rolled out' k rollout status daemonset/agent --timeout=90s
+check ds-history '^1 +<none> *2 +<none> *$' bash -c 'k rollout history daemonset/agent | grep -E "^[0-9]" | tr "\n" " "'
+check ds-history-revision 'hello-v2.wasm' k rollout history daemonset/agent --revision=2
+check ds-undo 'rolled back' k rollout undo daemonset/agent
+check ds-undo-rollout 'successfully rolled out' k rollout status daemonset/agent --timeout=90s
+check ds-undo-image '^hello.wasm$' k get ds agent -o 'jsonpath={.spec.template.spec.containers[0].image}'
+# the restored template is revision 1 renumbered as 3, as upstream: 2 and 3 remain
+check ds-history-after-undo '^2 +<none> *3 +<none> *$' bash -c 'k rollout history daemonset/agent | grep -E "^[0-9]" | tr "\n" " "'
+eventually ds-pods-restored '^hello.wasm hello.wasm $' 60 bash -c \
+	'k get pods -l app=agent --field-selector=status.phase=Running -o jsonpath="{range .items[*]}{.spec.containers[0].image}{\"\n\"}{end}" | sort | tr "\n" " "'
 check job-complete 'condition met' k wait --for=condition=complete job/count --timeout=60s
 check job-status '^2 ' k get job count -o 'jsonpath={.status.succeeded} {.status.active}'
 check job-logs 'countdown: done' k logs job/count
