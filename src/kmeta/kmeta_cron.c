@@ -216,6 +216,14 @@ static bool cron_day_matches(const struct kmeta_cron *c, int64_t days, int mday)
 	return dom || dow;
 }
 
+static void cron_next_month(int *y, int *m)
+{
+	if (++*m > 12) {
+		*m = 1;
+		++*y;
+	}
+}
+
 uint64_t kmeta_cron_next(const struct kmeta_cron *c, uint64_t after_s)
 {
 	uint64_t t = after_s - after_s % 60 + 60; /* the first whole minute after */
@@ -226,46 +234,30 @@ uint64_t kmeta_cron_next(const struct kmeta_cron *c, uint64_t after_s)
 	int last_year = y + K32_CRON_SEARCH_YEARS;
 	while (y <= last_year) {
 		if (!(c->months & (1u << m))) {
-			if (++m > 12) {
-				m = 1;
-				y++;
-			}
+			cron_next_month(&y, &m);
 			d = 1;
 			hour = min = 0;
 			continue;
 		}
 		days = kmeta_days_from_civil(y, m, d);
-		if (!cron_day_matches(c, days, d)) {
-			if (++d > kmeta_days_in_month(y, m)) {
-				d = 1;
-				if (++m > 12) {
-					m = 1;
-					y++;
-				}
-			}
-			hour = min = 0;
-			continue;
-		}
-		while (hour < 24 && !(c->hours & (1u << hour))) {
+		bool today = cron_day_matches(c, days, d);
+		while (today && hour < 24 && !(c->hours & (1u << hour))) {
 			hour++;
 			min = 0;
 		}
-		while (hour < 24 && min < 60 && !(c->minutes & (1ull << min)))
+		while (today && hour < 24 && min < 60 && !(c->minutes & (1ull << min)))
 			min++;
-		if (hour < 24 && min < 60 && (c->hours & (1u << hour)))
+		if (today && hour < 24 && min < 60)
 			return (uint64_t)days * 86400 + (uint64_t)hour * 3600 + (uint64_t)min * 60;
-		if (hour < 24 && min == 60) { /* no minute left in this hour: the next hour */
+		if (today && hour < 24) { /* no minute left in this hour: the next hour */
 			hour++;
 			min = 0;
 			continue;
 		}
-		/* no hour left today: the next day */
+		/* not this day, or no hour left in it: the next day */
 		if (++d > kmeta_days_in_month(y, m)) {
 			d = 1;
-			if (++m > 12) {
-				m = 1;
-				y++;
-			}
+			cron_next_month(&y, &m);
 		}
 		hour = min = 0;
 	}
