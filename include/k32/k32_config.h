@@ -901,6 +901,58 @@ _Static_assert(K32_API_EVENTS_BYTES_PCT >= 1 && K32_API_EVENTS_BYTES_PCT <= 90,
 #define K32_API_MAX_CASCADE 4
 #endif
 
+/* CustomResourceDefinitions (api_crd.c, api_schema.c, api_pattern.c). CRDs a server holds;
+ * served versions per CRD (the registry keeps K32_API_MAX_CRDS * K32_API_CRD_MAX_VERSIONS
+ * rows of ~700 bytes each, fixed). A CRD past either is refused with a 422 naming the limit. */
+#ifndef K32_API_MAX_CRDS
+#define K32_API_MAX_CRDS 16
+#endif
+#ifndef K32_API_CRD_MAX_VERSIONS
+#define K32_API_CRD_MAX_VERSIONS 4
+#endif
+/* Bytes of a CRD's spec.group and of a version's name (the router's group and version
+ * buffers hold these). */
+#ifndef K32_API_CRD_GROUP_LEN
+#define K32_API_CRD_GROUP_LEN 63
+#endif
+#ifndef K32_API_CRD_VERSION_LEN
+#define K32_API_CRD_VERSION_LEN 15
+#endif
+/* Nesting levels of an openAPIV3Schema (properties, items, additionalProperties each add
+ * one): the schema walks keep an explicit stack of this many frames (~300 bytes each), no
+ * recursion. */
+#ifndef K32_API_CRD_SCHEMA_DEPTH
+#define K32_API_CRD_SCHEMA_DEPTH 12
+#endif
+/* Schema objects in one version's openAPIV3Schema (the schema's size). */
+#ifndef K32_API_CRD_SCHEMA_NODES
+#define K32_API_CRD_SCHEMA_NODES 512
+#endif
+/* additionalPrinterColumns per version. */
+#ifndef K32_API_CRD_MAX_COLUMNS
+#define K32_API_CRD_MAX_COLUMNS 8
+#endif
+/* A schema `pattern`: bytes of its text and instructions of its compiled matcher (a
+ * Thompson NFA run without backtracking: time O(input x states), memory ~8 bytes per
+ * state on the stack). Longer or richer patterns are refused when the CRD is written. */
+#ifndef K32_API_CRD_PATTERN_LEN
+#define K32_API_CRD_PATTERN_LEN 128
+#endif
+#ifndef K32_API_CRD_PATTERN_STATES
+#define K32_API_CRD_PATTERN_STATES 192
+#endif
+/* Group levels `((...))` a pattern may nest (its compiler recurses once per level). */
+#ifndef K32_API_CRD_PATTERN_NEST
+#define K32_API_CRD_PATTERN_NEST 8
+#endif
+_Static_assert(K32_API_MAX_CRDS >= 1 && K32_API_MAX_CRDS <= 256, "K32_API_MAX_CRDS: 1..256");
+_Static_assert(K32_API_CRD_MAX_VERSIONS >= 1 && K32_API_CRD_MAX_VERSIONS <= 16,
+	       "K32_API_CRD_MAX_VERSIONS: 1..16");
+_Static_assert(K32_API_CRD_SCHEMA_DEPTH >= 2 && K32_API_CRD_SCHEMA_DEPTH <= 32,
+	       "K32_API_CRD_SCHEMA_DEPTH: 2..32");
+_Static_assert(K32_API_CRD_PATTERN_STATES >= 16 && K32_API_CRD_PATTERN_STATES <= 1024,
+	       "K32_API_CRD_PATTERN_STATES: 16..1024");
+
 _Static_assert(K32_API_MAX_SELECTOR_TERMS >= 1 && K32_API_MAX_SELECTOR_TERMS <= 64,
 	       "K32_API_MAX_SELECTOR_TERMS out of range");
 _Static_assert(K32_API_SELECTOR_LEN >= 64 && K32_API_SELECTOR_LEN <= 8192,

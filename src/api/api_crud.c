@@ -18,6 +18,7 @@
  *
  * Context: the http loop task or an api_do caller; the store serialises writes.
  */
+#include "api/api_crd.h"
 #include "api/api_srv.h"
 
 #include <stdio.h>
@@ -806,17 +807,22 @@ static cJSON *api_scale_of(const struct api_resource *res, const cJSON *o, uint6
 	char rvs[24];
 	snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
 	cJSON_AddStringToObject(md, "resourceVersion", rvs);
-	const cJSON *rep = k32_json_find(o, "spec.replicas");
+	/* a custom resource's paths come from its CRD's scale subresource */
+	char sp[64] = "spec.replicas", stp[64] = "status.replicas", selp[64] = "";
+	bool custom = api_crd_scale_paths(res, sp, stp, selp, sizeof(sp));
+	const cJSON *rep = k32_json_find(o, sp);
 	cJSON *spec = cJSON_AddObjectToObject(s, "spec");
-	cJSON_AddNumberToObject(spec, "replicas", cJSON_IsNumber(rep) ? rep->valuedouble : 1);
+	cJSON_AddNumberToObject(spec, "replicas",
+				cJSON_IsNumber(rep) ? rep->valuedouble : custom ? 0 : 1);
 	cJSON *st = cJSON_AddObjectToObject(s, "status");
-	const cJSON *cur = k32_json_find(o, "status.replicas");
+	const cJSON *cur = k32_json_find(o, stp);
 	cJSON_AddNumberToObject(st, "replicas", cJSON_IsNumber(cur) ? cur->valuedouble : 0);
 	char sel[256];
 	const cJSON *ml = k32_json_find(o, "spec.selector.matchLabels");
-	if (ml && api_selector_from_match_labels(ml, sel, sizeof(sel)))
+	if (custom && selp[0] && cJSON_IsString(k32_json_find(o, selp)))
+		cJSON_AddStringToObject(st, "selector", k32_json_find(o, selp)->valuestring);
+	else if (!custom && ml && api_selector_from_match_labels(ml, sel, sizeof(sel)))
 		cJSON_AddStringToObject(st, "selector", sel);
-	(void)res;
 	return s;
 }
 
@@ -944,6 +950,12 @@ static k32_status_t api_compose_scale(struct api_write *w, struct api_fail *f)
 	}
 	if (!w->upd)
 		return api_oom(f);
+	char sp[64], stp[64], selp[64];
+	if (api_crd_scale_paths(w->rq->res, sp, stp, selp, sizeof(sp))) {
+		if (!api_crd_set_number(w->upd, sp, r->valuedouble))
+			return api_oom(f);
+		return K32_OK;
+	}
 	cJSON *spec = cJSON_GetObjectItem(w->upd, "spec");
 	if (spec)
 		api_set_num(spec, "replicas", r->valuedouble);

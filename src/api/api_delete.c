@@ -153,10 +153,10 @@ k32_status_t api_delete_now(struct api_server *api, const struct api_resource *r
 /* Deletes everything in namespace ns (bounded by the store's own limits). */
 void api_purge_namespace(struct api_server *api, const char *ns)
 {
-	size_t n;
-	const struct api_resource *all = api_registry_all(&n);
+	const struct api_resource *all[API_REGISTRY_MAX];
+	size_t n = api_registry_list(all, API_REGISTRY_MAX);
 	for (size_t i = 0; i < n; i++) {
-		const struct api_resource *r = &all[i];
+		const struct api_resource *r = all[i];
 		if (!r->namespaced || !(r->verbs & API_VERB_DELETE))
 			continue;
 		struct store_list list;

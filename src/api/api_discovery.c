@@ -144,77 +144,94 @@ static cJSON *api_agg_resource(const struct api_resource *r)
 }
 
 /* Distinct group names in registry order (core "" first). */
-static size_t api_groups(const char **out, size_t cap)
+static size_t api_groups(const struct api_resource *const *all, size_t count, const char **out,
+			 size_t cap)
 {
-	size_t count, n = 0;
-	const struct api_resource *all = api_registry_all(&count);
+	size_t n = 0;
 	for (size_t i = 0; i < count; i++) {
 		bool seen = false;
 		for (size_t k = 0; k < n; k++)
-			if (!strcmp(out[k], all[i].group))
+			if (!strcmp(out[k], all[i]->group))
 				seen = true;
 		if (!seen && n < cap)
-			out[n++] = all[i].group;
+			out[n++] = all[i]->group;
 	}
 	return n;
 }
 
-static const char *api_group_version(const char *group)
+/* Distinct versions of group in registry order (the first is the preferred one). */
+static size_t api_group_versions(const struct api_resource *const *all, size_t count,
+				 const char *group, const char **out, size_t cap)
 {
-	size_t count;
-	const struct api_resource *all = api_registry_all(&count);
-	for (size_t i = 0; i < count; i++)
-		if (!strcmp(all[i].group, group))
-			return all[i].version;
-	return NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (strcmp(all[i]->group, group))
+			continue;
+		bool seen = false;
+		for (size_t k = 0; k < n; k++)
+			seen = seen || !strcmp(out[k], all[i]->version);
+		if (!seen && n < cap)
+			out[n++] = all[i]->version;
+	}
+	return n;
 }
 
-static cJSON *api_agg_group(const char *group)
+static cJSON *api_agg_group(const struct api_resource *const *all, size_t count,
+			    const char *group)
 {
-	size_t count;
-	const struct api_resource *all = api_registry_all(&count);
+	const char *vers[K32_API_CRD_MAX_VERSIONS + 1];
+	size_t nv = api_group_versions(all, count, group, vers, K32_API_CRD_MAX_VERSIONS + 1);
 	cJSON *g = cJSON_CreateObject();
 	if (!g)
 		return NULL;
 	cJSON *md = cJSON_AddObjectToObject(g, "metadata");
 	cJSON_AddStringToObject(md, "name", group);
 	cJSON *versions = cJSON_AddArrayToObject(g, "versions");
-	cJSON *ver = cJSON_CreateObject();
-	cJSON_AddItemToArray(versions, ver);
-	cJSON_AddStringToObject(ver, "version", api_group_version(group));
-	cJSON *res = cJSON_AddArrayToObject(ver, "resources");
-	for (size_t i = 0; res && i < count; i++)
-		if (!strcmp(all[i].group, group))
-			cJSON_AddItemToArray(res, api_agg_resource(&all[i]));
-	cJSON_AddStringToObject(ver, "freshness", "Current");
+	for (size_t v = 0; versions && v < nv; v++) {
+		cJSON *ver = cJSON_CreateObject();
+		cJSON_AddItemToArray(versions, ver);
+		cJSON_AddStringToObject(ver, "version", vers[v]);
+		cJSON *res = cJSON_AddArrayToObject(ver, "resources");
+		for (size_t i = 0; res && i < count; i++)
+			if (!strcmp(all[i]->group, group) && !strcmp(all[i]->version, vers[v]))
+				cJSON_AddItemToArray(res, api_agg_resource(all[i]));
+		cJSON_AddStringToObject(ver, "freshness", "Current");
+	}
 	return g;
 }
 
-static cJSON *api_legacy_group(const char *group)
+static cJSON *api_legacy_group(const struct api_resource *const *all, size_t count,
+			       const char *group)
 {
 	char gv[96];
-	const char *v = api_group_version(group);
-	if (!v)
+	const char *vers[K32_API_CRD_MAX_VERSIONS + 1];
+	size_t nv = api_group_versions(all, count, group, vers, K32_API_CRD_MAX_VERSIONS + 1);
+	if (!nv)
 		return NULL;
 	cJSON *g = cJSON_CreateObject();
 	if (!g)
 		return NULL;
-	snprintf(gv, sizeof(gv), "%s/%s", group, v);
 	cJSON_AddStringToObject(g, "name", group);
 	cJSON *vs = cJSON_AddArrayToObject(g, "versions");
-	cJSON *e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "groupVersion", gv);
-	cJSON_AddStringToObject(e, "version", v);
-	cJSON_AddItemToArray(vs, e);
-	api_json_put(g, "preferredVersion", cJSON_Duplicate(e, true));
+	for (size_t v = 0; vs && v < nv; v++) {
+		snprintf(gv, sizeof(gv), "%s/%s", group, vers[v]);
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "groupVersion", gv);
+		cJSON_AddStringToObject(e, "version", vers[v]);
+		cJSON_AddItemToArray(vs, e);
+		if (v == 0)
+			api_json_put(g, "preferredVersion", cJSON_Duplicate(e, true));
+	}
 	return g;
 }
 
 cJSON *api_discovery_group(const char *group)
 {
-	if (!group[0] || !api_group_version(group))
+	const struct api_resource *all[API_REGISTRY_MAX];
+	size_t count = api_registry_list(all, API_REGISTRY_MAX);
+	if (!group[0])
 		return NULL;
-	cJSON *g = api_legacy_group(group);
+	cJSON *g = api_legacy_group(all, count, group);
 	if (g) {
 		cJSON_AddStringToObject(g, "kind", "APIGroup");
 		cJSON_AddStringToObject(g, "apiVersion", "v1");
@@ -224,8 +241,10 @@ cJSON *api_discovery_group(const char *group)
 
 cJSON *api_discovery_root(bool core, enum api_disc_fmt fmt, const char *server_addr)
 {
-	const char *groups[16];
-	size_t n = api_groups(groups, 16);
+	const struct api_resource *all[API_REGISTRY_MAX];
+	size_t count = api_registry_list(all, API_REGISTRY_MAX);
+	const char *groups[API_REGISTRY_MAX];
+	size_t n = api_groups(all, count, groups, API_REGISTRY_MAX);
 	cJSON *root = cJSON_CreateObject();
 	if (!root)
 		return NULL;
@@ -238,7 +257,7 @@ cJSON *api_discovery_root(bool core, enum api_disc_fmt fmt, const char *server_a
 		cJSON *items = cJSON_AddArrayToObject(root, "items");
 		for (size_t i = 0; items && i < n; i++)
 			if (core == !groups[i][0])
-				cJSON_AddItemToArray(items, api_agg_group(groups[i]));
+				cJSON_AddItemToArray(items, api_agg_group(all, count, groups[i]));
 		return root;
 	}
 	if (core) {
@@ -257,16 +276,18 @@ cJSON *api_discovery_root(bool core, enum api_disc_fmt fmt, const char *server_a
 	cJSON *gs = cJSON_AddArrayToObject(root, "groups");
 	for (size_t i = 0; gs && i < n; i++)
 		if (groups[i][0])
-			cJSON_AddItemToArray(gs, api_legacy_group(groups[i]));
+			cJSON_AddItemToArray(gs, api_legacy_group(all, count, groups[i]));
 	return root;
 }
 
 cJSON *api_discovery_group_version(const char *group, const char *version)
 {
-	size_t count;
-	const struct api_resource *all = api_registry_all(&count);
-	const char *v = api_group_version(group);
-	if (!v || strcmp(v, version))
+	const struct api_resource *all[API_REGISTRY_MAX];
+	size_t count = api_registry_list(all, API_REGISTRY_MAX);
+	bool served = false;
+	for (size_t i = 0; i < count && !served; i++)
+		served = !strcmp(all[i]->group, group) && !strcmp(all[i]->version, version);
+	if (!served)
 		return NULL;
 	char gv[96];
 	snprintf(gv, sizeof(gv), "%s%s%s", group, group[0] ? "/" : "", version);
@@ -278,8 +299,8 @@ cJSON *api_discovery_group_version(const char *group, const char *version)
 	cJSON_AddStringToObject(l, "groupVersion", gv);
 	cJSON *res = cJSON_AddArrayToObject(l, "resources");
 	for (size_t i = 0; res && i < count; i++) {
-		const struct api_resource *r = &all[i];
-		if (strcmp(r->group, group))
+		const struct api_resource *r = all[i];
+		if (strcmp(r->group, group) || strcmp(r->version, version))
 			continue;
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", r->plural);

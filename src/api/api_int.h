@@ -144,7 +144,13 @@ extern const struct api_strategy api_strategy_namespace, api_strategy_node, api_
     api_strategy_controllerrevision, api_strategy_lease, api_strategy_access_review,
     api_strategy_self_review, api_strategy_device;
 
-/* All served resources, in discovery order (core first). */
+/* Rows api_registry_list may return: the static ones and every custom row (api_crd.h). */
+#define API_REGISTRY_STATIC_MAX 32
+#define API_REGISTRY_MAX (API_REGISTRY_STATIC_MAX + K32_API_MAX_CRDS * K32_API_CRD_MAX_VERSIONS)
+/* Every served resource, the built-in ones (discovery order) then those of the established
+ * CRDs, as pointers into out (at most cap); returns how many. */
+size_t api_registry_list(const struct api_resource **out, size_t cap);
+/* The built-in resources, in discovery order (core first). */
 const struct api_resource *api_registry_all(size_t *out_count);
 /* The resource served at group/version/plural, or NULL. */
 const struct api_resource *api_registry_find(const char *group, const char *version,
@@ -304,6 +310,8 @@ k32_status_t api_openapi_v2_pb(const cJSON *doc, struct k32_buf *out, struct k32
  * a PartialObjectMetadata. rv is the list resourceVersion (may be NULL). */
 cJSON *api_table_build(const struct api_resource *res, const cJSON *const *objs, size_t count,
 		       uint64_t now_s, const char *rv, bool with_columns);
+/* The PartialObjectMetadata of a Table row for o (a copy of its metadata). */
+cJSON *api_table_partial_meta(const cJSON *o);
 
 /* ---- defaulting and validation --------------------------------------------------------- */
 

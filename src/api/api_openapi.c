@@ -13,6 +13,7 @@
  * Schema names follow upstream (io.k8s.api.core.v1.Pod) so explain prints familiar text.
  * Returns fresh cJSON trees; read-only tables; any thread.
  */
+#include "api/api_crd.h"
 #include "api/api_int.h"
 
 #include <stdio.h>
@@ -418,16 +419,16 @@ static cJSON *api_schema_json(const struct api_schema *s)
 
 cJSON *api_openapi_index(void)
 {
-	size_t count;
-	const struct api_resource *all = api_registry_all(&count);
+	const struct api_resource *all[API_REGISTRY_MAX];
+	size_t count = api_registry_list(all, API_REGISTRY_MAX);
 	cJSON *idx = cJSON_CreateObject();
 	cJSON *paths = idx ? cJSON_AddObjectToObject(idx, "paths") : NULL;
 	for (size_t i = 0; paths && i < count; i++) {
 		char key[96], url[128];
-		if (all[i].group[0])
-			snprintf(key, sizeof(key), "apis/%s/%s", all[i].group, all[i].version);
+		if (all[i]->group[0])
+			snprintf(key, sizeof(key), "apis/%s/%s", all[i]->group, all[i]->version);
 		else
-			snprintf(key, sizeof(key), "api/%s", all[i].version);
+			snprintf(key, sizeof(key), "api/%s", all[i]->version);
 		if (cJSON_GetObjectItemCaseSensitive(paths, key))
 			continue;
 		snprintf(url, sizeof(url), "/openapi/v3/%s?hash=kube32v1", key);
@@ -469,11 +470,11 @@ static cJSON *api_op(const struct api_resource *r, const char *action, bool vali
 
 cJSON *api_openapi_group_version(const char *group, const char *version)
 {
-	size_t count;
-	const struct api_resource *all = api_registry_all(&count);
+	const struct api_resource *all[API_REGISTRY_MAX];
+	size_t count = api_registry_list(all, API_REGISTRY_MAX);
 	bool served = false;
 	for (size_t i = 0; i < count; i++)
-		if (!strcmp(all[i].group, group) && !strcmp(all[i].version, version))
+		if (!strcmp(all[i]->group, group) && !strcmp(all[i]->version, version))
 			served = true;
 	if (!served)
 		return NULL;
@@ -486,10 +487,10 @@ cJSON *api_openapi_group_version(const char *group, const char *version)
 	cJSON_AddStringToObject(info, "version", "v1.32.0-kube32");
 	cJSON *paths = cJSON_AddObjectToObject(doc, "paths");
 	for (size_t i = 0; paths && i < count; i++) {
-		const struct api_resource *r = &all[i];
+		const struct api_resource *r = all[i];
 		if (strcmp(r->group, group) || strcmp(r->version, version))
 			continue;
-		char path[192], gv[64];
+		char path[192], gv[96];
 		if (r->group[0])
 			snprintf(gv, sizeof(gv), "/apis/%s/%s", r->group, r->version);
 		else
@@ -520,5 +521,7 @@ cJSON *api_openapi_group_version(const char *group, const char *version)
 		api_schema_full_name(&api_schemas[i], full, sizeof(full));
 		api_json_put(schemas, full, api_schema_json(&api_schemas[i]));
 	}
+	if (schemas)
+		api_crd_openapi(group, version, schemas);
 	return doc;
 }

@@ -68,16 +68,16 @@ cJSON *api_openapi_v2(void)
 	cJSON_AddStringToObject(info, "version", "v1.32.0-kube32");
 	cJSON *paths = cJSON_AddObjectToObject(doc, "paths");
 	cJSON *defs = cJSON_AddObjectToObject(doc, "definitions");
-	size_t count;
-	const struct api_resource *all = api_registry_all(&count);
+	const struct api_resource *all[API_REGISTRY_MAX];
+	size_t count = api_registry_list(all, API_REGISTRY_MAX);
 	for (size_t i = 0; paths && defs && i < count; i++) {
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(all[j].group, all[i].group) &&
-			       !strcmp(all[j].version, all[i].version);
+			seen = !strcmp(all[j]->group, all[i]->group) &&
+			       !strcmp(all[j]->version, all[i]->version);
 		if (seen)
 			continue;
-		cJSON *gv = api_openapi_group_version(all[i].group, all[i].version);
+		cJSON *gv = api_openapi_group_version(all[i]->group, all[i]->version);
 		if (!gv) {
 			cJSON_Delete(doc);
 			return NULL;

@@ -8,6 +8,7 @@
  * adding a kind is one row and one strategy.
  * Read-only; any thread.
  */
+#include "api/api_crd.h"
 #include "api/api_int.h"
 
 #include <stdio.h>
@@ -87,6 +88,10 @@ static const struct api_resource api_resources[] = {
 	 "selfsubjectreview", false, V_NOWR, 0, "", false, "",
 	 "SelfSubjectReview returns the user information of the caller (kubectl auth whoami).",
 	 &api_strategy_self_review},
+	{"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
+	 "customresourcedefinition", false, V_STD, API_SUB_STATUS, "crd,crds", false, "",
+	 "CustomResourceDefinition represents a resource that should be exposed on the API server.",
+	 &api_strategy_crd},
 	{"kube32.io", "v1alpha1", "Device", "devices", "device", true, V_STD, API_SUB_STATUS,
 	 "dev", false, "spec.node,spec.model",
 	 "Device is an I2C peripheral on a node's bus, read by a driver pod.",
@@ -95,6 +100,15 @@ static const struct api_resource api_resources[] = {
 /* clang-format on */
 
 #define API_RES_COUNT (sizeof(api_resources) / sizeof(api_resources[0]))
+_Static_assert(API_RES_COUNT <= API_REGISTRY_STATIC_MAX, "raise API_REGISTRY_STATIC_MAX");
+
+size_t api_registry_list(const struct api_resource **out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < API_RES_COUNT && n < cap; i++)
+		out[n++] = &api_resources[i];
+	return n + api_crd_rows(out + n, cap - n);
+}
 
 const struct api_resource *api_registry_all(size_t *out_count)
 {
@@ -111,7 +125,7 @@ const struct api_resource *api_registry_find(const char *group, const char *vers
 		    !strcmp(r->plural, plural))
 			return r;
 	}
-	return NULL;
+	return api_crd_find(group, version, plural);
 }
 
 const struct api_resource *api_registry_find_kind(const char *api_version, const char *kind)
@@ -126,7 +140,7 @@ const struct api_resource *api_registry_find_kind(const char *api_version, const
 		if (strlen(r->group) == glen && !strncmp(r->group, api_version, glen))
 			return r;
 	}
-	return NULL;
+	return api_crd_find_kind(api_version, glen, ver, kind);
 }
 
 const char *api_resource_api_version(const struct api_resource *res, char *buf, size_t cap)

@@ -11,6 +11,7 @@
  * Context: api_http_* on the http loop task; api_do and token functions on any thread
  * (tokens are guarded by api->mu).
  */
+#include "api/api_crd.h"
 #include "api/api_srv.h"
 #include "k32/boards/cardputer.h"
 #include "k32/boards/cortexm.h"
@@ -525,12 +526,12 @@ static void api_ssar(struct api_server *api, struct api_req *rq, struct api_out 
 		const char *ns = cJSON_GetStringValue(cJSON_GetObjectItem(ra, "namespace"));
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(ra, "name"));
 		const char *sub = cJSON_GetStringValue(cJSON_GetObjectItem(ra, "subresource"));
-		size_t n;
-		const struct api_resource *all = api_registry_all(&n), *res = NULL;
+		const struct api_resource *all[API_REGISTRY_MAX], *res = NULL;
+		size_t n = api_registry_list(all, API_REGISTRY_MAX);
 		for (size_t i = 0; resource && i < n; i++)
-			if (!strcmp(all[i].plural, resource) &&
-			    (!group || !strcmp(all[i].group, group) || !strcmp(group, "*")))
-				res = &all[i];
+			if (!strcmp(all[i]->plural, resource) &&
+			    (!group || !strcmp(all[i]->group, group) || !strcmp(group, "*")))
+				res = all[i];
 		if (!res && !rq->who->admin) {
 			allowed = false;
 			snprintf(why, sizeof(why), "resource %s is not served",
@@ -891,6 +892,9 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 		return;
 	}
 	api_crud(api, rq, out);
+	/* a CRD written: its resources appear, change or go (with their objects) */
+	if (rq->res->strategy == &api_strategy_crd && strcmp(rq->method, "GET") && out->code < 300)
+		api_crd_sync(api, true);
 }
 
 /* ---- HTTP glue ------------------------------------------------------------------------- */
@@ -1236,6 +1240,7 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 		if (st)
 			goto out_free;
 	}
+	api_crd_sync(api, false); /* the resources of the stored CRDs */
 	st = api_ns_janitor_start(api, err);
 	if (st)
 		goto out_free;

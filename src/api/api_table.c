@@ -7,6 +7,7 @@
  * -o wide. Cells are computed here, including AGE, from the full objects.
  * Every function returns a fresh cJSON tree or NULL when out of memory. Reentrant.
  */
+#include "api/api_crd.h"
 #include "api/api_int.h"
 #include "base/k32_json.h"
 
@@ -597,7 +598,7 @@ static void api_table_cells(const struct api_resource *res, cJSON *cells, const 
 }
 
 /* PartialObjectMetadata of o (a copy of its metadata). */
-static cJSON *api_partial_meta(const cJSON *o)
+cJSON *api_table_partial_meta(const cJSON *o)
 {
 	cJSON *p = cJSON_CreateObject();
 	if (!p)
@@ -617,6 +618,8 @@ static cJSON *api_partial_meta(const cJSON *o)
 cJSON *api_table_build(const struct api_resource *res, const cJSON *const *objs, size_t count,
 		       uint64_t now_s, const char *rv, bool with_columns)
 {
+	if (res->strategy == &api_strategy_custom) /* columns from its CRD */
+		return api_crd_table(res, objs, count, now_s, rv, with_columns);
 	cJSON *t = cJSON_CreateObject();
 	if (!t)
 		return NULL;
@@ -647,7 +650,7 @@ cJSON *api_table_build(const struct api_resource *res, const cJSON *const *objs,
 		cJSON *cells = cJSON_AddArrayToObject(row, "cells");
 		if (cells)
 			api_table_cells(res, cells, objs[i], now_s);
-		api_json_put(row, "object", api_partial_meta(objs[i]));
+		api_json_put(row, "object", api_table_partial_meta(objs[i]));
 		cJSON_AddItemToArray(rows, row);
 	}
 	return t;

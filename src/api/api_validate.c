@@ -10,6 +10,7 @@
  * for the fields this server knows (kubectl sends Strict by default). Reentrant; allocates only
  * through cJSON.
  */
+#include "api/api_crd.h"
 #include "api/api_int.h"
 #include "base/k32_base64.h"
 #include "base/k32_json.h"
@@ -226,6 +227,7 @@ k32_status_t api_default(const struct api_resource *res, cJSON *obj, struct api_
 				    res->kind);
 	if (res->strategy->defaults)
 		res->strategy->defaults(obj);
+	api_crd_default(res, obj);
 	return K32_OK;
 }
 
@@ -649,9 +651,14 @@ k32_status_t api_validate(const struct api_resource *res, const cJSON *obj, stru
 	validate_meta(res, obj, f);
 	if (res->strategy->validate)
 		res->strategy->validate(obj, f);
+	api_crd_validate(res, obj, f);
 	if (!f->cause_count)
 		return K32_OK;
-	return api_fail_invalid(f, res->kind, jstr(cJSON_GetObjectItem(obj, "metadata"), "name"));
+	char kind[96];
+	snprintf(kind, sizeof(kind), "%s%s%s", res->kind,
+		 res->strategy == &api_strategy_custom ? "." : "",
+		 res->strategy == &api_strategy_custom ? res->group : "");
+	return api_fail_invalid(f, kind, jstr(cJSON_GetObjectItem(obj, "metadata"), "name"));
 }
 
 /* ---- strict field checking ------------------------------------------------------------- */
@@ -767,7 +774,8 @@ k32_status_t api_check_unknown_fields(const struct api_resource *res, cJSON *obj
 {
 	const struct api_uf u = {res, mode, w, f};
 	const struct api_strategy *ks = res->strategy;
-	k32_status_t st = ks->top_fields ? api_unknown(&u, obj, ks->top_fields, "") : K32_OK;
+	k32_status_t st = ks->top_fields ? api_unknown(&u, obj, ks->top_fields, "")
+					 : api_crd_prune(res, obj, mode, w, f);
 	if (st)
 		return st;
 	st = api_unknown(&u, cJSON_GetObjectItemCaseSensitive(obj, "metadata"), known_meta,
