@@ -43,7 +43,7 @@ struct crd_row {
 
 static struct crd_row g_rows[API_CRD_ROWS];
 static struct k32_mutex g_mu;
-static atomic_int g_init;    /* 0 none, 1 initialising, 2 ready */
+static atomic_int g_init;   /* 0 none, 1 initialising, 2 ready */
 static uint32_t g_installs; /* under g_mu */
 
 static bool crd_ready(void)
@@ -132,8 +132,7 @@ size_t api_crd_rows(const struct api_resource **out, size_t cap)
 	return n;
 }
 
-const struct api_resource *api_crd_find(const char *group, const char *version,
-					const char *plural)
+const struct api_resource *api_crd_find(const char *group, const char *version, const char *plural)
 {
 	const struct api_resource *r = NULL;
 	if (!crd_ready())
@@ -149,8 +148,8 @@ const struct api_resource *api_crd_find(const char *group, const char *version,
 	return r;
 }
 
-const struct api_resource *api_crd_find_kind(const char *group, size_t glen,
-					     const char *version, const char *kind)
+const struct api_resource *api_crd_find_kind(const char *group, size_t glen, const char *version,
+					     const char *kind)
 {
 	const struct api_resource *r = NULL;
 	if (!crd_ready())
@@ -166,22 +165,31 @@ const struct api_resource *api_crd_find_kind(const char *group, size_t glen,
 	return r;
 }
 
-/* The row to (re)use for group/version/plural: its active one, else a never-used one,
- * else the one inactive the longest. Under g_mu. */
-static struct crd_row *row_pick(const char *group, const char *version, const char *plural)
+/* The active row of group/version/plural, or NULL. Under g_mu. */
+static struct crd_row *row_active(const char *group, const char *version, const char *plural)
 {
-	struct crd_row *free_row = NULL, *idle = NULL;
 	for (size_t i = 0; i < API_CRD_ROWS; i++) {
 		struct crd_row *w = &g_rows[i];
-		if (w->used && !strcmp(w->group, group) && !strcmp(w->version, version) &&
-		    !strcmp(w->plural, plural) && (w->active || !w->seen))
+		if (w->active && !strcmp(w->group, group) && !strcmp(w->version, version) &&
+		    !strcmp(w->plural, plural))
 			return w;
-		if (!w->used && !free_row)
-			free_row = w;
-		if (w->used && !w->active && !w->seen && (!idle || w->idle_since < idle->idle_since))
+	}
+	return NULL;
+}
+
+/* A row to fill: a never-used one, else the one inactive the longest (a request that still
+ * holds a retired row sees its text unchanged until every row has been used). */
+static struct crd_row *row_spare(void)
+{
+	struct crd_row *idle = NULL;
+	for (size_t i = 0; i < API_CRD_ROWS; i++) {
+		struct crd_row *w = &g_rows[i];
+		if (!w->used)
+			return w;
+		if (!w->active && !w->seen && (!idle || w->idle_since < idle->idle_since))
 			idle = w;
 	}
-	return free_row ? free_row : idle;
+	return idle;
 }
 
 static void row_fill(struct crd_row *w, const cJSON *crd, const cJSON *ver)
@@ -241,6 +249,15 @@ static void row_fill(struct crd_row *w, const cJSON *crd, const cJSON *ver)
 	};
 }
 
+static bool row_same(const struct crd_row *a, const struct crd_row *b)
+{
+	return !strcmp(a->group, b->group) && !strcmp(a->version, b->version) &&
+	       !strcmp(a->kind, b->kind) && !strcmp(a->plural, b->plural) &&
+	       !strcmp(a->singular, b->singular) && !strcmp(a->shorts, b->shorts) &&
+	       !strcmp(a->desc, b->desc) && a->res.namespaced == b->res.namespaced &&
+	       a->res.subresources == b->res.subresources && a->res.in_all == b->res.in_all;
+}
+
 size_t api_crd_install(const cJSON *const *crds, size_t n, struct api_crd_gone *gone,
 		       size_t gone_cap)
 {
@@ -256,17 +273,28 @@ size_t api_crd_install(const cJSON *const *crds, size_t n, struct api_crd_gone *
 		{
 			if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ver, "served")))
 				continue;
-			struct crd_row *w = row_pick(sget(crds[c], "spec.group"), sget(ver, "name"),
-						     sget(crds[c], "spec.names.plural"));
-			if (!w)
-				continue; /* more rows than API_CRD_ROWS: refused at write */
+			struct crd_row *w =
+			    row_active(sget(crds[c], "spec.group"), sget(ver, "name"),
+				       sget(crds[c], "spec.names.plural"));
 			struct api_crd_ref *r = ref_new(ver);
 			if (!r)
-				continue; /* out of memory: the row keeps its old version */
-			if (!w->active)
+				continue; /* out of memory: an active row keeps its old version */
+			/* an active row whose text and flags stay gets the new version entry (the
+			 * schema and columns, read through references); any other change takes a
+			 * fresh row, so a row's text and flags never change while it is active */
+			static struct crd_row probe; /* under g_mu */
+			row_fill(&probe, crds[c], ver);
+			if (!w || w->seen || !row_same(w, &probe)) {
+				w = row_spare();
+				if (!w) {
+					api_crd_release(r);
+					continue; /* more rows than API_CRD_ROWS: refused at write
+						   */
+				}
+				api_crd_release(w->ref);
+				w->ref = NULL;
 				row_fill(w, crds[c], ver);
-			else
-				row_fill(w, crds[c], ver); /* same strings; columns may change */
+			}
 			api_crd_release(w->ref);
 			w->ref = r;
 			w->used = w->active = w->seen = true;
@@ -285,7 +313,8 @@ size_t api_crd_install(const cJSON *const *crds, size_t n, struct api_crd_gone *
 			other = other || (g_rows[k].active && !strcmp(g_rows[k].group, w->group) &&
 					  !strcmp(g_rows[k].plural, w->plural));
 		for (size_t k = 0; k < ngone && !other; k++)
-			other = !strcmp(gone[k].group, w->group) && !strcmp(gone[k].plural, w->plural);
+			other =
+			    !strcmp(gone[k].group, w->group) && !strcmp(gone[k].plural, w->plural);
 		if (!other && ngone < gone_cap) {
 			snprintf(gone[ngone].group, sizeof(gone[ngone].group), "%s", w->group);
 			snprintf(gone[ngone].plural, sizeof(gone[ngone].plural), "%s", w->plural);
@@ -474,8 +503,8 @@ cJSON *api_crd_table(const struct api_resource *res, const cJSON *const *objs, s
 		     uint64_t now_s, const char *rv, bool with_columns)
 {
 	struct api_crd_ref *r = api_crd_acquire(res);
-	const cJSON *cols = cJSON_GetObjectItemCaseSensitive(api_crd_version(r),
-							     "additionalPrinterColumns");
+	const cJSON *cols =
+	    cJSON_GetObjectItemCaseSensitive(api_crd_version(r), "additionalPrinterColumns");
 	bool custom_cols = cJSON_GetArraySize(cols) > 0;
 	cJSON *t = cJSON_CreateObject();
 	if (!t) {
@@ -496,7 +525,8 @@ cJSON *api_crd_table(const struct api_resource *res, const cJSON *const *objs, s
 		{
 			const cJSON *pr = cJSON_GetObjectItemCaseSensitive(c, "priority");
 			add_column(cd, sget(c, "name"), sget(c, "type"), sget(c, "format"),
-				   sget(c, "description"), cJSON_IsNumber(pr) ? pr->valuedouble : 0);
+				   sget(c, "description"),
+				   cJSON_IsNumber(pr) ? pr->valuedouble : 0);
 		}
 		if (!custom_cols)
 			add_column(cd, "Age", "date", "",
@@ -512,12 +542,14 @@ cJSON *api_crd_table(const struct api_resource *res, const cJSON *const *objs, s
 		cJSON *cells = cJSON_AddArrayToObject(row, "cells");
 		cJSON_AddItemToArray(cells, cJSON_CreateString(sget(objs[i], "metadata.name")));
 		cJSON_ArrayForEach(c, cols)
-		cJSON_AddItemToArray(cells, cell_of(json_path(objs[i], sget(c, "jsonPath")),
-						    sget(c, "type"), now_s));
+		{
+			cJSON_AddItemToArray(cells, cell_of(json_path(objs[i], sget(c, "jsonPath")),
+							    sget(c, "type"), now_s));
+		}
 		if (!custom_cols)
-			cJSON_AddItemToArray(cells, cell_of(k32_json_find(objs[i],
-									  "metadata.creationTimestamp"),
-							    "date", now_s));
+			cJSON_AddItemToArray(
+			    cells, cell_of(k32_json_find(objs[i], "metadata.creationTimestamp"),
+					   "date", now_s));
 		api_json_put(row, "object", api_table_partial_meta(objs[i]));
 		cJSON_AddItemToArray(rows, row);
 	}

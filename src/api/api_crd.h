@@ -98,10 +98,9 @@ void api_crd_sync(struct api_server *api, bool cascade);
 /* Pointers to the active custom rows into out (at most cap); returns how many. */
 size_t api_crd_rows(const struct api_resource **out, size_t cap);
 /* The active custom row of group/version/plural, or of apiVersion + kind; NULL if none. */
-const struct api_resource *api_crd_find(const char *group, const char *version,
-					const char *plural);
-const struct api_resource *api_crd_find_kind(const char *group, size_t glen,
-					     const char *version, const char *kind);
+const struct api_resource *api_crd_find(const char *group, const char *version, const char *plural);
+const struct api_resource *api_crd_find_kind(const char *group, size_t glen, const char *version,
+					     const char *kind);
 
 /* A custom row's version entry (spec.versions[i] of its CRD: schema, columns,
  * subresources), held until released even if the CRD changes meanwhile. NULL if res is

@@ -100,7 +100,11 @@ static void crd_defaults(cJSON *obj)
 			continue;
 		bool have = false;
 		const cJSON *e;
-		cJSON_ArrayForEach(e, sv) have = have || !strcmp(cJSON_GetStringValue(e) ? e->valuestring : "", name);
+		cJSON_ArrayForEach(e, sv)
+		{
+			const char *s = cJSON_GetStringValue(e);
+			have = have || (s && !strcmp(s, name));
+		}
 		if (!have)
 			cJSON_AddItemToArray(sv, cJSON_CreateString(name));
 	}
@@ -142,7 +146,8 @@ static void validate_columns(const cJSON *cols, const char *prefix, struct api_f
 	const cJSON *c;
 	cJSON_ArrayForEach(c, cols)
 	{
-		const char *name = sget(c, "name"), *type = sget(c, "type"), *jp = sget(c, "jsonPath");
+		const char *name = sget(c, "name"), *type = sget(c, "type"),
+			   *jp = sget(c, "jsonPath");
 		snprintf(field, sizeof(field), "%.40s.additionalPrinterColumns[%d]", prefix, i++);
 		size_t fl = strlen(field);
 		if (!name || !name[0]) {
@@ -150,13 +155,15 @@ static void validate_columns(const cJSON *cols, const char *prefix, struct api_f
 			required(f, field);
 		}
 		field[fl] = 0;
-		if (!type || (strcmp(type, "integer") && strcmp(type, "number") &&
-			      strcmp(type, "string") && strcmp(type, "boolean") && strcmp(type, "date"))) {
+		if (!type ||
+		    (strcmp(type, "integer") && strcmp(type, "number") && strcmp(type, "string") &&
+		     strcmp(type, "boolean") && strcmp(type, "date"))) {
 			snprintf(field + fl, sizeof(field) - fl, ".type");
-			api_fail_add_cause(f, "FieldValueNotSupported", field,
-					   "Unsupported value: \"%.40s\": supported values: "
-					   "\"boolean\", \"date\", \"integer\", \"number\", \"string\"",
-					   type ? type : "");
+			api_fail_add_cause(
+			    f, "FieldValueNotSupported", field,
+			    "Unsupported value: \"%.40s\": supported values: "
+			    "\"boolean\", \"date\", \"integer\", \"number\", \"string\"",
+			    type ? type : "");
 		}
 		field[fl] = 0;
 		if (!jp || jp[0] != '.') {
@@ -175,10 +182,11 @@ static void validate_version(const cJSON *v, int i, struct api_fail *f)
 		required(f, field);
 	else if (!is_label(name) || strlen(name) > K32_API_CRD_VERSION_LEN ||
 		 !isalpha((unsigned char)name[0]))
-		api_fail_add_cause(f, "FieldValueInvalid", field,
-				   "Invalid value: \"%.40s\": a version must be a DNS-1035 label of "
-				   "at most %d characters (K32_API_CRD_VERSION_LEN), such as v1",
-				   name, K32_API_CRD_VERSION_LEN);
+		api_fail_add_cause(
+		    f, "FieldValueInvalid", field,
+		    "Invalid value: \"%.40s\": a version must be a DNS-1035 label of "
+		    "at most %d characters (K32_API_CRD_VERSION_LEN), such as v1",
+		    name, K32_API_CRD_VERSION_LEN);
 	snprintf(field, sizeof(field), "spec.versions[%d]", i);
 	const cJSON *schema = k32_json_find(v, "schema.openAPIV3Schema");
 	char sfield[96];
@@ -192,15 +200,16 @@ static void validate_version(const cJSON *v, int i, struct api_fail *f)
 		static const char *const roots[] = {".spec.", ".status.", ".status."};
 		for (size_t k = 0; k < 3; k++) {
 			const char *p = sget(sc, keys[k]);
-			snprintf(sfield, sizeof(sfield), "spec.versions[%d].subresources.scale.%s", i,
-				 keys[k]);
+			snprintf(sfield, sizeof(sfield), "spec.versions[%d].subresources.scale.%s",
+				 i, keys[k]);
 			if (!p && k < 2)
 				required(f, sfield);
 			else if (p && (strncmp(p, roots[k], strlen(roots[k])) || strchr(p, '[') ||
 				       strlen(p) >= 64))
 				bad(f, sfield, p,
-				    k == 0 ? "should be a json path under .spec (at most 63 bytes)"
-					   : "should be a json path under .status (at most 63 bytes)");
+				    k == 0
+					? "should be a json path under .spec (at most 63 bytes)"
+					: "should be a json path under .status (at most 63 bytes)");
 		}
 	}
 }
@@ -224,8 +233,9 @@ static void crd_validate(const cJSON *obj, struct api_fail *f)
 	if (!plural || !plural[0])
 		required(f, "spec.names.plural");
 	else if (!is_label(plural))
-		bad(f, "spec.names.plural", plural, "a lowercase RFC 1123 label must consist of "
-						     "lower case alphanumeric characters or '-'");
+		bad(f, "spec.names.plural", plural,
+		    "a lowercase RFC 1123 label must consist of "
+		    "lower case alphanumeric characters or '-'");
 	if (singular && singular[0] && !is_label(singular))
 		bad(f, "spec.names.singular", singular,
 		    "a lowercase RFC 1123 label must consist of lower case alphanumeric "
@@ -290,20 +300,18 @@ static void crd_validate(const cJSON *obj, struct api_fail *f)
 		validate_version(v, i++, f);
 	}
 	if (nv > 0 && storage != 1)
-		bad(f, "spec.versions", "", "must have exactly one version marked as storage version");
+		bad(f, "spec.versions", "",
+		    "must have exactly one version marked as storage version");
 	if (!group || !plural || !kind)
 		return;
 	/* names kube32 already serves, and kube32's bound on CRDs */
-	const cJSON *served_v = NULL;
-	cJSON_ArrayForEach(v, vers) if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "served")))
+	cJSON_ArrayForEach(v, vers)
 	{
 		const char *vn = sget(v, "name");
 		const struct api_resource *r = vn ? api_registry_find(group, vn, plural) : NULL;
 		if (r && r->strategy != &api_strategy_custom)
 			bad(f, "spec.names.plural", plural, "the resource is built into kube32");
-		served_v = v;
 	}
-	(void)served_v;
 	const struct api_resource *rows[API_CRD_ROWS];
 	size_t n = api_crd_rows(rows, API_CRD_ROWS);
 	bool mine = false;

@@ -38,8 +38,10 @@ static void api_crd_cleanup(struct api_server *api, const struct api_crd_gone *g
 		const char *ns = api_jstr(j, "metadata.namespace");
 		const char *name = api_jstr(j, "metadata.name");
 		if (name) {
-			struct store_key dk = {.group = g->group, .resource = g->plural,
-					       .ns = ns ? ns : "", .name = name};
+			struct store_key dk = {.group = g->group,
+					       .resource = g->plural,
+					       .ns = ns ? ns : "",
+					       .name = name};
 			store_delete(api->store, &dk, 0, NULL, NULL, &err);
 		}
 		cJSON_Delete(j);

@@ -125,12 +125,13 @@ static void test_pattern(void **state)
 	"\"required\":[\"model\"],\"properties\":{"                                                \
 	"\"model\":{\"type\":\"string\",\"enum\":[\"bme280\",\"sht31\"]},"                         \
 	"\"bus\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3,\"default\":1},"                \
-	"\"rate\":{\"type\":\"number\",\"exclusiveMinimum\":true,\"minimum\":0,\"multipleOf\":0.5}," \
-	"\"addr\":{\"type\":\"string\",\"pattern\":\"^0x[0-9a-f]{2}$\"},"                         \
+	"\"rate\":{\"type\":\"number\",\"exclusiveMinimum\":true,\"minimum\":0,\"multipleOf\":0."  \
+	"5},"                                                                                      \
+	"\"addr\":{\"type\":\"string\",\"pattern\":\"^0x[0-9a-f]{2}$\"},"                          \
 	"\"label\":{\"type\":\"string\",\"minLength\":2,\"maxLength\":4},"                         \
 	"\"tags\":{\"type\":\"array\",\"maxItems\":2,\"minItems\":1,\"items\":{\"type\":"          \
 	"\"string\"}},"                                                                            \
-	"\"pins\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"n\":{"     \
+	"\"pins\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"n\":{"      \
 	"\"type\":\"integer\",\"maximum\":40}}}},"                                                 \
 	"\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"            \
 	"\"port\":{\"x-kubernetes-int-or-string\":true},"                                          \
@@ -159,8 +160,8 @@ static void test_schema_validate(void **state)
 	     "spec.bus: Invalid value: -1: spec.bus in body should be greater than or equal to 0"},
 	    {"{\"model\":\"sht31\",\"bus\":1.5}",
 	     "spec.bus: Invalid value: 1.5: spec.bus in body must be of type integer: \"number\""},
-	    {"{\"model\":\"sht31\",\"bus\":\"2\"}",
-	     "spec.bus: Invalid value: \"2\": spec.bus in body must be of type integer: \"string\""},
+	    {"{\"model\":\"sht31\",\"bus\":\"2\"}", "spec.bus: Invalid value: \"2\": spec.bus in "
+						    "body must be of type integer: \"string\""},
 	    {"{\"model\":\"sht31\",\"rate\":0}",
 	     "spec.rate: Invalid value: 0: spec.rate in body should be greater than 0"},
 	    {"{\"model\":\"sht31\",\"rate\":0.7}",
@@ -169,7 +170,8 @@ static void test_schema_validate(void **state)
 	    {"{\"model\":\"sht31\",\"addr\":\"0x7\"}",
 	     "spec.addr: Invalid value: \"0x7\": spec.addr in body should match '^0x[0-9a-f]{2}$'"},
 	    {"{\"model\":\"sht31\",\"label\":\"a\"}",
-	     "spec.label: Invalid value: \"a\": spec.label in body should be at least 2 chars long"},
+	     "spec.label: Invalid value: \"a\": spec.label in body should be at least 2 chars "
+	     "long"},
 	    {"{\"model\":\"sht31\",\"label\":\"abcde\"}",
 	     "spec.label: Too long: may not be more than 4 bytes"},
 	    {"{\"model\":\"sht31\",\"tags\":[]}",
@@ -196,8 +198,9 @@ static void test_schema_validate(void **state)
 	cJSON *schema = parse(SCHEMA);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		char text[1024], got[1600];
-		snprintf(text, sizeof(text), "{\"apiVersion\":\"x.io/v1\",\"kind\":\"S\","
-					     "\"metadata\":{\"name\":\"a\"},\"spec\":%s}",
+		snprintf(text, sizeof(text),
+			 "{\"apiVersion\":\"x.io/v1\",\"kind\":\"S\","
+			 "\"metadata\":{\"name\":\"a\"},\"spec\":%s}",
 			 rows[i].spec);
 		cJSON *obj = parse(text);
 		struct api_fail f;
@@ -212,16 +215,17 @@ static void test_schema_validate(void **state)
 	cJSON_Delete(schema);
 }
 
-static const struct api_resource fake_res = {.group = "x.io", .version = "v1", .kind = "S",
-					     .plural = "ss"};
+static const struct api_resource fake_res = {
+    .group = "x.io", .version = "v1", .kind = "S", .plural = "ss"};
 
 static void test_schema_prune_default(void **state)
 {
 	(void)state;
 	cJSON *schema = parse(SCHEMA);
-	cJSON *obj = parse("{\"apiVersion\":\"x.io/v1\",\"kind\":\"S\",\"metadata\":{\"name\":\"a\","
-			   "\"labels\":{\"k\":\"v\"}},\"spec\":{\"model\":\"bme280\",\"colour\":1,"
-			   "\"pins\":[{\"n\":1,\"x\":2}],\"extra\":{\"kept\":true}},\"top\":1}");
+	cJSON *obj =
+	    parse("{\"apiVersion\":\"x.io/v1\",\"kind\":\"S\",\"metadata\":{\"name\":\"a\","
+		  "\"labels\":{\"k\":\"v\"}},\"spec\":{\"model\":\"bme280\",\"colour\":1,"
+		  "\"pins\":[{\"n\":1,\"x\":2}],\"extra\":{\"kept\":true}},\"top\":1}");
 	struct api_fail f;
 	struct api_warnings w = {0};
 	api_fail_clear(&f);
@@ -338,8 +342,8 @@ static void test_schema_hostile(void **state)
 	/* wide: more schemas than K32_API_CRD_SCHEMA_NODES */
 	size_t off = (size_t)snprintf(buf, sizeof(buf), "{\"type\":\"object\",\"properties\":{");
 	for (int i = 0; i < K32_API_CRD_SCHEMA_NODES + 10; i++)
-		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s\"p%d\":{\"type\":\"string\"}",
-					i ? "," : "", i);
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off,
+					"%s\"p%d\":{\"type\":\"string\"}", i ? "," : "", i);
 	snprintf(buf + off, sizeof(buf) - off, "}}");
 	s = parse(buf);
 	api_fail_clear(&f);
@@ -369,8 +373,9 @@ static void test_schema_hostile(void **state)
 
 #define CRD(NAME, GROUP, PLURAL, KIND, SCOPE, EXTRA)                                               \
 	"{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","       \
-	"\"metadata\":{\"name\":\"" NAME "\"},\"spec\":{\"group\":\"" GROUP "\",\"scope\":\"" SCOPE \
-	"\",\"names\":{\"plural\":\"" PLURAL "\",\"kind\":\"" KIND "\"},\"versions\":[{\"name\":"  \
+	"\"metadata\":{\"name\":\"" NAME "\"},\"spec\":{\"group\":\"" GROUP                        \
+	"\",\"scope\":\"" SCOPE "\",\"names\":{\"plural\":\"" PLURAL "\",\"kind\":\"" KIND         \
+	"\"},\"versions\":[{\"name\":"                                                             \
 	"\"v1\",\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":"       \
 	"\"object\"}}" EXTRA "}]}}"
 
@@ -473,14 +478,16 @@ static void test_registry(void **state)
 	/* discovery and OpenAPI see them */
 	cJSON *gv = api_discovery_group_version("x.io", "v1");
 	assert_non_null(gv);
-	assert_string_equal(cJSON_GetStringValue(k32_json_find(
-				cJSON_GetArrayItem(cJSON_GetObjectItem(gv, "resources"), 0), "name")),
-			    "widgets");
+	assert_string_equal(
+	    cJSON_GetStringValue(
+		k32_json_find(cJSON_GetArrayItem(cJSON_GetObjectItem(gv, "resources"), 0), "name")),
+	    "widgets");
 	cJSON_Delete(gv);
 	cJSON *doc = api_openapi_group_version("x.io", "v1");
 	assert_non_null(doc);
 	const cJSON *sch = cJSON_GetObjectItem(
-	    cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "components"), "schemas"), "io.x.v1.Widget");
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "components"), "schemas"),
+	    "io.x.v1.Widget");
 	assert_non_null(sch);
 	assert_non_null(k32_json_find(sch, "properties.metadata"));
 	cJSON_Delete(doc);
@@ -489,8 +496,8 @@ static void test_registry(void **state)
 			 "\"2025-01-01T00:00:00Z\"},\"spec\":{\"size\":7}}");
 	const cJSON *objs[] = {o};
 	cJSON *t = api_table_build(w, objs, 1, 0, "1", true);
-	char *ts = cJSON_PrintUnformatted(cJSON_GetObjectItem(
-	    cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), 0), "cells"));
+	char *ts = cJSON_PrintUnformatted(
+	    cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), 0), "cells"));
 	assert_string_equal(ts, "[\"w1\",7]");
 	cJSON_free(ts);
 	cJSON_Delete(t);
@@ -500,6 +507,28 @@ static void test_registry(void **state)
 	assert_true(api_crd_scale_paths(w, sp, stp, sel, sizeof(sp)));
 	assert_string_equal(sp, "spec.n");
 	assert_string_equal(stp, "status.n");
+	/* an update that keeps the row's text and flags keeps the row (new columns are read
+	 * through the reference); one that changes them (no scale any more) takes a fresh row
+	 * and leaves the old one's text as it was for requests that still hold it */
+	cJSON *a2 = parse(CRD("widgets.x.io", "x.io", "widgets", "Widget", "Namespaced",
+			      ",\"subresources\":{\"status\":{},\"scale\":{\"specReplicasPath\":"
+			      "\".spec.n\",\"statusReplicasPath\":\".status.n\"}}"));
+	const cJSON *upd[] = {a2, b};
+	assert_int_equal(api_crd_install(upd, 2, gone, 4), 0);
+	assert_ptr_equal(api_registry_find("x.io", "v1", "widgets"), w);
+	cJSON_Delete(a2);
+	a2 = parse(CRD("widgets.x.io", "x.io", "widgets", "Widget", "Namespaced",
+		       ",\"subresources\":{\"status\":{}}"));
+	const cJSON *upd2[] = {a2, b};
+	assert_int_equal(api_crd_install(upd2, 2, gone, 4), 0);
+	const struct api_resource *w2 = api_registry_find("x.io", "v1", "widgets");
+	assert_non_null(w2);
+	assert_ptr_not_equal(w2, w);
+	assert_int_equal(w2->subresources, API_SUB_STATUS);
+	assert_string_equal(w->plural, "widgets");
+	cJSON_Delete(a2);
+	assert_int_equal(api_crd_install(both, 2, gone, 4), 0);
+	w = api_registry_find("x.io", "v1", "widgets");
 	/* a request holding the version keeps it while the CRD goes */
 	struct api_crd_ref *ref = api_crd_acquire(w);
 	assert_non_null(ref);
@@ -551,10 +580,14 @@ static void test_crd_limit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pattern),	       cmocka_unit_test(test_schema_validate),
-	    cmocka_unit_test(test_schema_prune_default), cmocka_unit_test(test_schema_check),
-	    cmocka_unit_test(test_schema_hostile),      cmocka_unit_test(test_crd_validate),
-	    cmocka_unit_test(test_registry),	       cmocka_unit_test(test_crd_limit),
+	    cmocka_unit_test(test_pattern),
+	    cmocka_unit_test(test_schema_validate),
+	    cmocka_unit_test(test_schema_prune_default),
+	    cmocka_unit_test(test_schema_check),
+	    cmocka_unit_test(test_schema_hostile),
+	    cmocka_unit_test(test_crd_validate),
+	    cmocka_unit_test(test_registry),
+	    cmocka_unit_test(test_crd_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

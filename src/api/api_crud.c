@@ -812,8 +812,8 @@ static cJSON *api_scale_of(const struct api_resource *res, const cJSON *o, uint6
 	bool custom = api_crd_scale_paths(res, sp, stp, selp, sizeof(sp));
 	const cJSON *rep = k32_json_find(o, sp);
 	cJSON *spec = cJSON_AddObjectToObject(s, "spec");
-	cJSON_AddNumberToObject(spec, "replicas",
-				cJSON_IsNumber(rep) ? rep->valuedouble : custom ? 0 : 1);
+	double unset = custom ? 0 : 1; /* kube-apiserver's defaults: Deployments have 1 */
+	cJSON_AddNumberToObject(spec, "replicas", cJSON_IsNumber(rep) ? rep->valuedouble : unset);
 	cJSON *st = cJSON_AddObjectToObject(s, "status");
 	const cJSON *cur = k32_json_find(o, stp);
 	cJSON_AddNumberToObject(st, "replicas", cJSON_IsNumber(cur) ? cur->valuedouble : 0);

@@ -176,8 +176,7 @@ static size_t api_group_versions(const struct api_resource *const *all, size_t c
 	return n;
 }
 
-static cJSON *api_agg_group(const struct api_resource *const *all, size_t count,
-			    const char *group)
+static cJSON *api_agg_group(const struct api_resource *const *all, size_t count, const char *group)
 {
 	const char *vers[K32_API_CRD_MAX_VERSIONS + 1];
 	size_t nv = api_group_versions(all, count, group, vers, K32_API_CRD_MAX_VERSIONS + 1);

@@ -146,7 +146,7 @@ extern const struct api_strategy api_strategy_namespace, api_strategy_node, api_
 
 /* Rows api_registry_list may return: the static ones and every custom row (api_crd.h). */
 #define API_REGISTRY_STATIC_MAX 32
-#define API_REGISTRY_MAX (API_REGISTRY_STATIC_MAX + K32_API_MAX_CRDS * K32_API_CRD_MAX_VERSIONS)
+#define API_REGISTRY_MAX	(API_REGISTRY_STATIC_MAX + K32_API_MAX_CRDS * K32_API_CRD_MAX_VERSIONS)
 /* Every served resource, the built-in ones (discovery order) then those of the established
  * CRDs, as pointers into out (at most cap); returns how many. */
 size_t api_registry_list(const struct api_resource **out, size_t cap);

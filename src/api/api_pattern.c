@@ -80,7 +80,8 @@ static bool pc_insert(struct pc *c, uint16_t at, uint16_t n)
 		bool inside = i >= at;
 		if (in->x != UINT16_MAX && (inside ? in->x >= at : in->x > at))
 			in->x = (uint16_t)(in->x + n);
-		if (in->op == PI_SPLIT && in->y != UINT16_MAX && (inside ? in->y >= at : in->y > at))
+		if (in->op == PI_SPLIT && in->y != UINT16_MAX &&
+		    (inside ? in->y >= at : in->y > at))
 			in->y = (uint16_t)(in->y + n);
 	}
 	memmove(&p->ins[at + n], &p->ins[at], (size_t)(p->count - at) * sizeof(p->ins[0]));
@@ -180,8 +181,9 @@ static bool pc_class(struct pc *c)
 				return pc_fail(c, "the pattern ends inside an escape");
 			if (pc_class_escape(c, c->s[1], &neg)) {
 				if (neg)
-					return pc_fail(c, "negated classes (\\D \\W \\S) inside [...] "
-							  "are not supported");
+					return pc_fail(c,
+						       "negated classes (\\D \\W \\S) inside [...] "
+						       "are not supported");
 				c->s += 2;
 				continue;
 			}
@@ -202,7 +204,8 @@ static bool pc_class(struct pc *c)
 			if (*c->s == '\\') {
 				hi = c->s[1] ? pc_escape_byte(c->s[1]) : -1;
 				if (hi < 0)
-					return pc_fail(c, "unsupported escape in a character range");
+					return pc_fail(c,
+						       "unsupported escape in a character range");
 				c->s += 2;
 			} else {
 				hi = (unsigned char)*c->s++;
@@ -310,7 +313,8 @@ static bool pc_repeat(struct pc *c, int nest)
 			c->s++;
 			if (!pc_insert(c, start, 1))
 				return false;
-			c->p->ins[start] = (struct api_pattern_ins){PI_SPLIT, 0, (uint16_t)(start + 1), 0, 0};
+			c->p->ins[start] =
+			    (struct api_pattern_ins){PI_SPLIT, 0, (uint16_t)(start + 1), 0, 0};
 			if (q == '*' && pc_emit(c, PI_JMP, start, 0) < 0)
 				return false;
 			c->p->ins[start].y = c->p->count;
@@ -368,7 +372,8 @@ static bool pc_repeat(struct pc *c, int nest)
 					s0 = start;
 				} else {
 					uint16_t from = m == 0 ? (uint16_t)(start + 1) : start;
-					if (pc_emit(c, PI_SPLIT, (uint16_t)(s0 + 1), UINT16_MAX) < 0 ||
+					if (pc_emit(c, PI_SPLIT, (uint16_t)(s0 + 1), UINT16_MAX) <
+						0 ||
 					    !pc_copy(c, from, (uint16_t)(from + len)))
 						return false;
 				}
@@ -409,7 +414,8 @@ static bool pc_alt(struct pc *c, int nest)
 		/* SPLIT A, B; A; JMP out; B */
 		if (!pc_insert(c, start, 1))
 			return false;
-		c->p->ins[start] = (struct api_pattern_ins){PI_SPLIT, 0, (uint16_t)(start + 1), 0, 0};
+		c->p->ins[start] =
+		    (struct api_pattern_ins){PI_SPLIT, 0, (uint16_t)(start + 1), 0, 0};
 		int j = pc_emit(c, PI_JMP, UINT16_MAX, 0);
 		if (j < 0)
 			return false;
@@ -518,10 +524,11 @@ bool api_pattern_match(const struct api_pattern *p, const char *s)
 		bool matched = false;
 		for (uint16_t k = 0; k < cur->n; k++) {
 			const struct api_pattern_ins *in = &p->ins[cur->pc[k]];
-			bool ok = in->op == PI_ANY ? ch != '\n'
+			bool ok = in->op == PI_ANY    ? ch != '\n'
 				  : in->op == PI_CHAR ? ch == in->x
 						      : pv_class(p, in, ch);
-			if (ok && pv_add(p, nxt, mark, gen, (uint16_t)(cur->pc[k] + 1), at + 1, len))
+			if (ok &&
+			    pv_add(p, nxt, mark, gen, (uint16_t)(cur->pc[k] + 1), at + 1, len))
 				matched = true;
 		}
 		if (matched)

@@ -57,7 +57,8 @@ static const cJSON *schema_prop(const cJSON *s, const char *key)
 /* Whether key is declared for an object under s (or s keeps unknown fields). */
 static bool schema_keeps(const cJSON *s, const char *key, bool root)
 {
-	if (root && (!strcmp(key, "apiVersion") || !strcmp(key, "kind") || !strcmp(key, "metadata")))
+	if (root &&
+	    (!strcmp(key, "apiVersion") || !strcmp(key, "kind") || !strcmp(key, "metadata")))
 		return true;
 	if (kw_true(s, "x-kubernetes-embedded-resource") &&
 	    (!strcmp(key, "apiVersion") || !strcmp(key, "kind") || !strcmp(key, "metadata")))
@@ -166,8 +167,8 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 	show_value(v, val, sizeof(val));
 	if (kw_true(s, "x-kubernetes-int-or-string")) {
 		if (!type_ok("integer", v) && !cJSON_IsString(v)) {
-			snprintf(msg, sizeof(msg), "%.96s in body must be of type integer-or-string",
-				 p);
+			snprintf(msg, sizeof(msg),
+				 "%.96s in body must be of type integer-or-string", p);
 			cause(w, "FieldValueTypeInvalid", "Invalid value: %s: %s", val, msg);
 		}
 		return false;
@@ -183,7 +184,10 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 	if (cJSON_IsArray(en)) {
 		bool found = false;
 		const cJSON *e;
-		cJSON_ArrayForEach(e, en) found = found || cJSON_Compare(e, v, true);
+		cJSON_ArrayForEach(e, en)
+		{
+			found = found || cJSON_Compare(e, v, true);
+		}
 		if (!found) {
 			char list[160] = "";
 			size_t off = 0;
@@ -197,8 +201,8 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 					break;
 				off += (size_t)n;
 			}
-			cause(w, "FieldValueNotSupported", "Unsupported value: %s: supported values: %s",
-			      val, list);
+			cause(w, "FieldValueNotSupported",
+			      "Unsupported value: %s: supported values: %s", val, list);
 		}
 	}
 	if (cJSON_IsNumber(v)) {
@@ -222,8 +226,8 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 			double q = x / mo->valuedouble;
 			if (fabs(q - floor(q + 0.5)) > 1e-9) {
 				show_value(mo, lim, sizeof(lim));
-				snprintf(msg, sizeof(msg), "%.96s in body should be a multiple of %s", p,
-					 lim);
+				snprintf(msg, sizeof(msg),
+					 "%.96s in body should be a multiple of %s", p, lim);
 				cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 			}
 		}
@@ -232,12 +236,14 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 		size_t n = utf8_chars(v->valuestring);
 		const cJSON *mn = kw(s, "minLength"), *mx = kw(s, "maxLength");
 		if (cJSON_IsNumber(mn) && (double)n < mn->valuedouble) {
-			snprintf(msg, sizeof(msg), "%.96s in body should be at least %.0f chars long", p,
+			snprintf(msg, sizeof(msg),
+				 "%.96s in body should be at least %.0f chars long", p,
 				 mn->valuedouble);
 			cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 		}
 		if (cJSON_IsNumber(mx) && (double)n > mx->valuedouble) {
-			snprintf(msg, sizeof(msg), "may not be more than %.0f bytes", mx->valuedouble);
+			snprintf(msg, sizeof(msg), "may not be more than %.0f bytes",
+				 mx->valuedouble);
 			cause(w, "FieldValueTooLong", "Too long: %s", msg);
 		}
 		const char *re = cJSON_GetStringValue(kw(s, "pattern"));
@@ -253,8 +259,8 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 		int n = cJSON_GetArraySize(v);
 		const cJSON *mn = kw(s, "minItems"), *mx = kw(s, "maxItems");
 		if (cJSON_IsNumber(mn) && n < mn->valuedouble) {
-			snprintf(msg, sizeof(msg), "%.96s in body should have at least %.0f items", p,
-				 mn->valuedouble);
+			snprintf(msg, sizeof(msg), "%.96s in body should have at least %.0f items",
+				 p, mn->valuedouble);
 			cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 		}
 		if (cJSON_IsNumber(mx) && n > mx->valuedouble) {
@@ -278,13 +284,15 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 		int n = cJSON_GetArraySize(v);
 		const cJSON *mn = kw(s, "minProperties"), *mx = kw(s, "maxProperties");
 		if (cJSON_IsNumber(mn) && n < mn->valuedouble) {
-			snprintf(msg, sizeof(msg), "%.96s in body should have at least %.0f properties",
-				 p, mn->valuedouble);
+			snprintf(msg, sizeof(msg),
+				 "%.96s in body should have at least %.0f properties", p,
+				 mn->valuedouble);
 			cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 		}
 		if (cJSON_IsNumber(mx) && n > mx->valuedouble) {
-			snprintf(msg, sizeof(msg), "%.96s in body should have at most %.0f properties",
-				 p, mx->valuedouble);
+			snprintf(msg, sizeof(msg),
+				 "%.96s in body should have at most %.0f properties", p,
+				 mx->valuedouble);
 			cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 		}
 	}
@@ -302,11 +310,12 @@ static bool prune_node(struct walk *w, const cJSON *s, cJSON *v, bool root)
 		if (c->string && !schema_keeps(s, c->string, root)) {
 			size_t plen = strlen(w->path);
 			if (w->mode == API_FV_STRICT) {
-				w->st = api_fail_set(w->f, 400, "BadRequest",
-						     "%s in version \"%s\" cannot be handled as a %s: "
-						     "strict decoding error: unknown field \"%s%s%s\"",
-						     w->res->kind, w->res->version, w->res->kind,
-						     w->path, plen ? "." : "", c->string);
+				w->st =
+				    api_fail_set(w->f, 400, "BadRequest",
+						 "%s in version \"%s\" cannot be handled as a %s: "
+						 "strict decoding error: unknown field \"%s%s%s\"",
+						 w->res->kind, w->res->version, w->res->kind,
+						 w->path, plen ? "." : "", c->string);
 				return false;
 			}
 			if (w->mode == API_FV_WARN)
@@ -426,8 +435,7 @@ struct check_frame {
 	size_t plen;
 };
 
-static void check_cause(struct api_fail *f, const char *path, const char *reason,
-			const char *what)
+static void check_cause(struct api_fail *f, const char *path, const char *reason, const char *what)
 {
 	api_fail_add_cause(f, reason, path, "%s", what);
 }
@@ -440,16 +448,17 @@ static bool is_count(const cJSON *v)
 /* The rules of one schema object (not of its children). */
 static void check_one(const cJSON *s, const char *path, bool root, struct api_fail *f)
 {
-	static const char *const refused[] = {"allOf", "anyOf", "oneOf", "not", "$ref",
-					      "x-kubernetes-validations"};
+	static const char *const refused[] = {"allOf", "anyOf", "oneOf",
+					      "not",   "$ref",	"x-kubernetes-validations"};
 	char msg[200];
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		if (kw(s, refused[i])) {
-			snprintf(msg, sizeof(msg),
-				 "Forbidden: %s is not supported by kube32's CRD schemas (supported: "
-				 "type, properties, items, required, enum, bounds, lengths, pattern, "
-				 "default; docs/api-reference.md)",
-				 refused[i]);
+			snprintf(
+			    msg, sizeof(msg),
+			    "Forbidden: %s is not supported by kube32's CRD schemas (supported: "
+			    "type, properties, items, required, enum, bounds, lengths, pattern, "
+			    "default; docs/api-reference.md)",
+			    refused[i]);
 			check_cause(f, path, "FieldValueForbidden", msg);
 		}
 	const char *t = kw_type(s);
@@ -479,10 +488,12 @@ static void check_one(const cJSON *s, const char *path, bool root, struct api_fa
 		check_cause(f, path, "FieldValueInvalid",
 			    "Invalid value: additionalProperties must be a schema or a boolean");
 	if (cJSON_IsObject(ap) && kw(s, "properties"))
-		check_cause(f, path, "FieldValueForbidden",
-			    "Forbidden: additionalProperties and properties are mutually exclusive");
+		check_cause(
+		    f, path, "FieldValueForbidden",
+		    "Forbidden: additionalProperties and properties are mutually exclusive");
 	if (kw(s, "properties") && !cJSON_IsObject(kw(s, "properties")))
-		check_cause(f, path, "FieldValueInvalid", "Invalid value: properties must be an object");
+		check_cause(f, path, "FieldValueInvalid",
+			    "Invalid value: properties must be an object");
 	if (kw_true(s, "uniqueItems"))
 		check_cause(f, path, "FieldValueForbidden",
 			    "Forbidden: uniqueItems cannot be set to true since the runtime "
@@ -497,8 +508,8 @@ static void check_one(const cJSON *s, const char *path, bool root, struct api_fa
 					     "maxItems",  "minProperties", "maxProperties"};
 	for (size_t i = 0; i < 6; i++)
 		if (kw(s, counts[i]) && !is_count(kw(s, counts[i]))) {
-			snprintf(msg, sizeof(msg), "Invalid value: %s must be a non-negative integer",
-				 counts[i]);
+			snprintf(msg, sizeof(msg),
+				 "Invalid value: %s must be a non-negative integer", counts[i]);
 			check_cause(f, path, "FieldValueInvalid", msg);
 		}
 	const cJSON *en = kw(s, "enum");
@@ -508,11 +519,13 @@ static void check_one(const cJSON *s, const char *path, bool root, struct api_fa
 	if (rq && !cJSON_IsArray(rq))
 		check_cause(f, path, "FieldValueInvalid",
 			    "Invalid value: required must be a list of field names");
-	cJSON_ArrayForEach(r, rq) if (!cJSON_IsString(r))
+	cJSON_ArrayForEach(r, rq)
 	{
-		check_cause(f, path, "FieldValueInvalid",
-			    "Invalid value: required must be a list of field names");
-		break;
+		if (!cJSON_IsString(r)) {
+			check_cause(f, path, "FieldValueInvalid",
+				    "Invalid value: required must be a list of field names");
+			break;
+		}
 	}
 	const cJSON *pj = kw(s, "pattern");
 	if (pj) {
@@ -548,9 +561,9 @@ void api_schema_check(const cJSON *schema, const char *prefix, struct api_fail *
 	size_t depth = 0, nodes = 1;
 	snprintf(path, sizeof(path), "%s", prefix);
 	check_one(schema, path, true, f);
-	stack[0] = (struct check_frame){schema, kw(schema, "properties") ? kw(schema, "properties")->child
-									 : NULL,
-					0, strlen(path)};
+	stack[0] = (struct check_frame){
+	    schema, kw(schema, "properties") ? kw(schema, "properties")->child : NULL, 0,
+	    strlen(path)};
 	for (;;) {
 		struct check_frame *fr = &stack[depth];
 		const cJSON *child = NULL;
@@ -559,8 +572,8 @@ void api_schema_check(const cJSON *schema, const char *prefix, struct api_fail *
 			if (fr->next_prop && cJSON_IsObject(kw(fr->schema, "properties"))) {
 				child = fr->next_prop;
 				fr->next_prop = child->next;
-				snprintf(path + fr->plen, sizeof(path) - fr->plen, ".properties[%s]",
-					 child->string ? child->string : "");
+				snprintf(path + fr->plen, sizeof(path) - fr->plen,
+					 ".properties[%s]", child->string ? child->string : "");
 			} else {
 				fr->stage = 1;
 			}
@@ -569,9 +582,10 @@ void api_schema_check(const cJSON *schema, const char *prefix, struct api_fail *
 			fr->stage = 2;
 			child = kw(fr->schema, "items");
 			if (cJSON_IsArray(child)) {
-				api_fail_add_cause(f, "FieldValueForbidden", path,
-						   "Forbidden: items must be a schema object, not a "
-						   "list of schemas");
+				api_fail_add_cause(
+				    f, "FieldValueForbidden", path,
+				    "Forbidden: items must be a schema object, not a "
+				    "list of schemas");
 				child = NULL;
 			}
 			snprintf(path + fr->plen, sizeof(path) - fr->plen, ".items");
@@ -614,7 +628,7 @@ void api_schema_check(const cJSON *schema, const char *prefix, struct api_fail *
 		check_one(child, path, false, f);
 		depth++;
 		const cJSON *props = kw(child, "properties");
-		stack[depth] = (struct check_frame){child, cJSON_IsObject(props) ? props->child : NULL,
-						    0, strlen(path)};
+		stack[depth] = (struct check_frame){
+		    child, cJSON_IsObject(props) ? props->child : NULL, 0, strlen(path)};
 	}
 }
