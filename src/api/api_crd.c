@@ -258,6 +258,18 @@ static bool row_same(const struct crd_row *a, const struct crd_row *b)
 	       a->res.subresources == b->res.subresources && a->res.in_all == b->res.in_all;
 }
 
+/* A retired row with exactly probe's text and flags (a CRD deleted and created again):
+ * taken back as it is, nothing rewritten. Under g_mu. */
+static struct crd_row *row_retired_same(const struct crd_row *probe)
+{
+	for (size_t i = 0; i < API_CRD_ROWS; i++) {
+		struct crd_row *w = &g_rows[i];
+		if (w->used && !w->active && !w->seen && row_same(w, probe))
+			return w;
+	}
+	return NULL;
+}
+
 size_t api_crd_install(const cJSON *const *crds, size_t n, struct api_crd_gone *gone,
 		       size_t gone_cap)
 {
@@ -284,12 +296,13 @@ size_t api_crd_install(const cJSON *const *crds, size_t n, struct api_crd_gone *
 			 * fresh row, so a row's text and flags never change while it is active */
 			static struct crd_row probe; /* under g_mu */
 			row_fill(&probe, crds[c], ver);
-			if (!w || w->seen || !row_same(w, &probe)) {
+			if (!w || w->seen || !row_same(w, &probe))
+				w = row_retired_same(&probe);
+			if (!w) {
 				w = row_spare();
-				if (!w) {
+				if (!w) { /* more rows than API_CRD_ROWS: refused at write */
 					api_crd_release(r);
-					continue; /* more rows than API_CRD_ROWS: refused at write
-						   */
+					continue;
 				}
 				api_crd_release(w->ref);
 				w->ref = NULL;

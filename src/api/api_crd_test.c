@@ -16,6 +16,7 @@
 
 #include "api/api_crd.h"
 #include "base/k32_json.h"
+#include "platform/k32_platform.h"
 
 static cJSON *parse(const char *s)
 {
@@ -577,6 +578,51 @@ static void test_crd_limit(void **state)
 		cJSON_Delete(crds[i]);
 }
 
+/* Readers (find, list, acquire, a Table, discovery) on one task while another installs and
+ * retires CRDs: bounded iterations, no timing; under TSan (make test-tsan) any unguarded
+ * access of the rows or the references is reported. */
+struct race {
+	cJSON *crd;
+	int rounds;
+};
+
+static void race_reader(void *arg)
+{
+	struct race *r = arg;
+	for (int i = 0; i < r->rounds; i++) {
+		const struct api_resource *w = api_registry_find("x.io", "v1", "widgets");
+		struct api_crd_ref *ref = api_crd_acquire(w);
+		if (ref && !k32_json_find(api_crd_version(ref), "schema.openAPIV3Schema"))
+			__builtin_trap();
+		api_crd_release(ref);
+		const struct api_resource *all[API_REGISTRY_MAX];
+		size_t n = api_registry_list(all, API_REGISTRY_MAX);
+		for (size_t k = 0; k < n; k++)
+			if (!all[k]->plural[0])
+				__builtin_trap();
+		cJSON *d = api_discovery_root(false, API_DISC_V2, "");
+		cJSON_Delete(d);
+	}
+}
+
+static void test_registry_threads(void **state)
+{
+	(void)state;
+	struct race r = {parse(CRD("widgets.x.io", "x.io", "widgets", "Widget", "Namespaced", "")),
+			 400};
+	struct k32_task *t;
+	struct k32_err err;
+	assert_int_equal(k32_plat()->task_create(&t, "crd-reader", race_reader, &r, 0, -1, &err),
+			 K32_OK);
+	struct api_crd_gone gone[2];
+	const cJSON *one[] = {r.crd};
+	for (int i = 0; i < r.rounds; i++)
+		api_crd_install(i % 2 ? NULL : one, i % 2 ? 0 : 1, gone, 2);
+	k32_plat()->task_join(t);
+	api_crd_install(NULL, 0, gone, 2);
+	cJSON_Delete(r.crd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -587,6 +633,7 @@ int main(void)
 	    cmocka_unit_test(test_schema_hostile),
 	    cmocka_unit_test(test_crd_validate),
 	    cmocka_unit_test(test_registry),
+	    cmocka_unit_test(test_registry_threads),
 	    cmocka_unit_test(test_crd_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
