@@ -285,6 +285,23 @@ k32_status_t WRT_EXEC_NAME(struct wrt_instance *inst, const struct wrt_funcinst 
 			goto slice_end;                                                            \
 		NEXT();                                                                            \
 	} while (0)
+/*
+ * A taken branch: charges g units and moves pc by off (both read from the op at pc), then
+ * dispatches. The charge comes first, as it did before slices: the hot path is subtract,
+ * compare-and-branch, move, dispatch. Only the cold path (the slice is used up) moves pc
+ * itself before the shared label, so no register has to keep the old pc or the gas word
+ * across the move (sieve +3.4 % instructions when pc moved first, measured).
+ */
+#define CHARGE_JUMP(g, off)                                                                        \
+	do {                                                                                       \
+		gas -= (int64_t)(g);                                                               \
+		if (WRT_UNLIKELY(gas < 0)) {                                                       \
+			pc += (off);                                                               \
+			goto slice_end;                                                            \
+		}                                                                                  \
+		pc += (off);                                                                       \
+		NEXT();                                                                            \
+	} while (0)
 
 	LOAD_CTX();
 	pc = fn->code;
@@ -381,9 +398,7 @@ dispatch:
 	OP(BR_##name) :                                                                            \
 	{                                                                                          \
 		if (GET_##type(fp[HI0]) cop GET_##type(fp[pc[1]])) {                               \
-			uint32_t g = pc[3];                                                        \
-			pc += 2 + (int32_t)pc[2];                                                  \
-			CHARGE_NEXT(g);                                                            \
+			CHARGE_JUMP(pc[3], 2 + (int32_t)pc[2]);                                    \
 		} else {                                                                           \
 			pc += 4;                                                                   \
 		}                                                                                  \
@@ -392,9 +407,7 @@ dispatch:
 	OP(BR_##name##_I) :                                                                        \
 	{                                                                                          \
 		if (GET_##type(fp[HI0]) cop GET_##type(pc[1])) {                                   \
-			uint32_t g = pc[3];                                                        \
-			pc += 2 + (int32_t)pc[2];                                                  \
-			CHARGE_NEXT(g);                                                            \
+			CHARGE_JUMP(pc[3], 2 + (int32_t)pc[2]);                                    \
 		} else {                                                                           \
 			pc += 4;                                                                   \
 		}                                                                                  \
@@ -409,9 +422,7 @@ dispatch:
 		uint32_t v = (uint32_t)fp[HI0] + pc[1];                                            \
 		fp[HI0] = v;                                                                       \
 		if (GET_##type(v) cop GET_##type(fp[pc[2]])) {                                     \
-			uint32_t g = pc[4];                                                        \
-			pc += 3 + (int32_t)pc[3];                                                  \
-			CHARGE_NEXT(g);                                                            \
+			CHARGE_JUMP(pc[4], 3 + (int32_t)pc[3]);                                    \
 		} else {                                                                           \
 			pc += 5;                                                                   \
 		}                                                                                  \
@@ -422,9 +433,7 @@ dispatch:
 		uint32_t v = (uint32_t)fp[HI0] + pc[1];                                            \
 		fp[HI0] = v;                                                                       \
 		if (GET_##type(v) cop GET_##type(pc[2])) {                                         \
-			uint32_t g = pc[4];                                                        \
-			pc += 3 + (int32_t)pc[3];                                                  \
-			CHARGE_NEXT(g);                                                            \
+			CHARGE_JUMP(pc[4], 3 + (int32_t)pc[3]);                                    \
 		} else {                                                                           \
 			pc += 5;                                                                   \
 		}                                                                                  \
@@ -439,9 +448,7 @@ dispatch:
 		uint32_t v = (uint32_t)fp[HI0] + (uint32_t)fp[pc[1]];                              \
 		fp[HI0] = v;                                                                       \
 		if (GET_##type(v) cop GET_##type(fp[pc[2]])) {                                     \
-			uint32_t g = pc[4];                                                        \
-			pc += 3 + (int32_t)pc[3];                                                  \
-			CHARGE_NEXT(g);                                                            \
+			CHARGE_JUMP(pc[4], 3 + (int32_t)pc[3]);                                    \
 		} else {                                                                           \
 			pc += 5;                                                                   \
 		}                                                                                  \
@@ -452,9 +459,7 @@ dispatch:
 		uint32_t v = (uint32_t)fp[HI0] + (uint32_t)fp[pc[1]];                              \
 		fp[HI0] = v;                                                                       \
 		if (GET_##type(v) cop GET_##type(pc[2])) {                                         \
-			uint32_t g = pc[4];                                                        \
-			pc += 3 + (int32_t)pc[3];                                                  \
-			CHARGE_NEXT(g);                                                            \
+			CHARGE_JUMP(pc[4], 3 + (int32_t)pc[3]);                                    \
 		} else {                                                                           \
 			pc += 5;                                                                   \
 		}                                                                                  \
@@ -636,45 +641,33 @@ dispatch:
 	}
 	OP(GAS) :
 	{
-		uint32_t g = pc[1];
-		pc += 2;
-		CHARGE_NEXT(g);
+		CHARGE_JUMP(pc[1], 2);
 	}
 	OP(BR) :
 	{
-		uint32_t g = pc[2];
-		pc += 1 + (int32_t)pc[1];
-		CHARGE_NEXT(g);
+		CHARGE_JUMP(pc[2], 1 + (int32_t)pc[1]);
 	}
 	OP(BR_MOVE) :
 	{
 		uint32_t n = HI0, dst = pc[3] & 0xFFFFu, src = pc[3] >> 16;
 		for (uint32_t i = 0; i < n; i++)
 			fp[dst + i] = fp[src + i];
-		uint32_t g = pc[2];
-		pc += 1 + (int32_t)pc[1];
-		CHARGE_NEXT(g);
+		CHARGE_JUMP(pc[2], 1 + (int32_t)pc[1]);
 	}
 	OP(BR_SET) :
 	{
 		fp[HI0] = pc[3];
-		uint32_t g = pc[2];
-		pc += 1 + (int32_t)pc[1];
-		CHARGE_NEXT(g);
+		CHARGE_JUMP(pc[2], 1 + (int32_t)pc[1]);
 	}
 	OP(BR_SETL) :
 	{
 		fp[HI0] = fp[pc[3]];
-		uint32_t g = pc[2];
-		pc += 1 + (int32_t)pc[1];
-		CHARGE_NEXT(g);
+		CHARGE_JUMP(pc[2], 1 + (int32_t)pc[1]);
 	}
 	OP(BR_IF) :
 	{
 		if ((uint32_t)fp[HI0]) {
-			uint32_t g = pc[2];
-			pc += 1 + (int32_t)pc[1];
-			CHARGE_NEXT(g);
+			CHARGE_JUMP(pc[2], 1 + (int32_t)pc[1]);
 		} else {
 			pc += 3;
 		}
@@ -686,9 +679,7 @@ dispatch:
 			uint32_t n = pc[4], dst = pc[3] & 0xFFFFu, src = pc[3] >> 16;
 			for (uint32_t i = 0; i < n; i++)
 				fp[dst + i] = fp[src + i];
-			uint32_t g = pc[2];
-			pc += 1 + (int32_t)pc[1];
-			CHARGE_NEXT(g);
+			CHARGE_JUMP(pc[2], 1 + (int32_t)pc[1]);
 		} else {
 			pc += 5;
 		}
@@ -971,9 +962,7 @@ dispatch:
 		uint32_t v = mem[ea];                                                              \
 		fp[HI0] = v;                                                                       \
 		if (v cop pc[len - 3]) {                                                           \
-			uint32_t g = pc[len - 1];                                                  \
-			pc += (len - 2) + (int32_t)pc[len - 2];                                    \
-			CHARGE_NEXT(g);                                                            \
+			CHARGE_JUMP(pc[len - 1], (len - 2) + (int32_t)pc[len - 2]);                \
 		} else {                                                                           \
 			pc += len;                                                                 \
 		}                                                                                  \
@@ -993,9 +982,7 @@ dispatch:
 		uint32_t r = (a < b ? WRT_FC_LT : 0u) | (a == b ? WRT_FC_EQ : 0u) |                \
 			     (a > b ? WRT_FC_GT : 0u);                                             \
 		if (((r & pc[ci]) != 0) != ((pc[ci] & WRT_FC_NOT) != 0)) {                         \
-			uint32_t g = pc[ci + 2];                                                   \
-			pc += (ci + 1) + (int32_t)pc[ci + 1];                                      \
-			CHARGE_NEXT(g);                                                            \
+			CHARGE_JUMP(pc[ci + 2], (ci + 1) + (int32_t)pc[ci + 1]);                   \
 		} else {                                                                           \
 			pc += ci + 3;                                                              \
 		}                                                                                  \
