@@ -1273,6 +1273,34 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_CALL_DEADLINE_MAX_MS
 #define K32_KLET_CALL_DEADLINE_MAX_MS K32_POD_CALL_DEADLINE_MS_MAX
 #endif
+/*
+ * Pod HTTP requests and the exec task (klet_http.c, docs/node-tasks.md). The pod server
+ * routes on its own tasks (K32_KLET_POD_HTTP_ROUTERS, never a pod's call); a request for a
+ * pod is queued to the exec task, the board's one interpreter. At most
+ * K32_KLET_POD_HTTP_QUEUE requests wait (or run) at once per node: one more is answered 503
+ * with Retry-After at once (queue full). A request waits at most K32_KLET_POD_HTTP_WAIT_MS
+ * for the exec task to take it: when the call running then cannot end within that (its
+ * deadline is further), or the time passes, it is answered 503 with Retry-After naming the
+ * pod and the call that hold the interpreter. The default waits for any call's deadline
+ * (K32_KLET_CALL_DEADLINE_MAX_MS), so a neighbour is served, late, rather than refused.
+ * Routers: one per queued request plus one, so routing (/healthz, node endpoints, 404s,
+ * 503s) always finds a free task.
+ */
+#ifndef K32_KLET_POD_HTTP_QUEUE
+#define K32_KLET_POD_HTTP_QUEUE 4
+#endif
+#ifndef K32_KLET_POD_HTTP_WAIT_MS
+#define K32_KLET_POD_HTTP_WAIT_MS K32_KLET_CALL_DEADLINE_MAX_MS
+#endif
+#ifndef K32_KLET_POD_HTTP_ROUTERS
+#define K32_KLET_POD_HTTP_ROUTERS (K32_KLET_POD_HTTP_QUEUE + 1)
+#endif
+_Static_assert(K32_KLET_POD_HTTP_QUEUE >= 1 && K32_KLET_POD_HTTP_QUEUE <= 32,
+	       "K32_KLET_POD_HTTP_QUEUE must be 1..32");
+_Static_assert(K32_KLET_POD_HTTP_ROUTERS > K32_KLET_POD_HTTP_QUEUE,
+	       "K32_KLET_POD_HTTP_ROUTERS must exceed K32_KLET_POD_HTTP_QUEUE (a free router)");
+_Static_assert(K32_KLET_POD_HTTP_WAIT_MS >= 1 && K32_KLET_POD_HTTP_WAIT_MS <= 25000,
+	       "K32_KLET_POD_HTTP_WAIT_MS must be 1..25000");
 /* A pod's blocking kobj wait (kx_object_wait_one, _many, kx_port_wait) is cut into pieces
  * of this many ms, between which the kubelet looks for a stop request (deletion, shutdown):
  * kobj waits know nothing of the kubelet. A waiting pod costs one wake-up per piece. */

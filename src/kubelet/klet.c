@@ -977,9 +977,11 @@ static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
 	k32_mutex_unlock(&k->lock);
 
 	k32_mutex_lock(&k->run_lock);
+	klet_exec_busy(k, p, "k32_init");
 	uint64_t c0 = k32_plat()->thread_cpu_us();
 	k32_status_t st = k->ops->start(k->ops_ctx, p, &spec, &err);
 	uint64_t c1 = k32_plat()->thread_cpu_us();
+	klet_exec_busy(k, p, NULL);
 	klet_snapshot(k, p);
 	k32_mutex_unlock(&k->run_lock);
 	klet_pod_cpu_add(k, p, c1 - c0);
@@ -1035,8 +1037,11 @@ static void pod_stopping(struct klet *k, struct klet_pod *p)
 	bool live = p->started && !p->exit_pending;
 	k32_mutex_unlock(&k->lock);
 	uint64_t c0 = k32_plat()->thread_cpu_us();
-	if (live)
+	if (live) {
+		klet_exec_busy(k, p, "its last k32_event");
 		k->ops->stopping(k->ops_ctx, p);
+		klet_exec_busy(k, p, NULL);
+	}
 	uint64_t c1 = k32_plat()->thread_cpu_us();
 	k32_mutex_unlock(&k->run_lock);
 	if (live)
@@ -1120,6 +1125,8 @@ static void worker_pass(struct klet *k, struct k32_buf *b, uint64_t *out_next)
 	uint64_t next = now + 1000000ull * 3600;
 	for (uint32_t i = 0; i < k->max_pods; i++) {
 		struct klet_pod *p = &k->pods[i];
+		/* pod HTTP requests go between any two pod calls: one waits for at most one */
+		klet_http_serve(k);
 		k32_mutex_lock(&k->lock);
 		enum pod_action a = pod_decide_locked(p, now, &next);
 		bool started = p->started, gone = p->gone;
@@ -1176,7 +1183,9 @@ static void worker_pass(struct klet *k, struct k32_buf *b, uint64_t *out_next)
 				break;
 			}
 			uint64_t c0 = k32_plat()->thread_cpu_us();
+			klet_exec_busy(k, p, "k32_tick/k32_event");
 			k->ops->run(k->ops_ctx, p, now, &nr);
+			klet_exec_busy(k, p, NULL);
 			uint64_t c1 = k32_plat()->thread_cpu_us();
 			klet_snapshot(k, p);
 			k32_mutex_unlock(&k->run_lock);
@@ -1208,7 +1217,7 @@ static void worker_main(void *arg)
 		worker_pass(k, &b, &next);
 		uint64_t now = k32_now_us();
 		k32_mutex_lock(&k->lock);
-		bool work = false, report = k->nevents > 0;
+		bool work = klet_http_queued_locked(k), report = k->nevents > 0;
 		for (uint32_t i = 0; i < k->max_pods; i++) {
 			struct klet_pod *p = &k->pods[i];
 			report = report || (p->used && p->dirty);
@@ -1619,6 +1628,7 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 	pl->mutex_init(&k->run_lock);
 	pl->cond_init(&k->cv);
 	pl->cond_init(&k->sleep_cv);
+	pl->cond_init(&k->http_cv);
 	*out = k;
 	return K32_OK;
 out_nomem:
@@ -1724,6 +1734,7 @@ static void stop_request_locked(struct klet *k)
 		if (k->pods[i].used)
 			pod_interrupt_locked(k, &k->pods[i], KLET_STOP_SHUTDOWN);
 	k32_plat()->cond_broadcast(&k->cv);
+	k32_plat()->cond_broadcast(&k->http_cv); /* queued pod requests are answered 503 */
 }
 
 void klet_stop_begin(struct klet *k)
@@ -1776,6 +1787,7 @@ void klet_free(struct klet *k)
 	const struct k32_platform_ops *pl = k32_plat();
 	pl->cond_fini(&k->cv);
 	pl->cond_fini(&k->sleep_cv);
+	pl->cond_fini(&k->http_cv);
 	pl->mutex_fini(&k->lock);
 	pl->mutex_fini(&k->run_lock);
 	k32_free(k->alloc, k, sizeof(*k));

@@ -209,6 +209,8 @@ struct klet_config {
 	const char *pod_http_host; /* bind address of the pod server ("127.0.0.1") */
 	uint16_t pod_http_port;	   /* 0 picks a free port (see klet_pod_http_port) */
 	bool pod_http_off;	   /* no pod HTTP server (some unit tests) */
+	/* how long a pod request waits for the exec task, ms; 0: K32_KLET_POD_HTTP_WAIT_MS */
+	uint32_t pod_http_wait_ms;
 	/* Bearer tokens the pod server accepts on its node endpoints (/console, /stats,
 	 * /containerLogs) besides the node's own token (which the control plane that issued it
 	 * sends); e.g. the cluster admin's. At most K32_KLET_POD_HTTP_TOKENS; copied. */

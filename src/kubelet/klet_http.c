@@ -36,6 +36,7 @@
  * call, so a request waits at most for one running call (bounded by its call deadline,
  * kube32.io/call-deadline-ms; docs/node-tasks.md).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,192 @@ static void serve_logs(struct klet *k, struct http_request *req, struct http_res
 	http_response_header(resp, "X-Kube32-Log-Seq", sq);
 }
 
+/* ---- pod requests: routed here, run by the exec task ---------------------------------- */
+
+void klet_exec_busy(struct klet *k, const struct klet_pod *p, const char *entry)
+{
+	k32_mutex_lock(&k->lock);
+	k->busy.on = entry != NULL;
+	if (entry) {
+		snprintf(k->busy.ref, sizeof(k->busy.ref), "%s", p->ref);
+		k->busy.entry = entry;
+		k->busy.deadline_ms = p->deadline_ms;
+		k->busy.until_us = k32_now_us() + (uint64_t)p->deadline_ms * 1000u;
+	}
+	k32_mutex_unlock(&k->lock);
+}
+
+bool klet_http_queued_locked(const struct klet *k)
+{
+	for (uint32_t i = 0; i < K32_KLET_POD_HTTP_QUEUE; i++)
+		if (k->http_jobs[i].state == KLET_JOB_QUEUED)
+			return true;
+	return false;
+}
+
+/* The oldest queued job, now RUNNING, or NULL (lock held). */
+static struct klet_http_job *job_take_locked(struct klet *k)
+{
+	struct klet_http_job *j = NULL;
+	for (uint32_t i = 0; i < K32_KLET_POD_HTTP_QUEUE; i++) {
+		struct klet_http_job *c = &k->http_jobs[i];
+		if (c->state == KLET_JOB_QUEUED && (!j || (int32_t)(c->seq - j->seq) < 0))
+			j = c;
+	}
+	if (j)
+		j->state = KLET_JOB_RUNNING;
+	return j;
+}
+
+void klet_http_serve(struct klet *k)
+{
+	/* at most the queue's length per visit: requests that keep coming cannot starve the
+	 * pods' ticks */
+	for (uint32_t n = 0; n < K32_KLET_POD_HTTP_QUEUE; n++) {
+		k32_mutex_lock(&k->lock);
+		struct klet_http_job *j = job_take_locked(k);
+		k32_mutex_unlock(&k->lock);
+		if (!j)
+			return;
+		struct klet_pod *p = j->p;
+		k32_mutex_lock(&k->run_lock);
+		k32_mutex_lock(&k->lock);
+		bool running = p->used && p->gen == j->gen && p->started && !p->exit_pending &&
+			       !p->deleting;
+		k32_mutex_unlock(&k->lock);
+		uint64_t c0 = 0, c1 = 0;
+		k32_status_t st = K32_ERR_BAD_STATE;
+		if (running) {
+			klet_exec_busy(k, p, "k32_http");
+			c0 = k32_plat()->thread_cpu_us();
+			st = k->ops->http(k->ops_ctx, p, j->req, j->resp);
+			c1 = k32_plat()->thread_cpu_us();
+			klet_exec_busy(k, p, NULL);
+			klet_snapshot(k, p);
+		}
+		k32_mutex_unlock(&k->run_lock);
+		if (running) {
+			klet_pod_cpu_add(k, p, c1 - c0);
+			klet_events_kick(k, NULL); /* the request may have queued packets for pods */
+		}
+		k32_mutex_lock(&k->lock);
+		j->st = st;
+		j->state = KLET_JOB_DONE;
+		k32_plat()->cond_broadcast(&k->http_cv);
+		k32_mutex_unlock(&k->lock);
+	}
+}
+
+/* 503 with Retry-After (seconds, at least 1) for a request the exec task cannot take. */
+static void busy_answer(struct http_response *resp, const char *msg, uint64_t retry_s)
+{
+	char ra[24];
+	snprintf(ra, sizeof(ra), "%llu", (unsigned long long)(retry_s ? retry_s : 1));
+	text(resp, 503, msg);
+	http_response_header(resp, "Retry-After", ra);
+}
+
+/* What holds the interpreter, for a 503 (lock held). */
+static void busy_what_locked(const struct klet *k, uint64_t now, char *out, size_t cap,
+			     uint64_t *out_retry_s)
+{
+	*out_retry_s = 1;
+	if (!k->busy.on) {
+		klet_msgf(out, cap, "node %s's exec task is busy (not in a pod call)", k->node);
+		return;
+	}
+	uint64_t left_ms = k->busy.until_us > now ? (k->busy.until_us - now + 999) / 1000 : 0;
+	*out_retry_s = (left_ms + 999) / 1000;
+	klet_msgf(out, cap, "pod %s holds node %s's interpreter in %s (up to %" PRIu64
+		  " ms more, its deadline is %" PRIu32 " ms)",
+		  k->busy.ref, k->node, k->busy.entry, left_ms, k->busy.deadline_ms);
+}
+
+/*
+ * Queues the request to the exec task and waits for its answer; answers 503 itself when it
+ * cannot be served within the wait bound. Router task; takes `lock` only (never run_lock).
+ */
+static k32_status_t pod_call(struct klet *k, struct klet_pod *p, uint32_t gen,
+			     const struct klet_http_req *hr, struct klet_http_resp *hp,
+			     struct http_response *resp)
+{
+	char why[KLET_MSG_LEN], m[2 * KLET_MSG_LEN];
+	uint64_t retry_s = 1;
+	k32_mutex_lock(&k->lock);
+	uint32_t wait_ms = k->cfg.pod_http_wait_ms ? k->cfg.pod_http_wait_ms
+						   : K32_KLET_POD_HTTP_WAIT_MS;
+	uint64_t now = k32_now_us();
+	struct klet_http_job *j = NULL;
+	for (uint32_t i = 0; i < K32_KLET_POD_HTTP_QUEUE && !j; i++)
+		if (k->http_jobs[i].state == KLET_JOB_FREE)
+			j = &k->http_jobs[i];
+	if (!j || k->stopping) {
+		busy_what_locked(k, now, why, sizeof(why), &retry_s);
+		k32_mutex_unlock(&k->lock);
+		if (k->stopping)
+			klet_msgf(m, sizeof(m), "node %s is stopping; pod %s/%s takes no request\n",
+				  k->node, p->ns, p->name);
+		else
+			klet_msgf(m, sizeof(m),
+				  "pod %s/%s: %u requests already wait for node %s's interpreter "
+				  "(queue full, K32_KLET_POD_HTTP_QUEUE); %s; retry later\n",
+				  p->ns, p->name, (unsigned)K32_KLET_POD_HTTP_QUEUE, k->node, why);
+		busy_answer(resp, m, retry_s);
+		return K32_ERR_SHOULD_WAIT;
+	}
+	if (k->busy.on && k->busy.until_us > now + (uint64_t)wait_ms * 1000u) {
+		/* the running call may hold the interpreter past this request's bound: say so now
+		 * rather than after the bound */
+		busy_what_locked(k, now, why, sizeof(why), &retry_s);
+		k32_mutex_unlock(&k->lock);
+		klet_msgf(m, sizeof(m),
+			  "pod %s/%s cannot be served within %" PRIu32
+			  " ms (K32_KLET_POD_HTTP_WAIT_MS): %s; retry after it\n",
+			  p->ns, p->name, wait_ms, why);
+		busy_answer(resp, m, retry_s);
+		return K32_ERR_SHOULD_WAIT;
+	}
+	*j = (struct klet_http_job){.state = KLET_JOB_QUEUED,
+				    .seq = k->http_seq++,
+				    .p = p,
+				    .gen = gen,
+				    .req = hr,
+				    .resp = hp};
+	k32_plat()->cond_broadcast(&k->cv); /* the exec task takes it between two pod calls */
+	uint64_t until = now + (uint64_t)wait_ms * 1000u;
+	while (j->state != KLET_JOB_DONE) {
+		now = k32_now_us();
+		if (j->state == KLET_JOB_QUEUED && (k->stopping || now >= until)) {
+			/* not taken in time: withdraw it (the exec task never saw it) */
+			j->state = KLET_JOB_FREE;
+			busy_what_locked(k, now, why, sizeof(why), &retry_s);
+			bool stopping = k->stopping;
+			k32_mutex_unlock(&k->lock);
+			if (stopping)
+				klet_msgf(m, sizeof(m),
+					  "node %s is stopping; pod %s/%s takes no request\n",
+					  k->node, p->ns, p->name);
+			else
+				klet_msgf(m, sizeof(m),
+					  "pod %s/%s waited %" PRIu32
+					  " ms for node %s's interpreter (K32_KLET_POD_HTTP_WAIT_MS): "
+					  "%s; retry later\n",
+					  p->ns, p->name, wait_ms, k->node, why);
+			busy_answer(resp, m, retry_s);
+			return K32_ERR_SHOULD_WAIT;
+		}
+		/* a running request ends by its call deadline; look again at least every second */
+		uint64_t wake = j->state == KLET_JOB_QUEUED && until < now + 1000000u
+				    ? until
+				    : now + 1000000u;
+		k32_plat()->cond_wait(&k->http_cv, &k->lock, (int64_t)wake);
+	}
+	k32_status_t st = j->st;
+	j->state = KLET_JOB_FREE;
+	k32_mutex_unlock(&k->lock);
+	return st;
+}
+
 static void pod_request(struct klet *k, struct k32_str hv, struct http_request *req,
 			struct http_response *resp)
 {
@@ -278,21 +465,10 @@ static void pod_request(struct klet *k, struct k32_str hv, struct http_request *
 	struct klet_http_resp hp = {.status = 200};
 	snprintf(hp.content_type, sizeof(hp.content_type), "text/plain; charset=utf-8");
 	k32_buf_init(&hp.body, k->alloc, K32_KLET_POD_HTTP_BODY_MAX, "pod HTTP response");
-	k32_mutex_lock(&k->run_lock);
-	k32_mutex_lock(&k->lock);
-	running = p->used && p->gen == gen && p->started && !p->exit_pending;
-	k32_mutex_unlock(&k->lock);
-	uint64_t c0 = k32_plat()->thread_cpu_us();
-	k32_status_t st = running ? k->ops->http(k->ops_ctx, p, &hr, &hp) : K32_ERR_BAD_STATE;
-	uint64_t c1 = k32_plat()->thread_cpu_us();
-	if (running)
-		klet_snapshot(k, p);
-	k32_mutex_unlock(&k->run_lock);
-	if (running) {
-		klet_pod_cpu_add(k, p, c1 - c0);
-		klet_events_kick(k, NULL); /* the request may have queued packets for pods */
-	}
+	k32_status_t st = pod_call(k, p, gen, &hr, &hp, resp);
 	switch (st) {
+	case K32_ERR_SHOULD_WAIT:
+		break; /* answered 503 */
 	case K32_OK:
 		http_response_set(resp, hp.status >= 100 && hp.status <= 599 ? hp.status : 500,
 				  hp.content_type, hp.body.data ? (const char *)hp.body.data : "",
@@ -425,6 +601,10 @@ k32_status_t klet_http_start(struct klet *k, struct k32_err *err)
 				   : K32_KLET_POD_HTTP_CONNS_PER_CLIENT;
 	if (c.max_conns_per_addr > c.max_conns)
 		c.max_conns_per_addr = c.max_conns;
+	/* routing runs on its own tasks, never behind a pod's call: a pod request is queued
+	 * to the exec task and its router waits for the answer (bounded), so one router more
+	 * than the queue holds is always free to route */
+	c.handler_threads = K32_KLET_POD_HTTP_ROUTERS;
 	c.max_body_bytes = K32_KLET_POD_HTTP_BODY_MAX;
 	c.max_response_bytes = K32_HTTP_MAX_RESPONSE_BYTES;
 	k32_status_t st = http_server_start(&c, &k->pod_srv, err);

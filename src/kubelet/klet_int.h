@@ -156,6 +156,29 @@ struct klet_pod {
 	uint64_t log_seq;      /* last sequence number given to a line */
 };
 
+/* A pod HTTP request handed by a pod-server router to the exec task (klet_http.c). The
+ * router owns req and resp and waits (on http_cv) until the job is DONE, or withdraws it
+ * while it is still QUEUED; the exec task touches them only while the job is RUNNING. */
+enum klet_job_state { KLET_JOB_FREE, KLET_JOB_QUEUED, KLET_JOB_RUNNING, KLET_JOB_DONE };
+struct klet_http_job {
+	enum klet_job_state state;
+	uint32_t seq; /* arrival order: the exec task takes the oldest first */
+	struct klet_pod *p;
+	uint32_t gen; /* p's generation when routed */
+	const struct klet_http_req *req;
+	struct klet_http_resp *resp;
+	k32_status_t st; /* the call's status (DONE) */
+};
+
+/* The call the exec task is making, so a request that cannot wait says what holds it. */
+struct klet_exec_busy {
+	bool on;
+	char ref[KLET_NS_LEN + KLET_NAME_LEN]; /* the pod */
+	const char *entry;		       /* "k32_tick", "k32_http", ... (static) */
+	uint32_t deadline_ms;		       /* the call's deadline */
+	uint64_t until_us;		       /* when its deadline passes */
+};
+
 struct klet {
 	struct klet_image_ref start_ref; /* kw_start's parse of the image: starts run one at a
 					  * time per kubelet (its run lock), not per process */
@@ -210,6 +233,12 @@ struct klet {
 	struct kmeta_event_series event_series[K32_KLET_EVENT_SERIES]; /* node task only */
 	uint32_t log_followers; /* /containerLogs?follow=true streams open (under lock) */
 
+	/* pod HTTP requests queued to the exec task, and what it runs (klet_http.c; lock) */
+	struct k32_cond http_cv; /* a job became DONE, or the node stops (with lock) */
+	struct klet_http_job http_jobs[K32_KLET_POD_HTTP_QUEUE];
+	uint32_t http_seq;
+	struct klet_exec_busy busy;
+
 	struct klet_pod *pods; /* max_pods slots */
 };
 
@@ -247,6 +276,15 @@ void klet_snapshot(struct klet *k, struct klet_pod *p);
 void klet_pod_cpu_add(struct klet *k, struct klet_pod *p, uint64_t cpu_us);
 /* Adds one provider call's counts to p's (lock not held; takes it). */
 void klet_pod_calls_add(struct klet *k, struct klet_pod *p, const struct klet_call_counts *d);
+
+/* klet_http.c: the exec task's side of pod HTTP requests */
+/* Runs the pod HTTP requests queued now (oldest first), each under run_lock. Exec task. */
+void klet_http_serve(struct klet *k);
+/* Whether a request waits for the exec task (lock held). */
+bool klet_http_queued_locked(const struct klet *k);
+/* The exec task starts (entry non-NULL) or ends (entry NULL) a call into p: what a
+ * request that cannot wait is told holds the interpreter. Takes `lock`. */
+void klet_exec_busy(struct klet *k, const struct klet_pod *p, const char *entry);
 
 /* klet_kobj.c: the node's kobj instance, made in klet_new, freed in klet_free (after every
  * pod's handle table is gone) */
