@@ -1284,10 +1284,12 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
  * pod and the call that hold the interpreter. The default waits for any call's deadline
  * (K32_KLET_CALL_DEADLINE_MAX_MS), so a neighbour is served, late, rather than refused.
  * Routers: one per queued request plus one, so routing (/healthz, node endpoints, 404s,
- * 503s) always finds a free task.
+ * 503s) always finds a free task. Each router is a platform task (the boards have 16,
+ * K32_PLAT_MAX_TASKS): a kubelet then has 7 (exec, node, watch, the server's loop, 3
+ * routers); routers only route and wait, pod code runs on the exec task's stack.
  */
 #ifndef K32_KLET_POD_HTTP_QUEUE
-#define K32_KLET_POD_HTTP_QUEUE 4
+#define K32_KLET_POD_HTTP_QUEUE 2
 #endif
 #ifndef K32_KLET_POD_HTTP_WAIT_MS
 #define K32_KLET_POD_HTTP_WAIT_MS K32_KLET_CALL_DEADLINE_MAX_MS

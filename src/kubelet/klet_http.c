@@ -296,8 +296,8 @@ void klet_http_serve(struct klet *k)
 		struct klet_pod *p = j->p;
 		k32_mutex_lock(&k->run_lock);
 		k32_mutex_lock(&k->lock);
-		bool running = p->used && p->gen == j->gen && p->started && !p->exit_pending &&
-			       !p->deleting;
+		bool running =
+		    p->used && p->gen == j->gen && p->started && !p->exit_pending && !p->deleting;
 		k32_mutex_unlock(&k->lock);
 		uint64_t c0 = 0, c1 = 0;
 		k32_status_t st = K32_ERR_BAD_STATE;
@@ -312,7 +312,8 @@ void klet_http_serve(struct klet *k)
 		k32_mutex_unlock(&k->run_lock);
 		if (running) {
 			klet_pod_cpu_add(k, p, c1 - c0);
-			klet_events_kick(k, NULL); /* the request may have queued packets for pods */
+			klet_events_kick(k,
+					 NULL); /* the request may have queued packets for pods */
 		}
 		k32_mutex_lock(&k->lock);
 		j->st = st;
@@ -342,7 +343,8 @@ static void busy_what_locked(const struct klet *k, uint64_t now, char *out, size
 	}
 	uint64_t left_ms = k->busy.until_us > now ? (k->busy.until_us - now + 999) / 1000 : 0;
 	*out_retry_s = (left_ms + 999) / 1000;
-	klet_msgf(out, cap, "pod %s holds node %s's interpreter in %s (up to %" PRIu64
+	klet_msgf(out, cap,
+		  "pod %s holds node %s's interpreter in %s (up to %" PRIu64
 		  " ms more, its deadline is %" PRIu32 " ms)",
 		  k->busy.ref, k->node, k->busy.entry, left_ms, k->busy.deadline_ms);
 }
@@ -358,8 +360,8 @@ static k32_status_t pod_call(struct klet *k, struct klet_pod *p, uint32_t gen,
 	char why[KLET_MSG_LEN], m[2 * KLET_MSG_LEN];
 	uint64_t retry_s = 1;
 	k32_mutex_lock(&k->lock);
-	uint32_t wait_ms = k->cfg.pod_http_wait_ms ? k->cfg.pod_http_wait_ms
-						   : K32_KLET_POD_HTTP_WAIT_MS;
+	uint32_t wait_ms =
+	    k->cfg.pod_http_wait_ms ? k->cfg.pod_http_wait_ms : K32_KLET_POD_HTTP_WAIT_MS;
 	uint64_t now = k32_now_us();
 	struct klet_http_job *j = NULL;
 	for (uint32_t i = 0; i < K32_KLET_POD_HTTP_QUEUE && !j; i++)
@@ -412,18 +414,18 @@ static k32_status_t pod_call(struct klet *k, struct klet_pod *p, uint32_t gen,
 					  "node %s is stopping; pod %s/%s takes no request\n",
 					  k->node, p->ns, p->name);
 			else
-				klet_msgf(m, sizeof(m),
-					  "pod %s/%s waited %" PRIu32
-					  " ms for node %s's interpreter (K32_KLET_POD_HTTP_WAIT_MS): "
-					  "%s; retry later\n",
-					  p->ns, p->name, wait_ms, k->node, why);
+				klet_msgf(
+				    m, sizeof(m),
+				    "pod %s/%s waited %" PRIu32
+				    " ms for node %s's interpreter (K32_KLET_POD_HTTP_WAIT_MS): "
+				    "%s; retry later\n",
+				    p->ns, p->name, wait_ms, k->node, why);
 			busy_answer(resp, m, retry_s);
 			return K32_ERR_SHOULD_WAIT;
 		}
 		/* a running request ends by its call deadline; look again at least every second */
-		uint64_t wake = j->state == KLET_JOB_QUEUED && until < now + 1000000u
-				    ? until
-				    : now + 1000000u;
+		uint64_t wake =
+		    j->state == KLET_JOB_QUEUED && until < now + 1000000u ? until : now + 1000000u;
 		k32_plat()->cond_wait(&k->http_cv, &k->lock, (int64_t)wake);
 	}
 	k32_status_t st = j->st;

@@ -9,6 +9,8 @@
  *   "exit0"    exits with code 0 ("Completed") on its first run
  *   "missing"  start fails with K32_ERR_NOT_FOUND (ErrImagePull)
  *   "nostart"  start fails with K32_ERR_NO_RESOURCES (CreateContainerError)
+ *   "block"    its first run holds the exec task until the test opens the gate (a pod in
+ *              a long call, without timing)
  */
 #include "kubelet/klet_testfx.h"
 
@@ -23,9 +25,13 @@ struct fake {
 	void *arg;
 	int starts;
 	int stops;
-	int stoppings;		 /* stopping calls: deleted pods only, never restarts */
-	_Atomic int quiet_polls; /* pending calls for image "quiet" (always nothing to do) */
-	_Atomic int quiet_runs;	 /* run calls for it: must stay 0 */
+	int stoppings;		  /* stopping calls: deleted pods only, never restarts */
+	_Atomic int quiet_polls;  /* pending calls for image "quiet" (always nothing to do) */
+	_Atomic int quiet_runs;	  /* run calls for it: must stay 0 */
+	struct k32_mutex gate_mu; /* "block": in_block and open, under gate_mu */
+	struct k32_cond gate_cv;
+	bool in_block; /* a "block" pod is inside its first run */
+	bool open;     /* the gate is open: the run returns */
 };
 
 struct fake_pod {
@@ -78,7 +84,16 @@ static void f_run(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *next)
 	fp->runs++;
 	if (!strcmp(fp->image, "quiet"))
 		f->quiet_runs++;
-	if (!strcmp(fp->image, "crash")) {
+	if (!strcmp(fp->image, "block")) {
+		k32_mutex_lock(&f->gate_mu);
+		f->in_block = fp->runs == 1;
+		k32_plat()->cond_broadcast(&f->gate_cv);
+		while (fp->runs == 1 && !f->open)
+			k32_plat()->cond_wait(&f->gate_cv, &f->gate_mu, K32_FOREVER);
+		f->in_block = false;
+		k32_mutex_unlock(&f->gate_mu);
+		*next = now + 1000000;
+	} else if (!strcmp(fp->image, "crash")) {
 		klet_pod_log(pod, "about to crash\n", 15);
 		struct klet_exit ex = {.code = 2, .reason = "Error", .message = "boom"};
 		f->notify(f->arg, pod, &ex);
@@ -168,6 +183,8 @@ static int setup(void **state)
 	static struct tfx t;
 	memset(&t, 0, sizeof(t));
 	fx_cp_start(&t.cp);
+	k32_plat()->mutex_init(&t.fake.gate_mu);
+	k32_plat()->cond_init(&t.fake.gate_cv);
 	struct klet_config c;
 	fx_klet_config(&c, &t.cp, "node-a", &prof);
 	c.provider = &fake_ops;
@@ -190,6 +207,8 @@ static int teardown(void **state)
 	struct tfx *t = *state;
 	klet_free(t->k);
 	fx_cp_stop(&t->cp);
+	k32_plat()->mutex_fini(&t->fake.gate_mu);
+	k32_plat()->cond_fini(&t->fake.gate_cv);
 	return 0;
 }
 
@@ -708,6 +727,143 @@ static void test_log_follow(void **state)
 	assert_int_equal(none.code, 404);
 }
 
+/* One pod request on its own client (a router test's concurrent client). */
+struct preq {
+	uint16_t port;
+	const char *hdr;
+	const char *target;
+	int code;
+	char retry_after[16];
+	char body[600];
+};
+
+static void preq_run(struct preq *q)
+{
+	struct http_client_config cc;
+	http_client_config_init(&cc);
+	cc.port = q->port;
+	struct http_client *c;
+	struct k32_err err;
+	q->code = 0;
+	q->retry_after[0] = 0;
+	q->body[0] = 0;
+	if (http_client_new(&cc, &c, &err))
+		return;
+	struct http_client_request rq = {.method = "GET", .target = q->target, .headers = q->hdr};
+	struct http_client_response r;
+	if (!http_client_do(c, &rq, &r, &err)) {
+		q->code = r.status;
+		snprintf(q->body, sizeof(q->body), "%s", k32_buf_cstr(&r.body));
+		struct k32_str ra;
+		if (http_client_response_header(&r, "Retry-After", &ra))
+			snprintf(q->retry_after, sizeof(q->retry_after), "%.*s", (int)ra.len, ra.p);
+		http_client_response_fini(&r);
+	}
+	http_client_free(c);
+}
+
+static void preq_task(void *arg)
+{
+	preq_run(arg);
+}
+
+static void set_wait_ms(struct tfx *t, uint32_t ms)
+{
+	k32_mutex_lock(&t->k->lock);
+	t->k->cfg.pod_http_wait_ms = ms;
+	k32_mutex_unlock(&t->k->lock);
+}
+
+static uint32_t jobs_queued(struct tfx *t)
+{
+	uint32_t n = 0;
+	k32_mutex_lock(&t->k->lock);
+	for (uint32_t i = 0; i < K32_KLET_POD_HTTP_QUEUE; i++)
+		n += t->k->http_jobs[i].state == KLET_JOB_QUEUED;
+	k32_mutex_unlock(&t->k->lock);
+	return n;
+}
+
+/*
+ * Routing never waits on a pod's call (issue 11): while pod p-block holds the exec task in a
+ * call that does not end until the test opens its gate, the pod server still answers
+ * /healthz, answers a request for its neighbour 503 + Retry-After naming p-block when it
+ * cannot be served within its bound, queues requests up to K32_KLET_POD_HTTP_QUEUE and
+ * refuses one more at once (queue full); the gate opens and the queued ones are served.
+ * No clock decides anything here: p-block holds until released.
+ */
+static void test_pod_http_routing(void **state)
+{
+	struct tfx *t = *state;
+	struct fake *f = &t->fake;
+	fx_pod_create(&t->cp, "p-nbr", "node-a", "ok", "Always", NULL, NULL);
+	cJSON_Delete(fx_wait_pod(&t->cp, "p-nbr", fx_ready, NULL));
+	k32_mutex_lock(&f->gate_mu);
+	f->open = false;
+	k32_mutex_unlock(&f->gate_mu);
+	fx_pod_create(&t->cp, "p-block", "node-a", "block", "Always", NULL, NULL);
+	k32_mutex_lock(&f->gate_mu);
+	int64_t bound = k32_deadline_after(30 * 1000000ll); /* a bound, not a timing assertion */
+	while (!f->in_block && k32_now_us() < (uint64_t)bound)
+		k32_plat()->cond_wait(&f->gate_cv, &f->gate_mu, bound);
+	bool in = f->in_block;
+	k32_mutex_unlock(&f->gate_mu);
+	assert_true(in);
+	uint16_t port = klet_pod_http_port(t->k);
+	const char *nbr = "X-Kube32-Pod: default/p-nbr\r\n";
+	/* routing goes on: the node's own endpoint, a 404, and the neighbour's 503 */
+	struct preq hz = {.port = port, .target = "/healthz"};
+	preq_run(&hz);
+	assert_int_equal(hz.code, 200);
+	struct preq nf = {.port = port, .hdr = "X-Kube32-Pod: default/zzz\r\n", .target = "/"};
+	preq_run(&nf);
+	assert_int_equal(nf.code, 404);
+	set_wait_ms(t, 50);
+	struct preq b = {.port = port, .hdr = nbr, .target = "/b"};
+	preq_run(&b);
+	if (b.code != 503 ||
+	    !strstr(b.body, "pod default/p-block holds node node-a's interpreter in "
+			    "k32_tick/k32_event") ||
+	    !strstr(b.body, "K32_KLET_POD_HTTP_WAIT_MS") || atoi(b.retry_after) < 1)
+		fail_msg("busy: %d (Retry-After %s) %s", b.code, b.retry_after, b.body);
+	print_message("busy: %s", b.body);
+	/* the queue: K32_KLET_POD_HTTP_QUEUE requests wait, one more is refused at once */
+	set_wait_ms(t, 20000);
+	struct preq qs[K32_KLET_POD_HTTP_QUEUE];
+	struct k32_task *tasks[K32_KLET_POD_HTTP_QUEUE];
+	struct k32_err err;
+	for (int i = 0; i < K32_KLET_POD_HTTP_QUEUE; i++) {
+		qs[i] = (struct preq){.port = port, .hdr = nbr, .target = "/queued"};
+		assert_int_equal(k32_plat()->task_create(&tasks[i], "preq", preq_task, &qs[i],
+							 64 * 1024, -1, &err),
+				 K32_OK);
+	}
+	for (int i = 0; i < 3000 && jobs_queued(t) < K32_KLET_POD_HTTP_QUEUE; i++)
+		k32_plat()->sleep_us(10000); /* 30 s bound under load */
+	assert_int_equal(jobs_queued(t), K32_KLET_POD_HTTP_QUEUE);
+	struct preq full = {.port = port, .hdr = nbr, .target = "/full"};
+	preq_run(&full);
+	if (full.code != 503 || !strstr(full.body, "queue full, K32_KLET_POD_HTTP_QUEUE") ||
+	    !strstr(full.body, "pod default/p-block holds") || atoi(full.retry_after) < 1)
+		fail_msg("full: %d (Retry-After %s) %s", full.code, full.retry_after, full.body);
+	print_message("full: %s", full.body);
+	preq_run(&hz); /* a router is still free */
+	assert_int_equal(hz.code, 200);
+	/* the call ends: the exec task serves the queued requests */
+	k32_mutex_lock(&f->gate_mu);
+	f->open = true;
+	k32_plat()->cond_broadcast(&f->gate_cv);
+	k32_mutex_unlock(&f->gate_mu);
+	for (int i = 0; i < K32_KLET_POD_HTTP_QUEUE; i++) {
+		k32_plat()->task_join(tasks[i]);
+		if (qs[i].code != 200 || !strstr(qs[i].body, "hello default/p-nbr GET /queued"))
+			fail_msg("queued %d: %d %s", i, qs[i].code, qs[i].body);
+	}
+	set_wait_ms(t, 0);
+	preq_run(&b);
+	assert_int_equal(b.code, 200);
+}
+
 /* Whether an Event with this reason was recorded about the pod (polled: events are sent by the
  * kubelet's worker after the status; 10 s at most, a bound, not a timing assertion). */
 static bool event_seen(struct fx_cp *cp, const char *pod, const char *reason)
@@ -921,12 +1077,12 @@ static void test_ring(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_register),	   cmocka_unit_test(test_lease),
-	    cmocka_unit_test(test_pod_runs),	   cmocka_unit_test(test_crash_backoff),
-	    cmocka_unit_test(test_restart_policy), cmocka_unit_test(test_start_errors),
-	    cmocka_unit_test(test_delete),	   cmocka_unit_test(test_pod_http),
-	    cmocka_unit_test(test_log_follow),	   cmocka_unit_test(test_pending),
-	    cmocka_unit_test(test_log_ring_alloc),
+	    cmocka_unit_test(test_register),	     cmocka_unit_test(test_lease),
+	    cmocka_unit_test(test_pod_runs),	     cmocka_unit_test(test_crash_backoff),
+	    cmocka_unit_test(test_restart_policy),   cmocka_unit_test(test_start_errors),
+	    cmocka_unit_test(test_delete),	     cmocka_unit_test(test_pod_http),
+	    cmocka_unit_test(test_pod_http_routing), cmocka_unit_test(test_log_follow),
+	    cmocka_unit_test(test_pending),	     cmocka_unit_test(test_log_ring_alloc),
 	};
 	const struct CMUnitTest plain[] = {
 	    cmocka_unit_test(test_config_errors),
