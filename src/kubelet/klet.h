@@ -33,11 +33,13 @@
  * Threads (platform tasks) per kubelet (docs/node-tasks.md): the node task (Lease, Node
  * status, pod status, Events: never pod code), the worker or exec task (pod life cycle and
  * every call into a pod; its stack is the board's interpreter stack), the pod watch, and the
- * pod HTTP server's loop. Provider calls that touch a pod's runtime (start, stop, run, http,
- * stats) are serialised by one run lock per kubelet, as a board runs all its pods on one
- * interpreter task. Each pod call has a wall-clock deadline (kube32.io/call-deadline-ms) and
- * is interrupted by the pod's deletion or the kubelet's stop (klet_pod_stop_word). A
- * provider's notify callback may be called from any of those calls and never blocks.
+ * pod HTTP server's loop with its K32_KLET_POD_HTTP_ROUTERS routers (which queue pod
+ * requests to the exec task and never call into a pod themselves). Provider calls that touch a
+ * pod's runtime (start, stop, run, http, stats) are serialised by one run lock per kubelet, as a
+ * board runs all its pods on one interpreter task. Each pod call has a wall-clock deadline
+ * (kube32.io/call-deadline-ms) and is interrupted by the pod's deletion or the kubelet's stop
+ * (klet_pod_stop_word). A provider's notify callback may be called from any of those calls and
+ * never blocks.
  *
  * Memory: node-lifetime state (the pod table with its log rings) is allocated once by
  * klet_new. Every byte of a pod's runtime comes from the node's pod pool, a k32_heap with

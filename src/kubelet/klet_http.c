@@ -3,7 +3,8 @@
  * routing by the `X-Kube32-Pod: <namespace>/<name>` header to that pod's HTTP handler.
  *
  *   404  no such pod on this node (or a malformed header value)
- *   503  the pod is not Running (starting, back-off, finished)
+ *   503  the pod is not Running (starting, back-off, finished); or the interpreter is held
+ *        past the request's bound, or K32_KLET_POD_HTTP_QUEUE requests wait (Retry-After)
  *   501  the pod's module has no HTTP handler export
  *   504  the handler ran out of its execution budget
  *   500  the handler trapped (the pod then restarts per its restartPolicy)
@@ -32,9 +33,15 @@
  * (K32_KLET_POD_HTTP_CONNS_PER_CLIENT; the generic server's max_conns_per_addr: past it a
  * client is answered 503 and its connection closed).
  *
- * The handler runs on the server's loop task; it takes the kubelet's run lock for the pod
- * call, so a request waits at most for one running call (bounded by its call deadline,
- * kube32.io/call-deadline-ms; docs/node-tasks.md).
+ * Routing never waits on pod code (docs/node-tasks.md section 1). The server's loop accepts
+ * and parses; the handler (auth, choosing the pod, error answers) runs on one of
+ * K32_KLET_POD_HTTP_ROUTERS handler tasks and takes only the kubelet's `lock`. A pod request
+ * is queued to the exec task (the board's one interpreter), which runs it between two pod
+ * calls; its router waits for the answer. At most K32_KLET_POD_HTTP_QUEUE requests are
+ * queued or running at once (one router is then always free); one more, a request whose wait
+ * would outlast K32_KLET_POD_HTTP_WAIT_MS (cfg.pod_http_wait_ms) because the running call's
+ * deadline lies further, or one not taken within it, is answered 503 with Retry-After,
+ * naming the pod and the call that hold the interpreter (or "queue full").
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -9,7 +9,8 @@
  * A provider's notify and klet_pod_log take `lock` briefly, so they may be called with
  * run_lock held. The worker never holds `lock` across a provider call or an HTTP request.
  *
- * Tasks: the worker (exec task) makes every provider call; the node task sends the Lease,
+ * Tasks: the worker (exec task) makes every provider call, pod HTTP requests included
+ * (queued to it by the pod server's routers, klet_http.c); the node task sends the Lease,
  * Node status, pod status and Events and never takes run_lock; the watcher records desired
  * state and sets a deleted pod's stop word (klet_pod_stop_word), which its running call
  * sees at its next check point. Each task has its own HTTP client.
