@@ -374,10 +374,10 @@ static k32_status_t pod_call(struct klet *k, struct klet_pod *p, uint32_t gen,
 	for (uint32_t i = 0; i < K32_KLET_POD_HTTP_QUEUE && !j; i++)
 		if (k->http_jobs[i].state == KLET_JOB_FREE)
 			j = &k->http_jobs[i];
-	if (!j || k->stopping) {
+	if (!j || k->stopping || k->http_closing) {
 		busy_what_locked(k, now, why, sizeof(why), &retry_s);
 		k32_mutex_unlock(&k->lock);
-		if (k->stopping)
+		if (k->stopping || k->http_closing)
 			klet_msgf(m, sizeof(m), "node %s is stopping; pod %s/%s takes no request\n",
 				  k->node, p->ns, p->name);
 		else
@@ -410,13 +410,13 @@ static k32_status_t pod_call(struct klet *k, struct klet_pod *p, uint32_t gen,
 	uint64_t until = now + (uint64_t)wait_ms * 1000u;
 	while (j->state != KLET_JOB_DONE) {
 		now = k32_now_us();
-		if (j->state == KLET_JOB_QUEUED && (k->stopping || now >= until)) {
+		bool closing = k->stopping || k->http_closing;
+		if (j->state == KLET_JOB_QUEUED && (closing || now >= until)) {
 			/* not taken in time: withdraw it (the exec task never saw it) */
 			j->state = KLET_JOB_FREE;
 			busy_what_locked(k, now, why, sizeof(why), &retry_s);
-			bool stopping = k->stopping;
 			k32_mutex_unlock(&k->lock);
-			if (stopping)
+			if (closing)
 				klet_msgf(m, sizeof(m),
 					  "node %s is stopping; pod %s/%s takes no request\n",
 					  k->node, p->ns, p->name);
@@ -598,6 +598,9 @@ k32_status_t klet_http_start(struct klet *k, struct k32_err *err)
 {
 	struct http_server_config c;
 	http_server_config_init(&c);
+	k32_mutex_lock(&k->lock);
+	k->http_closing = false;
+	k32_mutex_unlock(&k->lock);
 	c.host = k->pod_http_host;
 	c.port = k->cfg.pod_http_port;
 	c.handler = handler;
@@ -628,6 +631,12 @@ k32_status_t klet_http_start(struct klet *k, struct k32_err *err)
 
 void klet_http_stop(struct klet *k)
 {
+	/* a router waiting on a queued request answers it now: the exec task may never come
+	 * (a failed start) or be gone already */
+	k32_mutex_lock(&k->lock);
+	k->http_closing = true;
+	k32_plat()->cond_broadcast(&k->http_cv);
+	k32_mutex_unlock(&k->lock);
 	http_server_stop(k->pod_srv);
 	k->pod_srv = NULL;
 }

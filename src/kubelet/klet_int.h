@@ -239,6 +239,7 @@ struct klet {
 	struct klet_http_job http_jobs[K32_KLET_POD_HTTP_QUEUE];
 	uint32_t http_seq;
 	struct klet_exec_busy busy;
+	bool http_closing; /* klet_http_stop began: queued requests are answered 503 */
 
 	struct klet_pod *pods; /* max_pods slots */
 };
