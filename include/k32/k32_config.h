@@ -1171,6 +1171,56 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_POD_HTTP_BODY_MAX
 #define K32_KLET_POD_HTTP_BODY_MAX (16u * 1024u)
 #endif
+/* ---- Services (api_service.c, ctrl_endpoints.c, klet_svc.c, api_proxy.c) ---- */
+/* Services in the cluster (all namespaces): creating one past it is 403 naming the limit. */
+#ifndef K32_SVC_MAX
+#define K32_SVC_MAX 256
+#endif
+/* Ports of one Service (spec.ports). */
+#ifndef K32_SVC_PORTS_MAX
+#define K32_SVC_PORTS_MAX 8
+#endif
+/* Endpoints in one EndpointSlice (upstream's --max-endpoints-per-slice defaults to 100); a
+ * node group with more is split over several slices. */
+#ifndef K32_SVC_SLICE_ENDPOINTS_MAX
+#define K32_SVC_SLICE_ENDPOINTS_MAX 100
+#endif
+/* Ready endpoints one Service routes to (the Endpoints object keeps at most this many
+ * addresses, as upstream's 1000 cap; the rest are counted in an annotation). */
+#ifndef K32_SVC_ENDPOINTS_MAX
+#define K32_SVC_ENDPOINTS_MAX 256
+#endif
+/* Services whose endpoints one pod server remembers at once (round-robin position and the
+ * endpoints read, K32_KLET_SVC_CACHE_MS long). */
+#ifndef K32_KLET_SVC_CACHE
+#define K32_KLET_SVC_CACHE 8
+#endif
+/* How long a pod server reuses a Service's endpoints before reading them again. */
+#ifndef K32_KLET_SVC_CACHE_MS
+#define K32_KLET_SVC_CACHE_MS 1000
+#endif
+/* Timeout of one request a pod server or the API server forwards to a node's pod server. */
+#ifndef K32_SVC_FORWARD_TIMEOUT_MS
+#define K32_SVC_FORWARD_TIMEOUT_MS 5000
+#endif
+/* Endpoints one Service request tries (the next one after a node that cannot be reached). */
+#ifndef K32_SVC_FORWARD_TRIES
+#define K32_SVC_FORWARD_TRIES 3
+#endif
+/* Bytes of a request body and of a response the API server's pods/proxy and services/proxy
+ * relay (a pod answers at most K32_KLET_POD_HTTP_BODY_MAX anyway). */
+#ifndef K32_API_PROXY_BODY_MAX
+#define K32_API_PROXY_BODY_MAX (64u * 1024u)
+#endif
+/* Bytes of the path (and query) a proxy request forwards to a pod. */
+#ifndef K32_API_PROXY_PATH_MAX
+#define K32_API_PROXY_PATH_MAX 384
+#endif
+/* pods/proxy and services/proxy requests the API server relays at once (each holds one
+ * handler task for up to K32_SVC_FORWARD_TIMEOUT_MS); past it 429. */
+#ifndef K32_API_PROXY_CONCURRENT
+#define K32_API_PROXY_CONCURRENT 4
+#endif
 /* Bytes of one module file read from the image directory. */
 #ifndef K32_KLET_IMAGE_MAX_BYTES
 #define K32_KLET_IMAGE_MAX_BYTES (1024u * 1024u)

@@ -143,6 +143,11 @@ extern const struct api_strategy api_strategy_namespace, api_strategy_node, api_
     api_strategy_replicaset, api_strategy_daemonset, api_strategy_job, api_strategy_cronjob,
     api_strategy_controllerrevision, api_strategy_lease, api_strategy_access_review,
     api_strategy_self_review, api_strategy_device;
+/* Service, Endpoints, EndpointSlice (api_service.c's strategies) */
+extern const struct api_printer api_printer_service, api_printer_endpoints,
+    api_printer_endpointslice;
+extern const struct api_strategy api_strategy_service, api_strategy_endpoints,
+    api_strategy_endpointslice;
 
 /* Rows api_registry_list may return: the static ones and every custom row (api_crd.h). */
 #define API_REGISTRY_STATIC_MAX 32

@@ -245,6 +245,60 @@ static const struct api_schema api_schemas[] = {
 	 "series o Data about the Event series this event represents.\n"
 	 "reportingController s Name of the controller that emitted this Event.\n"
 	 "reportingInstance s ID of the controller instance.\n"},
+	{"Service", "/v1/Service", "Service names a set of pods by selector; kube32 routes to its ready pods through any node's pod server (header X-Kube32-Service: <namespace>/<name>) and the API server's services/proxy.",
+	 META "spec @ServiceSpec Spec defines the behavior of a service.\n"
+	 "status @ServiceStatus Most recently observed status of the service.\n"},
+	{"ServiceSpec", NULL, "ServiceSpec describes the attributes that a user creates on a service.",
+	 "ports [@ServicePort The list of ports that are exposed by this service.\n"
+	 "selector m Route service traffic to pods with label keys and values matching this selector.\n"
+	 "type s ClusterIP (the only type kube32 serves).\n"
+	 "clusterIP s Unset or None: kube32 allocates no cluster IPs.\n"
+	 "sessionAffinity s None (requests are balanced round-robin).\n"
+	 "internalTrafficPolicy s Cluster.\n"},
+	{"ServicePort", NULL, "ServicePort contains information on service's port.",
+	 "name s The name of this port within the service (required with more than one port).\n"
+	 "protocol s TCP.\n"
+	 "port i The port that will be exposed by this service.\n"
+	 "targetPort q Number or name of the port to access on the pods (a kube32 pod answers on its one HTTP handler).\n"
+	 "appProtocol s The application protocol for this port.\n"},
+	{"ServiceStatus", NULL, "ServiceStatus represents the current status of a service.",
+	 "loadBalancer o Empty: kube32 has no load balancers.\n"
+	 "conditions [@Condition Current service state.\n"},
+	{"Endpoints", "/v1/Endpoints", "Endpoints is the set of a Service's ready pods; each address is the pod's node's pod server.",
+	 META "subsets [@EndpointSubset The set of all endpoints, one subset per node pod server.\n"},
+	{"EndpointSubset", NULL, "EndpointSubset is a group of addresses with a common set of ports.",
+	 "addresses [@EndpointAddress Ready addresses (the node's pod server, per pod).\n"
+	 "notReadyAddresses [@EndpointAddress Addresses of pods that are not ready.\n"
+	 "ports [@EndpointPort Port numbers available on the related addresses (the node's pod server port).\n"},
+	{"EndpointAddress", NULL, "EndpointAddress is a single address of an endpoint.",
+	 "ip s The node's pod server address (InternalIP).\n"
+	 "hostname s The hostname of this endpoint.\n"
+	 "nodeName s The node hosting this endpoint.\n"
+	 "targetRef @ObjectReference Reference to the pod providing the endpoint.\n"},
+	{"EndpointPort", NULL, "EndpointPort is a tuple that describes a single port.",
+	 "name s The name of this port (the Service port's name).\n"
+	 "port i The port number of the endpoint (the node's pod server port).\n"
+	 "protocol s TCP.\n"
+	 "appProtocol s The application protocol for this port.\n"},
+	{"EndpointSlice", "discovery.k8s.io/v1/EndpointSlice", "EndpointSlice represents a subset of the endpoints that implement a service (kube32: one node's pod server per slice).",
+	 META "addressType s IPv4, IPv6 or FQDN.\n"
+	 "endpoints [@SliceEndpoint A list of unique endpoints in this slice.\n"
+	 "ports [@SliceEndpointPort The ports exposed by each endpoint (the node's pod server port).\n"},
+	{"SliceEndpoint", NULL, "Endpoint represents a single logical backend implementing a service.",
+	 "addresses [s Addresses of this endpoint (the node's pod server address).\n"
+	 "conditions @SliceEndpointConditions The current state of the endpoint.\n"
+	 "nodeName s The name of the Node hosting this endpoint.\n"
+	 "targetRef @ObjectReference Reference to the pod providing the endpoint.\n"
+	 "zone s The name of the zone this endpoint exists in.\n"},
+	{"SliceEndpointConditions", NULL, "EndpointConditions represents the current condition of an endpoint.",
+	 "ready b The endpoint is ready to receive traffic.\n"
+	 "serving b The endpoint is serving.\n"
+	 "terminating b The endpoint is terminating.\n"},
+	{"SliceEndpointPort", NULL, "EndpointPort represents a Port used by an EndpointSlice.",
+	 "name s The name of this port.\n"
+	 "protocol s TCP.\n"
+	 "port i The port number of the endpoint.\n"
+	 "appProtocol s The application protocol for this port.\n"},
 	{"Lease", "coordination.k8s.io/v1/Lease", "Lease defines a lease concept.",
 	 META "spec @LeaseSpec Specification of the Lease.\n"},
 	{"LeaseSpec", NULL, "LeaseSpec is a specification of a Lease.",
@@ -291,6 +345,12 @@ static void api_schema_full_name(const struct api_schema *s, char *buf, size_t c
 		prefix = "io.k8s.api.coordination.v1.";
 	else if (!strncmp(s->name, "Device", 6))
 		prefix = "io.kube32.v1alpha1.";
+	if (!strncmp(s->name, "Slice", 5) || !strcmp(s->name, "EndpointSlice")) {
+		/* discovery.k8s.io's Endpoint and EndpointPort (core/v1 has an EndpointPort) */
+		snprintf(buf, cap, "io.k8s.api.discovery.v1.%s",
+			 strncmp(s->name, "Slice", 5) ? s->name : s->name + 5);
+		return;
+	}
 	if (!strcmp(s->name, "EventsV1Event")) {
 		snprintf(buf, cap, "io.k8s.api.events.v1.Event");
 		return;

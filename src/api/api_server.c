@@ -714,8 +714,8 @@ static bool api_route_resource(struct api_req *rq, char **seg, size_t n, struct 
 		     !strcmp(rq->sub, "portforward") || !strcmp(rq->sub, "proxy"))) {
 			api_fail_set(f, 400, "BadRequest",
 				     "pods/%s is not supported by kube32: a pod is a WebAssembly "
-				     "module, not a container; reach it through its node's pod "
-				     "HTTP server (port 7000, header X-Kube32-Pod: %s/%s)",
+				     "module, not a container; reach its HTTP handler with kubectl "
+				     "get --raw /api/v1/namespaces/%s/pods/%s/proxy/",
 				     rq->sub, rq->ns, rq->name);
 			return false;
 		}
@@ -1017,7 +1017,9 @@ static void api_serve(struct api_server *api, struct api_req *rq, struct api_out
 	api_fail_clear(&f);
 	uint64_t t0 = k32_now_us();
 	rq->table = strstr(rq->accept, "as=Table") != NULL;
-	if (api_query_check(rq, &f)) {
+	if (api_proxy_route(api, rq, out)) {
+		/* pods/proxy, services/proxy: the query is the pod's (api_proxy.c) */
+	} else if (api_query_check(rq, &f)) {
 		struct api_fail ignored;
 		api_fail_clear(&ignored);
 		(void)api_route_target(rq, &ignored); /* only to name the resource in /metrics */
@@ -1257,6 +1259,8 @@ out_free:
 void api_server_attach_http(struct api_server *api, struct http_server *srv)
 {
 	atomic_store(&api->http, srv);
+	if (srv)
+		api_service_bootstrap(api, http_server_port(srv));
 }
 
 void api_server_free(struct api_server *api)

@@ -285,4 +285,28 @@ void api_health_note_write(struct api_server *api, k32_status_t st, const struct
 uint64_t api_now_s(void);
 void api_new_uid(char *buf, size_t cap);
 
+
+/* ---- pods/proxy, services/proxy, the kubernetes Service (api_proxy.c) ------------------ */
+
+/* A proxy request's target, from its path. */
+struct api_proxy_target {
+	bool service;	  /* services/NAME/proxy, else pods/NAME/proxy */
+	bool portforward; /* pods/NAME/portforward */
+	char ns[64];
+	char name[254];
+	char port[64];				  /* services: "" or a port name or number */
+	char target[K32_API_PROXY_PATH_MAX + 1]; /* "/rest?query", encoded for a request line */
+};
+/*
+ * Whether path (decoded, as in struct api_req) is a pods/NAME/proxy[/...],
+ * services/[SCHEME:]NAME[:PORT]/proxy[/...] or pods/NAME/portforward request; when it is,
+ * *t is filled, or f set (400/414) when it is malformed. query: the raw query, forwarded.
+ */
+bool api_proxy_parse(const char *path, struct k32_str query, struct api_proxy_target *t,
+		     struct api_fail *f);
+/* Answers a proxy request into out (true), or returns false when rq is not one. */
+bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out *out);
+/* Writes the `kubernetes` Service and its Endpoints (the API server at port). */
+void api_service_bootstrap(struct api_server *api, uint16_t port);
+
 #endif /* API_SRV_H */

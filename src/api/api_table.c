@@ -141,6 +141,24 @@ static const struct api_col cols_device[] = {
 	{"Ready", "string", 1, "Status of the Ready condition."},
 	{"Driver", "string", 1, "Driver pod."},
 	{0}};
+static const struct api_col cols_svc[] = {
+	COL_NAME,
+	{"Type", "string", 0, "The type of the service."},
+	{"Cluster-IP", "string", 0, "The IP address of the service."},
+	{"External-IP", "string", 0, "The external IP address of the service."},
+	{"Port(s)", "string", 0, "The ports of the service."},
+	COL_AGE,
+	{"Selector", "string", 1, "Route service traffic to pods with label keys and values matching this selector."},
+	{0}};
+static const struct api_col cols_ep[] = {
+	COL_NAME, {"Endpoints", "string", 0, "Endpoints of the service (a node's pod server for each ready pod)."}, COL_AGE, {0}};
+static const struct api_col cols_eps[] = {
+	COL_NAME,
+	{"AddressType", "string", 0, "The type of address carried by this EndpointSlice."},
+	{"Ports", "string", 0, "The ports of this EndpointSlice."},
+	{"Endpoints", "string", 0, "The addresses of this EndpointSlice."},
+	COL_AGE,
+	{0}};
 /* clang-format on */
 
 static const char *jstr(const cJSON *obj, const char *path, const char *dflt)
@@ -547,6 +565,103 @@ static void row_default(cJSON *cells, const cJSON *o, uint64_t now_s)
 	cell_age(cells, o, now_s);
 }
 
+/* "a, b, c + N more..." from the list items, as upstream's endpoint columns. */
+static void cell_list(cJSON *cells, const char *const *items, size_t n, size_t total)
+{
+	char buf[256] = "";
+	size_t used = 0;
+	for (size_t i = 0; i < n && used < sizeof(buf); i++)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? "," : "",
+					 items[i]);
+	if (total > n && used < sizeof(buf))
+		snprintf(buf + used, sizeof(buf) - used, " + %zu more...", total - n);
+	cell_str(cells, total ? buf : "<none>");
+}
+
+static void row_service(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	const char *type = jstr(o, "spec.type", "ClusterIP");
+	cell_str(cells, type);
+	cell_str(cells, jstr(o, "spec.clusterIP", "<none>"));
+	cell_str(cells, "<none>");
+	char ports[160] = "";
+	size_t used = 0;
+	const cJSON *p;
+	cJSON_ArrayForEach(p, jget(o, "spec", "ports"))
+	{
+		if (used >= sizeof(ports))
+			break;
+		used += (size_t)snprintf(ports + used, sizeof(ports) - used, "%s%lld/%s",
+					 used ? "," : "", jint(p, "port", 0),
+					 jstr(p, "protocol", "TCP"));
+	}
+	cell_str(cells, ports[0] ? ports : "<none>");
+	cell_age(cells, o, now_s);
+	char sel[160] = "";
+	used = 0;
+	cJSON_ArrayForEach(p, jget(o, "spec", "selector"))
+	{
+		if (used >= sizeof(sel) || !cJSON_IsString(p))
+			break;
+		used += (size_t)snprintf(sel + used, sizeof(sel) - used, "%s%s=%s",
+					 used ? "," : "", p->string, p->valuestring);
+	}
+	cell_str(cells, sel[0] ? sel : "<none>");
+}
+
+static void row_endpoints(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	char txt[3][80];
+	const char *items[3];
+	size_t n = 0, total = 0;
+	const cJSON *sub, *a, *p;
+	cJSON_ArrayForEach(sub, jget(o, "subsets", NULL))
+	{
+		cJSON_ArrayForEach(a, jget(sub, "addresses", NULL))
+		{
+			cJSON_ArrayForEach(p, jget(sub, "ports", NULL))
+			{
+				if (n < 3) {
+					snprintf(txt[n], sizeof(txt[n]), "%.63s:%lld",
+						 jstr(a, "ip", ""), jint(p, "port", 0));
+					items[n] = txt[n];
+					n++;
+				}
+				total++;
+			}
+		}
+	}
+	cell_list(cells, items, n, total);
+	cell_age(cells, o, now_s);
+}
+
+static void row_endpointslice(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	cell_str(cells, jstr(o, "addressType", ""));
+	char ports[96] = "";
+	size_t used = 0;
+	const cJSON *p, *e;
+	cJSON_ArrayForEach(p, jget(o, "ports", NULL))
+	{
+		if (used >= sizeof(ports))
+			break;
+		used += (size_t)snprintf(ports + used, sizeof(ports) - used, "%s%lld",
+					 used ? "," : "", jint(p, "port", 0));
+	}
+	cell_str(cells, ports[0] ? ports : "<unset>");
+	const char *items[3];
+	size_t n = 0, total = 0;
+	cJSON_ArrayForEach(e, jget(o, "endpoints", NULL))
+	{
+		const cJSON *a = cJSON_GetArrayItem(jget(e, "addresses", NULL), 0);
+		if (n < 3 && cJSON_IsString(a))
+			items[n++] = a->valuestring;
+		total++;
+	}
+	cell_list(cells, items, n, total);
+	cell_age(cells, o, now_s);
+}
+
 /* core/v1 and events.k8s.io/v1 Events name their fields differently */
 static void row_event_core(cJSON *cells, const cJSON *o, uint64_t now_s)
 {
@@ -583,6 +698,9 @@ const struct api_printer api_printer_secret = {cols_secret, true, row_secret, NU
 const struct api_printer api_printer_event = {cols_event, false, row_event_new, row_event_core};
 const struct api_printer api_printer_lease = {cols_lease, true, row_lease, NULL};
 const struct api_printer api_printer_device = {cols_device, true, row_device, NULL};
+const struct api_printer api_printer_service = {cols_svc, true, row_service, NULL};
+const struct api_printer api_printer_endpoints = {cols_ep, true, row_endpoints, NULL};
+const struct api_printer api_printer_endpointslice = {cols_eps, true, row_endpointslice, NULL};
 /* clang-format on */
 
 static void api_table_cells(const struct api_resource *res, cJSON *cells, const cJSON *o,

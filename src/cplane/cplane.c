@@ -130,19 +130,7 @@ k32_status_t cplane_node_get(struct cplane *cp, struct http_client *c, const cha
 
 void cplane_node_endpoint(const cJSON *node, char *ip, size_t ipcap, uint16_t *port)
 {
-	const cJSON *p = k32_json_find(node, "status.daemonEndpoints.kubeletEndpoint.Port");
-	*port = cJSON_IsNumber(p) && p->valuedouble > 0 && p->valuedouble <= 65535
-		    ? (uint16_t)p->valuedouble
-		    : 0;
-	snprintf(ip, ipcap, "127.0.0.1");
-	const cJSON *a;
-	cJSON_ArrayForEach(a, k32_json_find(node, "status.addresses"))
-	{
-		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(a, "type"));
-		const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(a, "address"));
-		if (t && v && !strcmp(t, "InternalIP"))
-			snprintf(ip, ipcap, "%s", v);
-	}
+	kmeta_node_pod_server(node, ip, ipcap, port);
 }
 
 /* ---- the HTTP handler ---------------------------------------------------------------------- */

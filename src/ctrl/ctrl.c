@@ -21,12 +21,13 @@
  * pods -> bound. ctrl_pass_fn is in the same order. */
 static const uint32_t ctrl_order[CTRL_COUNT] = {
     CTRL_NODE_LIFECYCLE, CTRL_CRONJOB, CTRL_DEPLOYMENT, CTRL_REPLICASET, CTRL_DAEMONSET, CTRL_JOB,
-    CTRL_SCHEDULER,	 CTRL_GC,      CTRL_NAMESPACE,	CTRL_DEVICE,
+    CTRL_SCHEDULER,	 CTRL_GC,      CTRL_NAMESPACE,	CTRL_DEVICE,	 CTRL_ENDPOINTS,
 };
 
 static void (*const ctrl_pass_fn[CTRL_COUNT])(struct ctrl *c) = {
-    ctrl_node_pass, ctrl_cron_pass,  ctrl_deploy_pass, ctrl_rs_pass, ctrl_ds_pass,
-    ctrl_job_pass,  ctrl_sched_pass, ctrl_gc_pass,     ctrl_ns_pass, ctrl_dev_pass,
+    ctrl_node_pass, ctrl_cron_pass, ctrl_deploy_pass,	 ctrl_rs_pass,
+    ctrl_ds_pass,   ctrl_job_pass,  ctrl_sched_pass,	 ctrl_gc_pass,
+    ctrl_ns_pass,   ctrl_dev_pass,  ctrl_endpoints_pass,
 };
 
 static unsigned ctrl_bit_index(uint32_t bit)

@@ -81,7 +81,8 @@ enum ctrl_kind {
 	CTRL_NAMESPACE = 1u << 7,
 	CTRL_DEVICE = 1u << 8, /* kube32.io Devices: driver pods, Stale, conflicts */
 	CTRL_CRONJOB = 1u << 9,
-	CTRL_ALL = 0x3ffu,
+	CTRL_ENDPOINTS = 1u << 10, /* Services' Endpoints and EndpointSlices (ctrl_endpoints.c) */
+	CTRL_ALL = 0x7ffu,
 };
 
 /* Clock functions a test can replace (ctx = ctrl_config.clock_ctx). */
@@ -120,8 +121,9 @@ struct ctrl_stats {
 	uint64_t watch_restarts;      /* informer watches restarted with a relist */
 	uint64_t device_pods_created; /* driver pods created by the Device controller */
 	uint64_t last_pass_us;	      /* monotonic time of the last pass */
-	uint64_t pass_cpu_us[10];     /* CPU time spent in passes, per controller (bit index of
-				       * enum ctrl_kind: [0] scheduler ... [9] CronJob) */
+	uint64_t pass_cpu_us[11];     /* CPU time spent in passes, per controller (bit index of
+				       * enum ctrl_kind: [0] scheduler ... [9] CronJob, [10]
+				       * endpoints) */
 };
 
 /*

@@ -32,8 +32,9 @@ static const struct {
 	uint32_t mask;
 } ctrl_inf_defs[CTRL_INFORMER_COUNT] = {
     {"/api/v1", "pods",
-     CTRL_SCHEDULER | CTRL_REPLICASET | CTRL_DAEMONSET | CTRL_JOB | CTRL_GC | CTRL_DEVICE},
-    {"/api/v1", "nodes", CTRL_SCHEDULER | CTRL_DAEMONSET | CTRL_NODE_LIFECYCLE},
+     CTRL_SCHEDULER | CTRL_REPLICASET | CTRL_DAEMONSET | CTRL_JOB | CTRL_GC | CTRL_DEVICE |
+	 CTRL_ENDPOINTS},
+    {"/api/v1", "nodes", CTRL_SCHEDULER | CTRL_DAEMONSET | CTRL_NODE_LIFECYCLE | CTRL_ENDPOINTS},
     {"/apis/apps/v1", "replicasets", CTRL_REPLICASET | CTRL_DEPLOYMENT | CTRL_GC},
     {"/apis/apps/v1", "deployments", CTRL_DEPLOYMENT | CTRL_GC},
     {"/apis/apps/v1", "daemonsets", CTRL_DAEMONSET | CTRL_GC},
@@ -41,6 +42,7 @@ static const struct {
     {"/apis/batch/v1", "cronjobs", CTRL_CRONJOB | CTRL_GC},
     {"/api/v1", "namespaces", CTRL_NAMESPACE},
     {"/apis/kube32.io/v1alpha1", "devices", CTRL_DEVICE},
+    {"/api/v1", "services", CTRL_ENDPOINTS},
 };
 
 /* ---- event filters --------------------------------------------------------------------- */

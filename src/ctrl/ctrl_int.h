@@ -20,8 +20,8 @@
 #include "kclient/kclient.h"
 #include "platform/k32_platform.h"
 
-#define CTRL_COUNT	    10			     /* controllers (bits of enum ctrl_kind) */
-#define CTRL_INFORMER_COUNT 9			     /* kinds cached and watched (ctrl_inform.c) */
+#define CTRL_COUNT	    11			     /* controllers (bits of enum ctrl_kind) */
+#define CTRL_INFORMER_COUNT 10			     /* kinds cached and watched (ctrl_inform.c) */
 #define CTRL_CONTINUE_LEN   (K32_STORE_KEY_MAX + 24) /* a list's continue token */
 #define CTRL_NAME_LEN	    254			     /* DNS-1123 subdomain plus NUL */
 #define CTRL_SCHEDULER_NAME "default-scheduler"
@@ -353,6 +353,8 @@ void ctrl_gc_pass(struct ctrl *c);
 void ctrl_ns_pass(struct ctrl *c);
 /* ctrl_dev.c */
 void ctrl_dev_pass(struct ctrl *c);
+/* ctrl_endpoints.c */
+void ctrl_endpoints_pass(struct ctrl *c);
 
 /* Merge-patches status fields want (an object) onto target (a /status path) when any
  * differs from obj's status (a missing number counts as 0); one budget unit. */

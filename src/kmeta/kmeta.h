@@ -221,4 +221,31 @@ bool kmeta_requirement_matches(const char *op, const cJSON *values, const char *
  * absent or empty matches nothing (as a ReplicaSet without a selector selects nothing). */
 bool kmeta_label_selector_matches(const cJSON *selector, const cJSON *labels);
 
+
+/* ---- where pods are reached (kmeta_svc.c) ------------------------------------------------ */
+
+#define KMETA_HOST_LEN 64 /* an IP address or host name of a node, with its NUL */
+
+/* Whether s is a plain host (an IPv4/IPv6 address or DNS name: letters, digits, '.', ':',
+ * '-'; shorter than KMETA_HOST_LEN): nothing that could break a request line. */
+bool kmeta_host_ok(const char *s);
+
+/* A Node's pod server: its InternalIP (else "127.0.0.1") into ip and
+ * status.daemonEndpoints.kubeletEndpoint.Port into *port (0: the node publishes none). */
+void kmeta_node_pod_server(const cJSON *node, char *ip, size_t ipcap, uint16_t *port);
+
+/* One ready endpoint of a Service: the pod, its node and the node's pod server. */
+struct kmeta_endpoint {
+	char pod[254];
+	char node[254];
+	char ip[KMETA_HOST_LEN];
+	uint16_t port;
+};
+
+/* The ready endpoints of a core/v1 Endpoints object (subsets[].addresses, each with
+ * targetRef.name and nodeName, the subset's first port that node's pod server); addresses
+ * that are malformed are skipped, at most K32_SVC_ENDPOINTS_MAX are read. Returns how many
+ * there are and fills *out (may be NULL) with the one at index modulo that count. */
+uint32_t kmeta_endpoints_pick(const cJSON *eps, uint32_t index, struct kmeta_endpoint *out);
+
 #endif /* K32_KMETA_H */
