@@ -353,6 +353,11 @@ static void api_proxy_forward(const struct api_req *rq, struct api_out *out, con
 			k32_str_copy(ct, ctype, sizeof(ctype));
 		api_out_text(out, r.status >= 100 && r.status <= 599 ? r.status : 502, ctype,
 			     r.body.data ? (const char *)r.body.data : "", r.body.len);
+		if (rq->http) { /* who answered, as the pod servers' Service routing says it */
+			char v[600];
+			snprintf(v, sizeof(v), "%.63s/%.253s@%.253s", ns, pod, node);
+			http_response_header(rq->http, "X-Kube32-Endpoint", v);
+		}
 	}
 	http_client_response_fini(&r);
 	http_client_free(c);

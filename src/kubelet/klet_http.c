@@ -9,7 +9,10 @@
  *   504  the handler ran out of its execution budget
  *   500  the handler trapped (the pod then restarts per its restartPolicy)
  *
- * Without the header: GET /healthz ("ok"), GET /stats (the pod pool and each pod's bytes
+ * With `X-Kube32-Service: <namespace>/<name>` instead: one ready pod of that Service,
+ * round-robin, here or forwarded to its node's pod server (klet_svc.c).
+ *
+ * Without either header: GET /healthz ("ok"), GET /stats (the pod pool and each pod's bytes
  * by kind, JSON) and GET /containerLogs/<ns>/<pod>/<container>
  * with the query parameters of pods/log (tailLines, previous, timestamps, follow), which is
  * how the control plane's log proxy reads the log of a pod on a board in another process.
@@ -506,6 +509,12 @@ static void pod_request(struct klet *k, struct k32_str hv, struct http_request *
 	k32_buf_fini(&hp.body);
 }
 
+void klet_http_pod_request(struct klet *k, struct k32_str hv, struct http_request *req,
+			   struct http_response *resp)
+{
+	pod_request(k, hv, req, resp);
+}
+
 /* Whether a and b (b NUL-terminated) are equal, in time that depends on the lengths only. */
 static bool token_eq(struct k32_str a, const char *b)
 {
@@ -557,6 +566,10 @@ static void handler(void *ctx, struct http_request *req, struct http_response *r
 	struct k32_str hv;
 	if (http_request_header(req, "X-Kube32-Pod", &hv)) {
 		pod_request(k, hv, req, resp);
+		return;
+	}
+	if (http_request_header(req, "X-Kube32-Service", &hv)) {
+		klet_svc_request(k, hv, req, resp); /* klet_svc.c */
 		return;
 	}
 	if (!strcmp(req->method, "GET") && k32_str_eq_cstr(req->path, "/healthz")) {
@@ -619,7 +632,9 @@ k32_status_t klet_http_start(struct klet *k, struct k32_err *err)
 	c.handler_threads = K32_KLET_POD_HTTP_ROUTERS;
 	c.max_body_bytes = K32_KLET_POD_HTTP_BODY_MAX;
 	c.max_response_bytes = K32_HTTP_MAX_RESPONSE_BYTES;
-	k32_status_t st = http_server_start(&c, &k->pod_srv, err);
+	k32_status_t st = klet_svc_init(k, err);
+	if (!st)
+		st = http_server_start(&c, &k->pod_srv, err);
 	if (st) {
 		char why[K32_ERR_MSG_LEN];
 		snprintf(why, sizeof(why), "%s", err->msg);
@@ -639,6 +654,7 @@ void klet_http_stop(struct klet *k)
 	k32_mutex_unlock(&k->lock);
 	http_server_stop(k->pod_srv);
 	k->pod_srv = NULL;
+	klet_svc_fini(k);
 }
 
 uint16_t klet_pod_http_port(const struct klet *k)

@@ -242,6 +242,7 @@ struct klet {
 	bool http_closing; /* klet_http_stop began: queued requests are answered 503 */
 
 	struct klet_pod *pods; /* max_pods slots */
+	struct klet_svc *svc;  /* Service routing of the pod server (klet_svc.c) */
 };
 
 /* klet.c */
@@ -296,6 +297,14 @@ void klet_kobj_free(struct klet *k);
 /* klet_http.c */
 k32_status_t klet_http_start(struct klet *k, struct k32_err *err);
 void klet_http_stop(struct klet *k);
+/* Answers req as a request with X-Kube32-Pod: hv (klet_svc.c serves a Service's local pod). */
+void klet_http_pod_request(struct klet *k, struct k32_str hv, struct http_request *req,
+			   struct http_response *resp);
+/* klet_svc.c: X-Kube32-Service routing; init/fini with the pod server */
+k32_status_t klet_svc_init(struct klet *k, struct k32_err *err);
+void klet_svc_fini(struct klet *k);
+void klet_svc_request(struct klet *k, struct k32_str hv, struct http_request *req,
+		      struct http_response *resp);
 
 /* GET /metrics of the pod server: the node's and its pods' figures in Prometheus' text
  * format (klet_metrics.c). Takes the state lock one pod at a time. */
