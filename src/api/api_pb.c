@@ -145,7 +145,21 @@ static const struct pb_field pb_ssrr_spec[] = {{1, "namespace", PB_STR, NULL}, {
 static const struct pb_field pb_ssrr[] = {
 	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_ssrr_spec}, {0}};
 
+/* core/v1 Service (kubectl create service): ServiceSpec and ServicePort */
+static const struct pb_field pb_svc_port[] = {
+	{1, "name", PB_STR, NULL}, {2, "protocol", PB_STR, NULL}, {3, "port", PB_INT, NULL},
+	{4, "targetPort", PB_INTORSTR, NULL}, {5, "nodePort", PB_INT, NULL},
+	{6, "appProtocol", PB_STR, NULL}, {0}};
+static const struct pb_field pb_svc_spec[] = {
+	{1, "ports", PB_REP_MSG, pb_svc_port}, {2, "selector", PB_MAP_SS, NULL},
+	{3, "clusterIP", PB_STR, NULL}, {4, "type", PB_STR, NULL},
+	{5, "externalIPs", PB_REP_STR, NULL}, {7, "sessionAffinity", PB_STR, NULL},
+	{10, "externalName", PB_STR, NULL}, {0}};
+static const struct pb_field pb_service[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_svc_spec}, {0}};
+
 static const struct { const char *kind; const struct pb_field *fields; } pb_kinds[] = {
+	{"Service", pb_service},
 	{"Namespace", pb_namespace}, {"ConfigMap", pb_configmap}, {"Secret", pb_secret},
 	{"Deployment", pb_deployment}, {"Job", pb_job}, {"CronJob", pb_cronjob},
 	{"SelfSubjectAccessReview", pb_ssar},
@@ -506,7 +520,8 @@ k32_status_t api_pb_decode(const uint8_t *body, size_t len, cJSON **out, struct 
 		return api_fail_set(
 		    f, 415, "UnsupportedMediaType",
 		    "protobuf body of kind \"%.60s\" is not supported by kube32 (Namespace, "
-		    "ConfigMap, Secret, Deployment, Job, CronJob, SelfSubjectAccessReview, "
+		    "ConfigMap, Secret, Service, Deployment, Job, CronJob, "
+		    "SelfSubjectAccessReview, "
 		    "SelfSubjectRulesReview, SelfSubjectReview are); send application/json",
 		    kind);
 	cJSON *obj = cJSON_CreateObject();
