@@ -135,10 +135,11 @@ bool api_proxy_parse(const char *path, struct k32_str query, struct api_proxy_ta
 	const char *nm = parts[0], *port = NULL;
 	if (np == 3) {
 		if (strcmp(parts[0], "http") && strcmp(parts[0], "")) {
-			api_fail_set(f, 400, "BadRequest",
-				     "proxy: scheme \"%.20s\" is not supported: a kube32 pod answers "
-				     "plain HTTP (use http:NAME:PORT or NAME:PORT)",
-				     parts[0]);
+			api_fail_set(
+			    f, 400, "BadRequest",
+			    "proxy: scheme \"%.20s\" is not supported: a kube32 pod answers "
+			    "plain HTTP (use http:NAME:PORT or NAME:PORT)",
+			    parts[0]);
 			return true;
 		}
 		nm = parts[1];
@@ -252,11 +253,12 @@ static bool api_proxy_pod_server(struct api_server *api, const char *ns, const c
 		kmeta_node_pod_server(no, ip, ipcap, port);
 	cJSON_Delete(no);
 	if (!*port) {
-		api_fail_set(f, 503, "ServiceUnavailable",
-			     "node %s of pod %s/%s publishes no pod server "
-			     "(status.daemonEndpoints.kubeletEndpoint.Port): it runs without one or "
-			     "has not registered",
-			     node, ns, name);
+		api_fail_set(
+		    f, 503, "ServiceUnavailable",
+		    "node %s of pod %s/%s publishes no pod server "
+		    "(status.daemonEndpoints.kubeletEndpoint.Port): it runs without one or "
+		    "has not registered",
+		    node, ns, name);
 		return false;
 	}
 	return true;
@@ -389,7 +391,8 @@ bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out 
 		api_out_fail(out, &f);
 		return true;
 	}
-	const struct api_resource *res = api_registry_find("", "v1", t.service ? "services" : "pods");
+	const struct api_resource *res =
+	    api_registry_find("", "v1", t.service ? "services" : "pods");
 	const char *verb = api_proxy_verb(rq->method);
 	char why[320];
 	if (!verb) {
@@ -490,12 +493,13 @@ void api_service_bootstrap(struct api_server *api, uint16_t port)
 	if (!kmeta_host_ok(host) || !strcmp(host, "0.0.0.0"))
 		snprintf(host, sizeof(host), "127.0.0.1");
 	char body[700];
-	snprintf(body, sizeof(body),
-		 "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"kubernetes\","
-		 "\"namespace\":\"default\",\"labels\":{\"component\":\"apiserver\",\"provider\":"
-		 "\"kubernetes\"}},\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":443,"
-		 "\"protocol\":\"TCP\",\"targetPort\":%u}]}}",
-		 (unsigned)port);
+	snprintf(
+	    body, sizeof(body),
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"kubernetes\","
+	    "\"namespace\":\"default\",\"labels\":{\"component\":\"apiserver\",\"provider\":"
+	    "\"kubernetes\"}},\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":443,"
+	    "\"protocol\":\"TCP\",\"targetPort\":%u}]}}",
+	    (unsigned)port);
 	api_proxy_put(api, "/api/v1/namespaces/default/services", "kubernetes", body);
 	snprintf(body, sizeof(body),
 		 "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":"

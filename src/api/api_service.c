@@ -194,7 +194,8 @@ static void validate_service(const cJSON *obj, struct api_fail *f)
 					   "node's pod server reaches the Service already");
 		}
 		/* names are unique */
-		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "name"));
+		const char *name =
+		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "name"));
 		for (int j = 0; name && j < i; j++) {
 			const char *other = cJSON_GetStringValue(
 			    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ports, j), "name"));
@@ -228,8 +229,8 @@ static void validate_endpoints(const cJSON *obj, struct api_fail *f)
 			const cJSON *a;
 			cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(s, lists[l]))
 			{
-				snprintf(field, sizeof(field), "subsets[%d].%s[%d].ip", si, lists[l],
-					 ai);
+				snprintf(field, sizeof(field), "subsets[%d].%s[%d].ip", si,
+					 lists[l], ai);
 				const char *ip =
 				    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "ip"));
 				if (!ip)
@@ -271,8 +272,7 @@ static void validate_endpoints(const cJSON *obj, struct api_fail *f)
 
 static void validate_endpointslice(const cJSON *obj, struct api_fail *f)
 {
-	const char *at =
-	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "addressType"));
+	const char *at = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "addressType"));
 	if (!at)
 		required(f, "addressType");
 	else if (strcmp(at, "IPv4") && strcmp(at, "IPv6") && strcmp(at, "FQDN"))

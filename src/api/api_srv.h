@@ -285,7 +285,6 @@ void api_health_note_write(struct api_server *api, k32_status_t st, const struct
 uint64_t api_now_s(void);
 void api_new_uid(char *buf, size_t cap);
 
-
 /* ---- pods/proxy, services/proxy, the kubernetes Service (api_proxy.c) ------------------ */
 
 /* A proxy request's target, from its path. */
@@ -294,7 +293,7 @@ struct api_proxy_target {
 	bool portforward; /* pods/NAME/portforward */
 	char ns[64];
 	char name[254];
-	char port[64];				  /* services: "" or a port name or number */
+	char port[64];				 /* services: "" or a port name or number */
 	char target[K32_API_PROXY_PATH_MAX + 1]; /* "/rest?query", encoded for a request line */
 };
 /*

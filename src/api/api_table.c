@@ -603,8 +603,8 @@ static void row_service(cJSON *cells, const cJSON *o, uint64_t now_s)
 	{
 		if (used >= sizeof(sel) || !cJSON_IsString(p))
 			break;
-		used += (size_t)snprintf(sel + used, sizeof(sel) - used, "%s%s=%s",
-					 used ? "," : "", p->string, p->valuestring);
+		used += (size_t)snprintf(sel + used, sizeof(sel) - used, "%s%s=%s", used ? "," : "",
+					 p->string, p->valuestring);
 	}
 	cell_str(cells, sel[0] ? sel : "<none>");
 }

@@ -97,8 +97,8 @@ static int ep_entry_cmp(const void *a, const void *b)
 }
 
 /* The pods of svc with their pod servers into e (at most cap), sorted by server then name. */
-static size_t ep_gather(const cJSON *svc, const cJSON *pods, const cJSON *nodes,
-			struct ep_entry *e, size_t cap, size_t *dropped)
+static size_t ep_gather(const cJSON *svc, const cJSON *pods, const cJSON *nodes, struct ep_entry *e,
+			size_t cap, size_t *dropped)
 {
 	const cJSON *sel = k32_json_find(svc, "spec.selector");
 	size_t n = 0;
@@ -219,8 +219,8 @@ static void ep_write_endpoints(struct ctrl *c, const char *ns, const char *name,
 	}
 	const cJSON *cs = cur ? cJSON_GetObjectItem(cur, "subsets") : NULL;
 	bool same_subsets = cs ? cJSON_Compare(cs, subsets, true) : !cJSON_GetArraySize(subsets);
-	const char *mirror = cur ? ctrl_label(k32_json_find(cur, "metadata.labels"), EP_SKIP_MIRROR)
-				 : NULL;
+	const char *mirror =
+	    cur ? ctrl_label(k32_json_find(cur, "metadata.labels"), EP_SKIP_MIRROR) : NULL;
 	if (cur && same_subsets && mirror) {
 		cJSON_Delete(cur);
 		cJSON_Delete(subsets);
@@ -330,7 +330,8 @@ static bool ep_slice_same(const cJSON *a, const cJSON *b)
 {
 	static const char *const keys[] = {"addressType", "endpoints", "ports"};
 	for (size_t i = 0; i < 3; i++) {
-		const cJSON *x = cJSON_GetObjectItem(a, keys[i]), *y = cJSON_GetObjectItem(b, keys[i]);
+		const cJSON *x = cJSON_GetObjectItem(a, keys[i]),
+			    *y = cJSON_GetObjectItem(b, keys[i]);
 		if (!x || !y || !cJSON_Compare(x, y, true))
 			return false;
 	}
@@ -390,7 +391,8 @@ static void ep_sync_slices(struct ctrl *c, const cJSON *svc, cJSON *want, const 
 		const char *mb = ctrl_label(k32_json_find(h, "metadata.labels"), EP_MANAGED_BY_KEY);
 		const char *owner = ctrl_controller_uid(h);
 		/* ours: managed by us, or owned by this Service */
-		bool ours = (mb && !strcmp(mb, EP_MANAGED_BY)) || (owner && uid && !strcmp(owner, uid));
+		bool ours =
+		    (mb && !strcmp(mb, EP_MANAGED_BY)) || (owner && uid && !strcmp(owner, uid));
 		if (hn && ours && !ep_find_named(want, hn))
 			ep_delete(c, "/apis/discovery.k8s.io/v1", "endpointslices", ns, hn);
 	}
@@ -416,9 +418,8 @@ static void ep_sync(struct ctrl *c, const cJSON *svc, const cJSON *nodes)
 	size_t dropped = 0, n = 0;
 	if (e || !cap) {
 		n = ep_gather(svc, pods, nodes, e, cap, &dropped);
-		ep_write_endpoints(c, ns, name, ep_subsets(svc, e, n, ns), n > K32_SVC_ENDPOINTS_MAX
-									   ? n - K32_SVC_ENDPOINTS_MAX
-									   : 0);
+		ep_write_endpoints(c, ns, name, ep_subsets(svc, e, n, ns),
+				   n > K32_SVC_ENDPOINTS_MAX ? n - K32_SVC_ENDPOINTS_MAX : 0);
 		cJSON *want = ep_slices_want(svc, e, n, ns, name);
 		if (want)
 			ep_sync_slices(c, svc, want, ns, name);
@@ -452,7 +453,8 @@ static void ep_orphans(struct ctrl *c, const cJSON *svcs)
 	const cJSON *o;
 	cJSON_ArrayForEach(o, eps)
 	{
-		const char *ns = ctrl_jstr(o, "metadata.namespace"), *n = ctrl_jstr(o, "metadata.name");
+		const char *ns = ctrl_jstr(o, "metadata.namespace"),
+			   *n = ctrl_jstr(o, "metadata.name");
 		if (ns && n && !ep_service_exists(svcs, ns, n))
 			ep_delete(c, "/api/v1", "endpoints", ns, n);
 	}
@@ -463,7 +465,8 @@ static void ep_orphans(struct ctrl *c, const cJSON *svcs)
 	cJSON *sl = ctrl_list_array(c, path, NULL);
 	cJSON_ArrayForEach(o, sl)
 	{
-		const char *ns = ctrl_jstr(o, "metadata.namespace"), *n = ctrl_jstr(o, "metadata.name");
+		const char *ns = ctrl_jstr(o, "metadata.namespace"),
+			   *n = ctrl_jstr(o, "metadata.name");
 		const char *svc = ctrl_label(k32_json_find(o, "metadata.labels"), EP_SERVICE_NAME);
 		if (ns && n && (!svc || !ep_service_exists(svcs, ns, svc)))
 			ep_delete(c, "/apis/discovery.k8s.io/v1", "endpointslices", ns, n);

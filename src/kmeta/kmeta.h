@@ -221,7 +221,6 @@ bool kmeta_requirement_matches(const char *op, const cJSON *values, const char *
  * absent or empty matches nothing (as a ReplicaSet without a selector selects nothing). */
 bool kmeta_label_selector_matches(const cJSON *selector, const cJSON *labels);
 
-
 /* ---- where pods are reached (kmeta_svc.c) ------------------------------------------------ */
 
 #define KMETA_HOST_LEN 64 /* an IP address or host name of a node, with its NUL */

@@ -88,10 +88,10 @@ uint32_t kmeta_endpoints_pick(const cJSON *eps, uint32_t index, struct kmeta_end
 		{
 			const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItem(sub, "ports"), 0);
 			const cJSON *pn = cJSON_GetObjectItem(p, "port");
-			uint16_t port = cJSON_IsNumber(pn) && pn->valuedouble >= 1 &&
-					    pn->valuedouble <= 65535
-					    ? (uint16_t)pn->valuedouble
-					    : 0;
+			uint16_t port =
+			    cJSON_IsNumber(pn) && pn->valuedouble >= 1 && pn->valuedouble <= 65535
+				? (uint16_t)pn->valuedouble
+				: 0;
 			const cJSON *a;
 			cJSON_ArrayForEach(a, cJSON_GetObjectItem(sub, "addresses"))
 			{

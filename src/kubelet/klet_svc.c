@@ -107,7 +107,8 @@ static struct klet_svc_entry *svc_entry(struct klet *k, struct klet_svc *s, cons
 		cc.bearer_token = k->token[0] ? k->token : NULL;
 		cc.timeout_us = (int64_t)K32_SVC_FORWARD_TIMEOUT_MS * 1000;
 		if (http_client_new(&cc, &s->api, &err)) {
-			klet_msgf(msg, cap, "node %s cannot ask the API server for Service %s/%s: %s\n",
+			klet_msgf(msg, cap,
+				  "node %s cannot ask the API server for Service %s/%s: %s\n",
 				  k->node, ns, name, err.msg);
 			return NULL;
 		}
@@ -161,8 +162,8 @@ static void svc_endpoint_header(struct http_response *resp, const char *ns,
 
 /* Forwards req to ep's node; false (msg set) when the node could not be reached. */
 static bool svc_forward(struct klet *k, const char *ns, const struct kmeta_endpoint *ep,
-			struct http_request *req, struct http_response *resp, char *msg,
-			size_t cap, bool *timed_out)
+			struct http_request *req, struct http_response *resp, char *msg, size_t cap,
+			bool *timed_out)
 {
 	struct http_client_config cc;
 	http_client_config_init(&cc);
@@ -181,7 +182,8 @@ static bool svc_forward(struct klet *k, const char *ns, const struct kmeta_endpo
 	if (http_request_header(req, "Content-Type", &ct))
 		k32_str_copy(ct, ctype, sizeof(ctype));
 	if (!k32_str_copy(req->target, target, sizeof(target))) {
-		klet_msgf(msg, cap, "the request target is over %u bytes (K32_API_PROXY_PATH_MAX)\n",
+		klet_msgf(msg, cap,
+			  "the request target is over %u bytes (K32_API_PROXY_PATH_MAX)\n",
 			  (unsigned)K32_API_PROXY_PATH_MAX);
 		*timed_out = false;
 		return false;
@@ -227,10 +229,11 @@ void klet_svc_request(struct klet *k, struct k32_str hv, struct http_request *re
 		return;
 	}
 	if (http_request_header(req, KLET_SVC_VIA, &via)) {
-		klet_msgf(m, sizeof(m),
-			  "Service %s/%s: a request forwarded by node %.*s asks for a Service again "
-			  "(loop refused)\n",
-			  ns, name, (int)(via.len > 64 ? 64 : via.len), via.p);
+		klet_msgf(
+		    m, sizeof(m),
+		    "Service %s/%s: a request forwarded by node %.*s asks for a Service again "
+		    "(loop refused)\n",
+		    ns, name, (int)(via.len > 64 ? 64 : via.len), via.p);
 		text(resp, 508, m);
 		return;
 	}

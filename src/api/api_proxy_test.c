@@ -1,0 +1,191 @@
+/*
+ * api_proxy_test.c - the proxy paths (api_proxy_parse) with ordinary and hostile input, the
+ * Service strategy's validation, and kmeta_endpoints_pick's round-robin over an Endpoints
+ * object as the endpoints controller writes it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/api_int.h"
+#include "api/api_srv.h"
+#include "kmeta/kmeta.h"
+
+static bool parse(const char *path, const char *query, struct api_proxy_target *t,
+		  struct api_fail *f)
+{
+	api_fail_clear(f);
+	return api_proxy_parse(path, k32_str_from(query), t, f);
+}
+
+static void test_parse_ok(void **state)
+{
+	(void)state;
+	struct api_proxy_target t;
+	struct api_fail f;
+	assert_true(parse("/api/v1/namespaces/default/pods/web-1/proxy/a/b", "x=1", &t, &f));
+	assert_int_equal(f.code, 0);
+	assert_false(t.service);
+	assert_string_equal(t.ns, "default");
+	assert_string_equal(t.name, "web-1");
+	assert_string_equal(t.target, "/a/b?x=1");
+	assert_true(parse("/api/v1/namespaces/default/pods/web-1/proxy", "", &t, &f));
+	assert_string_equal(t.target, "/");
+	assert_true(parse("/api/v1/namespaces/ns1/services/web:http/proxy/", "", &t, &f));
+	assert_int_equal(f.code, 0);
+	assert_true(t.service);
+	assert_string_equal(t.name, "web");
+	assert_string_equal(t.port, "http");
+	assert_true(parse("/api/v1/namespaces/ns1/services/http:web:80/proxy/q", "", &t, &f));
+	assert_int_equal(f.code, 0);
+	assert_string_equal(t.name, "web");
+	assert_string_equal(t.port, "80");
+	assert_true(parse("/api/v1/namespaces/ns1/pods/p/portforward", "", &t, &f));
+	assert_true(t.portforward);
+	/* not proxy requests at all */
+	assert_false(parse("/api/v1/namespaces/default/pods/web-1", "", &t, &f));
+	assert_false(parse("/api/v1/namespaces/default/pods/web-1/log", "", &t, &f));
+	assert_false(parse("/api/v1/namespaces/default/configmaps/c/proxy/", "", &t, &f));
+	assert_false(parse("/apis/apps/v1/namespaces/d/deployments/x/proxy", "", &t, &f));
+	assert_false(parse("/api/v1/namespaces/default/services/s/portforward", "", &t, &f));
+}
+
+static void test_parse_hostile(void **state)
+{
+	(void)state;
+	struct api_proxy_target t;
+	struct api_fail f;
+	/* CR LF, spaces and '%' in the decoded path are encoded again: no header injection */
+	assert_true(parse("/api/v1/namespaces/d/pods/p/proxy/a\r\nX-Evil: 1 %", "", &t, &f));
+	assert_int_equal(f.code, 0);
+	assert_string_equal(t.target, "/a%0D%0AX-Evil:%201%20%25");
+	assert_null(strchr(t.target, '\r'));
+	/* a query with a raw control byte or space is refused */
+	assert_true(parse("/api/v1/namespaces/d/pods/p/proxy/", "a=\r\n", &t, &f));
+	assert_int_equal(f.code, 400);
+	assert_true(parse("/api/v1/namespaces/d/pods/p/proxy/", "a= b", &t, &f));
+	assert_int_equal(f.code, 400);
+	/* names that are not object names */
+	assert_true(parse("/api/v1/namespaces/d/pods/P\r\nX/proxy/", "", &t, &f));
+	assert_int_equal(f.code, 400);
+	assert_true(parse("/api/v1/namespaces/d/services/a:b:c:d/proxy/", "", &t, &f));
+	assert_int_equal(f.code, 400);
+	assert_true(parse("/api/v1/namespaces/d/services/https:web:443/proxy/", "", &t, &f));
+	assert_int_equal(f.code, 400);
+	assert_non_null(strstr(f.message, "https"));
+	assert_true(parse("/api/v1/namespaces/d/services/web:/proxy/", "", &t, &f));
+	assert_int_equal(f.code, 0);
+	assert_string_equal(t.port, "");
+	assert_true(parse("/api/v1/namespaces/d/services/:/proxy/", "", &t, &f));
+	assert_int_equal(f.code, 400);
+	/* a namespace with a slash trick or upper case is not a proxy path */
+	assert_false(parse("/api/v1/namespaces/D/pods/p/proxy/", "", &t, &f));
+	assert_false(parse("/api/v1/namespaces//pods/p/proxy/", "", &t, &f));
+	/* over the forwarded-target bound: 414 naming the limit */
+	char path[1200];
+	int n = snprintf(path, sizeof(path), "/api/v1/namespaces/d/pods/p/proxy/");
+	memset(path + n, 'a', K32_API_PROXY_PATH_MAX);
+	path[n + K32_API_PROXY_PATH_MAX] = 0;
+	assert_true(parse(path, "", &t, &f));
+	assert_int_equal(f.code, 414);
+	assert_non_null(strstr(f.message, "K32_API_PROXY_PATH_MAX"));
+	/* encoding can triple the length: the bound holds after it */
+	n = snprintf(path, sizeof(path), "/api/v1/namespaces/d/pods/p/proxy/");
+	memset(path + n, ' ', K32_API_PROXY_PATH_MAX / 2);
+	path[n + K32_API_PROXY_PATH_MAX / 2] = 0;
+	assert_true(parse(path, "", &t, &f));
+	assert_int_equal(f.code, 414);
+	/* a name over 300 bytes */
+	n = snprintf(path, sizeof(path), "/api/v1/namespaces/d/services/");
+	memset(path + n, 'a', 400);
+	snprintf(path + n + 400, sizeof(path) - (size_t)n - 400, "/proxy/");
+	assert_true(parse(path, "", &t, &f));
+	assert_int_equal(f.code, 400);
+}
+
+static const char eps_json[] =
+    "{\"subsets\":[{\"addresses\":[{\"ip\":\"10.0.0.1\",\"nodeName\":\"n1\",\"targetRef\":"
+    "{\"name\":\"a\"}},{\"ip\":\"10.0.0.1\",\"nodeName\":\"n1\",\"targetRef\":{\"name\":\"b\"}}],"
+    "\"ports\":[{\"port\":7001}]},{\"addresses\":[{\"ip\":\"10.0.0.2\",\"nodeName\":\"n2\","
+    "\"targetRef\":{\"name\":\"c\"}},{\"ip\":\"bad ip\\r\\n\",\"nodeName\":\"n2\",\"targetRef\":"
+    "{\"name\":\"evil\"}},{\"ip\":\"10.0.0.2\",\"nodeName\":\"n2\"}],\"ports\":[{\"port\":7002}]},"
+    "{\"addresses\":[{\"ip\":\"10.0.0.3\",\"nodeName\":\"n3\",\"targetRef\":{\"name\":\"d\"}}],"
+    "\"ports\":[{\"port\":70000}]}]}";
+
+static void test_endpoints_pick(void **state)
+{
+	(void)state;
+	cJSON *eps = cJSON_Parse(eps_json);
+	assert_non_null(eps);
+	struct kmeta_endpoint ep;
+	/* three usable: a, b (n1:7001), c (n2:7002); the bad ip, the one without a pod and
+	 * the port out of range are skipped */
+	assert_int_equal(kmeta_endpoints_pick(eps, 0, NULL), 3);
+	const char *want[] = {"a", "b", "c", "a", "b", "c"};
+	for (uint32_t i = 0; i < 6; i++) {
+		assert_int_equal(kmeta_endpoints_pick(eps, i, &ep), 3);
+		assert_string_equal(ep.pod, want[i]);
+	}
+	kmeta_endpoints_pick(eps, 2, &ep);
+	assert_string_equal(ep.node, "n2");
+	assert_string_equal(ep.ip, "10.0.0.2");
+	assert_int_equal(ep.port, 7002);
+	assert_int_equal(kmeta_endpoints_pick(NULL, 0, &ep), 0);
+	cJSON_Delete(eps);
+}
+
+static void validate(const char *json, struct api_fail *f)
+{
+	const struct api_resource *r = api_registry_find("", "v1", "services");
+	assert_non_null(r);
+	cJSON *o = cJSON_Parse(json);
+	assert_non_null(o);
+	api_fail_clear(f);
+	if (r->strategy->defaults)
+		r->strategy->defaults(o);
+	api_validate(r, o, f);
+	cJSON_Delete(o);
+}
+
+static void test_service_validation(void **state)
+{
+	(void)state;
+	struct api_fail f;
+	validate("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\","
+		 "\"namespace\":\"d\"},\"spec\":{\"selector\":{\"app\":\"web\"},\"ports\":[{"
+		 "\"port\":80,\"targetPort\":\"http\"}]}}",
+		 &f);
+	assert_int_equal(f.cause_count, 0);
+	validate("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\","
+		 "\"namespace\":\"d\"},\"spec\":{\"type\":\"NodePort\",\"ports\":[{\"port\":0},"
+		 "{\"port\":80,\"protocol\":\"UDP\"}]}}",
+		 &f);
+	assert_int_equal(f.code, 422);
+	assert_non_null(strstr(f.message, "spec.type"));
+	assert_non_null(strstr(f.message, "spec.ports[0].port"));
+	validate(
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\","
+	    "\"namespace\":\"d\"},\"spec\":{\"ports\":[{\"port\":1,\"name\":\"a\"},{\"port\":2,"
+	    "\"name\":\"b\"},{\"port\":3,\"name\":\"c\"},{\"port\":4,\"name\":\"d\"},{\"port\":5,"
+	    "\"name\":\"e\"},{\"port\":6,\"name\":\"f\"},{\"port\":7,\"name\":\"g\"},{\"port\":8,"
+	    "\"name\":\"h\"},{\"port\":9,\"name\":\"i\"}]}}",
+	    &f);
+	assert_int_equal(f.code, 422);
+	assert_non_null(strstr(f.message, "K32_SVC_PORTS_MAX"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_parse_ok),
+	    cmocka_unit_test(test_parse_hostile),
+	    cmocka_unit_test(test_endpoints_pick),
+	    cmocka_unit_test(test_service_validation),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
