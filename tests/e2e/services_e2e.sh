@@ -142,7 +142,7 @@ check proxy-https-refused 'scheme "https" is not supported' \
 	k get --raw /api/v1/namespaces/default/services/https:web:80/proxy/
 
 # ---- cluster-info, port-forward ------------------------------------------------------------
-check cluster-info "Kubernetes control plane is running at https://127\.0\.0\.1:$PORT" k cluster-info
+check cluster-info "Kubernetes control plane.* is running at .*https://127\.0\.0\.1:$PORT" k cluster-info
 NODE=$(k get pod "$POD" -o jsonpath='{.spec.nodeName}')
 NPORT=$(podport "$NODE")
 check port-forward-names-endpoint "pod server http://127\.0\.0\.1:$NPORT with header X-Kube32-Pod: default/$POD" \
