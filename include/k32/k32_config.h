@@ -1216,6 +1216,15 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_API_PROXY_PATH_MAX
 #define K32_API_PROXY_PATH_MAX 384
 #endif
+/* kubectl port-forward tunnels (SPDY/3.1, api_portforward.c) open at once; past it 429. */
+#ifndef K32_API_PORTFORWARD_TUNNELS
+#define K32_API_PORTFORWARD_TUNNELS 4
+#endif
+/* Streams one tunnel holds open at once (two per forwarded connection); past it the new
+ * stream is refused (RST_STREAM). */
+#ifndef K32_API_PORTFORWARD_STREAMS
+#define K32_API_PORTFORWARD_STREAMS 8
+#endif
 /* pods/proxy and services/proxy requests the API server relays at once (each holds one
  * handler task for up to K32_SVC_FORWARD_TIMEOUT_MS); past it 429. */
 #ifndef K32_API_PROXY_CONCURRENT

@@ -435,13 +435,17 @@ bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out 
 		api_out_fail(out, &f);
 		return true;
 	}
+	if (t.portforward && api_portforward_start(rq, out, t.ns, t.name, node, ip, port))
+		return true;
 	if (t.portforward) {
+		/* kubectl 1.31+ asks for WebSocket first and falls back to SPDY on this */
 		api_fail_set(&f, 400, "BadRequest",
-			     "pods/portforward is not supported by kube32 yet: pod %s/%s answers "
-			     "HTTP at node %s's pod server http://%s:%u with header X-Kube32-Pod: "
-			     "%s/%s, or through kubectl get --raw "
-			     "/api/v1/namespaces/%s/pods/%s/proxy/",
-			     t.ns, t.name, node, ip, (unsigned)port, t.ns, t.name, t.ns, t.name);
+			     "pods/portforward: kube32 tunnels SPDY/3.1 (portforward.k8s.io) only, "
+			     "not \"%.30s\"; pod %s/%s answers HTTP at node %s's pod server "
+			     "http://%s:%u with header X-Kube32-Pod: %s/%s, or through kubectl get "
+			     "--raw /api/v1/namespaces/%s/pods/%s/proxy/",
+			     rq->upgrade[0] ? rq->upgrade : "no upgrade", t.ns, t.name, node, ip,
+			     (unsigned)port, t.ns, t.name, t.ns, t.name);
 		api_out_fail(out, &f);
 		return true;
 	}

@@ -179,6 +179,157 @@ static void test_service_validation(void **state)
 	assert_non_null(strstr(f.message, "K32_SVC_PORTS_MAX"));
 }
 
+/* ---- the port-forward tunnel's SPDY session ---------------------------------------------- */
+
+static int fake_calls;
+
+static int fake_forward(void *ctx, const struct api_pf *s, const char *method, const char *target,
+			const char *ctype, const void *body, size_t body_len, char *rct,
+			size_t rcap, struct k32_buf *answer)
+{
+	(void)ctx;
+	(void)s;
+	(void)ctype;
+	fake_calls++;
+	snprintf(rct, rcap, "text/plain");
+	k32_buf_printf(answer, NULL, "%s %s %.*s", method, target, (int)body_len,
+		       (const char *)body);
+	return 201;
+}
+
+static size_t frame(uint8_t *out, bool ctrl, uint32_t type_or_id, uint8_t flags, const void *data,
+		    size_t len)
+{
+	if (ctrl) {
+		out[0] = 0x80;
+		out[1] = 3;
+		out[2] = (uint8_t)(type_or_id >> 8);
+		out[3] = (uint8_t)type_or_id;
+	} else {
+		out[0] = (uint8_t)(type_or_id >> 24);
+		out[1] = (uint8_t)(type_or_id >> 16);
+		out[2] = (uint8_t)(type_or_id >> 8);
+		out[3] = (uint8_t)type_or_id;
+	}
+	out[4] = flags;
+	out[5] = (uint8_t)(len >> 16);
+	out[6] = (uint8_t)(len >> 8);
+	out[7] = (uint8_t)len;
+	memcpy(out + 8, data, len);
+	return 8 + len;
+}
+
+static size_t syn_stream(uint8_t *out, uint32_t id, uint8_t flags)
+{
+	/* stream id, associated id, priority, and a header block the session does not read */
+	uint8_t p[18] = {(uint8_t)(id >> 24),
+			 (uint8_t)(id >> 16),
+			 (uint8_t)(id >> 8),
+			 (uint8_t)id,
+			 0,
+			 0,
+			 0,
+			 0,
+			 0,
+			 0,
+			 0x78,
+			 0xbb,
+			 1,
+			 2,
+			 3,
+			 4,
+			 5,
+			 6};
+	return frame(out, true, 1, flags, p, sizeof(p));
+}
+
+/* Whether out holds a frame starting with the 8-byte head h (data compared too when given). */
+static bool has_frame(const struct k32_buf *out, const uint8_t *h, size_t hl)
+{
+	for (size_t i = 0; i + hl <= out->len; i++)
+		if (!memcmp(out->data + i, h, hl))
+			return true;
+	return false;
+}
+
+/* Whether text (NUL-terminated) occurs in out. */
+static bool has_text(const struct k32_buf *out, const char *text)
+{
+	return has_frame(out, (const uint8_t *)text, strlen(text));
+}
+
+static void test_portforward_session(void **state)
+{
+	(void)state;
+	struct api_pf *s = api_pf_new("default", "web-1", "n1", "127.0.0.1", 1);
+	assert_non_null(s);
+	api_pf_set_forward(s, fake_forward, NULL);
+	uint8_t buf[512];
+	size_t n = 0;
+	fake_calls = 0;
+	/* the error stream: opened, closed at once by the client; closed empty by us */
+	n += syn_stream(buf + n, 1, 0);
+	n += frame(buf + n, false, 1, 1, NULL, 0);
+	assert_true(api_pf_input(s, buf, n));
+	struct k32_buf *out = api_pf_output(s);
+	static const uint8_t reply1[] = {0x80, 3, 0, 2, 0, 0, 0, 20, 0, 0, 0, 1, 0x78, 0x01};
+	assert_true(has_frame(out, reply1, sizeof(reply1)));
+	static const uint8_t fin1[] = {0, 0, 0, 1, 1, 0, 0, 0};
+	assert_true(has_frame(out, fin1, sizeof(fin1)));
+	k32_buf_reset(out);
+	/* the data stream: a request split over two frames, fed a byte at a time */
+	n = syn_stream(buf, 3, 0);
+	static const char r1[] = "POST /p?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n";
+	n += frame(buf + n, false, 3, 0, r1, sizeof(r1) - 1);
+	n += frame(buf + n, false, 3, 0, "abc", 3);
+	for (size_t i = 0; i < n; i++)
+		assert_true(api_pf_input(s, buf + i, 1));
+	assert_int_equal(fake_calls, 1);
+	/* the second reply continues the zlib stream: no zlib header again */
+	static const uint8_t reply3[] = {0x80, 3, 0, 2, 0, 0, 0, 18, 0, 0, 0, 3, 0x00, 0x04};
+	assert_true(has_frame(out, reply3, sizeof(reply3)));
+	assert_true(has_text(out, "HTTP/1.1 201 Created"));
+	assert_true(has_text(out, "POST /p?x=1 abc"));
+	static const uint8_t fin3[] = {0, 0, 0, 3, 1, 0, 0, 0};
+	assert_true(has_frame(out, fin3, sizeof(fin3)));
+	k32_buf_reset(out);
+	/* not HTTP: 400, never forwarded */
+	n = syn_stream(buf, 5, 0);
+	n += frame(buf + n, false, 5, 1, "\x16\x03\x01\r\n\r\n", 7);
+	assert_true(api_pf_input(s, buf, n));
+	assert_int_equal(fake_calls, 1);
+	assert_true(has_text(out, "HTTP/1.1 400"));
+	k32_buf_reset(out);
+	/* a body longer than K32_API_PROXY_BODY_MAX is refused by its Content-Length */
+	n = syn_stream(buf, 7, 0);
+	char big[96];
+	int bl = snprintf(big, sizeof(big), "GET / HTTP/1.1\r\nContent-Length: %u\r\n\r\n",
+			  (unsigned)K32_API_PROXY_BODY_MAX + 1);
+	n += frame(buf + n, false, 7, 0, big, (size_t)bl);
+	assert_true(api_pf_input(s, buf, n));
+	assert_true(has_text(out, "HTTP/1.1 413"));
+	k32_buf_reset(out);
+	/* PING is echoed */
+	static const uint8_t ping_id[4] = {0, 0, 0, 9};
+	n = frame(buf, true, 6, 0, ping_id, 4);
+	assert_true(api_pf_input(s, buf, n));
+	assert_int_equal(out->len, 12);
+	assert_memory_equal(out->data, buf, 12);
+	k32_buf_reset(out);
+	/* past K32_API_PORTFORWARD_STREAMS open streams: refused with RST_STREAM */
+	n = 0;
+	for (uint32_t i = 0; i <= K32_API_PORTFORWARD_STREAMS; i++)
+		n += syn_stream(buf + n, 101 + 2 * i, 0);
+	assert_true(api_pf_input(s, buf, n));
+	static const uint8_t rst[] = {0x80, 3, 0, 3, 0, 0, 0, 8};
+	assert_true(has_frame(out, rst, sizeof(rst)));
+	/* GOAWAY ends the tunnel */
+	static const uint8_t ga[8] = {0};
+	n = frame(buf, true, 7, 0, ga, 8);
+	assert_false(api_pf_input(s, buf, n));
+	api_pf_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +337,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_hostile),
 	    cmocka_unit_test(test_endpoints_pick),
 	    cmocka_unit_test(test_service_validation),
+	    cmocka_unit_test(test_portforward_session),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

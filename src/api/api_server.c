@@ -1087,6 +1087,9 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 	api_header_copy(req, "Accept", rq->accept, sizeof(rq->accept));
 	api_header_copy(req, "Content-Type", rq->ctype, sizeof(rq->ctype));
 	api_header_copy(req, "User-Agent", rq->user_agent, sizeof(rq->user_agent));
+	api_header_copy(req, "Upgrade", rq->upgrade, sizeof(rq->upgrade));
+	api_header_copy(req, "X-Stream-Protocol-Version", rq->stream_protocol,
+			sizeof(rq->stream_protocol));
 	rq->body = req->body;
 	rq->body_len = req->body_len;
 	rq->who = req->identity ? req->identity : &anonymous;

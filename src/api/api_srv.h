@@ -146,6 +146,8 @@ struct api_req {
 	char user_agent[64];	  /* User-Agent (truncated; "" in-process): default field manager */
 	struct api_warnings warn; /* Warning headers of the answer (fieldValidation=Warn) */
 	struct api_identity as;	  /* the impersonated identity (rq->who points here) */
+	char upgrade[32];	  /* Upgrade header (port-forward's SPDY/3.1), "" when absent */
+	char stream_protocol[96]; /* X-Stream-Protocol-Version, "" when absent */
 };
 
 struct api_out {
@@ -305,6 +307,25 @@ bool api_proxy_parse(const char *path, struct k32_str query, struct api_proxy_ta
 		     struct api_fail *f);
 /* Answers a proxy request into out (true), or returns false when rq is not one. */
 bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out *out);
+/* pods/portforward: when rq asks for a SPDY/3.1 portforward.k8s.io upgrade, turns the
+ * response into the tunnel to pod ns/pod at ip:port (api_portforward.c) and returns true. */
+bool api_portforward_start(const struct api_req *rq, struct api_out *out, const char *ns,
+			   const char *pod, const char *node, const char *ip, uint16_t port);
+/* The tunnel's SPDY session without the connection (tests, the fuzz target). */
+struct api_pf;
+/* Sends one HTTP request to the pod: the status; the answer's body into answer and its
+ * Content-Type into rct (rcap bytes). */
+typedef int (*api_pf_forward_fn)(void *ctx, const struct api_pf *s, const char *method,
+				 const char *target, const char *ctype, const void *body,
+				 size_t body_len, char *rct, size_t rcap, struct k32_buf *answer);
+struct api_pf *api_pf_new(const char *ns, const char *pod, const char *node, const char *ip,
+			  uint16_t port);
+void api_pf_free(struct api_pf *s);
+void api_pf_set_forward(struct api_pf *s, api_pf_forward_fn fn, void *ctx);
+/* Feeds the client's bytes; false: the tunnel ends (GOAWAY, input over its bound). */
+bool api_pf_input(struct api_pf *s, const void *data, size_t len);
+/* The frames to send (the caller sends and resets it). */
+struct k32_buf *api_pf_output(struct api_pf *s);
 /* Writes the `kubernetes` Service and its Endpoints (the API server at port). */
 void api_service_bootstrap(struct api_server *api, uint16_t port);
 

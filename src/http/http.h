@@ -412,10 +412,11 @@ k32_status_t http_response_set(struct http_response *resp, int status, const cha
 /* ---- streams (loop task unless noted) -------------------------------------------------- */
 
 /* Why pull was called (bit set). */
-#define HTTP_STREAM_EV_START	0x1u /* first call, right after the headers were queued */
-#define HTTP_STREAM_EV_WAKE	0x2u /* http_server_stream_wake was called since last pull */
-#define HTTP_STREAM_EV_WRITABLE 0x4u /* output drained after http_stream_write said SHOULD_WAIT */
-#define HTTP_STREAM_EV_TIMER	0x8u /* the deadline of http_stream_set_timer passed */
+#define HTTP_STREAM_EV_START	0x1u  /* first call, right after the headers were queued */
+#define HTTP_STREAM_EV_WAKE	0x2u  /* http_server_stream_wake was called since last pull */
+#define HTTP_STREAM_EV_WRITABLE 0x4u  /* output drained after http_stream_write said SHOULD_WAIT */
+#define HTTP_STREAM_EV_TIMER	0x8u  /* the deadline of http_stream_set_timer passed */
+#define HTTP_STREAM_EV_READABLE 0x10u /* upgraded streams: client bytes wait (http_stream_read) */
 
 struct http_stream_ops {
 	/* Write chunks with http_stream_write. K32_OK keeps the stream open; any other
@@ -439,6 +440,18 @@ struct http_stream_ops {
  */
 k32_status_t http_response_stream(struct http_response *resp, const struct http_stream_ops *ops,
 				  void *ctx, http_stream_id_t *out_id);
+
+/*
+ * Turns resp into an upgraded connection (status 101; the handler sets the Upgrade and
+ * Connection headers): as http_response_stream, but with no Transfer-Encoding, writes sent
+ * as raw bytes, and what the client sends after the request handed to pull
+ * (HTTP_STREAM_EV_READABLE, read with http_stream_read). The connection closes when the
+ * stream ends. Used by the API server's port-forward tunnel.
+ */
+k32_status_t http_response_upgrade(struct http_response *resp, const struct http_stream_ops *ops,
+				   void *ctx, http_stream_id_t *out_id);
+/* Takes up to cap of the client's bytes of an upgraded stream (0: none waiting). */
+size_t http_stream_read(struct http_stream *s, void *buf, size_t cap);
 
 /*
  * Queues data as one chunk (len 0 is a no-op).

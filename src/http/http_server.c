@@ -82,6 +82,7 @@ struct http_stream {
 	bool blocked;			   /* write said SHOULD_WAIT: wait for the drain */
 	bool ending;			   /* terminating chunk queued */
 	bool chunked;			   /* HTTP/1.1 chunked; false: raw bytes then close */
+	bool upgraded;			   /* 101: raw both ways, client bytes to pull */
 	k32_status_t why;		   /* status that ended it */
 };
 
@@ -703,9 +704,12 @@ static k32_status_t queue_response(struct http_conn *c, struct http_response *r,
 		c->keep_alive = false;
 	if (stream && minor0)
 		c->keep_alive = false;
+	bool upgraded = stream && c->st.upgraded;
+	if (upgraded)
+		c->keep_alive = true; /* no "Connection: close": the handler sent Upgrade */
 	st = k32_buf_printf(&c->out, NULL, "HTTP/1.1 %d %s\r\n%s", status,
 			    http_status_reason(status), k32_buf_cstr(&r->headers));
-	if (st == K32_OK && stream && !minor0)
+	if (st == K32_OK && stream && !minor0 && !upgraded)
 		st = k32_buf_append_str(&c->out, "Transfer-Encoding: chunked\r\n", NULL);
 	if (st == K32_OK && !stream && !no_body)
 		st = k32_buf_printf(&c->out, NULL, "Content-Length: %zu\r\n", r->body.len);
@@ -715,6 +719,8 @@ static k32_status_t queue_response(struct http_conn *c, struct http_response *r,
 		st = k32_buf_append_str(&c->out, "Connection: keep-alive\r\n", NULL);
 	if (st == K32_OK)
 		st = k32_buf_append(&c->out, "\r\n", 2, NULL);
+	if (upgraded)
+		c->keep_alive = false; /* the connection ends with the tunnel */
 	if (st != K32_OK)
 		return st;
 	if (!stream && !head_only && !no_body && r->body.len > 0 &&
@@ -743,8 +749,10 @@ static void start_stream(struct http_conn *c, bool minor0)
 	st->timer_us = K32_FOREVER;
 	st->blocked = false;
 	st->ending = false;
-	st->chunked = !minor0;
+	st->chunked = !minor0 && !st->upgraded;
 	st->why = K32_OK;
+	if (st->upgraded && c->in.len > 0)
+		st->events |= HTTP_STREAM_EV_READABLE; /* sent right behind the request */
 	c->state = CS_STREAM;
 	c->deadline_us = K32_FOREVER;
 }
@@ -1111,6 +1119,28 @@ k32_status_t http_response_stream(struct http_response *resp, const struct http_
 	return K32_OK;
 }
 
+k32_status_t http_response_upgrade(struct http_response *resp, const struct http_stream_ops *ops,
+				   void *ctx, http_stream_id_t *out_id)
+{
+	k32_status_t st = http_response_stream(resp, ops, ctx, out_id);
+	if (st == K32_OK) {
+		resp->stream_->upgraded = true;
+		resp->status = 101;
+	}
+	return st;
+}
+
+size_t http_stream_read(struct http_stream *s, void *buf, size_t cap)
+{
+	struct http_conn *c = s->conn;
+	size_t n = c->in.len < cap ? c->in.len : cap;
+	if (!s->upgraded || n == 0)
+		return 0;
+	memcpy(buf, c->in.data, n);
+	k32_buf_consume(&c->in, n);
+	return n;
+}
+
 k32_status_t http_stream_write(struct http_stream *s, const void *data, size_t len)
 {
 	struct http_conn *c = s->conn;
@@ -1260,6 +1290,8 @@ static enum drive_result stream_read(struct http_conn *c)
 		}
 		if (k32_buf_append(&c->in, scratch, got, NULL) != K32_OK)
 			return DR_WAIT;
+		if (c->st.upgraded && got > 0)
+			c->st.events |= HTTP_STREAM_EV_READABLE;
 	}
 }
 

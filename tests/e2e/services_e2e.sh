@@ -6,7 +6,8 @@
 # the three pods (each answers exactly 3 of 9), and through the other node's too (a pod on
 # another board is reached by forwarding); a loop is refused; services/proxy (NAME and
 # NAME:PORT) and pods/proxy answer; a hostile path reaches the pod encoded; kubectl
-# cluster-info and describe svc work; the port-forward refusal names the node's real pod
+# cluster-info and describe svc work; kubectl port-forward pod/NAME and svc/NAME then curl
+# through it (GET and POST); the refusal of a WebSocket upgrade names the node's real pod
 # server (not 7000); scaling down and deleting the Service update and remove the endpoints.
 #
 #   services_e2e.sh /path/to/kube32-sim /path/to/dir/with/example/pods
@@ -143,10 +144,33 @@ check proxy-https-refused 'scheme "https" is not supported' \
 
 # ---- cluster-info, port-forward ------------------------------------------------------------
 check cluster-info "Kubernetes control plane.* is running at .*https://127\.0\.0\.1:$PORT" k cluster-info
+# kubectl port-forward: SPDY/3.1 (kubectl 1.31+ tries WebSocket first and falls back to it)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port_forward_curl() { # port_forward_curl NAME TARGET: curl through kubectl port-forward
+	local lp pid out
+	lp=$(free_port)
+	"$KUBECTL" port-forward "$2" "$lp:80" >"$WORK/pf-$1.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 50); do grep -q "Forwarding from" "$WORK/pf-$1.log" && break; sleep 0.1; done
+	out=$(curl -s --max-time 10 "http://127.0.0.1:$lp/pf/$1" 2>&1; echo " |";
+		curl -s --max-time 10 -X POST -d 'x=1' "http://127.0.0.1:$lp/post/$1" 2>&1)
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "$out" | tr '\n' ' '
+}
+export -f port_forward_curl free_port
+export WORK
+check port-forward-pod "path=/pf/pod .*path=/post/pod" port_forward_curl pod "pod/$POD"
+check port-forward-svc "path=/pf/svc .*path=/post/svc" port_forward_curl svc svc/web
+# a pod that is gone: kubectl's own check refuses before any tunnel
+check port-forward-missing 'pods "gone" not found' bash -c 'timeout 20 "$KUBECTL" port-forward pod/gone 0:80 2>&1'
+# the refusal of another upgrade (what kubectl 1.31+ asks for first) names the real pod server
 NODE=$(k get pod "$POD" -o jsonpath='{.spec.nodeName}')
 NPORT=$(podport "$NODE")
-check port-forward-names-endpoint "pod server http://127\.0\.0\.1:$NPORT with header X-Kube32-Pod: default/$POD" \
-	timeout 20 "$KUBECTL" port-forward "pod/$POD" 0:80
+ADMIN_TOKEN=$(sed -n 's/^ *token: //p' "$KUBECONFIG")
+check port-forward-refusal-names-endpoint "pod server http://127\.0\.0\.1:$NPORT with header X-Kube32-Pod: default/$POD" \
+	curl -sk -X POST -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Upgrade: websocket' -H 'Connection: Upgrade' \
+	"https://127.0.0.1:$PORT/api/v1/namespaces/default/pods/$POD/portforward"
 
 # ---- scale and delete ------------------------------------------------------------------------
 k scale deployment web --replicas=1 >/dev/null
