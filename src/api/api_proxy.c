@@ -13,7 +13,8 @@
  * Bounds: K32_API_PROXY_PATH_MAX bytes of forwarded target, K32_API_PROXY_BODY_MAX bytes of
  * body each way, K32_SVC_FORWARD_TIMEOUT_MS per forward, K32_API_PROXY_CONCURRENT forwards at
  * once in the process (429 past it: each holds a handler task while the board answers).
- * pods/portforward is refused naming the pod's real pod server (no tunnel yet).
+ * pods/portforward with a SPDY/3.1 upgrade becomes the tunnel of api_portforward.c; any
+ * other (kubectl 1.31+'s WebSocket first try) is refused naming the pod's real pod server.
  *
  * The `kubernetes` Service (default namespace, no selector, port 443 "https") and its
  * Endpoints (the API server's address and real port) are written when the HTTP server is
