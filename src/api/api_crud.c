@@ -726,6 +726,8 @@ static void api_create(struct api_server *api, struct api_req *rq, struct api_ou
 		goto out_fail;
 	if (rq->res->namespaced && api_ns_usable(api, ns, &f))
 		goto out_fail;
+	if (api_service_room(api, rq->res, &f)) /* K32_SVC_MAX (api_proxy.c) */
+		goto out_fail;
 	if (api_dry_run(rq)) {
 		api_out_cjson_obj(rq, out, 201, obj);
 		return;

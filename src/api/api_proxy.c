@@ -16,6 +16,7 @@
  * pods/portforward with a SPDY/3.1 upgrade becomes the tunnel of api_portforward.c; any
  * other (kubectl 1.31+'s WebSocket first try) is refused naming the pod's real pod server.
  *
+ * Creating a Service past K32_SVC_MAX in the cluster is 403 (api_service_room).
  * The `kubernetes` Service (default namespace, no selector, port 443 "https") and its
  * Endpoints (the API server's address and real port) are written when the HTTP server is
  * attached, as kube-apiserver's own; `kubectl cluster-info` lists kube-system's Services
@@ -208,18 +209,23 @@ bool api_proxy_parse(const char *path, struct k32_str query, struct api_proxy_ta
 
 /* ---- reading the objects ------------------------------------------------------------------ */
 
-static cJSON *api_proxy_get(struct api_server *api, const char *target, int *code)
+static cJSON *api_proxy_get_cap(struct api_server *api, const char *target, size_t cap, int *code)
 {
 	struct k32_buf b;
 	struct k32_err err;
 	cJSON *j = NULL;
-	k32_buf_init(&b, k32_default_allocator(), K32_API_PROXY_BODY_MAX * 4, "proxy lookup");
+	k32_buf_init(&b, k32_default_allocator(), cap, "proxy lookup");
 	*code = 0;
 	if (!api_do(api, "GET", target, NULL, NULL, 0, code, &b, &err) && *code == 200 &&
 	    k32_json_parse((const char *)b.data, b.len, &j, NULL))
 		j = NULL;
 	k32_buf_fini(&b);
 	return j;
+}
+
+static cJSON *api_proxy_get(struct api_server *api, const char *target, int *code)
+{
+	return api_proxy_get_cap(api, target, K32_API_PROXY_BODY_MAX * 4, code);
 }
 
 /* The pod server of the node a pod runs on; false answers f. */
@@ -462,6 +468,28 @@ bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out 
 	api_proxy_forward(rq, out, t.ns, pod, node, ip, port, t.target);
 	atomic_fetch_sub(&api_proxy_inflight, 1);
 	return true;
+}
+
+/* ---- the kubernetes Service, the Service limit ---------------------------------------------- */
+
+k32_status_t api_service_room(struct api_server *api, const struct api_resource *res,
+			      struct api_fail *f)
+{
+	if (res->group[0] || strcmp(res->plural, "services"))
+		return K32_OK;
+	char target[64];
+	int code = 0;
+	snprintf(target, sizeof(target), "/api/v1/services?limit=%u", (unsigned)K32_SVC_MAX);
+	/* room for the whole page (a Service is well under 4 KiB) */
+	cJSON *l = api_proxy_get_cap(api, target, (size_t)K32_SVC_MAX * 4096, &code);
+	int n = l ? cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")) : 0;
+	cJSON_Delete(l);
+	if (n < K32_SVC_MAX)
+		return K32_OK;
+	return api_fail_set(f, 403, "Forbidden",
+			    "services: the cluster has %d Services, the most kube32 routes "
+			    "(K32_SVC_MAX = %u); delete one first",
+			    n, (unsigned)K32_SVC_MAX);
 }
 
 /* ---- the kubernetes Service ---------------------------------------------------------------- */

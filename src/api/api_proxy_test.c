@@ -14,7 +14,9 @@
 
 #include "api/api_int.h"
 #include "api/api_srv.h"
+#include "base/k32_log.h"
 #include "kmeta/kmeta.h"
+#include "store/store.h"
 
 static bool parse(const char *path, const char *query, struct api_proxy_target *t,
 		  struct api_fail *f)
@@ -330,6 +332,39 @@ static void test_portforward_session(void **state)
 	api_pf_free(s);
 }
 
+/* The K32_SVC_MAX-th Service is the last one created; the next is 403 naming the limit. */
+static void test_service_limit(void **state)
+{
+	(void)state;
+	k32_log_set_stderr(false);
+	struct store *store;
+	struct api_server *api;
+	struct k32_err err;
+	struct store_config sc = {.data_dir = NULL, .history_events = 16};
+	assert_int_equal(store_open(&sc, &store, &err), K32_OK);
+	struct api_config ac = {.store = store, .bootstrap = true};
+	assert_int_equal(api_server_new(&ac, &api, &err), K32_OK);
+	struct k32_buf b;
+	k32_buf_init(&b, k32_default_allocator(), 1 << 16, "resp");
+	char body[160];
+	int code = 0;
+	for (unsigned i = 0; i <= K32_SVC_MAX; i++) {
+		int n = snprintf(body, sizeof(body),
+				 "{\"metadata\":{\"name\":\"s%u\"},\"spec\":{\"ports\":[{\"port\":"
+				 "80}]}}",
+				 i);
+		k32_buf_reset(&b);
+		assert_int_equal(api_do(api, "POST", "/api/v1/namespaces/default/services",
+					"application/json", body, (size_t)n, &code, &b, &err),
+				 K32_OK);
+		assert_int_equal(code, i < K32_SVC_MAX ? 201 : 403);
+	}
+	assert_non_null(strstr(k32_buf_cstr(&b), "K32_SVC_MAX"));
+	k32_buf_fini(&b);
+	api_server_free(api);
+	store_close(store);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +373,7 @@ int main(void)
 	    cmocka_unit_test(test_endpoints_pick),
 	    cmocka_unit_test(test_service_validation),
 	    cmocka_unit_test(test_portforward_session),
+	    cmocka_unit_test(test_service_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -326,6 +326,9 @@ void api_pf_set_forward(struct api_pf *s, api_pf_forward_fn fn, void *ctx);
 bool api_pf_input(struct api_pf *s, const void *data, size_t len);
 /* The frames to send (the caller sends and resets it). */
 struct k32_buf *api_pf_output(struct api_pf *s);
+/* Creating a Service when K32_SVC_MAX exist: 403 naming the limit (other kinds: K32_OK). */
+k32_status_t api_service_room(struct api_server *api, const struct api_resource *res,
+			      struct api_fail *f);
 /* Writes the `kubernetes` Service and its Endpoints (the API server at port). */
 void api_service_bootstrap(struct api_server *api, uint16_t port);
 
