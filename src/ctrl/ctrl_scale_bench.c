@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 	uint64_t *cpu = calloc((size_t)rounds, sizeof(uint64_t));
 	int ok = 0;
 	struct ctrl_stats before, after;
-	uint64_t per[10] = {0};
+	uint64_t per[11] = {0};
 	for (int r = 0; r < rounds; r++) {
 		char victim[260], target[400];
 		if (count_bound(&b, victim, sizeof(victim)) != pods || !victim[0])
@@ -201,7 +201,7 @@ int main(int argc, char **argv)
 			break;
 		cpu[ok++] = cplane_cpu_us() - c0 - own;
 		ctrl_get_stats(c, &after);
-		for (int k = 0; k < 10; k++)
+		for (int k = 0; k < 11; k++)
 			per[k] += after.pass_cpu_us[k] - before.pass_cpu_us[k];
 	}
 	qsort(cpu, (size_t)ok, sizeof(cpu[0]), cmp_u64);
@@ -212,11 +212,11 @@ int main(int argc, char **argv)
 	       no_cache ? "no cache " : "informers", pods, pods / PER_DEPL, PER_DEPL, NODES,
 	       ok ? (unsigned long long)cpu[ok / 2] : 0ull, ok ? (unsigned long long)cpu[0] : 0ull,
 	       ok ? (unsigned long long)cpu[ok - 1] : 0ull, ok);
-	static const char *const names[10] = {"scheduler", "replicaset", "deployment",
-					     "daemonset", "job",	"node",
-					     "gc",	  "namespace",	"device", "cronjob"};
+	static const char *const names[11] = {"scheduler", "replicaset", "deployment", "daemonset",
+					      "job",	   "node",	 "gc",	       "namespace",
+					      "device",	   "cronjob",	 "endpoints"};
 	printf("  mean pass CPU per change (us):");
-	for (int k = 0; k < 10; k++)
+	for (int k = 0; k < 11; k++)
 		if (ok && per[k] / (uint64_t)ok)
 			printf(" %s %llu", names[k], (unsigned long long)(per[k] / (uint64_t)ok));
 	printf("\n");
