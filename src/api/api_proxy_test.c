@@ -217,7 +217,8 @@ static size_t frame(uint8_t *out, bool ctrl, uint32_t type_or_id, uint8_t flags,
 	out[5] = (uint8_t)(len >> 16);
 	out[6] = (uint8_t)(len >> 8);
 	out[7] = (uint8_t)len;
-	memcpy(out + 8, data, len);
+	if (len)
+		memcpy(out + 8, data, len);
 	return 8 + len;
 }
 
