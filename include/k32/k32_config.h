@@ -26,10 +26,19 @@
 
 /* ==== base ============================================================================== */
 
-/* Bytes of the message in struct k32_err. 160 holds a full sentence with two names and two
- * numbers; the struct lives on callers' stacks, so keep it small (hard ceiling 512). */
+/* Bytes of the message in struct k32_err. 256 holds the longest kubelet sentence (a pod that
+ * does not fit the pool: three names, three numbers and the advice) with each name clipped
+ * to K32_MSG_CLIP_LEN; 160 cut such sentences inside their advice. The struct lives on
+ * callers' stacks, so keep it small (hard ceiling 512). */
 #ifndef K32_ERR_MSG_LEN
-#define K32_ERR_MSG_LEN 160
+#define K32_ERR_MSG_LEN 256
+#endif
+
+/* Bytes (without the NUL) a user-supplied part of a message keeps: a longer name, path or
+ * value keeps its start and its end around "..." (k32_clip), so the message's own words and
+ * its advice after it always fit K32_ERR_MSG_LEN. */
+#ifndef K32_MSG_CLIP_LEN
+#define K32_MSG_CLIP_LEN 40
 #endif
 
 /* Alignment of every block an arena, pool or heap hands out. 8 covers int64/double on both
@@ -44,9 +53,11 @@
 #define K32_LOG_RING_LINES 64
 #endif
 
-/* Bytes of one log line in the ring, including the header; longer lines are truncated. */
+/* Bytes of one log line in the ring, including the NUL. 384 holds a kubelet line ("node N:
+ * pod NS/NAME: " and a whole K32_ERR_MSG_LEN message); a longer line is cut and ends with
+ * "..." so the cut shows. */
 #ifndef K32_LOG_LINE_LEN
-#define K32_LOG_LINE_LEN 160
+#define K32_LOG_LINE_LEN 384
 #endif
 
 /* Nesting depth the JSON helpers accept when parsing (cJSON recurses per level, so this
@@ -1140,9 +1151,10 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #ifndef K32_KLET_LOG_RING_BYTES
 #define K32_KLET_LOG_RING_BYTES 4096
 #endif
-/* Bytes of one log line (longer lines are cut and marked with "..."). */
+/* Bytes of one log line (longer lines are cut and marked with "..."); 384 holds the
+ * kubelet's own line about a crash ("Error: " and a whole KLET_MSG_LEN message). */
 #ifndef K32_KLET_LOG_LINE_MAX
-#define K32_KLET_LOG_LINE_MAX 256
+#define K32_KLET_LOG_LINE_MAX 384
 #endif
 /* Default period of k32_tick in ms (annotation kube32.io/tick-ms overrides it per pod). */
 #ifndef K32_KLET_TICK_DEFAULT_MS
@@ -1719,6 +1731,9 @@ _Static_assert(K32_CON_MAX_ARGS >= 4 && K32_CON_MAX_ARGS <= 32, "K32_CON_MAX_ARG
 /* ---- end console ---- */
 
 _Static_assert(K32_ERR_MSG_LEN >= 64 && K32_ERR_MSG_LEN <= 512, "K32_ERR_MSG_LEN out of range");
+_Static_assert(K32_MSG_CLIP_LEN >= 8 && K32_MSG_CLIP_LEN * 4 < K32_ERR_MSG_LEN,
+	       "K32_MSG_CLIP_LEN: three clipped names and the sentence must fit K32_ERR_MSG_LEN");
+_Static_assert(K32_LOG_LINE_LEN >= 16, "K32_LOG_LINE_LEN out of range");
 _Static_assert((K32_ALLOC_ALIGN & (K32_ALLOC_ALIGN - 1)) == 0,
 	       "K32_ALLOC_ALIGN must be a power of 2");
 

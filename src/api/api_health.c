@@ -38,8 +38,9 @@ void api_health_note_write(struct api_server *api, k32_status_t st, const struct
 		if (!atomic_load(&api->store_unwritable))
 			k32_log(K32_LOG_ERROR, "api", "store write failed; /readyz now fails: %s",
 				err ? err->msg : k32_status_name(st));
-		snprintf(api->store_fault, sizeof(api->store_fault), "%s",
-			 err && err->msg[0] ? err->msg : k32_status_name(st));
+		/* clipped in its middle: the store's advice at its end stays */
+		k32_clip_to(api->store_fault, sizeof(api->store_fault),
+			    err && err->msg[0] ? err->msg : k32_status_name(st));
 		atomic_store(&api->store_unwritable, true);
 	} else {
 		k32_log(K32_LOG_INFO, "api", "store writes work again; /readyz passes");

@@ -58,6 +58,17 @@ static void test_err_set_truncates(void **state)
 	assert_int_equal(err.status, K32_ERR_NOT_FOUND);
 	assert_string_equal(err.module, "test");
 	assert_int_equal(strlen(err.msg), K32_ERR_MSG_LEN - 1);
+	/* a cut shows: the message ends with "..." rather than mid-word */
+	assert_string_equal(err.msg + K32_ERR_MSG_LEN - 4, "...");
+	/* a clipped name keeps the message and its advice whole */
+	assert_int_equal(k32_err_set(&err, K32_ERR_NOT_FOUND, "test",
+				     "no pod %s on node %s: create it first", K32_CLIP(long_name),
+				     K32_CLIP("n1")),
+			 K32_ERR_NOT_FOUND);
+	assert_true(strlen(err.msg) < K32_ERR_MSG_LEN - 1);
+	assert_non_null(strstr(err.msg, "no pod xxx"));
+	assert_non_null(strstr(err.msg, "x...x"));
+	assert_non_null(strstr(err.msg, "xxx on node n1: create it first"));
 	assert_int_equal(k32_err_set(NULL, K32_ERR_IO, "t", "ignored"), K32_ERR_IO);
 	k32_err_clear(&err);
 	assert_int_equal(err.status, K32_OK);
@@ -617,6 +628,32 @@ static void test_log_ring(void **state)
 	n = k32_log_read(lines[n - 1].seq, lines, 1, NULL);
 	assert_int_equal(n, 1);
 	assert_int_equal(strlen(lines[0].text), K32_LOG_LINE_LEN - 1);
+	assert_string_equal(lines[0].text + K32_LOG_LINE_LEN - 4, "...");
+}
+
+/* k32_clip: short parts unchanged, long ones keep their start and end around "...", at
+ * exactly K32_MSG_CLIP_LEN bytes, whatever the input's length. */
+static void test_clip(void **state)
+{
+	(void)state;
+	char out[K32_CLIP_BUF], in[300];
+	assert_string_equal(k32_clip(out, "ticker-5d8f7c9b4-x2k7q"), "ticker-5d8f7c9b4-x2k7q");
+	assert_string_equal(k32_clip(out, NULL), "");
+	assert_string_equal(k32_clip(out, ""), "");
+	for (size_t n = 0; n < sizeof(in) - 1; n++) {
+		for (size_t i = 0; i < n; i++)
+			in[i] = (char)('a' + i % 26);
+		in[n] = 0;
+		k32_clip(out, in);
+		if (n <= K32_MSG_CLIP_LEN) {
+			assert_string_equal(out, in);
+			continue;
+		}
+		assert_int_equal(strlen(out), K32_MSG_CLIP_LEN);
+		assert_non_null(strstr(out, "..."));
+		assert_memory_equal(out, in, 10);			     /* its start */
+		assert_string_equal(out + K32_MSG_CLIP_LEN - 5, in + n - 5); /* its end */
+	}
 }
 
 static void test_base64(void **state)
@@ -731,6 +768,7 @@ int main(void)
 	    cmocka_unit_test(test_json_allocation_faults),
 	    cmocka_unit_test(test_log_ring),
 	    cmocka_unit_test(test_base64),
+	    cmocka_unit_test(test_clip),
 	    cmocka_unit_test(test_prom),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,8 +62,10 @@ void k32_log(enum k32_log_level level, const char *component, const char *fmt, .
 	line.time_us = clock ? clock() : 0;
 	snprintf(line.component, sizeof(line.component), "%s", component ? component : "-");
 	va_start(ap, fmt);
-	vsnprintf(line.text, sizeof(line.text), fmt, ap);
+	int n = vsnprintf(line.text, sizeof(line.text), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(line.text)) /* cut: say so rather than end mid-word */
+		memcpy(line.text + sizeof(line.text) - 4, "...", 4);
 
 	ring_lock_take();
 	line.seq = next_seq++;

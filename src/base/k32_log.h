@@ -4,7 +4,8 @@
  * Each line goes to stderr (when enabled and at or above the stderr level) and into a
  * bounded ring of the most recent K32_LOG_RING_LINES lines, which the console and
  * `kubectl logs`-style readers page through by sequence number. Lines longer than
- * K32_LOG_LINE_LEN are truncated. Logging never allocates.
+ * K32_LOG_LINE_LEN are cut and end with "..." (callers clip names with K32_CLIP so theirs
+ * fit). Logging never allocates.
  *
  * Context: any thread; the ring is guarded by a spinlock held only for a copy.
  */

@@ -69,7 +69,9 @@ k32_status_t k32_err_vset(struct k32_err *err, k32_status_t status, const char *
 	err->module = module;
 	/* vsnprintf writes into the fixed buffer and truncates; it does not allocate for the
 	 * conversions we use (%s %d %u %zu %llu %x %c). */
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	int n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	if (n >= (int)sizeof(err->msg))
+		memcpy(err->msg + sizeof(err->msg) - 4, "...", 4);
 	return status;
 }
 
@@ -82,6 +84,34 @@ k32_status_t k32_err_set(struct k32_err *err, k32_status_t status, const char *m
 	k32_err_vset(err, status, module, fmt, ap);
 	va_end(ap);
 	return status;
+}
+
+const char *k32_clip_to(char *out, size_t cap, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (!cap)
+		return "";
+	if (n < cap) {
+		memcpy(out, s ? s : "", n + 1);
+		return out;
+	}
+	if (cap < 8) { /* no room for a start, "..." and an end */
+		memcpy(out, s, cap - 1);
+		out[cap - 1] = 0;
+		return out;
+	}
+	/* the start says what it is, the end tells generated names apart ("-x2k7q") and
+	 * keeps a sentence's last words */
+	size_t keep = cap - 1 - 3, tail = keep / 3, head = keep - tail;
+	memcpy(out, s, head);
+	memcpy(out + head, "...", 3);
+	memcpy(out + head + 3, s + n - tail, tail + 1);
+	return out;
+}
+
+const char *k32_clip(char out[K32_CLIP_BUF], const char *s)
+{
+	return k32_clip_to(out, K32_CLIP_BUF, s);
 }
 
 void k32_err_clear(struct k32_err *err)

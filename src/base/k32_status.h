@@ -60,12 +60,31 @@ const char *k32_status_name(k32_status_t status);
 /*
  * Records status, module and a printf-style message in err (which may be NULL) and returns
  * status, so a failing path reads `return k32_err_set(err, K32_ERR_X, "mod", "...", ...)`.
- * The message is truncated to K32_ERR_MSG_LEN - 1 bytes. Never allocates.
+ * A message longer than K32_ERR_MSG_LEN - 1 bytes is cut and ends with "..." (so a cut
+ * shows); messages clip their user-supplied parts (K32_CLIP) so that never happens to them.
+ * Never allocates.
  */
 k32_status_t k32_err_set(struct k32_err *err, k32_status_t status, const char *module,
 			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 k32_status_t k32_err_vset(struct k32_err *err, k32_status_t status, const char *module,
 			  const char *fmt, va_list ap);
+
+/* Bytes of a k32_clip buffer. */
+#define K32_CLIP_BUF (K32_MSG_CLIP_LEN + 1)
+
+/*
+ * A user-supplied part of a message (a name, path, image, value) made to fit: s itself when
+ * it has at most K32_MSG_CLIP_LEN bytes, else its start and its end around "..." in out
+ * ("my-very-long-deploy...-5d8f7c9b4-x2k7q"), so a message that carries it keeps its own
+ * words and its advice whole. s NULL reads as "". Returns out. Never allocates.
+ */
+const char *k32_clip(char out[K32_CLIP_BUF], const char *s);
+/* The same into out of cap bytes (s itself when shorter than cap). */
+const char *k32_clip_to(char *out, size_t cap, const char *s);
+
+/* k32_clip into a buffer that lives until the end of the enclosing statement block, for
+ * use as a printf argument: k32_err_set(err, ..., "pod %s: ...", K32_CLIP(name)). */
+#define K32_CLIP(s) k32_clip((char[K32_CLIP_BUF]){0}, (s))
 
 /* Clears err to K32_OK and an empty message. err may be NULL. */
 void k32_err_clear(struct k32_err *err);

@@ -366,7 +366,7 @@ static void test_start_errors(void **state)
 	m = fx_str(fx_cs(p), "state.waiting.message");
 	assert_non_null(strstr(m, "does not fit node wasm-node's pod pool"));
 	assert_non_null(strstr(m, "2101248 bytes")); /* 2 MiB + the 4 KiB stack */
-	assert_non_null(strstr(m, "of 1048576 free"));
+	assert_non_null(strstr(m, "of 1048576 bytes free"));
 	/* the advice ends whole, whatever the names' lengths */
 	assert_whole(m, "lower resources.limits.memory or stop a pod");
 	cJSON_Delete(p);
