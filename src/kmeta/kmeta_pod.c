@@ -260,7 +260,8 @@ static void keep_first(void *ctx, const char *field, const char *value, const ch
 {
 	struct first_bad *fb = ctx;
 	if (!fb->count++ && fb->msg && fb->cap)
-		snprintf(fb->msg, fb->cap, "%s: Invalid value: \"%.60s\": %s", field, value, why);
+		snprintf(fb->msg, fb->cap, "%s: Invalid value: \"%s\": %s", field, K32_CLIP(value),
+			 why);
 }
 
 uint32_t kmeta_pod_limits(const cJSON *pod, struct kmeta_pod_limits *lim, char *msg, size_t cap)

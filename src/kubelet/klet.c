@@ -80,24 +80,30 @@ k32_status_t klet_api(struct klet *k, struct http_client *c, const char *method,
 	return st;
 }
 
-/* The "message" of a Kubernetes Status body, or the body itself, for error texts. */
+/* The "message" of a Kubernetes Status body, or the body itself, for error texts: clipped
+ * to cap bytes in its middle (k32_clip_to), so the server's advice at its end stays. */
 static const char *status_msg(struct k32_buf *b, char *out, size_t cap)
 {
 	cJSON *j = NULL;
-	snprintf(out, cap, "%.*s", (int)(b->len > 200 ? 200 : b->len),
-		 b->data ? (char *)b->data : "");
-	if (b->len && !k32_json_parse((const char *)b->data, b->len, &j, NULL)) {
-		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(j, "message"));
-		if (m)
-			snprintf(out, cap, "%s", m);
-		cJSON_Delete(j);
+	const char *m = NULL;
+	if (b->len && !k32_json_parse((const char *)b->data, b->len, &j, NULL))
+		m = cJSON_GetStringValue(cJSON_GetObjectItem(j, "message"));
+	if (m) {
+		k32_clip_to(out, cap, m);
+	} else {
+		/* not a Status: its first bytes */
+		snprintf(out, cap, "%.*s", (int)(b->len < cap ? b->len : cap - 1),
+			 b->data ? (char *)b->data : "");
 	}
+	cJSON_Delete(j);
 	return out;
 }
 
 static k32_status_t api_fail(struct k32_err *err, const char *what, int code, struct k32_buf *b)
 {
-	char m[200];
+	/* "WHAT: API server answered NNN: " (WHAT is this file's own, under 48 bytes) and the
+	 * server's message, whole or clipped in its middle */
+	char m[K32_ERR_MSG_LEN - 80];
 	k32_status_t st = code == 401 || code == 403 ? K32_ERR_ACCESS_DENIED
 			  : code == 404		     ? K32_ERR_NOT_FOUND
 			  : code == 409		     ? K32_ERR_CONFLICT
@@ -324,6 +330,15 @@ static bool pod_spec_from(struct klet *k, struct klet_pod *p, const cJSON *o)
 	/* kmeta's parsers, the API server's too: a value is never read two ways */
 	struct kmeta_pod_limits lim;
 	bool valid = !kmeta_pod_limits(o, &lim, p->wait_msg, sizeof(p->wait_msg));
+	s = cJSON_GetStringValue(cJSON_GetObjectItem(c0, "image"));
+	if (valid && s && strlen(s) >= sizeof(p->image)) {
+		/* never a cut image: "ticker.wasm:v12" cut to "ticker.wasm:v1" runs v1 */
+		klet_msgf(p->wait_msg, sizeof(p->wait_msg),
+			  "spec.containers[0].image: Invalid value: \"%s\": %zu bytes, this "
+			  "kubelet keeps %zu (KLET_IMAGE_LEN); shorten the image reference",
+			  K32_CLIP(s), strlen(s), sizeof(p->image) - 1);
+		valid = false;
+	}
 	p->mem_limit = lim.mem_bytes;
 	p->gas = lim.gas;
 	p->gas_off = lim.gas_off;
@@ -362,7 +377,7 @@ static void pod_admit_locked(struct klet *k, struct klet_pod *p)
 		  "K32_KLET_LOG_RING_BYTES (%u bytes each); free memory on the node (delete "
 		  "pods), then create the pod again",
 		  k->node, (unsigned)K32_KLET_LOG_RING_BYTES);
-	K32_LOGW(KLET_MOD, "node %s: pod %s: %s", k->node, p->ref, p->wait_msg);
+	K32_LOGW(KLET_MOD, "node %s: pod %s: %s", K32_CLIP(k->node), K32_CLIP(p->ref), p->wait_msg);
 	event_locked(k, p, "Warning", "UnexpectedAdmissionError", "%s", p->wait_msg);
 }
 
@@ -377,7 +392,8 @@ static void pod_reject_invalid_locked(struct klet *k, struct klet_pod *p)
 	p->rejected = true;
 	p->done = true;
 	snprintf(p->wait_reason, sizeof(p->wait_reason), "InvalidPodSpec");
-	K32_LOGW(KLET_MOD, "node %s: pod %s not run: %s", k->node, p->ref, p->wait_msg);
+	K32_LOGW(KLET_MOD, "node %s: pod %s not run: %s", K32_CLIP(k->node), K32_CLIP(p->ref),
+		 p->wait_msg);
 	event_locked(k, p, "Warning", "InvalidPodSpec", "%s", p->wait_msg);
 }
 
@@ -406,8 +422,12 @@ static void pod_upsert_locked(struct klet *k, const cJSON *o)
 	}
 	if (!p) {
 		if (strlen(ns) >= KLET_NS_LEN || strlen(name) >= KLET_NAME_LEN) {
-			K32_LOGW(KLET_MOD, "node %s: pod %s/%s: name over %d bytes; not run",
-				 k->node, ns, name, KLET_NAME_LEN - 1);
+			K32_LOGW(KLET_MOD,
+				 "node %s: pod %s/%s not run: its namespace or name is over %d "
+				 "bytes, what this kubelet keeps (KLET_NS_LEN, KLET_NAME_LEN); "
+				 "shorten the name",
+				 K32_CLIP(k->node), K32_CLIP(ns), K32_CLIP(name),
+				 strlen(ns) >= KLET_NS_LEN ? KLET_NS_LEN - 1 : KLET_NAME_LEN - 1);
 			return;
 		}
 		for (uint32_t i = 0; i < k->max_pods && !p; i++)
@@ -418,7 +438,8 @@ static void pod_upsert_locked(struct klet *k, const cJSON *o)
 				 "node %s: pod %s/%s not run: the node runs %" PRIu32
 				 " pods, its limit "
 				 "(profile %s max_pods / K32_KLET_MAX_PODS); delete a pod",
-				 k->node, ns, name, k->max_pods, k->profile_name);
+				 K32_CLIP(k->node), K32_CLIP(ns), K32_CLIP(name), k->max_pods,
+				 k->profile_name);
 			return;
 		}
 		/* a free slot holds no log ring (pod_free_slot gave them back) */
@@ -733,7 +754,8 @@ static void pod_status_sync(struct klet *k, struct http_client *c, struct klet_p
 			p->dirty = true;
 			p->retry_status_us = now + 1000000;
 		}
-		K32_LOGW(KLET_MOD, "node %s: pod %s: %s", k->node, p->ref, err.msg);
+		K32_LOGW(KLET_MOD, "node %s: pod %s: %s", K32_CLIP(k->node), K32_CLIP(p->ref),
+			 err.msg);
 		cJSON_free(text);
 	} else {
 		k->stats.status_writes++;
@@ -908,7 +930,7 @@ static void pod_exit_locked(struct klet *k, struct klet_pod *p, uint64_t now)
 	}
 	if (!strcmp(p->term.reason, "DeadlineExceeded"))
 		event_locked(k, p, "Warning", "DeadlineExceeded", "Container %s stopped: %s",
-			     p->container, p->term.message);
+			     K32_CLIP(p->container), p->term.message);
 	bool restart = p->restart == KLET_RESTART_ALWAYS ||
 		       (p->restart == KLET_RESTART_ON_FAILURE && p->term.code != 0);
 	if (!restart) {
@@ -927,12 +949,14 @@ static void pod_exit_locked(struct klet *k, struct klet_pod *p, uint64_t now)
 		event_locked(k, p, "Warning", "BackOff",
 			     "Back-off %" PRIu32
 			     "s restarting failed container %s in pod %s_%s(%s)",
-			     (delay + 999) / 1000, p->container, p->name, p->ns, p->uid);
+			     (delay + 999) / 1000, K32_CLIP(p->container), K32_CLIP(p->name),
+			     K32_CLIP(p->ns), p->uid);
 		p->state = KLET_C_WAITING;
 		snprintf(p->wait_reason, sizeof(p->wait_reason), "CrashLoopBackOff");
 		klet_msgf(p->wait_msg, sizeof(p->wait_msg),
 			  "back-off %" PRIu32 "s restarting failed container=%s pod=%s_%s(%s)",
-			  (delay + 999) / 1000, p->container, p->name, p->ns, p->uid);
+			  (delay + 999) / 1000, K32_CLIP(p->container), K32_CLIP(p->name),
+			  K32_CLIP(p->ns), p->uid);
 	}
 }
 
@@ -1007,7 +1031,8 @@ static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
 		p->start_failures++;
 		p->next_start_us = now + d * 1000;
 		log_locked(p, err.msg, strlen(err.msg));
-		K32_LOGW(KLET_MOD, "node %s: pod %s: %s", k->node, p->ref, err.msg);
+		K32_LOGW(KLET_MOD, "node %s: pod %s: %s", K32_CLIP(k->node), K32_CLIP(p->ref),
+			 err.msg);
 		if (p->start_failures == 1)
 			event_locked(k, p, "Warning", "Failed", "Error: %s: %s", p->wait_reason,
 				     err.msg);
@@ -1015,7 +1040,7 @@ static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
 		p->start_failures = 0;
 		p->state = KLET_C_RUNNING;
 		event_locked(k, p, "Normal", "Started", "Started container %s (module %s)",
-			     p->container, p->image);
+			     K32_CLIP(p->container), K32_CLIP(p->image));
 		p->wait_reason[0] = 0;
 		p->wait_msg[0] = 0;
 		if (p->term.set) {
@@ -1115,7 +1140,8 @@ static bool pod_finalize_api(struct klet *k, struct klet_pod *p, struct k32_buf 
 		return true;
 	if (!st)
 		api_fail(&err, "deleting the stopped pod", code, b);
-	K32_LOGW(KLET_MOD, "node %s: pod %s: %s; retrying", k->node, p->ref, err.msg);
+	K32_LOGW(KLET_MOD, "node %s: pod %s: %s; retrying", K32_CLIP(k->node), K32_CLIP(p->ref),
+		 err.msg);
 	return false;
 }
 
@@ -1395,18 +1421,21 @@ static k32_status_t module_decode(const char *ns, const char *cm_name, const cha
 	if (cap > K32_KLET_IMAGE_MAX_BYTES)
 		return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
 				   "module %s in ConfigMap %s/%s is %zu bytes, over "
-				   "K32_KLET_IMAGE_MAX_BYTES (%u)",
-				   key, ns, cm_name, cap, (unsigned)K32_KLET_IMAGE_MAX_BYTES);
+				   "K32_KLET_IMAGE_MAX_BYTES (%u); make the module smaller",
+				   K32_CLIP(key), K32_CLIP(ns), K32_CLIP(cm_name), cap,
+				   (unsigned)K32_KLET_IMAGE_MAX_BYTES);
 	uint8_t *buf = k32_alloc(alloc, cap + 1);
 	size_t n = 0;
 	if (!buf)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
-				   "module %s: %zu bytes do not fit the pod pool", key, cap);
+				   "module %s: %zu bytes do not fit the pod pool; stop a pod",
+				   K32_CLIP(key), cap);
 	if (bin && k32_base64_decode(bin, buf, cap, &n)) {
 		k32_free(alloc, buf, cap + 1);
 		return k32_err_set(err, K32_ERR_CORRUPT, KLET_MOD,
-				   "ConfigMap %s/%s: binaryData[%s] is not base64", ns, cm_name,
-				   key);
+				   "ConfigMap %s/%s: binaryData[%s] is not base64; create it "
+				   "with kubectl create configmap --from-file",
+				   K32_CLIP(ns), K32_CLIP(cm_name), K32_CLIP(key));
 	}
 	if (!bin) {
 		memcpy(buf, txt, cap);
@@ -1416,8 +1445,8 @@ static k32_status_t module_decode(const char *ns, const char *cm_name, const cha
 	uint8_t *fit = k32_realloc(alloc, buf, cap + 1, n + 1);
 	if (!fit) {
 		k32_free(alloc, buf, cap + 1);
-		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD, "module %s: out of memory",
-				   key);
+		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
+				   "module %s: out of memory; stop a pod", K32_CLIP(key));
 	}
 	fit[n] = 0;
 	*out = fit;
@@ -1436,7 +1465,7 @@ static k32_status_t module_version(const cJSON *cm, const char *ns, const char *
 	const char *sha = want && want->sha256[0] ? want->sha256 : NULL;
 	const cJSON *bins = cJSON_GetObjectItem(cm, "binaryData");
 	const cJSON *txts = cJSON_GetObjectItem(cm, "data");
-	char hex[65], have[96];
+	char hex[65], have[64]; /* whole keys, then "..." (the message must end whole) */
 	if (sha && !tag) {
 		/* a digest alone: whichever key holds those bytes */
 		for (int m = 0; m < 2; m++) {
@@ -1457,7 +1486,7 @@ static k32_status_t module_version(const cJSON *cm, const char *ns, const char *
 		klet_image_versions(cm, have, sizeof(have));
 		return k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
 				   "no key of ConfigMap %s/%s has sha256:%.12s...; its keys: %s",
-				   ns, file_name, sha, have[0] ? have : "none");
+				   K32_CLIP(ns), K32_CLIP(file_name), sha, have[0] ? have : "none");
 	}
 	const char *key = tag ? tag : file_name;
 	const char *bin = cJSON_GetStringValue(cJSON_GetObjectItem(bins, key));
@@ -1465,8 +1494,9 @@ static k32_status_t module_version(const cJSON *cm, const char *ns, const char *
 	if (!bin && !txt) {
 		klet_image_versions(cm, have, sizeof(have));
 		return k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
-				   "ConfigMap %s/%s has no key %s (%s); its keys: %s", ns,
-				   file_name, key, tag ? "the tag" : "the untagged module",
+				   "ConfigMap %s/%s has no key %s (%s); its keys: %s", K32_CLIP(ns),
+				   K32_CLIP(file_name), K32_CLIP(key),
+				   tag ? "the tag" : "the untagged module",
 				   have[0] ? have : "none");
 	}
 	k32_status_t st = module_decode(ns, file_name, key, bin, txt, alloc, out, out_len, err);
@@ -1480,7 +1510,7 @@ static k32_status_t module_version(const cJSON *cm, const char *ns, const char *
 	return k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
 			   "ConfigMap %s/%s key %s is sha256:%.12s..., not the image's "
 			   "sha256:%.12s...",
-			   ns, file_name, key, hex, sha);
+			   K32_CLIP(ns), K32_CLIP(file_name), K32_CLIP(key), hex, sha);
 }
 
 k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
@@ -1518,8 +1548,8 @@ k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
 	k32_buf_fini(&b);
 	if (st == K32_ERR_NOT_FOUND && !seen)
 		k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
-			    "no ConfigMap %s with key %s in namespace %s or kube-system", file_name,
-			    file_name, pod->ns);
+			    "no ConfigMap %s with key %s in namespace %s or kube-system",
+			    K32_CLIP(file_name), K32_CLIP(file_name), K32_CLIP(pod->ns));
 	return st;
 }
 
@@ -1556,16 +1586,16 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 	if (!cfg->profile)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
 				   "kubelet config for node %s: a board profile is required",
-				   cfg->node_name);
+				   K32_CLIP(cfg->node_name));
 	if (!cfg->api_port)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
 				   "kubelet config for node %s: api_port is required",
-				   cfg->node_name);
+				   K32_CLIP(cfg->node_name));
 	if (cfg->api_tls && !cfg->ca_file)
 		return k32_err_set(
 		    err, K32_ERR_INVALID_ARGS, KLET_MOD,
 		    "kubelet config for node %s: HTTPS needs the API server's CA file",
-		    cfg->node_name);
+		    K32_CLIP(cfg->node_name));
 	const struct k32_allocator *a = k32_default_allocator();
 	struct klet *k = k32_calloc(a, sizeof(*k));
 	if (!k)
@@ -1802,11 +1832,11 @@ k32_status_t klet_pod_logs(struct klet *k, const char *ns, const char *name, boo
 	k32_status_t st;
 	if (!p) {
 		st = k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD, "pod %s/%s is not on node %s",
-				 ns, name, k->node);
+				 K32_CLIP(ns), K32_CLIP(name), K32_CLIP(k->node));
 	} else if (previous && !p->prev.lines && !p->last.set) {
 		st = k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
 				 "previous terminated container \"%s\" in pod \"%s\" not found",
-				 p->container, name);
+				 K32_CLIP(p->container), K32_CLIP(name));
 	} else {
 		st = klet_ring_read(previous ? &p->prev : &p->log, tail_lines, timestamps,
 				    inout_seq, out, err);

@@ -412,14 +412,18 @@ struct klet_image_ref {
 	char sha256[65];	      /* "@sha256:HEX" as 64 hex digits, or "" */
 };
 
-/* Parses "[registry/path/]NAME[.wasm][:TAG][@sha256:HEX]". K32_ERR_INVALID_ARGS for an empty
- * name, "..", a bad tag (A-Z a-z 0-9 _ . -, at most 128) or a digest that is not 64 hex. */
+/* Parses "[registry/path/]NAME[.wasm][:TAG][@sha256:HEX]". K32_ERR_INVALID_ARGS for a NAME
+ * that is not A-Z a-z 0-9 _ . - from a letter or digit to one, "..", a bad tag (A-Z a-z 0-9
+ * _ . -, at most 128) or a digest that is not 64 hex. */
 k32_status_t klet_image_ref_parse(const char *image, struct klet_image_ref *out,
 				  struct k32_err *err);
 
-/* Resolves an image name to a file path under dir. K32_ERR_INVALID_ARGS for an empty name
- * or one with "..". */
+/* Resolves an image name to its module file's path under dir ("DIR/NAME.wasm"), parsed by
+ * klet_image_ref_parse (so K32_ERR_INVALID_ARGS for what it refuses, or a path over cap). */
 k32_status_t klet_image_path(const char *dir, const char *image, char *out, size_t cap,
 			     struct k32_err *err);
+/* The path of a parsed reference's module file under dir. */
+k32_status_t klet_image_file_path(const char *dir, const struct klet_image_ref *ref, char *out,
+				  size_t cap, struct k32_err *err);
 
 #endif /* KLET_H */

@@ -6,6 +6,7 @@
  * (`kubectl create configmap ticker.wasm --from-file=v1=ticker1.wasm --from-file=v2=...`);
  * a digest is checked against the SHA-256 of the bytes found.
  */
+#include <ctype.h>
 #include <mbedtls/sha256.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,7 +36,7 @@ k32_status_t klet_image_ref_parse(const char *image, struct klet_image_ref *out,
 			return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
 					   "image \"%s\": a digest is @sha256: and 64 lower-case "
 					   "hex digits",
-					   image);
+					   K32_CLIP(image));
 		memcpy(out->sha256, d + 7, 64);
 		out->sha256[64] = 0;
 	}
@@ -45,28 +46,55 @@ k32_status_t klet_image_ref_parse(const char *image, struct klet_image_ref *out,
 			return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
 					   "image \"%s\": a tag is 1..%zu of A-Z a-z 0-9 _ . - "
 					   "(not starting with . or -)",
-					   image, sizeof(out->tag) - 1);
+					   K32_CLIP(image), sizeof(out->tag) - 1);
 		for (size_t i = 0; i < tl; i++)
 			if (!tag_char(base[n + 1 + i]))
 				return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
 						   "image \"%s\": a tag is 1..%zu of A-Z a-z 0-9 "
 						   "_ . -",
-						   image, sizeof(out->tag) - 1);
+						   K32_CLIP(image), sizeof(out->tag) - 1);
 		memcpy(out->tag, base + n + 1, tl);
 		out->tag[tl] = 0;
 	}
-	if (!n || strstr(image, ".."))
-		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
-				   "image \"%s\": expected NAME[.wasm][:TAG][@sha256:HEX] naming "
-				   "a module file",
-				   image);
+	/* NAME: A-Z a-z 0-9 _ . -, starting and ending with a letter or digit (so the file
+	 * name is a plain one: no "..", no '/', no spaces or control characters) */
+	bool name_ok = n && !strstr(image, "..") && isalnum((unsigned char)base[0]) &&
+		       isalnum((unsigned char)base[n - 1]);
+	for (size_t i = 0; name_ok && i < n; i++)
+		name_ok = tag_char(base[i]);
+	if (!name_ok)
+		return k32_err_set(
+		    err, K32_ERR_INVALID_ARGS, KLET_MOD,
+		    "image \"%s\": expected NAME[.wasm][:TAG][@sha256:HEX], NAME "
+		    "of A-Z a-z 0-9 _ . - starting and ending with a letter or digit",
+		    K32_CLIP(image));
 	bool ext = n > 5 && !strncmp(base + n - 5, ".wasm", 5);
 	int w = snprintf(out->file, sizeof(out->file), "%.*s%s", (int)n, base, ext ? "" : ".wasm");
 	if (w < 0 || (size_t)w >= sizeof(out->file))
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
-				   "image \"%s\": its name is over %zu bytes", image,
-				   sizeof(out->file) - 5);
+				   "image \"%s\": its name is over %zu bytes; shorten it",
+				   K32_CLIP(image), sizeof(out->file) - 6);
 	return K32_OK;
+}
+
+k32_status_t klet_image_file_path(const char *dir, const struct klet_image_ref *ref, char *out,
+				  size_t cap, struct k32_err *err)
+{
+	int w = snprintf(out, cap, "%s/%s", dir, ref->file);
+	if (w < 0 || (size_t)w >= cap)
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
+				   "module file %s: its path under %s is over %zu bytes; shorten "
+				   "the image name",
+				   K32_CLIP(ref->file), K32_CLIP(dir), cap - 1);
+	return K32_OK;
+}
+
+k32_status_t klet_image_path(const char *dir, const char *image, char *out, size_t cap,
+			     struct k32_err *err)
+{
+	struct klet_image_ref ref; /* one reader of image references: the parser's */
+	k32_status_t st = klet_image_ref_parse(image, &ref, err);
+	return st ? st : klet_image_file_path(dir, &ref, out, cap, err);
 }
 
 void klet_image_sha256(const uint8_t *bytes, size_t len, char hex[65])

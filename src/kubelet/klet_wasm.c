@@ -47,6 +47,7 @@
 #include "base/k32_json.h"
 #include "base/k32_log.h"
 #include "hw/hw.h"
+#include "kmeta/kmeta.h"
 #include "kobj/kobj.h"
 #include "wasm/wrt.h"
 
@@ -86,6 +87,8 @@ struct kw_pod {
 	struct wrt_watch watch;
 	const char *call;     /* "k32_tick", ... (static) */
 	uint32_t deadline_ms; /* per call (kube32.io/call-deadline-ms) */
+	uint32_t frames;      /* call depth (kube32.io/call-depth), for the trap's advice */
+	uint32_t stack_bytes; /* value stack (kube32.io/stack-bytes), likewise */
 	uint64_t deadline_us; /* monotonic end of the running call */
 };
 
@@ -489,6 +492,9 @@ static struct kw_wait_fn kw_waits[] = {
 };
 #define KW_WAIT_MAX_ARGS 6
 
+/* Bytes of "where the module came from" in messages: "ConfigMap NS/FILE", names clipped. */
+#define KW_SRC_LEN (16 + 2 * K32_CLIP_BUF)
+
 static k32_status_t kw_wait(struct k32_hostcall *c)
 {
 	const struct kw_wait_fn *wf = c->ctx;
@@ -552,13 +558,14 @@ static void kw_hw_flush(struct kw_pod *w)
 		if (klet_api(k, k->cli, "POST", target, NULL, k32_buf_cstr(&b), &code, &out, &e) ||
 		    code / 100 != 2)
 			K32_LOGW(KLET_MOD, "device %s/%s: posting its event failed (%d): %s",
-				 slot->dev.ns, slot->dev.name, code, code ? "" : e.msg);
+				 K32_CLIP(slot->dev.ns), K32_CLIP(slot->dev.name), code,
+				 code ? "" : e.msg);
 	}
 	k32_buf_reset(&b);
 	if (hw_node_pod_due(slot)) {
 		if (hw_node_pod_patch(slot, &b, &e)) {
-			K32_LOGW(KLET_MOD, "device %s/%s: status patch: %s", slot->dev.ns,
-				 slot->dev.name, e.msg);
+			K32_LOGW(KLET_MOD, "device %s/%s: status patch: %s", K32_CLIP(slot->dev.ns),
+				 K32_CLIP(slot->dev.name), e.msg);
 		} else {
 			klet_msgf(target, sizeof(target),
 				  "/apis/kube32.io/v1alpha1/namespaces/%s/devices/%s/status",
@@ -570,8 +577,8 @@ static void kw_hw_flush(struct kw_pod *w)
 				    KLET_MOD,
 				    "device %s/%s: PATCH of its status answered %d%s%s (retried "
 				    "with the next update)",
-				    slot->dev.ns, slot->dev.name, code, code ? "" : ": ",
-				    code ? "" : e.msg);
+				    K32_CLIP(slot->dev.ns), K32_CLIP(slot->dev.name), code,
+				    code ? "" : ": ", code ? "" : e.msg);
 		}
 	}
 	k32_buf_fini(&b);
@@ -584,15 +591,16 @@ static k32_status_t kw_hw_bind(struct kw_pod *w, const struct klet_run_spec *s, 
 	struct klet *k = w->k;
 	if (!k->cfg.hw_node)
 		return k32_err_set(err, K32_ERR_NOT_SUPPORTED, KLET_MOD,
-				   "pod %s/%s drives Device %s (annotation kube32.io/device) but "
+				   "the pod drives Device %s (annotation kube32.io/device) but "
 				   "node %s has no I2C buses; schedule it on a board with hardware",
-				   s->ns, s->name, s->device, s->node);
+				   K32_CLIP(s->device), K32_CLIP(s->node));
 	w->hw = k32_calloc(w->a, sizeof(*w->hw));
 	if (!w->hw)
-		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
-				   "pod %s/%s: its Device binding (%zu bytes) does not fit node "
-				   "%s's pod pool",
-				   s->ns, s->name, sizeof(*w->hw), s->node);
+		return k32_err_set(
+		    err, K32_ERR_NO_MEMORY, KLET_MOD,
+		    "the pod's Device binding (%zu bytes) does not fit node %s's pod "
+		    "pool; stop a pod",
+		    sizeof(*w->hw), K32_CLIP(s->node));
 	struct k32_buf b;
 	k32_buf_init(&b, k->alloc, K32_KLET_HW_DEVICE_BYTES, "device");
 	char target[K32_HTTP_PATH_LEN];
@@ -602,9 +610,8 @@ static k32_status_t kw_hw_bind(struct kw_pod *w, const struct klet_run_spec *s, 
 	k32_status_t st = klet_api(k, k->cli, "GET", target, NULL, NULL, &code, &b, err);
 	if (!st && code != 200)
 		st = k32_err_set(err, code == 404 ? K32_ERR_NOT_FOUND : K32_ERR_IO, KLET_MOD,
-				 "pod %s/%s: GET Device %s/%s answered %d; create the Device "
-				 "first",
-				 s->ns, s->name, s->ns, s->device, code);
+				 "GET Device %s/%s answered %d; create the Device first",
+				 K32_CLIP(s->ns), K32_CLIP(s->device), code);
 	cJSON *dev = NULL;
 	if (!st)
 		st = k32_json_parse((const char *)b.data, b.len, &dev, err);
@@ -692,6 +699,35 @@ static k32_status_t kw_invoke(struct kw_pod *w, const char *call, uint32_t f, co
 	return st;
 }
 
+/*
+ * The trap "call stack exhausted" says which of the pod's two stack limits ran out (the
+ * interpreter's message names frames and slots, not the pod's knobs): this adds the
+ * annotation to raise, its value now and its ceiling. Recursion past the ceiling is a bug in
+ * the module, which the advice says too.
+ */
+static const char *kw_stack_advice(const struct kw_pod *w, const char *msg, char *out, size_t cap)
+{
+	unsigned depth = 0, frames = 0;
+	const char *d = strstr(msg, "depth ");
+	bool out_of_frames =
+	    d && sscanf(d, "depth %u of %u frames", &depth, &frames) == 2 && depth + 1 >= frames;
+	char trap[K32_ERR_MSG_LEN];
+	int n;
+	if (out_of_frames)
+		n = snprintf(out, cap,
+			     "%s; raise annotation " KMETA_ANN_CALL_DEPTH " (now %" PRIu32
+			     " frames, at most %u) or recurse less",
+			     k32_clip_to(trap, cap - 90, msg), w->frames,
+			     (unsigned)K32_KLET_POD_FRAMES_MAX);
+	else
+		n = snprintf(out, cap,
+			     "%s; raise annotation " KMETA_ANN_STACK_BYTES " (now %" PRIu32
+			     ", at most %u) or use fewer locals and less recursion",
+			     k32_clip_to(trap, cap - 110, msg), w->stack_bytes,
+			     (unsigned)K32_POD_STACK_BYTES_MAX);
+	return n > 0 && (size_t)n < cap ? out : msg;
+}
+
 /* A call that failed (not proc_exit) ends the container: past its deadline with reason
  * DeadlineExceeded, stopped by a request as killed (137), anything else as Error. */
 static void kw_fail(struct kw_pod *w, k32_status_t st, const char *msg)
@@ -702,32 +738,10 @@ static void kw_fail(struct kw_pod *w, k32_status_t st, const char *msg)
 		kw_notify(w->k, w->pod, &ex);
 		return;
 	}
+	char m[KLET_MSG_LEN];
+	if (st == K32_ERR_TRAP && strstr(msg, "call stack exhausted"))
+		msg = kw_stack_advice(w, msg, m, sizeof(m));
 	kw_exit(w, 1, st == K32_ERR_TIMED_OUT ? "DeadlineExceeded" : "Error", msg);
-}
-
-k32_status_t klet_image_path(const char *dir, const char *image, char *out, size_t cap,
-			     struct k32_err *err)
-{
-	const char *base = strrchr(image, '/');
-	base = base ? base + 1 : image;
-	size_t n = strlen(base);
-	const char *at = strchr(base, '@'); /* @sha256:... (its ':' is not a tag's) */
-	if (at)
-		n = (size_t)(at - base);
-	const char *colon = memchr(base, ':', n);
-	if (colon)
-		n = (size_t)(colon - base);
-	if (!n || strstr(image, ".."))
-		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
-				   "image \"%s\": expected NAME[.wasm][:TAG] naming a module file",
-				   image);
-	bool ext = n > 5 && !strncmp(base + n - 5, ".wasm", 5);
-	int w = snprintf(out, cap, "%s/%.*s%s", dir, (int)n, base, ext ? "" : ".wasm");
-	if (w < 0 || (size_t)w >= cap)
-		return k32_err_set(err, K32_ERR_INVALID_ARGS, KLET_MOD,
-				   "image \"%s\": path under %s is over %zu bytes", image, dir,
-				   cap);
-	return K32_OK;
 }
 
 static void kw_free(struct kw_pod *w)
@@ -795,14 +809,25 @@ static k32_status_t no_fit(struct klet *k, const struct klet_run_spec *s, const 
 			 "pod %s/%s does not fit node %s's pod pool: %s needs %zu bytes, the "
 			 "pool has %zu of %zu bytes free; lower resources.limits.memory or stop a "
 			 "pod",
-			 s->ns, s->name, s->node, what, need, free_b, limit);
+			 K32_CLIP(s->ns), K32_CLIP(s->name), K32_CLIP(s->node), what, need, free_b,
+			 limit);
 	if (n >= 0 && (size_t)n < K32_ERR_MSG_LEN)
 		return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD, "%s", m);
 	/* too long for the error's buffer: the short form, whose advice still ends whole */
 	return k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
 			   "does not fit node %s's pod pool: needs %zu bytes, %zu of %zu free; "
 			   "lower resources.limits.memory or stop a pod",
-			   s->node, need, free_b, limit);
+			   K32_CLIP(s->node), need, free_b, limit);
+}
+
+/* "SRC: WHY" (the loader's message, which ends with its advice), WHY clipped in its middle
+ * when both do not fit. src is at most KW_SRC_LEN bytes. */
+static k32_status_t kw_src_err(struct k32_err *err, k32_status_t st, const char *src,
+			       const char *why)
+{
+	char w[K32_ERR_MSG_LEN];
+	size_t room = K32_ERR_MSG_LEN - strlen(src) - 2;
+	return k32_err_set(err, st, KLET_MOD, "%s: %s", src, k32_clip_to(w, room, why));
 }
 
 /*
@@ -817,16 +842,17 @@ static k32_status_t instance_fail(const struct klet_run_spec *s, const char *src
 {
 	char why[K32_ERR_MSG_LEN];
 	snprintf(why, sizeof(why), "%s", err->msg);
-	const char *imp = strstr(why, "import ");
+	char name[K32_CLIP_BUF];
+	char *imp = strstr(why, "import ");
 	unsigned long long from = 0, to = 0;
 	const char *seg = strstr(why, "writes [");
 	if ((st == K32_ERR_NOT_FOUND || st == K32_ERR_WRONG_TYPE) && imp) {
-		size_t n = strcspn(imp + 7, ": (");
+		imp[7 + strcspn(imp + 7, ": (")] = 0; /* "module.field" */
 		return k32_err_set(err, K32_ERR_NOT_SUPPORTED, KLET_LINK_MOD,
-				   "%s: %s %.*s is not a host function of node %s (sdk/k32.h and "
+				   "%s: %s %s is not a host function of node %s (sdk/k32.h and "
 				   "k32_klet.h list them)",
 				   src, st == K32_ERR_NOT_FOUND ? "import" : "the type of import",
-				   (int)n, imp + 7, s->node);
+				   k32_clip(name, imp + 7), K32_CLIP(s->node));
 	}
 	const char *needs = strstr(why, "module needs ");
 	if (needs && sscanf(needs, "module needs %llu bytes", &to) == 1 && to > mem)
@@ -839,7 +865,7 @@ static k32_status_t instance_fail(const struct klet_run_spec *s, const char *src
 				   "%s needs %llu bytes of linear memory, the limit is %llu: raise "
 				   "resources.limits.memory to at least %llu",
 				   src, to, (unsigned long long)mem, to);
-	return k32_err_set(err, st, KLET_MOD, "%s: %s", src, why);
+	return kw_src_err(err, st, src, why);
 }
 
 static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_run_spec *s,
@@ -850,10 +876,10 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	const struct k32_allocator *a = klet_pod_allocator(pod);
 	char path[K32_HTTP_PATH_LEN + 64];
 	struct klet_image_ref *ref = &k->start_ref; /* under this kubelet's run lock */
-	char src[K32_HTTP_PATH_LEN + 16];	    /* where the module came from, for messages */
+	char src[KW_SRC_LEN];			    /* where the module came from, for messages */
 	k32_status_t st = klet_image_ref_parse(s->image, ref, err);
 	if (!st)
-		st = klet_image_path(s->image_dir, s->image, path, sizeof(path), err);
+		st = klet_image_file_path(s->image_dir, ref, path, sizeof(path), err);
 	if (st)
 		return st;
 	if (!strcmp(ref->tag, "latest"))
@@ -888,7 +914,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 			goto out_free;
 		}
 		char hex[65];
-		snprintf(src, sizeof(src), "image file %s", ref->file);
+		snprintf(src, sizeof(src), "image file %s", K32_CLIP(ref->file));
 		if (ref->sha256[0])
 			klet_image_sha256(w->bytes, w->len, hex);
 		if (ref->sha256[0] && strcmp(hex, ref->sha256)) {
@@ -915,12 +941,14 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 			goto out_free;
 		}
 		if (st == K32_ERR_NOT_FOUND) {
-			/* the file's name, not its long path: the message must end whole */
+			/* the file's name, not its long path nor the image (the status shows
+			 * it): four clipped names and the sentence fit K32_ERR_MSG_LEN */
 			w->bytes = NULL;
 			k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
-				    "image \"%s\" not found: no file %s in node %s's image "
-				    "directory, no ConfigMap %s in %s or kube-system",
-				    s->image, file, s->node, file, s->ns);
+				    "module not found: no file %s in node %s's image directory, "
+				    "no ConfigMap %s in %s or kube-system",
+				    K32_CLIP(file), K32_CLIP(s->node), K32_CLIP(file),
+				    K32_CLIP(s->ns));
 			goto out_free;
 		}
 		if (st) {
@@ -929,7 +957,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 			goto out_free;
 		}
 		/* messages name where the module really came from */
-		snprintf(src, sizeof(src), "ConfigMap %s/%s", from_ns, file);
+		snprintf(src, sizeof(src), "ConfigMap %s/%s", K32_CLIP(from_ns), K32_CLIP(file));
 	}
 	/*
 	 * The loader's validator needs scratch for a moment (its operand and block stacks are
@@ -947,7 +975,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	if (st) {
 		char why[K32_ERR_MSG_LEN];
 		snprintf(why, sizeof(why), "%s", err->msg);
-		k32_err_set(err, st, KLET_MOD, "%s: %s", src, why);
+		kw_src_err(err, st, src, why);
 		goto out_free;
 	}
 	k32_free(a, w->bytes, w->len + 1);
@@ -965,10 +993,11 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	 * node's heap for that moment, like the loader's scratch, not the pod's for its life. */
 	struct wrt_linker *lk = k32_alloc(k32_default_allocator(), sizeof(*lk));
 	if (!lk) {
-		st =
-		    k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD,
-				"pod %s/%s: no %zu bytes of the node's heap for linking its module",
-				s->ns, s->name, sizeof(*lk));
+		st = k32_err_set(
+		    err, K32_ERR_NO_MEMORY, KLET_MOD,
+		    "pod %s/%s: no %zu bytes of the node's heap for linking its module; "
+		    "stop a pod",
+		    K32_CLIP(s->ns), K32_CLIP(s->name), sizeof(*lk));
 		goto out_free;
 	}
 	wrt_linker_init(lk);
@@ -995,6 +1024,8 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		lim.mem_bytes = mem;
 		lim.stack_bytes = s->stack_bytes ? s->stack_bytes : K32_KLET_POD_STACK_BYTES;
 		lim.frames = s->frames ? s->frames : K32_KLET_POD_FRAMES;
+		w->frames = lim.frames;
+		w->stack_bytes = lim.stack_bytes;
 		lim.gas = s->gas ? s->gas : K32_KLET_POD_GAS;
 		lim.gas_enabled = !s->gas_off;
 		lim.canonical_nan = true;
@@ -1032,11 +1063,11 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		goto out_free;
 	}
 	if (w->has_event && kobj_port_create(&w->owner, 0, &w->port)) {
-		st =
-		    k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
-				"pod %s/%s exports k32_event but its event port could not be made: "
-				"%s",
-				s->ns, s->name, kobj_owner_last_error(&w->owner));
+		st = k32_err_set(err, K32_ERR_NO_RESOURCES, KLET_MOD,
+				 "the module exports k32_event but its event port could not be "
+				 "made: %s",
+				 k32_clip_to((char[K32_ERR_MSG_LEN - 64]){0}, K32_ERR_MSG_LEN - 64,
+					     kobj_owner_last_error(&w->owner)));
 		w->port = KOBJ_HANDLE_INVALID;
 		goto out_free;
 	}

@@ -355,7 +355,7 @@ static void test_start_errors(void **state)
 	fx_pod_create(&t->cp, "nosuch", "wasm-node", "nosuch.wasm", "Always", NULL, NULL);
 	cJSON *p = fx_wait_pod(&t->cp, "nosuch", fx_waiting_is, "ErrImagePull");
 	const char *m = fx_str(fx_cs(p), "state.waiting.message");
-	assert_non_null(strstr(m, "image \"nosuch.wasm\" not found: no file nosuch.wasm in node "
+	assert_non_null(strstr(m, "module not found: no file nosuch.wasm in node "
 				  "wasm-node's image directory, no ConfigMap nosuch.wasm in "
 				  "default or kube-system"));
 	assert_whole(m, "in default or kube-system");

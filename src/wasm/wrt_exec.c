@@ -78,7 +78,7 @@
 static k32_status_t __attribute__((noinline, cold))
 trap(struct k32_err *err, const struct wrt_funcinst *fn, const uint32_t *pc, const char *fmt, ...)
 {
-	char what[112];
+	char what[160]; /* the longest trap text (out of gas, its budget and both knobs) whole */
 	char where[48];
 	va_list ap;
 	va_start(ap, fmt);

@@ -37,7 +37,13 @@ void wrt_func_label(const struct wrt_funcinst *fn, char *buf, size_t len)
 {
 	const struct wrt_module *m = fn->inst->mod;
 	if (fn->func && fn->func->name) {
-		snprintf(buf, len, "'%.*s'", (int)fn->func->name_len, fn->func->name);
+		/* a name too long for buf keeps its start and end around "...", never a cut */
+		size_t n = fn->func->name_len, keep = len > 12 ? len - 1 - 2 - 3 : 0;
+		if (n + 3 <= len || !keep)
+			snprintf(buf, len, "'%.*s'", (int)n, fn->func->name);
+		else
+			snprintf(buf, len, "'%.*s...%.*s'", (int)(keep - keep / 3), fn->func->name,
+				 (int)(keep / 3), fn->func->name + n - keep / 3);
 		return;
 	}
 	for (uint32_t i = 0; fn->func && i < m->nexports; i++) { /* no name section: an export */
