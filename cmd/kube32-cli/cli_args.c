@@ -72,6 +72,29 @@ static int parse_opts(const char *cmd, int argc, char **argv, const struct opt *
 
 #define NOPTS(t) (sizeof(t) / sizeof((t)[0]))
 
+int cli_parse_duration(const char *s, uint64_t *out_ms)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ms;
+	} units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"", 1000}};
+	uint64_t v = 0;
+	const char *p = s;
+	for (; *p >= '0' && *p <= '9' && v <= 86400000; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	if (p == s)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(p, units[i].unit))
+			continue;
+		if (v > 86400000 / units[i].ms)
+			return -1;
+		*out_ms = v * units[i].ms;
+		return 0;
+	}
+	return -1;
+}
+
 int cli_parse_quantity(const char *s, uint64_t *out)
 {
 	static const struct {
@@ -197,9 +220,11 @@ int cli_parse_deploy(int argc, char **argv, struct cli_deploy *o, char *msg, siz
 	    {"--kubeconfig", NULL, OPT_VALUE, offsetof(struct cli_deploy, kubeconfig)},
 	    {"--dry-run", NULL, OPT_FLAG, offsetof(struct cli_deploy, dry_run)},
 	    {"--no-wait", NULL, OPT_FLAG, offsetof(struct cli_deploy, no_wait)},
+	    {"--timeout", NULL, OPT_VALUE, offsetof(struct cli_deploy, timeout)},
 	};
 	memset(o, 0, sizeof(*o));
 	o->ns = "default";
+	o->timeout_ms = CLI_DEPLOY_TIMEOUT_MS;
 	const char *pos[1];
 	int npos;
 	int rc = parse_opts("deploy", argc, argv, opts, NOPTS(opts), o, pos, 1, &npos,
@@ -228,6 +253,11 @@ int cli_parse_deploy(int argc, char **argv, struct cli_deploy *o, char *msg, siz
 				 "deploy: --hardware %s: expected none or "
 				 "i2c:DEVICE[,i2c:DEVICE...], e.g. i2c:bme688",
 				 o->hardware);
+	if (o->timeout && cli_parse_duration(o->timeout, &o->timeout_ms))
+		return usage_msg(msg, cap,
+				 "deploy: --timeout %s: expected a duration such as 90s, 2m or "
+				 "500ms (at most 24h; 0 waits without a limit)",
+				 o->timeout);
 	if (o->hardware && !strcmp(o->hardware, "none"))
 		o->hardware = NULL;
 	if (o->budget && strcmp(o->budget, "off")) {

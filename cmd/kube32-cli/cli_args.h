@@ -42,7 +42,12 @@ struct cli_deploy {
 	const char *kubeconfig; /* --kubeconfig or NULL */
 	bool dry_run;		/* --dry-run */
 	bool no_wait;		/* --no-wait: return once the pod is created */
+	const char *timeout;	/* --timeout as given ("90s", "2m", "0": no limit), or NULL */
+	uint64_t timeout_ms; /* how long deploy waits for Ready (default CLI_DEPLOY_TIMEOUT_MS) */
 };
+
+/* How long deploy waits for the pod to be Ready without --timeout. */
+#define CLI_DEPLOY_TIMEOUT_MS 60000
 
 /* console NODE CMD [--kubeconfig PATH] */
 struct cli_console {
@@ -125,6 +130,10 @@ int cli_parse_top(int argc, char **argv, struct cli_top *out, char *msg, size_t 
  * suffix, zero, or a value over 2^63).
  */
 int cli_parse_quantity(const char *s, uint64_t *out);
+/* A duration as kubectl's --timeout takes it: digits with ms, s, m or h (a plain number is
+ * seconds): "90s", "2m", "500ms". 0 on success (*out_ms, 0 for "0"); -1 for anything else
+ * or over a day. */
+int cli_parse_duration(const char *s, uint64_t *out_ms);
 /* A name kube32-cli accepts for pods, namespaces and nodes: 1..200 of a-z 0-9 '-' '.', not
  * starting or ending with '-' or '.'. */
 bool cli_valid_name(const char *s);

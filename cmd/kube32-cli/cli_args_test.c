@@ -440,9 +440,45 @@ static void test_globals(void **state)
 	argc = split("deploy p.wasm --name p", buf, sizeof(buf), argv);
 	assert_int_equal(cli_parse_deploy(argc - 1, argv + 1, &d, msg, sizeof(msg)), CLI_OK);
 	assert_false(d.no_wait);
+	assert_int_equal(d.timeout_ms, CLI_DEPLOY_TIMEOUT_MS);
+	argc = split("deploy p.wasm --name p --timeout 2m", buf, sizeof(buf), argv);
+	assert_int_equal(cli_parse_deploy(argc - 1, argv + 1, &d, msg, sizeof(msg)), CLI_OK);
+	assert_int_equal(d.timeout_ms, 120000);
+	argc = split("deploy p.wasm --name p --timeout 1.5s", buf, sizeof(buf), argv);
+	expect_msg("deploy --timeout 1.5s",
+		   cli_parse_deploy(argc - 1, argv + 1, &d, msg, sizeof(msg)), CLI_USAGE, msg,
+		   "deploy: --timeout 1.5s: expected a duration such as 90s, 2m or 500ms (at most "
+		   "24h; 0 waits without a limit)");
 	argc = split("status extra", buf, sizeof(buf), argv);
 	expect_msg("status extra", cli_parse_status(argc - 1, argv + 1, &st, msg, sizeof(msg)),
 		   CLI_USAGE, msg, "status: expected no argument, got an extra extra");
+}
+
+/* kubectl's --timeout durations: ms, s, m, h, a plain number is seconds, at most a day. */
+static void test_duration(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		int rc;
+		uint64_t ms;
+	} t[] = {
+	    {"90s", 0, 90000},	  {"2m", 0, 120000},
+	    {"500ms", 0, 500},	  {"1h", 0, 3600000},
+	    {"45", 0, 45000},	  {"0", 0, 0},
+	    {"24h", 0, 86400000}, {"25h", -1, 0},
+	    {"", -1, 0},	  {"s", -1, 0},
+	    {"1.5s", -1, 0},	  {"-1s", -1, 0},
+	    {"10d", -1, 0},	  {"99999999999999999999s", -1, 0},
+	    {"1s ", -1, 0},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint64_t ms = 12345;
+		int rc = cli_parse_duration(t[i].in, &ms);
+		if (rc != t[i].rc || (!rc && ms != t[i].ms))
+			fail_msg("duration \"%s\": rc %d ms %llu, want rc %d ms %llu", t[i].in, rc,
+				 (unsigned long long)ms, t[i].rc, (unsigned long long)t[i].ms);
+	}
 }
 
 static void test_short_buffer(void **state)
@@ -465,6 +501,7 @@ int main(void)
 	    cmocka_unit_test(test_deploy),	 cmocka_unit_test(test_console),
 	    cmocka_unit_test(test_logs),	 cmocka_unit_test(test_get_delete_top),
 	    cmocka_unit_test(test_short_buffer), cmocka_unit_test(test_globals),
+	    cmocka_unit_test(test_duration),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

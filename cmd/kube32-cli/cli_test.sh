@@ -10,6 +10,11 @@
 # messages. The sim is stopped by its PID.
 #
 #   cli_test.sh /path/to/kube32-cli /path/to/kube32-sim /path/to/hello.wasm [events.wasm]
+#               [init_fail.wasm]
+#
+# deploy's wait is checked on each path: Ready (hello), a pod that cannot start (memory limit
+# below the module's), a crash in k32_init (init_fail.wasm: never Ready, reported with the
+# pod's last exit), --timeout on a pod no node runs, --no-wait, and a redeploy (update).
 #
 # Exit 0: all checks passed; 1: a check failed; 77: kube32-sim, curl or hello.wasm missing
 # (skipped; under CI=true that is a failure). Without events.wasm its checks are skipped
@@ -20,6 +25,7 @@ CLI=${1:?usage: cli_test.sh KUBE32_CLI KUBE32_SIM HELLO_WASM}
 SIM=${2:?usage: cli_test.sh KUBE32_CLI KUBE32_SIM HELLO_WASM}
 HELLO=${3:?usage: cli_test.sh KUBE32_CLI KUBE32_SIM HELLO_WASM}
 EVENTS=${4:-}
+INIT_FAIL=${5:-}
 
 missing() {
 	echo "cli-test: $1 is missing: $2" >&2
@@ -119,7 +125,7 @@ OUT=$("$CLI" deploy "$HELLO" --name "$NAME" --node "$NODE" --memory 64Ki --kubec
 RC=$?
 UID2=$(uid "$NAME")
 [ $RC -eq 0 ] && echo "$OUT" | grep -q "configmap/$NAME.wasm replaced" &&
-	echo "$OUT" | grep -q "pod/$NAME replaced" && echo "$OUT" | grep -q "pod/$NAME running on $NODE" &&
+	echo "$OUT" | grep -q "pod/$NAME replaced" && echo "$OUT" | grep -q "pod/$NAME running and ready on $NODE" &&
 	[ -n "$UID2" ] && [ "$UID1" != "$UID2" ] &&
 	ok "redeploy: ConfigMap replaced, pod rolled ($UID1 -> $UID2) and Running" ||
 	bad "redeploy (rc $RC, uid $UID1 -> $UID2): $OUT"
@@ -137,6 +143,32 @@ RC=$?
 	ok "deploy --no-wait (global --kubeconfig first): exit 0 without waiting" ||
 	bad "deploy --no-wait (rc $RC): $OUT"
 "$CLI" delete clitiny --kubeconfig "$KC" >/dev/null 2>&1
+# a module whose k32_init fails never becomes Ready: deploy reports the crash, exit 1
+if [ -s "$INIT_FAIL" ]; then
+	OUT=$("$CLI" deploy "$INIT_FAIL" --name cliinit --node "$NODE" --kubeconfig "$KC" 2>&1)
+	RC=$?
+	[ $RC -eq 1 ] && echo "$OUT" | grep -q "pod/cliinit did not start on $NODE: .*k32_init returned -5" &&
+		! echo "$OUT" | grep -q "running and ready" &&
+		ok "deploy of a pod whose k32_init fails: exit 1, $(echo "$OUT" | grep 'did not start')" ||
+		bad "deploy init_fail.wasm (rc $RC): $OUT"
+	"$CLI" delete cliinit --kubeconfig "$KC" >/dev/null 2>&1
+elif [ "${CI:-}" = true ]; then
+	bad "init_fail.wasm missing (CI=true)"
+fi
+# --timeout: a pod bound to a node that does not exist is never Ready
+OUT=$("$CLI" deploy "$HELLO" --name cliwait --node ghost-node --timeout 1s --kubeconfig "$KC" 2>&1)
+RC=$?
+[ $RC -eq 1 ] && echo "$OUT" | grep -q "pod/cliwait is not ready after 1.0 s: still Pending on ghost-node" &&
+	ok "deploy --timeout 1s: exit 1, $(echo "$OUT" | grep 'not ready')" ||
+	bad "deploy --timeout 1s (rc $RC): $OUT"
+curl -sS --cacert "$WORK/ca.crt" -H "Authorization: Bearer $TOKEN" -X DELETE \
+	"$API/api/v1/namespaces/default/pods/cliwait?gracePeriodSeconds=0" >/dev/null
+check_bad_early() { # the usage error names the flag
+	OUT=$("$CLI" deploy "$HELLO" --name x --timeout soon --kubeconfig "$KC" 2>&1)
+	[ $? -eq 2 ] && echo "$OUT" | grep -q -- "--timeout soon: expected a duration" &&
+		ok "deploy --timeout soon -> usage: $OUT" || bad "deploy --timeout soon: $OUT"
+}
+check_bad_early
 # a module ConfigMap made by hand (no kube32.io/module label) is listed too
 api_post() { curl -sS --cacert "$WORK/ca.crt" -H "Authorization: Bearer $TOKEN" -X POST \
 	-H 'Content-Type: application/json' -d "$2" "$API$1"; }

@@ -3,7 +3,8 @@
  * without kubectl.
  *
  *   kube32-cli deploy FILE.wasm --name N [--namespace NS] [--node NODE] [--memory 24Ki]
- *                     [--hardware none|i2c:...] [--budget off|N] [--dry-run] [--no-wait]
+ *                     [--hardware none|i2c:...] [--budget off|N] [--dry-run]
+ *                     [--timeout 60s | --no-wait]
  *   kube32-cli get pods|nodes|modules [NAME] [-n NS | -A]
  *   kube32-cli delete [pod] POD [-n NS] [--keep-module]
  *   kube32-cli logs POD [-n NS] [--previous] [--tail N] [--follow]
@@ -16,12 +17,14 @@
  * binaryData key N.wasm holds it, labelled kube32.io/module=N: where the kubelet looks when
  * the image is not in the node's image directory, src/kubelet/README.md "Images") and creates
  * a Pod with image N.wasm (a Pod of that name is deleted first, so it runs the new module),
- * then waits until it runs or says why it does not (--no-wait: no wait). --dry-run prints the Pod
- * as YAML and uploads nothing. delete removes the Pod (waiting until its kubelet has stopped it)
- * and the module ConfigMap deploy made for it. get prints tables (pods: READY, STATUS as kubectl
- * shows it, RESTARTS, NODE, IMAGE; nodes: STATUS, BOARD, POD POOL bytes, PODS running/capacity,
- * HARDWARE; modules: the module store). top reads metrics.k8s.io (what `kubectl top` reads). logs
- * prints pods/POD/log (the control plane fills it from the node's log ring); --follow streams it.
+ * then waits for its real state: Running and Ready (or Succeeded), or a failure printed with
+ * the pod's reason and message (exit 1), for --timeout (default 60s; --no-wait: no wait). --dry-run
+ * prints the Pod as YAML and uploads nothing. delete removes the Pod (waiting until its kubelet has
+ * stopped it) and the module ConfigMap deploy made for it. get prints tables (pods: READY, STATUS
+ * as kubectl shows it, RESTARTS, NODE, IMAGE; nodes: STATUS, BOARD, POD POOL bytes, PODS
+ * running/capacity, HARDWARE; modules: the module store). top reads metrics.k8s.io (what `kubectl
+ * top` reads). logs prints pods/POD/log (the control plane fills it from the node's log ring);
+ * --follow streams it.
  *
  * console finds the node's pod server (status.addresses InternalIP and
  * status.daemonEndpoints.kubeletEndpoint.Port of its Node) and POSTs "K32_CMD:CMD" to its
@@ -48,17 +51,15 @@
 #include "http/http.h"
 #include "platform/k32_platform.h"
 
-#define CLI_MODULE_MAX	     K32_KLET_IMAGE_MAX_BYTES /* the largest module a kubelet takes */
-#define CLI_KUBECONFIG_MAX   (256u * 1024)	      /* largest kubeconfig read */
-#define CLI_STR		     512		      /* kubeconfig strings except the CA */
-#define CLI_YAML_DEPTH	     16			      /* nesting emitted by the YAML printer */
-#define CLI_LIST_MAX	     (8u * 1024 * 1024)	      /* largest list answer read */
-#define CLI_TABLE_ROWS	     1024		      /* rows a table prints (then "... more") */
-#define CLI_DELETE_WAIT_S    30			      /* how long delete waits for the kubelet */
-#define CLI_DEPLOY_WAIT_S    60			      /* how long deploy waits for Running */
-#define CLI_DEPLOY_SETTLE_MS 2000		      /* Running this long without a restart: up */
-#define CLI_STATUS_EVERY_US  2000000		      /* status -w: refresh period */
-#define CLI_FOLLOW_IDLE_US   (24ll * 3600 * 1000000)  /* logs -f: silence allowed */
+#define CLI_MODULE_MAX	    K32_KLET_IMAGE_MAX_BYTES /* the largest module a kubelet takes */
+#define CLI_KUBECONFIG_MAX  (256u * 1024)	     /* largest kubeconfig read */
+#define CLI_STR		    512			     /* kubeconfig strings except the CA */
+#define CLI_YAML_DEPTH	    16			     /* nesting emitted by the YAML printer */
+#define CLI_LIST_MAX	    (8u * 1024 * 1024)	     /* largest list answer read */
+#define CLI_TABLE_ROWS	    1024		     /* rows a table prints (then "... more") */
+#define CLI_DELETE_WAIT_S   30			     /* how long delete waits for the kubelet */
+#define CLI_STATUS_EVERY_US 2000000		     /* status -w: refresh period */
+#define CLI_FOLLOW_IDLE_US  (24ll * 3600 * 1000000)  /* logs -f: silence allowed */
 
 static const char *prog = "kube32-cli";
 
@@ -69,11 +70,13 @@ static void usage(FILE *f)
 	    "usage:\n"
 	    "  kube32-cli deploy FILE.wasm --name N [--namespace NS] [--node NODE]\n"
 	    "                    [--memory 24Ki] [--hardware none|i2c:DEV[,i2c:DEV...]]\n"
-	    "                    [--budget off|N] [--dry-run] [--no-wait]\n"
+	    "                    [--budget off|N] [--dry-run] [--timeout 60s | --no-wait]\n"
 	    "      upload FILE.wasm as ConfigMap N.wasm (binaryData key N.wasm) and create Pod N\n"
 	    "      with image N.wasm (replacing a Pod N, so it runs the new module), then wait\n"
-	    "      until it runs (exit 1 with the reason if it cannot start; --no-wait: do not\n"
-	    "      wait); --dry-run prints the Pod as YAML and uploads nothing\n"
+	    "      until it is Running and Ready, or Succeeded (exit 1 with the pod's reason and\n"
+	    "      message if it fails or cannot start, or after --timeout: 90s, 2m, 0 = no\n"
+	    "      limit; --no-wait: do not wait); --dry-run prints the Pod as YAML and\n"
+	    "      uploads nothing\n"
 	    "  kube32-cli get pods|nodes|modules [NAME] [-n NS | -A]\n"
 	    "      list pods (status, restarts, node), nodes (board, pod pool, pods, hardware) or\n"
 	    "      the module store's ConfigMaps\n"
@@ -674,19 +677,36 @@ static int wait_gone(struct api *api, const char *target)
 	return 1;
 }
 
+/* The status ("True", "False") of the pod's condition type, or NULL. */
+static const char *pod_cond(const cJSON *pod, const char *type)
+{
+	const cJSON *c;
+	cJSON_ArrayForEach(c, k32_json_find(pod, "status.conditions"))
+	{
+		const char *t = jstr(c, "type");
+		if (t && !strcmp(t, type))
+			return jstr(c, "status");
+	}
+	return NULL;
+}
+
 /*
- * Waits until pod NS/NAME runs (and has stayed up CLI_DEPLOY_SETTLE_MS without a restart) or
- * ran to completion: 0. A container that cannot start (waiting with a reason other than
- * ContainerCreating), a crash, Failed, an unschedulable pod or CLI_DEPLOY_WAIT_S without
- * any of those: 1, with the pod's own reason and message printed.
+ * Waits for pod NS/NAME's real state, as kubectl rollout status does: Running with its
+ * Ready condition True (the kubelet sets Ready when the container runs, after k32_init
+ * returned; a readiness check would hold it), or Succeeded for a job: 0. A terminal failure
+ * or one the pod will not leave by itself (Failed; a container that cannot start: a
+ * waiting reason other than ContainerCreating; a crash before Ready; Unschedulable) or
+ * timeout_ms (0: none) without Ready: 1, with the pod's own reason and message printed.
  */
-static int deploy_wait(struct api *api, const char *ns, const char *name)
+static int deploy_wait(struct api *api, const char *ns, const char *name, uint64_t timeout_ms)
 {
 	char target[512];
 	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/pods/%s", ns, name);
-	int64_t up_since = -1;
 	char last[512] = "Pending (not scheduled yet)";
-	for (int i = 0; i < CLI_DEPLOY_WAIT_S * 10; i++) {
+	uint64_t start_ms = k32_now_us() / 1000;
+	for (int i = 0;; i++) {
+		if (timeout_ms && k32_now_us() / 1000 - start_ms >= timeout_ms)
+			break;
 		if (i)
 			k32_plat()->sleep_us(100000);
 		cJSON *pod = NULL;
@@ -701,10 +721,17 @@ static int deploy_wait(struct api *api, const char *ns, const char *name)
 		const cJSON *term = k32_json_find(cs, "state.terminated");
 		const cJSON *lterm = k32_json_find(cs, "lastState.terminated");
 		const cJSON *restarts = cJSON_GetObjectItem(cs, "restartCount");
+		const char *ready = pod_cond(pod, "Ready");
 		const char *why = NULL, *detail = NULL;
 		if (phase && !strcmp(phase, "Succeeded")) {
 			printf("pod/%s ran to completion on %s (exit code 0): kube32-cli logs %s\n",
 			       name, node ? node : "?", name);
+			cJSON_Delete(pod);
+			return 0;
+		}
+		if (phase && !strcmp(phase, "Running") && ready && !strcmp(ready, "True") &&
+		    cJSON_IsTrue(cJSON_GetObjectItem(cs, "ready"))) {
+			printf("pod/%s running and ready on %s\n", name, node ? node : "?");
 			cJSON_Delete(pod);
 			return 0;
 		}
@@ -756,26 +783,15 @@ static int deploy_wait(struct api *api, const char *ns, const char *name)
 			cJSON_Delete(pod);
 			return 1;
 		}
-		bool running = phase && !strcmp(phase, "Running") &&
-			       k32_json_find(cs, "state.running") != NULL;
-		int64_t now = (int64_t)(k32_now_us() / 1000);
-		if (!running) {
-			up_since = -1;
-			snprintf(last, sizeof(last), "%s%s%s", phase ? phase : "Pending",
-				 node ? " on " : " (not scheduled yet)", node ? node : "");
-		} else if (up_since < 0) {
-			up_since = now;
-		} else if (now - up_since >= CLI_DEPLOY_SETTLE_MS) {
-			printf("pod/%s running on %s\n", name, node ? node : "?");
-			cJSON_Delete(pod);
-			return 0;
-		}
+		snprintf(last, sizeof(last), "%s%s%s%s", phase ? phase : "Pending",
+			 node ? " on " : " (not scheduled yet)", node ? node : "",
+			 phase && !strcmp(phase, "Running") ? ", not Ready" : "");
 		cJSON_Delete(pod);
 	}
 	fprintf(stderr,
-		"%s: pod/%s is not running after %d s: still %s (kubectl describe pod %s says "
-		"why; --no-wait skips the wait)\n",
-		prog, name, CLI_DEPLOY_WAIT_S, last, name);
+		"%s: pod/%s is not ready after %.1f s: still %s (kubectl describe pod %s says "
+		"why; --timeout waits longer, --no-wait not at all)\n",
+		prog, name, (double)timeout_ms / 1000, last, name);
 	return 1;
 }
 
@@ -875,7 +891,7 @@ static int cmd_deploy(int argc, char **argv)
 	if (!rc)
 		rc = create_pod(&api, &o, pod, image);
 	if (!rc && !o.no_wait)
-		rc = deploy_wait(&api, o.ns, o.name);
+		rc = deploy_wait(&api, o.ns, o.name, o.timeout_ms);
 	api_close(&api);
 out:
 	cJSON_Delete(pod);

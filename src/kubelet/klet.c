@@ -1038,11 +1038,15 @@ static void pod_start(struct klet *k, struct klet_pod *p, uint64_t now)
 				     err.msg);
 	} else {
 		p->start_failures = 0;
-		p->state = KLET_C_RUNNING;
 		event_locked(k, p, "Normal", "Started", "Started container %s (module %s)",
 			     K32_CLIP(p->container), K32_CLIP(p->image));
-		p->wait_reason[0] = 0;
-		p->wait_msg[0] = 0;
+		/* a container that ended in its k32_init never shows Running (nor Ready): its
+		 * exit is handled next, so a client waiting for Ready sees the crash */
+		if (!p->exit_pending) {
+			p->state = KLET_C_RUNNING;
+			p->wait_reason[0] = 0;
+			p->wait_msg[0] = 0;
+		}
 		if (p->term.set) {
 			/* a restart: the termination before it is lastState */
 			p->restarts++;
