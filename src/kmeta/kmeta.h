@@ -196,9 +196,10 @@ cJSON *kmeta_cond_find(const cJSON *conds, const char *type);
 const char *kmeta_cond_status(const cJSON *o, const char *type);
 
 /* Sets condition type in status.conditions (the array and the condition are created when
- * absent) to st, reason and msg. lastTransitionTime becomes now when the status changes (or
- * was never set), lastUpdateTime too when with_update (Deployment conditions have it).
- * True when anything changed; false when it was already so, or out of memory. */
+ * absent) to st, reason and msg (NULL reason or msg: the field is left out, as Kubernetes
+ * leaves them out of a True pod condition). lastTransitionTime becomes now when the status changes
+ * (or was never set), lastUpdateTime too when with_update (Deployment conditions have it). True
+ * when anything changed; false when it was already so, or out of memory. */
 bool kmeta_cond_set(cJSON *status, const char *type, const char *st, const char *reason,
 		    const char *msg, const char *now, bool with_update);
 

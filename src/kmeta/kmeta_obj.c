@@ -30,8 +30,13 @@ const char *kmeta_cond_status(const cJSON *o, const char *type)
 }
 
 /* Sets o[key] to the string v, replacing what is there. false when out of memory. */
+/* Sets o[key] to the string v; v NULL removes the key. */
 static bool set_str(cJSON *o, const char *key, const char *v)
 {
+	if (!v) {
+		cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+		return true;
+	}
 	cJSON *s = cJSON_CreateString(v);
 	if (!s)
 		return false;
@@ -43,6 +48,8 @@ static bool set_str(cJSON *o, const char *key, const char *v)
 static bool str_differs(const cJSON *o, const char *key, const char *v)
 {
 	const char *cur = kmeta_jstr(o, key);
+	if (!v)
+		return cur != NULL;
 	return !cur || strcmp(cur, v);
 }
 

@@ -458,6 +458,14 @@ static void test_conditions_and_owners(void **state)
 				   "2026-01-01T00:00:20Z", false));
 	assert_string_equal(kmeta_jstr(cd, "lastTransitionTime"), "2026-01-01T00:00:20Z");
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(st, "conditions")), 1);
+	/* NULL reason and message: left out (a True pod condition has neither) */
+	assert_true(
+	    kmeta_cond_set(st, "Available", "True", NULL, NULL, "2026-01-01T00:00:30Z", false));
+	assert_null(cJSON_GetObjectItem(cd, "reason"));
+	assert_null(cJSON_GetObjectItem(cd, "message"));
+	assert_string_equal(kmeta_jstr(cd, "lastTransitionTime"), "2026-01-01T00:00:20Z");
+	assert_false(
+	    kmeta_cond_set(st, "Available", "True", NULL, NULL, "2026-01-01T00:00:40Z", false));
 
 	cJSON *refs = kmeta_owner_refs(o, "apps/v1", "Deployment");
 	assert_non_null(refs);

@@ -134,7 +134,6 @@ static cJSON *node_status_json(struct klet *k, uint64_t now_s)
 	cJSON_AddStringToObject(alc, "cpu", "1");
 	cJSON_AddStringToObject(alc, "memory", mem);
 	cJSON_AddStringToObject(alc, "pods", pods);
-	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
 	static const char *const types[][4] = {
 	    {"MemoryPressure", "False", "KubeletHasSufficientMemory",
 	     "kubelet has sufficient memory available"},
@@ -144,14 +143,11 @@ static cJSON *node_status_json(struct klet *k, uint64_t now_s)
 	    {"Ready", "True", "KubeletReady", "kubelet is posting ready status"},
 	};
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		cJSON *c = cJSON_CreateObject();
-		cJSON_AddStringToObject(c, "type", types[i][0]);
-		cJSON_AddStringToObject(c, "status", types[i][1]);
-		cJSON_AddStringToObject(c, "reason", types[i][2]);
-		cJSON_AddStringToObject(c, "message", types[i][3]);
-		cJSON_AddStringToObject(c, "lastHeartbeatTime", ts);
-		cJSON_AddStringToObject(c, "lastTransitionTime", ts);
-		cJSON_AddItemToArray(conds, c);
+		/* kmeta's condition writer; a Node's conditions also carry the heartbeat */
+		kmeta_cond_set(st, types[i][0], types[i][1], types[i][2], types[i][3], ts, false);
+		cJSON_AddStringToObject(
+		    kmeta_cond_find(cJSON_GetObjectItem(st, "conditions"), types[i][0]),
+		    "lastHeartbeatTime", ts);
 	}
 	cJSON *addrs = cJSON_AddArrayToObject(st, "addresses");
 	cJSON *a = cJSON_CreateObject();
@@ -625,16 +621,12 @@ static const char *pod_phase(const struct klet_pod *p)
 	return "Pending";
 }
 
-static void add_cond(cJSON *arr, const char *type, bool ok, const char *ts, const char *reason)
+/* A pod condition through kmeta's one condition writer; since_s is when it last changed. */
+static void add_cond(cJSON *st, const char *type, bool ok, uint64_t since_s, const char *reason)
 {
-	cJSON *c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "type", type);
-	cJSON_AddStringToObject(c, "status", ok ? "True" : "False");
-	cJSON_AddNullToObject(c, "lastProbeTime");
-	cJSON_AddStringToObject(c, "lastTransitionTime", ts);
-	if (!ok && reason)
-		cJSON_AddStringToObject(c, "reason", reason);
-	cJSON_AddItemToArray(arr, c);
+	char ts[32];
+	klet_fmt_time(since_s, ts, sizeof(ts));
+	kmeta_cond_set(st, type, ok ? "True" : "False", ok ? NULL : reason, NULL, ts, false);
 }
 
 static cJSON *term_json(const struct klet_term *t)
@@ -666,13 +658,15 @@ static char *pod_status_text(struct klet *k, struct klet_pod *p)
 		cJSON_AddStringToObject(st, "message", p->wait_msg);
 	}
 	bool running = p->state == KLET_C_RUNNING;
-	bool inited = p->restarts > 0 || p->state != KLET_C_WAITING || p->done;
-	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
-	add_cond(conds, "PodScheduled", true, ts, NULL);
-	add_cond(conds, "Initialized", true, ts, NULL);
-	add_cond(conds, "ContainersReady", running, ts, "ContainersNotReady");
-	add_cond(conds, "Ready", running, ts, "ContainersNotReady");
-	(void)inited;
+	/* Ready changed when the container started, or when it last ended */
+	uint64_t ready_since = running	     ? p->run_start_s
+			       : p->term.set ? p->term.finished_s
+			       : p->last.set ? p->last.finished_s
+					     : p->pod_start_s;
+	add_cond(st, "PodScheduled", true, p->pod_start_s, NULL);
+	add_cond(st, "Initialized", true, p->pod_start_s, NULL);
+	add_cond(st, "ContainersReady", running, ready_since, "ContainersNotReady");
+	add_cond(st, "Ready", running, ready_since, "ContainersNotReady");
 	cJSON_AddStringToObject(st, "hostIP", k->node_ip);
 	cJSON *ips = cJSON_AddArrayToObject(st, "hostIPs");
 	cJSON *ip = cJSON_CreateObject();
