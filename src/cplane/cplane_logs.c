@@ -23,6 +23,7 @@
 #include "cplane/cplane_int.h"
 
 #include "base/k32_log.h"
+#include "kmeta/kmeta.h"
 
 /* Timeout of one request to a node's pod server. */
 #define CPLANE_LOG_REMOTE_TIMEOUT_US 2000000
@@ -430,29 +431,34 @@ void cplane_relay_free(struct cplane *cp)
 /* ---- GET .../pods/P/log ------------------------------------------------------------------------
  */
 
+/* A query parameter of req for kmeta_log_opts_parse. */
+static bool cplane_query_get(void *ctx, const char *name, char *buf, size_t cap)
+{
+	const struct http_request *req = ctx;
+	return !http_query_get(req->query, name, buf, cap, NULL);
+}
+
 void cplane_serve_log(struct cplane *cp, struct http_request *req, struct http_response *resp,
 		      const char *ns, const char *name)
 {
-	char node[128], ip[64], v[32];
+	char node[128], ip[64];
 	uint16_t port = 0;
 	if (!pod_node(cp, ns, name, node, sizeof(node), ip, sizeof(ip), &port))
 		return; /* the API server's own answer stands */
-	int64_t tail = -1;
-	if (!http_query_get(req->query, "tailLines", v, sizeof(v), NULL))
-		tail = strtoll(v, NULL, 10);
-	bool prev =
-	    !http_query_get(req->query, "previous", v, sizeof(v), NULL) && !strcmp(v, "true");
-	bool ts =
-	    !http_query_get(req->query, "timestamps", v, sizeof(v), NULL) && !strcmp(v, "true");
-	bool follow =
-	    !http_query_get(req->query, "follow", v, sizeof(v), NULL) && !strcmp(v, "true");
-	int64_t limit = -1;
-	if (!http_query_get(req->query, "limitBytes", v, sizeof(v), NULL))
-		limit = strtoll(v, NULL, 10);
+	/* kmeta's one reader of log options, the kubelet's /containerLogs too */
+	struct kmeta_log_opts lo;
+	char m[K32_ERR_MSG_LEN];
+	if (kmeta_log_opts_parse(cplane_query_get, req, &lo, m, sizeof(m))) {
+		cplane_status_fail(resp, 400, "BadRequest", m);
+		return;
+	}
+	int64_t tail = lo.tail_lines, limit = lo.limit_bytes;
+	bool prev = lo.previous, ts = lo.timestamps, follow = lo.follow;
 	char cutoff[32] = "";
-	if (!http_query_get(req->query, "sinceSeconds", v, sizeof(v), NULL)) {
-		uint64_t since = strtoull(v, NULL, 10), now = k32_plat()->wall_s();
-		cplane_fmt_time(now > since ? now - since : 0, cutoff, sizeof(cutoff));
+	if (lo.has_since) {
+		uint64_t now = k32_plat()->wall_s();
+		cplane_fmt_time(now > lo.since_seconds ? now - lo.since_seconds : 0, cutoff,
+				sizeof(cutoff));
 	}
 	bool user_ts = ts;
 	if (cutoff[0] && !follow)

@@ -248,4 +248,31 @@ struct kmeta_endpoint {
  * there are and fills *out (may be NULL) with the one at index modulo that count. */
 uint32_t kmeta_endpoints_pick(const cJSON *eps, uint32_t index, struct kmeta_endpoint *out);
 
+/* ---- pods/log options --------------------------------------------------------------------- */
+
+/* The options of a log read (PodLogOptions), as the API's pods/log and the kubelet's
+ * /containerLogs take them in their query. */
+struct kmeta_log_opts {
+	int64_t tail_lines;	/* tailLines; -1: every line */
+	bool previous;		/* previous */
+	bool timestamps;	/* timestamps */
+	bool follow;		/* follow */
+	int64_t limit_bytes;	/* limitBytes; -1: no limit */
+	bool has_since;		/* sinceSeconds given */
+	uint64_t since_seconds; /* its value */
+	uint64_t after_seq;	/* afterSeq (kube32's: lines after this sequence number); 0 all */
+};
+
+/* Reads a query parameter into buf (cap bytes): true when present (an empty value is ""). */
+typedef bool (*kmeta_query_get_fn)(void *ctx, const char *name, char *buf, size_t cap);
+
+/*
+ * The one reader of log options, for pods/log (src/cplane) and /containerLogs (src/kubelet):
+ * booleans as Go's strconv.ParseBool (1 t T true TRUE True, 0 f F false FALSE False; a
+ * parameter without a value is true), numbers as decimal digits (at most 18). Parameters
+ * absent keep their defaults. 0, or -1 with the parameter, its value and the rule in msg.
+ */
+int kmeta_log_opts_parse(kmeta_query_get_fn get, void *ctx, struct kmeta_log_opts *out, char *msg,
+			 size_t cap);
+
 #endif /* K32_KMETA_H */

@@ -5,7 +5,8 @@
  * reader; an accepted time formats back to a string that parses to the same second (for
  * whole-second UTC inputs); pod limits are always within k32_config.h's ranges; selectors,
  * conditions and owner references of any shape are read without a crash; a CronJob schedule
- * that parses fires on a whole minute after its start.
+ * that parses fires on a whole minute after its start; the input as a pods/log query gives
+ * options in range or a whole refusal.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +15,27 @@
 #include "kmeta/kmeta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The input as a query "k=v&k2&..." (no decoding) for the log options reader. */
+static bool q_get(void *ctx, const char *name, char *buf, size_t cap)
+{
+	const char *q = ctx;
+	size_t n = strlen(name);
+	while (q && *q) {
+		const char *end = strchr(q, '&');
+		size_t len = end ? (size_t)(end - q) : strlen(q);
+		if (len >= n && !strncmp(q, name, n) && (len == n || q[n] == '=')) {
+			size_t vl = len == n ? 0 : len - n - 1;
+			if (vl >= cap)
+				vl = cap - 1;
+			memcpy(buf, q + n + (len == n ? 0 : 1), vl);
+			buf[vl] = 0;
+			return true;
+		}
+		q = end ? end + 1 : NULL;
+	}
+	return false;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -53,6 +75,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (next && (next <= start || next % 60 != 0))
 			abort();
 	} else if (!cwhy[0] || !memchr(cwhy, 0, sizeof(cwhy))) {
+		abort();
+	}
+
+	/* log options: numbers in range, a refusal says why in a whole message */
+	struct kmeta_log_opts lo;
+	char lmsg[K32_ERR_MSG_LEN];
+	if (kmeta_log_opts_parse(q_get, s, &lo, lmsg, sizeof(lmsg))) {
+		if (!lmsg[0] || strlen(lmsg) >= sizeof(lmsg) - 1)
+			abort();
+	} else if (lo.tail_lines < -1 || lo.limit_bytes < -1 ||
+		   lo.since_seconds >= 1000000000000000000ull ||
+		   lo.after_seq >= 1000000000000000000ull || (!lo.has_since && lo.since_seconds)) {
 		abort();
 	}
 

@@ -660,6 +660,75 @@ static void test_cron(void **state)
 	}
 }
 
+/* A query "k=v&k2&..." read without decoding, for the log options table. */
+static bool q_get(void *ctx, const char *name, char *buf, size_t cap)
+{
+	const char *q = ctx;
+	size_t n = strlen(name);
+	while (q && *q) {
+		const char *end = strchr(q, '&');
+		size_t len = end ? (size_t)(end - q) : strlen(q);
+		if (len >= n && !strncmp(q, name, n) && (len == n || q[n] == '=')) {
+			size_t vl = len == n ? 0 : len - n - 1;
+			if (vl >= cap)
+				vl = cap - 1;
+			memcpy(buf, q + n + (len == n ? 0 : 1), vl);
+			buf[vl] = 0;
+			return true;
+		}
+		q = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* pods/log options: the one reader of kubelet and API (Go booleans, digits, defaults). */
+static void test_log_opts(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *q;
+		int rc;
+		int64_t tail, limit;
+		bool prev, ts, follow, has_since;
+		uint64_t since, after;
+		const char *msg;
+	} t[] = {
+	    {"", 0, -1, -1, false, false, false, false, 0, 0, NULL},
+	    {"tailLines=5&previous=true&timestamps=1&follow", 0, 5, -1, true, true, true, false, 0,
+	     0, NULL},
+	    {"previous=1&timestamps=T&follow=False", 0, -1, -1, true, true, false, false, 0, 0,
+	     NULL},
+	    {"limitBytes=100&sinceSeconds=30&afterSeq=7", 0, -1, 100, false, false, false, true, 30,
+	     7, NULL},
+	    {"tailLines=0", 0, 0, -1, false, false, false, false, 0, 0, NULL},
+	    {"previous=yes", -1, 0, 0, false, false, false, false, 0, 0,
+	     "previous: Invalid value: \"yes\": must be true or false (or 1, t, 0, f)"},
+	    {"tailLines=-1", -1, 0, 0, false, false, false, false, 0, 0,
+	     "tailLines: Invalid value: \"-1\": must be a whole number of at most 18 digits"},
+	    {"limitBytes=1234567890123456789", -1, 0, 0, false, false, false, false, 0, 0,
+	     "limitBytes: Invalid value"},
+	    {"sinceSeconds=", -1, 0, 0, false, false, false, false, 0, 0, "sinceSeconds"},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct kmeta_log_opts o;
+		char msg[160];
+		int rc = kmeta_log_opts_parse(q_get, (void *)t[i].q, &o, msg, sizeof(msg));
+		if (rc != t[i].rc)
+			fail_msg("\"%s\": rc %d (%s)", t[i].q, rc, msg);
+		if (rc) {
+			if (!strstr(msg, t[i].msg))
+				fail_msg("\"%s\": message \"%s\" lacks \"%s\"", t[i].q, msg,
+					 t[i].msg);
+			continue;
+		}
+		if (o.tail_lines != t[i].tail || o.limit_bytes != t[i].limit ||
+		    o.previous != t[i].prev || o.timestamps != t[i].ts || o.follow != t[i].follow ||
+		    o.has_since != t[i].has_since || o.since_seconds != t[i].since ||
+		    o.after_seq != t[i].after)
+			fail_msg("\"%s\": parsed differently", t[i].q);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -673,6 +742,7 @@ int main(void)
 	    cmocka_unit_test(test_jstr),
 	    cmocka_unit_test(test_conditions_and_owners),
 	    cmocka_unit_test(test_selectors),
+	    cmocka_unit_test(test_log_opts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,12 +52,20 @@
 #include <string.h>
 
 #include "base/k32_prom.h"
+#include "kmeta/kmeta.h"
 #include "kubelet/klet_int.h"
 
 static void text(struct http_response *resp, int status, const char *msg)
 {
 	http_response_set(resp, status, "text/plain; charset=utf-8", msg, strlen(msg));
 	http_response_header(resp, "X-Content-Type-Options", "nosniff");
+}
+
+/* A query parameter of req for kmeta_log_opts_parse. */
+static bool klet_query_get(void *ctx, const char *name, char *buf, size_t cap)
+{
+	const struct http_request *req = ctx;
+	return !http_query_get(req->query, name, buf, cap, NULL);
 }
 
 /* A followed log (/containerLogs?follow=true). */
@@ -225,21 +233,19 @@ static void serve_logs(struct klet *k, struct http_request *req, struct http_res
 		text(resp, 400, m);
 		return;
 	}
-	char v[32];
-	int64_t tail = -1;
-	if (!http_query_get(req->query, "tailLines", v, sizeof(v), NULL))
-		tail = strtoll(v, NULL, 10);
-	bool prev =
-	    !http_query_get(req->query, "previous", v, sizeof(v), NULL) && !strcmp(v, "true");
-	bool ts =
-	    !http_query_get(req->query, "timestamps", v, sizeof(v), NULL) && !strcmp(v, "true");
-	bool follow =
-	    !http_query_get(req->query, "follow", v, sizeof(v), NULL) && !strcmp(v, "true");
-	if (follow && !prev && follow_start(k, ns, name, tail, ts, resp))
+	/* kmeta's one reader of log options, the API's pods/log too */
+	struct kmeta_log_opts lo;
+	char m[K32_ERR_MSG_LEN + 2];
+	if (kmeta_log_opts_parse(klet_query_get, req, &lo, m, sizeof(m) - 1)) {
+		strcat(m, "\n");
+		text(resp, 400, m);
 		return;
-	uint64_t seq = 0;
-	if (!http_query_get(req->query, "afterSeq", v, sizeof(v), NULL))
-		seq = strtoull(v, NULL, 10);
+	}
+	int64_t tail = lo.tail_lines;
+	bool prev = lo.previous, ts = lo.timestamps;
+	if (lo.follow && !prev && follow_start(k, ns, name, tail, ts, resp))
+		return;
+	uint64_t seq = lo.after_seq;
 	struct k32_err err;
 	k32_err_clear(&err);
 	k32_status_t st = klet_pod_logs(k, ns, name, prev, tail, ts, &seq, &resp->body, &err);

@@ -520,6 +520,12 @@ static void test_pod_http(void **state)
 	    {"/containerLogs/default/p-web/main?tailLines=99999999999999999999", NULL, 400,
 	     "tailLines=\"99999999999999999999\" is 20 bytes long, over the limit of 18"},
 	    {"/containerLogs/default/p-web/main?follow=yes", NULL, 400, "expected true or false"},
+	    /* Go booleans, read by kmeta's one log-options reader: previous=1 is previous=true
+	     * (p-web has no previous container), not an ignored value */
+	    {"/containerLogs/default/p-web/main?previous=1", NULL, 404,
+	     "previous terminated container \"main\" in pod \"p-web\" not found"},
+	    {"/containerLogs/default/p-web/main?previous=False&timestamps=0", NULL, 200,
+	     "started default/p-web"},
 	    {"/metrics", NULL, 200,
 	     "kube32_pod_running{node=\"node-a\",namespace=\"default\",pod=\"p-web\"} 1\n"},
 	    {"/metrics", NULL, 200,
