@@ -6,6 +6,8 @@
  */
 #include "cli_args.h"
 
+#include "base/k32_status.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,15 +58,17 @@ static int parse_opts(const char *cmd, int argc, char **argv, const struct opt *
 		}
 		if (o) {
 			if (i + 1 >= argc)
-				return usage_msg(msg, cap, "%s: %s needs a value", cmd, a);
+				return usage_msg(msg, cap, "%s: %s needs a value", cmd,
+						 K32_CLIP(a));
 			*(const char **)((char *)out + o->off) = argv[++i];
 			continue;
 		}
 		if (a[0] == '-' && a[1])
-			return usage_msg(msg, cap, "%s: unknown option %s (see --help)", cmd, a);
+			return usage_msg(msg, cap, "%s: unknown option %s (see --help)", cmd,
+					 K32_CLIP(a));
 		if (*npos >= max_pos)
 			return usage_msg(msg, cap, "%s: expected %s, got an extra %s", cmd, expect,
-					 a);
+					 K32_CLIP(a));
 		pos[(*npos)++] = a;
 	}
 	return CLI_OK;
@@ -170,7 +174,7 @@ int cli_hoist_globals(int argc, char **argv, char **out, int cap, int *outc, cha
 			return usage_msg(msg, mcap,
 					 "unknown option %s before the command (the one global "
 					 "option is --kubeconfig PATH; see --help)",
-					 argv[i]);
+					 K32_CLIP(argv[i]));
 		if (i + 1 >= argc)
 			return usage_msg(msg, mcap,
 					 "--kubeconfig needs a value (a kubeconfig file)");
@@ -242,22 +246,23 @@ int cli_parse_deploy(int argc, char **argv, struct cli_deploy *o, char *msg, siz
 		return usage_msg(msg, cap,
 				 "deploy: name, namespace and node must be lower-case letters, "
 				 "digits, '-' or '.' (got name %s, namespace %s%s%s)",
-				 o->name, o->ns, o->node ? ", node " : "", o->node ? o->node : "");
+				 K32_CLIP(o->name), K32_CLIP(o->ns), o->node ? ", node " : "",
+				 K32_CLIP(o->node));
 	if (o->memory && cli_parse_quantity(o->memory, &o->memory_bytes))
 		return usage_msg(msg, cap,
 				 "deploy: --memory %s is not a quantity: use bytes or a "
 				 "Ki/Mi/Gi/k/M/G suffix, e.g. 24Ki",
-				 o->memory);
+				 K32_CLIP(o->memory));
 	if (o->hardware && !cli_valid_hardware(o->hardware))
 		return usage_msg(msg, cap,
 				 "deploy: --hardware %s: expected none or "
 				 "i2c:DEVICE[,i2c:DEVICE...], e.g. i2c:bme688",
-				 o->hardware);
+				 K32_CLIP(o->hardware));
 	if (o->timeout && cli_parse_duration(o->timeout, &o->timeout_ms))
 		return usage_msg(msg, cap,
 				 "deploy: --timeout %s: expected a duration such as 90s, 2m or "
 				 "500ms (at most 24h; 0 waits without a limit)",
-				 o->timeout);
+				 K32_CLIP(o->timeout));
 	if (o->hardware && !strcmp(o->hardware, "none"))
 		o->hardware = NULL;
 	if (o->budget && strcmp(o->budget, "off")) {
@@ -269,7 +274,7 @@ int cli_parse_deploy(int argc, char **argv, struct cli_deploy *o, char *msg, siz
 			return usage_msg(msg, cap,
 					 "deploy: --budget %s: expected off or a positive number "
 					 "of gas units per call",
-					 o->budget);
+					 K32_CLIP(o->budget));
 	}
 	return CLI_OK;
 }
@@ -293,7 +298,7 @@ int cli_parse_console(int argc, char **argv, struct cli_console *o, char *msg, s
 				 "console: expected NODE CMD (CMD: PODS, MEM, TASKS or BENCH:...)");
 	o->node = pos[0];
 	if (!cli_valid_name(o->node))
-		return usage_msg(msg, cap, "console: %s is not a node name", o->node);
+		return usage_msg(msg, cap, "console: %s is not a node name", K32_CLIP(o->node));
 	const char *c = !strncmp(pos[1], "K32_CMD:", 8) ? pos[1] + 8 : pos[1];
 	if (!*c || strlen(c) > CLI_CONSOLE_CMD_MAX || strpbrk(c, "\r\n"))
 		return usage_msg(msg, cap, "console: CMD must be one line of 1..%d bytes",
@@ -339,7 +344,7 @@ int cli_parse_logs(int argc, char **argv, struct cli_logs *o, char *msg, size_t 
 				 "'-' or '.')");
 	if (o->tail_arg && !parse_count(o->tail_arg, &o->tail))
 		return usage_msg(msg, cap, "logs: --tail %s: expected a number of lines",
-				 o->tail_arg);
+				 K32_CLIP(o->tail_arg));
 	if (o->previous && o->follow)
 		return usage_msg(msg, cap,
 				 "logs: --previous and --follow do not go together (a previous "
@@ -373,7 +378,7 @@ static int check_ns(const char *cmd, const char *ns, bool ns_given, bool all_ns,
 	if (!cli_valid_name(ns))
 		return usage_msg(
 		    msg, cap, "%s: namespace %s: expected lower-case letters, digits, '-' or '.'",
-		    cmd, ns);
+		    cmd, K32_CLIP(ns));
 	return CLI_OK;
 }
 
@@ -396,12 +401,12 @@ int cli_parse_get(int argc, char **argv, struct cli_get *o, char *msg, size_t ca
 	o->kind = kind_of(pos[0]);
 	if (!o->kind)
 		return usage_msg(msg, cap, "get: unknown kind %s: expected pods, nodes or modules",
-				 pos[0]);
+				 K32_CLIP(pos[0]));
 	o->name = npos > 1 ? pos[1] : NULL;
 	if (o->name && !cli_valid_name(o->name))
 		return usage_msg(msg, cap,
 				 "get: %s is not a name (lower-case letters, digits, '-' or '.')",
-				 o->name);
+				 K32_CLIP(o->name));
 	bool ns_given = o->ns != NULL;
 	if (!o->ns)
 		o->ns = "default";
@@ -409,7 +414,7 @@ int cli_parse_get(int argc, char **argv, struct cli_get *o, char *msg, size_t ca
 		return usage_msg(msg, cap, "get: nodes have no namespace: drop -n / -A");
 	if (o->name && o->all_ns)
 		return usage_msg(msg, cap, "get: -A lists every namespace; give -n NS for one %s",
-				 o->name);
+				 K32_CLIP(o->name));
 	return check_ns("get", o->ns, ns_given, o->all_ns, msg, cap);
 }
 
@@ -432,7 +437,7 @@ int cli_parse_delete(int argc, char **argv, struct cli_delete *o, char *msg, siz
 	if (npos == 2 && kind_of(pos[0]) != CLI_KIND_PODS)
 		return usage_msg(msg, cap,
 				 "delete: only pods are deleted here (delete [pod] POD), not %s",
-				 pos[0]);
+				 K32_CLIP(pos[0]));
 	o->pod = npos ? pos[npos - 1] : NULL;
 	if (!o->pod)
 		return usage_msg(msg, cap, "delete: expected the POD to delete");
@@ -440,7 +445,7 @@ int cli_parse_delete(int argc, char **argv, struct cli_delete *o, char *msg, siz
 		return usage_msg(msg, cap,
 				 "delete: pod %s, namespace %s: expected lower-case letters, "
 				 "digits, '-' or '.'",
-				 o->pod, o->ns);
+				 K32_CLIP(o->pod), K32_CLIP(o->ns));
 	return CLI_OK;
 }
 
@@ -461,7 +466,7 @@ int cli_parse_top(int argc, char **argv, struct cli_top *o, char *msg, size_t ca
 	o->kind = npos ? kind_of(pos[0]) : 0;
 	if (o->kind != CLI_KIND_PODS && o->kind != CLI_KIND_NODES)
 		return usage_msg(msg, cap, "top: expected pods or nodes%s%s", npos ? ", got " : "",
-				 npos ? pos[0] : "");
+				 K32_CLIP(npos ? pos[0] : ""));
 	bool ns_given = o->ns != NULL;
 	if (!o->ns)
 		o->ns = "default";

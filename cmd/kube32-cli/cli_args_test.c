@@ -481,6 +481,85 @@ static void test_duration(void **state)
 	}
 }
 
+/* Every usage error whose message carries what the user typed, given 600 bytes of it (X):
+ * the message fits CLI_MSG_LEN with room to spare and ends with its advice (the value is
+ * clipped around "..."). */
+static void test_long_values_whole(void **state)
+{
+	(void)state;
+	enum { DEPLOY, CONSOLE, LOGS, GET, DELETE, TOP, GLOBAL };
+	static const struct {
+		int cmd;
+		const char *args; /* X: the long value */
+		const char *tail;
+	} t[] = {
+	    {DEPLOY, "p.wasm --name p --memory X", "e.g. 24Ki"},
+	    {DEPLOY, "p.wasm --name p --hardware X", "e.g. i2c:bme688"},
+	    {DEPLOY, "p.wasm --name p --timeout X", "0 waits without a limit)"},
+	    {DEPLOY, "p.wasm --name p --budget X", "of gas units per call"},
+	    {DEPLOY, "p.wasm --name X", "namespace default)"},
+	    {DEPLOY, "p.wasm --name p -X", "(see --help)"},
+	    {DEPLOY, "p.wasm X --name p", "got an extra aaaaaaaaaaaaaaaaaaaaaaaaa...aaaaaaaaaaaa"},
+	    {DEPLOY, "p.wasm --name p --memory", "--memory needs a value"},
+	    {CONSOLE, "X TASKS", "is not a node name"},
+	    {LOGS, "p --tail X", "expected a number of lines"},
+	    {GET, "X", "expected pods, nodes or modules"},
+	    {GET, "pods X", "(lower-case letters, digits, '-' or '.')"},
+	    {GET, "pods -n X", "expected lower-case letters, digits, '-' or '.'"},
+	    {DELETE, "X p", "(delete [pod] POD), not aaaaaaaaaaaaaaaaaaaaaaaaa...aaaaaaaaaaaa"},
+	    {DELETE, "pod X", "expected lower-case letters, digits, '-' or '.'"},
+	    {TOP, "X", ", got aaaaaaaaaaaaaaaaaaaaaaaaa...aaaaaaaaaaaa"},
+	    {GLOBAL, "-X status", "(the one global option is --kubeconfig PATH; see --help)"},
+	};
+	static char line[1024], buf[1024];
+	char x[601], msg[CLI_MSG_LEN], *argv[MAX_ARGS];
+	memset(x, 'a', sizeof(x) - 1);
+	x[sizeof(x) - 1] = 0;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const char *at = strchr(t[i].args, 'X');
+		snprintf(line, sizeof(line), "%.*s%s%s", (int)(at ? at - t[i].args : 0), t[i].args,
+			 at ? x : "", at ? at + 1 : t[i].args);
+		int argc = split(line, buf, sizeof(buf), argv), rc = -1;
+		struct cli_deploy d;
+		struct cli_console c;
+		struct cli_logs l;
+		struct cli_get g;
+		struct cli_delete del;
+		struct cli_top tp;
+		char *out[MAX_ARGS];
+		int outc;
+		msg[0] = 0;
+		switch (t[i].cmd) {
+		case DEPLOY:
+			rc = cli_parse_deploy(argc, argv, &d, msg, sizeof(msg));
+			break;
+		case CONSOLE:
+			rc = cli_parse_console(argc, argv, &c, msg, sizeof(msg));
+			break;
+		case LOGS:
+			rc = cli_parse_logs(argc, argv, &l, msg, sizeof(msg));
+			break;
+		case GET:
+			rc = cli_parse_get(argc, argv, &g, msg, sizeof(msg));
+			break;
+		case DELETE:
+			rc = cli_parse_delete(argc, argv, &del, msg, sizeof(msg));
+			break;
+		case TOP:
+			rc = cli_parse_top(argc, argv, &tp, msg, sizeof(msg));
+			break;
+		default:
+			rc = cli_hoist_globals(argc, argv, out, MAX_ARGS, &outc, msg, sizeof(msg));
+		}
+		size_t n = strlen(msg), tl = strlen(t[i].tail);
+		if (rc != CLI_USAGE || n >= sizeof(msg) / 2 || n < tl ||
+		    strcmp(msg + n - tl, t[i].tail))
+			fail_msg(
+			    "[%.40s...]: rc %d, message (%zu bytes) \"%s\" should end with \"%s\"",
+			    line, rc, n, msg, t[i].tail);
+	}
+}
+
 static void test_short_buffer(void **state)
 {
 	(void)state;
@@ -501,7 +580,7 @@ int main(void)
 	    cmocka_unit_test(test_deploy),	 cmocka_unit_test(test_console),
 	    cmocka_unit_test(test_logs),	 cmocka_unit_test(test_get_delete_top),
 	    cmocka_unit_test(test_short_buffer), cmocka_unit_test(test_globals),
-	    cmocka_unit_test(test_duration),
+	    cmocka_unit_test(test_duration),	 cmocka_unit_test(test_long_values_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
