@@ -640,6 +640,9 @@ static void test_clip(void **state)
 	assert_string_equal(k32_clip(out, "ticker-5d8f7c9b4-x2k7q"), "ticker-5d8f7c9b4-x2k7q");
 	assert_string_equal(k32_clip(out, NULL), "");
 	assert_string_equal(k32_clip(out, ""), "");
+	/* bytes without a NUL after them (a name inside a module) */
+	assert_string_equal(k32_clip_mem(out, sizeof(out), "host.add3XYZ", 9), "host.add3");
+	assert_string_equal(k32_clip_mem(out, 12, "0123456789abcdefXYZ", 16), "012345...ef");
 	for (size_t n = 0; n < sizeof(in) - 1; n++) {
 		for (size_t i = 0; i < n; i++)
 			in[i] = (char)('a' + i % 26);

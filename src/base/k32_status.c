@@ -88,11 +88,17 @@ k32_status_t k32_err_set(struct k32_err *err, k32_status_t status, const char *m
 
 const char *k32_clip_to(char *out, size_t cap, const char *s)
 {
-	size_t n = s ? strlen(s) : 0;
+	return k32_clip_mem(out, cap, s, s ? strlen(s) : 0);
+}
+
+const char *k32_clip_mem(char *out, size_t cap, const char *s, size_t n)
+{
 	if (!cap)
 		return "";
 	if (n < cap) {
-		memcpy(out, s ? s : "", n + 1);
+		if (n)
+			memcpy(out, s, n);
+		out[n] = 0; /* s need not end with a NUL */
 		return out;
 	}
 	if (cap < 8) { /* no room for a start, "..." and an end */
@@ -105,7 +111,8 @@ const char *k32_clip_to(char *out, size_t cap, const char *s)
 	size_t keep = cap - 1 - 3, tail = keep / 3, head = keep - tail;
 	memcpy(out, s, head);
 	memcpy(out + head, "...", 3);
-	memcpy(out + head + 3, s + n - tail, tail + 1);
+	memcpy(out + head + 3, s + n - tail, tail);
+	out[head + 3 + tail] = 0;
 	return out;
 }
 

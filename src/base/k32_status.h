@@ -81,6 +81,8 @@ k32_status_t k32_err_vset(struct k32_err *err, k32_status_t status, const char *
 const char *k32_clip(char out[K32_CLIP_BUF], const char *s);
 /* The same into out of cap bytes (s itself when shorter than cap). */
 const char *k32_clip_to(char *out, size_t cap, const char *s);
+/* The same for n bytes at s that need not end with a NUL (a name inside a module). */
+const char *k32_clip_mem(char *out, size_t cap, const char *s, size_t n);
 
 /* k32_clip into a buffer that lives until the end of the enclosing statement block, for
  * use as a printf argument: k32_err_set(err, ..., "pod %s: ...", K32_CLIP(name)). */

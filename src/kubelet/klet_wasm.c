@@ -847,12 +847,21 @@ static k32_status_t instance_fail(const struct klet_run_spec *s, const char *src
 	unsigned long long from = 0, to = 0;
 	const char *seg = strstr(why, "writes [");
 	if ((st == K32_ERR_NOT_FOUND || st == K32_ERR_WRONG_TYPE) && imp) {
-		imp[7 + strcspn(imp + 7, ": (")] = 0; /* "module.field" */
+		/* the loader's "unknown import M.F: ..." or "incompatible import type for M.F" */
+		char *mf = imp + 7;
+		if (!strncmp(mf, "type for ", 9))
+			mf += 9;
+		mf[strcspn(mf, ": (")] = 0; /* "module.field" */
+		if (st == K32_ERR_WRONG_TYPE)
+			return k32_err_set(
+			    err, K32_ERR_NOT_SUPPORTED, KLET_LINK_MOD,
+			    "%s: import %s does not have the type of node %s's host "
+			    "function (sdk/k32.h and k32_klet.h give the signatures)",
+			    src, k32_clip(name, mf), K32_CLIP(s->node));
 		return k32_err_set(err, K32_ERR_NOT_SUPPORTED, KLET_LINK_MOD,
-				   "%s: %s %s is not a host function of node %s (sdk/k32.h and "
+				   "%s: import %s is not a host function of node %s (sdk/k32.h and "
 				   "k32_klet.h list them)",
-				   src, st == K32_ERR_NOT_FOUND ? "import" : "the type of import",
-				   k32_clip(name, imp + 7), K32_CLIP(s->node));
+				   src, k32_clip(name, mf), K32_CLIP(s->node));
 	}
 	const char *needs = strstr(why, "module needs ");
 	if (needs && sscanf(needs, "module needs %llu bytes", &to) == 1 && to > mem)

@@ -337,15 +337,19 @@ static k32_status_t link_import(struct wrt_instance *inst, const struct wrt_link
 		}
 		}
 	}
-	return k32_err_set(err, K32_ERR_NOT_FOUND, "wasm",
-			   "unknown import %.*s.%.*s: no host function or instance export of that "
-			   "name; link it before instantiating",
-			   (int)im->module_len, im->module, (int)im->name_len, im->name);
+	/* the module's names clipped (k32_clip_mem): the advice after them stays whole */
+	return k32_err_set(
+	    err, K32_ERR_NOT_FOUND, "wasm",
+	    "unknown import %s.%s: no host function or instance export of that "
+	    "name; link it before instantiating",
+	    k32_clip_mem((char[K32_CLIP_BUF]){0}, K32_CLIP_BUF, im->module, im->module_len),
+	    k32_clip_mem((char[K32_CLIP_BUF]){0}, K32_CLIP_BUF, im->name, im->name_len));
 incompatible:
 	return k32_err_set(
 	    err, K32_ERR_WRONG_TYPE, "wasm",
-	    "incompatible import type for %.*s.%.*s (kind, signature, limits or mutability differ)",
-	    (int)im->module_len, im->module, (int)im->name_len, im->name);
+	    "incompatible import type for %s.%s (kind, signature, limits or mutability differ)",
+	    k32_clip_mem((char[K32_CLIP_BUF]){0}, K32_CLIP_BUF, im->module, im->module_len),
+	    k32_clip_mem((char[K32_CLIP_BUF]){0}, K32_CLIP_BUF, im->name, im->name_len));
 }
 
 /* ---- instantiation --------------------------------------------------------------------- */
