@@ -713,6 +713,8 @@ static const char *kw_stack_advice(const struct kw_pod *w, const char *msg, char
 	    d && sscanf(d, "depth %u of %u frames", &depth, &frames) == 2 && depth + 1 >= frames;
 	char trap[K32_ERR_MSG_LEN];
 	int n;
+	/* the trap is clipped to leave room for the advice after it (under 90 and 110 bytes
+	 * with the numbers); cap is KLET_MSG_LEN, K32_ERR_MSG_LEN + 64 */
 	if (out_of_frames)
 		n = snprintf(out, cap,
 			     "%s; raise annotation " KMETA_ANN_CALL_DEPTH " (now %" PRIu32
