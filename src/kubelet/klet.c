@@ -1507,7 +1507,7 @@ static k32_status_t module_version(const cJSON *cm, const char *ns, const char *
 	*out = NULL;
 	return k32_err_set(err, K32_ERR_NOT_FOUND, KLET_MOD,
 			   "ConfigMap %s/%s key %s is sha256:%.12s..., not the image's "
-			   "sha256:%.12s...",
+			   "sha256:%.12s...; upload that module under the key or fix the digest",
 			   K32_CLIP(ns), K32_CLIP(file_name), K32_CLIP(key), hex, sha);
 }
 

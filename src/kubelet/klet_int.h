@@ -32,7 +32,7 @@
 #define KLET_NS_LEN    64
 #define KLET_NAME_LEN  128
 #define KLET_UID_LEN   48
-#define KLET_IMAGE_LEN 128
+#define KLET_IMAGE_LEN 256 /* a reference with a registry path, a tag and a digest fits */
 #define KLET_MSG_LEN   (K32_ERR_MSG_LEN + 64)
 
 /* A bounded ring of log lines. Entry: seq (8) | wall seconds (8) | len (2) | text. */

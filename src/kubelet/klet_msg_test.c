@@ -2,8 +2,8 @@
  * klet_msg_test.c - the kubelet's messages end whole (issue #17: "...nosuchthi", "...lower
  * resour"). Every path that writes a pod's status message, an Event or a kubelet log line is
  * driven with the longest names this kubelet keeps (node 63 bytes, namespace 63, pod 127,
- * container 63, images and ConfigMaps of ~100) and each message must end with its complete
- * advice sentence: not filling its buffer, not ending in "...", not cut mid-word.
+ * container 63, images up to 255 (with a digest) and ConfigMaps of ~100) and each message must end
+ * with its complete advice sentence: not filling its buffer, not ending in "...", not cut mid-word.
  *
  * One table row per producing path: the pod it creates, where its message lands
  * (containerStatuses[0].state.waiting, lastState.terminated, or status for a rejected pod),
@@ -52,6 +52,13 @@ static const struct mcase cases[] = {
      "CreateContainerError", "expected NAME[.wasm]", "starting and ending with a letter or digit"},
     {"version", "%s.wasm:v9", 'v', NULL, NULL, false, AT_WAITING, "ErrImagePull|ImagePullBackOff",
      "has no key v9 (the tag)", "its keys: v1"},
+    {"digest", "%s.wasm@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+     'v', NULL, NULL, false, AT_WAITING, "ErrImagePull|ImagePullBackOff",
+     "has sha256:000000000000...", "its keys: v1"},
+    {"tagdigest",
+     "%s.wasm:v1@sha256:0000000000000000000000000000000000000000000000000000000000000000", 'v',
+     NULL, NULL, false, AT_WAITING, "ErrImagePull|ImagePullBackOff", "key v1 is sha256:",
+     "not the image's sha256:000000000000...; upload that module under the key or fix the digest"},
     {"nofit", "t_big.wasm", 0, "2Mi", NULL, false, AT_WAITING, "CreateContainerError",
      "does not fit node", "lower resources.limits.memory or stop a pod"},
     {"capped", "t_big.wasm", 0, "8Ki", NULL, false, AT_WAITING, "CreateContainerError",
@@ -90,8 +97,8 @@ static const struct mcase cases[] = {
     {"badtick", "t_ok.wasm", 'n', NULL, "\"kube32.io/tick-ms\":\"-%s\"", true, AT_STATUS,
      "InvalidPodSpec", "metadata.annotations[kube32.io/tick-ms]: Invalid value: \"-nnn",
      "(ms between ticks, K32_POD_TICK_MS_MAX)"},
-    {"longimage", "registry.example/%s/%s/ticker.wasm:v12", 'i', NULL, NULL, true, AT_STATUS,
-     "InvalidPodSpec", "this kubelet keeps 127 (KLET_IMAGE_LEN)", "shorten the image reference"},
+    {"longimage", "registry.example/%s/%s/%s/ticker.wasm:v12", 'i', NULL, NULL, true, AT_STATUS,
+     "InvalidPodSpec", "this kubelet keeps 255 (KLET_IMAGE_LEN)", "shorten the image reference"},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -122,10 +129,10 @@ static void ns_do(struct mfx *t, const char *method, const char *what, const cha
 
 static void pod_make(struct mfx *t, const struct mcase *c)
 {
-	char name[KLET_NAME_LEN], pad[128], image[256], ann[256] = "", lim[96] = "", body[2048];
+	char name[KLET_NAME_LEN], pad[128], image[400], ann[256] = "", lim[96] = "", body[2048];
 	pod_name(c, name);
 	pad_of(c->pad, pad, 90);
-	snprintf(image, sizeof(image), c->image, pad, pad);
+	snprintf(image, sizeof(image), c->image, pad, pad, pad);
 	if (c->ann) {
 		char a[192];
 		pad_of(c->pad ? c->pad : 'd', pad, c->via_store ? 100 : 63);

@@ -482,7 +482,8 @@ static void test_module_store(void **state)
 	     "ver.wasm:v1@sha256:"
 	     "00000000000000000000000000000000000000000000000000000000000000ff",
 	     "ErrImagePull", "ConfigMap default/ver.wasm key v1 is sha256:",
-	     "not the image's sha256:000000000000..."},
+	     "not the image's sha256:000000000000...; upload that module under the key or fix the "
+	     "digest"},
 	    {"ver-none", "ver.wasm", "ErrImagePull", "has no key ver.wasm (the untagged module)",
 	     "its keys: v1, notes"},
 	};
