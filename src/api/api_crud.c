@@ -35,7 +35,8 @@
 void api_key(const struct api_resource *res, const char *ns, const char *name,
 	     struct store_key *key)
 {
-	key->group = res->group;
+	/* events.k8s.io Events are stored once, as core/v1 ones (api_events_v1.c) */
+	key->group = api_events_v1(res) ? "" : res->group;
 	key->resource = res->plural;
 	key->ns = res->namespaced && ns ? ns : "";
 	key->name = name;
@@ -147,6 +148,8 @@ k32_status_t api_put_obj_marked(struct api_server *api, const struct api_resourc
 				bool create, uint64_t expect_rev, bool essential,
 				struct store_obj **out, struct api_fail *f)
 {
+	if (api_events_v1(res))
+		api_event_to_core(obj);
 	if (!api_normalise(obj))
 		return api_fail_set(f, 500, "InternalError", "preparing %s: out of memory",
 				    res->kind);
@@ -296,8 +299,18 @@ static void api_set_type(cJSON *obj, const struct api_resource *res)
 
 /* ---- responses ------------------------------------------------------------------------- */
 
+static void api_out_cjson_obj(struct api_req *rq, struct api_out *out, int code, cJSON *obj);
+
 void api_out_obj(struct api_req *rq, struct api_out *out, int code, const struct store_obj *o)
 {
+	if (api_events_v1(rq->res)) {
+		cJSON *j = api_parse_view(rq->res, o);
+		if (j)
+			api_out_cjson_obj(rq, out, code, j);
+		else
+			api_out_json(out, 500, NULL);
+		return;
+	}
 	if (rq->table) {
 		cJSON *j = api_parse_obj(o);
 		const cJSON *objs[] = {j};
@@ -410,7 +423,7 @@ bool api_store_filter(void *ctx, const struct store_obj *o)
 		cJSON_Delete(md);
 		return ok;
 	}
-	cJSON *j = api_parse_obj(o);
+	cJSON *j = api_parse_view(flt->res, o);
 	bool ok = api_filter_obj(flt, j);
 	cJSON_Delete(j);
 	return ok;
@@ -422,6 +435,7 @@ k32_status_t api_filter_init(const struct api_req *rq, struct api_filter *flt, s
 	char *buf = api_zalloc(K32_API_SELECTOR_LEN + 1);
 	k32_status_t st = K32_OK;
 	memset(flt, 0, sizeof(*flt));
+	flt->res = rq->res;
 	if (!buf)
 		return api_fail_set(f, 500, "InternalError", "out of memory parsing selectors");
 	if (api_q(rq, "labelSelector", buf, K32_API_SELECTOR_LEN + 1) && buf[0]) {
@@ -540,7 +554,7 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 		size_t objs_len = (list.count ? list.count : 1) * sizeof(const cJSON *);
 		const cJSON **objs = api_zalloc(objs_len);
 		for (uint32_t i = 0; objs && i < list.count; i++)
-			objs[i] = api_parse_obj(list.items[i]);
+			objs[i] = api_parse_view(rq->res, list.items[i]);
 		cJSON *t =
 		    objs ? api_table_build(rq->res, objs, list.count, api_now_s(), rv, true) : NULL;
 		for (uint32_t i = 0; objs && i < list.count; i++)
@@ -575,7 +589,9 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 	for (uint32_t i = 0; !st && i < list.count; i++) {
 		if (i)
 			st = k32_buf_append(b, ",", 1, &err);
-		if (!st)
+		if (!st && api_events_v1(rq->res))
+			st = api_event_append_v1(b, list.items[i], &err);
+		else if (!st)
 			st = k32_buf_append(b, store_obj_data(list.items[i]), list.items[i]->len,
 					    &err);
 	}
@@ -1158,7 +1174,7 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 	}
 	if (st)
 		return st;
-	w.oldj = api_parse_obj(w.old);
+	w.oldj = api_parse_view(rq->res, w.old);
 	if (!w.oldj) {
 		st = api_fail_set(f, 500, "InternalError", "stored %s %s does not parse",
 				  rq->res->kind, rq->name);

@@ -131,7 +131,8 @@ static uint32_t api_event_delete(struct api_server *api, const struct api_resour
 k32_status_t api_events_gc(struct api_server *api, uint64_t now_s, uint32_t *out_deleted,
 			   struct k32_err *err)
 {
-	static const char *const groups[] = {"", "events.k8s.io"};
+	/* one store: events.k8s.io/v1 Events are the core ones (api_events_v1.c) */
+	const struct api_resource *res = api_registry_find("", "v1", "events");
 	uint32_t deleted = 0;
 	struct api_gc_ctx gc = {now_s > K32_API_EVENT_TTL_S ? now_s - K32_API_EVENT_TTL_S : 0, 0};
 	struct api_ev_scan *sc = api_zalloc(sizeof(*sc));
@@ -139,28 +140,20 @@ k32_status_t api_events_gc(struct api_server *api, uint64_t now_s, uint32_t *out
 	if (!sc)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, "api",
 				   "event GC: out of memory for the scan");
-	for (size_t g = 0; g < 2 && deleted < K32_API_EVENT_GC_BATCH; g++) {
-		const struct api_resource *res = api_registry_find(groups[g], "v1", "events");
-		struct store_list list;
-		struct store_key key;
-		/* parse only the K32_API_EVENT_GC_BATCH least recently written (a write sets
-		 * lastTimestamp, so they are the oldest), not every Event: one pass without
-		 * parsing finds them (limit 1: the filter takes nothing) */
-		struct store_list_opts opts = {
-		    .limit = 1, .filter = api_event_scan, .filter_ctx = sc};
-		memset(sc, 0, sizeof(*sc));
-		memset(&list, 0, sizeof(list));
-		api_key(res, "", "", &key);
-		st = store_list(api->store, &key, &opts, &list, err);
-		store_list_fini(api->store, &list);
-		if (st)
-			break;
-		if (!sc->kept)
-			continue;
+	struct store_list list;
+	struct store_key key;
+	/* parse only the K32_API_EVENT_GC_BATCH least recently written (a write sets
+	 * lastTimestamp, so they are the oldest), not every Event: one pass without parsing
+	 * finds them (limit 1: the filter takes nothing) */
+	struct store_list_opts opts = {.limit = 1, .filter = api_event_scan, .filter_ctx = sc};
+	memset(&list, 0, sizeof(list));
+	api_key(res, "", "", &key);
+	st = store_list(api->store, &key, &opts, &list, err);
+	store_list_fini(api->store, &list);
+	if (!st && sc->kept) {
 		gc.rev_max = sc->rev[sc->kept - 1];
-		opts = (struct store_list_opts){.limit = K32_API_EVENT_GC_BATCH - deleted,
-						.filter = api_event_old,
-						.filter_ctx = &gc};
+		opts = (struct store_list_opts){
+		    .limit = K32_API_EVENT_GC_BATCH, .filter = api_event_old, .filter_ctx = &gc};
 		memset(&list, 0, sizeof(list));
 		st = store_list(api->store, &key, &opts, &list, err);
 		for (uint32_t i = 0; !st && i < list.count; i++)
@@ -201,7 +194,7 @@ static uint32_t api_events_evict(struct api_server *api, const struct api_resour
 k32_status_t api_events_make_room(struct api_server *api, size_t len, uint32_t *out_evicted,
 				  struct k32_err *err)
 {
-	static const char *const groups[] = {"", "events.k8s.io"};
+	const struct api_resource *res = api_registry_find("", "v1", "events");
 	struct store_stats ss;
 	uint32_t evicted = 0;
 	k32_status_t st = K32_OK;
@@ -225,60 +218,44 @@ k32_status_t api_events_make_room(struct api_server *api, size_t len, uint32_t *
 	k32_mutex_unlock(&api->mu);
 	if (room)
 		return K32_OK;
-	struct api_ev_scan *sc[2] = {api_zalloc(sizeof(struct api_ev_scan)),
-				     api_zalloc(sizeof(struct api_ev_scan))};
+	/* one store: events.k8s.io/v1 Events are the core ones (api_events_v1.c) */
+	struct api_ev_scan *sc = api_zalloc(sizeof(struct api_ev_scan));
 	uint64_t count = 1, bytes = len; /* the one being created */
-	if (!sc[0] || !sc[1]) {
-		st = k32_err_set(err, K32_ERR_NO_MEMORY, "api",
-				 "bounding Events: out of memory for the scan");
+	if (!sc)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "api",
+				   "bounding Events: out of memory for the scan");
+	struct store_list list;
+	struct store_key key;
+	/* limit 1: the filter takes nothing, so the one-slot result is all it allocates */
+	struct store_list_opts opts = {.limit = 1, .filter = api_event_scan, .filter_ctx = sc};
+	memset(&list, 0, sizeof(list));
+	api_key(res, "", "", &key);
+	st = store_list(api->store, &key, &opts, &list, err);
+	store_list_fini(api->store, &list);
+	if (st)
 		goto out;
-	}
-	for (size_t g = 0; g < 2; g++) {
-		struct store_list list;
-		struct store_key key;
-		/* limit 1: the filter takes nothing, so the one-slot result is all it allocates */
-		struct store_list_opts opts = {
-		    .limit = 1, .filter = api_event_scan, .filter_ctx = sc[g]};
-		memset(&list, 0, sizeof(list));
-		api_key(api_registry_find(groups[g], "v1", "events"), "", "", &key);
-		st = store_list(api->store, &key, &opts, &list, err);
-		store_list_fini(api->store, &list);
-		if (st)
-			goto out;
-		count += sc[g]->count;
-		bytes += sc[g]->bytes;
-	}
-	if (count <= max_count && bytes <= max_bytes)
-		goto out_known;
-	/* the oldest of both lists, merged, until both bounds hold, and 1/32 of the count bound
-	 * more so that the next Events do not each scan and evict again */
-	uint64_t slack = max_count / 32, cut[2] = {0, 0};
-	uint32_t pos[2] = {0, 0};
-	while (pos[0] + pos[1] < K32_API_EVENT_GC_BATCH &&
-	       (count + slack > max_count || bytes > max_bytes)) {
-		size_t g = pos[0] < sc[0]->kept ? 0 : 1;
-		if (g == 0 && pos[1] < sc[1]->kept && sc[1]->rev[pos[1]] < sc[0]->rev[pos[0]])
-			g = 1;
-		if (pos[g] >= sc[g]->kept)
-			break;
-		cut[g] = sc[g]->rev[pos[g]];
-		bytes -= sc[g]->len[pos[g]];
-		pos[g]++;
-		count--;
-	}
-	for (size_t g = 0; g < 2; g++)
-		if (pos[g])
-			evicted += api_events_evict(
-			    api, api_registry_find(groups[g], "v1", "events"), cut[g], pos[g], err);
-out_known:
+	count += sc->count;
+	bytes += sc->bytes;
+	/* the oldest until both bounds hold, and 1/32 of the count bound more so that the
+	 * next Events do not each scan and evict again */
+	uint64_t slack = max_count / 32, cut = 0;
+	uint32_t pos = 0;
+	if (count > max_count || bytes > max_bytes)
+		while (pos < sc->kept && (count + slack > max_count || bytes > max_bytes)) {
+			cut = sc->rev[pos];
+			bytes -= sc->len[pos];
+			pos++;
+			count--;
+		}
+	if (pos)
+		evicted = api_events_evict(api, res, cut, pos, err);
 	k32_mutex_lock(&api->mu);
 	api->ev_known = true;
 	api->ev_count = count;
 	api->ev_bytes = bytes;
 	k32_mutex_unlock(&api->mu);
 out:
-	api_free(sc[0], sizeof(struct api_ev_scan));
-	api_free(sc[1], sizeof(struct api_ev_scan));
+	api_free(sc, sizeof(struct api_ev_scan));
 	if (out_evicted)
 		*out_evicted = evicted;
 	return st;

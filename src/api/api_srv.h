@@ -211,6 +211,15 @@ bool api_write_essential(const struct api_resource *res, const char *sub);
  * K32_API_EVENT_GC_BATCH per call). *out_evicted (may be NULL) counts them. */
 k32_status_t api_events_make_room(struct api_server *api, size_t len, uint32_t *out_evicted,
 				  struct k32_err *err);
+/* events.k8s.io/v1 Events are a view of the core/v1 ones, stored once (api_events_v1.c).
+ * api_events_v1: whether res is events.k8s.io's events. api_event_to_v1/_to_core rename
+ * an Event's fields in place. api_parse_view parses a stored object as res shows it.
+ * api_event_append_v1 appends a stored Event to b in the events.k8s.io shape. */
+bool api_events_v1(const struct api_resource *res);
+void api_event_to_v1(cJSON *e);
+void api_event_to_core(cJSON *e);
+cJSON *api_parse_view(const struct api_resource *res, const struct store_obj *o);
+k32_status_t api_event_append_v1(struct k32_buf *b, const struct store_obj *o, struct k32_err *err);
 /* Deletes one object now (cascading to dependents by policy). */
 k32_status_t api_delete_now(struct api_server *api, const struct api_resource *res, const char *ns,
 			    const char *name, uint64_t expect_rev, const char *policy, int depth,
@@ -234,7 +243,8 @@ k32_status_t api_node_restrict(const struct api_identity *who, const struct api_
 struct api_filter {
 	struct api_selector lsel, fsel;
 	bool has_l, has_f;
-	const char *owner_uid; /* dependents of this owner only (cascades) */
+	const char *owner_uid;		/* dependents of this owner only (cascades) */
+	const struct api_resource *res; /* the view filtered (NULL: as stored) */
 };
 
 bool api_store_filter(void *ctx, const struct store_obj *o);

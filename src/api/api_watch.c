@@ -75,8 +75,10 @@ static k32_status_t api_watch_format(struct api_wctx *wc, const char *type,
 {
 	struct k32_err err;
 	k32_buf_reset(&wc->line);
-	if (wc->table) {
-		cJSON *j = parsed ? cJSON_Duplicate(parsed, true) : api_parse_obj(obj);
+	/* a Table, or an events.k8s.io Event (converted from the stored core one), is built
+	 * from the parsed object; anything else is the stored text */
+	if (wc->table || api_events_v1(wc->res)) {
+		cJSON *j = parsed ? cJSON_Duplicate(parsed, true) : api_parse_view(wc->res, obj);
 		if (!j)
 			return K32_ERR_NO_MEMORY;
 		char rvs[24];
@@ -89,10 +91,14 @@ static k32_status_t api_watch_format(struct api_wctx *wc, const char *type,
 			}
 		}
 		const cJSON *objs[] = {j};
-		cJSON *t = api_table_build(
-		    wc->res, objs, 1, api_now_s(),
-		    cJSON_GetStringValue(k32_json_find(j, "metadata.resourceVersion")), true);
-		cJSON_Delete(j);
+		cJSON *t = j;
+		if (wc->table) {
+			t = api_table_build(
+			    wc->res, objs, 1, api_now_s(),
+			    cJSON_GetStringValue(k32_json_find(j, "metadata.resourceVersion")),
+			    true);
+			cJSON_Delete(j);
+		}
 		cJSON *ev = cJSON_CreateObject();
 		if (!t || !ev) {
 			cJSON_Delete(t);
@@ -178,11 +184,11 @@ static bool api_watch_next_line(struct api_wctx *wc, const struct store_event *e
 	uint64_t rv = ev->type == STORE_EVENT_DELETED ? ev->rev : 0;
 	if (!wc->lsel && !wc->fsel)
 		return api_watch_format(wc, type, ev->obj, NULL, rv) == K32_OK;
-	cJSON *now = api_parse_obj(ev->obj);
+	cJSON *now = api_parse_view(wc->res, ev->obj);
 	bool m_now = api_watch_match(wc, now);
 	bool m_prev = m_now;
 	if (ev->type == STORE_EVENT_MODIFIED && ev->prev) {
-		cJSON *pj = api_parse_obj(ev->prev);
+		cJSON *pj = api_parse_view(wc->res, ev->prev);
 		m_prev = api_watch_match(wc, pj);
 		cJSON_Delete(pj);
 		if (m_now && !m_prev)
@@ -225,7 +231,7 @@ static k32_status_t api_watch_pull(void *ctx, struct http_stream *s, uint32_t ev
 		bool send = true;
 		cJSON *j = NULL;
 		if (wc->lsel || wc->fsel) {
-			j = api_parse_obj(o);
+			j = api_parse_view(wc->res, o);
 			send = api_watch_match(wc, j);
 		}
 		if (send && api_watch_format(wc, "ADDED", o, j, 0) == K32_OK) {
@@ -538,7 +544,7 @@ k32_status_t api_watch_next(struct api_watch *aw, struct k32_buf *out, int64_t d
 	for (;;) {
 		if (wc->init_idx < wc->init.count) {
 			struct store_obj *o = wc->init.items[wc->init_idx++];
-			cJSON *j = (wc->lsel || wc->fsel) ? api_parse_obj(o) : NULL;
+			cJSON *j = (wc->lsel || wc->fsel) ? api_parse_view(wc->res, o) : NULL;
 			bool send = !(wc->lsel || wc->fsel) || api_watch_match(wc, j);
 			k32_status_t st = send ? api_watch_format(wc, "ADDED", o, j, 0) : K32_OK;
 			cJSON_Delete(j);
