@@ -109,7 +109,7 @@ static bool api_event_old(void *ctx, const struct store_obj *o)
 
 /* Deletes exactly this version of an Event (key /<group>/events/<ns>/<name>): one written
  * again meanwhile stays. 1 when deleted. */
-static uint32_t api_event_delete(struct api_server *api, const struct api_resource *res,
+static uint32_t api_event_delete(struct api_server *api, const char *group,
 				 const struct store_obj *o)
 {
 	char kbuf[K32_STORE_KEY_MAX];
@@ -122,9 +122,8 @@ static uint32_t api_event_delete(struct api_server *api, const struct api_resour
 	}
 	if (!name || !ns)
 		return 0;
-	struct store_key dk;
+	struct store_key dk = {.group = group, .resource = "events", .ns = ns + 1, .name = name};
 	struct k32_err derr;
-	api_key(res, ns + 1, name, &dk);
 	return store_delete(api->store, &dk, o->mod_rev, NULL, NULL, &derr) == K32_OK;
 }
 
@@ -157,9 +156,20 @@ k32_status_t api_events_gc(struct api_server *api, uint64_t now_s, uint32_t *out
 		memset(&list, 0, sizeof(list));
 		st = store_list(api->store, &key, &opts, &list, err);
 		for (uint32_t i = 0; !st && i < list.count; i++)
-			deleted += api_event_delete(api, res, list.items[i]);
+			deleted += api_event_delete(api, "", list.items[i]);
 		store_list_fini(api->store, &list);
 	}
+	/* a store written before both APIs shared one may still hold Events under the old
+	 * events.k8s.io key space, which no request reaches now: they go, a batch a call */
+	struct store_key legacy = {
+	    .group = "events.k8s.io", .resource = "events", .ns = "", .name = ""};
+	opts = (struct store_list_opts){.limit = K32_API_EVENT_GC_BATCH};
+	struct k32_err lerr;
+	memset(&list, 0, sizeof(list));
+	if (!st && store_list(api->store, &legacy, &opts, &list, &lerr) == K32_OK)
+		for (uint32_t i = 0; i < list.count; i++)
+			deleted += api_event_delete(api, "events.k8s.io", list.items[i]);
+	store_list_fini(api->store, &list);
 	api_free(sc, sizeof(*sc));
 	if (out_deleted)
 		*out_deleted = deleted;
@@ -186,7 +196,7 @@ static uint32_t api_events_evict(struct api_server *api, const struct api_resour
 	api_key(res, "", "", &key);
 	if (store_list(api->store, &key, &opts, &list, err) == K32_OK)
 		for (uint32_t i = 0; i < list.count; i++)
-			deleted += api_event_delete(api, res, list.items[i]);
+			deleted += api_event_delete(api, "", list.items[i]);
 	store_list_fini(api->store, &list);
 	return deleted;
 }

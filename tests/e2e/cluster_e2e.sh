@@ -5,7 +5,8 @@
 # HTTP handler through the node's pod server (curl with X-Kube32-Pod), `kubectl top` (pods,
 # nodes: metrics.k8s.io from the kubelets' pool accounting), a Deployment through
 # the scheduler and controllers (when built: rollout, scale, rolling update and undo, a
-# DaemonSet, a Job), a trapping pod in CrashLoopBackOff with its trap message, a
+# DaemonSet, a Job), a trapping pod in CrashLoopBackOff with its trap message (and its
+# kubelet Events through events.k8s.io/v1, the same store as core/v1), a
 # run-to-completion module, graceful deletion, a board joining
 # from another process (--join) whose pod keeps running while the control plane restarts
 # (nothing lost) and that goes NotReady when killed (its Deployment pod then comes back on
@@ -134,6 +135,13 @@ check apply-crashy 'pod/crashy created' k apply -f "$WORK/crashy.yaml"
 eventually crashloop 'crashy +0/1 +CrashLoopBackOff' 60 k get pod crashy --no-headers
 check crash-describe 'Message: +out of bounds memory access' k describe pod crashy
 check crash-events 'Warning +BackOff .*kubelet' k describe pod crashy
+# one Event store (issue 16): the kubelet's core/v1 Events through events.k8s.io/v1, in its
+# shape, found by its own field names
+check crash-events-v1 'Warning +BackOff +pod/crashy' k get events.v1.events.k8s.io \
+	--field-selector regarding.name=crashy,reason=BackOff
+check crash-events-v1-fields '^events.k8s.io/v1 kubelet .*crashy' k get events.v1.events.k8s.io \
+	--field-selector regarding.name=crashy,reason=BackOff \
+	-o 'jsonpath={.items[0].apiVersion} {.items[0].reportingController} {.items[0].note}'
 check crash-previous 'Error: out of bounds memory access' k logs crashy --previous
 check crash-exit-code '^1$' k get pod crashy -o 'jsonpath={.status.containerStatuses[0].lastState.terminated.exitCode}'
 
