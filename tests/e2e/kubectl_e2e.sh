@@ -253,6 +253,31 @@ check create-event '^event/cfg.e2e1 created$' k create -f "$WORK/event.yaml"
 check events 'Normal +Tested +ConfigMap/cfg +configmap checked by the e2e suite' kn events
 check events-for 'Tested' kn events --for configmap/cfg
 check get-events 'Normal +Tested +configmap/cfg' kn get events
+# one store for both Event APIs (issue 16): an events.k8s.io/v1 Event created with kubectl is
+# a core Event for `kubectl events`, the core one is an events.k8s.io one, and a patch
+# through events.k8s.io changes the core one
+cat >"$WORK/event-v1.yaml" <<'EOF'
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: cfg.e2e2, namespace: e2e}
+regarding: {apiVersion: v1, kind: ConfigMap, name: cfg, namespace: e2e}
+reason: Verified
+note: configmap verified through events.k8s.io
+type: Normal
+action: Verify
+eventTime: "2025-01-01T00:00:01.000000Z"
+reportingController: kube32.io/e2e
+reportingInstance: e2e-1
+EOF
+check create-event-v1 '^event.events.k8s.io/cfg.e2e2 created$' k create -f "$WORK/event-v1.yaml"
+check events-v1-as-core 'Normal +Verified +ConfigMap/cfg +configmap verified through events.k8s.io' kn events
+check events-v1-core-fields '^v1 ConfigMap kube32.io/e2e configmap verified' kn get events.v1. cfg.e2e2 \
+	-o 'jsonpath={.apiVersion} {.involvedObject.kind} {.reportingComponent} {.message}'
+check events-core-as-v1 'Normal +Tested +configmap/cfg +configmap checked by the e2e suite' \
+	kn get events.v1.events.k8s.io --field-selector regarding.name=cfg,reason=Tested
+check events-v1-patch '^event.events.k8s.io/cfg.e2e1 patched$' \
+	kn patch events.v1.events.k8s.io cfg.e2e1 --type=merge -p '{"note":"patched note"}'
+check events-v1-patched-core '^patched note$' kn get events.v1. cfg.e2e1 -o 'jsonpath={.message}'
 
 # ---- explain, auth -------------------------------------------------------------------------
 check explain 'KIND: +Pod' k explain pods
