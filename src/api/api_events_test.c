@@ -355,6 +355,11 @@ static void test_legacy_gc(void **state)
 	store_obj_unref(fx->store, o);
 	/* an Event of the one store younger than the TTL is kept */
 	EXPECT(fx, 200, req(fx, "GET", CORE "/c3", NULL));
+	/* deletecollection through events.k8s.io, selected by its own field names */
+	EXPECT(fx, 200, req(fx, "DELETE", V1 "?fieldSelector=regarding.name%3Dweb-8", NULL));
+	EXPECT(fx, 200, req(fx, "GET", CORE "/c3", NULL));
+	EXPECT(fx, 200, req(fx, "DELETE", V1 "?fieldSelector=regarding.name%3Dweb-9", NULL));
+	EXPECT(fx, 404, req(fx, "GET", CORE "/c3", NULL));
 }
 
 int main(void)
