@@ -12,6 +12,8 @@
  * client) keeps Events within K32_API_EVENTS_OBJECTS_PCT and K32_API_EVENTS_BYTES_PCT of the
  * store's limits, evicting the least recently written first, so a burst inside the TTL
  * (four Events per pod life) cannot fill it either.
+ * Both Event APIs are one store (api_events_v1.c): the GC and the bounds walk the core/v1
+ * key space only, plus what a store from before that change left under events.k8s.io's.
  * Context: any thread (api->mu guards the table; the store writes are outside it).
  */
 #include "api/api_srv.h"

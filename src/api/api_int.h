@@ -20,6 +20,7 @@
  *   api_delete.c    delete, deletecollection, cascades, namespaces, binding/eviction/log.
  *   api_watch.c     watch streams over HTTP and the in-process watch.
  *   api_events.c    the Events recorder and event GC.
+ *   api_events_v1.c events.k8s.io/v1 as a view of the one (core/v1) Event store.
  *
  * Invariants: every function that can fail on client input fills a struct api_fail (HTTP
  * code, reason, message, causes) instead of aborting; nothing here recurses without a depth
