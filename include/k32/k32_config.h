@@ -1541,17 +1541,41 @@ _Static_assert(K32_KCLIENT_WATCH_TICK_MS >= 10 && K32_KCLIENT_WATCH_TICK_MS <= 1
 #define K32_CTRL_POD_OVERHEAD_BYTES (16u * 1024u)
 #endif
 
-/* Seconds after which a controller whose write the API refused runs again (instead of
- * waiting for its resync period). */
-#ifndef K32_CTRL_RETRY_S
-#define K32_CTRL_RETRY_S 5
+/* Back-off of a controller's work item (one object; or the whole pass of a controller
+ * that has no per-object items) whose write the API refused or that failed on the way
+ * (429/507 from a full store included): retried after the initial delay, doubled per
+ * further failure up to the max, as client-go's rate-limited work queue; a success forgets
+ * it. K32_CTRL_BACKOFF_ITEMS items are remembered (24 bytes each, in struct ctrl); past it
+ * the controller backs off as a whole. */
+#ifndef K32_CTRL_BACKOFF_INITIAL_MS
+#define K32_CTRL_BACKOFF_INITIAL_MS 500
+#endif
+#ifndef K32_CTRL_BACKOFF_MAX_MS
+#define K32_CTRL_BACKOFF_MAX_MS 60000
+#endif
+#ifndef K32_CTRL_BACKOFF_ITEMS
+#define K32_CTRL_BACKOFF_ITEMS 128
+#endif
+_Static_assert(K32_CTRL_BACKOFF_INITIAL_MS >= 1 &&
+		   K32_CTRL_BACKOFF_INITIAL_MS <= K32_CTRL_BACKOFF_MAX_MS,
+	       "K32_CTRL_BACKOFF_INITIAL_MS out of range");
+_Static_assert(K32_CTRL_BACKOFF_ITEMS >= 1 && K32_CTRL_BACKOFF_ITEMS <= 65536,
+	       "K32_CTRL_BACKOFF_ITEMS out of range");
+
+/* Seconds between the controllers' sweeps of their expired Events (older than
+ * K32_API_EVENT_TTL_S): one paged list of the Events per period, not per Event made, so
+ * recording an Event costs the same however many there are. */
+#ifndef K32_CTRL_EVENT_SWEEP_S
+#define K32_CTRL_EVENT_SWEEP_S 600
 #endif
 
-/* Nodes the scheduler and node lifecycle track (fixed tables: ~200 bytes per node in the
- * scheduler's pass, ~120 bytes per node kept for heartbeats). More nodes are ignored with a
- * WARN naming this limit. */
+/* Nodes node lifecycle monitors and the pods cache keeps per-node sums for (the default of
+ * ctrl_config.max_nodes). The tables grow with the nodes present (~130 bytes a node for
+ * heartbeats, ~270 for the sums), so the bound costs nothing until reached; past it the
+ * nodes not monitored are counted in one WARN per pass naming this limit, and the scheduler
+ * adds up the pods itself. Boards override it (include/k32/boards/mcu_limits.h: 64). */
 #ifndef K32_CTRL_MAX_NODES
-#define K32_CTRL_MAX_NODES 64
+#define K32_CTRL_MAX_NODES 4096
 #endif
 
 /* Bytes of a FailedScheduling message (reasons per node count plus per-node details). */

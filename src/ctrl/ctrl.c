@@ -84,13 +84,26 @@ static uint32_t ctrl_run_mask(struct ctrl *c, uint32_t mask, uint32_t full, k32_
 		uint32_t bit = ctrl_order[k];
 		if (!(mask & bit & c->cfg.enable))
 			continue;
+		/* a pass whose writes failed waits out its back-off (the queue stays) */
+		if (ctrl_backoff_pass_blocked(c, bit, ctrl_now_us(c))) {
+			/* not due again before its resync: the back-off's end wakes it */
+			k32_mutex_lock(&c->lock);
+			c->due_us[ctrl_bit_index(bit)] = ctrl_now_us(c) + ctrl_period_us(c, bit);
+			k32_mutex_unlock(&c->lock);
+			continue;
+		}
 		c->budget = K32_CTRL_BATCH;
 		c->more = false;
 		c->requeue_us = 0;
+		c->pass_bit = bit;
+		c->pass_failed = false;
+		c->item_active = false;
 		k32_err_clear(&c->perr);
 		ctrl_queue_take(c, bit, (full & bit) != 0);
 		uint64_t cpu0 = k32_plat()->thread_cpu_us();
 		ctrl_pass_fn[k](c);
+		ctrl_item_end(c); /* a pass that left an item open */
+		ctrl_backoff_pass_done(c, bit);
 		uint64_t cpu = k32_plat()->thread_cpu_us() - cpu0;
 		/* a pass cut short by its budget finishes with a full one (the queue it
 		 * took is spent) */
@@ -134,6 +147,11 @@ static void ctrl_task_main(void *arg)
 		for (unsigned i = 0; i < CTRL_COUNT; i++)
 			if (now >= c->due_us[i])
 				c->dirty |= c->full |= 1u << i; /* a resync: every object */
+		/* ended back-offs: their items are queued, their controllers run */
+		uint32_t bo_dirty = 0, bo_full = 0;
+		ctrl_backoff_fire(c, now, &bo_dirty, &bo_full);
+		c->dirty |= bo_dirty;
+		c->full |= bo_full;
 		run = c->dirty & c->cfg.enable;
 		uint32_t full = c->full & run;
 		c->dirty = 0;
@@ -151,6 +169,14 @@ static void ctrl_task_main(void *arg)
 			for (unsigned i = 0; i < CTRL_COUNT; i++)
 				if ((c->cfg.enable & (1u << i)) && c->due_us[i] < next)
 					next = c->due_us[i];
+			uint32_t d = 0, f = 0;
+			uint64_t bo = ctrl_backoff_fire(c, now, &d, &f);
+			c->dirty |= d;
+			c->full |= f;
+			if (d)
+				next = now; /* one ended meanwhile: run at once */
+			else if (bo < next)
+				next = bo;
 			int64_t wait = next > now ? (int64_t)(next - now) : 0;
 			if (wait > 0)
 				k32_plat()->cond_wait(&c->cond, &c->lock, k32_deadline_after(wait));
@@ -187,6 +213,8 @@ k32_status_t ctrl_start(const struct ctrl_config *cfg, struct kclient *client, s
 		c->cfg.node_grace_s = K32_CTRL_NODE_GRACE_S;
 	if (!c->cfg.pod_eviction_s)
 		c->cfg.pod_eviction_s = K32_CTRL_POD_EVICTION_S;
+	if (!c->cfg.max_nodes)
+		c->cfg.max_nodes = K32_CTRL_MAX_NODES;
 	if (!c->cfg.now_us)
 		c->cfg.now_us = ctrl_default_now;
 	if (!c->cfg.wall_s)
@@ -228,6 +256,7 @@ void ctrl_stop(struct ctrl *c)
 	k32_plat()->mutex_fini(&c->run_lock);
 	k32_plat()->mutex_fini(&c->lock);
 	ctrl_schedq_free(c->schedq);
+	ctrl_node_fini(c);
 	k32_free(k32_default_allocator(), c, sizeof(*c));
 }
 

@@ -108,6 +108,9 @@ struct ctrl_config {
 				  * the controllers did before the caches (ctrl-scale-bench) */
 	size_t task_stack_bytes; /* stack of task k32-ctrl; 0: the platform default (an
 				  * ESP32 port wants ~12 KiB: list pages are parsed on it) */
+	uint32_t max_nodes;	 /* nodes node lifecycle and the scheduler's per-node sums
+				  * track (tables grow with the nodes up to it); 0:
+				  * K32_CTRL_MAX_NODES (4,096 on a host, 64 on a board) */
 };
 
 /* Counters since ctrl_start (any thread may read them through ctrl_get_stats). */

@@ -547,7 +547,10 @@ void ctrl_deploy_pass(struct ctrl *c)
 			c->more = true;
 			break;
 		}
+		if (!ctrl_item_begin(c, d))
+			continue; /* backing off */
 		dp_sync(c, d);
+		ctrl_item_end(c);
 	}
 	cJSON_Delete(list);
 }

@@ -221,24 +221,61 @@ static bool ctrl_pod_pending(const cJSON *p)
 	return !(n && n[0]) && !ctrl_pod_terminal(p);
 }
 
+/* First index of the use table at or after node. */
+static size_t ctrl_use_lower(const struct ctrl_informer *inf, const char *node)
+{
+	size_t lo = 0, hi = inf->use_n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(inf->use[mid].name, node) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The use entry of node, inserted when absent (NULL past cfg.max_nodes or out of memory). */
+static struct ctrl_node_use *ctrl_use_slot(struct ctrl_informer *inf, const char *node)
+{
+	size_t i = ctrl_use_lower(inf, node);
+	if (i < inf->use_n && !strcmp(inf->use[i].name, node))
+		return &inf->use[i];
+	if (strlen(node) >= CTRL_NAME_LEN || inf->use_n >= inf->c->cfg.max_nodes)
+		return NULL;
+	if (inf->use_n == inf->use_cap) {
+		size_t cap = inf->use_cap ? inf->use_cap * 2 : 16;
+		if (cap > inf->c->cfg.max_nodes)
+			cap = inf->c->cfg.max_nodes;
+		struct ctrl_node_use *u = ctrl_zalloc(cap * sizeof(*u));
+		if (!u)
+			return NULL;
+		if (inf->use_n)
+			memcpy(u, inf->use, inf->use_n * sizeof(*u));
+		ctrl_free(inf->use, inf->use_cap * sizeof(*u));
+		inf->use = u;
+		inf->use_cap = cap;
+	}
+	memmove(&inf->use[i + 1], &inf->use[i], (inf->use_n - i) * sizeof(inf->use[0]));
+	inf->use_n++;
+	memset(&inf->use[i], 0, sizeof(inf->use[i]));
+	snprintf(inf->use[i].name, sizeof(inf->use[i].name), "%s", node);
+	return &inf->use[i];
+}
+
 /* Adds (sign 1) or takes back (-1) what pod p uses on its node. */
 static void ctrl_use_apply(struct ctrl_informer *inf, const cJSON *p, int sign)
 {
 	const char *node = ctrl_jstr(p, "spec.nodeName");
-	if (!inf->use || !node || !node[0] || ctrl_pod_terminal(p))
+	if (!node || !node[0] || ctrl_pod_terminal(p))
 		return;
-	struct ctrl_node_use *slot = NULL, *free_slot = NULL;
-	for (unsigned i = 0; i < K32_CTRL_MAX_NODES && !slot; i++) {
-		if (!strcmp(inf->use[i].name, node))
+	struct ctrl_node_use *slot = NULL;
+	if (sign > 0) {
+		slot = ctrl_use_slot(inf, node);
+	} else {
+		size_t i = ctrl_use_lower(inf, node);
+		if (i < inf->use_n && !strcmp(inf->use[i].name, node))
 			slot = &inf->use[i];
-		else if (!free_slot && (!inf->use[i].name[0] || !inf->use[i].pods))
-			free_slot = &inf->use[i];
-	}
-	if (!slot && sign > 0 && free_slot && strlen(node) < CTRL_NAME_LEN) {
-		slot = free_slot;
-		snprintf(slot->name, sizeof(slot->name), "%s", node);
-		slot->mem = 0;
-		slot->pods = 0;
 	}
 	if (!slot) {
 		if (sign > 0)
@@ -271,10 +308,15 @@ static void ctrl_pend_del(struct ctrl_informer *inf, const cJSON *p)
 		}
 }
 
+static bool ctrl_inf_is_pods(const struct ctrl_informer *inf)
+{
+	return !strcmp(inf->resource, "pods");
+}
+
 /* Pod p enters (sign 1) or leaves (-1) the cache. */
 static void ctrl_sched_view(struct ctrl_informer *inf, cJSON *p, int sign)
 {
-	if (strcmp(inf->resource, "pods"))
+	if (!ctrl_inf_is_pods(inf))
 		return;
 	ctrl_use_apply(inf, p, sign);
 	if (sign > 0)
@@ -288,40 +330,73 @@ static void ctrl_inf_clear(struct ctrl_informer *inf)
 	for (size_t i = 0; i < inf->n; i++)
 		cJSON_Delete(inf->objs[i]);
 	ctrl_free(inf->objs, inf->cap * sizeof(cJSON *));
-	ctrl_free(inf->own, inf->cap * sizeof(struct ctrl_owned));
+	for (unsigned k = 0; k < CTRL_IDX_COUNT; k++) {
+		ctrl_free(inf->idx[k].e, inf->cap * sizeof(struct ctrl_index_ent));
+		inf->idx[k].e = NULL;
+		inf->idx[k].n = 0;
+	}
 	ctrl_free(inf->pend, inf->cap * sizeof(cJSON *));
-	ctrl_free(inf->use, K32_CTRL_MAX_NODES * sizeof(struct ctrl_node_use));
+	ctrl_free(inf->use, inf->use_cap * sizeof(struct ctrl_node_use));
 	inf->objs = NULL;
-	inf->own = NULL;
 	inf->pend = NULL;
 	inf->use = NULL;
-	inf->n = inf->cap = inf->pend_n = 0;
+	inf->n = inf->cap = inf->pend_n = inf->use_n = inf->use_cap = 0;
 	inf->use_full = false;
 }
 
-/* ---- the owner index ---- */
+/* ---- the indexes ---- */
 
-static uint32_t ctrl_uid_hash(const char *uid)
+static uint32_t ctrl_str_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
-	for (; *uid; uid++)
-		h = (h ^ (uint8_t)*uid) * 16777619u;
-	return h | 1u; /* 0 is "no controller" */
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h | 1u; /* 0 is "no controller" in the owner index */
 }
 
-static uint32_t ctrl_owner_hash(const cJSON *o)
+/* The key of o in index k as a string (NULL: o is not in that index; "" for the owner
+ * index's orphans). The key index is hashed from namespace and name instead. */
+static const char *ctrl_idx_key(const struct ctrl_informer *inf, unsigned k, const cJSON *o)
 {
-	const char *uid = ctrl_controller_uid(o);
-	return uid ? ctrl_uid_hash(uid) : 0;
+	switch (k) {
+	case CTRL_IDX_OWNER: {
+		const char *uid = ctrl_controller_uid(o);
+		return uid ? uid : "";
+	}
+	case CTRL_IDX_NODE: {
+		const char *n = ctrl_inf_is_pods(inf) ? ctrl_jstr(o, "spec.nodeName") : NULL;
+		return n && n[0] ? n : NULL;
+	}
+	case CTRL_IDX_LABEL:
+		return ctrl_inf_is_pods(inf)
+			   ? ctrl_label(k32_json_find(o, "metadata.labels"), "kube32.io/device")
+			   : NULL;
+	default:
+		return NULL;
+	}
 }
 
-/* First index of the owner index at or after (h, obj). */
-static size_t ctrl_own_lower(const struct ctrl_informer *inf, uint32_t h, const cJSON *obj)
+/* The hash o is filed under in index k; false when it is not in that index. */
+static bool ctrl_idx_hash(const struct ctrl_informer *inf, unsigned k, const cJSON *o, uint32_t *h)
 {
-	size_t lo = 0, hi = inf->n;
+	if (k == CTRL_IDX_KEY) {
+		*h = ctrl_key_hash(ctrl_inf_ns(o), ctrl_inf_name(o));
+		return true;
+	}
+	const char *key = ctrl_idx_key(inf, k, o);
+	if (!key)
+		return false;
+	*h = key[0] ? ctrl_str_hash(key) : 0;
+	return true;
+}
+
+/* First entry of index x at or after (h, obj). */
+static size_t ctrl_idx_lower(const struct ctrl_index *x, uint32_t h, const cJSON *obj)
+{
+	size_t lo = 0, hi = x->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct ctrl_owned *e = &inf->own[mid];
+		const struct ctrl_index_ent *e = &x->e[mid];
 		if (e->h < h || (e->h == h && (uintptr_t)e->obj < (uintptr_t)obj))
 			lo = mid + 1;
 		else
@@ -330,29 +405,55 @@ static size_t ctrl_own_lower(const struct ctrl_informer *inf, uint32_t h, const 
 	return lo;
 }
 
-/* Adds obj to the owner index (room for inf->n entries + 1 is there). */
-static void ctrl_own_add(struct ctrl_informer *inf, size_t count, cJSON *obj)
+/* Files obj in every index it belongs to (room for one more entry each is there). */
+static void ctrl_idx_add(struct ctrl_informer *inf, cJSON *obj)
 {
-	uint32_t h = ctrl_owner_hash(obj);
-	size_t save = inf->n;
-	inf->n = count;
-	size_t i = ctrl_own_lower(inf, h, obj);
-	inf->n = save;
-	memmove(&inf->own[i + 1], &inf->own[i], (count - i) * sizeof(inf->own[0]));
-	inf->own[i].h = h;
-	inf->own[i].obj = obj;
+	for (unsigned k = 0; k < CTRL_IDX_COUNT; k++) {
+		struct ctrl_index *x = &inf->idx[k];
+		uint32_t h;
+		if (!x->e || !ctrl_idx_hash(inf, k, obj, &h))
+			continue;
+		size_t i = ctrl_idx_lower(x, h, obj);
+		memmove(&x->e[i + 1], &x->e[i], (x->n - i) * sizeof(x->e[0]));
+		x->e[i].h = h;
+		x->e[i].obj = obj;
+		x->n++;
+	}
 }
 
-/* Removes obj from the owner index of count entries. */
-static void ctrl_own_del(struct ctrl_informer *inf, size_t count, const cJSON *obj)
+/* Takes obj out of every index (obj unchanged since ctrl_idx_add). */
+static void ctrl_idx_del(struct ctrl_informer *inf, const cJSON *obj)
 {
-	uint32_t h = ctrl_owner_hash(obj);
-	size_t save = inf->n;
-	inf->n = count;
-	size_t i = ctrl_own_lower(inf, h, obj);
-	inf->n = save;
-	if (i < count && inf->own[i].obj == obj)
-		memmove(&inf->own[i], &inf->own[i + 1], (count - i - 1) * sizeof(inf->own[0]));
+	for (unsigned k = 0; k < CTRL_IDX_COUNT; k++) {
+		struct ctrl_index *x = &inf->idx[k];
+		uint32_t h;
+		if (!x->e || !ctrl_idx_hash(inf, k, obj, &h))
+			continue;
+		size_t i = ctrl_idx_lower(x, h, obj);
+		if (i < x->n && x->e[i].obj == obj) {
+			memmove(&x->e[i], &x->e[i + 1], (x->n - i - 1) * sizeof(x->e[0]));
+			x->n--;
+		}
+	}
+}
+
+/* Calls fn per object of the run of hash h in index k that is in namespace ns (all when
+ * "") and whose key is key (NULL: any, for the key index); false when fn stopped. */
+static bool ctrl_idx_each(struct ctrl *c, struct ctrl_informer *inf, unsigned k, uint32_t h,
+			  const char *ns, const char *key, ctrl_item_fn fn, void *ctx)
+{
+	const struct ctrl_index *x = &inf->idx[k];
+	for (size_t i = ctrl_idx_lower(x, h, NULL); x->e && i < x->n && x->e[i].h == h; i++) {
+		cJSON *o = x->e[i].obj;
+		if (ns[0] && strcmp(ctrl_inf_ns(o), ns))
+			continue;
+		const char *ok = key ? ctrl_idx_key(inf, k, o) : NULL;
+		if (key && (!ok || strcmp(ok, key)))
+			continue; /* a hash collision */
+		if (!fn(c, o, ctx))
+			return false;
+	}
+	return true;
 }
 
 /* Room for one more entry (lock held); false past the limit or out of memory. */
@@ -365,29 +466,38 @@ static bool ctrl_inf_grow(struct ctrl_informer *inf)
 	size_t cap = inf->cap ? inf->cap * 2 : 64;
 	if (cap > K32_CTRL_CACHE_MAX_OBJECTS)
 		cap = K32_CTRL_CACHE_MAX_OBJECTS;
-	bool pods = !strcmp(inf->resource, "pods");
+	bool pods = ctrl_inf_is_pods(inf);
 	cJSON **a = ctrl_zalloc(cap * sizeof(cJSON *));
-	struct ctrl_owned *o = ctrl_zalloc(cap * sizeof(struct ctrl_owned));
 	cJSON **pd = pods ? ctrl_zalloc(cap * sizeof(cJSON *)) : NULL;
-	if (pods && !inf->use)
-		inf->use = ctrl_zalloc(K32_CTRL_MAX_NODES * sizeof(struct ctrl_node_use));
-	if (!a || !o || (pods && (!pd || !inf->use))) {
+	struct ctrl_index_ent *ix[CTRL_IDX_COUNT] = {NULL};
+	bool ok = a && (!pods || pd);
+	for (unsigned k = 0; k < CTRL_IDX_COUNT && ok; k++) {
+		if (!pods && (k == CTRL_IDX_NODE || k == CTRL_IDX_LABEL))
+			continue;
+		ix[k] = ctrl_zalloc(cap * sizeof(struct ctrl_index_ent));
+		ok = ix[k] != NULL;
+	}
+	if (!ok) {
 		ctrl_free(a, cap * sizeof(cJSON *));
-		ctrl_free(o, cap * sizeof(struct ctrl_owned));
 		ctrl_free(pd, cap * sizeof(cJSON *));
+		for (unsigned k = 0; k < CTRL_IDX_COUNT; k++)
+			ctrl_free(ix[k], cap * sizeof(struct ctrl_index_ent));
 		return false;
 	}
-	if (inf->n) {
+	if (inf->n)
 		memcpy(a, inf->objs, inf->n * sizeof(cJSON *));
-		memcpy(o, inf->own, inf->n * sizeof(struct ctrl_owned));
-	}
 	if (pd && inf->pend_n)
 		memcpy(pd, inf->pend, inf->pend_n * sizeof(cJSON *));
+	for (unsigned k = 0; k < CTRL_IDX_COUNT; k++) {
+		struct ctrl_index *x = &inf->idx[k];
+		if (x->n)
+			memcpy(ix[k], x->e, x->n * sizeof(struct ctrl_index_ent));
+		ctrl_free(x->e, inf->cap * sizeof(struct ctrl_index_ent));
+		x->e = ix[k];
+	}
 	ctrl_free(inf->objs, inf->cap * sizeof(cJSON *));
-	ctrl_free(inf->own, inf->cap * sizeof(struct ctrl_owned));
 	ctrl_free(inf->pend, inf->cap * sizeof(cJSON *));
 	inf->objs = a;
-	inf->own = o;
 	inf->pend = pd;
 	inf->cap = cap;
 	return true;
@@ -403,8 +513,8 @@ static bool ctrl_inf_put(struct ctrl_informer *inf, cJSON *obj, cJSON **prev)
 	if (i < inf->n && !ctrl_inf_cmp(ns, name, inf->objs[i])) {
 		*prev = inf->objs[i];
 		inf->objs[i] = obj;
-		ctrl_own_del(inf, inf->n, *prev);
-		ctrl_own_add(inf, inf->n - 1, obj);
+		ctrl_idx_del(inf, *prev);
+		ctrl_idx_add(inf, obj);
 		ctrl_sched_view(inf, *prev, -1);
 		ctrl_sched_view(inf, obj, 1);
 		return true;
@@ -415,8 +525,8 @@ static bool ctrl_inf_put(struct ctrl_informer *inf, cJSON *obj, cJSON **prev)
 	}
 	memmove(&inf->objs[i + 1], &inf->objs[i], (inf->n - i) * sizeof(cJSON *));
 	inf->objs[i] = obj;
-	ctrl_own_add(inf, inf->n, obj);
 	inf->n++;
+	ctrl_idx_add(inf, obj);
 	ctrl_sched_view(inf, obj, 1);
 	return true;
 }
@@ -430,8 +540,8 @@ static cJSON *ctrl_inf_remove(struct ctrl_informer *inf, const cJSON *obj)
 		return NULL;
 	cJSON *old = inf->objs[i];
 	memmove(&inf->objs[i], &inf->objs[i + 1], (inf->n - i - 1) * sizeof(cJSON *));
-	ctrl_own_del(inf, inf->n, old);
 	inf->n--;
+	ctrl_idx_del(inf, old);
 	ctrl_sched_view(inf, old, -1);
 	return old;
 }
@@ -465,7 +575,7 @@ static void ctrl_inf_mark_full(struct ctrl *c, uint32_t mask)
 static k32_status_t ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *err)
 {
 	struct ctrl *c = inf->c;
-	struct ctrl_informer fresh = {.resource = inf->resource};
+	struct ctrl_informer fresh = {.c = c, .resource = inf->resource};
 	char token[CTRL_CONTINUE_LEN * 3 + 1] = "";
 	char target[sizeof(token) + 256];
 	char rv[sizeof(inf->rv)] = "";
@@ -515,10 +625,12 @@ static k32_status_t ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *e
 	k32_mutex_lock(&inf->lock);
 	ctrl_inf_clear(inf);
 	inf->objs = fresh.objs;
-	inf->own = fresh.own;
+	memcpy(inf->idx, fresh.idx, sizeof(inf->idx));
 	inf->pend = fresh.pend;
 	inf->pend_n = fresh.pend_n;
 	inf->use = fresh.use;
+	inf->use_n = fresh.use_n;
+	inf->use_cap = fresh.use_cap;
 	inf->use_full = fresh.use_full;
 	inf->n = fresh.n;
 	inf->cap = fresh.cap;
@@ -740,18 +852,19 @@ int ctrl_cache_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx
 		k32_mutex_unlock(&inf->lock);
 		return -1;
 	}
+	if (node[0]) {
+		/* a node's pods: the node index (its run is in pointer order, not by name) */
+		if (inf->idx[CTRL_IDX_NODE].e)
+			ctrl_idx_each(c, inf, CTRL_IDX_NODE, ctrl_str_hash(node), ns, node, fn,
+				      ctx);
+		k32_mutex_unlock(&inf->lock);
+		return 0;
+	}
 	size_t lo = ns[0] ? ctrl_inf_lower(inf, ns, NULL) : 0;
 	size_t hi = ns[0] ? ctrl_inf_upper_ns(inf, ns) : inf->n;
-	for (size_t i = lo; i < hi && i < inf->n; i++) {
-		cJSON *o = inf->objs[i];
-		if (node[0]) {
-			const char *nn = ctrl_jstr(o, "spec.nodeName");
-			if (!nn || strcmp(nn, node))
-				continue;
-		}
-		if (!fn(c, o, ctx))
+	for (size_t i = lo; i < hi && i < inf->n; i++)
+		if (!fn(c, inf->objs[i], ctx))
 			break;
-	}
 	k32_mutex_unlock(&inf->lock);
 	return 0;
 }
@@ -782,35 +895,66 @@ int ctrl_cache_uid(struct ctrl *c, const char *path, char *uid, size_t cap)
 	return r;
 }
 
-int ctrl_cache_list_owned(struct ctrl *c, const char *path, const char *owner_uid, bool orphans,
-			  ctrl_item_fn fn, void *ctx)
+/* The synced informer of path (a collection, no query), locked; NULL: ask the API. */
+static struct ctrl_informer *ctrl_inf_lock_path(struct ctrl *c, const char *path, char *ns)
 {
-	char ns[CTRL_NAME_LEN], node[CTRL_NAME_LEN];
+	char node[CTRL_NAME_LEN];
 	if (c->cfg.no_cache || strchr(path, '?'))
-		return -1;
+		return NULL;
 	struct ctrl_informer *inf = ctrl_inf_route(c, path, ns, node);
 	if (!inf)
-		return -1;
+		return NULL;
 	k32_mutex_lock(&inf->lock);
 	if (!inf->synced) {
 		k32_mutex_unlock(&inf->lock);
+		return NULL;
+	}
+	return inf;
+}
+
+int ctrl_cache_index(struct ctrl *c, const char *path, enum ctrl_index_kind k, const char *key,
+		     ctrl_item_fn fn, void *ctx)
+{
+	char ns[CTRL_NAME_LEN];
+	if (k == CTRL_IDX_KEY || k >= CTRL_IDX_COUNT || !key)
 		return -1;
+	struct ctrl_informer *inf = ctrl_inf_lock_path(c, path, ns);
+	if (!inf)
+		return -1;
+	int r = -1;
+	if (inf->idx[k].e || !inf->n) {
+		ctrl_idx_each(c, inf, k, key[0] ? ctrl_str_hash(key) : 0, ns, key, fn, ctx);
+		r = 0;
 	}
-	uint32_t hs[2] = {ctrl_uid_hash(owner_uid), 0};
-	bool go = true;
-	for (int b = 0; b < (orphans ? 2 : 1) && go; b++) {
-		for (size_t i = ctrl_own_lower(inf, hs[b], NULL); i < inf->n && go; i++) {
-			const struct ctrl_owned *e = &inf->own[i];
-			if (e->h != hs[b])
-				break;
-			if (ns[0] && strcmp(ctrl_inf_ns(e->obj), ns))
-				continue;
-			const char *u = ctrl_controller_uid(e->obj);
-			if (b == 0 && (!u || strcmp(u, owner_uid)))
-				continue; /* a hash collision */
-			go = fn(c, e->obj, ctx);
-		}
-	}
+	k32_mutex_unlock(&inf->lock);
+	return r;
+}
+
+int ctrl_cache_list_owned(struct ctrl *c, const char *path, const char *owner_uid, bool orphans,
+			  ctrl_item_fn fn, void *ctx)
+{
+	char ns[CTRL_NAME_LEN];
+	struct ctrl_informer *inf = ctrl_inf_lock_path(c, path, ns);
+	if (!inf)
+		return -1;
+	if (ctrl_idx_each(c, inf, CTRL_IDX_OWNER, ctrl_str_hash(owner_uid), ns, owner_uid, fn,
+			  ctx) &&
+	    orphans)
+		ctrl_idx_each(c, inf, CTRL_IDX_OWNER, 0, ns, "", fn, ctx);
+	k32_mutex_unlock(&inf->lock);
+	return 0;
+}
+
+int ctrl_cache_keys(struct ctrl *c, const char *path, const uint32_t *hashes, size_t count,
+		    ctrl_item_fn fn, void *ctx)
+{
+	char ns[CTRL_NAME_LEN];
+	struct ctrl_informer *inf = ctrl_inf_lock_path(c, path, ns);
+	if (!inf)
+		return -1;
+	for (size_t i = 0; i < count; i++)
+		if (!ctrl_idx_each(c, inf, CTRL_IDX_KEY, hashes[i], ns, NULL, fn, ctx))
+			break;
 	k32_mutex_unlock(&inf->lock);
 	return 0;
 }
@@ -826,12 +970,12 @@ int ctrl_cache_sched(struct ctrl *c,
 	if (!inf)
 		return -1;
 	k32_mutex_lock(&inf->lock);
-	if (!inf->synced || inf->use_full || !inf->use) {
+	if (!inf->synced || inf->use_full) {
 		k32_mutex_unlock(&inf->lock);
 		return -1;
 	}
-	for (unsigned i = 0; i < K32_CTRL_MAX_NODES; i++)
-		if (inf->use[i].name[0] && inf->use[i].pods)
+	for (size_t i = 0; i < inf->use_n; i++)
+		if (inf->use[i].pods)
 			usage(ctx, inf->use[i].name, inf->use[i].mem, inf->use[i].pods);
 	for (size_t i = 0; i < inf->pend_n; i++)
 		if (!fn(c, inf->pend[i], ctx))

@@ -25,6 +25,7 @@
 #define CTRL_CONTINUE_LEN   (K32_STORE_KEY_MAX + 24) /* a list's continue token */
 #define CTRL_NAME_LEN	    254			     /* DNS-1123 subdomain plus NUL */
 #define CTRL_SCHEDULER_NAME "default-scheduler"
+#define CTRL_QUEUES	    4 /* controllers with a work queue (ctrl_queue_of) */
 
 /* Heartbeat memory for one node (node lifecycle). */
 struct ctrl_node_health {
@@ -42,19 +43,38 @@ struct ctrl_gc_suspect {
 	bool seen;	   /* found again in this pass */
 };
 
-/* One entry of an informer's owner index: objects sorted by the hash of their controller
- * ownerReference's uid (0: no controller), so an owner finds its objects (and the orphans
- * it may adopt) without scanning the namespace. */
-struct ctrl_owned {
+/*
+ * The informers' indexes (as client-go's Indexers): besides the cache itself, sorted by
+ * (namespace, name) so a namespace is one range, each informer keeps these, so a pass
+ * reaches the objects one change concerns without walking its whole kind:
+ */
+enum ctrl_index_kind {
+	CTRL_IDX_KEY,	/* every kind: hash of "namespace/name" (the work queues' look-up) */
+	CTRL_IDX_OWNER, /* every kind: uid of the controller ownerReference; the objects with
+			 * no controller are indexed under "" (what an owner may adopt) */
+	CTRL_IDX_NODE,	/* pods: spec.nodeName (bound pods only) */
+	CTRL_IDX_LABEL, /* pods: the value of label kube32.io/device (driver pods only) */
+	CTRL_IDX_COUNT,
+};
+
+/* One index entry: the hash of the object's key (FNV-1a) and the object. An index is an
+ * array sorted by (hash, object pointer): a key is one binary-searched run, and a hash
+ * collision is told apart by comparing the key itself. */
+struct ctrl_index_ent {
 	uint32_t h;
 	cJSON *obj;
+};
+
+struct ctrl_index {
+	struct ctrl_index_ent *e; /* cap entries (the informer's cap) */
+	size_t n;
 };
 
 /* What the bound, non-terminal pods of one node use (the pods informer keeps these sums as
  * the pods change, so the scheduler does not add up every pod on every pass). */
 struct ctrl_node_use {
-	char name[CTRL_NAME_LEN]; /* "": free */
-	uint64_t mem;		  /* ctrl_pod_memory sum */
+	char name[CTRL_NAME_LEN];
+	uint64_t mem; /* ctrl_pod_memory sum */
 	uint32_t pods;
 };
 
@@ -65,16 +85,18 @@ struct ctrl_informer {
 	const char *resource; /* "pods" */
 	uint32_t mask;	      /* controllers this kind triggers */
 	struct k32_task *task;
-	struct k32_mutex lock; /* objs, n, cap, synced, rv */
+	struct k32_mutex lock; /* everything below */
 	bool lock_ready;
 	cJSON **objs;
 	size_t n, cap;
-	struct ctrl_owned *own; /* the owner index: n entries (cap room) */
-	/* pods only: the pending pods (unbound, not terminal; sorted by pointer) and the use
-	 * of each node; use_full: a node past the table, the scheduler then adds up itself */
+	struct ctrl_index idx[CTRL_IDX_COUNT];
+	/* pods only: the pending pods (unbound, not terminal; unordered) and the use of each
+	 * node, sorted by name (at most cfg.max_nodes; past it use_full: the scheduler then
+	 * adds up itself) */
 	cJSON **pend;
 	size_t pend_n;
-	struct ctrl_node_use *use; /* K32_CTRL_MAX_NODES entries */
+	struct ctrl_node_use *use;
+	size_t use_n, use_cap;
 	bool use_full;
 	bool synced; /* objs mirrors the server as of rv: ctrl_list may read it */
 	char rv[32]; /* last resourceVersion seen */
@@ -88,6 +110,17 @@ struct ctrl_queue {
 	bool full;
 };
 
+/* A work item backing off after a failed write (ctrl_item_begin/end), as an entry of
+ * client-go's rate-limited work queue. */
+struct ctrl_backoff {
+	uint64_t at_us;	   /* retry not before (ctrl clock); 0: free slot */
+	uint32_t bit;	   /* its controller (CTRL_*) */
+	uint32_t key;	   /* ctrl_key_hash of its object (whole: unused) */
+	uint32_t failures; /* in a row: the delay is K32_CTRL_BACKOFF_INITIAL_MS << (failures-1) */
+	bool whole;	   /* the controller's whole pass (no item, or the table was full) */
+	bool fired;	   /* at_us passed and the item was queued: waiting for its attempt */
+};
+
 /* A recent Event, for counting repeats instead of creating another (as the API's own). */
 struct ctrl_event_series {
 	uint32_t hash;
@@ -97,25 +130,37 @@ struct ctrl_event_series {
 };
 
 struct ctrl {
-	struct ctrl_config cfg;	     /* defaults filled in */
-	struct kclient *kc;	     /* not owned */
-	struct k32_task *task;	     /* NULL with no_task */
-	struct k32_mutex lock;	     /* dirty, stop, stats, series */
-	struct k32_cond cond;	     /* wakes the task */
-	struct k32_mutex run_lock;   /* one pass at a time */
-	uint32_t dirty;		     /* CTRL_* bits with work */
-	uint32_t full;		     /* CTRL_* bits whose next pass reconciles everything */
-	struct ctrl_queue queue[2];  /* ReplicaSet, Deployment: filled by the informers */
-	struct ctrl_queue pass_q;    /* the queue the current pass works from */
-	bool stop;		     /* ctrl_stop asked */
-	atomic_bool inf_stop;	     /* informers: stop */
-	uint64_t due_us[CTRL_COUNT]; /* next periodic pass per controller (ctrl clock) */
+	struct ctrl_config cfg;	   /* defaults filled in */
+	struct kclient *kc;	   /* not owned */
+	struct k32_task *task;	   /* NULL with no_task */
+	struct k32_mutex lock;	   /* dirty, stop, stats, series */
+	struct k32_cond cond;	   /* wakes the task */
+	struct k32_mutex run_lock; /* one pass at a time */
+	uint32_t dirty;		   /* CTRL_* bits with work */
+	uint32_t full;		   /* CTRL_* bits whose next pass reconciles everything */
+	struct ctrl_queue queue[CTRL_QUEUES]; /* ReplicaSet, Deployment, DaemonSet, Job: filled
+					       * by the informers and ended back-offs */
+	struct ctrl_queue pass_q;	      /* the queue the current pass works from */
+	bool stop;			      /* ctrl_stop asked */
+	atomic_bool inf_stop;		      /* informers: stop */
+	uint64_t due_us[CTRL_COUNT];	      /* next periodic pass per controller (ctrl clock) */
 	struct ctrl_informer inf[CTRL_INFORMER_COUNT];
 	struct ctrl_stats stats;
-	struct ctrl_node_health nodes[K32_CTRL_MAX_NODES];
+	struct ctrl_node_health *nodes; /* node lifecycle's table, sorted by name, grown up to
+					 * cfg.max_nodes (nodes_cap entries) */
+	size_t nodes_n, nodes_cap;
+	uint32_t nodes_unmonitored; /* nodes past cfg.max_nodes in the last pass */
+	uint64_t nodes_cap_log_us;  /* last WARN about them */
 	struct ctrl_gc_suspect gc_suspects[K32_CTRL_BATCH];
 	struct ctrl_event_series series[K32_CTRL_EVENT_SERIES];
-	uint32_t events_recorded;   /* new Events made; every 32nd sweeps expired ones */
+	uint64_t events_sweep_us; /* last sweep of expired Events (ctrl clock) */
+	bool events_swept;	  /* a sweep ran (the first Event made sweeps at once) */
+	struct ctrl_backoff backoff[K32_CTRL_BACKOFF_ITEMS]; /* under c->lock */
+	uint32_t pass_bit;	    /* the controller whose pass runs (run_lock held) */
+	uint32_t item_key;	    /* ctrl_item_begin's object */
+	bool item_active;	    /* between ctrl_item_begin and ctrl_item_end */
+	bool item_failed;	    /* a write of the current item failed */
+	bool pass_failed;	    /* a write outside any item failed in this pass */
 	uint64_t orphan_scan_us;    /* node lifecycle: last scan for pods of deleted nodes */
 	uint64_t requeue_us;	    /* the current pass wants to run again by then (0: no) */
 	uint32_t budget;	    /* actions left in the current pass */
@@ -194,7 +239,9 @@ k32_status_t ctrl_get(struct ctrl *c, const char *target, cJSON **out, struct k3
  * A write (POST/PUT/PATCH/DELETE) with a JSON body (may be NULL), counted in the stats
  * (the caller charges the pass budget with ctrl_charge first). Returns the HTTP code (0
  * when the request failed). Answers >= 400, except 404 to a DELETE, are counted in
- * write_errors and logged at DEBUG, and the controller runs again K32_CTRL_RETRY_S later.
+ * write_errors, logged at WARN, and back off the current work item (ctrl_item_begin) or,
+ * outside one, the controller's whole pass: retried after K32_CTRL_BACKOFF_INITIAL_MS,
+ * doubling per failure in a row up to K32_CTRL_BACKOFF_MAX_MS, never at once.
  */
 int ctrl_write(struct ctrl *c, const char *method, const char *target, const char *ctype,
 	       const cJSON *body, cJSON **out);
@@ -213,8 +260,8 @@ cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid);
 /* The controller's work for this pass from path (the list of its kind): every object on a
  * full pass, else only those queued by change events. NULL on failure (c->perr). */
 cJSON *ctrl_list_work(struct ctrl *c, const char *path);
-/* Queues ns/name for the next pass of controller bit (CTRL_REPLICASET or CTRL_DEPLOYMENT;
- * name NULL: a full pass). Any thread. */
+/* Queues ns/name for the next pass of controller bit (CTRL_REPLICASET, CTRL_DEPLOYMENT,
+ * CTRL_DAEMONSET or CTRL_JOB; others ignore it; name NULL: a full pass). Any thread. */
 void ctrl_enqueue(struct ctrl *c, uint32_t bit, const char *ns, const char *name);
 /* Takes the queue of bit for the pass about to run (full when want_full); run_lock held. */
 void ctrl_queue_take(struct ctrl *c, uint32_t bit, bool want_full);
@@ -222,6 +269,31 @@ void ctrl_queue_take(struct ctrl *c, uint32_t bit, bool want_full);
 /* ctrl_list_array of the objects controlled by owner_uid plus those with no controller (what
  * an owner may adopt), NULL on failure (c->perr). */
 cJSON *ctrl_list_claimable(struct ctrl *c, const char *path, const char *owner_uid);
+
+/*
+ * Work items and their back-off (client-go's rate-limited work queue). A pass brackets its
+ * work on one object with ctrl_item_begin / ctrl_item_end:
+ *     if (!ctrl_item_begin(c, obj)) continue;   (backing off: its retry brings it back)
+ *     ... reconcile obj, ctrl_write ...
+ *     ctrl_item_end(c);                         (a failed write arms the back-off, none
+ *                                                forgets it)
+ * When the back-off ends the object is queued for its controller (ctrl_enqueue) and the
+ * controller woken. A change event does not cut a back-off short. Writes outside an item
+ * back off the controller's whole pass (ctrl_run_mask skips it until then).
+ */
+bool ctrl_item_begin(struct ctrl *c, const cJSON *obj);
+void ctrl_item_end(struct ctrl *c);
+/* The earliest back-off end not yet fired (UINT64_MAX: none); fires the ended ones:
+ * queues their objects and returns their controllers in *out_dirty (and in *out_full the
+ * ones with a whole-pass back-off). c->lock held. */
+uint64_t ctrl_backoff_fire(struct ctrl *c, uint64_t now, uint32_t *out_dirty, uint32_t *out_full);
+/* True when controller bit's whole pass is backing off at now (the pass is skipped). */
+bool ctrl_backoff_pass_blocked(struct ctrl *c, uint32_t bit, uint64_t now);
+/* After a pass of bit: arms (a write outside an item failed) or forgets its whole-pass
+ * back-off. */
+void ctrl_backoff_pass_done(struct ctrl *c, uint32_t bit);
+/* Queues object hash key for controller bit (as ctrl_enqueue). c->lock held. */
+void ctrl_enqueue_key_locked(struct ctrl *c, uint32_t bit, uint32_t key);
 
 /* Asks for the current controller to run again within s seconds (a back-off expiring). */
 void ctrl_requeue(struct ctrl *c, uint64_t s);
@@ -306,6 +378,27 @@ int ctrl_cache_list(struct ctrl *c, const char *path, ctrl_item_fn fn, void *ctx
 int ctrl_cache_list_owned(struct ctrl *c, const char *path, const char *owner_uid, bool orphans,
 			  ctrl_item_fn fn, void *ctx);
 
+/*
+ * Calls fn per cached object at path (a collection: ".../pods" or ".../namespaces/NS/pods";
+ * no query) whose key in index k is key: CTRL_IDX_OWNER with a controller uid ("" for the
+ * objects with no controller), CTRL_IDX_NODE with a node name, CTRL_IDX_LABEL with a
+ * kube32.io/device value. Under the cache's lock, as ctrl_cache_list. Costs the objects
+ * found plus a binary search, whatever the size of the kind. -1: no synced cache holds that
+ * index for path (the caller asks the API, e.g. ctrl_list with a selector).
+ * Example (the pods of node n1): ctrl_cache_index(c, "/api/v1/pods", CTRL_IDX_NODE, "n1",
+ * fn, ctx). A kind gets an informer by a row in ctrl_inf_defs (ctrl_inform.c).
+ */
+int ctrl_cache_index(struct ctrl *c, const char *path, enum ctrl_index_kind k, const char *key,
+		     ctrl_item_fn fn, void *ctx);
+
+/* ctrl_cache_list of the objects at path whose ctrl_key_hash(namespace, name) is one of
+ * hashes (count of them; a hash collision may add an object). -1: ask the API. */
+int ctrl_cache_keys(struct ctrl *c, const char *path, const uint32_t *hashes, size_t count,
+		    ctrl_item_fn fn, void *ctx);
+
+/* The work queues' key of an object: FNV-1a of "namespace/name" (ns NULL: ""). */
+uint32_t ctrl_key_hash(const char *ns, const char *name);
+
 /* The scheduler's inputs from the pods cache: usage(ctx, node, mem, pods) per node with
  * bound pods, then fn per pending pod (lock held, as ctrl_cache_list). -1: list the pods. */
 int ctrl_cache_sched(struct ctrl *c,
@@ -349,6 +442,8 @@ bool ctrl_ds_revision(struct ctrl *c, const cJSON *ds, char *hash, size_t cap);
 /* ctrl_cron.c */
 void ctrl_cron_pass(struct ctrl *c);
 void ctrl_node_pass(struct ctrl *c);
+/* Frees node lifecycle's table (ctrl_stop). */
+void ctrl_node_fini(struct ctrl *c);
 void ctrl_gc_pass(struct ctrl *c);
 void ctrl_ns_pass(struct ctrl *c);
 /* ctrl_dev.c */

@@ -17,39 +17,78 @@
  * Pods bound to a node that no longer exists (deleted with kubectl delete node) are deleted
  * with grace 0 once they are older than node_grace_s (Kubernetes' pod GC), scanned when a
  * node disappears and every resync_s.
- * The per-node table holds K32_CTRL_MAX_NODES entries; nodes beyond it are not monitored
- * (WARN naming the limit).
+ * The per-node table is sorted by name and grows with the nodes up to cfg.max_nodes
+ * (K32_CTRL_MAX_NODES); nodes beyond it are not monitored, counted in one WARN naming the
+ * limit when their number changes (at most once a minute otherwise), never one line per
+ * node. A pass costs O(nodes log nodes) plus the pods of the nodes it evicts from (the pods
+ * cache's node index), whatever the number of pods; the scan for pods of deleted nodes
+ * reads every pod, but only when a node disappears and every resync_s.
  */
 #include "ctrl/ctrl_int.h"
 
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/k32_log.h"
 
 #define NODE_UNREACHABLE "node.kubernetes.io/unreachable"
 
+/* First index of the health table at or after name. */
+static size_t node_health_lower(const struct ctrl *c, const char *name)
+{
+	size_t lo = 0, hi = c->nodes_n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(c->nodes[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The heartbeat memory of node name, made when new; NULL past cfg.max_nodes (counted in
+ * c->nodes_unmonitored) or out of memory. */
 static struct ctrl_node_health *node_health(struct ctrl *c, const char *name, uint64_t now)
 {
-	struct ctrl_node_health *free_slot = NULL;
-	for (unsigned i = 0; i < K32_CTRL_MAX_NODES; i++) {
-		struct ctrl_node_health *h = &c->nodes[i];
-		if (h->name[0] && !strcmp(h->name, name))
-			return h;
-		if (!h->name[0] && !free_slot)
-			free_slot = h;
-	}
-	if (!free_slot) {
-		k32_log(K32_LOG_WARN, "ctrl",
-			"node lifecycle: node %s not monitored: K32_CTRL_MAX_NODES (%u) reached; "
-			"raise the limit",
-			name, (unsigned)K32_CTRL_MAX_NODES);
+	size_t i = node_health_lower(c, name);
+	if (i < c->nodes_n && !strcmp(c->nodes[i].name, name))
+		return &c->nodes[i];
+	if (strlen(name) >= CTRL_NAME_LEN || c->nodes_n >= c->cfg.max_nodes) {
+		c->nodes_unmonitored++;
 		return NULL;
 	}
-	memset(free_slot, 0, sizeof(*free_slot));
-	snprintf(free_slot->name, sizeof(free_slot->name), "%s", name);
-	free_slot->beat_us = now;
-	return free_slot;
+	if (c->nodes_n == c->nodes_cap) {
+		size_t cap = c->nodes_cap ? c->nodes_cap * 2 : 16;
+		if (cap > c->cfg.max_nodes)
+			cap = c->cfg.max_nodes;
+		struct ctrl_node_health *t = ctrl_zalloc(cap * sizeof(*t));
+		if (!t) {
+			c->nodes_unmonitored++;
+			return NULL;
+		}
+		if (c->nodes_n)
+			memcpy(t, c->nodes, c->nodes_n * sizeof(*t));
+		ctrl_free(c->nodes, c->nodes_cap * sizeof(*t));
+		c->nodes = t;
+		c->nodes_cap = cap;
+	}
+	memmove(&c->nodes[i + 1], &c->nodes[i], (c->nodes_n - i) * sizeof(c->nodes[0]));
+	c->nodes_n++;
+	struct ctrl_node_health *h = &c->nodes[i];
+	memset(h, 0, sizeof(*h));
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->beat_us = now;
+	return h;
+}
+
+void ctrl_node_fini(struct ctrl *c)
+{
+	ctrl_free(c->nodes, c->nodes_cap * sizeof(c->nodes[0]));
+	c->nodes = NULL;
+	c->nodes_n = c->nodes_cap = 0;
 }
 
 struct node_leases {
@@ -66,16 +105,25 @@ static bool node_lease(struct ctrl *c, cJSON *lease, void *ctx)
 	return true;
 }
 
-static const char *node_renew_time(const cJSON *leases, const char *node)
+/* A Lease's name and renewTime, sorted by name for the look-ups of a pass. */
+struct node_lease_ent {
+	const char *name;
+	const char *renew;
+};
+
+static int node_lease_cmp(const void *a, const void *b)
 {
-	const cJSON *l;
-	cJSON_ArrayForEach(l, leases)
-	{
-		const char *n = ctrl_jstr(l, "metadata.name");
-		if (n && !strcmp(n, node))
-			return ctrl_jstr(l, "spec.renewTime");
-	}
-	return NULL;
+	return strcmp(((const struct node_lease_ent *)a)->name,
+		      ((const struct node_lease_ent *)b)->name);
+}
+
+/* renewTime of node's Lease in the sorted table (count entries), or NULL. */
+static const char *node_renew_time(const struct node_lease_ent *t, size_t count, const char *node)
+{
+	struct node_lease_ent key = {node, NULL};
+	const struct node_lease_ent *e =
+	    count ? bsearch(&key, t, count, sizeof(*t), node_lease_cmp) : NULL;
+	return e ? e->renew : NULL;
 }
 
 static bool node_has_taint(const cJSON *node, const char *key, const char *effect)
@@ -231,12 +279,18 @@ static bool node_orphan_pod(struct ctrl *c, cJSON *pod, void *ctx)
 	const char *node = ctrl_jstr(pod, "spec.nodeName");
 	if (!node || !node[0])
 		return true;
-	const cJSON *n;
-	cJSON_ArrayForEach(n, no->nodes)
-	{
-		const char *nn = ctrl_jstr(n, "metadata.name");
-		if (nn && !strcmp(nn, node))
-			return true;
+	size_t i = node_health_lower(c, node);
+	if (i < c->nodes_n && !strcmp(c->nodes[i].name, node))
+		return true;
+	if (c->nodes_unmonitored) {
+		/* the table does not hold every node: ask the node list */
+		const cJSON *n;
+		cJSON_ArrayForEach(n, no->nodes)
+		{
+			const char *nn = ctrl_jstr(n, "metadata.name");
+			if (nn && !strcmp(nn, node))
+				return true;
+		}
 	}
 	uint64_t created = 0;
 	if (!ctrl_parse_time(ctrl_jstr(pod, "metadata.creationTimestamp"), &created) ||
@@ -248,21 +302,73 @@ static bool node_orphan_pod(struct ctrl *c, cJSON *pod, void *ctx)
 	return true;
 }
 
+/* The Leases of kube-node-lease as a sorted (name, renewTime) table over lease copies in
+ * *arr; false on a read failure (c->perr). */
+static bool node_read_leases(struct ctrl *c, cJSON **arr, struct node_lease_ent **t, size_t *count,
+			     size_t *len)
+{
+	struct node_leases nl = {cJSON_CreateArray()};
+	*arr = nl.arr;
+	*t = NULL;
+	*count = *len = 0;
+	if (!nl.arr ||
+	    ctrl_list(c, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+		      node_lease, &nl))
+		return false;
+	size_t n = (size_t)cJSON_GetArraySize(nl.arr);
+	if (!n)
+		return true;
+	*len = n * sizeof(**t);
+	*t = ctrl_zalloc(*len);
+	if (!*t) {
+		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl",
+			    "node lifecycle: out of memory for %zu Leases", n);
+		return false;
+	}
+	const cJSON *l;
+	cJSON_ArrayForEach(l, nl.arr)
+	{
+		const char *name = ctrl_jstr(l, "metadata.name");
+		if (name)
+			(*t)[(*count)++] =
+			    (struct node_lease_ent){name, ctrl_jstr(l, "spec.renewTime")};
+	}
+	qsort(*t, *count, sizeof(**t), node_lease_cmp);
+	return true;
+}
+
+/* One line for the nodes past the table, when their number changed or once a minute. */
+static void node_log_unmonitored(struct ctrl *c, uint32_t before, uint64_t now)
+{
+	if (!c->nodes_unmonitored)
+		return;
+	if (c->nodes_unmonitored == before && now - c->nodes_cap_log_us < 60000000u)
+		return;
+	c->nodes_cap_log_us = now;
+	k32_log(K32_LOG_WARN, "ctrl",
+		"node lifecycle: %" PRIu32 " nodes not monitored: %zu are, the limit "
+		"(ctrl_config.max_nodes, K32_CTRL_MAX_NODES) is %" PRIu32 "; raise it",
+		c->nodes_unmonitored, c->nodes_n, c->cfg.max_nodes);
+}
+
 void ctrl_node_pass(struct ctrl *c)
 {
 	cJSON *nodes = ctrl_list_array(c, "/api/v1/nodes", NULL);
 	if (!nodes)
 		return;
-	struct node_leases nl = {cJSON_CreateArray()};
-	if (!nl.arr ||
-	    ctrl_list(c, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
-		      node_lease, &nl)) {
-		cJSON_Delete(nl.arr);
+	cJSON *lease_arr = NULL;
+	struct node_lease_ent *leases = NULL;
+	size_t nleases = 0, leases_len = 0;
+	if (!node_read_leases(c, &lease_arr, &leases, &nleases, &leases_len)) {
+		ctrl_free(leases, leases_len);
+		cJSON_Delete(lease_arr);
 		cJSON_Delete(nodes);
 		return;
 	}
 	uint64_t now = ctrl_now_us(c);
-	for (unsigned i = 0; i < K32_CTRL_MAX_NODES; i++)
+	uint32_t unmonitored = c->nodes_unmonitored;
+	c->nodes_unmonitored = 0;
+	for (size_t i = 0; i < c->nodes_n; i++)
 		c->nodes[i].seen = false;
 	const cJSON *node;
 	cJSON_ArrayForEach(node, nodes)
@@ -274,7 +380,7 @@ void ctrl_node_pass(struct ctrl *c)
 		if (!h)
 			continue;
 		h->seen = true;
-		const char *renew = node_renew_time(nl.arr, name);
+		const char *renew = node_renew_time(leases, nleases, name);
 		const char *hb =
 		    ctrl_jstr(ctrl_cond_find(k32_json_find(node, "status.conditions"), "Ready"),
 			      "lastHeartbeatTime");
@@ -315,18 +421,20 @@ void ctrl_node_pass(struct ctrl *c)
 		snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=%s", enc);
 		ctrl_list(c, path, node_evict_pod, &ne);
 	}
-	bool gone = false;
-	for (unsigned i = 0; i < K32_CTRL_MAX_NODES; i++) {
-		if (c->nodes[i].name[0] && !c->nodes[i].seen) {
-			c->nodes[i].name[0] = 0;
-			gone = true;
-		}
-	}
+	/* forget the nodes that are gone (the table stays sorted) */
+	size_t kept = 0;
+	for (size_t i = 0; i < c->nodes_n; i++)
+		if (c->nodes[i].seen)
+			c->nodes[kept++] = c->nodes[i];
+	bool gone = kept < c->nodes_n;
+	c->nodes_n = kept;
+	node_log_unmonitored(c, unmonitored, now);
 	if (gone || now - c->orphan_scan_us >= (uint64_t)c->cfg.resync_s * 1000000u) {
 		struct node_orphans no = {nodes, ctrl_wall_s(c), c->cfg.node_grace_s};
 		if (ctrl_list(c, "/api/v1/pods", node_orphan_pod, &no) == K32_OK)
 			c->orphan_scan_us = now;
 	}
-	cJSON_Delete(nl.arr);
+	ctrl_free(leases, leases_len);
+	cJSON_Delete(lease_arr);
 	cJSON_Delete(nodes);
 }

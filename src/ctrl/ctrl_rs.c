@@ -239,7 +239,10 @@ void ctrl_rs_pass(struct ctrl *c)
 			c->more = true;
 			break;
 		}
+		if (!ctrl_item_begin(c, rs))
+			continue; /* backing off */
 		rs_sync(c, rs);
+		ctrl_item_end(c);
 	}
 	cJSON_Delete(list);
 }

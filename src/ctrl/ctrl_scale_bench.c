@@ -13,11 +13,23 @@
  *
  * --no-cache runs the same with the controllers listing through the API on every pass (the
  * informers only ring the doorbell): what they did before the caches, for the ratio.
+ * --nodes N puts the pods on N nodes instead of 10 (issue 15's fleet: 10 pods a board).
+ *
+ * The periodic resyncs are set to an hour while changes are measured (a full pass of every
+ * controller is measured apart, once, at the end: "resync"). While a change settles, this
+ * thread only reads the controllers' counters (the check that every pod is bound, a list
+ * of all pods, runs after the measured window).
+ *
+ * Instructions instead of CPU time (steady on a loaded machine): run it under callgrind,
+ * which counts only the measured windows (the changes, then the resync, each one dump):
+ *   valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=cg.%p \
+ *       build/src/ctrl/ctrl-scale-bench 1000 5
+ * and divide the "changes" dump's total (callgrind_annotate) by the rounds.
  *
  * Also printed: the mean CPU of each controller's passes per change (ctrl_stats.pass_cpu_us).
  * BENCH_DEBUG=1 prints the progress while settling and the controllers' log.
  *
- * Usage: ctrl-scale-bench PODS [ROUNDS] [--no-cache]
+ * Usage: ctrl-scale-bench PODS [ROUNDS] [--no-cache] [--nodes N]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +44,17 @@
 #include "platform/k32_platform.h"
 #include "store/store.h"
 
-#define NODES	 10
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#endif
+#endif
+#ifndef CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#define CALLGRIND_DUMP_STATS_AT(s)
+#endif
+
 #define PER_DEPL 10
 #define QUIET_MS 300
 
@@ -98,6 +120,22 @@ static int count_bound(struct k32_buf *b, char *first, size_t cap)
 	}
 }
 
+/* Waits until the scheduler bound `bound` pods in all and no pass ran for QUIET_MS (at
+ * most 120 s), reading only the counters (no request from this thread). */
+static bool settle_quiet(struct ctrl *c, uint64_t bound)
+{
+	uint64_t end = k32_now_us() + 120 * 1000000ull;
+	while (k32_now_us() < end) {
+		struct ctrl_stats a, z;
+		ctrl_get_stats(c, &a);
+		k32_plat()->sleep_us(QUIET_MS * 1000);
+		ctrl_get_stats(c, &z);
+		if (z.passes == a.passes && z.bound >= bound)
+			return true;
+	}
+	return false;
+}
+
 /* Waits until want pods are bound and no pass ran for QUIET_MS (at most 120 s). */
 static bool settle(struct ctrl *c, struct k32_buf *b, int want)
 {
@@ -123,22 +161,38 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static uint64_t median(uint64_t *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_u64);
+	return n ? v[n / 2] : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int pods = argc > 1 ? atoi(argv[1]) : 100;
 	int rounds = argc > 2 && argv[2][0] != '-' ? atoi(argv[2]) : 9;
-	bool no_cache = argc > 1 && !strcmp(argv[argc - 1], "--no-cache");
-	if (pods < PER_DEPL || pods > 20000 || rounds < 1 || rounds > 1000) {
-		fprintf(stderr, "usage: ctrl-scale-bench PODS(10..20000) [ROUNDS] [--no-cache]\n");
+	int nodes = 10;
+	bool no_cache = false;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-cache"))
+			no_cache = true;
+		else if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
+			nodes = atoi(argv[++i]);
+	}
+	if (pods < PER_DEPL || pods > 20000 || rounds < 1 || rounds > 1000 || nodes < 1 ||
+	    nodes > 4096) {
+		fprintf(stderr, "usage: ctrl-scale-bench PODS(10..20000) [ROUNDS] [--no-cache] "
+				"[--nodes N(1..4096)]\n");
 		return 2;
 	}
 	pods -= pods % PER_DEPL;
 	k32_log_set_stderr(getenv("BENCH_DEBUG") != NULL);
 	struct k32_err err;
 	struct store *st = NULL;
-	/* room for the pods, their ReplicaSets, Deployments and Events (~2.5 KiB a pod) */
-	struct store_config sc = {.max_objects = (uint32_t)pods * 4 + 1000,
-				  .max_bytes = (size_t)pods * 8192 + (4u << 20)};
+	/* room for the pods, their ReplicaSets, Deployments, nodes and Events (~2.5 KiB a pod) */
+	struct store_config sc = {.max_objects = (uint32_t)pods * 4 + (uint32_t)nodes * 2 + 1000,
+				  .max_bytes =
+				      (size_t)pods * 8192 + (size_t)nodes * 4096 + (4u << 20)};
 	struct api_config ac = {.bootstrap = true};
 	if (store_open(&sc, &st, &err))
 		return fprintf(stderr, "store_open: %s\n", err.msg), 1;
@@ -148,19 +202,22 @@ int main(int argc, char **argv)
 	struct k32_buf b;
 	k32_buf_init(&b, k32_default_allocator(), 8 << 20, "bench answer");
 	char body[2048];
-	for (int i = 0; i < NODES; i++) {
+	for (int i = 0; i < nodes; i++) {
 		snprintf(body, sizeof(body),
 			 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\"},"
-			 "\"status\":{\"allocatable\":{\"memory\":\"64Gi\",\"pods\":\"5000\"},"
+			 "\"status\":{\"allocatable\":{\"memory\":\"64Gi\",\"pods\":\"%d\"},"
 			 "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
-			 i);
+			 i, pods / nodes + 100);
 		call("POST", "/api/v1/nodes", body, &b);
 	}
 	struct kclient *kc = NULL;
 	struct ctrl *c = NULL;
-	/* no node lifecycle: without kubelets it would mark every node Unknown and evict */
+	/* no node lifecycle: without kubelets it would mark every node Unknown and evict; the
+	 * periodic resyncs are measured apart (below), not inside the changes */
 	struct ctrl_config cc = {.enable = CTRL_ALL & ~(uint32_t)CTRL_NODE_LIFECYCLE,
-				 .no_cache = no_cache};
+				 .no_cache = no_cache,
+				 .resync_s = 3600,
+				 .sched_resync_s = 3600};
 	if (kclient_inproc_new(api, NULL, &kc, &err) || ctrl_start(&cc, kc, &c, &err))
 		return fprintf(stderr, "ctrl_start: %s\n", err.msg), 1;
 	for (int d = 0; d < pods / PER_DEPL; d++) {
@@ -176,6 +233,9 @@ int main(int argc, char **argv)
 			return fprintf(stderr, "deployment d%d: %s\n", d, k32_buf_cstr(&b)), 1;
 	}
 	uint64_t t0 = k32_now_us();
+	/* the counters first (a list of every pod each 300 ms would slow the start down) */
+	for (int i = 0; i < 5 && !settle_quiet(c, (uint64_t)pods); i++)
+		;
 	if (!settle(c, &b, pods))
 		return fprintf(stderr, "the %d pods were not all bound in 120 s\n", pods), 1;
 	fprintf(stderr, "%d pods bound in %.1f s\n", pods, (double)(k32_now_us() - t0) / 1e6);
@@ -188,30 +248,40 @@ int main(int argc, char **argv)
 		if (count_bound(&b, victim, sizeof(victim)) != pods || !victim[0])
 			break;
 		ctrl_get_stats(c, &before);
+		CALLGRIND_START_INSTRUMENTATION;
 		uint64_t c0 = cplane_cpu_us();
 		snprintf(target, sizeof(target),
 			 "/api/v1/namespaces/default/pods/%s?gracePeriodSeconds=0", victim);
 		if (call("DELETE", target, NULL, &b) != 200)
 			break;
-		/* settle's own list requests run on this thread: not counted */
-		uint64_t own0 = k32_plat()->thread_cpu_us();
-		bool settled = settle(c, &b, pods);
-		uint64_t own = k32_plat()->thread_cpu_us() - own0;
-		if (!settled)
+		bool settled = settle_quiet(c, before.bound + 1);
+		uint64_t used = cplane_cpu_us() - c0;
+		CALLGRIND_STOP_INSTRUMENTATION;
+		if (!settled || !settle(c, &b, pods))
 			break;
-		cpu[ok++] = cplane_cpu_us() - c0 - own;
+		cpu[ok++] = used;
 		ctrl_get_stats(c, &after);
 		for (int k = 0; k < 11; k++)
 			per[k] += after.pass_cpu_us[k] - before.pass_cpu_us[k];
 	}
-	qsort(cpu, (size_t)ok, sizeof(cpu[0]), cmp_u64);
-	struct ctrl_stats cs;
-	ctrl_get_stats(c, &cs);
+	CALLGRIND_DUMP_STATS_AT("changes");
+	/* one resync: a full pass of every controller (what runs every resync_s) */
+	CALLGRIND_START_INSTRUMENTATION;
+	ctrl_get_stats(c, &before);
+	uint64_t r0 = cplane_cpu_us();
+	ctrl_kick(c, CTRL_ALL);
+	bool resynced = settle_quiet(c, before.bound);
+	uint64_t resync_cpu = cplane_cpu_us() - r0;
+	CALLGRIND_STOP_INSTRUMENTATION;
+	CALLGRIND_DUMP_STATS_AT("resync");
+	uint64_t med = median(cpu, ok);
 	printf("%s%6d pods (%d Deployments x %d, %d nodes): one pod deleted -> replaced and "
-	       "bound: control-plane CPU median %7llu us, min %7llu, max %7llu (n=%d)\n",
-	       no_cache ? "no cache " : "informers", pods, pods / PER_DEPL, PER_DEPL, NODES,
-	       ok ? (unsigned long long)cpu[ok / 2] : 0ull, ok ? (unsigned long long)cpu[0] : 0ull,
-	       ok ? (unsigned long long)cpu[ok - 1] : 0ull, ok);
+	       "bound: control-plane CPU median %7llu us, min %7llu, max %7llu (n=%d); one full "
+	       "resync %llu us\n",
+	       no_cache ? "no cache " : "informers", pods, pods / PER_DEPL, PER_DEPL, nodes,
+	       (unsigned long long)med, ok ? (unsigned long long)cpu[0] : 0ull,
+	       ok ? (unsigned long long)cpu[ok - 1] : 0ull, ok,
+	       resynced ? (unsigned long long)resync_cpu : 0ull);
 	static const char *const names[11] = {"scheduler", "replicaset", "deployment", "daemonset",
 					      "job",	   "node",	 "gc",	       "namespace",
 					      "device",	   "cronjob",	 "endpoints"};

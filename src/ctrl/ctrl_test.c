@@ -1859,6 +1859,8 @@ static void test_alloc_failures(void **state)
 	}
 	assert_true(hit > 100);
 	print_message("alloc failures injected: %u (turn of %u allocations)\n", hit, n);
+	/* the objects whose writes failed back off: time passes */
+	fx->now_us += (uint64_t)K32_CTRL_BACKOFF_MAX_MS * 1000u + 1;
 	rollout(fx, false);
 	assert_true(deploy_done(fx));
 }

@@ -100,16 +100,23 @@ int ctrl_write(struct ctrl *c, const char *method, const char *target, const cha
 	k32_mutex_unlock(&c->lock);
 	if (failed) {
 		/* WARN: a refused write is a controller that cannot do its job (a conflict
-		 * retried next pass included: it says which object races with whom) */
+		 * retried included: it says which object races with whom); the item backs off */
 		const char *msg = ctrl_jstr(ans, "message");
-		ctrl_requeue(c, K32_CTRL_RETRY_S);
+		/* a create answered AlreadyExists is an answer, not a failure: the object is
+		 * there (its watch event follows; a Deployment adopts its ReplicaSet) */
+		bool exists = code == 409 && !strcmp(method, "POST");
+		if (!exists && c->item_active)
+			c->item_failed = true;
+		else if (!exists)
+			c->pass_failed = true;
 		if (code)
 			k32_log(K32_LOG_WARN, "ctrl",
-				"%s %.160s refused: HTTP %d: %.160s (retried in %us)", method,
-				target, code, msg ? msg : "", (unsigned)K32_CTRL_RETRY_S);
+				"%s %.160s refused: HTTP %d: %.160s (retried with back-off)",
+				method, target, code, msg ? msg : "");
 		else
-			k32_log(K32_LOG_WARN, "ctrl", "%s %.160s failed: %.160s (retried in %us)",
-				method, target, err.msg, (unsigned)K32_CTRL_RETRY_S);
+			k32_log(K32_LOG_WARN, "ctrl",
+				"%s %.160s failed: %.160s (retried with back-off)", method, target,
+				err.msg);
 	}
 	if (out)
 		*out = ans;
@@ -236,7 +243,7 @@ cJSON *ctrl_list_array(struct ctrl *c, const char *path, const char *owner_uid)
 	return ctrl_list_collect(c, path, owner_uid, false);
 }
 
-static uint32_t ctrl_key_hash(const char *ns, const char *name)
+uint32_t ctrl_key_hash(const char *ns, const char *name)
 {
 	uint32_t h = 2166136261u;
 	for (const char *p = ns ? ns : ""; *p; p++)
@@ -249,7 +256,32 @@ static uint32_t ctrl_key_hash(const char *ns, const char *name)
 
 static struct ctrl_queue *ctrl_queue_of(struct ctrl *c, uint32_t bit)
 {
-	return bit == CTRL_REPLICASET ? &c->queue[0] : bit == CTRL_DEPLOYMENT ? &c->queue[1] : NULL;
+	static const uint32_t bits[CTRL_QUEUES] = {CTRL_REPLICASET, CTRL_DEPLOYMENT, CTRL_DAEMONSET,
+						   CTRL_JOB};
+	for (unsigned i = 0; i < CTRL_QUEUES; i++)
+		if (bit == bits[i])
+			return &c->queue[i];
+	return NULL;
+}
+
+static void ctrl_queue_add(struct ctrl_queue *q, uint32_t h, bool whole)
+{
+	if (whole || q->n == K32_CTRL_QUEUE_LEN) {
+		q->full = true;
+	} else if (!q->full) {
+		uint32_t i = 0;
+		while (i < q->n && q->keys[i] != h)
+			i++;
+		if (i == q->n)
+			q->keys[q->n++] = h;
+	}
+}
+
+void ctrl_enqueue_key_locked(struct ctrl *c, uint32_t bit, uint32_t key)
+{
+	struct ctrl_queue *q = ctrl_queue_of(c, bit);
+	if (q)
+		ctrl_queue_add(q, key, false);
 }
 
 void ctrl_enqueue(struct ctrl *c, uint32_t bit, const char *ns, const char *name)
@@ -259,16 +291,130 @@ void ctrl_enqueue(struct ctrl *c, uint32_t bit, const char *ns, const char *name
 		return;
 	uint32_t h = name ? ctrl_key_hash(ns, name) : 0;
 	k32_mutex_lock(&c->lock);
-	if (!name || q->n == K32_CTRL_QUEUE_LEN) {
-		q->full = true;
-	} else if (!q->full) {
-		uint32_t i = 0;
-		while (i < q->n && q->keys[i] != h)
-			i++;
-		if (i == q->n)
-			q->keys[q->n++] = h;
-	}
+	ctrl_queue_add(q, h, !name);
 	k32_mutex_unlock(&c->lock);
+}
+
+/* ---- work items and their back-off ------------------------------------------------------- */
+
+static uint64_t ctrl_backoff_delay_us(uint32_t failures)
+{
+	uint64_t ms = K32_CTRL_BACKOFF_INITIAL_MS;
+	for (uint32_t i = 1; i < failures && ms < K32_CTRL_BACKOFF_MAX_MS; i++)
+		ms *= 2;
+	if (ms > K32_CTRL_BACKOFF_MAX_MS)
+		ms = K32_CTRL_BACKOFF_MAX_MS;
+	return ms * 1000u;
+}
+
+/* The entry of (bit, whole, key), or NULL. c->lock held. */
+static struct ctrl_backoff *ctrl_backoff_find(struct ctrl *c, uint32_t bit, bool whole,
+					      uint32_t key)
+{
+	for (unsigned i = 0; i < K32_CTRL_BACKOFF_ITEMS; i++) {
+		struct ctrl_backoff *b = &c->backoff[i];
+		if (b->at_us && b->bit == bit && b->whole == whole && (whole || b->key == key))
+			return b;
+	}
+	return NULL;
+}
+
+/* Arms (failed) or forgets the back-off of (bit, whole, key). */
+static void ctrl_backoff_note(struct ctrl *c, uint32_t bit, bool whole, uint32_t key, bool failed)
+{
+	uint64_t now = ctrl_now_us(c);
+	k32_mutex_lock(&c->lock);
+	struct ctrl_backoff *b = ctrl_backoff_find(c, bit, whole, key);
+	if (!failed) {
+		if (b)
+			memset(b, 0, sizeof(*b));
+		k32_mutex_unlock(&c->lock);
+		return;
+	}
+	if (!b) {
+		for (unsigned i = 0; i < K32_CTRL_BACKOFF_ITEMS && !b; i++)
+			if (!c->backoff[i].at_us)
+				b = &c->backoff[i];
+		if (!b && !whole) {
+			/* the table is full: the controller backs off as a whole */
+			k32_mutex_unlock(&c->lock);
+			ctrl_backoff_note(c, bit, true, 0, true);
+			return;
+		}
+		if (!b) /* every slot is a whole pass: reuse the oldest */
+			b = &c->backoff[0];
+		memset(b, 0, sizeof(*b));
+		b->bit = bit;
+		b->whole = whole;
+		b->key = key;
+	}
+	b->failures++;
+	b->at_us = now + ctrl_backoff_delay_us(b->failures);
+	b->fired = false;
+	/* the task recomputes its wake-up: the end of this back-off (ctrl_backoff_fire) */
+	k32_plat()->cond_signal(&c->cond);
+	k32_mutex_unlock(&c->lock);
+}
+
+bool ctrl_item_begin(struct ctrl *c, const cJSON *obj)
+{
+	uint32_t key =
+	    ctrl_key_hash(ctrl_jstr(obj, "metadata.namespace"),
+			  ctrl_jstr(obj, "metadata.name") ? ctrl_jstr(obj, "metadata.name") : "");
+	uint64_t now = ctrl_now_us(c);
+	k32_mutex_lock(&c->lock);
+	const struct ctrl_backoff *b = ctrl_backoff_find(c, c->pass_bit, false, key);
+	bool wait = b && now < b->at_us;
+	k32_mutex_unlock(&c->lock);
+	if (wait)
+		return false;
+	c->item_key = key;
+	c->item_active = true;
+	c->item_failed = false;
+	return true;
+}
+
+void ctrl_item_end(struct ctrl *c)
+{
+	if (!c->item_active)
+		return;
+	c->item_active = false;
+	ctrl_backoff_note(c, c->pass_bit, false, c->item_key, c->item_failed);
+}
+
+bool ctrl_backoff_pass_blocked(struct ctrl *c, uint32_t bit, uint64_t now)
+{
+	k32_mutex_lock(&c->lock);
+	const struct ctrl_backoff *b = ctrl_backoff_find(c, bit, true, 0);
+	bool blocked = b && now < b->at_us;
+	k32_mutex_unlock(&c->lock);
+	return blocked;
+}
+
+void ctrl_backoff_pass_done(struct ctrl *c, uint32_t bit)
+{
+	ctrl_backoff_note(c, bit, true, 0, c->pass_failed);
+}
+
+uint64_t ctrl_backoff_fire(struct ctrl *c, uint64_t now, uint32_t *out_dirty, uint32_t *out_full)
+{
+	uint64_t next = UINT64_MAX;
+	for (unsigned i = 0; i < K32_CTRL_BACKOFF_ITEMS; i++) {
+		struct ctrl_backoff *b = &c->backoff[i];
+		if (!b->at_us || b->fired)
+			continue;
+		if (now < b->at_us) {
+			next = b->at_us < next ? b->at_us : next;
+			continue;
+		}
+		b->fired = true;
+		*out_dirty |= b->bit;
+		if (b->whole)
+			*out_full |= b->bit;
+		else
+			ctrl_enqueue_key_locked(c, b->bit, b->key);
+	}
+	return next;
 }
 
 void ctrl_queue_take(struct ctrl *c, uint32_t bit, bool want_full)
@@ -310,12 +456,27 @@ static bool ctrl_work_item(struct ctrl *c, cJSON *item, void *ctx)
 	return dup != NULL;
 }
 
+static bool ctrl_work_copy(struct ctrl *c, cJSON *item, void *ctx)
+{
+	(void)c;
+	cJSON *dup = cJSON_Duplicate(item, true);
+	if (dup)
+		cJSON_AddItemToArray(ctx, dup);
+	return dup != NULL;
+}
+
 cJSON *ctrl_list_work(struct ctrl *c, const char *path)
 {
 	if (c->pass_q.full)
 		return ctrl_list_array(c, path, NULL);
 	struct ctrl_work w = {cJSON_CreateArray(), &c->pass_q};
-	if (!w.arr || (c->pass_q.n && ctrl_list(c, path, ctrl_work_item, &w))) {
+	if (!w.arr)
+		return NULL;
+	/* the queued objects only, through the cache's key index; else filter a list */
+	if (c->pass_q.n &&
+	    ctrl_cache_keys(c, path, c->pass_q.keys, c->pass_q.n, ctrl_work_copy, w.arr) == 0)
+		return w.arr;
+	if (c->pass_q.n && ctrl_list(c, path, ctrl_work_item, &w)) {
 		cJSON_Delete(w.arr);
 		return NULL;
 	}
@@ -676,7 +837,9 @@ static bool ctrl_event_bump(struct ctrl *c, const char *ns, const char *name, co
 
 /* Events older than K32_API_EVENT_TTL_S go, as the API server's own sweep does for the
  * Events it records itself: since the controllers record theirs through the client, they
- * sweep too (every 32 new Events, at most K32_API_EVENT_GC_BATCH deletions). */
+ * sweep too (on the first Event made, then once per K32_CTRL_EVENT_SWEEP_S at most, at most
+ * K32_API_EVENT_GC_BATCH deletions): a sweep lists every Event, so it is paced by time,
+ * not by Events made, or making an Event would cost more the more there are. */
 struct ctrl_event_sweep {
 	uint64_t now_s;
 	uint32_t deleted;
@@ -777,7 +940,13 @@ k32_status_t ctrl_event_record(struct ctrl *c, const struct ctrl_event_ref *ref,
 	lru->last_s = now;
 	snprintf(lru->ns, sizeof(lru->ns), "%s", ns);
 	snprintf(lru->name, sizeof(lru->name), "%s", name);
-	bool sweep = (++c->events_recorded & 31) == 0;
+	uint64_t mono = ctrl_now_us(c);
+	bool sweep = !c->events_swept ||
+		     mono - c->events_sweep_us >= (uint64_t)K32_CTRL_EVENT_SWEEP_S * 1000000u;
+	if (sweep) {
+		c->events_swept = true;
+		c->events_sweep_us = mono;
+	}
 	k32_mutex_unlock(&c->lock);
 	if (sweep)
 		ctrl_events_sweep(c);

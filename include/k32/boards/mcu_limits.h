@@ -210,6 +210,10 @@
 #ifndef K32_KLET_WATCHER_STACK_BYTES
 #define K32_KLET_WATCHER_STACK_BYTES (8u * 1024u)
 #endif
+/* nodes a control-plane board's controllers track (the host default is 4,096) */
+#ifndef K32_CTRL_MAX_NODES
+#define K32_CTRL_MAX_NODES 64
+#endif
 /* a controller informer on a control-plane board: the in-process API request path's worst
  * static stack is ~30 KB today (api_serve, api_crud frames), over the 16 KiB rule; issue 13
  * keeps that open. 32 KiB here so the path fits. */
