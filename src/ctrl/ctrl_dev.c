@@ -44,6 +44,15 @@ static bool dev_collect_pod(struct ctrl *c, cJSON *item, void *ctx)
 	return dev_collect(c, item, ctx);
 }
 
+/* The driver pods (label kube32.io/device): from the pods cache's label index, else a list
+ * of every pod. */
+static k32_status_t ctrl_dev_driver_pods(struct ctrl *c, cJSON *pods)
+{
+	if (ctrl_cache_index(c, "/api/v1/pods", CTRL_IDX_LABEL, NULL, dev_collect, pods) == 0)
+		return K32_OK;
+	return ctrl_list(c, "/api/v1/pods", dev_collect_pod, pods);
+}
+
 static bool dev_pod_exists(const cJSON *pods, const char *ns, const char *name)
 {
 	const cJSON *p;
@@ -197,7 +206,7 @@ void ctrl_dev_pass(struct ctrl *c)
 		goto out;
 	}
 	if (ctrl_list(c, "/apis/" DEV_API "/devices", dev_collect, devs) ||
-	    ctrl_list(c, "/api/v1/pods", dev_collect_pod, pods))
+	    ctrl_dev_driver_pods(c, pods))
 		goto out;
 	ctrl_sort_by_age(devs);
 	int total = cJSON_GetArraySize(devs);

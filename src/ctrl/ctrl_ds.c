@@ -260,7 +260,7 @@ static void ds_sync(struct ctrl *c, const cJSON *ds, const cJSON *nodes)
 
 void ctrl_ds_pass(struct ctrl *c)
 {
-	cJSON *list = ctrl_list_array(c, "/apis/apps/v1/daemonsets", NULL);
+	cJSON *list = ctrl_list_work(c, "/apis/apps/v1/daemonsets");
 	if (!list || cJSON_GetArraySize(list) == 0) {
 		cJSON_Delete(list);
 		return;
@@ -275,7 +275,10 @@ void ctrl_ds_pass(struct ctrl *c)
 			c->more = true;
 			break;
 		}
+		if (!ctrl_item_begin(c, ds))
+			continue; /* backing off */
 		ds_sync(c, ds, nodes);
+		ctrl_item_end(c);
 	}
 	cJSON_Delete(nodes);
 	cJSON_Delete(list);

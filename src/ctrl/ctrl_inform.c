@@ -143,9 +143,14 @@ static uint32_t ctrl_inf_enqueue(struct ctrl_informer *inf, const cJSON *o, uint
 			ctrl_enqueue(c, CTRL_REPLICASET, ns, name);
 		else
 			m &= ~(uint32_t)CTRL_REPLICASET;
-		if (owned && strcmp(kind, "DaemonSet"))
+		/* a DaemonSet or Job adopts no orphan: only its own pods concern it */
+		if (owned && !strcmp(kind, "DaemonSet"))
+			ctrl_enqueue(c, CTRL_DAEMONSET, ns, name);
+		else
 			m &= ~(uint32_t)CTRL_DAEMONSET;
-		if (owned && strcmp(kind, "Job"))
+		if (owned && !strcmp(kind, "Job"))
+			ctrl_enqueue(c, CTRL_JOB, ns, name);
+		else
 			m &= ~(uint32_t)CTRL_JOB;
 		if (!ctrl_label(k32_json_find(o, "metadata.labels"), "kube32.io/device"))
 			m &= ~(uint32_t)CTRL_DEVICE;
@@ -159,6 +164,12 @@ static uint32_t ctrl_inf_enqueue(struct ctrl_informer *inf, const cJSON *o, uint
 			m &= ~(uint32_t)CTRL_DEPLOYMENT;
 	} else if (!strcmp(inf->resource, "deployments")) {
 		ctrl_enqueue(c, CTRL_DEPLOYMENT, ns, ctrl_jstr(o, "metadata.name"));
+	} else if (!strcmp(inf->resource, "daemonsets")) {
+		ctrl_enqueue(c, CTRL_DAEMONSET, ns, ctrl_jstr(o, "metadata.name"));
+	} else if (!strcmp(inf->resource, "jobs")) {
+		ctrl_enqueue(c, CTRL_JOB, ns, ctrl_jstr(o, "metadata.name"));
+	} else if (!strcmp(inf->resource, "nodes")) {
+		ctrl_enqueue(c, m & CTRL_DAEMONSET, NULL, NULL); /* every DaemonSet */
 	}
 	return m;
 }
@@ -568,6 +579,8 @@ static void ctrl_inf_mark_full(struct ctrl *c, uint32_t mask)
 {
 	ctrl_enqueue(c, mask & CTRL_REPLICASET, NULL, NULL);
 	ctrl_enqueue(c, mask & CTRL_DEPLOYMENT, NULL, NULL);
+	ctrl_enqueue(c, mask & CTRL_DAEMONSET, NULL, NULL);
+	ctrl_enqueue(c, mask & CTRL_JOB, NULL, NULL);
 	ctrl_inf_mark(c, mask);
 }
 
@@ -916,14 +929,22 @@ int ctrl_cache_index(struct ctrl *c, const char *path, enum ctrl_index_kind k, c
 		     ctrl_item_fn fn, void *ctx)
 {
 	char ns[CTRL_NAME_LEN];
-	if (k == CTRL_IDX_KEY || k >= CTRL_IDX_COUNT || !key)
+	if (k == CTRL_IDX_KEY || k >= CTRL_IDX_COUNT)
 		return -1;
 	struct ctrl_informer *inf = ctrl_inf_lock_path(c, path, ns);
 	if (!inf)
 		return -1;
 	int r = -1;
 	if (inf->idx[k].e || !inf->n) {
-		ctrl_idx_each(c, inf, k, key[0] ? ctrl_str_hash(key) : 0, ns, key, fn, ctx);
+		if (key) {
+			ctrl_idx_each(c, inf, k, key[0] ? ctrl_str_hash(key) : 0, ns, key, fn, ctx);
+		} else {
+			const struct ctrl_index *x = &inf->idx[k];
+			for (size_t i = 0; i < x->n; i++)
+				if ((!ns[0] || !strcmp(ctrl_inf_ns(x->e[i].obj), ns)) &&
+				    !fn(c, x->e[i].obj, ctx))
+					break;
+		}
 		r = 0;
 	}
 	k32_mutex_unlock(&inf->lock);

@@ -382,8 +382,9 @@ int ctrl_cache_list_owned(struct ctrl *c, const char *path, const char *owner_ui
  * Calls fn per cached object at path (a collection: ".../pods" or ".../namespaces/NS/pods";
  * no query) whose key in index k is key: CTRL_IDX_OWNER with a controller uid ("" for the
  * objects with no controller), CTRL_IDX_NODE with a node name, CTRL_IDX_LABEL with a
- * kube32.io/device value. Under the cache's lock, as ctrl_cache_list. Costs the objects
- * found plus a binary search, whatever the size of the kind. -1: no synced cache holds that
+ * kube32.io/device value; key NULL: every object the index holds (e.g. every driver pod).
+ * Under the cache's lock, as ctrl_cache_list. Costs the objects found plus a binary
+ * search, whatever the size of the kind. -1: no synced cache holds that
  * index for path (the caller asks the API, e.g. ctrl_list with a selector).
  * Example (the pods of node n1): ctrl_cache_index(c, "/api/v1/pods", CTRL_IDX_NODE, "n1",
  * fn, ctx). A kind gets an informer by a row in ctrl_inf_defs (ctrl_inform.c).

@@ -202,7 +202,7 @@ static void job_sync(struct ctrl *c, const cJSON *job)
 
 void ctrl_job_pass(struct ctrl *c)
 {
-	cJSON *list = ctrl_list_array(c, "/apis/batch/v1/jobs", NULL);
+	cJSON *list = ctrl_list_work(c, "/apis/batch/v1/jobs");
 	const cJSON *job;
 	cJSON_ArrayForEach(job, list)
 	{
@@ -210,7 +210,10 @@ void ctrl_job_pass(struct ctrl *c)
 			c->more = true;
 			break;
 		}
+		if (!ctrl_item_begin(c, job))
+			continue; /* backing off */
 		job_sync(c, job);
+		ctrl_item_end(c);
 	}
 	cJSON_Delete(list);
 }

@@ -1,8 +1,9 @@
 /*
  * ctrl_sched.c - the scheduler: binds pending pods to nodes through pods/binding.
  *
- * A pass lists the nodes (at most K32_CTRL_MAX_NODES), the Devices (hardware per node) and
- * every pod: bound, non-terminal pods count against their node's memory and pod slots;
+ * A pass reads the nodes (sorted by name, found by binary search), the Devices (hardware
+ * per node) and, from the pods cache, each node's use and the pending pods (without the
+ * cache, every pod): bound, non-terminal pods count against their node's memory and pod slots;
  * pending pods (no spec.nodeName, schedulerName default-scheduler or empty, not being
  * deleted, not terminal) are scheduled at most K32_CTRL_BATCH per pass: never-tried pods
  * first, oldest first, then the ones tried longest ago.
@@ -78,12 +79,18 @@ struct sched_pass {
 	uint32_t untracked;	   /* pending pods the full queue could not take */
 };
 
+static int sched_node_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct sched_node *)a)->name, ((const struct sched_node *)b)->name);
+}
+
+/* The node of that name (sp->nodes is sorted by name), or NULL. */
 static struct sched_node *sched_find(struct sched_pass *sp, const char *name)
 {
-	for (uint32_t i = 0; name && i < sp->count; i++)
-		if (!strcmp(sp->nodes[i].name, name))
-			return &sp->nodes[i];
-	return NULL;
+	if (!name || !sp->count)
+		return NULL;
+	struct sched_node key = {.name = name};
+	return bsearch(&key, sp->nodes, sp->count, sizeof(sp->nodes[0]), sched_node_cmp);
 }
 
 static void sched_hw_add(struct sched_node *n, const char *item)
@@ -586,6 +593,8 @@ void ctrl_sched_pass(struct ctrl *c)
 			sched_hw_add(n, hw->valuestring);
 		sp.count++;
 	}
+	/* by name: look-ups by binary search, ties of the score go to the first name */
+	qsort(sp.nodes, sp.count, sizeof(sp.nodes[0]), sched_node_cmp);
 	/* Devices are optional: a failed list only means no Device-derived hardware */
 	if (ctrl_list(c, "/apis/kube32.io/v1alpha1/devices", sched_device, &sp))
 		k32_err_clear(&c->perr);
