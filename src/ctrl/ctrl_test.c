@@ -1437,6 +1437,68 @@ static int pods_on(struct fx *fx, const char *node)
 	return n;
 }
 
+/* Counts WARN lines of ctrl containing what, from log sequence *seq on (advanced). */
+static int warn_count(uint64_t *seq, const char *what)
+{
+	static struct k32_log_line lines[64];
+	size_t nl;
+	int n = 0;
+	while ((nl = k32_log_read(*seq, lines, 64, NULL)) > 0) {
+		*seq = lines[nl - 1].seq;
+		for (size_t i = 0; i < nl; i++)
+			n += lines[i].level == K32_LOG_WARN && strstr(lines[i].text, what);
+	}
+	return n;
+}
+
+/* Node lifecycle watches every node up to ctrl_config.max_nodes (no fixed 64: the 100th
+ * node's silence is seen), and past the limit says so in one line per pass whatever the
+ * number of nodes left out, not one line per node. */
+static void test_node_many(void **state)
+{
+	struct fx *fx = *state;
+	char name[16];
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "m%03d", i);
+		node_add(fx, name, "1Mi", 10, NULL, NULL, NULL);
+		lease_renew(fx, name);
+	}
+	uint64_t seq = 0;
+	warn_count(&seq, "");
+	run(fx, CTRL_NODE_LIFECYCLE);
+	fx->now_us += (uint64_t)(K32_CTRL_NODE_GRACE_S + 1) * 1000000u;
+	for (int i = 0; i < 99; i++) { /* all but m099 renew */
+		snprintf(name, sizeof(name), "m%03d", i);
+		lease_renew(fx, name);
+	}
+	run(fx, CTRL_NODE_LIFECYCLE);
+	cJSON *n = get(fx, "/api/v1/nodes/m099");
+	assert_string_equal(ctrl_cond_status(n, "Ready"), "Unknown");
+	cJSON_Delete(n);
+	n = get(fx, "/api/v1/nodes/m098");
+	assert_string_equal(ctrl_cond_status(n, "Ready"), "True");
+	cJSON_Delete(n);
+	assert_int_equal(warn_count(&seq, "not monitored"), 0);
+	/* a controller limited to 10 nodes: one WARN naming the 90 others and the limit */
+	struct k32_err err;
+	struct ctrl *c = NULL;
+	struct ctrl_config cc = {.no_task = true,
+				 .enable = CTRL_NODE_LIFECYCLE,
+				 .max_nodes = 10,
+				 .now_us = fx_now,
+				 .wall_s = fx_wall,
+				 .clock_ctx = fx};
+	assert_int_equal(ctrl_start(&cc, fx->kc, &c, &err), K32_OK);
+	assert_int_equal(ctrl_run_once(c, CTRL_NODE_LIFECYCLE, NULL, &err), K32_OK);
+	assert_int_equal(warn_count(&seq, "90 nodes not monitored: 10 are, the limit "
+					  "(ctrl_config.max_nodes, K32_CTRL_MAX_NODES) is 10"),
+			 1);
+	/* the same count again: no new line before a minute */
+	assert_int_equal(ctrl_run_once(c, CTRL_NODE_LIFECYCLE, NULL, &err), K32_OK);
+	assert_int_equal(warn_count(&seq, "not monitored"), 0);
+	ctrl_stop(c);
+}
+
 static void test_node_lifecycle(void **state)
 {
 	struct fx *fx = *state;
@@ -1829,6 +1891,107 @@ static void test_write_errors(void **state)
 	ctrl_stop(NULL);
 }
 
+/* A client over the test's in-process one that answers every write with code (while it is
+ * not 0) as a full store does (429 and a Status), and counts the writes it saw. */
+struct fault_kc {
+	struct kclient base;
+	struct kclient *inner;
+	int code;
+	int writes;
+};
+
+static k32_status_t fault_request(struct kclient *kc, const char *method, const char *target,
+				  const char *ctype, const void *body, size_t len, int *out_code,
+				  struct k32_buf *out, struct k32_err *err)
+{
+	struct fault_kc *f = (struct fault_kc *)kc;
+	if (strcmp(method, "GET")) {
+		f->writes++;
+		if (f->code) {
+			*out_code = f->code;
+			return k32_buf_append_str(out,
+						  "{\"kind\":\"Status\",\"code\":429,\"message\":"
+						  "\"store: full (test)\"}",
+						  err);
+		}
+	}
+	return kclient_do(f->inner, method, target, ctype, body, len, out_code, out, err);
+}
+
+static k32_status_t fault_watch(struct kclient *kc, const char *target, kclient_line_fn fn,
+				void *ctx, struct k32_err *err)
+{
+	return kclient_watch(((struct fault_kc *)kc)->inner, target, fn, ctx, err);
+}
+
+static void fault_free(struct kclient *kc)
+{
+	(void)kc;
+}
+
+static const struct kclient_ops fault_ops = {fault_request, fault_watch, fault_free, "fault"};
+
+/* A write refused (429, a full store) backs its object off: the retries come
+ * K32_CTRL_BACKOFF_INITIAL_MS, then twice, four times that later on the (fake) clock, passes
+ * in between leave it alone (no spinning), and once the API takes writes again the next
+ * retry recovers and the back-off is forgotten. */
+static void test_write_backoff(void **state)
+{
+	struct fx *fx = *state;
+	struct k32_err err;
+	struct fault_kc f = {{&fault_ops}, fx->kc, 429, 0};
+	struct ctrl *c = NULL;
+	struct ctrl_config cc = {.no_task = true,
+				 .enable = CTRL_REPLICASET,
+				 .now_us = fx_now,
+				 .wall_s = fx_wall,
+				 .clock_ctx = fx};
+	assert_int_equal(ctrl_start(&cc, &f.base, &c, &err), K32_OK);
+	must(req(fx, "POST", "/apis/apps/v1/namespaces/default/replicasets", rs_body), 201, fx,
+	     "rs");
+	const uint64_t ms = 1000, t0 = fx->now_us;
+	uint64_t delay = K32_CTRL_BACKOFF_INITIAL_MS * ms, at = t0;
+	assert_int_equal(ctrl_run_once(c, CTRL_REPLICASET, NULL, &err), K32_OK);
+	assert_true(f.writes > 0); /* the pod creations, refused */
+	for (int retry = 0; retry < 3; retry++) {
+		int before = f.writes;
+		/* every pass before the back-off ends leaves the ReplicaSet alone */
+		for (uint64_t t = at; t < at + delay; t += delay / 4) {
+			fx->now_us = t;
+			assert_int_equal(ctrl_run_once(c, CTRL_REPLICASET, NULL, &err), K32_OK);
+			assert_int_equal(f.writes, before);
+		}
+		fx->now_us = at + delay - 1;
+		assert_int_equal(ctrl_run_once(c, CTRL_REPLICASET, NULL, &err), K32_OK);
+		assert_int_equal(f.writes, before);
+		at += delay;
+		fx->now_us = at;
+		assert_int_equal(ctrl_run_once(c, CTRL_REPLICASET, NULL, &err), K32_OK);
+		assert_true(f.writes > before); /* retried once due, refused again */
+		delay *= 2;
+	}
+	struct ctrl_stats st;
+	ctrl_get_stats(c, &st);
+	assert_int_equal(st.write_errors, (uint64_t)f.writes);
+	/* the store has room again: the next retry creates the pods */
+	f.code = 0;
+	fx->now_us = at + delay;
+	assert_int_equal(ctrl_run_once(c, CTRL_REPLICASET, NULL, &err), K32_OK);
+	int live, ready;
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 3);
+	/* forgotten: a scale-up right now is acted on at once */
+	must(req(fx, "PATCH", "/apis/apps/v1/namespaces/default/replicasets/web/scale",
+		 "{\"spec\":{\"replicas\":4}}"),
+	     200, fx, "scale");
+	assert_int_equal(ctrl_run_once(c, CTRL_REPLICASET, NULL, &err), K32_OK);
+	count_pods(fx, "web-", &live, &ready);
+	assert_int_equal(live, 4);
+	ctrl_get_stats(c, &st);
+	assert_true(st.writes > st.write_errors);
+	ctrl_stop(c);
+}
+
 /* Every cJSON allocation a controller turn makes fails once in turn (the API's own
  * included): nothing crashes, the failures are retried, and the cluster still converges. */
 static void test_alloc_failures(void **state)
@@ -1866,8 +2029,8 @@ static void test_alloc_failures(void **state)
 }
 
 /* Events the controllers record go through the client, so they also sweep expired ones
- * (older than K32_API_EVENT_TTL_S) every 32 new Events, as the API does for its own; a
- * refused write is counted (logged at WARN) and retried. */
+ * (older than K32_API_EVENT_TTL_S): on the first Event they make, then at most once per
+ * K32_CTRL_EVENT_SWEEP_S (a sweep lists every Event: paced by time, not per Event made). */
 static void test_event_sweep(void **state)
 {
 	struct fx *fx = *state;
@@ -1896,6 +2059,24 @@ static void test_event_sweep(void **state)
 	cJSON *l = cJSON_Parse(k32_buf_cstr(&fx->out));
 	assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")) >= K32_CTRL_BATCH - 1);
 	cJSON_Delete(l);
+	/* the next sweep comes K32_CTRL_EVENT_SWEEP_S later, however many Events are made */
+	must(reqf(fx, "POST", "/api/v1/namespaces/default/events",
+		  "{\"metadata\":{\"name\":\"stale.2\"},\"involvedObject\":{\"kind\":\"Pod\","
+		  "\"name\":\"x\",\"namespace\":\"default\"},\"reason\":\"Old\",\"message\":"
+		  "\"m\",\"type\":\"Normal\",\"lastTimestamp\":\"%s\"}",
+		  old),
+	     201, fx, "old event 2");
+	must(req(fx, "PATCH", "/apis/apps/v1/namespaces/default/replicasets/ev/scale",
+		 "{\"spec\":{\"replicas\":0}}"),
+	     200, fx, "scale down");
+	run(fx, CTRL_REPLICASET); /* SuccessfulDelete Events */
+	must(req(fx, "GET", "/api/v1/namespaces/default/events/stale.2", NULL), 200, fx, "kept");
+	fx->now_us += (uint64_t)K32_CTRL_EVENT_SWEEP_S * 1000000u;
+	must(req(fx, "PATCH", "/apis/apps/v1/namespaces/default/replicasets/ev/scale",
+		 "{\"spec\":{\"replicas\":1}}"),
+	     200, fx, "scale up");
+	run(fx, CTRL_REPLICASET);
+	must(req(fx, "GET", "/api/v1/namespaces/default/events/stale.2", NULL), 404, fx, "swept 2");
 }
 
 /* The Device controller (ctrl_dev.c) as CTRL_DEVICE: a Device gets its driver pod
@@ -1981,6 +2162,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pod_sched_filter, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_limit, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_write_errors),
+	    cmocka_unit_test_setup_teardown(test_node_many, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_write_backoff, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_event_sweep, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_alloc_failures, fx_setup, fx_teardown),
 	};
