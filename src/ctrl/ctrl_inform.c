@@ -128,6 +128,48 @@ static bool ctrl_inf_owner(const cJSON *o, const char **kind, const char **name)
 	return false;
 }
 
+static size_t ctrl_inf_lower(const struct ctrl_informer *inf, const char *ns, const char *name);
+static size_t ctrl_inf_upper_ns(const struct ctrl_informer *inf, const char *ns);
+
+/* Queues, for an orphan pod o, the ReplicaSets of its namespace whose selector matches its
+ * labels (those that may adopt it, as client-go's GetPodReplicaSets): the namespace's
+ * ReplicaSets, not every one; every ReplicaSet when their cache cannot answer. */
+static void ctrl_inf_enqueue_adopters(struct ctrl *c, const cJSON *o)
+{
+	struct ctrl_informer *rs = NULL;
+	for (unsigned i = 0; i < CTRL_INFORMER_COUNT; i++)
+		if (!strcmp(c->inf[i].resource, "replicasets") && c->inf[i].task)
+			rs = &c->inf[i];
+	const char *ns = ctrl_jstr(o, "metadata.namespace");
+	const cJSON *labels = k32_json_find(o, "metadata.labels");
+	uint32_t keys[16];
+	size_t n = 0;
+	bool full = !rs || !ns;
+	if (!full) {
+		k32_mutex_lock(&rs->lock);
+		full = !rs->synced;
+		size_t hi = full ? 0 : ctrl_inf_upper_ns(rs, ns);
+		for (size_t i = full ? 0 : ctrl_inf_lower(rs, ns, NULL); i < hi && !full; i++) {
+			const cJSON *r = rs->objs[i];
+			if (!ctrl_selector_matches(k32_json_find(r, "spec.selector"), labels))
+				continue;
+			if (n == sizeof(keys) / sizeof(keys[0]))
+				full = true;
+			else
+				keys[n++] = ctrl_key_hash(ns, ctrl_jstr(r, "metadata.name"));
+		}
+		k32_mutex_unlock(&rs->lock);
+	}
+	if (full) {
+		ctrl_enqueue(c, CTRL_REPLICASET, NULL, NULL);
+		return;
+	}
+	k32_mutex_lock(&c->lock);
+	for (size_t i = 0; i < n; i++)
+		ctrl_enqueue_key_locked(c, CTRL_REPLICASET, keys[i]);
+	k32_mutex_unlock(&c->lock);
+}
+
 /* Queues what one changed object concerns for the ReplicaSet and Deployment passes, and
  * returns the mask without the controllers it does not concern at all (a pod owned by a
  * DaemonSet wakes no ReplicaSet pass). o: the object now, or as it was when deleted. */
@@ -138,7 +180,7 @@ static uint32_t ctrl_inf_enqueue(struct ctrl_informer *inf, const cJSON *o, uint
 	bool owned = ctrl_inf_owner(o, &kind, &name);
 	if (!strcmp(inf->resource, "pods")) {
 		if (!owned)
-			ctrl_enqueue(c, CTRL_REPLICASET, NULL, NULL); /* an orphan: adoptable */
+			ctrl_inf_enqueue_adopters(c, o); /* an orphan: adoptable */
 		else if (!strcmp(kind, "ReplicaSet"))
 			ctrl_enqueue(c, CTRL_REPLICASET, ns, name);
 		else
