@@ -332,9 +332,14 @@ static void ctrl_backoff_note(struct ctrl *c, uint32_t bit, bool whole, uint32_t
 		return;
 	}
 	if (!b) {
-		for (unsigned i = 0; i < K32_CTRL_BACKOFF_ITEMS && !b; i++)
-			if (!c->backoff[i].at_us)
+		/* a free slot, or one whose retry came and went without an attempt (its
+		 * object was deleted meanwhile) */
+		for (unsigned i = 0; i < K32_CTRL_BACKOFF_ITEMS && !b; i++) {
+			const struct ctrl_backoff *e = &c->backoff[i];
+			if (!e->at_us ||
+			    (e->fired && now - e->at_us > 2u * K32_CTRL_BACKOFF_MAX_MS * 1000u))
 				b = &c->backoff[i];
+		}
 		if (!b && !whole) {
 			/* the table is full: the controller backs off as a whole */
 			k32_mutex_unlock(&c->lock);
