@@ -54,7 +54,8 @@
  * Context: ctrl_start/ctrl_stop from one thread (the one that owns the client).
  * ctrl_run_once and ctrl_kick from any thread. Memory: from the default allocator through
  * cJSON and k32_buf; between passes the informers' caches (every object of the cached
- * kinds, parsed; at most K32_CTRL_CACHE_MAX_OBJECTS per kind) and fixed per-node tables.
+ * kinds, parsed; at most K32_CTRL_CACHE_MAX_OBJECTS per kind) with their indexes, per-node
+ * tables grown with the nodes up to cfg.max_nodes, and the back-off table.
  */
 #ifndef CTRL_H
 #define CTRL_H
