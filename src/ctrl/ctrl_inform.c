@@ -342,6 +342,12 @@ static void ctrl_use_apply(struct ctrl_informer *inf, const cJSON *p, int sign)
 	} else {
 		slot->mem = slot->mem > m ? slot->mem - m : 0;
 		slot->pods = slot->pods ? slot->pods - 1 : 0;
+		if (!slot->pods) { /* a node with no pod left leaves the table */
+			size_t i = (size_t)(slot - inf->use);
+			memmove(&inf->use[i], &inf->use[i + 1],
+				(inf->use_n - i - 1) * sizeof(inf->use[0]));
+			inf->use_n--;
+		}
 	}
 }
 
