@@ -18,6 +18,7 @@
 #include "base/k32_json.h"
 #include "ctrl/ctrl.h"
 #include "kclient/kclient.h"
+#include "kmeta/kmeta.h"
 #include "platform/k32_platform.h"
 
 #define CTRL_COUNT	    11			     /* controllers (bits of enum ctrl_kind) */
@@ -121,14 +122,6 @@ struct ctrl_backoff {
 	bool fired;	   /* at_us passed and the item was queued: waiting for its attempt */
 };
 
-/* A recent Event, for counting repeats instead of creating another (as the API's own). */
-struct ctrl_event_series {
-	uint32_t hash;
-	uint64_t last_s; /* wall clock; 0: free */
-	char ns[64];
-	char name[120];
-};
-
 struct ctrl {
 	struct ctrl_config cfg;	   /* defaults filled in */
 	struct kclient *kc;	   /* not owned */
@@ -152,7 +145,7 @@ struct ctrl {
 	uint32_t nodes_unmonitored; /* nodes past cfg.max_nodes in the last pass */
 	uint64_t nodes_cap_log_us;  /* last WARN about them */
 	struct ctrl_gc_suspect gc_suspects[K32_CTRL_BATCH];
-	struct ctrl_event_series series[K32_CTRL_EVENT_SERIES];
+	struct kmeta_event_series series[K32_CTRL_EVENT_SERIES]; /* Events to count up (lock) */
 	uint64_t events_sweep_us; /* last sweep of expired Events (ctrl clock) */
 	bool events_swept;	  /* a sweep ran (the first Event made sweeps at once) */
 	struct ctrl_backoff backoff[K32_CTRL_BACKOFF_ITEMS]; /* under c->lock */

@@ -811,16 +811,6 @@ out:
 	return code;
 }
 
-/* FNV-1a over a field, then a separator (so "ab","c" and "a","bc" differ). */
-static uint32_t ctrl_fnv(uint32_t h, const char *s)
-{
-	for (; s && *s; s++) {
-		h ^= (uint8_t)*s;
-		h *= 16777619u;
-	}
-	return (h * 16777619u) ^ 0x2f;
-}
-
 /* Counts up an existing Event; false when it is gone (then a new one is made). */
 static bool ctrl_event_bump(struct ctrl *c, const char *ns, const char *name, const char *ts)
 {
@@ -889,29 +879,20 @@ k32_status_t ctrl_event_record(struct ctrl *c, const struct ctrl_event_ref *ref,
 	uint64_t now = ctrl_wall_s(c);
 	char ts[32];
 	ctrl_fmt_time(now, ts, sizeof(ts));
-	uint32_t h = 2166136261u;
-	const char *parts[] = {ns, ref->kind, ref->name, ref->uid, type, reason, msg};
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-		h = ctrl_fnv(h, parts[i]);
-	h |= 1; /* 0 marks a free slot */
-	char name[120] = "";
+	const struct kmeta_object_ref r = {ref->api_version, ref->kind, ref->ns, ref->name,
+					   ref->uid};
+	uint32_t h = kmeta_event_hash(&r, ns, type, reason, msg);
+	char name[KMETA_EVENT_NAME_LEN] = "";
 	k32_mutex_lock(&c->lock);
-	for (size_t i = 0; i < K32_CTRL_EVENT_SERIES; i++) {
-		struct ctrl_event_series *s = &c->series[i];
-		if (s->hash == h && s->last_s && now - s->last_s <= K32_API_EVENT_SERIES_S &&
-		    !strcmp(s->ns, ns)) {
-			s->last_s = now;
-			snprintf(name, sizeof(name), "%s", s->name);
-		}
-	}
+	struct kmeta_event_series *s =
+	    kmeta_event_series_find(c->series, K32_CTRL_EVENT_SERIES, h, ns, now);
+	if (s)
+		snprintf(name, sizeof(name), "%s", s->name);
 	k32_mutex_unlock(&c->lock);
 	if (name[0] && ctrl_event_bump(c, ns, name, ts))
 		return K32_OK;
 	/* a new Event, named as upstream: <object>.<hex time> */
-	snprintf(name, sizeof(name), "%.90s.%" PRIx64 "%04x", ref->name, k32_now_us(),
-		 (unsigned)(h & 0xffff));
-	const struct kmeta_object_ref r = {ref->api_version, ref->kind, ref->ns, ref->name,
-					   ref->uid};
+	kmeta_event_name(ref->name, k32_now_us(), h, name, sizeof(name));
 	const char *comp = component ? component : "kube32";
 	cJSON *e = kmeta_event_json(&r, ns, name, type, reason, msg, comp, ts);
 	if (!e)
@@ -937,14 +918,7 @@ k32_status_t ctrl_event_record(struct ctrl *c, const struct ctrl_event_ref *ref,
 	if (st)
 		return st;
 	k32_mutex_lock(&c->lock);
-	struct ctrl_event_series *lru = &c->series[0];
-	for (size_t i = 1; i < K32_CTRL_EVENT_SERIES; i++)
-		if (c->series[i].last_s < lru->last_s)
-			lru = &c->series[i];
-	lru->hash = h;
-	lru->last_s = now;
-	snprintf(lru->ns, sizeof(lru->ns), "%s", ns);
-	snprintf(lru->name, sizeof(lru->name), "%s", name);
+	kmeta_event_series_add(c->series, K32_CTRL_EVENT_SERIES, h, ns, name, now);
 	uint64_t mono = ctrl_now_us(c);
 	bool sweep = !c->events_swept ||
 		     mono - c->events_sweep_us >= (uint64_t)K32_CTRL_EVENT_SWEEP_S * 1000000u;
