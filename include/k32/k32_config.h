@@ -120,6 +120,34 @@ _Static_assert(K32_POD_MEM_DEFAULT >= 1 && K32_POD_MEM_DEFAULT <= K32_POD_MEM_MA
 #define K32_PLAT_MAX_TASKS 64
 #endif
 
+/* The host (posix) platform's task table: tasks with their own thread stay within
+ * K32_PLAT_MAX_TASKS; shared tasks (task_share_threads: kube32-sim's boards, ~5 each) fill
+ * the rest. 8192 slots of ~80 bytes. */
+#ifndef K32_PLAT_HOST_MAX_TASKS
+#define K32_PLAT_HOST_MAX_TASKS 8192
+#endif
+/* Shared tasks' pool: OS threads at start, the most it grows to, and how long ready tasks
+ * wait with every pool thread busy (a pod's call computing until its deadline) before it
+ * grows by one; a shared task's stack when its creator gives none (mapped, so only the
+ * pages a task touches cost memory). */
+#ifndef K32_PLAT_SHARED_THREADS
+#define K32_PLAT_SHARED_THREADS 4
+#endif
+#ifndef K32_PLAT_SHARED_THREADS_MAX
+#define K32_PLAT_SHARED_THREADS_MAX 32
+#endif
+#ifndef K32_PLAT_SHARED_STALL_MS
+#define K32_PLAT_SHARED_STALL_MS 20
+#endif
+#ifndef K32_PLAT_SHARED_STACK_BYTES
+#define K32_PLAT_SHARED_STACK_BYTES (256 * 1024)
+#endif
+_Static_assert(K32_PLAT_HOST_MAX_TASKS >= K32_PLAT_MAX_TASKS && K32_PLAT_HOST_MAX_TASKS < (1 << 24),
+	       "K32_PLAT_HOST_MAX_TASKS out of range");
+_Static_assert(K32_PLAT_SHARED_THREADS >= 1 &&
+		   K32_PLAT_SHARED_THREADS <= K32_PLAT_SHARED_THREADS_MAX,
+	       "K32_PLAT_SHARED_THREADS out of range");
+
 /* Bytes of a task name, including the terminating NUL (FreeRTOS configMAX_TASK_NAME_LEN is
  * 16 by default). */
 #ifndef K32_PLAT_TASK_NAME_LEN

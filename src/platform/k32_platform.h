@@ -44,7 +44,8 @@ struct k32_cond {
 #define K32_NO_WAIT ((int64_t)0)
 #define K32_FOREVER ((int64_t)-1)
 
-/* A task (thread). Opaque; at most K32_PLAT_MAX_TASKS exist at once. */
+/* A task (thread). Opaque; at most K32_PLAT_MAX_TASKS with their own thread exist at once
+ * (see task_share_threads for the simulator's shared ones). */
 struct k32_task;
 typedef void (*k32_task_fn)(void *arg);
 
@@ -109,6 +110,15 @@ struct k32_platform_ops {
 	 * one process share the CPU under SCHED_OTHER without privileges, which already keeps a
 	 * busy task from starving the others. */
 	void (*task_set_priority)(int prio);
+	/* Tasks created from now on by the calling thread (on), and by the tasks those create,
+	 * are "shared": here they run as fibers on a small pool of OS threads
+	 * (K32_PLAT_SHARED_THREADS, growing to K32_PLAT_SHARED_THREADS_MAX when all are busy)
+	 * and give up their thread only at the platform's blocking points (mutex, condition,
+	 * sleep, poll, socket I/O, yield): kube32-sim's boards, so a thousand boards need a
+	 * handful of threads. Limits per task (stack) stay; shared tasks count against
+	 * K32_PLAT_HOST_MAX_TASKS, not K32_PLAT_MAX_TASKS. A board (ESP-IDF, bare metal) has
+	 * nothing to share: a no-op. */
+	void (*task_share_threads)(bool on);
 	/* CPU time of the calling thread. */
 	uint64_t (*thread_cpu_us)(void);
 	/* Number of CPU cores. */

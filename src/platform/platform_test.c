@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,13 +293,220 @@ static void test_stop_request(void **state)
 	assert_false(pl->stop_wait((int64_t)(pl->now_us() + 1000)));
 }
 
+/* ---- shared tasks (task_share_threads) ---- */
+
+#define SHARED_N 300
+
+struct crowd {
+	struct k32_mutex lock;
+	struct k32_cond cond;
+	struct k32_cond never; /* nobody signals it */
+	int arrived;	       /* tasks waiting for go */
+	bool go;	       /* set by the main thread */
+	int done;	       /* tasks past their sleep */
+	int timeouts;	       /* cond waits that ended at their deadline */
+	uint64_t cpu;	       /* a spinner's own CPU accounting */
+};
+
+static void crowd_member(void *arg)
+{
+	struct crowd *c = arg;
+
+	k32_mutex_lock(&c->lock);
+	/* a wait that times out (nobody signals before its deadline) */
+	if (P->cond_wait(&c->never, &c->lock, k32_deadline_after(1000)) == K32_ERR_TIMED_OUT)
+		c->timeouts++;
+	c->arrived++;
+	P->cond_broadcast(&c->cond);
+	while (!c->go)
+		P->cond_wait(&c->cond, &c->lock, K32_FOREVER);
+	k32_mutex_unlock(&c->lock);
+	P->sleep_us(500);
+	P->task_yield();
+	k32_mutex_lock(&c->lock);
+	c->done++;
+	k32_mutex_unlock(&c->lock);
+}
+
+static long os_threads(void)
+{
+	long n = -1;
+#ifdef __linux__
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Threads:", 8))
+			n = strtol(line + 8, NULL, 10);
+	if (f)
+		fclose(f);
+#endif
+	return n;
+}
+
+/* 300 shared tasks wait on one condition (with and without deadlines), sleep, yield and
+ * contend on one mutex, on a few OS threads; an OS thread waits for and wakes them. */
+static void test_shared_tasks(void **state)
+{
+	(void)state;
+	static struct k32_task *t[SHARED_N];
+	static struct crowd c;
+	struct k32_err err;
+	long before = os_threads();
+
+	P->mutex_init(&c.lock);
+	P->cond_init(&c.cond);
+	P->cond_init(&c.never);
+	P->task_share_threads(true);
+	for (int i = 0; i < SHARED_N; i++)
+		assert_int_equal(
+		    P->task_create(&t[i], "crowd", crowd_member, &c, 16 * 1024, -1, &err), K32_OK);
+	P->task_share_threads(false);
+	k32_mutex_lock(&c.lock);
+	while (c.arrived < SHARED_N)
+		P->cond_wait(&c.cond, &c.lock, K32_FOREVER);
+	assert_int_equal(c.timeouts, SHARED_N);
+	/* all 300 are alive and waiting, on the pool's threads (+ poller and monitor) */
+	long during = os_threads();
+	if (before > 0)
+		assert_true(during - before <= K32_PLAT_SHARED_THREADS_MAX + 2);
+	size_t count = 0;
+	struct k32_task_info info[4];
+	P->task_list(info, 4, &count);
+	assert_true(count >= SHARED_N);
+	c.go = true;
+	P->cond_broadcast(&c.cond);
+	k32_mutex_unlock(&c.lock);
+	for (int i = 0; i < SHARED_N; i++)
+		P->task_join(t[i]);
+	assert_int_equal(c.done, SHARED_N);
+	P->cond_fini(&c.cond);
+	P->cond_fini(&c.never);
+	P->mutex_fini(&c.lock);
+}
+
+struct pingpong {
+	k32_sock_t sock;
+	uint16_t port;
+	int rounds;
+	bool ok;
+};
+
+/* Blocking sockets in shared tasks: each recv waits (parked) for the other side. */
+static void pp_server(void *arg)
+{
+	struct pingpong *pp = arg;
+	k32_sock_t c = K32_SOCK_INVALID;
+	k32_status_t st;
+	struct k32_pollfd pf = {pp->sock, K32_POLL_IN, 0};
+	size_t ready = 0;
+
+	P->sock_set_nonblock(pp->sock, true);
+	P->poll(&pf, 1, 5000000, &ready);
+	st = P->tcp_accept(pp->sock, &c);
+	if (st != K32_OK)
+		return;
+	P->sock_set_nonblock(c, false);
+	for (int i = 0; i < pp->rounds; i++) {
+		char b[4];
+		size_t n = 0, sent = 0;
+		if (P->sock_recv(c, b, 1, &n) != K32_OK || n != 1)
+			break;
+		b[0]++;
+		P->sock_send(c, b, 1, &sent);
+	}
+	P->sock_close(c);
+}
+
+static void pp_client(void *arg)
+{
+	struct pingpong *pp = arg;
+	k32_sock_t s;
+	struct k32_err err;
+	char b = 0;
+
+	if (P->tcp_connect("127.0.0.1", pp->port, 5000000, &s, &err) != K32_OK)
+		return;
+	for (int i = 0; i < pp->rounds; i++) {
+		size_t n = 0;
+		P->sock_send(s, &b, 1, &n);
+		if (P->sock_recv(s, &b, 1, &n) != K32_OK || n != 1)
+			break;
+		b++;
+	}
+	pp->ok = b == 2 * pp->rounds;
+	P->sock_close(s);
+}
+
+static void test_shared_sockets(void **state)
+{
+	(void)state;
+	static struct pingpong pp = {.rounds = 50}; /* a char counts to 100 */
+	struct k32_task *a, *b;
+	struct k32_err err;
+
+	assert_int_equal(P->tcp_listen("127.0.0.1", 0, 4, &pp.sock, &err), K32_OK);
+	assert_int_equal(P->sock_port(pp.sock, &pp.port), K32_OK);
+	P->task_share_threads(true);
+	assert_int_equal(P->task_create(&a, "pp-srv", pp_server, &pp, 0, -1, &err), K32_OK);
+	assert_int_equal(P->task_create(&b, "pp-cli", pp_client, &pp, 0, -1, &err), K32_OK);
+	P->task_share_threads(false);
+	P->task_join(b);
+	P->task_join(a);
+	P->sock_close(pp.sock);
+	assert_true(pp.ok);
+}
+
+/* A shared task that computes without a blocking point keeps its pool thread; when every
+ * pool thread is held so, the pool grows and the others still run: here the spinners spin
+ * until a task that can only run on a new pool thread releases them. */
+static _Atomic bool spin_release;
+
+static void spinner(void *arg)
+{
+	struct crowd *c = arg;
+	uint64_t c0 = P->thread_cpu_us();
+	while (!atomic_load(&spin_release)) {
+	}
+	k32_mutex_lock(&c->lock);
+	c->cpu += P->thread_cpu_us() - c0;
+	k32_mutex_unlock(&c->lock);
+}
+
+static void releaser(void *arg)
+{
+	(void)arg;
+	atomic_store(&spin_release, true);
+}
+
+static void test_shared_busy_grows_pool(void **state)
+{
+	(void)state;
+	static struct crowd c;
+	struct k32_task *sp[K32_PLAT_SHARED_THREADS + 1], *r;
+	struct k32_err err;
+
+	P->mutex_init(&c.lock);
+	P->task_share_threads(true);
+	for (int i = 0; i < K32_PLAT_SHARED_THREADS + 1; i++)
+		assert_int_equal(P->task_create(&sp[i], "spin", spinner, &c, 0, -1, &err), K32_OK);
+	assert_int_equal(P->task_create(&r, "release", releaser, NULL, 0, -1, &err), K32_OK);
+	P->task_share_threads(false);
+	P->task_join(r);
+	for (int i = 0; i < K32_PLAT_SHARED_THREADS + 1; i++)
+		P->task_join(sp[i]);
+	assert_true(atomic_load(&spin_release));
+	assert_true(c.cpu > 0); /* thread_cpu_us of a shared task is its own */
+	P->mutex_fini(&c.lock);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_clock),	 cmocka_unit_test(test_mutex_cond_and_tasks),
-	    cmocka_unit_test(test_task_limit),	 cmocka_unit_test(test_tcp_loopback),
-	    cmocka_unit_test(test_files),	 cmocka_unit_test(test_ops_replacement),
-	    cmocka_unit_test(test_stop_request),
+	    cmocka_unit_test(test_clock),	   cmocka_unit_test(test_mutex_cond_and_tasks),
+	    cmocka_unit_test(test_task_limit),	   cmocka_unit_test(test_tcp_loopback),
+	    cmocka_unit_test(test_files),	   cmocka_unit_test(test_ops_replacement),
+	    cmocka_unit_test(test_stop_request),   cmocka_unit_test(test_shared_tasks),
+	    cmocka_unit_test(test_shared_sockets), cmocka_unit_test(test_shared_busy_grows_pool),
 	};
 
 	P = k32_plat();

@@ -203,6 +203,11 @@ static void bm_task_list(struct k32_task_info *out, size_t cap, size_t *out_coun
 	*out_count = n;
 }
 
+static void bm_task_share_threads(bool on)
+{
+	(void)on; /* one core, jobs run one after the other: nothing to share */
+}
+
 static void bm_task_yield(void)
 {
 	k32_baremetal_run_tasks();
@@ -390,6 +395,7 @@ static const struct k32_platform_ops baremetal_ops = {
     .task_join = bm_task_join,
     .task_list = bm_task_list,
     .task_yield = bm_task_yield,
+    .task_share_threads = bm_task_share_threads,
     .thread_cpu_us = bm_thread_cpu_us,
     .core_count = bm_core_count,
     .tcp_listen = bm_tcp_listen,

@@ -3,7 +3,7 @@
  * calls exist). This is the simulator's OS layer and the only file above libc that includes
  * OS headers.
  *
- * Divisions: clock, mutex/cond, tasks (a fixed table of K32_PLAT_MAX_TASKS slots so the
+ * Divisions: clock, mutex/cond, tasks (a fixed table of K32_PLAT_HOST_MAX_TASKS slots so the
  * TASKS listing needs no allocation), TCP sockets, files.
  *
  * ESP-IDF port notes, per division: clock -> esp_timer_get_time(); mutex -> a static
@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "platform/k32_platform.h"
+#include "platform/posix/posix_shared.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -39,7 +41,7 @@
 #include <unistd.h>
 
 _Static_assert(sizeof(pthread_mutex_t) <= K32_PLAT_MUTEX_BYTES, "K32_PLAT_MUTEX_BYTES too small");
-_Static_assert(sizeof(pthread_cond_t) <= K32_PLAT_COND_BYTES, "K32_PLAT_COND_BYTES too small");
+_Static_assert(sizeof(struct posix_cond) <= K32_PLAT_COND_BYTES, "K32_PLAT_COND_BYTES too small");
 
 #define PLAT "platform"
 
@@ -65,6 +67,10 @@ static uint64_t posix_wall_s(void)
 
 static void posix_sleep_us(uint64_t us)
 {
+	if (fiber_current()) {
+		fiber_sleep_until((int64_t)(posix_now_us() + us));
+		return;
+	}
 	struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000};
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
@@ -103,7 +109,10 @@ static void posix_mutex_fini(struct k32_mutex *m)
 
 static void posix_mutex_lock(struct k32_mutex *m)
 {
-	pthread_mutex_lock((pthread_mutex_t *)m->opaque);
+	if (fiber_current())
+		fiber_mutex_lock((pthread_mutex_t *)m->opaque);
+	else
+		pthread_mutex_lock((pthread_mutex_t *)m->opaque);
 }
 
 static void posix_mutex_unlock(struct k32_mutex *m)
@@ -118,38 +127,44 @@ static void posix_cond_init(struct k32_cond *c)
 	pthread_condattr_init(&attr);
 	/* Deadlines are on the monotonic clock, so a wall-clock jump cannot stretch a wait. */
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init((pthread_cond_t *)c->opaque, &attr);
+	pthread_cond_init(&((struct posix_cond *)c->opaque)->pc, &attr);
+	atomic_init(&((struct posix_cond *)c->opaque)->fibers, NULL);
 	pthread_condattr_destroy(&attr);
 }
 
 static void posix_cond_fini(struct k32_cond *c)
 {
-	pthread_cond_destroy((pthread_cond_t *)c->opaque);
+	pthread_cond_destroy(&((struct posix_cond *)c->opaque)->pc);
 }
 
 static k32_status_t posix_cond_wait(struct k32_cond *c, struct k32_mutex *m, int64_t deadline_us)
 {
+	struct posix_cond *pc = (struct posix_cond *)c->opaque;
 	struct timespec ts;
 	int rc;
 
+	if (fiber_current())
+		return fiber_cond_wait(pc, (pthread_mutex_t *)m->opaque, deadline_us);
 	if (deadline_us < 0) {
-		pthread_cond_wait((pthread_cond_t *)c->opaque, (pthread_mutex_t *)m->opaque);
+		pthread_cond_wait(&pc->pc, (pthread_mutex_t *)m->opaque);
 		return K32_OK;
 	}
 	ts.tv_sec = (time_t)(deadline_us / 1000000);
 	ts.tv_nsec = (long)(deadline_us % 1000000) * 1000;
-	rc = pthread_cond_timedwait((pthread_cond_t *)c->opaque, (pthread_mutex_t *)m->opaque, &ts);
+	rc = pthread_cond_timedwait(&pc->pc, (pthread_mutex_t *)m->opaque, &ts);
 	return rc == ETIMEDOUT ? K32_ERR_TIMED_OUT : K32_OK;
 }
 
 static void posix_cond_signal(struct k32_cond *c)
 {
-	pthread_cond_signal((pthread_cond_t *)c->opaque);
+	pthread_cond_signal(&((struct posix_cond *)c->opaque)->pc);
+	shared_cond_wake((struct posix_cond *)c->opaque, false);
 }
 
 static void posix_cond_broadcast(struct k32_cond *c)
 {
-	pthread_cond_broadcast((pthread_cond_t *)c->opaque);
+	pthread_cond_broadcast(&((struct posix_cond *)c->opaque)->pc);
+	shared_cond_wake((struct posix_cond *)c->opaque, true);
 }
 
 /* ---- tasks ----------------------------------------------------------------------------- */
@@ -158,6 +173,7 @@ struct k32_task {
 	bool used;    /* slot taken (until joined) */
 	bool running; /* fn has not returned yet */
 	pthread_t thread;
+	struct fiber *fiber; /* a shared task (posix_shared.h); NULL: its own thread */
 	char name[K32_PLAT_TASK_NAME_LEN];
 	k32_task_fn fn;
 	void *arg;
@@ -165,13 +181,20 @@ struct k32_task {
 	uint64_t final_cpu_us; /* CPU time recorded when fn returned */
 };
 
-static struct k32_task tasks[K32_PLAT_MAX_TASKS];
+/* Tasks with their own OS thread count against K32_PLAT_MAX_TASKS (as on a board); shared
+ * tasks (the simulator's boards) only against the table's K32_PLAT_HOST_MAX_TASKS. */
+static struct k32_task tasks[K32_PLAT_HOST_MAX_TASKS];
+static size_t thread_tasks;
 static pthread_mutex_t tasks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct posix_cond tasks_done; /* a shared task ended (task_join of one waits here) */
+static pthread_once_t tasks_once = PTHREAD_ONCE_INIT;
 
 static uint64_t posix_thread_cpu_us(void)
 {
 	struct timespec ts;
 
+	if (fiber_current())
+		return fiber_self_cpu_us();
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts_to_us(&ts);
 }
@@ -183,7 +206,10 @@ static void posix_task_set_priority(int prio)
 
 static void posix_task_yield(void)
 {
-	sched_yield();
+	if (fiber_current())
+		fiber_yield();
+	else
+		sched_yield();
 }
 
 static void *task_trampoline(void *p)
@@ -200,33 +226,80 @@ static void *task_trampoline(void *p)
 	return NULL;
 }
 
-/* One heap for all tasks, as on a board (see K32_PLAT_MALLOC_ARENAS). */
-static void malloc_arenas_setup(void)
+static void tasks_lock_any(void)
+{
+	if (fiber_current())
+		fiber_mutex_lock(&tasks_lock);
+	else
+		pthread_mutex_lock(&tasks_lock);
+}
+
+static void shared_task_main(void *p)
+{
+	struct k32_task *t = p;
+
+	t->fn(t->arg);
+	uint64_t cpu = fiber_self_cpu_us();
+	tasks_lock_any();
+	t->final_cpu_us = cpu;
+	t->running = false;
+	pthread_cond_broadcast(&tasks_done.pc);
+	shared_cond_wake(&tasks_done, true);
+	pthread_mutex_unlock(&tasks_lock);
+}
+
+/* One heap for all tasks, as on a board (see K32_PLAT_MALLOC_ARENAS); and as many open
+ * descriptors as the hard limit allows (a simulator's thousand boards hold ~8 each). */
+static void tasks_setup(void)
 {
 #if defined(__GLIBC__) && K32_PLAT_MALLOC_ARENAS > 0
 	mallopt(M_ARENA_MAX, K32_PLAT_MALLOC_ARENAS);
 #endif
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&tasks_done.pc, &attr);
+	pthread_condattr_destroy(&attr);
+	atomic_init(&tasks_done.fibers, NULL);
+}
+
+static void posix_task_share_threads(bool on)
+{
+	shared_set_for_thread(on);
 }
 
 static k32_status_t posix_task_create(struct k32_task **out, const char *name, k32_task_fn fn,
 				      void *arg, size_t stack_bytes, int core, struct k32_err *err)
 {
-	static pthread_once_t arenas_once = PTHREAD_ONCE_INIT;
-	pthread_once(&arenas_once, malloc_arenas_setup);
+	pthread_once(&tasks_once, tasks_setup);
 	struct k32_task *t = NULL;
 	pthread_attr_t attr;
 	int rc;
+	bool shared = shared_wanted();
 
 	*out = NULL;
-	pthread_mutex_lock(&tasks_lock);
-	for (size_t i = 0; i < K32_PLAT_MAX_TASKS; i++) {
-		if (!tasks[i].used) {
-			t = &tasks[i];
-			break;
+	tasks_lock_any();
+	if (shared || thread_tasks < K32_PLAT_MAX_TASKS) {
+		for (size_t i = 0; i < K32_PLAT_HOST_MAX_TASKS; i++) {
+			if (!tasks[i].used) {
+				t = &tasks[i];
+				break;
+			}
 		}
 	}
 	if (!t) {
 		pthread_mutex_unlock(&tasks_lock);
+		if (shared)
+			return k32_err_set(err, K32_ERR_NO_RESOURCES, PLAT,
+					   "task \"%s\": all %d task slots in use "
+					   "(K32_PLAT_HOST_MAX_TASKS); run fewer boards or raise "
+					   "the limit",
+					   name, K32_PLAT_HOST_MAX_TASKS);
 		return k32_err_set(err, K32_ERR_NO_RESOURCES, PLAT,
 				   "task \"%s\": all %d task slots in use (K32_PLAT_MAX_TASKS); "
 				   "join finished tasks or raise the limit",
@@ -239,8 +312,23 @@ static k32_status_t posix_task_create(struct k32_task **out, const char *name, k
 	t->fn = fn;
 	t->arg = arg;
 	t->started_us = posix_now_us();
+	if (!shared)
+		thread_tasks++;
 	pthread_mutex_unlock(&tasks_lock);
 
+	if (shared) {
+		(void)core; /* a shared task runs on whichever pool thread is free */
+		k32_status_t st = fiber_spawn((uint32_t)(t - tasks), stack_bytes, shared_task_main,
+					      t, &t->fiber, err);
+		if (st != K32_OK) {
+			tasks_lock_any();
+			t->used = false;
+			pthread_mutex_unlock(&tasks_lock);
+			return st;
+		}
+		*out = t;
+		return K32_OK;
+	}
 	pthread_attr_init(&attr);
 	if (stack_bytes) {
 		if (stack_bytes < (size_t)PTHREAD_STACK_MIN)
@@ -261,8 +349,9 @@ static k32_status_t posix_task_create(struct k32_task **out, const char *name, k
 	rc = pthread_create(&t->thread, &attr, task_trampoline, t);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
-		pthread_mutex_lock(&tasks_lock);
+		tasks_lock_any();
 		t->used = false;
+		thread_tasks--;
 		pthread_mutex_unlock(&tasks_lock);
 		return k32_err_set(err, K32_ERR_NO_RESOURCES, PLAT,
 				   "task \"%s\": cannot start a thread: %s", name, strerror(rc));
@@ -278,9 +367,22 @@ static void posix_task_join(struct k32_task *t)
 {
 	if (!t)
 		return;
+	if (t->fiber) {
+		tasks_lock_any();
+		while (t->running) {
+			if (fiber_current())
+				fiber_cond_wait(&tasks_done, &tasks_lock, K32_FOREVER);
+			else
+				pthread_cond_wait(&tasks_done.pc, &tasks_lock);
+		}
+		t->used = false;
+		pthread_mutex_unlock(&tasks_lock);
+		return;
+	}
 	pthread_join(t->thread, NULL);
-	pthread_mutex_lock(&tasks_lock);
+	tasks_lock_any();
 	t->used = false;
+	thread_tasks--;
 	pthread_mutex_unlock(&tasks_lock);
 }
 
@@ -288,8 +390,8 @@ static void posix_task_list(struct k32_task_info *out, size_t cap, size_t *out_c
 {
 	size_t n = 0;
 
-	pthread_mutex_lock(&tasks_lock);
-	for (size_t i = 0; i < K32_PLAT_MAX_TASKS; i++) {
+	tasks_lock_any();
+	for (size_t i = 0; i < K32_PLAT_HOST_MAX_TASKS; i++) {
 		struct k32_task *t = &tasks[i];
 
 		if (!t->used)
@@ -298,7 +400,9 @@ static void posix_task_list(struct k32_task_info *out, size_t cap, size_t *out_c
 			struct k32_task_info *info = &out[n];
 			uint64_t cpu = t->final_cpu_us;
 
-			if (t->running) {
+			if (t->running && t->fiber) {
+				cpu = fiber_cpu_us(t->fiber);
+			} else if (t->running) {
 				clockid_t cid;
 				struct timespec ts;
 
@@ -465,9 +569,15 @@ static k32_status_t posix_tcp_connect(const char *host, uint16_t port, int64_t t
 		int so_err = 0;
 		socklen_t len = sizeof(so_err);
 
-		do {
-			rc = poll(&p, 1, ms);
-		} while (rc < 0 && errno == EINTR);
+		if (fiber_current()) {
+			int e = 0;
+			rc = fiber_poll(&p, 1, timeout_us < 0 ? -1 : k32_deadline_after(timeout_us),
+					&e);
+		} else {
+			do {
+				rc = poll(&p, 1, ms);
+			} while (rc < 0 && errno == EINTR);
+		}
 		if (rc == 0) {
 			close(fd);
 			return k32_err_set(err, K32_ERR_TIMED_OUT, PLAT,
@@ -501,16 +611,60 @@ static k32_status_t errno_to_sock_status(int e)
 	return K32_ERR_IO;
 }
 
-static k32_status_t posix_sock_send(k32_sock_t s, const void *buf, size_t len, size_t *out_sent)
+/* One send or recv (flags: MSG_DONTWAIT from a shared task); the errno of a failure in
+ * *out_errno. Not inlined: a shared task may resume on another thread between two calls,
+ * and errno's address is per thread. */
+static __attribute__((noinline)) ssize_t sock_io(k32_sock_t s, void *buf, size_t len, bool out,
+						 int flags, int *out_errno)
 {
 	ssize_t n;
 
-	*out_sent = 0;
 	do {
-		n = send(s, buf, len, MSG_NOSIGNAL);
+		n = out ? send(s, buf, len, MSG_NOSIGNAL | flags) : recv(s, buf, len, flags);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return errno_to_sock_status(errno);
+		*out_errno = errno;
+	return n;
+}
+
+static __attribute__((noinline)) bool sock_is_blocking(k32_sock_t s)
+{
+	int flags = fcntl(s, F_GETFL, 0);
+
+	return flags >= 0 && !(flags & O_NONBLOCK);
+}
+
+/* A send or recv; from a shared task, a blocking socket's wait parks the task, not its
+ * thread. */
+static ssize_t sock_io_wait(k32_sock_t s, void *buf, size_t len, bool out, int *out_errno)
+{
+	if (!fiber_current())
+		return sock_io(s, buf, len, out, 0, out_errno);
+	for (;;) {
+		ssize_t n = sock_io(s, buf, len, out, MSG_DONTWAIT, out_errno);
+
+		if (n >= 0 || (*out_errno != EAGAIN && *out_errno != EWOULDBLOCK) ||
+		    !sock_is_blocking(s))
+			return n;
+		struct pollfd p = {s, out ? POLLOUT : POLLIN, 0};
+		int e = 0;
+
+		if (fiber_poll(&p, 1, -1, &e) < 0) {
+			*out_errno = e;
+			return -1;
+		}
+	}
+}
+
+static k32_status_t posix_sock_send(k32_sock_t s, const void *buf, size_t len, size_t *out_sent)
+{
+	ssize_t n;
+	int e = 0;
+
+	*out_sent = 0;
+	n = sock_io_wait(s, (void *)buf, len, true, &e);
+	if (n < 0)
+		return errno_to_sock_status(e);
 	*out_sent = (size_t)n;
 	return K32_OK;
 }
@@ -518,13 +672,12 @@ static k32_status_t posix_sock_send(k32_sock_t s, const void *buf, size_t len, s
 static k32_status_t posix_sock_recv(k32_sock_t s, void *buf, size_t cap, size_t *out_len)
 {
 	ssize_t n;
+	int e = 0;
 
 	*out_len = 0;
-	do {
-		n = recv(s, buf, cap, 0);
-	} while (n < 0 && errno == EINTR);
+	n = sock_io_wait(s, buf, cap, false, &e);
 	if (n < 0)
-		return errno_to_sock_status(errno);
+		return errno_to_sock_status(e);
 	if (n == 0 && cap > 0)
 		return K32_ERR_PEER_CLOSED;
 	*out_len = (size_t)n;
@@ -540,7 +693,7 @@ static void posix_sock_close(k32_sock_t s)
 /* Sockets watched in one poll call at most. Up to POSIX_POLL_STACK of them are converted on
  * the stack (512 B: a kubelet or client task with a board-sized 16 KiB stack polls one or
  * two); a server with more connections open takes a heap array for the call. */
-#define POSIX_POLL_MAX	 1024
+#define POSIX_POLL_MAX	 8192
 #define POSIX_POLL_STACK 64
 
 static k32_status_t posix_poll(struct k32_pollfd *fds, size_t count, int64_t timeout_us,
@@ -568,9 +721,15 @@ static k32_status_t posix_poll(struct k32_pollfd *fds, size_t count, int64_t tim
 		fds[i].revents = 0;
 	}
 	ms = timeout_us < 0 ? -1 : (int)((timeout_us + 999) / 1000);
-	do {
-		rc = poll(pfds, (nfds_t)count, ms);
-	} while (rc < 0 && errno == EINTR);
+	if (fiber_current()) {
+		int e = 0;
+
+		rc = fiber_poll(pfds, (nfds_t)count, k32_deadline_after(timeout_us), &e);
+	} else {
+		do {
+			rc = poll(pfds, (nfds_t)count, ms);
+		} while (rc < 0 && errno == EINTR);
+	}
 	if (rc < 0) {
 		if (pfds != small)
 			free(pfds);
@@ -922,6 +1081,7 @@ static const struct k32_platform_ops posix_ops = {
     .task_list = posix_task_list,
     .task_yield = posix_task_yield,
     .task_set_priority = posix_task_set_priority,
+    .task_share_threads = posix_task_share_threads,
     .thread_cpu_us = posix_thread_cpu_us,
     .core_count = posix_core_count,
     .tcp_listen = posix_tcp_listen,
