@@ -5,6 +5,8 @@
 #   scripts/bench.sh BUILD_DIR PART     one part (each takes at most a few minutes):
 #       setup wasm sim ops stack memory boot cpu api footprint kobj console  (the page's parts)
 #       others                          the benchmarks below that are not on the page
+#       scale                           fleet scale (scripts/bench_scale.sh, ~15 min): boards
+#                                       per process, pods through Deployments, --join rounds
 #       page                            rewrite docs/benchmarks.md from the parts run so far
 #
 # The page's parts are run by scripts/bench_page.py, which writes each part's Markdown to
@@ -70,6 +72,9 @@ all)
 	;;
 others)
 	others
+	;;
+scale)
+	bash "$here/bench_scale.sh" "$build"
 	;;
 *)
 	python3 "$here/bench_page.py" "$build" "$part"

@@ -567,9 +567,10 @@ _Static_assert(K32_SERVER_STORE_MAX_OBJECTS >= K32_STORE_MAX_OBJECTS,
  * closes the oldest unauthenticated one or is refused (see the admission limits below). Bytes: ~40
  * per slot fixed (slot, poll entry) + ~250 per open idle connection
  * (+~35 KiB with TLS). Ceiling 65534 (16-bit slot index in a stream id), and the posix poll
- * op takes at most 1024 sockets, 2 of which the server uses itself: hence 1000. */
+ * op takes at most 8192 sockets. 4096 on the host: a 1,000-board fleet holds two each (one
+ * for requests, one for its watch; issue 15) and leaves room for users and controllers. */
 #ifndef K32_HTTP_MAX_CONNS
-#define K32_HTTP_MAX_CONNS 1000
+#define K32_HTTP_MAX_CONNS 4096
 #endif
 
 /* Admission (http.h, ADMISSION): limits on connections that have not (yet) made an
@@ -874,9 +875,11 @@ _Static_assert(K32_API_LIST_CACHE_ENTRIES >= 1 && K32_API_LIST_CACHE_ENTRIES <= 
 #define K32_API_MAX_DEPTH 24
 #endif
 
-/* Identities in <data-dir>/tokens (admin, nodes, ...). Bytes: ~230 each, fixed. */
+/* Identities in <data-dir>/tokens (admin, nodes, ...). Bytes: ~230 each, fixed. The host's
+ * API server holds a token per board of a 1,000-board fleet plus its users (boards: 64,
+ * boards/mcu_limits.h). */
 #ifndef K32_API_MAX_TOKENS
-#define K32_API_MAX_TOKENS 64
+#define K32_API_MAX_TOKENS 2048
 #endif
 
 /* Event series remembered for de-duplication (count++ instead of a new Event). Bytes: ~200
@@ -1131,6 +1134,18 @@ _Static_assert(K32_HW_SIM_MAX_DEVICES >= 1 && K32_HW_SIM_MAX_DEVICES <= 256,
 #define K32_KLET_LEASE_DURATION_S 40
 #endif
 /* Seconds between unconditional Node status reports (Ready heartbeat; Kubernetes: 300). */
+/* A joining board (klet_config.join_retry) that cannot register waits this long before its
+ * second attempt, doubling up to the maximum (each wait cut by a random share of up to
+ * half). */
+#ifndef K32_KLET_JOIN_BACKOFF_MIN_MS
+#define K32_KLET_JOIN_BACKOFF_MIN_MS 500
+#endif
+#ifndef K32_KLET_JOIN_BACKOFF_MAX_MS
+#define K32_KLET_JOIN_BACKOFF_MAX_MS 30000
+#endif
+_Static_assert(K32_KLET_JOIN_BACKOFF_MIN_MS >= 1 &&
+		   K32_KLET_JOIN_BACKOFF_MIN_MS <= K32_KLET_JOIN_BACKOFF_MAX_MS,
+	       "K32_KLET_JOIN_BACKOFF_MIN_MS out of range");
 #ifndef K32_KLET_NODE_STATUS_S
 #define K32_KLET_NODE_STATUS_S 60
 #endif
@@ -1677,7 +1692,7 @@ _Static_assert(K32_CTRL_MSG_LEN >= 128 && K32_CTRL_MSG_LEN <= 4096,
  * pointer pair, 16 bytes, each in struct cplane). More boards in one process still work:
  * theirs go through their pod servers. */
 #ifndef K32_CPLANE_MAX_LOCAL_NODES
-#define K32_CPLANE_MAX_LOCAL_NODES 64
+#define K32_CPLANE_MAX_LOCAL_NODES 1024
 #endif
 /* `kubectl logs -f` streams of pods on nodes in other processes open at once (a ~0.4 KiB
  * slot each in struct cplane, plus the pending lines while a client is slow). One more is
@@ -1729,7 +1744,7 @@ _Static_assert(K32_CPLANE_RELAY_STACK_BYTES >= 16384, "K32_CPLANE_RELAY_STACK_BY
 /* Boards one kube32-sim process runs (a kubelet, pod pool and pod server each; the board
  * list is a fixed array of 72 bytes per board). */
 #ifndef K32_SIM_MAX_BOARDS
-#define K32_SIM_MAX_BOARDS 64
+#define K32_SIM_MAX_BOARDS 1024
 #endif
 /* A board file (--config): bytes in all, bytes per line, words per line. */
 #ifndef K32_SIM_CONF_MAX_BYTES

@@ -66,12 +66,18 @@ k32_status_t klet_api(struct klet *k, struct http_client *c, const char *method,
 					 .body = body,
 					 .body_len = body ? strlen(body) : 0};
 	struct http_client_response resp;
+	/* the worker and the node task share one kept-alive connection */
+	bool shared = c == k->cli;
+	if (shared)
+		k32_mutex_lock(&k->api_lock);
 	k32_status_t st = http_client_do(c, &rq, &resp, err);
 	*out_code = st ? 0 : resp.status;
 	k32_buf_reset(out);
 	if (!st && resp.body.len)
 		st = k32_buf_append(out, resp.body.data, resp.body.len, err);
 	http_client_response_fini(&resp);
+	if (shared)
+		k32_mutex_unlock(&k->api_lock);
 	if (st) {
 		k32_mutex_lock(&k->lock);
 		k->stats.api_errors++;
@@ -566,6 +572,11 @@ static void watcher_main(void *arg)
 	struct k32_err err;
 	k32_buf_init(&b, k->alloc, K32_HTTP_MAX_RESPONSE_BYTES, "pod list");
 	uint32_t wt = k->cfg.watch_timeout_s ? k->cfg.watch_timeout_s : K32_KLET_WATCH_TIMEOUT_S;
+	/* a joining board watches once its Node exists (the node task registers it) */
+	k32_mutex_lock(&k->lock);
+	while (!k->registered && !k->stopping)
+		k32_plat()->cond_wait(&k->cv, &k->lock, K32_FOREVER);
+	k32_mutex_unlock(&k->lock);
 	while (!k->stopping) {
 		k32_err_clear(&err);
 		if (w.relist) {
@@ -1260,6 +1271,69 @@ static void worker_main(void *arg)
 	k32_buf_fini(&b);
 }
 
+/* A random share of span (0 .. span-1): spreads a thousand boards' renewals and retries. */
+static uint64_t jitter(uint64_t span)
+{
+	uint32_t r = 0;
+	if (!span || k32_plat()->random(&r, sizeof(r)))
+		return 0;
+	return r % span;
+}
+
+/*
+ * Registers the Node and its Lease (cfg.join_retry): tries until it works or the kubelet
+ * stops, waiting min, 2 min, 4 min ... up to K32_KLET_JOIN_BACKOFF_MAX_MS between attempts,
+ * each wait cut by a random share of up to half (so boards that lost the control plane
+ * together do not come back in step). One warning per change of what went wrong, one line
+ * when registered.
+ */
+static void register_patiently(struct klet *k, struct k32_buf *b)
+{
+	struct k32_err err;
+	uint64_t wait_ms = K32_KLET_JOIN_BACKOFF_MIN_MS;
+	k32_status_t last = K32_OK;
+	int last_code = -1;
+	uint32_t attempts = 0;
+	while (!k->stopping) {
+		k32_err_clear(&err);
+		k32_status_t st = node_register(k, k->ncli, b, &err);
+		if (!st)
+			st = lease_renew(k, k->ncli, b, &err);
+		attempts++;
+		if (!st) {
+			k32_mutex_lock(&k->lock);
+			k->registered = true;
+			k32_plat()->cond_broadcast(&k->cv);
+			k32_mutex_unlock(&k->lock);
+			K32_LOGI(KLET_MOD,
+				 "node %s (%s): registered with %s:%u (attempt %" PRIu32
+				 "), pod pool %zu bytes, pod server :%u",
+				 k->node, k->profile_name, k->api_host, (unsigned)k->cfg.api_port,
+				 attempts, k->profile.pod_pool_bytes,
+				 (unsigned)klet_pod_http_port(k));
+			return;
+		}
+		/* err.status names the kind of failure (refused, timed out, an HTTP answer) */
+		int code = err.status == K32_OK ? 0 : (int)err.status;
+		if (code != last_code || st != last)
+			K32_LOGW(KLET_MOD,
+				 "node %s: cannot register with %s:%u: %s; retrying with backoff "
+				 "(up to %u s), quietly until this changes",
+				 k->node, k->api_host, (unsigned)k->cfg.api_port, err.msg,
+				 (unsigned)(K32_KLET_JOIN_BACKOFF_MAX_MS / 1000));
+		last = st;
+		last_code = code;
+		uint64_t pause = wait_ms - jitter(wait_ms / 2);
+		k32_mutex_lock(&k->lock);
+		if (!k->stopping)
+			k32_plat()->cond_wait(&k->cv, &k->lock,
+					      k32_deadline_after((int64_t)pause * 1000));
+		k32_mutex_unlock(&k->lock);
+		wait_ms = wait_ms * 2 > K32_KLET_JOIN_BACKOFF_MAX_MS ? K32_KLET_JOIN_BACKOFF_MAX_MS
+								     : wait_ms * 2;
+	}
+}
+
 /*
  * The node task: the Lease, the Node's status, pod status patches and Events. It never
  * calls a provider nor takes run_lock, so whatever a pod's code does (loop, sleep, wait),
@@ -1275,13 +1349,21 @@ static void node_main(void *arg)
 	uint64_t renew = (uint64_t)(k->cfg.lease_renew_ms ? k->cfg.lease_renew_ms
 							  : K32_KLET_LEASE_RENEW_S * 1000) *
 			 1000;
+	if (!k->registered) {
+		register_patiently(k, &b);
+		uint64_t now = k32_now_us();
+		k->next_lease_us = now + renew - jitter(renew / 10);
+		k->next_node_status_us = now + (uint64_t)K32_KLET_NODE_STATUS_S * 1000000 -
+					 jitter((uint64_t)K32_KLET_NODE_STATUS_S * 100000);
+	}
 	while (!k->stopping) {
 		uint64_t now = k32_now_us();
 		if (now >= k->next_lease_us) {
 			k32_err_clear(&err);
 			if (lease_renew(k, k->ncli, &b, &err))
 				K32_LOGW(KLET_MOD, "node %s: %s", k->node, err.msg);
-			k->next_lease_us = now + renew;
+			/* up to a tenth early, at random: a fleet's renewals stay spread */
+			k->next_lease_us = now + renew - jitter(renew / 10);
 		}
 		if (now >= k->next_node_status_us) {
 			k32_err_clear(&err);
@@ -1654,6 +1736,7 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 	const struct k32_platform_ops *pl = k32_plat();
 	pl->mutex_init(&k->lock);
 	pl->mutex_init(&k->run_lock);
+	pl->mutex_init(&k->api_lock);
 	pl->cond_init(&k->cv);
 	pl->cond_init(&k->sleep_cv);
 	pl->cond_init(&k->http_cv);
@@ -1687,16 +1770,17 @@ k32_status_t klet_start(struct klet *k, struct k32_err *err)
 	k32_status_t st = client_new(k, &k->cli, err);
 	if (!st)
 		st = client_new(k, &k->wcli, err);
-	if (!st)
-		st = client_new(k, &k->ncli, err);
+	k->ncli = k->cli; /* one connection for requests, one for the watch */
 	if (!st && !k->cfg.pod_http_off)
 		st = klet_http_start(k, err);
 	struct k32_buf b;
 	k32_buf_init(&b, k->alloc, K32_HTTP_MAX_RESPONSE_BYTES, "API response");
-	if (!st)
+	k->registered = false;
+	if (!st && !k->cfg.join_retry)
 		st = node_register(k, k->cli, &b, err);
-	if (!st)
+	if (!st && !k->cfg.join_retry)
 		st = lease_renew(k, k->cli, &b, err);
+	k->registered = !st && !k->cfg.join_retry;
 	k32_buf_fini(&b);
 	if (st)
 		goto out_fail;
@@ -1740,16 +1824,16 @@ k32_status_t klet_start(struct klet *k, struct k32_err *err)
 		goto out_fail;
 	}
 	k->started = true;
-	K32_LOGI(KLET_MOD,
-		 "node %s (%s): registered with %s:%u, pod pool %zu bytes, pod server :%u", k->node,
-		 k->profile_name, k->api_host, (unsigned)k->cfg.api_port, k->profile.pod_pool_bytes,
-		 (unsigned)klet_pod_http_port(k));
+	if (k->registered)
+		K32_LOGI(KLET_MOD,
+			 "node %s (%s): registered with %s:%u, pod pool %zu bytes, pod server :%u",
+			 k->node, k->profile_name, k->api_host, (unsigned)k->cfg.api_port,
+			 k->profile.pod_pool_bytes, (unsigned)klet_pod_http_port(k));
 	return K32_OK;
 out_fail:
 	klet_http_stop(k);
 	http_client_free(k->cli);
 	http_client_free(k->wcli);
-	http_client_free(k->ncli);
 	k->cli = k->wcli = k->ncli = NULL;
 	return st;
 }
@@ -1795,7 +1879,6 @@ void klet_stop(struct klet *k)
 	}
 	http_client_free(k->cli);
 	http_client_free(k->wcli);
-	http_client_free(k->ncli);
 	k->cli = k->wcli = k->ncli = NULL;
 	k->started = false;
 }
@@ -1817,6 +1900,7 @@ void klet_free(struct klet *k)
 	pl->cond_fini(&k->sleep_cv);
 	pl->cond_fini(&k->http_cv);
 	pl->mutex_fini(&k->lock);
+	pl->mutex_fini(&k->api_lock);
 	pl->mutex_fini(&k->run_lock);
 	k32_free(k->alloc, k, sizeof(*k));
 }

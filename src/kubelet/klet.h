@@ -236,6 +236,12 @@ struct klet_config {
 	 * pod is admitted and given back with it; NULL: the default heap (tests pass a k32_heap
 	 * with fault injection). Used under the kubelet's lock only. */
 	const struct k32_allocator *log_alloc;
+	/* true: klet_start does not wait for the API server; the node task registers the Node
+	 * (and its Lease), retrying with exponential backoff and jitter
+	 * (K32_KLET_JOIN_BACKOFF_MIN_MS .. _MAX_MS) and logging once per change of what went
+	 * wrong, and the watcher starts once it is registered. false: klet_start registers and
+	 * fails if it cannot. */
+	bool join_retry;
 	/* timings; 0 = the K32_KLET_* default (tests shorten them) */
 	uint32_t lease_renew_ms;
 	uint32_t backoff_initial_ms;

@@ -211,9 +211,14 @@ struct klet {
 	struct k32_task *watcher;   /* the pod list + watch */
 	struct k32_task *node_task; /* Lease, Node status, pod status, Events */
 	struct http_server *pod_srv;
-	struct http_client *cli;  /* the worker's client (modules, deletion, Device status) */
+	/* One connection for requests, one for the watch: cli is the worker's and the node
+	 * task's (modules, deletion, Device status; Lease, Node and pod status, Events), one
+	 * request at a time under api_lock (klet_api); ncli is the same client. */
+	struct http_client *cli;
 	struct http_client *wcli; /* the watcher's client */
-	struct http_client *ncli; /* the node task's client */
+	struct http_client *ncli; /* == cli */
+	struct k32_mutex api_lock;
+	bool registered; /* the Node and its Lease exist (under lock) */
 
 	struct kobj_node *kobj; /* the node's kernel objects (klet_kobj.c), from the profile */
 	/* bearer tokens the pod server accepts on node endpoints (klet_http.c) */

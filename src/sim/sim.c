@@ -160,12 +160,17 @@ k32_status_t sim_board_start(const struct sim_board_config *cfg, struct klet **o
 	    .console_ext_ctx = cfg->console_ext_ctx,
 	    .hw_node = cfg->hw_node,
 	    .lease_renew_ms = cfg->lease_renew_ms,
+	    /* a board never gives up on its control plane: it registers in the background */
+	    .join_retry = true,
 	};
-	struct klet *k;
+	struct klet *k = NULL;
+	/* the board's tasks (kubelet, pod server, and what they start) share the pool's
+	 * threads: a thousand boards in one process (k32_platform.h, task_share_threads) */
+	k32_plat()->task_share_threads(true);
 	k32_status_t st = klet_new(&kc, &k, err);
-	if (st)
-		return st;
-	st = klet_start(k, err);
+	if (!st)
+		st = klet_start(k, err);
+	k32_plat()->task_share_threads(false);
 	if (st) {
 		klet_free(k);
 		return st;

@@ -281,8 +281,8 @@ static void test_conf(void **state)
 	    {"host-pool=1.5Mi\nhost-stack=64k\n", K32_OK, "", 1572864, 64000},
 	    {"host-pool=512K\n", K32_ERR_INVALID_ARGS, "quantity such as", 0, 0}, /* 'k', not 'K' */
 	    {"speed=9\n", K32_ERR_INVALID_ARGS, "unknown setting", 0, 0},
-	    {"host count=65\n", K32_ERR_INVALID_ARGS, "count=1..64", 0, 0},
-	    {"host count=40\ncardputer count=40\n", K32_ERR_NO_RESOURCES, "K32_SIM_MAX_BOARDS", 0,
+	    {"host count=1025\n", K32_ERR_INVALID_ARGS, "count=1..1024", 0, 0},
+	    {"host count=600\ncardputer count=600\n", K32_ERR_NO_RESOURCES, "K32_SIM_MAX_BOARDS", 0,
 	     0},
 	    {"a b c d e f g h i\n", K32_ERR_INVALID_ARGS, "more than 8 words", 0, 0},
 	};

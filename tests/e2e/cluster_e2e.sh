@@ -339,7 +339,7 @@ if [ -n "$SERVER" ]; then
 	eventually server-node-ready 'sworker-1 +Ready' 20 ks get nodes --no-headers
 	check server-board-file '^2097152$' ks get node sworker-1 -o 'jsonpath={.status.capacity.memory}'
 	printf 'host count=x\n' >"$WORK/bad.conf"
-	check board-file-error 'line 1: count=x: expected count=1..64' "$SIM" --config "$WORK/bad.conf"
+	check board-file-error 'line 1: count=x: expected count=1..1024' "$SIM" --config "$WORK/bad.conf"
 	check server-deploy 'deployment.apps/shello created' ks create deployment shello --image=hello.wasm
 	check server-rollout 'successfully rolled out' ks rollout status deployment/shello --timeout=60s
 	check server-pod-on-board 'sworker-1' ks get pods -l app=shello -o 'jsonpath={.items[0].spec.nodeName}'

@@ -225,4 +225,16 @@
 #define K32_KLET_NODE_TASK_STACK (12u * 1024u)
 #endif
 
+/* a board's control plane: a handful of boards, not a simulator's fleet (the host defaults
+ * are sized for 1,000 boards, issue 15) */
+#ifndef K32_API_MAX_TOKENS
+#define K32_API_MAX_TOKENS 64
+#endif
+#ifndef K32_CPLANE_MAX_LOCAL_NODES
+#define K32_CPLANE_MAX_LOCAL_NODES 4
+#endif
+#ifndef K32_SIM_MAX_BOARDS
+#define K32_SIM_MAX_BOARDS 4
+#endif
+
 #endif /* K32_BOARDS_MCU_LIMITS_H */
