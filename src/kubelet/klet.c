@@ -45,6 +45,18 @@ void klet_msgf(char *out, size_t cap, const char *fmt, ...)
 	va_end(ap);
 }
 
+static uint64_t jitter(uint64_t span);
+
+/* Waits ms unless the kubelet stops (k->cv is broadcast for much else: wait on). */
+static void pause_until(struct klet *k, uint64_t ms)
+{
+	int64_t until = k32_deadline_after((int64_t)ms * 1000);
+	k32_mutex_lock(&k->lock);
+	while (!k->stopping && (int64_t)k32_now_us() < until)
+		k32_plat()->cond_wait(&k->cv, &k->lock, until);
+	k32_mutex_unlock(&k->lock);
+}
+
 static uint64_t klet_wall(void)
 {
 	return k32_plat()->wall_s();
@@ -577,12 +589,21 @@ static void watcher_main(void *arg)
 	while (!k->registered && !k->stopping)
 		k32_plat()->cond_wait(&k->cv, &k->lock, K32_FOREVER);
 	k32_mutex_unlock(&k->lock);
+	/* after a failure: 1 s, doubling to K32_KLET_JOIN_BACKOFF_MAX_MS, each cut by a random
+	 * share of up to half, so a fleet that lost its API server does not storm it back */
+	uint64_t pause_ms = 1000;
+	k32_status_t last_fail = K32_OK;
 	while (!k->stopping) {
 		k32_err_clear(&err);
 		if (w.relist) {
 			if (pods_list(k, &w, &b, &err)) {
-				K32_LOGW(KLET_MOD, "node %s: %s; retrying in 1 s", k->node,
-					 err.msg);
+				if (err.status != last_fail)
+					K32_LOGW(KLET_MOD,
+						 "node %s: %s; retrying with backoff (up to %u s), "
+						 "quietly until this changes",
+						 k->node, err.msg,
+						 (unsigned)(K32_KLET_JOIN_BACKOFF_MAX_MS / 1000));
+				last_fail = err.status;
 				goto backoff;
 			}
 			w.relist = false;
@@ -603,16 +624,21 @@ static void watcher_main(void *arg)
 			w.relist = true;
 			continue;
 		}
-		if (st == K32_ERR_COMPACTED || (!st && code == 200))
+		if (st == K32_ERR_COMPACTED || (!st && code == 200)) {
+			pause_ms = 1000;
+			last_fail = K32_OK;
 			continue;
-		K32_LOGW(KLET_MOD, "node %s: pod watch ended (%s, HTTP %d): %s; relisting", k->node,
-			 k32_status_name(st), code, err.msg);
+		}
+		if (st != last_fail)
+			K32_LOGW(KLET_MOD, "node %s: pod watch ended (%s, HTTP %d): %s; relisting",
+				 k->node, k32_status_name(st), code, err.msg);
+		last_fail = st;
 		w.relist = true;
 	backoff:
-		k32_mutex_lock(&k->lock);
-		if (!k->stopping)
-			k32_plat()->cond_wait(&k->cv, &k->lock, k32_deadline_after(1000000));
-		k32_mutex_unlock(&k->lock);
+		pause_until(k, pause_ms - jitter(pause_ms / 2));
+		pause_ms = pause_ms * 2 > K32_KLET_JOIN_BACKOFF_MAX_MS
+			       ? K32_KLET_JOIN_BACKOFF_MAX_MS
+			       : pause_ms * 2;
 	}
 	k32_buf_fini(&b);
 }
@@ -1323,12 +1349,7 @@ static void register_patiently(struct klet *k, struct k32_buf *b)
 				 (unsigned)(K32_KLET_JOIN_BACKOFF_MAX_MS / 1000));
 		last = st;
 		last_code = code;
-		uint64_t pause = wait_ms - jitter(wait_ms / 2);
-		k32_mutex_lock(&k->lock);
-		if (!k->stopping)
-			k32_plat()->cond_wait(&k->cv, &k->lock,
-					      k32_deadline_after((int64_t)pause * 1000));
-		k32_mutex_unlock(&k->lock);
+		pause_until(k, wait_ms - jitter(wait_ms / 2));
 		wait_ms = wait_ms * 2 > K32_KLET_JOIN_BACKOFF_MAX_MS ? K32_KLET_JOIN_BACKOFF_MAX_MS
 								     : wait_ms * 2;
 	}
