@@ -459,6 +459,13 @@ int main(int argc, char **argv)
 		     * boards flap NotReady */
 		    .lease_renew_ms =
 			node_grace && node_grace < 30 ? (uint32_t)node_grace * 1000 / 3 : 0,
+		    /* many boards: their first registrations spread over ~10 ms a board (beyond
+		     * 50 boards; at most K32_KLET_JOIN_BACKOFF_MAX_MS) */
+		    .join_spread_ms = nboards > 50
+					  ? (uint32_t)(nboards * 10 > K32_KLET_JOIN_BACKOFF_MAX_MS
+							   ? K32_KLET_JOIN_BACKOFF_MAX_MS
+							   : nboards * 10)
+					  : 0,
 		};
 		if (sim_board_start(&bc, &klets[i], &err)) {
 			fprintf(stderr, "kube32-sim: board %s: %s\n", reqs[i].name, err.msg);

@@ -1320,6 +1320,8 @@ static void register_patiently(struct klet *k, struct k32_buf *b)
 	k32_status_t last = K32_OK;
 	int last_code = -1;
 	uint32_t attempts = 0;
+	if (k->cfg.join_spread_ms)
+		pause_until(k, jitter(k->cfg.join_spread_ms));
 	while (!k->stopping) {
 		k32_err_clear(&err);
 		k32_status_t st = node_register(k, k->ncli, b, &err);

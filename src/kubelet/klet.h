@@ -242,6 +242,10 @@ struct klet_config {
 	 * wrong, and the watcher starts once it is registered. false: klet_start registers and
 	 * fails if it cannot. */
 	bool join_retry;
+	/* with join_retry: the first attempt waits a random 0 .. join_spread_ms, so a fleet
+	 * that starts at once (a simulator's thousand boards) does not hand its API server a
+	 * thousand TLS handshakes in the same second (0: at once) */
+	uint32_t join_spread_ms;
 	/* timings; 0 = the K32_KLET_* default (tests shorten them) */
 	uint32_t lease_renew_ms;
 	uint32_t backoff_initial_ms;

@@ -117,6 +117,8 @@ struct sim_board_config {
 	void *console_ext_ctx;
 	struct hw_node *hw_node; /* its I2C buses (sim_hw_node), NULL: none */
 	uint32_t lease_renew_ms; /* 0: the kubelet's default */
+	/* its first registration waits a random 0 .. join_spread_ms (klet_config) */
+	uint32_t join_spread_ms;
 };
 
 /* ---- simulated hardware (sim_hw.c) ----------------------------------------------------------
