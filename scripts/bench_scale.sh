@@ -13,7 +13,6 @@
 # Takes ~15 minutes at the defaults; every figure comes with the command that made it.
 set -uo pipefail
 build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 SIM=$build/cmd/kube32-sim/kube32-sim
 SERVER=$build/cmd/kube32-server/kube32-server
 KUBECTL=${KUBECTL:-kubectl}
