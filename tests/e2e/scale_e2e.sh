@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fleet scale (issue 15), CI-sized:
 #  1. one kube32-sim process holds SCALE_BOARDS (200) cardputer boards: all Ready within
-#     SCALE_READY_S (90 s), its OS threads at most SCALE_MAX_THREADS (64: the boards' tasks
+#     SCALE_READY_S (120 s), its OS threads at most SCALE_MAX_THREADS (64: the boards' tasks
 #     share a pool, k32_platform.h task_share_threads) and its RSS at most SCALE_MAX_RSS_MIB
 #     (600 MiB); each board holds at most two connections to the API server;
 #  2. two kube32-sim --join processes of SCALE_JOIN_BOARDS (25) boards each start together
@@ -24,7 +24,7 @@ PODS=${3:?usage: scale_e2e.sh KUBE32_SIM KUBE32_SERVER PODS_DIR}
 . "$(dirname "$0")/sim_lib.sh"
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 BOARDS=${SCALE_BOARDS:-200}
-READY_S=${SCALE_READY_S:-90}
+READY_S=${SCALE_READY_S:-120}
 MAX_THREADS=${SCALE_MAX_THREADS:-64}
 MAX_RSS_MIB=${SCALE_MAX_RSS_MIB:-600}
 JOIN_BOARDS=${SCALE_JOIN_BOARDS:-25}
