@@ -1274,12 +1274,12 @@ static void api_get(struct api_server *api, struct api_req *rq, struct api_out *
 
 void api_crud(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
-	struct api_fail f;
+	struct api_fail *f = &rq->fail;
 	const char *m = rq->method;
 	const struct api_resource *res = rq->res;
 	bool named = rq->name[0] != 0;
 	uint32_t need = 0;
-	api_fail_clear(&f);
+	api_fail_clear(f);
 	if (res->namespaced && !rq->ns[0] && named)
 		goto ns_required;
 	if (!strcmp(m, "GET")) {
@@ -1337,15 +1337,15 @@ void api_crud(struct api_server *api, struct api_req *rq, struct api_out *out)
 		}
 	}
 ns_required:
-	api_fail_set(&f, 404, "NotFound",
+	api_fail_set(f, 404, "NotFound",
 		     "the server could not find the requested resource: %s is namespaced, use "
 		     "/namespaces/<ns>/%s",
 		     res->plural, res->plural);
-	api_out_fail(out, &f);
+	api_out_fail(out, f);
 	return;
 not_allowed:
-	api_fail_set(&f, 405, "MethodNotAllowed",
+	api_fail_set(f, 405, "MethodNotAllowed",
 		     "the server does not allow this method on the requested resource (%s %s%s%s)",
 		     m, res->plural, rq->sub[0] ? "/" : "", rq->sub);
-	api_out_fail(out, &f);
+	api_out_fail(out, f);
 }

@@ -767,8 +767,8 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 	snprintf(buf, sizeof(buf), "%s", rq->path);
 	size_t n = api_split(buf, seg, 10);
 	bool get = !strcmp(rq->method, "GET");
-	struct api_fail f;
-	api_fail_clear(&f);
+	struct api_fail *f = &rq->fail;
+	api_fail_clear(f);
 	if (n == 1 && !strcmp(seg[0], "version")) {
 		api_out_json(out, 200, api_discovery_version());
 		return;
@@ -848,9 +848,9 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 		api_not_found_path(out, rq->path);
 		return;
 	}
-	if (!api_route_resource(rq, seg + base, n - base, &f)) {
-		if (f.code)
-			api_out_fail(out, &f);
+	if (!api_route_resource(rq, seg + base, n - base, f)) {
+		if (f->code)
+			api_out_fail(out, f);
 		else
 			api_not_found_path(out, rq->path);
 		return;
@@ -858,22 +858,21 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 	/* reviews: computed, never stored */
 	if (rq->res->strategy->review) {
 		if (strcmp(rq->method, "POST") || rq->name[0]) {
-			api_fail_set(&f, 405, "MethodNotAllowed",
+			api_fail_set(f, 405, "MethodNotAllowed",
 				     "%s %s is not supported: only create (POST) is", rq->method,
 				     rq->res->plural);
-			api_out_fail(out, &f);
+			api_out_fail(out, f);
 			return;
 		}
 		cJSON *obj = NULL;
-		if (api_decode_body(rq, &obj, &f)) {
-			api_out_fail(out, &f);
+		if (api_decode_body(rq, &obj, f)) {
+			api_out_fail(out, f);
 			return;
 		}
 		if (!cJSON_IsObject(obj)) {
 			cJSON_Delete(obj);
-			api_fail_set(&f, 400, "BadRequest",
-				     "the request body is not a JSON object");
-			api_out_fail(out, &f);
+			api_fail_set(f, 400, "BadRequest", "the request body is not a JSON object");
+			api_out_fail(out, f);
 			return;
 		}
 		char av[64];
@@ -1013,17 +1012,16 @@ static bool api_impersonate(struct api_req *rq, const struct http_request *req, 
 
 static void api_serve(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
-	struct api_fail f;
-	api_fail_clear(&f);
+	struct api_fail *f = &rq->fail;
+	api_fail_clear(f);
 	uint64_t t0 = k32_now_us();
 	rq->table = strstr(rq->accept, "as=Table") != NULL;
 	if (api_proxy_route(api, rq, out)) {
 		/* pods/proxy, services/proxy: the query is the pod's (api_proxy.c) */
-	} else if (api_query_check(rq, &f)) {
-		struct api_fail ignored;
-		api_fail_clear(&ignored);
-		(void)api_route_target(rq, &ignored); /* only to name the resource in /metrics */
-		api_out_fail(out, &f);
+	} else if (api_query_check(rq, f)) {
+		api_out_fail(out, f);
+		api_fail_clear(f);
+		(void)api_route_target(rq, f); /* only to name the resource in /metrics */
 	} else
 		api_route(api, rq, out);
 	api_metrics_record(&api->metrics, rq, out->code, k32_now_us() - t0);
@@ -1097,15 +1095,13 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 	rq->gzip = http_request_accepts_gzip(req);
 	struct api_out out = {.code = 200, .body = &resp->body};
 	if (!req->identity && strcmp(rq->path, "/version") && !api_health_path(rq->path)) {
-		struct api_fail f;
-		api_fail_clear(&f);
-		api_fail_set(&f, 401, "Unauthorized", "Unauthorized");
-		api_out_fail(&out, &f);
+		api_fail_clear(&rq->fail);
+		api_fail_set(&rq->fail, 401, "Unauthorized", "Unauthorized");
+		api_out_fail(&out, &rq->fail);
 	} else {
-		struct api_fail f;
-		api_fail_clear(&f);
-		if (req->identity && !api_impersonate(rq, req, &f))
-			api_out_fail(&out, &f);
+		api_fail_clear(&rq->fail);
+		if (req->identity && !api_impersonate(rq, req, &rq->fail))
+			api_out_fail(&out, &rq->fail);
 		else
 			api_serve(api, rq, &out);
 	}

@@ -148,6 +148,10 @@ struct api_req {
 	struct api_identity as;	  /* the impersonated identity (rq->who points here) */
 	char upgrade[32];	  /* Upgrade header (port-forward's SPDY/3.1), "" when absent */
 	char stream_protocol[96]; /* X-Stream-Protocol-Version, "" when absent */
+	/* The request's failure (2.6 KB): the request path's handlers (api_serve, api_route,
+	 * api_crud, api_delete, ...) fill it and report it at once instead of keeping one on
+	 * their task's stack each; a handler does not hold it across a call to another. */
+	struct api_fail fail;
 };
 
 struct api_out {
