@@ -24,7 +24,8 @@ CPU=(-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16)
 CFLAGS=("${CPU[@]}" --specs=nano.specs -Os -std=c11 -Wall -Wextra -Werror -D_DEFAULT_SOURCE
 	-D__int64_t_defined=1
 	-ffunction-sections -fdata-sections -fstack-usage -fcallgraph-info=su -I"$ROOT/include" -I"$ROOT/src"
-	-I"$ROOT/src/bench" -isystem "$OUT/sysinc")
+	-I"$ROOT/src/bench" -isystem "$OUT/sysinc"
+	-DMBEDTLS_USER_CONFIG_FILE=\"$ROOT/src/platform/baremetal/mbedtls_baremetal.h\")
 # the subsystems of CMakeLists.txt's K32_SUBSYSTEMS but the simulator's wiring (compiled too,
 # below, for -Werror; never linked into a board image)
 mapfile -t SUBSYSTEMS < <(sed -n 's/^set(K32_SUBSYSTEMS \(.*\))$/\1/p' CMakeLists.txt | tr ' ' '\n' | grep -v '^sim$')
@@ -42,11 +43,114 @@ command -v $CC >/dev/null || { echo "mcu: $CC missing (scripts/deps.sh installs 
 # The third-party headers the portable code includes (cJSON, http-parser, mbedTLS, zlib) come
 # from Debian's -dev packages; only they are put on the cross include path, never the host's
 # libc headers.
+# When the third-party sources were fetched (thirdparty below), their own headers are used
+# instead, so kube32 and the libraries are compiled against the same configuration.
 sysinc() {
 	mkdir -p "$OUT/sysinc"
 	for h in cjson http_parser.h mbedtls psa zlib.h zconf.h; do
 		[ -e "/usr/include/$h" ] && ln -sfn "/usr/include/$h" "$OUT/sysinc/$h"
 	done
+	if [ "$TP_OK" = 1 ]; then
+		rm -rf "$OUT/sysinc/cjson"
+		mkdir -p "$OUT/sysinc/cjson"
+		ln -sfn "$TP/src/cjson/cJSON.h" "$OUT/sysinc/cjson/cJSON.h"
+		ln -sfn "$TP/src/http-parser/http_parser.h" "$OUT/sysinc/http_parser.h"
+		ln -sfn "$TP/src/mbedtls/include/mbedtls" "$OUT/sysinc/mbedtls"
+		ln -sfn "$TP/src/mbedtls/include/psa" "$OUT/sysinc/psa"
+	fi
+}
+
+# Third-party libraries for Arm. Debian ships cJSON, http-parser and mbedTLS for the host
+# only, so their source packages (the same versions as the installed -dev packages, whose
+# headers the portable code is compiled against) are fetched with `apt-get source` through a
+# private apt state below OUT (the system's apt configuration is not touched), unpacked with
+# dpkg-source (Debian's patches applied) and cross-compiled with the images' flags into
+# OUT/thirdparty/lib/libtp_<package>.a. Nothing of them is kept in the tree. zlib is not
+# needed: the boards build with K32_HTTP_GZIP=0. mbedTLS is built with
+# src/platform/baremetal/mbedtls_baremetal.h (no sockets, files or OS timing on the board).
+# Without the network the images link with the third-party symbols left unresolved (the size
+# table says so); under CI=true that fails the build.
+TP="$(realpath -m "$OUT")/thirdparty"
+TP_PACKAGES="cjson:libcjson-dev http-parser:libhttp-parser-dev mbedtls:libmbedtls-dev"
+TP_CONFIG="-DMBEDTLS_USER_CONFIG_FILE=\"$ROOT/src/platform/baremetal/mbedtls_baremetal.h\""
+TP_OK=0
+tp_sources() { # package dir -> the library's C sources
+	case $1 in
+	cjson) echo "$2/cJSON.c" ;;
+	http-parser) echo "$2/http_parser.c" ;;
+	mbedtls) find "$2/library" -name '*.c' | sort ;;
+	esac
+}
+tp_fail() {
+	echo "mcu: third-party sources unavailable: $*" >&2
+	if [ "${CI:-}" = true ]; then
+		echo "mcu: FAILED under CI=true: the images must link whole (cJSON, http-parser, mbedTLS)" >&2
+		exit 1
+	fi
+	echo "mcu: the worker and control-plane images link with their symbols unresolved" >&2
+}
+thirdparty() {
+	local want=() pkg dev ver
+	for pkg in $TP_PACKAGES; do
+		dev=${pkg#*:}
+		ver=$(dpkg-query -W -f='${source:Version}' "$dev" 2>/dev/null) ||
+			{ tp_fail "$dev is not installed (scripts/deps.sh)"; return 0; }
+		want+=("${pkg%%:*}=$ver")
+	done
+	local stamp="$TP/lib/.versions" key
+	# rebuilt when a version or the board's mbedTLS configuration changes
+	key="${want[*]} $(sha1sum src/platform/baremetal/mbedtls_baremetal.h | cut -c1-12)"
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
+		TP_OK=1
+		return 0
+	fi
+	echo "mcu: third-party: apt-get source ${want[*]} (cross-compiled into $TP)" >&2
+	rm -rf "$TP"
+	mkdir -p "$TP/apt/lists/partial" "$TP/apt/cache/archives/partial" "$TP/src" "$TP/obj" "$TP/lib"
+	# the system's Debian mirror and suites, as deb-src lines
+	local uri suites
+	uri=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+	suites=$(sed -n 's/^Suites: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+	echo "deb-src ${uri:-http://deb.debian.org/debian} ${suites:-bookworm bookworm-updates} main" \
+		>"$TP/apt/sources.list"
+	local apt=(-o Dir::Etc::SourceList="$TP/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o Dir::State::Lists="$TP/apt/lists" -o Dir::Cache="$TP/apt/cache"
+		-o APT::Sandbox::User="$(id -un)" -qq)
+	if ! timeout 300 apt-get "${apt[@]}" update >"$TP/apt.log" 2>&1 ||
+		! (cd "$TP/src" && timeout 300 apt-get "${apt[@]}" source --download-only "${want[@]}") \
+			>>"$TP/apt.log" 2>&1; then
+		tp_fail "apt-get source failed (no network or no deb-src?): $(tail -1 "$TP/apt.log")"
+		return 0
+	fi
+	local dsc dir
+	: >"$TP/jobs"
+	for dsc in "$TP"/src/*.dsc; do
+		pkg=$(basename "$dsc" | cut -d_ -f1)
+		dir="$TP/src/$pkg"
+		# --no-check: the .dsc came through apt, which checked it against the signed index
+		dpkg-source --no-check -x "$dsc" "$dir" >>"$TP/apt.log" 2>&1 ||
+			{ tp_fail "dpkg-source -x $dsc failed"; return 0; }
+		local inc="-I$dir"
+		[ -d "$dir/include" ] && inc="-I$dir/include"
+		for f in $(tp_sources "$pkg" "$dir"); do
+			local o
+			o="$TP/obj/$pkg/$(basename "$f" .c).o"
+			mkdir -p "$(dirname "$o")"
+			echo "$f $o $inc" >>"$TP/jobs"
+		done
+	done
+	# the images' target and size flags; the projects' own warnings, not kube32's -Werror
+	export TP_CFLAGS="${CPU[*]} --specs=nano.specs -Os -std=gnu11 -ffunction-sections
+		-fdata-sections -fstack-usage -fcallgraph-info=su $TP_CONFIG"
+	export CC
+	xargs -P "$JOBS" -L 1 sh -c '$CC $TP_CFLAGS $2 -w -c "$0" -o "$1"' <"$TP/jobs" ||
+		{ tp_fail "cross-compiling them failed"; return 0; }
+	for d in "$TP"/obj/*/; do
+		pkg=$(basename "$d")
+		find "$d" -name '*.o' | sort | xargs arm-none-eabi-ar rcs "$TP/lib/libtp_$pkg.a"
+	done
+	echo "$key" >"$stamp"
+	TP_OK=1
 }
 
 # Library sources of a subsystem: what its CMakeLists puts in its libraries (tests, fuzz
@@ -102,9 +206,8 @@ board_value() { # board macro -> its value in bytes (the board header's expressi
 		sed -E 's/([0-9]+)[uU]?[lL]*/\1/g' | python3 -c 'import sys; print(int(eval(sys.stdin.read())))'
 }
 
-# link_image board name main.c libs... -> OUT/<board>/<name>.elf; third-party symbols that
-# have no Arm build in Debian (cJSON, http-parser, zlib, mbedTLS) are left unresolved and
-# listed: the figures are kube32's own code and data.
+# link_image board name main.c libs... -> OUT/<board>/<name>.elf, with the third-party
+# libraries built by thirdparty(); without them their symbols are left unresolved and listed.
 link_image() {
 	local b=$1 name=$2 main=$3
 	shift 3
@@ -115,10 +218,21 @@ link_image() {
 	$CC ${MCU_CFLAGS} -DK32_BOARD_"$up" -c "$main" -o "$bo/main_$name.o"
 	local extra=()
 	if [ "$name" = bench ]; then
-		(cd "$(dirname "$BENCH_WASM")" && arm-none-eabi-objcopy -I binary -O elf32-littlearm \
-			-B arm --rename-section .data=.rodata.bench_wasm,alloc,load,readonly,data,contents \
-			bench.wasm "$ROOT/$bo/bench_wasm.o")
-		extra+=("$bo/bench_wasm.o")
+		# the pods as read-only data: _binary_<name>_wasm_start/_end
+		local w
+		for w in "$BENCH_WASM" "$DRIVERS_DIR/bme688.wasm" "$DRIVERS_DIR/miniscale.wasm" \
+			"$DRIVERS_DIR/rfid.wasm"; do
+			local base
+			base=$(basename "$w" .wasm)
+			(cd "$(dirname "$w")" && arm-none-eabi-objcopy -I binary -O elf32-littlearm -B arm \
+				--rename-section .data=.rodata."$base"_wasm,alloc,load,readonly,data,contents \
+				"$base.wasm" "$ROOT/$bo/${base}_wasm.o")
+			extra+=("$bo/${base}_wasm.o")
+		done
+		# the driver run (mcu_drivers.c), the same file the host side compiles
+		$CC ${MCU_CFLAGS} -DK32_BOARD_"$up" -c src/platform/baremetal/mcu_drivers.c \
+			-o "$bo/mcu_drivers.o"
+		extra+=("$bo/mcu_drivers.o")
 	fi
 	local libs=()
 	for l in "$@"; do libs+=("$bo/lib/libk32_$l.a"); done
@@ -127,8 +241,17 @@ link_image() {
 	local heap
 	heap=$(board_value "$b" K32_BOARD_HEAP_PLANNED_BYTES)
 	local unresolved=()
-	[ "$name" != bench ] && unresolved=(-Wl,--unresolved-symbols=ignore-all)
-	$CC "${CPU[@]}" --specs=nano.specs --specs=rdimon.specs -nostartfiles \
+	if [ "$name" != bench ]; then
+		if [ "$TP_OK" = 1 ]; then
+			for l in "$TP"/lib/libtp_*.a; do libs+=("$l"); done
+		else
+			unresolved=(-Wl,--unresolved-symbols=ignore-all)
+		fi
+	fi
+	# -u _printf_float: newlib-nano's printf leaves %f out unless asked, and the readings of
+	# the hw host functions ("%.*f") and cJSON's numbers ("%1.15g") need it (test-mcu found
+	# every numeric driver reading empty without it); ESP-IDF's default newlib has it too
+	$CC "${CPU[@]}" --specs=nano.specs --specs=rdimon.specs -nostartfiles -u _printf_float \
 		-T src/platform/baremetal/cortexm.ld -Wl,--defsym=K32_RAM_BYTES="$ram" \
 		-Wl,--defsym=K32_HEAP_MIN_BYTES="${MCU_HEAP_MIN:-$heap}" -Wl,--gc-sections \
 		-Wl,-Map="$bo/$name.map" "${unresolved[@]}" -o "$bo/$name.elf" "$bo/startup_$name.o" \
@@ -151,23 +274,30 @@ image_libs() {
 	case $1 in
 	worker) echo "kubelet kmeta wasm kobj http hw console bench platform base" ;;
 	cplane) echo "cplane ctrl kclient api kmeta store http hw kubelet wasm kobj console bench platform base" ;;
-	bench) echo "bench wasm platform base" ;;
+	bench) echo "bench hw wasm platform base" ;;
 	esac
 }
 
 BENCH_WASM=${BENCH_WASM:-build/apps/bench/bench.wasm}
+DRIVERS_DIR=${DRIVERS_DIR:-build/apps/drivers}
+# the pods the bench image carries (bench and the three drivers) come from the host build;
+# they need clang and wasm-ld (scripts/deps.sh)
 need_bench_wasm() {
-	if [ ! -f "$BENCH_WASM" ]; then
-		echo "mcu: $BENCH_WASM missing; building it (cmake --build build --target bench_wasm)" >&2
-		[ -f build/CMakeCache.txt ] || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-		cmake --build build --target bench_wasm >/dev/null
-	fi
+	local t missing=()
+	[ -f "$BENCH_WASM" ] || missing+=(bench_wasm)
+	for t in bme688 miniscale rfid; do
+		[ -f "$DRIVERS_DIR/$t.wasm" ] || missing+=("${t}_wasm")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	echo "mcu: building the pods the bench image carries (cmake --build build --target ${missing[*]})" >&2
+	[ -f build/CMakeCache.txt ] || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build build -j "$JOBS" --target "${missing[@]}" >/dev/null
 }
 
 # size_table -> OUT/size.md (Markdown) and the budget check's verdicts on stderr
 size_table() {
 	python3 "$ROOT/scripts/mcu_size.py" --out "$OUT" --boards "$BOARDS" \
-		--budget-cmd "$0 board-value" "$@"
+		--budget-cmd "$0 board-value" --thirdparty "$TP" "$@"
 }
 
 case $MODE in
@@ -176,6 +306,7 @@ board-value) # internal: scripts/mcu.sh board-value BOARD MACRO
 	exit 0 ;;
 build)
 	start=$(date +%s)
+	thirdparty
 	sysinc
 	need_bench_wasm
 	for b in $BOARDS; do
@@ -188,10 +319,23 @@ build)
 		done
 	done
 	size_table
+	# the host build without zlib (-DK32_HTTP_GZIP=OFF, what the boards compile in) must not
+	# rot: the control-plane server built that way, and linked without zlib
+	echo "mcu: host build with -DK32_HTTP_GZIP=OFF (kube32-server without zlib)" >&2
+	[ -f "$OUT/host-nogzip/CMakeCache.txt" ] ||
+		CC=cc cmake -S . -B "$OUT/host-nogzip" -DCMAKE_BUILD_TYPE=Release -DK32_HTTP_GZIP=OFF >/dev/null
+	cmake --build "$OUT/host-nogzip" -j "$JOBS" --target kube32-server >/dev/null ||
+		{ echo "mcu: FAILED: kube32-server does not build with -DK32_HTTP_GZIP=OFF" >&2; exit 1; }
+	if readelf -d "$OUT/host-nogzip/cmd/kube32-server/kube32-server" | grep -q 'libz\.' ||
+		nm "$OUT/host-nogzip/cmd/kube32-server/kube32-server" | grep -qE ' (deflate|inflate)(Init2_)?$'; then
+		echo "mcu: FAILED: kube32-server built with -DK32_HTTP_GZIP=OFF still uses zlib" >&2
+		exit 1
+	fi
 	echo "mcu: done in $(($(date +%s) - start)) s; table in $OUT/size.md" >&2
 	;;
 test)
 	[ -f "$OUT/cortexm/bench.elf" ] || MCU_BOARDS=cortexm "$0" build "$OUT"
+	need_bench_wasm
 	command -v qemu-system-arm >/dev/null || { echo "mcu: qemu-system-arm missing (scripts/deps.sh)" >&2; exit 1; }
 	# the host's checksums: the same kernels compiled natively
 	cc -O2 -std=c11 -I src/bench -o "$OUT/host_kernels" -x c - src/bench/bench_kernels.c <<'HOST'
@@ -205,6 +349,18 @@ int main(void)
 }
 HOST
 	"$OUT/host_kernels" >"$OUT/host_kernels.txt"
+	# the host's driver readings: mcu_drivers.c natively, against the host build's libraries
+	cmake --build build -j "$JOBS" --target k32_hw k32_wasm_goto >/dev/null
+	cc -O2 -std=c11 -D_DEFAULT_SOURCE -I include -I src -o "$OUT/host_drivers" \
+		src/platform/baremetal/mcu_drivers.c src/platform/baremetal/mcu_drivers_host.c \
+		-Wl,--start-group build/src/hw/libk32_hw.a build/src/wasm/libk32_wasm_goto.a \
+		build/src/kmeta/libk32_kmeta.a build/src/platform/libk32_platform.a \
+		build/src/base/libk32_base.a -Wl,--end-group -lcjson -lpthread -lm
+	"$OUT/host_drivers" "$DRIVERS_DIR" >"$OUT/host_drivers.txt" || {
+		cat "$OUT/host_drivers.txt" >&2
+		echo "mcu: test-mcu FAILED: the driver pods did not run on the host" >&2
+		exit 1
+	}
 	# icount shift=0: one instruction per virtual nanosecond, so a microsecond of the
 	# emulated clock is 1000 instructions
 	timeout 300 qemu-system-arm -M mps2-an386 -cpu cortex-m4 -nographic -monitor none \
@@ -215,7 +371,8 @@ HOST
 		exit 1
 	}
 	cat "$OUT/qemu_bench.txt"
-	python3 "$ROOT/scripts/mcu_size.py" --compare "$OUT/qemu_bench.txt" "$OUT/host_kernels.txt"
+	python3 "$ROOT/scripts/mcu_size.py" --compare "$OUT/qemu_bench.txt" "$OUT/host_kernels.txt" \
+		--drivers "$OUT/host_drivers.txt"
 	;;
 budget-selftest)
 	# the cortexm bench image linked with a planned heap that leaves no room: must fail
@@ -237,7 +394,13 @@ budget-selftest)
 		exit 1
 	fi
 	grep -q "OVER BUDGET" "$OUT/selftest2.err" || { cat "$OUT/selftest2.err" >&2; exit 1; }
-	echo "mcu: budget-selftest passed (the linker and the size check both refuse an image that outgrows its board)"
+	# and the stack check: a task stack below its worst static path must fail it
+	if MCU_TASK_STACK_OVERRIDE=256 size_table --md "$OUT/selftest.md" 2>"$OUT/selftest3.err"; then
+		echo "mcu: budget-selftest FAILED: the size check passed a task whose stack is too small" >&2
+		exit 1
+	fi
+	grep -q "worst static stack path" "$OUT/selftest3.err" || { cat "$OUT/selftest3.err" >&2; exit 1; }
+	echo "mcu: budget-selftest passed (the linker and the size check refuse an image that outgrows its board, and a task whose worst stack path outgrows its stack)"
 	;;
 *)
 	echo "usage: scripts/mcu.sh build|test|budget-selftest [OUT]" >&2

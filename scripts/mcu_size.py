@@ -5,10 +5,13 @@
       writes OUT/size.md: per board, text/data/bss of every subsystem's library; per image,
       text/data/bss in all and per subsystem (from the linker map), the largest functions,
       and the worst static stack path from each task's entry function (-fstack-usage and
-      -fcallgraph-info=su). Fails (exit 1, "OVER BUDGET") when an image's .data + .bss exceed
-      the board's K32_BOARD_STATIC_RAM_MAX (CMD board-value BOARD MACRO evaluates it).
-  mcu_size.py --compare QEMU_OUT HOST_OUT
-      the test-mcu check: every kernel's pod and native checksum on the MCU equal the host's.
+      -fcallgraph-info=su; the third-party objects' too with --thirdparty). Fails (exit 1,
+      "OVER BUDGET") when an image's .data + .bss exceed the board's K32_BOARD_STATIC_RAM_MAX
+      (CMD board-value BOARD MACRO evaluates it), when a task's worst path exceeds its stack,
+      or when a task's stack exceeds 16 KiB.
+  mcu_size.py --compare QEMU_OUT HOST_OUT [--drivers HOST_DRIVERS]
+      the test-mcu check: every kernel's pod and native checksum on the MCU equal the host's;
+      with --drivers, the driver pods' reading lines equal the host run's.
 """
 import argparse
 import glob
@@ -17,9 +20,37 @@ import re
 import subprocess
 import sys
 
-# task entry functions (the functions handed to task_create) and main
-TASK_ENTRIES = ["main", "worker_main", "watcher_main", "loop", "service", "ctrl_task_main",
-                "relay_main", "api_ns_janitor_main", "Reset_Handler"]
+# task entry functions (the functions handed to task_create) and main, with the stack each
+# gets on a board: a k32_config.h macro (evaluated for the board) or None for the main stack
+# and the tasks created with stack 0 (the platform's default), both MAIN_STACK_BYTES: the
+# bare-metal port runs every task on the main stack (cortexm.ld's 16 KiB), and a FreeRTOS
+# port would give a task created with 0 the same.
+MAIN_STACK_BYTES = 16 * 1024
+TASK_ENTRIES = {
+    "Reset_Handler": None, "main": None,
+    "src/kubelet/klet.c:watcher_main": "K32_KLET_WATCHER_STACK_BYTES",
+    "src/kubelet/klet.c:node_main": "K32_KLET_NODE_TASK_STACK",
+    "src/kubelet/klet.c:worker_main": "K32_BOARD_INTERP_STACK_BYTES",
+    "src/http/http_server.c:loop": None, "src/http/http_server.c:worker_main": None,
+    "src/kobj/kobj_timer.c:service": None,
+    "src/api/api_delete.c:api_ns_janitor_main": None,
+    "src/ctrl/ctrl.c:ctrl_task_main": None,
+    "src/ctrl/ctrl_inform.c:ctrl_inf_main": "K32_CTRL_INFORMER_STACK_BYTES",
+    "src/cplane/cplane_logs.c:relay_main": "K32_CPLANE_RELAY_STACK_BYTES",
+}
+# the issue's bound: no task stack over 16 KiB
+TASK_STACK_MAX = 16 * 1024
+# Calls through function pointers that the static graph cannot see but a task makes: the
+# HTTP server's handler (the control plane's API, the kubelet's pod server) and the client
+# layer's transports (in-process API calls, HTTP). Followed when the callee is in the image.
+INDIRECT_CALLS = {
+    "src/http/http_server.c:handle_request": ["src/cplane/cplane.c:cp_handler",
+                                              "src/kubelet/klet_http.c:handler"],
+    "kclient_do": ["src/kclient/kclient_inproc.c:kc_in_request",
+                   "src/kclient/kclient.c:kc_http_request"],
+    "kclient_watch": ["src/kclient/kclient_inproc.c:kc_in_watch",
+                      "src/kclient/kclient.c:kc_http_watch"],
+}
 SECTION_OWNER = re.compile(r"libk32_(\w+)\.a\((\S+)\)|/obj/(\w+)/|main_\w+\.o|startup_\w+\.o|bench_wasm\.o")
 
 
@@ -60,12 +91,15 @@ def map_by_subsystem(map_path):
         if size == 0 or int(m.group(2), 16) == 0 and not sec.startswith(".text"):
             continue
         src = m.group(4)
-        if "libk32_" in src:
+        if "libtp_" in src:
+            owner = "third-party: " + re.search(r"libtp_([\w-]+)\.a", src).group(1) + " (Debian source)"
+        elif "libk32_" in src:
             owner = re.search(r"libk32_(\w+)\.a", src).group(1)
-        elif "main_" in src or "startup_" in src or "k32_platform_baremetal" in src:
+        elif "main_" in src or "startup_" in src or "k32_platform_baremetal" in src or \
+                "mcu_drivers.o" in src:
             owner = "platform (baremetal, image main)"
-        elif "bench_wasm.o" in src:
-            owner = "bench pod (data)"
+        elif "_wasm.o" in src:
+            owner = "pods (bench, drivers; data)"
         elif "libc" in src or "libm" in src or "librdimon" in src or "libgcc" in src or "libnosys" in src:
             owner = "newlib, libgcc"
         else:
@@ -87,13 +121,14 @@ def largest_functions(elf, n=10):
     return sorted(rows, reverse=True)[:n]
 
 
-def stack_graph(objdir):
+def stack_graph(*objdirs):
     """Frame bytes per function and direct call edges, from GCC's -fcallgraph-info=su files
     (.ci, one per object). Static functions are named "file:function" there."""
     frames, edges = {}, {}
     node = re.compile(r'node: \{ title: "([^"]+)" label: "[^"\\]*\\n[^"\\]*\\n(\d+) bytes')
     edge = re.compile(r'edge: \{ sourcename: "([^"]+)" targetname: "([^"]+)"')
-    for ci in glob.glob(os.path.join(objdir, "**", "*.ci"), recursive=True):
+    cis = [c for d in objdirs if d for c in glob.glob(os.path.join(d, "**", "*.ci"), recursive=True)]
+    for ci in cis:
         txt = open(ci, errors="replace").read()
         for m in node.finditer(txt):
             frames[m.group(1)] = max(frames.get(m.group(1), 0), int(m.group(2)))
@@ -102,9 +137,10 @@ def stack_graph(objdir):
     return frames, edges
 
 
-def worst_path(fn, frames, edges):
-    """Deepest static stack from fn along direct calls (a recursive cycle is cut where it
-    closes and marked); returns (bytes, path)."""
+def worst_path(fn, frames, edges, linked=None):
+    """Deepest static stack from fn along direct calls and INDIRECT_CALLS (a recursive cycle
+    is cut where it closes); with linked (the image's symbols), only through functions the
+    image holds. Returns (bytes, path)."""
     memo = {}
 
     def go(f, onpath):
@@ -112,8 +148,10 @@ def worst_path(fn, frames, edges):
             return memo[f]
         own = frames.get(f, 0)
         best, bpath = 0, []
-        for g in edges.get(f, ()):
+        for g in set(edges.get(f, ())) | set(INDIRECT_CALLS.get(f, ())):
             if g in onpath:
+                continue
+            if linked is not None and g in frames and g.rsplit(":", 1)[-1] not in linked:
                 continue
             s, p = go(g, onpath | {g})
             if s > best:
@@ -152,7 +190,7 @@ def table(args):
             t, d, s = size_of(lib)
             md.append(f"| {os.path.basename(lib)[7:-2]} | {t} | {d} | {s} |")
         md.append("")
-        frames, edges = stack_graph(bo)
+        frames, edges = stack_graph(bo, args.thirdparty and os.path.join(args.thirdparty, "obj"))
         for elf in sorted(glob.glob(os.path.join(bo, "*.elf"))):
             name = os.path.basename(elf)[:-4]
             t, d, s = size_of(elf)
@@ -168,9 +206,9 @@ def table(args):
                    f"({verdict}); static RAM + planned heap {static + heap} B of {sram} B SRAM, "
                    f"{kb(sram - static - heap)} left for the system."]
             if nundef:
-                md.append(f"Third-party symbols left unresolved (cJSON, http-parser, zlib, mbedTLS "
-                          f"have no Arm build in Debian; their code is NOT in these figures): "
-                          f"{nundef}.")
+                md.append(f"Third-party symbols left unresolved (cJSON, http-parser, mbedTLS: "
+                          f"their Debian sources could not be fetched and cross-compiled; their "
+                          f"code is NOT in these figures): {nundef}.")
             md += ["", "| Subsystem in the image | text | data | bss |", "| --- | ---: | ---: | ---: |"]
             per = map_by_subsystem(os.path.join(bo, name + ".map"))
             for owner in sorted(per, key=lambda o: -(per[o]["text"] + per[o]["data"] + per[o]["bss"])):
@@ -179,26 +217,76 @@ def table(args):
             md += ["", "Largest functions:", "", "| Function | bytes |", "| --- | ---: |"]
             for sz, fn in largest_functions(elf):
                 md.append(f"| `{fn}` | {sz} |")
-            md += ["", "Worst static stack path per task entry (direct calls; calls through "
-                   "function pointers and third-party code not followed; a recursive call is "
-                   "counted once):", "", "| Task entry | bytes | path |", "| --- | ---: | --- |"]
+            md += ["", "Worst static stack path per task entry (direct calls and the known "
+                   "calls through function pointers (INDIRECT_CALLS: HTTP handlers, client "
+                   "transports), third-party code included; a recursive call is counted "
+                   "once) against the task's stack (checked: the path must fit "
+                   f"the stack, and no stack may exceed {TASK_STACK_MAX} B):", "",
+                   "| Task entry | worst path | stack | path |", "| --- | ---: | ---: | --- |"]
             syms = set(l.split()[-1] for l in run(["arm-none-eabi-nm", elf]).splitlines() if l.split())
             for title in sorted(frames):
                 entry = title.rsplit(":", 1)[-1]
-                if entry not in TASK_ENTRIES or entry not in syms:
+                if title not in TASK_ENTRIES or entry not in syms:
                     continue
-                sz, path = worst_path(title, frames, edges)
+                sz, path = worst_path(title, frames, edges, syms)
+                macro = TASK_ENTRIES[title]
+                stack = val(macro) if macro else MAIN_STACK_BYTES
+                if os.environ.get("MCU_TASK_STACK_OVERRIDE"):
+                    stack = int(os.environ["MCU_TASK_STACK_OVERRIDE"])
                 path = [p.rsplit(":", 1)[-1] for p in path]
                 shown = " > ".join(path[:8]) + (" > ..." if len(path) > 8 else "")
-                md.append(f"| `{title}` | {sz} | {shown} |")
+                flag = ""
+                if sz > stack or stack > TASK_STACK_MAX:
+                    flag = " **OVER**"
+                    over.append(f"{b}/{name}: task {title}: worst static stack path {sz} B, "
+                                f"stack {stack} B ({macro or 'main stack / platform default'}), "
+                                f"at most {TASK_STACK_MAX} B allowed")
+                md.append(f"| `{title}` | {sz} | {stack}{flag} | {shown} |")
             md.append("")
     open(args.md or os.path.join(out, "size.md"), "w").write("\n".join(md) + "\n")
     if not args.md:
         print("\n".join(md))
     for o in over:
         print("mcu: OVER BUDGET: " + o + "; lower the board's limits or its planned heap "
-              "(include/k32/boards/)", file=sys.stderr)
+              "(include/k32/boards/), or move large buffers off the task's stack",
+              file=sys.stderr)
     return 1 if over else 0
+
+
+# what the driver run must show (mcu_drivers.c's script): every step of every pod
+DRIVER_STEPS = ["worked-example", "values-changed", "card7-placed", "card-removed", "card4-placed"]
+DRIVER_PODS = ["bme688", "miniscale", "rfid"]
+
+
+def compare_drivers(qemu_out, host_out):
+    """The K32_DRV lines of the QEMU run equal the host's, line for line, and cover every
+    step of every pod with readings."""
+    pick = lambda path: [l.strip() for l in open(path) if l.startswith(("K32_DRV ", "K32_DRV_FAIL"))]
+    mcu, host = pick(qemu_out), pick(host_out)
+    bad = 0
+    for i in range(max(len(mcu), len(host))):
+        a = mcu[i] if i < len(mcu) else "(missing)"
+        b = host[i] if i < len(host) else "(missing)"
+        if a != b:
+            bad += 1
+            print(f"test-mcu: driver line {i + 1} differs:\n  mcu:  {a}\n  host: {b}",
+                  file=sys.stderr)
+    want = {(s, p) for s in DRIVER_STEPS for p in DRIVER_PODS}
+    seen = set()
+    for l in mcu:
+        m = re.match(r"K32_DRV step=(\S+) pod=(\S+) ready=1 reason=\S+ publishes=[1-9]\d* \S+=", l)
+        if m:
+            seen.add(m.groups())
+    missing = sorted(want - seen)
+    if missing or bad or any(l.startswith("K32_DRV_FAIL") for l in mcu):
+        print(f"test-mcu: drivers FAILED ({bad} lines differ; steps without a Ready pod and "
+              f"readings: {missing})", file=sys.stderr)
+        return 1
+    for l in mcu:
+        print("test-mcu: " + l[8:])
+    print(f"test-mcu: all {len(mcu)} driver reading lines ({len(DRIVER_PODS)} pods x "
+          f"{len(DRIVER_STEPS)} steps) equal to the host build's")
+    return 0
 
 
 def compare(qemu_out, host_out):
@@ -229,11 +317,16 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--boards", default="cardputer devkit cortexm")
     ap.add_argument("--budget-cmd")
+    ap.add_argument("--thirdparty", help="OUT/thirdparty: its objects' call graphs too")
     ap.add_argument("--md", help="write the table here instead of OUT/size.md (self-test)")
     ap.add_argument("--compare", nargs=2)
+    ap.add_argument("--drivers", help="with --compare: the host's driver run to compare with")
     a = ap.parse_args()
     if a.compare:
-        return compare(*a.compare)
+        rc = compare(*a.compare)
+        if a.drivers:
+            rc |= compare_drivers(a.compare[0], a.drivers)
+        return rc
     return table(a)
 
 

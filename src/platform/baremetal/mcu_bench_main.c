@@ -7,7 +7,11 @@
  *
  * scripts/mcu.sh compares the checksums with the host build's and, under QEMU's icount
  * (one instruction per virtual nanosecond), turns the microseconds into instructions.
- * Exit status 0 when every pod checksum equals the native one.
+ * Then the three driver pods (apps/drivers, linked in as data) over src/hw's simulated I2C
+ * devices (mcu_drivers.c): their "K32_DRV" reading lines are compared with the same code's
+ * run on the host.
+ *
+ * Exit status 0 when every pod checksum equals the native one and the drivers ran.
  */
 #include <inttypes.h>
 #include <malloc.h>
@@ -15,10 +19,28 @@
 
 #include "bench/bench_host.h"
 #include "bench/bench_kernels.h"
+#include "mcu_drivers.h"
 #include "platform/k32_platform.h"
 
 extern const uint8_t _binary_bench_wasm_start[];
 extern const uint8_t _binary_bench_wasm_end[];
+extern const uint8_t _binary_bme688_wasm_start[];
+extern const uint8_t _binary_bme688_wasm_end[];
+extern const uint8_t _binary_miniscale_wasm_start[];
+extern const uint8_t _binary_miniscale_wasm_end[];
+extern const uint8_t _binary_rfid_wasm_start[];
+extern const uint8_t _binary_rfid_wasm_end[];
+
+static size_t heap_used(void)
+{
+	struct mallinfo mi = mallinfo();
+	return (size_t)mi.uordblks;
+}
+
+static size_t blob_len(const uint8_t *start, const uint8_t *end)
+{
+	return (size_t)((uintptr_t)end - (uintptr_t)start);
+}
 
 static int64_t native_clock(void)
 {
@@ -63,6 +85,19 @@ int main(void)
 	struct mallinfo mi = mallinfo();
 	printf("K32_MCU heap_used=%d heap_arena=%d\n", mi.uordblks, mi.arena);
 	bench_pod_close(&pod);
+
+	const struct mcu_driver_blob drivers[3] = {
+	    {"bme688", _binary_bme688_wasm_start,
+	     blob_len(_binary_bme688_wasm_start, _binary_bme688_wasm_end)},
+	    {"miniscale", _binary_miniscale_wasm_start,
+	     blob_len(_binary_miniscale_wasm_start, _binary_miniscale_wasm_end)},
+	    {"rfid", _binary_rfid_wasm_start,
+	     blob_len(_binary_rfid_wasm_start, _binary_rfid_wasm_end)},
+	};
+	uint64_t d0 = k32_now_us();
+	if (mcu_drivers_run(drivers, heap_used) != 0)
+		bad = 1;
+	printf("K32_MCU drivers_us=%" PRIu32 "\n", (uint32_t)(k32_now_us() - d0));
 	printf("K32_MCU_END %s\n", bad ? "FAIL" : "OK");
 	return bad;
 }
