@@ -60,10 +60,12 @@ lint: deps
 	@scripts/lint.sh
 
 # The board-sized build (scripts/mcu.sh): every portable library cross-compiled for a
-# Cortex-M4F per board profile with -Werror, the board images linked, the size table in
-# build-mcu/size.md checked against each board's RAM plan (and a check that an image made to
-# outgrow its board fails). test-mcu runs the bench pod's six kernels under qemu-system-arm
-# and compares their checksums with the host build's.
+# Cortex-M4F per board profile with -Werror, cJSON/http-parser/mbedTLS cross-compiled from
+# Debian's source packages, the board images linked whole, the size table in
+# build-mcu/size.md checked against each board's RAM plan and each task's stack (and a check
+# that an image made to outgrow its board fails). test-mcu runs the bench pod's six kernels
+# and the three driver pods under qemu-system-arm and compares checksums and readings with
+# the host build's.
 mcu: deps
 	@scripts/mcu.sh build build-mcu
 	@scripts/mcu.sh budget-selftest build-mcu
