@@ -59,10 +59,16 @@ void api_crd_sync(struct api_server *api, bool cascade)
 	struct k32_err err;
 	cJSON *crds[K32_API_MAX_CRDS];
 	size_t n = 0;
+	/* the retired rows (API_CRD_ROWS of them, ~9 KB): on the heap, not on the stack of the
+	 * task that changed a CRD (make mcu's stack check: an informer's 16 KiB on a board) */
+	struct api_crd_gone *gone = api_zalloc(sizeof(*gone) * API_CRD_ROWS);
+	if (!gone)
+		return; /* out of memory: keep the rows as they are */
 	memset(&list, 0, sizeof(list));
 	api_key(crdres, "", "", &key);
 	if (store_list(api->store, &key, &opts, &list, &err) != K32_OK) {
 		store_list_fini(api->store, &list);
+		api_free(gone, sizeof(*gone) * API_CRD_ROWS);
 		return; /* keep the rows as they are rather than drop every custom resource */
 	}
 	for (uint32_t i = 0; i < list.count && n < K32_API_MAX_CRDS; i++) {
@@ -71,10 +77,10 @@ void api_crd_sync(struct api_server *api, bool cascade)
 			crds[n++] = j;
 	}
 	store_list_fini(api->store, &list);
-	struct api_crd_gone gone[API_CRD_ROWS];
 	size_t ngone = api_crd_install((const cJSON *const *)crds, n, gone, API_CRD_ROWS);
 	for (size_t i = 0; i < n; i++)
 		cJSON_Delete(crds[i]);
 	for (size_t i = 0; cascade && i < ngone; i++)
 		api_crd_cleanup(api, &gone[i]);
+	api_free(gone, sizeof(*gone) * API_CRD_ROWS);
 }
