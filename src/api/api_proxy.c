@@ -390,12 +390,14 @@ static const char *api_proxy_verb(const char *method)
 bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
 	struct api_proxy_target t;
-	struct api_fail f;
-	api_fail_clear(&f);
-	if (!api_proxy_parse(rq->path, rq->query, &t, &f))
+	struct api_fail *f = &rq->fail;
+	api_fail_clear(f);
+	if (!api_proxy_parse(rq->path, rq->query, &t, f)) {
+		api_fail_clear(f); /* not a proxy path: the request's failure stays clear */
 		return false;
-	if (f.code) {
-		api_out_fail(out, &f);
+	}
+	if (f->code) {
+		api_out_fail(out, f);
 		return true;
 	}
 	const struct api_resource *res =
@@ -403,25 +405,25 @@ bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out 
 	const char *verb = api_proxy_verb(rq->method);
 	char why[320];
 	if (!verb) {
-		api_fail_set(&f, 405, "MethodNotAllowed", "proxy: method %s is not supported",
+		api_fail_set(f, 405, "MethodNotAllowed", "proxy: method %s is not supported",
 			     rq->method);
-		api_out_fail(out, &f);
+		api_out_fail(out, f);
 		return true;
 	}
 	if (t.portforward)
 		verb = "create";
 	if (!api_authorize(rq->who, verb, res, t.portforward ? "portforward" : "proxy", t.ns,
 			   t.name, NULL, why, sizeof(why))) {
-		api_fail_set(&f, 403, "Forbidden", "%s", why);
-		api_out_fail(out, &f);
+		api_fail_set(f, 403, "Forbidden", "%s", why);
+		api_out_fail(out, f);
 		return true;
 	}
 	if (rq->body_len > K32_API_PROXY_BODY_MAX) {
-		api_fail_set(&f, 413, "RequestEntityTooLarge",
+		api_fail_set(f, 413, "RequestEntityTooLarge",
 			     "proxy: the request body is %zu bytes, over %u "
 			     "(K32_API_PROXY_BODY_MAX)",
 			     rq->body_len, (unsigned)K32_API_PROXY_BODY_MAX);
-		api_out_fail(out, &f);
+		api_out_fail(out, f);
 		return true;
 	}
 	char node[254], ip[KMETA_HOST_LEN];
@@ -429,8 +431,8 @@ bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out 
 	const char *pod = t.name;
 	struct kmeta_endpoint ep;
 	if (t.service) {
-		if (!api_proxy_service_endpoint(api, &t, &ep, &f)) {
-			api_out_fail(out, &f);
+		if (!api_proxy_service_endpoint(api, &t, &ep, f)) {
+			api_out_fail(out, f);
 			return true;
 		}
 		pod = ep.pod;
@@ -438,31 +440,31 @@ bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out 
 		snprintf(ip, sizeof(ip), "%s", ep.ip);
 		port = ep.port;
 	} else if (!api_proxy_pod_server(api, t.ns, t.name, node, sizeof(node), ip, sizeof(ip),
-					 &port, &f)) {
-		api_out_fail(out, &f);
+					 &port, f)) {
+		api_out_fail(out, f);
 		return true;
 	}
 	if (t.portforward && api_portforward_start(rq, out, t.ns, t.name, node, ip, port))
 		return true;
 	if (t.portforward) {
 		/* kubectl 1.31+ asks for WebSocket first and falls back to SPDY on this */
-		api_fail_set(&f, 400, "BadRequest",
+		api_fail_set(f, 400, "BadRequest",
 			     "pods/portforward: kube32 tunnels SPDY/3.1 (portforward.k8s.io) only, "
 			     "not \"%.30s\"; pod %s/%s answers HTTP at node %s's pod server "
 			     "http://%s:%u with header X-Kube32-Pod: %s/%s, or through kubectl get "
 			     "--raw /api/v1/namespaces/%s/pods/%s/proxy/",
 			     rq->upgrade[0] ? rq->upgrade : "no upgrade", t.ns, t.name, node, ip,
 			     (unsigned)port, t.ns, t.name, t.ns, t.name);
-		api_out_fail(out, &f);
+		api_out_fail(out, f);
 		return true;
 	}
 	if (atomic_fetch_add(&api_proxy_inflight, 1) >= K32_API_PROXY_CONCURRENT) {
 		atomic_fetch_sub(&api_proxy_inflight, 1);
-		api_fail_set(&f, 429, "TooManyRequests",
+		api_fail_set(f, 429, "TooManyRequests",
 			     "proxy: %u requests are being forwarded already "
 			     "(K32_API_PROXY_CONCURRENT); retry shortly",
 			     (unsigned)K32_API_PROXY_CONCURRENT);
-		api_out_fail(out, &f);
+		api_out_fail(out, f);
 		return true;
 	}
 	api_proxy_forward(rq, out, t.ns, pod, node, ip, port, t.target);
