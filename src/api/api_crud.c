@@ -1096,14 +1096,20 @@ static k32_status_t api_write_check(struct api_write *w, struct api_fail *f)
 }
 
 /* Stores w->upd (unless unchanged or a dry run), completes a deletion whose last finalizer
- * went, and answers with the new version in the strategy's view. */
+ * went, and answers with the new version in the strategy's view. A pod bound to a node
+ * and deleted with a grace period is not: its kubelet completes that deletion (grace 0) once
+ * its container is stopped, and its status writes meanwhile must not remove it first. */
 static k32_status_t api_write_commit(struct api_write *w, struct api_out *out, struct api_fail *f)
 {
 	struct api_req *rq = w->rq;
 	const struct api_write_strategy *ws = w->ws;
 	const cJSON *fins = k32_json_find(w->upd, "metadata.finalizers");
-	bool finish_delete =
-	    api_jstr(w->upd, "metadata.deletionTimestamp") && cJSON_GetArraySize(fins) == 0;
+	const cJSON *grace = k32_json_find(w->upd, "metadata.deletionGracePeriodSeconds");
+	bool kubelet_stopping = rq->res->strategy->graceful_on_node &&
+				api_jstr(w->upd, "spec.nodeName") && cJSON_IsNumber(grace) &&
+				grace->valuedouble > 0;
+	bool finish_delete = api_jstr(w->upd, "metadata.deletionTimestamp") &&
+			     cJSON_GetArraySize(fins) == 0 && !kubelet_stopping;
 	if (api_same(w->oldj, w->upd) || api_dry_run(rq)) {
 		if (ws->view)
 			api_out_json(out, 200, ws->view(rq->res, w->upd, w->old->mod_rev));

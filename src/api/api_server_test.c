@@ -510,6 +510,11 @@ static void test_delete(void **state)
 		   "\"containers\":[{\"name\":\"m\",\"image\":\"m.wasm\"}]}}"));
 	EXPECT(fx, 200, req(fx, "DELETE", "/api/v1/namespaces/del/pods/bound", NULL));
 	assert_string_equal(outs(fx, "metadata.deletionGracePeriodSeconds", b, sizeof(b)), "30");
+	/* the kubelet's status write while it stops the pod does not complete the deletion */
+	EXPECT(fx, 200,
+	       req(fx, "PATCH", "/api/v1/namespaces/del/pods/bound/status",
+		   "{\"status\":{\"phase\":\"Running\"}}"));
+	EXPECT(fx, 200, req(fx, "GET", "/api/v1/namespaces/del/pods/bound", NULL));
 	EXPECT(
 	    fx, 200,
 	    req(fx, "DELETE", "/api/v1/namespaces/del/pods/bound", "{\"gracePeriodSeconds\":0}"));
