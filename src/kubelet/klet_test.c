@@ -30,8 +30,9 @@ struct fake {
 	_Atomic int quiet_runs;	  /* run calls for it: must stay 0 */
 	struct k32_mutex gate_mu; /* "block": in_block and open, under gate_mu */
 	struct k32_cond gate_cv;
-	bool in_block; /* a "block" pod is inside its first run */
-	bool open;     /* the gate is open: the run returns */
+	bool in_block;		 /* a "block" pod is inside its first run */
+	bool open;		 /* the gate is open: the run returns */
+	_Atomic bool chatty3_go; /* "chatty3" writes its lines 2 and 3, then exits */
 };
 
 struct fake_pod {
@@ -98,12 +99,20 @@ static void f_run(void *ctx, struct klet_pod *pod, uint64_t now, uint64_t *next)
 		struct klet_exit ex = {.code = 2, .reason = "Error", .message = "boom"};
 		f->notify(f->arg, pod, &ex);
 	} else if (!strncmp(fp->image, "chatty", 6)) {
-		/* a line every 20 ms; "chatty3" one every 150 ms, and it exits after its third */
+		/* a line every 20 ms; "chatty3" its first line, then, once the test says so
+		 * (chatty3_go), its second and third, and it exits: it runs until the test has a
+		 * follower attached, whatever the load */
+		bool three = !strcmp(fp->image, "chatty3");
+		if (three && fp->runs == 2 && !f->chatty3_go) {
+			fp->runs--;
+			*next = now + 10000;
+			return;
+		}
 		char line[32];
 		int n = snprintf(line, sizeof(line), "line %d", fp->runs);
 		klet_pod_log(pod, line, (size_t)n);
-		*next = now + (strcmp(fp->image, "chatty3") ? 20000 : 150000);
-		if (!strcmp(fp->image, "chatty3") && fp->runs == 3) {
+		*next = now + 20000;
+		if (three && fp->runs == 3) {
 			struct klet_exit ex = {.code = 0, .reason = "Completed", .message = ""};
 			f->notify(f->arg, pod, &ex);
 		}
@@ -674,11 +683,27 @@ static void flw_task(void *arg)
 static void test_log_follow(void **state)
 {
 	struct tfx *t = *state;
-	/* a container that ends: the stream ends by itself after its last line */
+	/* a container that ends: the stream ends by itself after its last line. The container
+	 * writes its first line and waits until the follower has read it (it was Ready only
+	 * for ~300 ms before, and under load the test could miss that) */
+	struct fake *fk = &t->fake;
+	fk->chatty3_go = false;
 	fx_pod_create(&t->cp, "p-fol3", "node-a", "chatty3", "Never", NULL, NULL);
 	cJSON_Delete(fx_wait_pod(&t->cp, "p-fol3", fx_ready, NULL));
-	struct flw f = {.k = t->k, .target = "/containerLogs/default/p-fol3/main?follow=true"};
-	flw_run(&f);
+	static _Atomic int opened3;
+	opened3 = 0;
+	struct flw f = {.k = t->k,
+			.target = "/containerLogs/default/p-fol3/main?follow=true",
+			.opened = &opened3};
+	struct k32_task *ft;
+	struct k32_err ferr;
+	assert_int_equal(
+	    k32_plat()->task_create(&ft, "follower3", flw_task, &f, 64 * 1024, -1, &ferr), K32_OK);
+	for (int i = 0; i < 1000 && !opened3; i++) /* 10 s bound */
+		k32_plat()->sleep_us(10000);
+	assert_int_equal(opened3, 1);
+	fk->chatty3_go = true;
+	k32_plat()->task_join(ft);
 	assert_int_equal(f.st, K32_OK);
 	assert_int_equal(f.code, 200);
 	assert_int_equal(f.lines, 3);
