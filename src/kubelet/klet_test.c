@@ -319,6 +319,23 @@ static bool crashloop(const cJSON *pod, const void *arg)
 	return rc && rc->valuedouble >= 2 && r && !strcmp(r, "CrashLoopBackOff");
 }
 
+/*
+ * Deletes a pod and waits until it is gone. A crash-looping pod is deleted once its test is
+ * done: restarting every 200 ms it queues two Events per restart (Started, BackOff), and
+ * three of them filled the kubelet's Event queue (KLET_EVENT_QUEUE, drops when full) faster
+ * than the node task sent them under TSan at load ~30, so a later test's one Event
+ * (test_log_ring_alloc's UnexpectedAdmissionError) was dropped (2 of 10 runs).
+ */
+static void pod_delete_wait(struct tfx *t, const char *name)
+{
+	char target[128];
+	snprintf(target, sizeof(target), "/api/v1/namespaces/default/pods/%s", name);
+	int code;
+	cJSON_Delete(fx_do(&t->cp, "DELETE", target, NULL, &code));
+	assert_int_equal(code, 200);
+	assert_true(fx_gone_pred(&t->cp, name));
+}
+
 static void test_crash_backoff(void **state)
 {
 	struct tfx *t = *state;
@@ -382,6 +399,7 @@ static void test_crash_backoff(void **state)
 	assert_true(backoff);
 	assert_int_equal(started_objects, 1);
 	assert_true(started_count >= 3);
+	pod_delete_wait(t, "p-crash");
 }
 
 struct policy_case {
@@ -423,6 +441,8 @@ static void test_restart_policy(void **state)
 	assert_int_equal((int)k32_json_find(fx_cs(p), "lastState.terminated.exitCode")->valuedouble,
 			 0);
 	cJSON_Delete(p);
+	pod_delete_wait(t, "rp-onfail-crash");
+	pod_delete_wait(t, "rp-always-ok");
 }
 
 static void test_start_errors(void **state)
