@@ -413,7 +413,7 @@ static void test_start_errors(void **state)
 	struct wfx *t = *state;
 	fx_pod_create(&t->cp, "nosuch", "wasm-node", "nosuch.wasm", "Always", NULL, NULL);
 	cJSON *p = fx_wait_pod(&t->cp, "nosuch", pull_failed, NULL);
-	assert_true(event_has(t, "nosuch", "Failed", "Error: ErrImagePull: image \"nosuch.wasm\""));
+	assert_true(event_has(t, "nosuch", "Failed", "Error: ErrImagePull: module not found"));
 	const char *m = fx_str(fx_cs(p), "state.waiting.message");
 	assert_non_null(strstr(m, "module not found: no file nosuch.wasm in node "
 				  "wasm-node's image directory, no ConfigMap nosuch.wasm in "
