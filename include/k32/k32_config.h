@@ -875,12 +875,67 @@ _Static_assert(K32_API_LIST_CACHE_ENTRIES >= 1 && K32_API_LIST_CACHE_ENTRIES <= 
 #define K32_API_MAX_DEPTH 24
 #endif
 
-/* Identities in <data-dir>/tokens (admin, nodes, ...). Bytes: ~230 each, fixed. The host's
- * API server holds a token per board of a 1,000-board fleet plus its users (boards: 64,
- * boards/mcu_limits.h). */
+/* Identities in <data-dir>/tokens (admin, nodes, ...). Bytes: ~560 each, fixed (user,
+ * node, groups). The host's API server holds a token per board of a 1,000-board fleet plus
+ * its users (boards: 64, boards/mcu_limits.h). */
 #ifndef K32_API_MAX_TOKENS
 #define K32_API_MAX_TOKENS 2048
 #endif
+
+/* RBAC and ServiceAccounts (api_rbac.c, api_token.c). A user name ("system:serviceaccount:
+ * NS:NAME" for a service account) and an identity's groups (comma-separated) are held in
+ * fixed fields of each identity: a token for a ServiceAccount whose user name would not fit
+ * is refused (422) naming K32_API_USER_LEN. Roles and bindings are checked at create and
+ * update: at most K32_API_RBAC_MAX_RULES rules per Role or ClusterRole, at most
+ * K32_API_RBAC_MAX_RULE_ITEMS strings in each list of a rule, at most
+ * K32_API_RBAC_MAX_SUBJECTS subjects per binding (422 naming the limit). A request of a
+ * user that is neither the admin nor a node reads at most K32_API_RBAC_MAX_BINDINGS
+ * ClusterRoleBindings and as many RoleBindings of its namespace (a denial past that says
+ * the bound was reached). */
+#ifndef K32_API_USER_LEN
+#define K32_API_USER_LEN 160
+#endif
+#ifndef K32_API_GROUPS_LEN
+#define K32_API_GROUPS_LEN 256
+#endif
+#ifndef K32_API_RBAC_MAX_RULES
+#define K32_API_RBAC_MAX_RULES 32
+#endif
+#ifndef K32_API_RBAC_MAX_RULE_ITEMS
+#define K32_API_RBAC_MAX_RULE_ITEMS 32
+#endif
+#ifndef K32_API_RBAC_MAX_SUBJECTS
+#define K32_API_RBAC_MAX_SUBJECTS 32
+#endif
+#ifndef K32_API_RBAC_MAX_BINDINGS
+#define K32_API_RBAC_MAX_BINDINGS 256
+#endif
+/* ServiceAccount tokens (TokenRequest, kubectl create token): HMAC-SHA256-signed JWTs of at
+ * most K32_API_SA_TOKEN_LEN characters (a longer bearer token is refused before any
+ * decoding), valid for expirationSeconds between K32_API_SA_TOKEN_MIN_S and
+ * K32_API_SA_TOKEN_MAX_S (default K32_API_SA_TOKEN_DEFAULT_S), with at most
+ * K32_API_SA_MAX_AUDIENCES audiences. */
+#ifndef K32_API_SA_TOKEN_LEN
+#define K32_API_SA_TOKEN_LEN 1024
+#endif
+#ifndef K32_API_SA_TOKEN_MIN_S
+#define K32_API_SA_TOKEN_MIN_S 600
+#endif
+#ifndef K32_API_SA_TOKEN_DEFAULT_S
+#define K32_API_SA_TOKEN_DEFAULT_S 3600
+#endif
+#ifndef K32_API_SA_TOKEN_MAX_S
+#define K32_API_SA_TOKEN_MAX_S (365u * 86400u)
+#endif
+#ifndef K32_API_SA_MAX_AUDIENCES
+#define K32_API_SA_MAX_AUDIENCES 4
+#endif
+_Static_assert(K32_API_USER_LEN >= 64 && K32_API_USER_LEN <= 400, "K32_API_USER_LEN out of range");
+_Static_assert(K32_API_SA_TOKEN_LEN >= 256 && K32_API_SA_TOKEN_LEN <= 8192,
+	       "K32_API_SA_TOKEN_LEN out of range");
+_Static_assert(K32_API_SA_TOKEN_MIN_S <= K32_API_SA_TOKEN_DEFAULT_S &&
+		   K32_API_SA_TOKEN_DEFAULT_S <= K32_API_SA_TOKEN_MAX_S,
+	       "K32_API_SA_TOKEN_*_S out of order");
 
 /* Event series remembered for de-duplication (count++ instead of a new Event). Bytes: ~200
  * each, fixed; the least recently used series is forgotten first. */

@@ -104,6 +104,7 @@ static const struct api_sub_desc api_subs[] = {
 	{API_SUB_BINDING,  "binding",  "", "v1", "Binding", API_VERB_CREATE},
 	{API_SUB_EVICTION, "eviction", "policy", "v1", "Eviction", API_VERB_CREATE},
 	{API_SUB_LOG,      "log",      "", "v1", "Pod", API_VERB_GET},
+	{API_SUB_TOKEN,    "token",    "authentication.k8s.io", "v1", "TokenRequest", API_VERB_CREATE},
 };
 /* clang-format on */
 

@@ -63,6 +63,7 @@ enum {
 	API_SUB_BINDING = 1u << 2,
 	API_SUB_EVICTION = 1u << 3,
 	API_SUB_LOG = 1u << 4,
+	API_SUB_TOKEN = 1u << 5, /* serviceaccounts/token (TokenRequest) */
 };
 
 /* One served resource. Static, read-only. */
@@ -149,6 +150,9 @@ extern const struct api_printer api_printer_service, api_printer_endpoints,
     api_printer_endpointslice;
 extern const struct api_strategy api_strategy_service, api_strategy_endpoints,
     api_strategy_endpointslice;
+/* RBAC kinds (api_rbac.c) and ServiceAccount (api_token.c). */
+extern const struct api_strategy api_strategy_role, api_strategy_cluster_role,
+    api_strategy_role_binding, api_strategy_cluster_role_binding, api_strategy_service_account;
 
 /* Rows api_registry_list may return: the static ones and every custom row (api_crd.h). */
 #define API_REGISTRY_STATIC_MAX 32

@@ -109,11 +109,19 @@ void api_out_status_ok(struct api_out *out, int code, const char *kind, const ch
 
 /* ---- tokens ---------------------------------------------------------------------------- */
 
-static void api_identity_from(struct api_identity *id, const char *user, const char *groups)
+static void api_identity_from(struct api_server *api, struct api_identity *id, const char *user,
+			      const char *groups)
 {
 	memset(id, 0, sizeof(*id));
 	snprintf(id->user, sizeof(id->user), "%s", user);
 	id->admin = strstr(groups, "system:masters") != NULL;
+	id->rbac = api;
+	/* the groups as given (trailing comma dropped) plus system:authenticated */
+	size_t gl = strlen(groups);
+	while (gl && groups[gl - 1] == ',')
+		gl--;
+	snprintf(id->groups, sizeof(id->groups), "%.*s%ssystem:authenticated", (int)gl, groups,
+		 gl ? "," : "");
 	static const char np[] = "system:node:";
 	if (!strncmp(user, np, sizeof(np) - 1))
 		snprintf(id->node, sizeof(id->node), "%s", user + sizeof(np) - 1);
@@ -175,7 +183,7 @@ static k32_status_t api_tokens_parse(struct api_server *api, char *text, struct 
 			    api->tokens_path, K32_API_MAX_TOKENS);
 		struct api_token *t = &api->tokens[api->token_count++];
 		snprintf(t->token, sizeof(t->token), "%s", f[0]);
-		api_identity_from(&t->id, f[1], f[3] ? f[3] : "");
+		api_identity_from(api, &t->id, f[1], f[3] ? f[3] : "");
 	}
 	/* a server without identities answers every request 401, and its kubeconfig would
 	 * carry an empty token: refuse to start instead, saying what to do */
@@ -293,7 +301,7 @@ k32_status_t api_server_node_token(struct api_server *api, const char *node, cha
 	}
 	struct api_token *t = &api->tokens[api->token_count++];
 	snprintf(t->token, sizeof(t->token), "%s", tok);
-	api_identity_from(&t->id, user, "system:nodes");
+	api_identity_from(api, &t->id, user, "system:nodes");
 	snprintf(out, cap, "%s", tok);
 out_unlock:
 	k32_mutex_unlock(&api->mu);
@@ -314,9 +322,13 @@ bool api_authorize(const struct api_identity *who, const char *verb, const struc
 	if (who->admin)
 		return true;
 	if (!who->node[0]) {
-		snprintf(why, cap, "User \"%s\" cannot %s resource \"%s\" in API group \"%s\"",
-			 who->user, verb, res ? res->plural : "", res ? res->group : "");
-		return false;
+		struct api_rbac_attrs a = {.verb = verb,
+					   .group = res ? res->group : "",
+					   .resource = res ? res->plural : "",
+					   .sub = sub ? sub : "",
+					   .ns = ns ? ns : "",
+					   .name = name ? name : ""};
+		return api_rbac_allowed(who->rbac, who, &a, why, cap);
 	}
 	/* NodeRestriction: a node reads everything, writes only what is its own */
 	if (api_is_read(verb) || !res)
@@ -514,7 +526,10 @@ k32_status_t api_node_restrict(const struct api_identity *who, const struct api_
 
 static void api_ssar(struct api_server *api, struct api_req *rq, struct api_out *out, cJSON *obj)
 {
-	(void)api;
+	if (!rq->who->admin && !rq->who->node[0]) {
+		api_rbac_ssar(api, rq, out, obj);
+		return;
+	}
 	const cJSON *ra = k32_json_find(obj, "spec.resourceAttributes");
 	const cJSON *nra = k32_json_find(obj, "spec.nonResourceAttributes");
 	bool allowed;
@@ -566,8 +581,12 @@ static void api_ssar(struct api_server *api, struct api_req *rq, struct api_out 
 	api_out_json(out, 201, cJSON_Duplicate(obj, true));
 }
 
-static void api_ssrr(struct api_req *rq, struct api_out *out, cJSON *obj)
+static void api_ssrr(struct api_server *api, struct api_req *rq, struct api_out *out, cJSON *obj)
 {
+	if (!rq->who->admin && !rq->who->node[0]) {
+		api_rbac_ssrr(api, rq, out, obj);
+		return;
+	}
 	cJSON_DeleteItemFromObject(obj, "status");
 	cJSON *st = cJSON_AddObjectToObject(obj, "status");
 	cJSON *rr = cJSON_AddArrayToObject(st, "resourceRules");
@@ -600,11 +619,12 @@ static void api_ssr(struct api_req *rq, struct api_out *out, cJSON *obj)
 	cJSON *st = cJSON_AddObjectToObject(obj, "status");
 	cJSON *ui = cJSON_AddObjectToObject(st, "userInfo");
 	cJSON_AddStringToObject(ui, "username", rq->who->user);
-	const char *groups[2] = {rq->who->admin	    ? "system:masters"
-				 : rq->who->node[0] ? "system:nodes"
-						    : "system:unauthenticated",
-				 "system:authenticated"};
-	api_json_put(ui, "groups", cJSON_CreateStringArray(groups, 2));
+	cJSON *groups = cJSON_AddArrayToObject(ui, "groups");
+	char g[K32_API_GROUPS_LEN];
+	snprintf(g, sizeof(g), "%s", rq->who->groups);
+	char *save = NULL;
+	for (char *t = strtok_r(g, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		cJSON_AddItemToArray(groups, cJSON_CreateString(t));
 	out->ctype[0] = 0;
 	api_out_json(out, 201, cJSON_Duplicate(obj, true));
 }
@@ -704,11 +724,9 @@ static bool api_route_resource(struct api_req *rq, char **seg, size_t n, struct 
 		static const struct {
 			const char *name;
 			uint32_t bit;
-		} subs[] = {{"status", API_SUB_STATUS},
-			    {"scale", API_SUB_SCALE},
-			    {"binding", API_SUB_BINDING},
-			    {"eviction", API_SUB_EVICTION},
-			    {"log", API_SUB_LOG}};
+		} subs[] = {{"status", API_SUB_STATUS},	  {"scale", API_SUB_SCALE},
+			    {"binding", API_SUB_BINDING}, {"eviction", API_SUB_EVICTION},
+			    {"log", API_SUB_LOG},	  {"token", API_SUB_TOKEN}};
 		if (!strcmp(plural, "pods") &&
 		    (!strcmp(rq->sub, "exec") || !strcmp(rq->sub, "attach") ||
 		     !strcmp(rq->sub, "portforward") || !strcmp(rq->sub, "proxy"))) {
@@ -769,6 +787,10 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 	bool get = !strcmp(rq->method, "GET");
 	struct api_fail *f = &rq->fail;
 	api_fail_clear(f);
+	/* non-resource paths (discovery under /api and /apis is open to every user) */
+	if (!(n >= 1 && (!strcmp(seg[0], "api") || !strcmp(seg[0], "apis"))) &&
+	    !api_rbac_gate(api, rq, out))
+		return;
 	if (n == 1 && !strcmp(seg[0], "version")) {
 		api_out_json(out, 200, api_discovery_version());
 		return;
@@ -855,6 +877,12 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 			api_not_found_path(out, rq->path);
 		return;
 	}
+	if (!api_rbac_gate(api, rq, out))
+		return;
+	if (rq->res->subresources & API_SUB_TOKEN && !strcmp(rq->sub, "token")) {
+		api_token_request(api, rq, out);
+		return;
+	}
 	/* reviews: computed, never stored */
 	if (rq->res->strategy->review) {
 		if (strcmp(rq->method, "POST") || rq->name[0]) {
@@ -884,7 +912,7 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 		if (!strcmp(rq->res->plural, "selfsubjectaccessreviews"))
 			api_ssar(api, rq, out, obj);
 		else if (!strcmp(rq->res->plural, "selfsubjectrulesreviews"))
-			api_ssrr(rq, out, obj);
+			api_ssrr(api, rq, out, obj);
 		else
 			api_ssr(rq, out, obj);
 		cJSON_Delete(obj);
@@ -894,6 +922,15 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 	/* a CRD written: its resources appear, change or go (with their objects) */
 	if (rq->res->strategy == &api_strategy_crd && strcmp(rq->method, "GET") && out->code < 300)
 		api_crd_sync(api, true);
+	/* a new namespace gets its ServiceAccount "default" (kube's serviceaccount controller) */
+	if (out->code == 201 && rq->res->strategy->is_namespace && !api_dry_run(rq) && !out->gzip) {
+		cJSON *o = cJSON_ParseWithLength(k32_buf_cstr(out->body), out->body->len);
+		const char *name = api_jstr(o, "metadata.name");
+		const char *kind = api_jstr(o, "kind");
+		if (name && kind && !strcmp(kind, "Namespace"))
+			api_token_default_sa(api, name);
+		cJSON_Delete(o);
+	}
 }
 
 /* ---- HTTP glue ------------------------------------------------------------------------- */
@@ -950,7 +987,8 @@ static bool api_header_is(const struct http_header *h, const char *name)
  * system:node:N. Returns false with f filled (403 for other callers, 400 for groups
  * without a user or a bad value); true when there is nothing to do or rq->who was switched.
  */
-static bool api_impersonate(struct api_req *rq, const struct http_request *req, struct api_fail *f)
+static bool api_impersonate(struct api_server *api, struct api_req *rq,
+			    const struct http_request *req, struct api_fail *f)
 {
 	char user[sizeof(rq->as.user)] = "", groups[256] = "";
 	bool any = false;
@@ -985,15 +1023,6 @@ static bool api_impersonate(struct api_req *rq, const struct http_request *req, 
 	}
 	if (!any)
 		return true;
-	if (!rq->who->admin) {
-		api_fail_set(
-		    f, 403, "Forbidden",
-		    "users \"%.60s\" is forbidden: User \"%s\" cannot impersonate resource "
-		    "\"users\" in API group \"\" at the cluster scope: only the admin "
-		    "(system:masters) may impersonate",
-		    user, rq->who->user);
-		return false;
-	}
 	if (!user[0]) {
 		api_fail_set(f, 400, "BadRequest",
 			     "impersonation of groups or extra fields without a user "
@@ -1005,7 +1034,20 @@ static bool api_impersonate(struct api_req *rq, const struct http_request *req, 
 			     "Impersonate-User and Impersonate-Group must be UTF-8 without NUL");
 		return false;
 	}
-	api_identity_from(&rq->as, user, groups);
+	/* kube-apiserver: the impersonate verb on users (serviceaccounts for a ServiceAccount
+	 * user) and groups, from RBAC; the admin holds it */
+	if (api_rbac_may_impersonate(api, rq->who, user, groups, f))
+		return false;
+	static const char sa[] = "system:serviceaccount:";
+	const char *c =
+	    !strncmp(user, sa, sizeof(sa) - 1) ? strchr(user + sizeof(sa) - 1, ':') : NULL;
+	if (c && !gl) { /* a ServiceAccount user without groups gets its own */
+		char ns[64];
+		snprintf(ns, sizeof(ns), "%.*s", (int)(c - user - (sizeof(sa) - 1)),
+			 user + sizeof(sa) - 1);
+		api_sa_groups(ns, groups, sizeof(groups));
+	}
+	api_identity_from(api, &rq->as, user, groups);
 	rq->who = &rq->as;
 	return true;
 }
@@ -1043,6 +1085,18 @@ bool api_http_authenticate(void *ctx, struct http_request *req, struct http_resp
 			id = &api->tokens[i].id;
 	}
 	k32_mutex_unlock(&api->mu);
+	if (!id && req->bearer_token.len && req->bearer_token.len <= K32_API_SA_TOKEN_LEN &&
+	    memchr(req->bearer_token.p, '.', req->bearer_token.len)) {
+		/* a ServiceAccount token: checked here, resolved again by the handler into its
+		 * request (the identity needs per-request storage) */
+		struct api_identity *sa = api_zalloc(sizeof(*sa));
+		char why[160];
+		if (sa && api_token_identity(api, req->bearer_token.p, req->bearer_token.len, sa,
+					     why, sizeof(why)))
+			id = &api->sa_pending;
+		if (sa)
+			api_free(sa, sizeof(*sa));
+	}
 	/* discovery of the version is open (the kubectl dispatcher asks before it has a
 	 * token for the right binary; kube-apiserver allows /version anonymously too), and so
 	 * are the health checks (kube-apiserver's system:public-info-viewer role) */
@@ -1068,7 +1122,8 @@ bool api_http_authenticate(void *ctx, struct http_request *req, struct http_resp
 void api_http_handler(void *ctx, struct http_request *req, struct http_response *resp)
 {
 	struct api_server *api = ctx;
-	static const struct api_identity anonymous = {"system:anonymous", "", false};
+	static const struct api_identity anonymous = {.user = "system:anonymous",
+						      .groups = "system:unauthenticated"};
 	struct api_req *rq = api_zalloc(sizeof(*rq));
 	if (!rq) {
 		static const char oom[] =
@@ -1100,7 +1155,17 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 		api_out_fail(&out, &rq->fail);
 	} else {
 		api_fail_clear(&rq->fail);
-		if (req->identity && !api_impersonate(rq, req, &rq->fail))
+		char why[160];
+		if (req->identity == &api->sa_pending) {
+			if (api_token_identity(api, req->bearer_token.p, req->bearer_token.len,
+					       &rq->as, why, sizeof(why)))
+				rq->who = &rq->as;
+			else
+				api_fail_set(&rq->fail, 401, "Unauthorized", "Unauthorized");
+		}
+		if (rq->fail.code)
+			api_out_fail(&out, &rq->fail);
+		else if (req->identity && !api_impersonate(api, rq, req, &rq->fail))
 			api_out_fail(&out, &rq->fail);
 		else
 			api_serve(api, rq, &out);
@@ -1140,14 +1205,19 @@ k32_status_t api_do_as(struct api_server *api, const char *token, const char *me
 			if (!strcmp(api->tokens[i].token, token))
 				who = &api->tokens[i].id;
 		k32_mutex_unlock(&api->mu);
-		if (!who)
-			return k32_err_set(
-			    err, K32_ERR_ACCESS_DENIED, "api",
-			    "api_do_as: unknown token; use one from the tokens file");
 	}
 	struct api_req *rq = api_zalloc(sizeof(*rq));
 	if (!rq)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, "api", "api_do: out of memory");
+	char why[160];
+	if (!who && api_token_identity(api, token, strlen(token), &rq->as, why, sizeof(why)))
+		who = &rq->as;
+	if (!who) {
+		api_free(rq, sizeof(*rq));
+		return k32_err_set(err, K32_ERR_ACCESS_DENIED, "api",
+				   "api_do_as: unknown token; use one from the tokens file or a "
+				   "ServiceAccount token");
+	}
 	const char *q = strchr(target, '?');
 	size_t plen = q ? (size_t)(q - target) : strlen(target);
 	struct k32_str raw = {target, plen};
@@ -1196,8 +1266,9 @@ static k32_status_t api_bootstrap(struct api_server *api, struct k32_err *err)
 		k32_buf_fini(&out);
 		if (st)
 			return st;
+		api_token_default_sa(api, names[i]);
 	}
-	return K32_OK;
+	return api_rbac_bootstrap(api, err);
 }
 
 k32_status_t api_server_new(const struct api_config *cfg, struct api_server **out,
@@ -1218,7 +1289,10 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 	api_cache_init(&api->lists);
 	api_metrics_init(&api->metrics);
 	snprintf(api->admin.user, sizeof(api->admin.user), "admin");
+	snprintf(api->admin.groups, sizeof(api->admin.groups),
+		 "system:masters,system:authenticated");
 	api->admin.admin = true;
+	api->admin.rbac = api;
 	snprintf(api->server_addr, sizeof(api->server_addr), "%s",
 		 cfg->server_addr ? cfg->server_addr : "");
 	k32_status_t st = K32_OK;
@@ -1236,6 +1310,9 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 		if (st)
 			goto out_free;
 	}
+	st = api_token_key_load(api, cfg->data_dir, err);
+	if (st)
+		goto out_free;
 	if (cfg->bootstrap) {
 		st = api_bootstrap(api, err);
 		if (st)

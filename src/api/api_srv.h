@@ -21,9 +21,15 @@
 #define API_TOKEN_LEN 64 /* hex characters of a generated token */
 
 struct api_identity {
-	char user[96]; /* "admin", "system:node:n1" */
-	char node[64]; /* node name for node identities, "" otherwise */
-	bool admin;    /* member of system:masters */
+	char user[K32_API_USER_LEN]; /* "admin", "system:node:n1", "system:serviceaccount:ns:n" */
+	char node[64];		     /* node name for node identities, "" otherwise */
+	bool admin;		     /* member of system:masters */
+	/* the groups, comma-separated, system:authenticated included for every
+	 * authenticated identity ("" for anonymous) */
+	char groups[K32_API_GROUPS_LEN];
+	/* the server whose RBAC objects decide what this identity may do (set for every
+	 * identity the server resolves; NULL: only admin and node rules apply) */
+	struct api_server *rbac;
 };
 
 struct api_token {
@@ -123,6 +129,8 @@ struct api_server {
 	struct api_metrics metrics;    /* what /metrics reports (api_metrics.c) */
 	_Atomic bool store_unwritable; /* the last store write failed for I/O (api_health.c) */
 	char store_fault[160];	       /* its message (guarded by mu) */
+	uint8_t sa_key[32];	       /* HMAC-SHA256 key of ServiceAccount tokens (api_token.c) */
+	struct api_identity sa_pending; /* marks a request whose SA token authenticate checked */
 };
 
 struct api_req {
@@ -233,6 +241,75 @@ k32_status_t api_delete_now(struct api_server *api, const struct api_resource *r
 bool api_authorize(const struct api_identity *who, const char *verb, const struct api_resource *res,
 		   const char *sub, const char *ns, const char *name, const cJSON *obj, char *why,
 		   size_t cap);
+
+/* ---- RBAC (api_rbac.c) and ServiceAccount tokens (api_token.c) -------------------------- */
+
+/* What a request asks, as RBAC rules name it. */
+struct api_rbac_attrs {
+	const char *verb;     /* get, list, watch, create, update, patch, delete, ... */
+	const char *group;    /* API group ("" core); resource requests only */
+	const char *resource; /* plural; NULL for a non-resource request */
+	const char *sub;      /* subresource or "" */
+	const char *ns;	      /* namespace or "" (cluster scope) */
+	const char *name;     /* object name or "" */
+	const char *path;     /* non-resource requests: the URL path */
+};
+
+/* Whether one PolicyRule (JSON) allows a: verbs, apiGroups, resources ("pods", "pods/log",
+ * "*", "*\/log"), resourceNames, nonResourceURLs ("/metrics", "/logs/ *" prefixes, "*"). */
+bool api_rbac_rule_allows(const cJSON *rule, const struct api_rbac_attrs *a);
+/* Whether a binding's subject (JSON) names who (binding_ns: the RoleBinding's namespace, the
+ * default of a ServiceAccount subject's namespace; "" for ClusterRoleBindings). */
+bool api_rbac_subject_matches(const cJSON *subject, const struct api_identity *who,
+			      const char *binding_ns);
+/* Whether the RBAC objects of api allow who a; when not, why holds kube-apiserver's words
+ * ("User \"u\" cannot list resource \"pods\" in API group \"\" in the namespace \"x\""). */
+bool api_rbac_allowed(struct api_server *api, const struct api_identity *who,
+		      const struct api_rbac_attrs *a, char *why, size_t cap);
+/* The router's gate for identities that are neither admin nor node: false (with out a 403)
+ * when RBAC does not allow the request rq routed to (rq->res NULL: a non-resource path). */
+bool api_rbac_gate(struct api_server *api, struct api_req *rq, struct api_out *out);
+/* SelfSubjectAccessReview and SelfSubjectRulesReview of a non-admin, non-node caller. */
+void api_rbac_ssar(struct api_server *api, struct api_req *rq, struct api_out *out, cJSON *obj);
+void api_rbac_ssrr(struct api_server *api, struct api_req *rq, struct api_out *out, cJSON *obj);
+/* Impersonation: may who impersonate the user (and the comma-separated groups)? 403 in f. */
+k32_status_t api_rbac_may_impersonate(struct api_server *api, const struct api_identity *who,
+				      const char *user, const char *groups, struct api_fail *f);
+/* Creates the default ClusterRoles (cluster-admin, admin, edit, view) if absent. */
+k32_status_t api_rbac_bootstrap(struct api_server *api, struct k32_err *err);
+
+/* Claims of a verified ServiceAccount token. */
+struct api_sa_claims {
+	char ns[64];
+	char name[254];
+	char uid[40];
+	char pod[254]; /* bound pod name, "" when not bound to a pod */
+	char pod_uid[40];
+	uint64_t exp, iat;
+};
+/* The server's audience: what a token must name to authenticate here. */
+#define API_SA_AUDIENCE "https://kubernetes.default.svc"
+/* Signs claims into tok (cap >= K32_API_SA_TOKEN_LEN + 1) with key, audiences aud[0..naud). */
+k32_status_t api_token_sign(const uint8_t key[32], const struct api_sa_claims *c,
+			    const char *const *aud, size_t naud, char *tok, size_t cap,
+			    struct k32_err *err);
+/* Verifies tok (len bytes, not NUL-terminated) against key at now_s: form, signature,
+ * expiry, audience (API_SA_AUDIENCE must be one), claims. INVALID_ARGS with why filled. */
+k32_status_t api_token_verify(const uint8_t key[32], const char *tok, size_t len, uint64_t now_s,
+			      struct api_sa_claims *out, char *why, size_t cap);
+/* Loads (or creates, first start) the signing key <data_dir>/sa.key; random in memory
+ * without a data dir. */
+k32_status_t api_token_key_load(struct api_server *api, const char *data_dir, struct k32_err *err);
+/* The identity of a ServiceAccount token: verified, and the ServiceAccount (and bound pod)
+ * still exists with the uid the token names. false (why filled) otherwise. */
+bool api_token_identity(struct api_server *api, const char *tok, size_t len,
+			struct api_identity *id, char *why, size_t cap);
+/* POST .../serviceaccounts/NAME/token: a TokenRequest answered with a signed token. */
+void api_token_request(struct api_server *api, struct api_req *rq, struct api_out *out);
+/* Creates the ServiceAccount "default" in ns if absent. */
+void api_token_default_sa(struct api_server *api, const char *ns);
+/* The groups of a ServiceAccount user in ns into buf. */
+void api_sa_groups(const char *ns, char *buf, size_t cap);
 
 /* NodeRestriction of a node's writes of its own Node, old (NULL on create) to upd: it may not
  * set, change or remove node-restriction.kubernetes.io/ and node-role.kubernetes.io/ labels,

@@ -1,0 +1,652 @@
+/*
+ * api_rbac.c - role-based access control (rbac.authorization.k8s.io/v1) for every identity
+ * that is neither the admin (system:masters) nor a node (NodeRestriction, api_server.c).
+ *
+ * Objects: Role and RoleBinding (namespaced), ClusterRole and ClusterRoleBinding, stored as
+ * any other kind. A request is allowed when a ClusterRoleBinding, or a RoleBinding of the
+ * request's namespace, names the caller (User, Group, ServiceAccount subject) and its role
+ * has a rule that matches the request's attributes (verb, API group, resource with
+ * subresource, resource name; or a non-resource URL). Nothing is cached: each check reads
+ * the bindings from the store (references, no copy), skips those whose text cannot name the
+ * caller before parsing them, and parses only the candidates and their roles. Discovery,
+ * OpenAPI, /version and the health checks are open to every authenticated user, and so are
+ * the self reviews (kube-apiserver's system:discovery and system:basic-user bindings).
+ *
+ * Escalation: a caller checked by RBAC may create or change a Role or ClusterRole only with
+ * the "escalate" verb on it, and a binding only with the "bind" verb on the role it names
+ * (stricter than kube-apiserver, which also allows a caller who already holds every rule).
+ *
+ * Context: any thread (reads the store; no state of its own).
+ */
+#include "api/api_srv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/k32_json.h"
+
+/* ---- the evaluator (pure) -------------------------------------------------------------- */
+
+/* Whether the string array arr (NULL: absent) holds v, or "*" when star. */
+static bool rbac_has(const cJSON *arr, const char *v, bool star)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, arr)
+	{
+		const char *s = cJSON_GetStringValue(it);
+		if (s && ((star && !strcmp(s, "*")) || !strcmp(s, v)))
+			return true;
+	}
+	return false;
+}
+
+static bool rbac_resource_matches(const cJSON *resources, const char *res, const char *sub)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, resources)
+	{
+		const char *s = cJSON_GetStringValue(it);
+		if (!s)
+			continue;
+		if (!strcmp(s, "*"))
+			return true;
+		size_t rl = strlen(res);
+		if (!sub[0]) {
+			if (!strcmp(s, res))
+				return true;
+			continue;
+		}
+		/* "pods/log" or "*\/log" */
+		if (!strncmp(s, res, rl) && s[rl] == '/' && !strcmp(s + rl + 1, sub))
+			return true;
+		if (s[0] == '*' && s[1] == '/' && !strcmp(s + 2, sub))
+			return true;
+	}
+	return false;
+}
+
+static bool rbac_url_matches(const cJSON *urls, const char *path)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, urls)
+	{
+		const char *s = cJSON_GetStringValue(it);
+		if (!s)
+			continue;
+		size_t n = strlen(s);
+		if (!strcmp(s, "*") || !strcmp(s, path))
+			return true;
+		if (n && s[n - 1] == '*' && !strncmp(s, path, n - 1))
+			return true;
+	}
+	return false;
+}
+
+bool api_rbac_rule_allows(const cJSON *rule, const struct api_rbac_attrs *a)
+{
+	if (!cJSON_IsObject(rule) || !a->verb)
+		return false;
+	if (!rbac_has(cJSON_GetObjectItemCaseSensitive(rule, "verbs"), a->verb, true))
+		return false;
+	if (!a->resource) {
+		const cJSON *urls = cJSON_GetObjectItemCaseSensitive(rule, "nonResourceURLs");
+		return a->path && rbac_url_matches(urls, a->path);
+	}
+	if (!rbac_has(cJSON_GetObjectItemCaseSensitive(rule, "apiGroups"), a->group ? a->group : "",
+		      true))
+		return false;
+	if (!rbac_resource_matches(cJSON_GetObjectItemCaseSensitive(rule, "resources"), a->resource,
+				   a->sub ? a->sub : ""))
+		return false;
+	const cJSON *names = cJSON_GetObjectItemCaseSensitive(rule, "resourceNames");
+	if (cJSON_GetArraySize(names) == 0)
+		return true;
+	return a->name && a->name[0] && rbac_has(names, a->name, false);
+}
+
+/* Whether the comma-separated list holds g. */
+static bool rbac_in_groups(const char *groups, const char *g)
+{
+	size_t gl = strlen(g);
+	for (const char *p = groups; p && *p;) {
+		const char *c = strchr(p, ',');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		if (n == gl && !memcmp(p, g, n))
+			return true;
+		p = c ? c + 1 : NULL;
+	}
+	return false;
+}
+
+bool api_rbac_subject_matches(const cJSON *subject, const struct api_identity *who,
+			      const char *binding_ns)
+{
+	const char *kind = api_jstr(subject, "kind");
+	const char *name = api_jstr(subject, "name");
+	if (!kind || !name || !name[0])
+		return false;
+	if (!strcmp(kind, "User"))
+		return !strcmp(who->user, name);
+	if (!strcmp(kind, "Group"))
+		return rbac_in_groups(who->groups, name);
+	if (!strcmp(kind, "ServiceAccount")) {
+		const char *ns = api_jstr(subject, "namespace");
+		if (!ns || !ns[0])
+			ns = binding_ns;
+		static const char pre[] = "system:serviceaccount:";
+		const char *u = who->user;
+		size_t nl = strlen(ns);
+		return !strncmp(u, pre, sizeof(pre) - 1) && !strncmp(u + sizeof(pre) - 1, ns, nl) &&
+		       u[sizeof(pre) - 1 + nl] == ':' && !strcmp(u + sizeof(pre) + nl, name);
+	}
+	return false;
+}
+
+/* ---- reading the bindings --------------------------------------------------------------- */
+
+/* What a walk over the bindings does with each rule of a role that names the caller. */
+struct rbac_walk {
+	const struct api_identity *who;
+	const struct api_rbac_attrs *a; /* check: stop at the first rule allowing a */
+	cJSON *rules;			/* collect: copies of the rules (SSRR); may be NULL */
+	bool allowed;
+	bool truncated; /* more bindings than K32_API_RBAC_MAX_BINDINGS in a scope */
+	char by[320];	/* which binding allowed (SSAR's reason) */
+};
+
+/* Whether text (a binding's JSON) may name the caller: it must hold the user name (or, for
+ * a ServiceAccount, its name) or one of its groups. A name JSON would escape is never
+ * skipped. */
+static bool rbac_may_name(const char *text, const struct api_identity *who)
+{
+	static const char pre[] = "system:serviceaccount:";
+	const char *u = who->user;
+	if (!strncmp(u, pre, sizeof(pre) - 1)) {
+		const char *c = strchr(u + sizeof(pre) - 1, ':');
+		if (c)
+			u = c + 1;
+	}
+	for (const char *p = who->user; *p; p++)
+		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+			return true;
+	if (strstr(text, u))
+		return true;
+	char g[K32_API_GROUPS_LEN];
+	snprintf(g, sizeof(g), "%s", who->groups);
+	char *save = NULL;
+	for (char *t = strtok_r(g, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		for (const char *p = t; *p; p++)
+			if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+				return true;
+		if (strstr(text, t))
+			return true;
+	}
+	return false;
+}
+
+/* Applies the rules of the role a binding names. */
+static void rbac_role_rules(struct api_server *api, struct rbac_walk *w, const char *bkind,
+			    const char *bns, const char *bname, const cJSON *ref)
+{
+	const char *kind = api_jstr(ref, "kind");
+	const char *name = api_jstr(ref, "name");
+	if (!kind || !name)
+		return;
+	bool cluster = !strcmp(kind, "ClusterRole");
+	if (!cluster && (strcmp(kind, "Role") || !bns[0]))
+		return;
+	struct store_obj *o = NULL;
+	struct store_key key = {"rbac.authorization.k8s.io", cluster ? "clusterroles" : "roles",
+				cluster ? "" : bns, name};
+	struct k32_err err;
+	if (store_get(api->store, &key, &o, &err))
+		return;
+	cJSON *role = api_parse_obj(o);
+	store_obj_unref(api->store, o);
+	const cJSON *rule;
+	cJSON_ArrayForEach(rule, cJSON_GetObjectItemCaseSensitive(role, "rules"))
+	{
+		if (w->a && api_rbac_rule_allows(rule, w->a)) {
+			w->allowed = true;
+			if (bns[0])
+				snprintf(w->by, sizeof(w->by),
+					 "RBAC: allowed by %s \"%.100s/%.63s\" of %s \"%.100s\"",
+					 bkind, bname, bns, kind, name);
+			else
+				snprintf(w->by, sizeof(w->by),
+					 "RBAC: allowed by %s \"%.100s\" of %s \"%.100s\"", bkind,
+					 bname, kind, name);
+			break;
+		}
+		if (w->rules)
+			cJSON_AddItemToArray(w->rules, cJSON_Duplicate(rule, true));
+	}
+	cJSON_Delete(role);
+}
+
+/* Walks the bindings of one scope (ns "" : ClusterRoleBindings). */
+static void rbac_walk_scope(struct api_server *api, struct rbac_walk *w, const char *ns)
+{
+	struct store_key prefix = {"rbac.authorization.k8s.io",
+				   ns[0] ? "rolebindings" : "clusterrolebindings", ns, NULL};
+	struct store_list_opts opts = {.limit = K32_API_RBAC_MAX_BINDINGS};
+	struct store_list l;
+	struct k32_err err;
+	memset(&l, 0, sizeof(l));
+	if (store_list(api->store, &prefix, &opts, &l, &err) == K32_OK) {
+		if (l.continue_token[0])
+			w->truncated = true;
+		for (uint32_t i = 0; i < l.count && !w->allowed; i++) {
+			const char *text = store_obj_data(l.items[i]);
+			if (!rbac_may_name(text, w->who))
+				continue;
+			cJSON *b = api_parse_obj(l.items[i]);
+			const cJSON *s;
+			bool named = false;
+			cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(b, "subjects"))
+			{
+				if (api_rbac_subject_matches(s, w->who, ns)) {
+					named = true;
+					break;
+				}
+			}
+			const char *bname = api_jstr(b, "metadata.name");
+			if (named)
+				rbac_role_rules(api, w,
+						ns[0] ? "RoleBinding" : "ClusterRoleBinding", ns,
+						bname ? bname : "",
+						cJSON_GetObjectItemCaseSensitive(b, "roleRef"));
+			cJSON_Delete(b);
+		}
+	}
+	store_list_fini(api->store, &l);
+}
+
+static void rbac_walk(struct api_server *api, struct rbac_walk *w, const char *ns)
+{
+	rbac_walk_scope(api, w, "");
+	if (!w->allowed && ns && ns[0])
+		rbac_walk_scope(api, w, ns);
+}
+
+/* kube-apiserver's words for a denial. */
+static void rbac_denial(const struct api_identity *who, const struct api_rbac_attrs *a,
+			bool truncated, char *why, size_t cap)
+{
+	int n;
+	if (!a->resource)
+		n = snprintf(why, cap, "User \"%s\" cannot %s path \"%s\"", who->user, a->verb,
+			     a->path ? a->path : "");
+	else
+		n = snprintf(why, cap,
+			     "User \"%s\" cannot %s resource \"%s%s%s\" in API group "
+			     "\"%s\"%s%s%s",
+			     who->user, a->verb, a->resource, a->sub && a->sub[0] ? "/" : "",
+			     a->sub ? a->sub : "", a->group ? a->group : "",
+			     a->ns && a->ns[0] ? " in the namespace \"" : " at the cluster scope",
+			     a->ns && a->ns[0] ? a->ns : "", a->ns && a->ns[0] ? "\"" : "");
+	if (truncated && n > 0 && (size_t)n < cap)
+		snprintf(why + n, cap - (size_t)n,
+			 " (only the first %d bindings of a scope were read: "
+			 "K32_API_RBAC_MAX_BINDINGS; remove unused bindings)",
+			 K32_API_RBAC_MAX_BINDINGS);
+}
+
+bool api_rbac_allowed(struct api_server *api, const struct api_identity *who,
+		      const struct api_rbac_attrs *a, char *why, size_t cap)
+{
+	if (who->admin)
+		return true;
+	struct rbac_walk w = {.who = who, .a = a};
+	if (api)
+		rbac_walk(api, &w, a->resource ? a->ns : NULL);
+	if (!w.allowed && why)
+		rbac_denial(who, a, w.truncated, why, cap);
+	return w.allowed;
+}
+
+/* ---- the router's gate ------------------------------------------------------------------ */
+
+/* Paths every authenticated user may GET (system:discovery, system:public-info-viewer). */
+static bool rbac_open_path(const char *path)
+{
+	static const char *const open[] = {"/api", "/apis", "/openapi", "/version"};
+	if (api_health_path(path))
+		return true;
+	for (size_t i = 0; i < sizeof(open) / sizeof(open[0]); i++) {
+		size_t n = strlen(open[i]);
+		if (!strncmp(path, open[i], n) && (path[n] == 0 || path[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* The RBAC verb of a resource request. */
+static const char *rbac_verb(const struct api_req *rq)
+{
+	const char *m = rq->method;
+	if (!strcmp(m, "GET") || !strcmp(m, "HEAD"))
+		return api_q_bool(rq, "watch", false) ? "watch" : rq->name[0] ? "get" : "list";
+	if (!strcmp(m, "POST"))
+		return "create";
+	if (!strcmp(m, "PUT"))
+		return "update";
+	if (!strcmp(m, "PATCH"))
+		return "patch";
+	if (!strcmp(m, "DELETE"))
+		return rq->name[0] ? "delete" : "deletecollection";
+	return "";
+}
+
+static bool rbac_is(const struct api_resource *res, const char *plural)
+{
+	return !strcmp(res->group, "rbac.authorization.k8s.io") && !strcmp(res->plural, plural);
+}
+
+/* Escalation: "escalate" to write roles, "bind" on the role a binding names. */
+static bool rbac_escalation_ok(struct api_server *api, struct api_req *rq, const char *verb,
+			       struct api_fail *f)
+{
+	const struct api_resource *res = rq->res;
+	bool role = rbac_is(res, "roles") || rbac_is(res, "clusterroles");
+	bool binding = rbac_is(res, "rolebindings") || rbac_is(res, "clusterrolebindings");
+	if ((!role && !binding) ||
+	    (strcmp(verb, "create") && strcmp(verb, "update") && strcmp(verb, "patch")))
+		return true;
+	char why[400];
+	struct api_rbac_attrs a = {.verb = role ? "escalate" : "bind",
+				   .group = "rbac.authorization.k8s.io",
+				   .resource = res->plural,
+				   .sub = "",
+				   .ns = rq->ns,
+				   .name = rq->name};
+	char refname[254] = "";
+	if (binding) {
+		cJSON *obj = NULL;
+		struct api_fail ignored;
+		api_fail_clear(&ignored);
+		/* the role named by the body; a patch may name any, so it needs bind on all */
+		if (strcmp(verb, "patch") && !api_decode_body(rq, &obj, &ignored)) {
+			const char *k = api_jstr(obj, "roleRef.kind");
+			const char *n = api_jstr(obj, "roleRef.name");
+			snprintf(refname, sizeof(refname), "%s", n ? n : "");
+			a.resource = k && !strcmp(k, "Role") ? "roles" : "clusterroles";
+		} else {
+			a.resource = rbac_is(res, "rolebindings") ? "roles" : "clusterroles";
+		}
+		cJSON_Delete(obj);
+		a.name = refname;
+		if (!strcmp(a.resource, "clusterroles") && rbac_is(res, "clusterrolebindings"))
+			a.ns = "";
+	}
+	if (api_rbac_allowed(api, rq->who, &a, why, sizeof(why)))
+		return true;
+	size_t n = strlen(why);
+	snprintf(why + n, sizeof(why) - n,
+		 role ? ": writing a role needs the escalate verb on it"
+		      : ": binding a role needs the bind verb on it");
+	api_fail_forbidden(f, res, rq->name, why);
+	return false;
+}
+
+bool api_rbac_gate(struct api_server *api, struct api_req *rq, struct api_out *out)
+{
+	const struct api_identity *who = rq->who;
+	if (who->admin || who->node[0])
+		return true;
+	struct api_fail f;
+	api_fail_clear(&f);
+	char why[400];
+	if (!rq->res) {
+		if (rbac_open_path(rq->path) && !strcmp(rq->method, "GET"))
+			return true;
+		char verb[16];
+		size_t i = 0;
+		for (; rq->method[i] && i < sizeof(verb) - 1; i++)
+			verb[i] = (char)(rq->method[i] | 0x20);
+		verb[i] = 0;
+		if (!strcmp(verb, "head"))
+			snprintf(verb, sizeof(verb), "get");
+		struct api_rbac_attrs a = {.verb = verb, .path = rq->path};
+		if (api_rbac_allowed(api, who, &a, why, sizeof(why)))
+			return true;
+		api_fail_set(&f, 403, "Forbidden", "forbidden: %s", why);
+		api_out_fail(out, &f);
+		return false;
+	}
+	if (rq->res->strategy->review)
+		return true;
+	struct api_rbac_attrs a = {.verb = rbac_verb(rq),
+				   .group = rq->res->group,
+				   .resource = rq->res->plural,
+				   .sub = rq->sub,
+				   .ns = rq->ns,
+				   .name = rq->name};
+	if (!strcmp(rq->res->plural, "namespaces") && rq->res->group[0] == 0 && rq->name[0])
+		a.ns = rq->name; /* a namespace is in itself (kube-apiserver's attributes) */
+	if (!api_rbac_allowed(api, who, &a, why, sizeof(why))) {
+		api_fail_forbidden(&f, rq->res, rq->name, why);
+		api_out_fail(out, &f);
+		return false;
+	}
+	if (!rbac_escalation_ok(api, rq, a.verb, &f)) {
+		api_out_fail(out, &f);
+		return false;
+	}
+	return true;
+}
+
+/* ---- reviews ---------------------------------------------------------------------------- */
+
+static const char *rbac_str(const cJSON *o, const char *k)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+	return s ? s : "";
+}
+
+void api_rbac_ssar(struct api_server *api, struct api_req *rq, struct api_out *out, cJSON *obj)
+{
+	const cJSON *ra = k32_json_find(obj, "spec.resourceAttributes");
+	const cJSON *nra = k32_json_find(obj, "spec.nonResourceAttributes");
+	struct api_rbac_attrs a;
+	memset(&a, 0, sizeof(a));
+	if (ra) {
+		a.verb = rbac_str(ra, "verb");
+		a.group = rbac_str(ra, "group");
+		a.resource = rbac_str(ra, "resource");
+		a.sub = rbac_str(ra, "subresource");
+		a.ns = rbac_str(ra, "namespace");
+		a.name = rbac_str(ra, "name");
+	} else if (nra) {
+		a.verb = rbac_str(nra, "verb");
+		a.path = rbac_str(nra, "path");
+	} else {
+		struct api_fail f;
+		api_fail_clear(&f);
+		api_fail_add_cause(&f, "FieldValueRequired", "spec.resourceAttributes",
+				   "Required value: exactly one of nonResourceAttributes or "
+				   "resourceAttributes must be specified");
+		api_fail_invalid(&f, "SelfSubjectAccessReview", "");
+		api_out_fail(out, &f);
+		return;
+	}
+	struct rbac_walk w = {.who = rq->who, .a = &a};
+	bool open = false;
+	if (!a.resource)
+		open = rbac_open_path(a.path) && !strcmp(a.verb, "get");
+	else if (!strcmp(a.group, "authorization.k8s.io") && !strcmp(a.verb, "create") &&
+		 (!strcmp(a.resource, "selfsubjectaccessreviews") ||
+		  !strcmp(a.resource, "selfsubjectrulesreviews")))
+		open = true;
+	if (open)
+		snprintf(w.by, sizeof(w.by), "RBAC: allowed to every authenticated user");
+	else
+		rbac_walk(api, &w, a.resource ? a.ns : NULL);
+	cJSON_DeleteItemFromObject(obj, "status");
+	cJSON *st = cJSON_AddObjectToObject(obj, "status");
+	cJSON_AddBoolToObject(st, "allowed", open || w.allowed);
+	if (open || w.allowed)
+		cJSON_AddStringToObject(st, "reason", w.by);
+	out->ctype[0] = 0;
+	api_out_json(out, 201, cJSON_Duplicate(obj, true));
+}
+
+static cJSON *rbac_strs(const char *const *v, int n)
+{
+	return cJSON_CreateStringArray(v, n);
+}
+
+void api_rbac_ssrr(struct api_server *api, struct api_req *rq, struct api_out *out, cJSON *obj)
+{
+	const char *ns = api_jstr(obj, "spec.namespace");
+	struct rbac_walk w = {.who = rq->who, .rules = cJSON_CreateArray()};
+	rbac_walk(api, &w, ns ? ns : "");
+	cJSON_DeleteItemFromObject(obj, "status");
+	cJSON *st = cJSON_AddObjectToObject(obj, "status");
+	cJSON *rr = cJSON_AddArrayToObject(st, "resourceRules");
+	cJSON *nr = cJSON_AddArrayToObject(st, "nonResourceRules");
+	/* what every authenticated user has (system:basic-user, system:discovery) */
+	cJSON *r = cJSON_CreateObject();
+	api_json_put(r, "verbs", rbac_strs((const char *[]){"create"}, 1));
+	api_json_put(r, "apiGroups", rbac_strs((const char *[]){"authorization.k8s.io"}, 1));
+	api_json_put(
+	    r, "resources",
+	    rbac_strs((const char *[]){"selfsubjectaccessreviews", "selfsubjectrulesreviews"}, 2));
+	cJSON_AddItemToArray(rr, r);
+	cJSON *n = cJSON_CreateObject();
+	api_json_put(n, "verbs", rbac_strs((const char *[]){"get"}, 1));
+	api_json_put(n, "nonResourceURLs",
+		     rbac_strs((const char *[]){"/api", "/api/*", "/apis", "/apis/*", "/healthz",
+						"/livez", "/openapi", "/openapi/*", "/readyz",
+						"/version", "/version/"},
+			       11));
+	cJSON_AddItemToArray(nr, n);
+	cJSON *rule;
+	while (w.rules && (rule = w.rules->child) != NULL) {
+		cJSON_DetachItemViaPointer(w.rules, rule);
+		bool urls = cJSON_GetObjectItemCaseSensitive(rule, "nonResourceURLs") != NULL;
+		cJSON_AddItemToArray(urls ? nr : rr, rule);
+	}
+	cJSON_Delete(w.rules);
+	cJSON_AddBoolToObject(st, "incomplete", w.truncated);
+	out->ctype[0] = 0;
+	api_out_json(out, 201, cJSON_Duplicate(obj, true));
+}
+
+/* ---- impersonation ---------------------------------------------------------------------- */
+
+k32_status_t api_rbac_may_impersonate(struct api_server *api, const struct api_identity *who,
+				      const char *user, const char *groups, struct api_fail *f)
+{
+	if (who->admin)
+		return K32_OK;
+	char why[400];
+	static const char pre[] = "system:serviceaccount:";
+	struct api_rbac_attrs a = {.verb = "impersonate", .group = "", .sub = "", .ns = ""};
+	char ns[64] = "";
+	if (!strncmp(user, pre, sizeof(pre) - 1) && strchr(user + sizeof(pre) - 1, ':')) {
+		const char *p = user + sizeof(pre) - 1;
+		const char *c = strchr(p, ':');
+		snprintf(ns, sizeof(ns), "%.*s", (int)(c - p), p);
+		a.resource = "serviceaccounts";
+		a.ns = ns;
+		a.name = c + 1;
+	} else {
+		a.resource = "users";
+		a.name = user;
+	}
+	const struct api_resource *res = api_registry_find("", "v1", a.resource);
+	if (!api_rbac_allowed(api, who, &a, why, sizeof(why))) {
+		if (res)
+			return api_fail_forbidden(f, res, a.name, why);
+		return api_fail_set(f, 403, "Forbidden", "%s \"%.100s\" is forbidden: %s",
+				    a.resource, a.name, why);
+	}
+	char g[K32_API_GROUPS_LEN];
+	snprintf(g, sizeof(g), "%s", groups);
+	char *save = NULL;
+	for (char *t = strtok_r(g, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		struct api_rbac_attrs ga = {.verb = "impersonate",
+					    .group = "",
+					    .resource = "groups",
+					    .sub = "",
+					    .ns = "",
+					    .name = t};
+		if (!api_rbac_allowed(api, who, &ga, why, sizeof(why)))
+			return api_fail_set(f, 403, "Forbidden",
+					    "groups \"%.100s\" is forbidden: %s", t, why);
+	}
+	return K32_OK;
+}
+
+/* ---- default ClusterRoles --------------------------------------------------------------- */
+
+#define RBAC_READ  "\"get\",\"list\",\"watch\""
+#define RBAC_WRITE "\"create\",\"delete\",\"deletecollection\",\"patch\",\"update\""
+#define RBAC_VIEW_RULES                                                                            \
+	"{\"apiGroups\":[\"\"],\"resources\":[\"pods\",\"pods/log\",\"pods/status\","              \
+	"\"configmaps\",\"events\",\"serviceaccounts\",\"namespaces\",\"namespaces/status\"],"     \
+	"\"verbs\":[" RBAC_READ "]},"                                                              \
+	"{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments\",\"deployments/scale\","          \
+	"\"deployments/status\",\"replicasets\",\"replicasets/scale\",\"replicasets/status\","     \
+	"\"daemonsets\",\"daemonsets/status\"],\"verbs\":[" RBAC_READ "]},"                        \
+	"{\"apiGroups\":[\"batch\"],\"resources\":[\"jobs\",\"jobs/"                               \
+	"status\"],\"verbs\":[" RBAC_READ "]},"                                                    \
+	"{\"apiGroups\":[\"events.k8s.io\"],\"resources\":[\"events\"],\"verbs\":[" RBAC_READ      \
+	"]},"                                                                                      \
+	"{\"apiGroups\":[\"kube32.io\"],\"resources\":[\"devices\",\"devices/status\"],"           \
+	"\"verbs\":[" RBAC_READ "]}"
+#define RBAC_EDIT_RULES                                                                            \
+	"{\"apiGroups\":[\"\"],\"resources\":[\"pods\",\"configmaps\",\"secrets\","                \
+	"\"serviceaccounts\",\"events\"],\"verbs\":[" RBAC_WRITE "]},"                             \
+	"{\"apiGroups\":[\"\"],\"resources\":[\"secrets\"],\"verbs\":[" RBAC_READ "]},"            \
+	"{\"apiGroups\":[\"\"],\"resources\":[\"pods/eviction\",\"serviceaccounts/token\"],"       \
+	"\"verbs\":[\"create\"]},"                                                                 \
+	"{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments\",\"deployments/scale\","          \
+	"\"replicasets\",\"replicasets/scale\",\"daemonsets\"],\"verbs\":[" RBAC_WRITE "]},"       \
+	"{\"apiGroups\":[\"batch\"],\"resources\":[\"jobs\"],\"verbs\":[" RBAC_WRITE "]},"         \
+	"{\"apiGroups\":[\"kube32.io\"],\"resources\":[\"devices\"],\"verbs\":[" RBAC_WRITE "]}"
+
+static const struct {
+	const char *name;
+	const char *rules;
+} rbac_defaults[] = {
+    {"cluster-admin", "{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]},"
+		      "{\"nonResourceURLs\":[\"*\"],\"verbs\":[\"*\"]}"},
+    {"admin", RBAC_VIEW_RULES "," RBAC_EDIT_RULES
+			      ",{\"apiGroups\":[\"rbac.authorization.k8s.io\"],\"resources\":"
+			      "[\"roles\",\"rolebindings\"],\"verbs\":[\"*\"]}"},
+    {"edit", RBAC_VIEW_RULES "," RBAC_EDIT_RULES},
+    {"view", RBAC_VIEW_RULES},
+};
+
+k32_status_t api_rbac_bootstrap(struct api_server *api, struct k32_err *err)
+{
+	const struct k32_allocator *al = k32_default_allocator();
+	for (size_t i = 0; i < sizeof(rbac_defaults) / sizeof(rbac_defaults[0]); i++) {
+		struct k32_buf body, out;
+		k32_buf_init(&body, al, 8 * 1024, "default ClusterRole");
+		k32_buf_init(&out, al, 64 * 1024, "bootstrap response");
+		k32_status_t st = k32_buf_printf(
+		    &body, err,
+		    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\","
+		    "\"metadata\":{\"name\":\"%s\",\"labels\":{\"kubernetes.io/bootstrapping\":"
+		    "\"rbac-defaults\"},\"annotations\":{\"rbac.authorization.kubernetes.io/"
+		    "autoupdate\":\"true\"}},\"rules\":[%s]}",
+		    rbac_defaults[i].name, rbac_defaults[i].rules);
+		int code = 0;
+		if (!st)
+			st = api_do(api, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+				    "application/json", k32_buf_cstr(&body), body.len, &code, &out,
+				    err);
+		if (!st && code != 201 && code != 409)
+			st = k32_err_set(err, K32_ERR_INTERNAL, "api",
+					 "creating ClusterRole %s at start: HTTP %d: %.120s",
+					 rbac_defaults[i].name, code, k32_buf_cstr(&out));
+		k32_buf_fini(&body);
+		k32_buf_fini(&out);
+		if (st)
+			return st;
+	}
+	return K32_OK;
+}
