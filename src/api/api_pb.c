@@ -158,7 +158,47 @@ static const struct pb_field pb_svc_spec[] = {
 static const struct pb_field pb_service[] = {
 	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_svc_spec}, {0}};
 
+/* rbac.authorization.k8s.io/v1 (kubectl create role|clusterrole|rolebinding|clusterrolebinding) */
+static const struct pb_field pb_policy_rule[] = {
+	{1, "verbs", PB_REP_STR, NULL}, {2, "apiGroups", PB_REP_STR, NULL},
+	{3, "resources", PB_REP_STR, NULL}, {4, "resourceNames", PB_REP_STR, NULL},
+	{5, "nonResourceURLs", PB_REP_STR, NULL}, {0}};
+static const struct pb_field pb_aggregation[] = {
+	{1, "clusterRoleSelectors", PB_REP_MSG, pb_label_selector}, {0}};
+static const struct pb_field pb_role[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "rules", PB_REP_MSG, pb_policy_rule},
+	{3, "aggregationRule", PB_MSG, pb_aggregation}, {0}};
+static const struct pb_field pb_subject[] = {
+	{1, "kind", PB_STR, NULL}, {2, "apiGroup", PB_STR, NULL}, {3, "name", PB_STR, NULL},
+	{4, "namespace", PB_STR, NULL}, {0}};
+static const struct pb_field pb_role_ref[] = {
+	{1, "apiGroup", PB_STR, NULL}, {2, "kind", PB_STR, NULL}, {3, "name", PB_STR, NULL}, {0}};
+static const struct pb_field pb_role_binding[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "subjects", PB_REP_MSG, pb_subject},
+	{3, "roleRef", PB_MSG, pb_role_ref}, {0}};
+/* core/v1 ServiceAccount and authentication/v1 TokenRequest (kubectl create sa|token) */
+static const struct pb_field pb_object_ref[] = {
+	{1, "kind", PB_STR, NULL}, {2, "namespace", PB_STR, NULL}, {3, "name", PB_STR, NULL},
+	{4, "uid", PB_STR, NULL}, {5, "apiVersion", PB_STR, NULL},
+	{6, "resourceVersion", PB_STR, NULL}, {7, "fieldPath", PB_STR, NULL}, {0}};
+static const struct pb_field pb_local_ref[] = {{1, "name", PB_STR, NULL}, {0}};
+static const struct pb_field pb_service_account[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "secrets", PB_REP_MSG, pb_object_ref},
+	{3, "imagePullSecrets", PB_REP_MSG, pb_local_ref},
+	{4, "automountServiceAccountToken", PB_BOOL, NULL}, {0}};
+static const struct pb_field pb_bound_ref[] = {
+	{1, "kind", PB_STR, NULL}, {2, "apiVersion", PB_STR, NULL}, {3, "name", PB_STR, NULL},
+	{4, "uid", PB_STR, NULL}, {0}};
+static const struct pb_field pb_token_spec[] = {
+	{1, "audiences", PB_REP_STR, NULL}, {3, "boundObjectRef", PB_MSG, pb_bound_ref},
+	{4, "expirationSeconds", PB_INT, NULL}, {0}};
+static const struct pb_field pb_token_request[] = {
+	{1, "metadata", PB_MSG, pb_meta}, {2, "spec", PB_MSG, pb_token_spec}, {0}};
+
 static const struct { const char *kind; const struct pb_field *fields; } pb_kinds[] = {
+	{"Role", pb_role}, {"ClusterRole", pb_role}, {"RoleBinding", pb_role_binding},
+	{"ClusterRoleBinding", pb_role_binding}, {"ServiceAccount", pb_service_account},
+	{"TokenRequest", pb_token_request},
 	{"Service", pb_service},
 	{"Namespace", pb_namespace}, {"ConfigMap", pb_configmap}, {"Secret", pb_secret},
 	{"Deployment", pb_deployment}, {"Job", pb_job}, {"CronJob", pb_cronjob},
@@ -520,9 +560,9 @@ k32_status_t api_pb_decode(const uint8_t *body, size_t len, cJSON **out, struct 
 		return api_fail_set(
 		    f, 415, "UnsupportedMediaType",
 		    "protobuf body of kind \"%.60s\" is not supported by kube32 (Namespace, "
-		    "ConfigMap, Secret, Service, Deployment, Job, CronJob, "
-		    "SelfSubjectAccessReview, "
-		    "SelfSubjectRulesReview, SelfSubjectReview are); send application/json",
+		    "ConfigMap, Secret, Service, Deployment, Job, CronJob, ServiceAccount, "
+		    "TokenRequest, RBAC kinds, SelfSubjectAccessReview, SelfSubjectRulesReview, "
+		    "SelfSubjectReview are); send application/json",
 		    kind);
 	cJSON *obj = cJSON_CreateObject();
 	if (!obj)

@@ -134,10 +134,11 @@ k32_status_t api_token_sign(const uint8_t key[32], const struct api_sa_claims *c
 	return K32_OK;
 }
 
-/* A claim copied into dst; false when absent, not a string, empty or too long. */
-static bool claim_str(const cJSON *o, const char *path, char *dst, size_t cap)
+/* A string member of o copied into dst; false when absent, not a string, empty or too long.
+ * (Not k32_json_find: the claim "kubernetes.io" has a dot in its name.) */
+static bool claim_str(const cJSON *o, const char *key, char *dst, size_t cap)
 {
-	const char *s = cJSON_GetStringValue(k32_json_find(o, path));
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
 	if (!s || !s[0] || strlen(s) >= cap)
 		return false;
 	snprintf(dst, cap, "%s", s);
@@ -192,14 +193,16 @@ k32_status_t api_token_verify(const uint8_t key[32], const char *tok, size_t len
 		return K32_ERR_INVALID_ARGS;
 	}
 	cJSON *p = cJSON_ParseWithLength((const char *)body, bl);
-	bool ok = cJSON_IsObject(p) &&
-		  claim_str(p, "kubernetes.io.namespace", out->ns, sizeof(out->ns)) &&
-		  claim_str(p, "kubernetes.io.serviceaccount.name", out->name, sizeof(out->name)) &&
-		  claim_str(p, "kubernetes.io.serviceaccount.uid", out->uid, sizeof(out->uid)) &&
+	const cJSON *k8s = cJSON_GetObjectItemCaseSensitive(p, "kubernetes.io");
+	const cJSON *sa = cJSON_GetObjectItemCaseSensitive(k8s, "serviceaccount");
+	const cJSON *pod = cJSON_GetObjectItemCaseSensitive(k8s, "pod");
+	bool ok = cJSON_IsObject(p) && claim_str(k8s, "namespace", out->ns, sizeof(out->ns)) &&
+		  claim_str(sa, "name", out->name, sizeof(out->name)) &&
+		  claim_str(sa, "uid", out->uid, sizeof(out->uid)) &&
 		  claim_u64(p, "exp", &out->exp) && claim_u64(p, "iat", &out->iat);
-	if (ok && k32_json_find(p, "kubernetes.io.pod"))
-		ok = claim_str(p, "kubernetes.io.pod.name", out->pod, sizeof(out->pod)) &&
-		     claim_str(p, "kubernetes.io.pod.uid", out->pod_uid, sizeof(out->pod_uid));
+	if (ok && pod)
+		ok = claim_str(pod, "name", out->pod, sizeof(out->pod)) &&
+		     claim_str(pod, "uid", out->pod_uid, sizeof(out->pod_uid));
 	bool aud = false;
 	const cJSON *a;
 	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(p, "aud"))
