@@ -323,6 +323,34 @@ static const struct api_schema api_schemas[] = {
 	 "readings m Latest readings as decimal strings (e.g. temperature_c).\n"
 	 "lastReadTime s RFC 3339 time of the latest reading, stamped by the kubelet.\n"
 	 "conditions [@Condition Ready with reasons Reading, NotFound, BusError, NoReading, DriverCrash.\n"},
+	/* RBAC and ServiceAccounts (api_rbac.c, api_token.c) */
+	{"ServiceAccount", "/v1/ServiceAccount", "ServiceAccount binds together a name understood by users and by RBAC, and the tokens TokenRequest issues for it.",
+	 META "secrets [@ObjectReference Kept for compatibility; kube32 issues no Secret-based tokens.\n"
+	 "imagePullSecrets [o Kept for compatibility.\n"
+	 "automountServiceAccountToken b Kept for compatibility (pods get no token file).\n"},
+	{"PolicyRule", NULL, "PolicyRule holds information that describes a policy rule.",
+	 "verbs [s Verbs that apply to all the resources of the rule; '*' is all.\n"
+	 "apiGroups [s API groups of the resources; '' is the core group, '*' all.\n"
+	 "resources [s Resources, 'pods/log' for a subresource, '*' all.\n"
+	 "resourceNames [s Optional allow list of names; empty allows every name.\n"
+	 "nonResourceURLs [s Partial URLs ('/metrics', '/logs/*'); ClusterRoles only.\n"},
+	{"Role", "rbac.authorization.k8s.io/v1/Role", "Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.",
+	 META "rules [@PolicyRule Rules holds all the PolicyRules for this Role.\n"},
+	{"ClusterRole", "rbac.authorization.k8s.io/v1/ClusterRole", "ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.",
+	 META "rules [@PolicyRule Rules holds all the PolicyRules for this ClusterRole.\n"
+	 "aggregationRule o Accepted and stored; kube32 does not aggregate.\n"},
+	{"Subject", NULL, "Subject names a user, group or service account.",
+	 "kind s User, Group or ServiceAccount.\napiGroup s rbac.authorization.k8s.io for User and Group, '' for ServiceAccount.\n"
+	 "name s Name of the object being referenced.\n"
+	 "namespace s Namespace of a ServiceAccount (default: the RoleBinding's).\n"},
+	{"RoleRef", NULL, "RoleRef contains information that points to the role being used.",
+	 "apiGroup s rbac.authorization.k8s.io.\nkind s Role or ClusterRole.\nname s Name of the role.\n"},
+	{"RoleBinding", "rbac.authorization.k8s.io/v1/RoleBinding", "RoleBinding grants the permissions of a Role or ClusterRole to subjects within its namespace.",
+	 META "subjects [@Subject The users, groups and service accounts bound.\n"
+	 "roleRef @RoleRef The Role or ClusterRole bound.\n"},
+	{"ClusterRoleBinding", "rbac.authorization.k8s.io/v1/ClusterRoleBinding", "ClusterRoleBinding grants the permissions of a ClusterRole cluster-wide.",
+	 META "subjects [@Subject The users, groups and service accounts bound.\n"
+	 "roleRef @RoleRef The ClusterRole bound.\n"},
 };
 /* clang-format on */
 
@@ -345,6 +373,9 @@ static void api_schema_full_name(const struct api_schema *s, char *buf, size_t c
 		prefix = "io.k8s.api.coordination.v1.";
 	else if (!strncmp(s->name, "Device", 6))
 		prefix = "io.kube32.v1alpha1.";
+	else if ((s->gvk && !strncmp(s->gvk, "rbac.", 5)) || !strcmp(s->name, "PolicyRule") ||
+		 !strcmp(s->name, "Subject") || !strcmp(s->name, "RoleRef"))
+		prefix = "io.k8s.api.rbac.v1.";
 	if (!strncmp(s->name, "Slice", 5) || !strcmp(s->name, "EndpointSlice")) {
 		/* discovery.k8s.io's Endpoint and EndpointPort (core/v1 has an EndpointPort) */
 		snprintf(buf, cap, "io.k8s.api.discovery.v1.%s",
