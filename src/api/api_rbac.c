@@ -402,7 +402,7 @@ bool api_rbac_gate(struct api_server *api, struct api_req *rq, struct api_out *o
 			return true;
 		char verb[16];
 		size_t i = 0;
-		for (; rq->method[i] && i < sizeof(verb) - 1; i++)
+		for (; i < sizeof(verb) - 1 && rq->method[i]; i++)
 			verb[i] = (char)(rq->method[i] | 0x20);
 		verb[i] = 0;
 		if (!strcmp(verb, "head"))

@@ -125,11 +125,11 @@ struct api_server {
 	uint32_t bookmark_s;	  /* seconds between BOOKMARK events */
 	api_log_fn log_fn;	  /* pod logs, or NULL */
 	void *log_ctx;
-	struct api_list_cache lists;   /* gzip renderings of plain lists (api_cache.c) */
-	struct api_metrics metrics;    /* what /metrics reports (api_metrics.c) */
-	_Atomic bool store_unwritable; /* the last store write failed for I/O (api_health.c) */
-	char store_fault[160];	       /* its message (guarded by mu) */
-	uint8_t sa_key[32];	       /* HMAC-SHA256 key of ServiceAccount tokens (api_token.c) */
+	struct api_list_cache lists;	/* gzip renderings of plain lists (api_cache.c) */
+	struct api_metrics metrics;	/* what /metrics reports (api_metrics.c) */
+	_Atomic bool store_unwritable;	/* the last store write failed for I/O (api_health.c) */
+	char store_fault[160];		/* its message (guarded by mu) */
+	uint8_t sa_key[32];		/* HMAC-SHA256 key of ServiceAccount tokens (api_token.c) */
 	struct api_identity sa_pending; /* marks a request whose SA token authenticate checked */
 };
 
