@@ -152,34 +152,78 @@ struct rbac_walk {
 	bool allowed;
 	bool truncated; /* more bindings than K32_API_RBAC_MAX_BINDINGS in a scope */
 	char by[320];	/* which binding allowed (SSAR's reason) */
+	const struct rbac_needles *needles;
 };
 
-/* Whether text (a binding's JSON) may name the caller: it must hold the user name (or, for
- * a ServiceAccount, its name) or one of its groups. A name JSON would escape is never
- * skipped. */
-static bool rbac_may_name(const char *text, const struct api_identity *who)
+/* Strings one of which a binding's text must hold as a whole JSON string to name the
+ * caller: the user name, a ServiceAccount's own name, each group. Built once per check. */
+#define RBAC_MAX_NEEDLES 10
+struct rbac_needles {
+	const char *v[RBAC_MAX_NEEDLES];
+	size_t len[RBAC_MAX_NEEDLES];
+	size_t count;
+	bool always; /* a name JSON would escape, or too many groups: never skip */
+};
+
+static void rbac_needle(struct rbac_needles *nd, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '"' || s[i] == '\\' || (unsigned char)s[i] < 0x20)
+			nd->always = true;
+	if (nd->count == RBAC_MAX_NEEDLES) {
+		nd->always = true;
+		return;
+	}
+	nd->v[nd->count] = s;
+	nd->len[nd->count++] = n;
+}
+
+static void rbac_needles_of(const struct api_identity *who, struct rbac_needles *nd)
 {
 	static const char pre[] = "system:serviceaccount:";
-	const char *u = who->user;
-	if (!strncmp(u, pre, sizeof(pre) - 1)) {
-		const char *c = strchr(u + sizeof(pre) - 1, ':');
-		if (c)
-			u = c + 1;
+	nd->count = 0;
+	nd->always = false;
+	rbac_needle(nd, who->user, strlen(who->user));
+	const char *c = !strncmp(who->user, pre, sizeof(pre) - 1)
+			    ? strchr(who->user + sizeof(pre) - 1, ':')
+			    : NULL;
+	if (c)
+		rbac_needle(nd, c + 1, strlen(c + 1));
+	for (const char *p = who->groups; *p;) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n)
+			rbac_needle(nd, p, n);
+		if (!e)
+			break;
+		p = e + 1;
 	}
-	for (const char *p = who->user; *p; p++)
-		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
-			return true;
-	if (strstr(text, u))
+}
+
+/* Whether text (a binding's JSON, NUL-terminated) may name the caller: one pass over the
+ * strings of its "subjects" list (objects of strings, so the first ']' outside a string
+ * ends it), each compared with the needles of its length. A string with an escape in it
+ * makes the answer yes (its end cannot be told without decoding). */
+static bool rbac_may_name(const char *text, const struct rbac_needles *nd)
+{
+	if (nd->always)
 		return true;
-	char g[K32_API_GROUPS_LEN];
-	snprintf(g, sizeof(g), "%s", who->groups);
-	char *save = NULL;
-	for (char *t = strtok_r(g, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		for (const char *p = t; *p; p++)
-			if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
-				return true;
-		if (strstr(text, t))
+	const char *p = strstr(text, "subjects\":[");
+	if (!p)
+		return false;
+	for (p += 11; *p && *p != ']'; p++) {
+		if (*p != '"')
+			continue;
+		const char *e = strchr(p + 1, '"');
+		if (!e)
+			return false;
+		size_t n = (size_t)(e - p - 1);
+		if (memchr(p + 1, '\\', n))
 			return true;
+		for (size_t i = 0; i < nd->count; i++)
+			if (nd->len[i] == n && !memcmp(nd->v[i], p + 1, n))
+				return true;
+		p = e;
 	}
 	return false;
 }
@@ -238,7 +282,7 @@ static void rbac_walk_scope(struct api_server *api, struct rbac_walk *w, const c
 			w->truncated = true;
 		for (uint32_t i = 0; i < l.count && !w->allowed; i++) {
 			const char *text = store_obj_data(l.items[i]);
-			if (!rbac_may_name(text, w->who))
+			if (!rbac_may_name(text, w->needles))
 				continue;
 			cJSON *b = api_parse_obj(l.items[i]);
 			const cJSON *s;
@@ -264,6 +308,9 @@ static void rbac_walk_scope(struct api_server *api, struct rbac_walk *w, const c
 
 static void rbac_walk(struct api_server *api, struct rbac_walk *w, const char *ns)
 {
+	struct rbac_needles nd;
+	rbac_needles_of(w->who, &nd);
+	w->needles = &nd;
 	rbac_walk_scope(api, w, "");
 	if (!w->allowed && ns && ns[0])
 		rbac_walk_scope(api, w, ns);
