@@ -139,7 +139,8 @@ struct api_printer;
 extern const struct api_printer api_printer_default, api_printer_pod, api_printer_node,
     api_printer_namespace, api_printer_deployment, api_printer_replicaset, api_printer_daemonset,
     api_printer_job, api_printer_cronjob, api_printer_controllerrevision, api_printer_configmap,
-    api_printer_secret, api_printer_event, api_printer_lease, api_printer_device;
+    api_printer_secret, api_printer_event, api_printer_lease, api_printer_device,
+    api_printer_service_account, api_printer_role, api_printer_binding;
 extern const struct api_strategy api_strategy_namespace, api_strategy_node, api_strategy_pod,
     api_strategy_configmap, api_strategy_secret, api_strategy_event, api_strategy_deployment,
     api_strategy_replicaset, api_strategy_daemonset, api_strategy_job, api_strategy_cronjob,

@@ -204,22 +204,22 @@ static void validate_cluster_role_binding(const cJSON *obj, struct api_fail *f)
 const struct api_strategy api_strategy_role = {
     .validate = validate_role,
     .top_fields = "apiVersion,kind,metadata,rules",
-    .printer = &api_printer_default,
+    .printer = &api_printer_role,
 };
 const struct api_strategy api_strategy_cluster_role = {
     .validate = validate_cluster_role,
     .top_fields = "apiVersion,kind,metadata,rules,aggregationRule",
-    .printer = &api_printer_default,
+    .printer = &api_printer_role,
 };
 const struct api_strategy api_strategy_role_binding = {
     .validate = validate_role_binding,
     .top_fields = "apiVersion,kind,metadata,subjects,roleRef",
-    .printer = &api_printer_default,
+    .printer = &api_printer_binding,
 };
 const struct api_strategy api_strategy_cluster_role_binding = {
     .validate = validate_cluster_role_binding,
     .top_fields = "apiVersion,kind,metadata,subjects,roleRef",
-    .printer = &api_printer_default,
+    .printer = &api_printer_binding,
 };
 
 /* ---- the ServiceAccount kind -------------------------------------------------------------- */
@@ -243,5 +243,5 @@ const struct api_strategy api_strategy_service_account = {
     .validate = validate_service_account,
     .top_fields = "apiVersion,kind,metadata,secrets,imagePullSecrets,"
 		  "automountServiceAccountToken",
-    .printer = &api_printer_default,
+    .printer = &api_printer_service_account,
 };

@@ -122,6 +122,14 @@ static const struct api_col cols_secret[] = {
 	{"Data", "integer", 0, "Number of entries in data."},
 	COL_AGE,
 	{0}};
+static const struct api_col cols_sa[] = {
+	COL_NAME, {"Secrets", "integer", 0, "Number of secrets of the ServiceAccount."}, COL_AGE, {0}};
+static const struct api_col cols_role[] = {
+	COL_NAME, {"Created At", "date", 0, "Time the role was created."}, {0}};
+static const struct api_col cols_binding[] = {
+	COL_NAME, {"Role", "string", 0, "The role bound (kind/name)."}, COL_AGE,
+	{"Users", "string", 1, "Users bound."}, {"Groups", "string", 1, "Groups bound."},
+	{"ServiceAccounts", "string", 1, "Service accounts bound (namespace/name)."}, {0}};
 static const struct api_col cols_event[] = {
 	{"Last Seen", "string", 0, "Time when the most recent occurrence of this event was recorded."},
 	{"Type", "string", 0, "Type of this event (Normal, Warning)."},
@@ -560,6 +568,50 @@ static void row_lease(cJSON *cells, const cJSON *o, uint64_t now_s)
 	cell_age(cells, o, now_s);
 }
 
+static void row_sa(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	cell_int(cells, cJSON_GetArraySize(jget(o, "secrets", NULL)));
+	cell_age(cells, o, now_s);
+}
+
+static void row_role(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	(void)now_s;
+	cell_str(cells, jstr(o, "metadata.creationTimestamp", ""));
+}
+
+/* The subjects of kind (names, "ns/name" for ServiceAccounts) joined by ", " into cells. */
+static void cell_subjects(cJSON *cells, const cJSON *o, const char *kind)
+{
+	char buf[256];
+	size_t n = 0;
+	buf[0] = 0;
+	const cJSON *s;
+	cJSON_ArrayForEach(s, jget(o, "subjects", NULL))
+	{
+		const char *k = jstr(s, "kind", ""), *nm = jstr(s, "name", "");
+		const char *ns = jstr(s, "namespace", "");
+		if (strcmp(k, kind) || n + 4 >= sizeof(buf))
+			continue;
+		int w = snprintf(buf + n, sizeof(buf) - n, "%s%s%s%s", n ? ", " : "", ns,
+				 ns[0] ? "/" : "", nm);
+		n = w < 0 ? n : n + (size_t)w >= sizeof(buf) ? sizeof(buf) - 1 : n + (size_t)w;
+	}
+	cell_str(cells, buf);
+}
+
+static void row_binding(cJSON *cells, const cJSON *o, uint64_t now_s)
+{
+	char role[160];
+	snprintf(role, sizeof(role), "%s/%s", jstr(o, "roleRef.kind", ""),
+		 jstr(o, "roleRef.name", ""));
+	cell_str(cells, role);
+	cell_age(cells, o, now_s);
+	cell_subjects(cells, o, "User");
+	cell_subjects(cells, o, "Group");
+	cell_subjects(cells, o, "ServiceAccount");
+}
+
 static void row_default(cJSON *cells, const cJSON *o, uint64_t now_s)
 {
 	cell_age(cells, o, now_s);
@@ -701,6 +753,9 @@ const struct api_printer api_printer_device = {cols_device, true, row_device, NU
 const struct api_printer api_printer_service = {cols_svc, true, row_service, NULL};
 const struct api_printer api_printer_endpoints = {cols_ep, true, row_endpoints, NULL};
 const struct api_printer api_printer_endpointslice = {cols_eps, true, row_endpointslice, NULL};
+const struct api_printer api_printer_service_account = {cols_sa, true, row_sa, NULL};
+const struct api_printer api_printer_role = {cols_role, true, row_role, NULL};
+const struct api_printer api_printer_binding = {cols_binding, true, row_binding, NULL};
 /* clang-format on */
 
 static void api_table_cells(const struct api_resource *res, cJSON *cells, const cJSON *o,
