@@ -1087,7 +1087,8 @@ static k32_status_t api_write_check(struct api_write *w, struct api_fail *f)
 	if ((st = api_default(rq->res, w->upd, f)) ||
 	    ((w->ws->validate || rq->res->strategy == &api_strategy_custom) /* schema: status too */
 	     && (st = api_validate(rq->res, w->upd, f))) ||
-	    (st = api_node_restrict(rq->who, rq->res, w->oldj, w->upd, f)))
+	    (st = api_node_restrict(rq->who, rq->res, w->oldj, w->upd, f)) ||
+	    (st = api_rbac_update_check(rq->res, w->oldj, w->upd, f)))
 		return api_no_retry(st);
 	/* field ownership: apply did its own; any other write is an Update of its manager */
 	if (!w->ssa && (st = api_ssa_update(w->oldj, w->upd, &w->sb.cx, rq->sub, f)))

@@ -326,6 +326,10 @@ cJSON *api_table_partial_meta(const cJSON *o);
 
 /* ---- defaulting and validation --------------------------------------------------------- */
 
+/* An update of a RoleBinding or ClusterRoleBinding may not change its roleRef (422, as
+ * kube-apiserver; delete and create it again). K32_OK for every other kind. */
+k32_status_t api_rbac_update_check(const struct api_resource *res, const cJSON *old,
+				   const cJSON *upd, struct api_fail *f);
 /* Fills defaults of a new object of res (phase Pending, replicas 1, ...). */
 k32_status_t api_default(const struct api_resource *res, cJSON *obj, struct api_fail *f);
 /* Validates obj of res; on failure f holds a 422 Invalid with field causes. */

@@ -201,6 +201,24 @@ static void validate_cluster_role_binding(const cJSON *obj, struct api_fail *f)
 	rbac_validate_binding(obj, true, f);
 }
 
+k32_status_t api_rbac_update_check(const struct api_resource *res, const cJSON *old,
+				   const cJSON *upd, struct api_fail *f)
+{
+	if (strcmp(res->group, "rbac.authorization.k8s.io") ||
+	    (strcmp(res->plural, "rolebindings") && strcmp(res->plural, "clusterrolebindings")) ||
+	    !old)
+		return K32_OK;
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(old, "roleRef");
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(upd, "roleRef");
+	if (a && b && cJSON_Compare(a, b, true))
+		return K32_OK;
+	api_fail_add_cause(f, "FieldValueInvalid", "roleRef",
+			   "Invalid value: cannot change roleRef (delete the binding and create "
+			   "it again)");
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(upd, "metadata");
+	return api_fail_invalid(f, res->kind, api_jstr(md, "name") ? api_jstr(md, "name") : "");
+}
+
 const struct api_strategy api_strategy_role = {
     .validate = validate_role,
     .top_fields = "apiVersion,kind,metadata,rules",

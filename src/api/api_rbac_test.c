@@ -325,7 +325,10 @@ static int hreq(struct fx *fx, const char *token, const char *method, const char
 	assert_int_equal(http_client_new(&cc, &c, &err), K32_OK);
 	struct http_client_request rq = {.method = method,
 					 .target = target,
-					 .content_type = body ? "application/json" : NULL,
+					 .content_type = !body ? NULL
+							 : strcmp(method, "PATCH")
+							     ? "application/json"
+							     : "application/merge-patch+json",
 					 .headers = extra,
 					 .body = body,
 					 .body_len = body ? strlen(body) : 0,
@@ -613,6 +616,21 @@ static void test_validation_and_bounds(void **state)
 			fail_msg("case %zu: HTTP %d (want 422, with '%s'): %s", i, code,
 				 bad[i].part, k32_buf_cstr(&fx->out));
 	}
+	/* roleRef cannot change */
+	EXPECT(fx, 201,
+	       hreq(fx, fx->admin, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+		    "{\"metadata\":{\"name\":\"rr\"},\"roleRef\":{\"apiGroup\":\"rbac."
+		    "authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"view\"}}",
+		    NULL));
+	EXPECT(fx, 422,
+	       hreq(fx, fx->admin, "PATCH",
+		    "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/rr",
+		    "{\"roleRef\":{\"name\":\"edit\"}}", NULL));
+	assert_true(out_has(fx, "cannot change roleRef"));
+	EXPECT(fx, 200,
+	       hreq(fx, fx->admin, "PATCH",
+		    "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/rr",
+		    "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", NULL));
 	/* K32_API_RBAC_MAX_RULES + 1 rules */
 	struct k32_buf b;
 	k32_buf_init(&b, k32_default_allocator(), 1 << 20, "role");
