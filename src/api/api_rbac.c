@@ -637,8 +637,8 @@ k32_status_t api_rbac_may_impersonate(struct api_server *api, const struct api_i
 	"{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments\",\"deployments/scale\","          \
 	"\"deployments/status\",\"replicasets\",\"replicasets/scale\",\"replicasets/status\","     \
 	"\"daemonsets\",\"daemonsets/status\"],\"verbs\":[" RBAC_READ "]},"                        \
-	"{\"apiGroups\":[\"batch\"],\"resources\":[\"jobs\",\"jobs/"                               \
-	"status\"],\"verbs\":[" RBAC_READ "]},"                                                    \
+	"{\"apiGroups\":[\"batch\"],\"resources\":[\"jobs\",\"jobs/status\",\"cronjobs\","         \
+	"\"cronjobs/status\"],\"verbs\":[" RBAC_READ "]},"                                         \
 	"{\"apiGroups\":[\"events.k8s.io\"],\"resources\":[\"events\"],\"verbs\":[" RBAC_READ      \
 	"]},"                                                                                      \
 	"{\"apiGroups\":[\"kube32.io\"],\"resources\":[\"devices\",\"devices/status\"],"           \
@@ -651,7 +651,8 @@ k32_status_t api_rbac_may_impersonate(struct api_server *api, const struct api_i
 	"\"verbs\":[\"create\"]},"                                                                 \
 	"{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments\",\"deployments/scale\","          \
 	"\"replicasets\",\"replicasets/scale\",\"daemonsets\"],\"verbs\":[" RBAC_WRITE "]},"       \
-	"{\"apiGroups\":[\"batch\"],\"resources\":[\"jobs\"],\"verbs\":[" RBAC_WRITE "]},"         \
+	"{\"apiGroups\":[\"batch\"],\"resources\":[\"jobs\",\"cronjobs\"],\"verbs\":[" RBAC_WRITE  \
+	"]},"                                                                                      \
 	"{\"apiGroups\":[\"kube32.io\"],\"resources\":[\"devices\"],\"verbs\":[" RBAC_WRITE "]}"
 
 static const struct {
