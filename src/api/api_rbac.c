@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "base/k32_json.h"
+#include "base/k32_log.h"
 
 /* ---- the evaluator (pure) -------------------------------------------------------------- */
 
@@ -144,17 +145,6 @@ bool api_rbac_subject_matches(const cJSON *subject, const struct api_identity *w
 
 /* ---- reading the bindings --------------------------------------------------------------- */
 
-/* What a walk over the bindings does with each rule of a role that names the caller. */
-struct rbac_walk {
-	const struct api_identity *who;
-	const struct api_rbac_attrs *a; /* check: stop at the first rule allowing a */
-	cJSON *rules;			/* collect: copies of the rules (SSRR); may be NULL */
-	bool allowed;
-	bool truncated; /* more bindings than K32_API_RBAC_MAX_BINDINGS in a scope */
-	char by[320];	/* which binding allowed (SSAR's reason) */
-	const struct rbac_needles *needles;
-};
-
 /* Strings one of which a binding's text must hold as a whole JSON string to name the
  * caller: the user name, a ServiceAccount's own name, each group. Built once per check. */
 #define RBAC_MAX_NEEDLES 10
@@ -228,6 +218,17 @@ static bool rbac_may_name(const char *text, const struct rbac_needles *nd)
 	return false;
 }
 
+/* What a walk over the bindings does with each rule of a role that names the caller. */
+struct rbac_walk {
+	const struct api_identity *who;
+	const struct api_rbac_attrs *a; /* check: stop at the first rule allowing a */
+	cJSON *rules;			/* collect: copies of the rules (SSRR); may be NULL */
+	bool allowed;
+	bool truncated;		     /* more bindings than K32_API_RBAC_MAX_BINDINGS in a scope */
+	char by[320];		     /* which binding allowed (SSAR's reason) */
+	struct rbac_needles needles; /* of who, filled by rbac_walk */
+};
+
 /* Applies the rules of the role a binding names. */
 static void rbac_role_rules(struct api_server *api, struct rbac_walk *w, const char *bkind,
 			    const char *bns, const char *bname, const cJSON *ref)
@@ -282,7 +283,7 @@ static void rbac_walk_scope(struct api_server *api, struct rbac_walk *w, const c
 			w->truncated = true;
 		for (uint32_t i = 0; i < l.count && !w->allowed; i++) {
 			const char *text = store_obj_data(l.items[i]);
-			if (!rbac_may_name(text, w->needles))
+			if (!rbac_may_name(text, &w->needles))
 				continue;
 			cJSON *b = api_parse_obj(l.items[i]);
 			const cJSON *s;
@@ -308,9 +309,7 @@ static void rbac_walk_scope(struct api_server *api, struct rbac_walk *w, const c
 
 static void rbac_walk(struct api_server *api, struct rbac_walk *w, const char *ns)
 {
-	struct rbac_needles nd;
-	rbac_needles_of(w->who, &nd);
-	w->needles = &nd;
+	rbac_needles_of(w->who, &w->needles);
 	rbac_walk_scope(api, w, "");
 	if (!w->allowed && ns && ns[0])
 		rbac_walk_scope(api, w, ns);
@@ -668,15 +667,17 @@ static const struct {
     {"view", RBAC_VIEW_RULES},
 };
 
-k32_status_t api_rbac_bootstrap(struct api_server *api, struct k32_err *err)
+void api_rbac_bootstrap(struct api_server *api)
 {
 	const struct k32_allocator *al = k32_default_allocator();
 	for (size_t i = 0; i < sizeof(rbac_defaults) / sizeof(rbac_defaults[0]); i++) {
 		struct k32_buf body, out;
+		struct k32_err err;
+		k32_err_clear(&err);
 		k32_buf_init(&body, al, 8 * 1024, "default ClusterRole");
 		k32_buf_init(&out, al, 64 * 1024, "bootstrap response");
 		k32_status_t st = k32_buf_printf(
-		    &body, err,
+		    &body, &err,
 		    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\","
 		    "\"metadata\":{\"name\":\"%s\",\"labels\":{\"kubernetes.io/bootstrapping\":"
 		    "\"rbac-defaults\"},\"annotations\":{\"rbac.authorization.kubernetes.io/"
@@ -686,15 +687,13 @@ k32_status_t api_rbac_bootstrap(struct api_server *api, struct k32_err *err)
 		if (!st)
 			st = api_do(api, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
 				    "application/json", k32_buf_cstr(&body), body.len, &code, &out,
-				    err);
-		if (!st && code != 201 && code != 409)
-			st = k32_err_set(err, K32_ERR_INTERNAL, "api",
-					 "creating ClusterRole %s at start: HTTP %d: %.120s",
-					 rbac_defaults[i].name, code, k32_buf_cstr(&out));
+				    &err);
+		if (st || (code != 201 && code != 409))
+			k32_log(K32_LOG_WARN, "api",
+				"default ClusterRole %s not created at start (HTTP %d: %.160s); "
+				"bindings to it grant nothing until an admin creates it",
+				rbac_defaults[i].name, code, st ? err.msg : k32_buf_cstr(&out));
 		k32_buf_fini(&body);
 		k32_buf_fini(&out);
-		if (st)
-			return st;
 	}
-	return K32_OK;
 }

@@ -923,7 +923,8 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 	if (rq->res->strategy == &api_strategy_crd && strcmp(rq->method, "GET") && out->code < 300)
 		api_crd_sync(api, true);
 	/* a new namespace gets its ServiceAccount "default" (kube's serviceaccount controller) */
-	if (out->code == 201 && rq->res->strategy->is_namespace && !api_dry_run(rq) && !out->gzip) {
+	if (api->auth && out->code == 201 && rq->res->strategy->is_namespace && !api_dry_run(rq) &&
+	    !out->gzip) {
 		cJSON *o = cJSON_ParseWithLength(k32_buf_cstr(out->body), out->body->len);
 		const char *name = api_jstr(o, "metadata.name");
 		const char *kind = api_jstr(o, "kind");
@@ -1266,9 +1267,15 @@ static k32_status_t api_bootstrap(struct api_server *api, struct k32_err *err)
 		k32_buf_fini(&out);
 		if (st)
 			return st;
-		api_token_default_sa(api, names[i]);
 	}
-	return api_rbac_bootstrap(api, err);
+	/* RBAC's objects matter only when there are tokens (without a data dir every request
+	 * is the admin's): the default ServiceAccounts and ClusterRoles */
+	if (!api->auth)
+		return K32_OK;
+	for (size_t i = 0; i < 4; i++)
+		api_token_default_sa(api, names[i]);
+	api_rbac_bootstrap(api);
+	return K32_OK;
 }
 
 k32_status_t api_server_new(const struct api_config *cfg, struct api_server **out,

@@ -275,8 +275,9 @@ void api_rbac_ssrr(struct api_server *api, struct api_req *rq, struct api_out *o
 /* Impersonation: may who impersonate the user (and the comma-separated groups)? 403 in f. */
 k32_status_t api_rbac_may_impersonate(struct api_server *api, const struct api_identity *who,
 				      const char *user, const char *groups, struct api_fail *f);
-/* Creates the default ClusterRoles (cluster-admin, admin, edit, view) if absent. */
-k32_status_t api_rbac_bootstrap(struct api_server *api, struct k32_err *err);
+/* Creates the default ClusterRoles (cluster-admin, admin, edit, view) if absent; one that
+ * cannot be created (a store too small) is logged and skipped, never fatal. */
+void api_rbac_bootstrap(struct api_server *api);
 
 /* Claims of a verified ServiceAccount token. */
 struct api_sa_claims {
