@@ -633,7 +633,9 @@ static void ctrl_inf_mark_full(struct ctrl *c, uint32_t mask)
 }
 
 /* Lists the kind into a fresh cache and swaps it in. */
-static k32_status_t ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *err)
+/* not inlined: its frame then stays off the watch path of ctrl_inf_main */
+static k32_status_t __attribute__((noinline))
+ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *err)
 {
 	struct ctrl *c = inf->c;
 	struct ctrl_informer fresh = {.c = c, .resource = inf->resource};
@@ -790,12 +792,13 @@ static void ctrl_inf_main(void *arg)
 			}
 			relist = false;
 		}
-		char target[256];
+		/* the target lives in the informer, not on this task's stack (16 KiB on a board,
+		 * and the watch path below it is the task's deepest) */
 		k32_mutex_lock(&inf->lock);
-		snprintf(target, sizeof(target), "%s/%s?resourceVersion=%s", inf->prefix,
-			 inf->resource, inf->rv[0] ? inf->rv : "0");
+		snprintf(inf->watch_target, sizeof(inf->watch_target), "%s/%s?resourceVersion=%s",
+			 inf->prefix, inf->resource, inf->rv[0] ? inf->rv : "0");
 		k32_mutex_unlock(&inf->lock);
-		k32_status_t st = kclient_watch(c->kc, target, ctrl_inf_line, inf, &err);
+		k32_status_t st = kclient_watch(c->kc, inf->watch_target, ctrl_inf_line, inf, &err);
 		if (ctrl_inf_stopping(c))
 			break;
 		if (st == K32_OK)

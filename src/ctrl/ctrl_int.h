@@ -99,8 +99,9 @@ struct ctrl_informer {
 	struct ctrl_node_use *use;
 	size_t use_n, use_cap;
 	bool use_full;
-	bool synced; /* objs mirrors the server as of rv: ctrl_list may read it */
-	char rv[32]; /* last resourceVersion seen */
+	bool synced;		/* objs mirrors the server as of rv: ctrl_list may read it */
+	char rv[32];		/* last resourceVersion seen */
+	char watch_target[256]; /* the watch request's target (the informer task only) */
 };
 
 /* Objects a controller's next pass must reconcile (hashes of "ns/name"), as client-go's
