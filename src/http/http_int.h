@@ -144,8 +144,6 @@ k32_status_t http_tls_write(struct http_tls_conn *tls, const void *buf, size_t l
  */
 bool http_tls_park(struct http_tls_conn *tls);
 bool http_tls_parked(const struct http_tls_conn *tls);
-/* Decrypted bytes waiting inside the session (poll will not report them). */
-size_t http_tls_pending(struct http_tls_conn *tls);
 /* Sends close_notify, best effort. */
 void http_tls_close_notify(struct http_tls_conn *tls);
 

@@ -1177,18 +1177,6 @@ void http_stream_set_timer(struct http_stream *s, int64_t deadline_us)
 	s->timer_us = deadline_us < 0 ? K32_FOREVER : deadline_us;
 }
 
-http_stream_id_t http_stream_id(const struct http_stream *s)
-{
-	struct http_conn *c = s->conn;
-	struct http_server *srv = c->srv;
-	http_stream_id_t id;
-
-	k32_mutex_lock(&srv->mu);
-	id = make_id(srv->slots[c->slot].gen, c->slot);
-	k32_mutex_unlock(&srv->mu);
-	return id;
-}
-
 k32_status_t http_server_stream_wake(struct http_server *srv, http_stream_id_t id)
 {
 	uint32_t idx = (id & 0xffffu);

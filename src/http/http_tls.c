@@ -958,13 +958,6 @@ k32_status_t http_tls_write(struct http_tls_conn *tls, const void *buf, size_t l
 	return map_ret(tls, ret, out_want, "a write", err);
 }
 
-size_t http_tls_pending(struct http_tls_conn *tls)
-{
-	if (tls->parked)
-		return 0;
-	return mbedtls_ssl_get_bytes_avail(&tls->ssl);
-}
-
 void http_tls_close_notify(struct http_tls_conn *tls)
 {
 	if (tls->parked && unpark(tls, NULL) != K32_OK)

@@ -176,11 +176,6 @@ k32_status_t store_get(struct store *st, const struct store_key *key, struct sto
 	return st->ops->get(st->be, buf, out_obj, err);
 }
 
-void store_obj_ref(struct store_obj *obj)
-{
-	atomic_fetch_add_explicit(&obj->refs, 1, memory_order_relaxed);
-}
-
 void store_obj_unref(struct store *st, struct store_obj *obj)
 {
 	if (obj)

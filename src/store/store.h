@@ -186,8 +186,6 @@ uint64_t store_rev(struct store *st);
 k32_status_t store_get(struct store *st, const struct store_key *key, struct store_obj **out_obj,
 		       struct k32_err *err);
 
-/* Takes one more reference to obj (e.g. to keep it beyond a list). */
-void store_obj_ref(struct store_obj *obj);
 /* Drops a reference from get, list, watch or a write; NULL is ignored. Any thread. */
 void store_obj_unref(struct store *st, struct store_obj *obj);
 
