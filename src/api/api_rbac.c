@@ -440,8 +440,9 @@ bool api_rbac_gate(struct api_server *api, struct api_req *rq, struct api_out *o
 	const struct api_identity *who = rq->who;
 	if (who->admin || who->node[0])
 		return true;
-	struct api_fail f;
-	api_fail_clear(&f);
+	/* the request's own failure record: a 2.6 KB struct api_fail stays off the stack */
+	struct api_fail *f = &rq->fail;
+	api_fail_clear(f);
 	char why[400];
 	if (!rq->res) {
 		if (rbac_open_path(rq->path) && !strcmp(rq->method, "GET"))
@@ -456,8 +457,8 @@ bool api_rbac_gate(struct api_server *api, struct api_req *rq, struct api_out *o
 		struct api_rbac_attrs a = {.verb = verb, .path = rq->path};
 		if (api_rbac_allowed(api, who, &a, why, sizeof(why)))
 			return true;
-		api_fail_set(&f, 403, "Forbidden", "forbidden: %s", why);
-		api_out_fail(out, &f);
+		api_fail_set(f, 403, "Forbidden", "forbidden: %s", why);
+		api_out_fail(out, f);
 		return false;
 	}
 	if (rq->res->strategy->review)
@@ -471,12 +472,12 @@ bool api_rbac_gate(struct api_server *api, struct api_req *rq, struct api_out *o
 	if (!strcmp(rq->res->plural, "namespaces") && rq->res->group[0] == 0 && rq->name[0])
 		a.ns = rq->name; /* a namespace is in itself (kube-apiserver's attributes) */
 	if (!api_rbac_allowed(api, who, &a, why, sizeof(why))) {
-		api_fail_forbidden(&f, rq->res, rq->name, why);
-		api_out_fail(out, &f);
+		api_fail_forbidden(f, rq->res, rq->name, why);
+		api_out_fail(out, f);
 		return false;
 	}
-	if (!rbac_escalation_ok(api, rq, a.verb, &f)) {
-		api_out_fail(out, &f);
+	if (!rbac_escalation_ok(api, rq, a.verb, f)) {
+		api_out_fail(out, f);
 		return false;
 	}
 	return true;

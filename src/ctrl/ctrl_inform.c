@@ -633,20 +633,35 @@ static void ctrl_inf_mark_full(struct ctrl *c, uint32_t mask)
 }
 
 /* Lists the kind into a fresh cache and swaps it in. */
+/* What one relist builds and the page requests it makes: on the heap, not on the informer
+ * task's stack (a board's is 16 KiB, and the in-process API path runs below it). */
+struct ctrl_relist_scratch {
+	struct ctrl_informer fresh;
+	char token[CTRL_CONTINUE_LEN * 3 + 1];
+	char target[CTRL_CONTINUE_LEN * 3 + 1 + 256];
+};
+
 /* not inlined: its frame then stays off the watch path of ctrl_inf_main */
 static k32_status_t __attribute__((noinline))
 ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *err)
 {
 	struct ctrl *c = inf->c;
-	struct ctrl_informer fresh = {.c = c, .resource = inf->resource};
-	char token[CTRL_CONTINUE_LEN * 3 + 1] = "";
-	char target[sizeof(token) + 256];
+	struct ctrl_relist_scratch *sc = ctrl_zalloc(sizeof(*sc));
+	if (!sc)
+		return k32_err_set(err, K32_ERR_NO_MEMORY, "ctrl",
+				   "listing %s for the cache: out of memory (%zu bytes)",
+				   inf->resource, sizeof(*sc));
+	struct ctrl_informer *fresh = &sc->fresh;
+	fresh->c = c;
+	fresh->resource = inf->resource;
+	char *token = sc->token, *target = sc->target;
 	char rv[sizeof(inf->rv)] = "";
 	bool overflow = false;
 	k32_status_t st = K32_OK;
 	for (;;) {
-		snprintf(target, sizeof(target), "%s/%s?limit=%u%s%s", inf->prefix, inf->resource,
-			 (unsigned)K32_CTRL_LIST_PAGE, token[0] ? "&continue=" : "", token);
+		snprintf(target, sizeof(sc->target), "%s/%s?limit=%u%s%s", inf->prefix,
+			 inf->resource, (unsigned)K32_CTRL_LIST_PAGE, token[0] ? "&continue=" : "",
+			 token);
 		cJSON *list = NULL;
 		st = ctrl_get(c, target, &list, err);
 		if (st)
@@ -659,7 +674,7 @@ ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *err)
 		while (items && items->child) {
 			cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
 			cJSON *prev = NULL;
-			if (!overflow && !ctrl_inf_put(&fresh, it, &prev))
+			if (!overflow && !ctrl_inf_put(fresh, it, &prev))
 				overflow = true;
 			else if (overflow)
 				cJSON_Delete(it);
@@ -668,13 +683,14 @@ ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *err)
 		const char *cont = ctrl_jstr(list, "metadata.continue");
 		bool more = cont && cont[0];
 		if (more)
-			ctrl_url_encode(cont, token, sizeof(token));
+			ctrl_url_encode(cont, token, sizeof(sc->token));
 		cJSON_Delete(list);
 		if (!more || ctrl_inf_stopping(c))
 			break;
 	}
 	if (st) {
-		ctrl_inf_clear(&fresh);
+		ctrl_inf_clear(fresh);
+		ctrl_free(sc, sizeof(*sc));
 		return st;
 	}
 	if (overflow) {
@@ -683,24 +699,25 @@ ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *err)
 			"controllers list %s through the API instead (raise the limit if the "
 			"memory is there)",
 			inf->resource, (unsigned)K32_CTRL_CACHE_MAX_OBJECTS, inf->resource);
-		ctrl_inf_clear(&fresh);
+		ctrl_inf_clear(fresh);
 	}
 	k32_mutex_lock(&inf->lock);
 	ctrl_inf_clear(inf);
-	inf->objs = fresh.objs;
-	memcpy(inf->idx, fresh.idx, sizeof(inf->idx));
-	inf->pend = fresh.pend;
-	inf->pend_n = fresh.pend_n;
-	inf->use = fresh.use;
-	inf->use_n = fresh.use_n;
-	inf->use_cap = fresh.use_cap;
-	inf->use_full = fresh.use_full;
-	inf->n = fresh.n;
-	inf->cap = fresh.cap;
+	inf->objs = fresh->objs;
+	memcpy(inf->idx, fresh->idx, sizeof(inf->idx));
+	inf->pend = fresh->pend;
+	inf->pend_n = fresh->pend_n;
+	inf->use = fresh->use;
+	inf->use_n = fresh->use_n;
+	inf->use_cap = fresh->use_cap;
+	inf->use_full = fresh->use_full;
+	inf->n = fresh->n;
+	inf->cap = fresh->cap;
 	inf->synced = !overflow;
 	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
 	k32_mutex_unlock(&inf->lock);
 	ctrl_inf_mark_full(c, inf->mask);
+	ctrl_free(sc, sizeof(*sc));
 	return K32_OK;
 }
 
