@@ -161,14 +161,14 @@ bool api_proxy_parse(const char *path, struct k32_str query, struct api_proxy_ta
 			     nm, t->service ? "service" : "pod");
 		return true;
 	}
-	snprintf(t->name, sizeof(t->name), "%s", nm);
+	memcpy(t->name, nm, strlen(nm) + 1); /* fits: checked above */
 	if (port && port[0]) {
 		if (strlen(port) >= sizeof(t->port) || !api_proxy_name_ok(port, strlen(port))) {
 			api_fail_set(f, 400, "BadRequest",
 				     "proxy: port \"%.40s\" is not a port name or number", port);
 			return true;
 		}
-		snprintf(t->port, sizeof(t->port), "%s", port);
+		memcpy(t->port, port, strlen(port) + 1); /* fits: checked above */
 	}
 	if (t->portforward)
 		return true;
