@@ -466,7 +466,6 @@ k32_status_t http_stream_write(struct http_stream *s, const void *data, size_t l
 /* Calls pull with HTTP_STREAM_EV_TIMER at deadline_us (monotonic); K32_FOREVER cancels. */
 void http_stream_set_timer(struct http_stream *s, int64_t deadline_us);
 
-
 /*
  * Asks the loop to call the stream's pull with HTTP_STREAM_EV_WAKE soon. Any thread; never
  * blocks for long (a mutex and one byte written to a loopback socket, coalesced). A dead or
