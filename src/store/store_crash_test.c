@@ -58,7 +58,7 @@ static void writer(int fd, uint32_t first_seq)
 	}
 	for (uint32_t seq = first_seq;; seq++) {
 		struct store_key k = {.group = "", .resource = "pods", .ns = "crash"};
-		struct store_value v;
+		struct store_value v = {0}; /* essential and the rest: not set by this writer */
 		struct store_obj *obj;
 		struct ack a = {0};
 		k32_status_t s;
