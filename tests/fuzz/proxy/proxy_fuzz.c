@@ -2,7 +2,7 @@
  * proxy_fuzz.c - libFuzzer target for the proxy paths and the Endpoints reader.
  *
  * Byte 0 picks (mod 3): 0 a path, 1 an Endpoints body, 2 the bytes a port-forward client
- * sends (SPDY frames into an api_pf session whose forward is a stub: every frame sequence
+ * sends (SPDY frames into an api_pf session whose forward is a canned echo: every frame sequence
  * must be taken or end the tunnel, never crash or leak). A path is "path NUL query": whatever
  * api_proxy_parse accepts must have a target with no byte a request line cannot carry and
  * within K32_API_PROXY_PATH_MAX, and names of object-name characters only. An Endpoints body
@@ -26,7 +26,7 @@ static void check_plain(const char *s)
 			__builtin_trap();
 }
 
-static int stub_forward(void *ctx, const struct api_pf *s, const char *method, const char *target,
+static int echo_forward(void *ctx, const struct api_pf *s, const char *method, const char *target,
 			const char *ctype, const void *body, size_t body_len, char *rct,
 			size_t rcap, struct k32_buf *answer)
 {
@@ -47,7 +47,7 @@ static void feed_tunnel(const uint8_t *data, size_t size)
 	struct api_pf *s = api_pf_new("default", "p", "n", "127.0.0.1", 1);
 	if (!s)
 		return;
-	api_pf_set_forward(s, stub_forward, NULL);
+	api_pf_set_forward(s, echo_forward, NULL);
 	/* in pieces of varying size, as a socket hands them over */
 	size_t off = 0, step = 1;
 	while (off < size) {
