@@ -10,6 +10,7 @@
 #include "api/api_crd.h"
 #include "api/api_int.h"
 #include "base/k32_json.h"
+#include "kmeta/kmeta.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -169,40 +170,18 @@ static const struct api_col cols_eps[] = {
 	{0}};
 /* clang-format on */
 
+/* The string at a dotted path, or dflt when absent, not a string or empty. */
 static const char *jstr(const cJSON *obj, const char *path, const char *dflt)
 {
-	const cJSON *cur = obj;
-	char seg[64];
-	const char *p = path;
-	while (cur && *p) {
-		const char *dot = strchr(p, '.');
-		size_t n = dot ? (size_t)(dot - p) : strlen(p);
-		if (n >= sizeof(seg))
-			return dflt;
-		memcpy(seg, p, n);
-		seg[n] = 0;
-		cur = cJSON_GetObjectItemCaseSensitive(cur, seg);
-		p = dot ? dot + 1 : p + n;
-	}
-	return cJSON_IsString(cur) && cur->valuestring[0] ? cur->valuestring : dflt;
+	const cJSON *it = k32_json_find(obj, path);
+	return cJSON_IsString(it) && it->valuestring[0] ? it->valuestring : dflt;
 }
 
+/* The number at a dotted path, or dflt when absent or not a number. */
 static long long jint(const cJSON *obj, const char *path, long long dflt)
 {
-	const cJSON *cur = obj;
-	char seg[64];
-	const char *p = path;
-	while (cur && *p) {
-		const char *dot = strchr(p, '.');
-		size_t n = dot ? (size_t)(dot - p) : strlen(p);
-		if (n >= sizeof(seg))
-			return dflt;
-		memcpy(seg, p, n);
-		seg[n] = 0;
-		cur = cJSON_GetObjectItemCaseSensitive(cur, seg);
-		p = dot ? dot + 1 : p + n;
-	}
-	return cJSON_IsNumber(cur) ? (long long)cur->valuedouble : dflt;
+	const cJSON *it = k32_json_find(obj, path);
+	return cJSON_IsNumber(it) ? (long long)it->valuedouble : dflt;
 }
 
 static const cJSON *jget(const cJSON *obj, const char *a, const char *b)
@@ -235,13 +214,8 @@ static void cell_age(cJSON *cells, const cJSON *obj, uint64_t now_s)
 /* Condition status of type in arr ("True"/"False"/"Unknown"), or NULL. */
 static const char *cond_status(const cJSON *conds, const char *type)
 {
-	const cJSON *c;
-	cJSON_ArrayForEach(c, conds)
-	{
-		if (!strcmp(jstr(c, "type", ""), type))
-			return jstr(c, "status", "Unknown");
-	}
-	return NULL;
+	const cJSON *c = kmeta_cond_find(conds, type);
+	return c ? jstr(c, "status", "Unknown") : NULL;
 }
 
 /* Joins the string field of every element of arr with ",". */
