@@ -1326,7 +1326,17 @@ _Static_assert(K32_KLET_JOIN_BACKOFF_MIN_MS >= 1 &&
 #ifndef K32_API_PROXY_PATH_MAX
 #define K32_API_PROXY_PATH_MAX 384
 #endif
-/* kubectl port-forward tunnels (SPDY/3.1, api_portforward.c) open at once; past it 429. */
+/* Payload bytes of one WebSocket frame a peer may send (http_ws.c; the reader streams
+ * payloads and holds none, so this bounds a frame's length field, not memory); past it the
+ * connection closes with 1009. kubectl writes a frame per tunnelled write (32 KiB at most). */
+#ifndef K32_HTTP_WS_FRAME_MAX
+#define K32_HTTP_WS_FRAME_MAX (128u * 1024u)
+#endif
+/* Payload bytes of one WebSocket message, all its fragments together; past it 1009. */
+#ifndef K32_HTTP_WS_MESSAGE_MAX
+#define K32_HTTP_WS_MESSAGE_MAX (1024u * 1024u)
+#endif
+/* kubectl port-forward tunnels (SPDY/3.1, plain or in WebSocket, api_portforward.c) open at once; past it 429. */
 #ifndef K32_API_PORTFORWARD_TUNNELS
 #define K32_API_PORTFORWARD_TUNNELS 4
 #endif

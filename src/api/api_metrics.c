@@ -8,7 +8,8 @@
  *   apiserver_storage_objects                                        gauge
  * and kube32's own: kube32_store_revision, kube32_store_object_bytes, kube32_store_log_bytes,
  * kube32_store_history_events, kube32_store_memory_bytes, and
- * kube32_apiserver_request_series_dropped (requests past K32_API_METRICS_SERIES series).
+ * kube32_apiserver_request_series_dropped (requests past K32_API_METRICS_SERIES series),
+ * kube32_apiserver_portforward_tunnels_total{protocol="spdy"|"websocket"}.
  * The series table is fixed (no allocation per request) and guarded by its own mutex.
  */
 #include <stdio.h>
@@ -168,6 +169,17 @@ static k32_status_t api_metrics_render(struct api_server *api, struct k32_buf *b
 	if (!st)
 		st = k32_prom_sample(b, "kube32_store_log_writes_total", "", (double)ss.log_writes,
 				     err);
+	uint64_t pf_spdy, pf_ws;
+	api_portforward_counts(&pf_spdy, &pf_ws);
+	if (!st)
+		st = k32_prom_family(b, "kube32_apiserver_portforward_tunnels_total", "counter",
+				     "kubectl port-forward tunnels served, by protocol.", err);
+	if (!st)
+		st = k32_prom_sample(b, "kube32_apiserver_portforward_tunnels_total",
+				     "protocol=\"spdy\"", (double)pf_spdy, err);
+	if (!st)
+		st = k32_prom_sample(b, "kube32_apiserver_portforward_tunnels_total",
+				     "protocol=\"websocket\"", (double)pf_ws, err);
 	return st;
 }
 

@@ -16,18 +16,26 @@
  * dictionary). PING is answered, GOAWAY ends the tunnel, SETTINGS and WINDOW_UPDATE are
  * ignored (answers are far below the 64 KiB window).
  *
- * kubectl 1.31+ first tries the same SPDY tunnelled in WebSocket (subprotocol
- * SPDY/3.1+portforward.k8s.io); kube32 refuses that upgrade (400) and kubectl falls back to
- * plain SPDY, which every kubectl since 1.27 speaks.
+ * kubectl 1.31+ first asks for the same SPDY tunnelled in WebSocket: GET with "Upgrade:
+ * websocket" and subprotocol SPDY/3.1+portforward.k8s.io (KEP 4006). The tunnel then carries
+ * the very same SPDY frames as a byte stream cut into WebSocket binary messages (masked by
+ * the client, as RFC 6455 wants), so the session below is shared: the WebSocket layer
+ * (http_ws.c) unwraps what comes, and what goes is wrapped in binary frames. PING is
+ * answered with PONG, CLOSE with CLOSE, a text message or a protocol error closes with the
+ * RFC's code. Older kubectl (1.27-1.30) asks for plain SPDY, served as before. Which of the
+ * two served is counted (kube32_apiserver_portforward_tunnels_total{protocol} on /metrics)
+ * and logged.
  *
  * Bounds: K32_API_PORTFORWARD_TUNNELS tunnels at once (429 past it),
  * K32_API_PORTFORWARD_STREAMS open streams per tunnel (RST_STREAM REFUSED past it),
  * K32_API_PROXY_BODY_MAX bytes of request per stream (413) and of frame input buffered,
- * K32_SVC_FORWARD_TIMEOUT_MS per forward. The forward runs in the stream's pull on the
+ * K32_SVC_FORWARD_TIMEOUT_MS per forward, K32_HTTP_WS_FRAME_MAX and K32_HTTP_WS_MESSAGE_MAX
+ * bytes of a WebSocket frame and message. The forward runs in the stream's pull on the
  * server's loop task (a pod call is milliseconds; the timeout bounds a dead node).
  */
 #include "api/api_srv.h"
 #include "http/http.h"
+#include "http/http_ws.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -37,6 +45,8 @@
 #include "base/k32_log.h"
 
 static _Atomic uint32_t pf_tunnels;
+/* tunnels served since start, by protocol (0 SPDY, 1 WebSocket): /metrics */
+static _Atomic uint64_t pf_served[2];
 
 struct pf_stream {
 	uint32_t id;	    /* 0: free */
@@ -56,6 +66,11 @@ struct api_pf {
 	struct k32_buf in;  /* frame bytes not parsed yet */
 	struct k32_buf out; /* frames not yet accepted by the connection */
 	struct pf_stream st[K32_API_PORTFORWARD_STREAMS];
+	/* WebSocket (kubectl 1.31+): the SPDY bytes above travel in binary messages */
+	bool ws;
+	bool ws_closed;		   /* our CLOSE is queued: nothing more goes */
+	struct http_ws_reader wsr; /* the client's frames */
+	struct k32_buf wire;	   /* frames to send (out wrapped, PONGs, our CLOSE) */
 };
 
 /* ---- frames ------------------------------------------------------------------------------- */
@@ -392,10 +407,11 @@ static k32_status_t pf_pull(void *ctx, struct http_stream *hs, uint32_t events)
 	bool go_on = true;
 	while (go_on && (n = http_stream_read(hs, tmp, sizeof(tmp))) > 0)
 		go_on = api_pf_input(s, tmp, n);
-	if (s->out.len) {
-		k32_status_t st = http_stream_write(hs, s->out.data, s->out.len);
+	struct k32_buf *o = api_pf_output(s);
+	if (o->len) {
+		k32_status_t st = http_stream_write(hs, o->data, o->len);
 		if (st == K32_OK)
-			k32_buf_reset(&s->out);
+			k32_buf_reset(o);
 		else if (st != K32_ERR_SHOULD_WAIT)
 			return st;
 	}
@@ -426,6 +442,8 @@ struct api_pf *api_pf_new(const char *ns, const char *pod, const char *node, con
 	k32_buf_init(&s->in, k32_default_allocator(), K32_API_PROXY_BODY_MAX + 16384,
 		     "tunnel input");
 	k32_buf_init(&s->out, k32_default_allocator(), 4 * K32_API_PROXY_BODY_MAX, "tunnel output");
+	k32_buf_init(&s->wire, k32_default_allocator(), 4 * K32_API_PROXY_BODY_MAX + 65536,
+		     "tunnel frames");
 	return s;
 }
 
@@ -438,6 +456,7 @@ void api_pf_free(struct api_pf *s)
 			pf_drop(&s->st[i]);
 	k32_buf_fini(&s->in);
 	k32_buf_fini(&s->out);
+	k32_buf_fini(&s->wire);
 	api_free(s, sizeof(*s));
 }
 
@@ -447,7 +466,8 @@ void api_pf_set_forward(struct api_pf *s, api_pf_forward_fn fn, void *ctx)
 	s->fwd_ctx = ctx;
 }
 
-bool api_pf_input(struct api_pf *s, const void *data, size_t len)
+/* The client's SPDY bytes (plain, or unwrapped from WebSocket); false ends the tunnel. */
+static bool pf_spdy_input(struct api_pf *s, const void *data, size_t len)
 {
 	if (k32_buf_append(&s->in, data, len, NULL)) {
 		K32_LOGW("api", "port-forward to %s/%s: a frame is over %u bytes; closing", s->ns,
@@ -457,21 +477,149 @@ bool api_pf_input(struct api_pf *s, const void *data, size_t len)
 	return pf_frames(s);
 }
 
+/* ---- WebSocket ---------------------------------------------------------------------------- */
+
+/* Moves the SPDY bytes waiting in s->out into binary frames on the wire. */
+static void pf_ws_flush(struct api_pf *s)
+{
+	size_t off = 0;
+	while (off < s->out.len && !s->ws_closed) {
+		size_t n = s->out.len - off;
+		if (n > 65536)
+			n = 65536;
+		uint8_t h[HTTP_WS_HEAD_MAX];
+		size_t hl = http_ws_frame_head(h, HTTP_WS_OP_BINARY, true, n, NULL);
+		k32_buf_append(&s->wire, h, hl, NULL);
+		k32_buf_append(&s->wire, s->out.data + off, n, NULL);
+		off += n;
+	}
+	k32_buf_reset(&s->out);
+}
+
+static void pf_ws_close(struct api_pf *s, uint16_t code, const char *reason)
+{
+	if (s->ws_closed)
+		return;
+	pf_ws_flush(s);
+	uint8_t f[HTTP_WS_HEAD_MAX + HTTP_WS_CONTROL_MAX];
+	k32_buf_append(&s->wire, f, http_ws_close_frame(f, code, reason), NULL);
+	s->ws_closed = true;
+}
+
+static uint16_t pf_ws_data(void *ctx, uint8_t opcode, const uint8_t *p, size_t n, bool last)
+{
+	(void)last;
+	struct api_pf *s = ctx;
+	if (opcode != HTTP_WS_OP_BINARY)
+		return HTTP_WS_CLOSE_UNSUPPORTED; /* the tunnel is binary SPDY */
+	return pf_spdy_input(s, p, n) ? 0 : HTTP_WS_CLOSE_NORMAL;
+}
+
+static uint16_t pf_ws_control(void *ctx, uint8_t opcode, const uint8_t *p, size_t n, uint16_t code)
+{
+	(void)code;
+	struct api_pf *s = ctx;
+	if (opcode == HTTP_WS_OP_CLOSE)
+		return HTTP_WS_CLOSE_NORMAL; /* answered by the caller's CLOSE */
+	if (opcode == HTTP_WS_OP_PING && !s->ws_closed) {
+		pf_ws_flush(s);
+		uint8_t h[HTTP_WS_HEAD_MAX];
+		k32_buf_append(&s->wire, h, http_ws_frame_head(h, HTTP_WS_OP_PONG, true, n, NULL),
+			       NULL);
+		if (n)
+			k32_buf_append(&s->wire, p, n, NULL);
+	}
+	return 0;
+}
+
+/* The client's WebSocket bytes; false ends the tunnel (our CLOSE is queued). */
+static bool pf_ws_input(struct api_pf *s, const void *data, size_t len)
+{
+	const struct http_ws_sink sink = {.data = pf_ws_data, .control = pf_ws_control, .ctx = s};
+	uint8_t tmp[2048]; /* the reader unmasks in place */
+	size_t off = 0;
+	while (off < len && !s->ws_closed) {
+		size_t n = len - off < sizeof(tmp) ? len - off : sizeof(tmp);
+		memcpy(tmp, (const uint8_t *)data + off, n);
+		struct k32_err err;
+		k32_err_clear(&err);
+		if (http_ws_read(&s->wsr, tmp, n, &sink, &err)) {
+			if (s->wsr.close_code != HTTP_WS_CLOSE_NORMAL)
+				K32_LOGW("api", "port-forward to %s/%s over WebSocket: %s", s->ns,
+					 s->pod, err.msg);
+			pf_ws_close(s, s->wsr.close_code,
+				    s->wsr.close_code == HTTP_WS_CLOSE_NORMAL ? "" : err.msg);
+			return false;
+		}
+		off += n;
+	}
+	pf_ws_flush(s);
+	return !s->ws_closed;
+}
+
+bool api_pf_input(struct api_pf *s, const void *data, size_t len)
+{
+	return s->ws ? pf_ws_input(s, data, len) : pf_spdy_input(s, data, len);
+}
+
 struct k32_buf *api_pf_output(struct api_pf *s)
 {
-	return &s->out;
+	return s->ws ? &s->wire : &s->out;
+}
+
+void api_pf_set_websocket(struct api_pf *s)
+{
+	s->ws = true;
+	http_ws_reader_init(&s->wsr, true);
+}
+
+void api_portforward_counts(uint64_t *spdy, uint64_t *websocket)
+{
+	*spdy = atomic_load(&pf_served[0]);
+	*websocket = atomic_load(&pf_served[1]);
 }
 
 static const struct http_stream_ops pf_ops = {.pull = pf_pull, .close = pf_close};
 
+/* What the request asks for: 0 SPDY, 1 WebSocket, -1 neither (not ours to answer). */
+static int pf_protocol(const struct api_req *rq)
+{
+	if (!strncasecmp(rq->upgrade, "SPDY/3.1", 8) &&
+	    strstr(rq->stream_protocol, "portforward.k8s.io"))
+		return 0;
+	if (!strcasecmp(rq->upgrade, "websocket") &&
+	    http_ws_list_has(rq->ws_protocol, API_PF_WS_PROTOCOL, false))
+		return 1;
+	return -1;
+}
+
 bool api_portforward_start(const struct api_req *rq, struct api_out *out, const char *ns,
 			   const char *pod, const char *node, const char *ip, uint16_t port)
 {
-	if (!rq->http || strncasecmp(rq->upgrade, "SPDY/3.1", 8) ||
-	    !strstr(rq->stream_protocol, "portforward.k8s.io"))
+	int proto = rq->http ? pf_protocol(rq) : -1;
+	if (proto < 0)
 		return false;
 	struct api_fail f;
 	api_fail_clear(&f);
+	char accept[HTTP_WS_ACCEPT_LEN + 1] = "";
+	if (proto == 1) {
+		struct k32_err err;
+		k32_err_clear(&err);
+		if (strcmp(rq->ws_version, "13")) {
+			api_fail_set(&f, 400, "BadRequest",
+				     "port-forward: Sec-WebSocket-Version \"%.8s\" is not 13, the "
+				     "only version kube32 speaks",
+				     rq->ws_version);
+			http_response_header(rq->http, "Sec-WebSocket-Version", "13");
+			api_out_fail(out, &f);
+			return true;
+		}
+		if (http_ws_accept_key(rq->ws_key, accept, &err)) {
+			api_fail_set(&f, 400, "BadRequest", "port-forward: %s", err.msg);
+			api_out_fail(out, &f);
+			return true;
+		}
+	}
 	if (atomic_fetch_add(&pf_tunnels, 1) >= K32_API_PORTFORWARD_TUNNELS) {
 		atomic_fetch_sub(&pf_tunnels, 1);
 		api_fail_set(&f, 429, "TooManyRequests",
@@ -489,8 +637,15 @@ bool api_portforward_start(const struct api_req *rq, struct api_out *out, const 
 		return true;
 	}
 	http_response_header(rq->http, "Connection", "Upgrade");
-	http_response_header(rq->http, "Upgrade", "SPDY/3.1");
-	http_response_header(rq->http, "X-Stream-Protocol-Version", "portforward.k8s.io");
+	if (proto == 1) {
+		api_pf_set_websocket(s);
+		http_response_header(rq->http, "Upgrade", "websocket");
+		http_response_header(rq->http, "Sec-WebSocket-Accept", accept);
+		http_response_header(rq->http, "Sec-WebSocket-Protocol", API_PF_WS_PROTOCOL);
+	} else {
+		http_response_header(rq->http, "Upgrade", "SPDY/3.1");
+		http_response_header(rq->http, "X-Stream-Protocol-Version", "portforward.k8s.io");
+	}
 	if (http_response_upgrade(rq->http, &pf_ops, s, NULL)) {
 		api_pf_free(s);
 		atomic_fetch_sub(&pf_tunnels, 1);
@@ -498,6 +653,9 @@ bool api_portforward_start(const struct api_req *rq, struct api_out *out, const 
 		api_out_fail(out, &f);
 		return true;
 	}
+	atomic_fetch_add(&pf_served[proto], 1);
+	K32_LOGI("api", "port-forward to pod %s/%s (node %s, http://%s:%u) over %s", ns, pod, node,
+		 ip, (unsigned)port, proto ? "WebSocket (" API_PF_WS_PROTOCOL ")" : "SPDY/3.1");
 	out->code = 0; /* the response became the tunnel */
 	return true;
 }

@@ -13,8 +13,9 @@
  * Bounds: K32_API_PROXY_PATH_MAX bytes of forwarded target, K32_API_PROXY_BODY_MAX bytes of
  * body each way, K32_SVC_FORWARD_TIMEOUT_MS per forward, K32_API_PROXY_CONCURRENT forwards at
  * once in the process (429 past it: each holds a handler task while the board answers).
- * pods/portforward with a SPDY/3.1 upgrade becomes the tunnel of api_portforward.c; any
- * other (kubectl 1.31+'s WebSocket first try) is refused naming the pod's real pod server.
+ * pods/portforward with a SPDY/3.1 upgrade, or a WebSocket one carrying SPDY (kubectl
+ * 1.31+), becomes the tunnel of api_portforward.c; any other is refused naming the pod's
+ * real pod server.
  *
  * Creating a Service past K32_SVC_MAX in the cluster is 403 (api_service_room).
  * The `kubernetes` Service (default namespace, no selector, port 443 "https") and its
@@ -447,14 +448,15 @@ bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out 
 	if (t.portforward && api_portforward_start(rq, out, t.ns, t.name, node, ip, port))
 		return true;
 	if (t.portforward) {
-		/* kubectl 1.31+ asks for WebSocket first and falls back to SPDY on this */
-		api_fail_set(f, 400, "BadRequest",
-			     "pods/portforward: kube32 tunnels SPDY/3.1 (portforward.k8s.io) only, "
-			     "not \"%.30s\"; pod %s/%s answers HTTP at node %s's pod server "
-			     "http://%s:%u with header X-Kube32-Pod: %s/%s, or through kubectl get "
-			     "--raw /api/v1/namespaces/%s/pods/%s/proxy/",
-			     rq->upgrade[0] ? rq->upgrade : "no upgrade", t.ns, t.name, node, ip,
-			     (unsigned)port, t.ns, t.name, t.ns, t.name);
+		api_fail_set(
+		    f, 400, "BadRequest",
+		    "pods/portforward: kube32 tunnels SPDY/3.1 (portforward.k8s.io), plain "
+		    "or in WebSocket (subprotocol " API_PF_WS_PROTOCOL
+		    "), not \"%.30s\"; pod %s/%s answers HTTP at node %s's pod server "
+		    "http://%s:%u with header X-Kube32-Pod: %s/%s, or through kubectl get "
+		    "--raw /api/v1/namespaces/%s/pods/%s/proxy/",
+		    rq->upgrade[0] ? rq->upgrade : "no upgrade", t.ns, t.name, node, ip,
+		    (unsigned)port, t.ns, t.name, t.ns, t.name);
 		api_out_fail(out, f);
 		return true;
 	}

@@ -15,6 +15,7 @@
 #include "api/api_int.h"
 #include "api/api_srv.h"
 #include "base/k32_log.h"
+#include "http/http_ws.h"
 #include "kmeta/kmeta.h"
 #include "store/store.h"
 
@@ -333,6 +334,122 @@ static void test_portforward_session(void **state)
 	api_pf_free(s);
 }
 
+/* A client's WebSocket frame (masked) around payload; its length. */
+static size_t ws_frame(uint8_t *out, uint8_t opcode, const void *payload, size_t n)
+{
+	static const uint8_t key[4] = {0xa1, 0x02, 0xf3, 0x44};
+	size_t hl = http_ws_frame_head(out, opcode, true, n, key);
+	memcpy(out + hl, payload, n);
+	http_ws_mask(out + hl, n, key, 0);
+	return hl + n;
+}
+
+/* The SPDY bytes of the binary frames in wire (a server's, unmasked), into spdy; false when
+ * a frame is not binary. The control frames' opcodes go to ops (at most 4). */
+static bool ws_unwrap(const struct k32_buf *wire, struct k32_buf *spdy, uint8_t ops[4], int *nops)
+{
+	struct http_ws_reader r;
+	http_ws_reader_init(&r, false);
+	*nops = 0;
+	size_t off = 0;
+	while (off < wire->len) {
+		const uint8_t *f = wire->data + off;
+		assert_true(wire->len - off >= 2);
+		uint64_t len = f[1] & 0x7f;
+		size_t hl = 2;
+		if (len == 126) {
+			len = ((uint64_t)f[2] << 8) | f[3];
+			hl = 4;
+		} else if (len == 127) {
+			len = 0;
+			for (int i = 0; i < 8; i++)
+				len = (len << 8) | f[2 + i];
+			hl = 10;
+		}
+		assert_false(f[1] & 0x80); /* a server never masks */
+		assert_true(f[0] & 0x80);  /* whole frames */
+		uint8_t op = f[0] & 0x0f;
+		if (op == HTTP_WS_OP_BINARY)
+			k32_buf_append(spdy, f + hl, (size_t)len, NULL);
+		else if (*nops < 4)
+			ops[(*nops)++] = op;
+		off += hl + (size_t)len;
+	}
+	return off == wire->len;
+}
+
+/* The same session inside WebSocket, as kubectl 1.31+ speaks it: SPDY frames cut across
+ * binary messages at arbitrary points, PING answered, text and CLOSE end the tunnel. */
+static void test_portforward_websocket(void **state)
+{
+	(void)state;
+	struct api_pf *s = api_pf_new("default", "web-1", "n1", "127.0.0.1", 1);
+	assert_non_null(s);
+	api_pf_set_forward(s, fake_forward, NULL);
+	api_pf_set_websocket(s);
+	fake_calls = 0;
+	uint8_t spdy[512], wire[1024];
+	size_t n = 0;
+	n += syn_stream(spdy + n, 1, 0);
+	n += frame(spdy + n, false, 1, 1, NULL, 0);
+	n += syn_stream(spdy + n, 3, 0);
+	static const char rq[] = "GET /pf HTTP/1.1\r\nHost: a\r\n\r\n";
+	n += frame(spdy + n, false, 3, 0, rq, sizeof(rq) - 1);
+	/* three binary messages cut mid-frame, a PING between them */
+	size_t w = 0, cut1 = 5, cut2 = n - 9;
+	w += ws_frame(wire + w, HTTP_WS_OP_BINARY, spdy, cut1);
+	w += ws_frame(wire + w, HTTP_WS_OP_PING, "k", 1);
+	w += ws_frame(wire + w, HTTP_WS_OP_BINARY, spdy + cut1, cut2 - cut1);
+	w += ws_frame(wire + w, HTTP_WS_OP_BINARY, spdy + cut2, n - cut2);
+	for (size_t i = 0; i < w; i++) /* a byte at a time */
+		assert_true(api_pf_input(s, wire + i, 1));
+	assert_int_equal(fake_calls, 1);
+	struct k32_buf got;
+	k32_buf_init(&got, k32_default_allocator(), 1 << 16, "spdy");
+	uint8_t ops[4];
+	int nops;
+	assert_true(ws_unwrap(api_pf_output(s), &got, ops, &nops));
+	assert_int_equal(nops, 1);
+	assert_int_equal(ops[0], HTTP_WS_OP_PONG);
+	static const uint8_t reply1[] = {0x80, 3, 0, 2, 0, 0, 0, 20, 0, 0, 0, 1, 0x78, 0x01};
+	assert_true(has_frame(&got, reply1, sizeof(reply1)));
+	assert_true(has_text(&got, "HTTP/1.1 201 Created"));
+	assert_true(has_text(&got, "GET /pf "));
+	k32_buf_reset(api_pf_output(s));
+	/* the client's CLOSE: answered with CLOSE 1000, the tunnel ends */
+	static const uint8_t bye[2] = {0x03, 0xe8};
+	w = ws_frame(wire, HTTP_WS_OP_CLOSE, bye, 2);
+	assert_false(api_pf_input(s, wire, w));
+	k32_buf_reset(&got);
+	assert_true(ws_unwrap(api_pf_output(s), &got, ops, &nops));
+	assert_int_equal(nops, 1);
+	assert_int_equal(ops[0], HTTP_WS_OP_CLOSE);
+	const struct k32_buf *o = api_pf_output(s);
+	assert_int_equal(o->data[o->len - 2], 0x03);
+	assert_int_equal(o->data[o->len - 1], 0xe8);
+	api_pf_free(s);
+
+	/* a text message: CLOSE 1003; an unmasked frame: CLOSE 1002 naming the rule */
+	s = api_pf_new("default", "web-1", "n1", "127.0.0.1", 1);
+	api_pf_set_websocket(s);
+	w = ws_frame(wire, HTTP_WS_OP_TEXT, "hi", 2);
+	assert_false(api_pf_input(s, wire, w));
+	o = api_pf_output(s);
+	assert_int_equal(o->data[0], 0x88);
+	assert_int_equal((o->data[2] << 8) | o->data[3], HTTP_WS_CLOSE_UNSUPPORTED);
+	api_pf_free(s);
+	s = api_pf_new("default", "web-1", "n1", "127.0.0.1", 1);
+	api_pf_set_websocket(s);
+	w = http_ws_frame_head(wire, HTTP_WS_OP_BINARY, true, 1, NULL);
+	wire[w++] = 0;
+	assert_false(api_pf_input(s, wire, w));
+	o = api_pf_output(s);
+	assert_int_equal((o->data[2] << 8) | o->data[3], HTTP_WS_CLOSE_PROTOCOL);
+	assert_true(has_text(o, "not masked"));
+	api_pf_free(s);
+	k32_buf_fini(&got);
+}
+
 /* The K32_SVC_MAX-th Service is the last one created; the next is 403 naming the limit. */
 static void test_service_limit(void **state)
 {
@@ -374,6 +491,7 @@ int main(void)
 	    cmocka_unit_test(test_endpoints_pick),
 	    cmocka_unit_test(test_service_validation),
 	    cmocka_unit_test(test_portforward_session),
+	    cmocka_unit_test(test_portforward_websocket),
 	    cmocka_unit_test(test_service_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

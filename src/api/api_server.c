@@ -1144,6 +1144,9 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 	api_header_copy(req, "Upgrade", rq->upgrade, sizeof(rq->upgrade));
 	api_header_copy(req, "X-Stream-Protocol-Version", rq->stream_protocol,
 			sizeof(rq->stream_protocol));
+	api_header_copy(req, "Sec-WebSocket-Key", rq->ws_key, sizeof(rq->ws_key));
+	api_header_copy(req, "Sec-WebSocket-Version", rq->ws_version, sizeof(rq->ws_version));
+	api_header_copy(req, "Sec-WebSocket-Protocol", rq->ws_protocol, sizeof(rq->ws_protocol));
 	rq->body = req->body;
 	rq->body_len = req->body_len;
 	rq->who = req->identity ? req->identity : &anonymous;

@@ -156,6 +156,9 @@ struct api_req {
 	struct api_identity as;	  /* the impersonated identity (rq->who points here) */
 	char upgrade[32];	  /* Upgrade header (port-forward's SPDY/3.1), "" when absent */
 	char stream_protocol[96]; /* X-Stream-Protocol-Version, "" when absent */
+	char ws_key[32];	  /* Sec-WebSocket-Key (port-forward over WebSocket) */
+	char ws_version[8];	  /* Sec-WebSocket-Version */
+	char ws_protocol[160];	  /* Sec-WebSocket-Protocol: the subprotocols offered */
 	/* The request's failure (2.6 KB): the request path's handlers (api_serve, api_route,
 	 * api_crud, api_delete, ...) fill it and report it at once instead of keeping one on
 	 * their task's stack each; a handler does not hold it across a call to another. */
@@ -399,8 +402,12 @@ bool api_proxy_parse(const char *path, struct k32_str query, struct api_proxy_ta
 		     struct api_fail *f);
 /* Answers a proxy request into out (true), or returns false when rq is not one. */
 bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out *out);
-/* pods/portforward: when rq asks for a SPDY/3.1 portforward.k8s.io upgrade, turns the
- * response into the tunnel to pod ns/pod at ip:port (api_portforward.c) and returns true. */
+/* The WebSocket subprotocol of port-forward: SPDY frames in binary messages (KEP 4006). */
+#define API_PF_WS_PROTOCOL "SPDY/3.1+portforward.k8s.io"
+/* pods/portforward: when rq asks for a SPDY/3.1 portforward.k8s.io upgrade, or a WebSocket
+ * one with subprotocol API_PF_WS_PROTOCOL, turns the response into the tunnel to pod ns/pod
+ * at ip:port (api_portforward.c) and returns true (also when it answers a refusal: a bad
+ * WebSocket key or version, too many tunnels). */
 bool api_portforward_start(const struct api_req *rq, struct api_out *out, const char *ns,
 			   const char *pod, const char *node, const char *ip, uint16_t port);
 /* The tunnel's SPDY session without the connection (tests, the fuzz target). */
@@ -418,6 +425,10 @@ void api_pf_set_forward(struct api_pf *s, api_pf_forward_fn fn, void *ctx);
 bool api_pf_input(struct api_pf *s, const void *data, size_t len);
 /* The frames to send (the caller sends and resets it). */
 struct k32_buf *api_pf_output(struct api_pf *s);
+/* The session speaks WebSocket (frames from a client in, binary frames out) around SPDY. */
+void api_pf_set_websocket(struct api_pf *s);
+/* Tunnels served since start over plain SPDY and over WebSocket (/metrics). */
+void api_portforward_counts(uint64_t *spdy, uint64_t *websocket);
 /* Creating a Service when K32_SVC_MAX exist: 403 naming the limit (other kinds: K32_OK). */
 k32_status_t api_service_room(struct api_server *api, const struct api_resource *res,
 			      struct api_fail *f);

@@ -7,7 +7,10 @@
 # another board is reached by forwarding); a loop is refused; services/proxy (NAME and
 # NAME:PORT) and pods/proxy answer; a hostile path reaches the pod encoded; kubectl
 # cluster-info and describe svc work; kubectl port-forward pod/NAME and svc/NAME then curl
-# through it (GET and POST); the refusal of a WebSocket upgrade names the node's real pod
+# through it (GET and POST): the newest kubectl over WebSocket (SPDY/3.1+portforward.k8s.io,
+# no fallback: the API server's kube32_apiserver_portforward_tunnels_total{protocol} counts
+# a WebSocket tunnel and no SPDY one) and kubectl 1.27 over plain SPDY (counted as such);
+# the refusal of a WebSocket upgrade without that subprotocol names the node's real pod
 # server (not 7000); scaling down and deleting the Service update and remove the endpoints.
 #
 #   services_e2e.sh /path/to/kube32-sim /path/to/dir/with/example/pods
@@ -144,24 +147,40 @@ check proxy-https-refused 'scheme "https" is not supported' \
 
 # ---- cluster-info, port-forward ------------------------------------------------------------
 check cluster-info "Kubernetes control plane.* is running at .*https://127\.0\.0\.1:$PORT" k cluster-info
-# kubectl port-forward: SPDY/3.1 (kubectl 1.31+ tries WebSocket first and falls back to it)
+# kubectl port-forward: the newest kubectl tunnels SPDY in WebSocket, kubectl 1.27 plain SPDY
+KDIR=$(dirname "$(readlink -f "$KUBECTL")")
+NEWEST=$(ls "$KDIR"/kubectl.1.* 2>/dev/null | sort -t. -k3 -n | tail -1)
+NEWEST=${NEWEST:-$KUBECTL}
+K27=$KDIR/kubectl.1.27
+[ -x "$K27" ] || missing kubectl.1.27 "expected beside kubectl in $KDIR (gcloud SDK)"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port_forward_curl() { # port_forward_curl NAME TARGET: curl through kubectl port-forward
+port_forward_curl() { # port_forward_curl KUBECTL NAME TARGET: curl through kubectl port-forward
 	local lp pid out
 	lp=$(free_port)
-	"$KUBECTL" port-forward "$2" "$lp:80" >"$WORK/pf-$1.log" 2>&1 &
+	"$1" port-forward "$3" "$lp:80" >"$WORK/pf-$2.log" 2>&1 &
 	pid=$!
-	for _ in $(seq 50); do grep -q "Forwarding from" "$WORK/pf-$1.log" && break; sleep 0.1; done
-	out=$(curl -s --max-time 10 "http://127.0.0.1:$lp/pf/$1" 2>&1; echo " |";
-		curl -s --max-time 10 -X POST -d 'x=1' "http://127.0.0.1:$lp/post/$1" 2>&1)
+	for _ in $(seq 50); do grep -q "Forwarding from" "$WORK/pf-$2.log" && break; sleep 0.1; done
+	out=$(curl -s --max-time 10 "http://127.0.0.1:$lp/pf/$2" 2>&1; echo " |";
+		curl -s --max-time 10 -X POST -d 'x=1' "http://127.0.0.1:$lp/post/$2" 2>&1)
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	echo "$out" | tr '\n' ' '
 }
-export -f port_forward_curl free_port
+pf_count() { # pf_count spdy|websocket: tunnels the API server served over that protocol
+	k get --raw /metrics | sed -n "s/^kube32_apiserver_portforward_tunnels_total{protocol=\"$1\"} //p"
+}
+export -f port_forward_curl free_port pf_count
 export WORK
-check port-forward-pod "path=/pf/pod .*path=/post/pod" port_forward_curl pod "pod/$POD"
-check port-forward-svc "path=/pf/svc .*path=/post/svc" port_forward_curl svc svc/web
+WS0=$(pf_count websocket)
+SPDY0=$(pf_count spdy)
+check port-forward-pod-websocket "path=/pf/pod .*path=/post/pod" port_forward_curl "$NEWEST" pod "pod/$POD"
+check port-forward-svc-websocket "path=/pf/svc .*path=/post/svc" port_forward_curl "$NEWEST" svc svc/web
+# served over WebSocket, twice, and never by the SPDY fallback
+check port-forward-newest-used-websocket "^$((WS0 + 2)) $SPDY0\$" bash -c 'echo $(pf_count websocket) $(pf_count spdy)'
+check port-forward-websocket-logged "port-forward to pod default/$POD .* over WebSocket \(SPDY/3\.1\+portforward\.k8s\.io\)" \
+	grep -E "port-forward to pod default/$POD" "$WORK/sim.log"
+check port-forward-pod-spdy-1.27 "path=/pf/pod27 .*path=/post/pod27" port_forward_curl "$K27" pod27 "pod/$POD"
+check port-forward-1.27-used-spdy "^$((WS0 + 2)) $((SPDY0 + 1))\$" bash -c 'echo $(pf_count websocket) $(pf_count spdy)'
 # a pod that is gone: kubectl's own check refuses before any tunnel
 check port-forward-missing 'pods "gone" not found' bash -c 'timeout 20 "$KUBECTL" port-forward pod/gone 0:80 2>&1'
 # the refusal of another upgrade (what kubectl 1.31+ asks for first) names the real pod server
