@@ -35,8 +35,10 @@ void api_cache_fini(struct api_list_cache *c)
 
 bool api_cache_key(const struct api_req *rq, char *key, size_t cap)
 {
-	int n = snprintf(key, cap, "%s/%s/%s?%.*s", rq->res->group, rq->res->plural, rq->ns,
-			 (int)rq->query.len, rq->query.p ? rq->query.p : "");
+	/* the version too: a list's text (its apiVersion, a custom object's) depends on it */
+	int n =
+	    snprintf(key, cap, "%s/%s/%s/%s?%.*s", rq->res->group, rq->res->version,
+		     rq->res->plural, rq->ns, (int)rq->query.len, rq->query.p ? rq->query.p : "");
 	return n > 0 && (size_t)n < cap;
 }
 

@@ -11,7 +11,10 @@
  * validate), its scale paths and its printer columns, and publish its OpenAPI schema.
  * Objects of every version share one store key (group/plural/ns/name): versions are served
  * with the None conversion (only apiVersion differs), as kube-apiserver does without a
- * conversion webhook.
+ * conversion webhook: a write at any served version is stored with the storage version's
+ * apiVersion (api_crd_storage_api_version), and a read, list or watch at another served
+ * version gets the stored text with its apiVersion rewritten to the one asked for
+ * (api_crd_view_head: only the leading apiVersion member is replaced, nothing parsed).
  * Context: any thread; rows under g_mu (api_crd.h). A row that went inactive keeps its
  * strings until the row is reused for another resource; never-used rows are taken first,
  * then the row inactive the longest, so a request still holding one sees stable text.
@@ -37,6 +40,7 @@ struct crd_row {
 	uint32_t idle_since; /* install count when it went inactive */
 	struct api_resource res;
 	char group[K32_API_CRD_GROUP_LEN + 1], version[K32_API_CRD_VERSION_LEN + 1];
+	char storage[K32_API_CRD_VERSION_LEN + 1]; /* the CRD's storage version */
 	char kind[64], plural[64], singular[64], shorts[96], desc[160];
 	struct api_crd_ref *ref;
 };
@@ -91,6 +95,36 @@ static struct crd_row *row_of(const struct api_resource *res)
 	if (!res || res->strategy != &api_strategy_custom)
 		return NULL;
 	return (struct crd_row *)((char *)(uintptr_t)res - offsetof(struct crd_row, res));
+}
+
+const char *api_crd_storage_api_version(const struct api_resource *res, char *buf, size_t cap)
+{
+	const struct crd_row *row = row_of(res);
+	if (!row)
+		return NULL;
+	snprintf(buf, cap, "%s/%s", row->group, row->storage);
+	return buf;
+}
+
+size_t api_crd_view_head(const struct api_resource *res, const char *data, size_t len, char *head,
+			 size_t cap)
+{
+	static const char pre[] = "{\"apiVersion\":\"";
+	const size_t pl = sizeof(pre) - 1;
+	const struct crd_row *row = row_of(res);
+	if (!row || len < pl || memcmp(data, pre, pl))
+		return 0;
+	const char *v = data + pl, *q = memchr(v, '"', len - pl);
+	if (!q)
+		return 0;
+	size_t gl = strlen(row->group), vl = strlen(row->version);
+	if ((size_t)(q - v) == gl + 1 + vl && !memcmp(v, row->group, gl) && v[gl] == '/' &&
+	    !memcmp(v + gl + 1, row->version, vl))
+		return 0; /* stored at the version asked for */
+	int n = snprintf(head, cap, "%s%s/%s\"", pre, row->group, row->version);
+	if (n < 0 || (size_t)n >= cap)
+		return 0;
+	return (size_t)(q - data) + 1;
 }
 
 struct api_crd_ref *api_crd_acquire(const struct api_resource *res)
@@ -197,6 +231,15 @@ static void row_fill(struct crd_row *w, const cJSON *crd, const cJSON *ver)
 	const cJSON *names = k32_json_find(crd, "spec.names");
 	snprintf(w->group, sizeof(w->group), "%s", sget(crd, "spec.group"));
 	snprintf(w->version, sizeof(w->version), "%s", sget(ver, "name"));
+	w->storage[0] = 0;
+	const cJSON *sv;
+	cJSON_ArrayForEach(sv, k32_json_find(crd, "spec.versions"))
+	{
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sv, "storage")))
+			snprintf(w->storage, sizeof(w->storage), "%s", sget(sv, "name"));
+	}
+	if (!w->storage[0]) /* validation wants exactly one; serve this one if none */
+		snprintf(w->storage, sizeof(w->storage), "%s", w->version);
 	snprintf(w->kind, sizeof(w->kind), "%s", sget(names, "kind"));
 	snprintf(w->plural, sizeof(w->plural), "%s", sget(names, "plural"));
 	snprintf(w->singular, sizeof(w->singular), "%s", sget(names, "singular"));
@@ -252,9 +295,10 @@ static void row_fill(struct crd_row *w, const cJSON *crd, const cJSON *ver)
 static bool row_same(const struct crd_row *a, const struct crd_row *b)
 {
 	return !strcmp(a->group, b->group) && !strcmp(a->version, b->version) &&
-	       !strcmp(a->kind, b->kind) && !strcmp(a->plural, b->plural) &&
-	       !strcmp(a->singular, b->singular) && !strcmp(a->shorts, b->shorts) &&
-	       !strcmp(a->desc, b->desc) && a->res.namespaced == b->res.namespaced &&
+	       !strcmp(a->storage, b->storage) && !strcmp(a->kind, b->kind) &&
+	       !strcmp(a->plural, b->plural) && !strcmp(a->singular, b->singular) &&
+	       !strcmp(a->shorts, b->shorts) && !strcmp(a->desc, b->desc) &&
+	       a->res.namespaced == b->res.namespaced &&
 	       a->res.subresources == b->res.subresources && a->res.in_all == b->res.in_all;
 }
 

@@ -110,6 +110,18 @@ struct api_crd_ref *api_crd_acquire(const struct api_resource *res);
 const cJSON *api_crd_version(const struct api_crd_ref *ref);
 void api_crd_release(struct api_crd_ref *ref);
 
+/* Versions (conversion strategy None, as kube-apiserver without a webhook): the apiVersion
+ * a custom object of res is stored with ("group/STORAGE") into buf, or NULL when res is not
+ * a custom row. */
+const char *api_crd_storage_api_version(const struct api_resource *res, char *buf, size_t cap);
+/* A stored custom object's text served at res's version: when its leading
+ * {"apiVersion":"..." member names another version, writes {"apiVersion":"group/VERSION"
+ * into head (cap bytes; API_CRD_VIEW_HEAD_LEN is enough) and returns how many bytes of data
+ * it replaces; 0 when the text is served as it is (or res is not a custom row). */
+#define API_CRD_VIEW_HEAD_LEN (K32_API_CRD_GROUP_LEN + K32_API_CRD_VERSION_LEN + 24)
+size_t api_crd_view_head(const struct api_resource *res, const char *data, size_t len, char *head,
+			 size_t cap);
+
 /* The hooks of custom rows in the generic paths (no-ops for other rows). */
 k32_status_t api_crd_prune(const struct api_resource *res, cJSON *obj,
 			   enum api_field_validation mode, struct api_warnings *w,

@@ -292,7 +292,9 @@ void api_set_num(cJSON *o, const char *key, double v)
 static void api_set_type(cJSON *obj, const struct api_resource *res)
 {
 	char av[64];
-	api_resource_api_version(res, av, sizeof(av));
+	/* a custom object is stored at its CRD's storage version, whichever version wrote it */
+	if (!api_crd_storage_api_version(res, av, sizeof(av)))
+		api_resource_api_version(res, av, sizeof(av));
 	api_set_str(obj, "apiVersion", av);
 	api_set_str(obj, "kind", res->kind);
 }
@@ -322,11 +324,26 @@ void api_out_obj(struct api_req *rq, struct api_out *out, int code, const struct
 		api_out_json(out, code, t);
 		return;
 	}
+	/* a custom object asked for at another served version: its apiVersion rewritten */
+	char head[API_CRD_VIEW_HEAD_LEN];
+	size_t skip = api_crd_view_head(rq->res, store_obj_data(o), o->len, head, sizeof(head));
+	if (skip) {
+		api_out_text(out, code, "application/json", head, strlen(head));
+		if (!k32_buf_append(out->body, store_obj_data(o) + skip, o->len - skip, NULL))
+			return;
+		/* too large: answered below as any object of that size is */
+	}
 	api_out_text(out, code, "application/json", store_obj_data(o), o->len);
 }
 
 static void api_out_cjson_obj(struct api_req *rq, struct api_out *out, int code, cJSON *obj)
 {
+	char av[64];
+	if (obj && api_crd_storage_api_version(rq->res, av, sizeof(av))) {
+		/* a custom object (stored at its storage version) answered at the version asked */
+		api_resource_api_version(rq->res, av, sizeof(av));
+		cJSON_ReplaceItemInObjectCaseSensitive(obj, "apiVersion", cJSON_CreateString(av));
+	}
 	if (rq->table) {
 		const cJSON *objs[] = {obj};
 		cJSON *t = api_table_build(rq->res, objs, 1, api_now_s(), NULL, true);
@@ -591,9 +608,16 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 			st = k32_buf_append(b, ",", 1, &err);
 		if (!st && api_events_v1(rq->res))
 			st = api_event_append_v1(b, list.items[i], &err);
-		else if (!st)
-			st = k32_buf_append(b, store_obj_data(list.items[i]), list.items[i]->len,
-					    &err);
+		else if (!st) {
+			const char *d = store_obj_data(list.items[i]);
+			size_t dl = list.items[i]->len;
+			char head[API_CRD_VIEW_HEAD_LEN];
+			size_t skip = api_crd_view_head(rq->res, d, dl, head, sizeof(head));
+			if (skip)
+				st = k32_buf_append_str(b, head, &err);
+			if (!st)
+				st = k32_buf_append(b, d + skip, dl - skip, &err);
+		}
 	}
 	if (!st)
 		st = k32_buf_append_str(b, "]}", &err);

@@ -18,6 +18,7 @@
  * the stream is writable again; a client that never reads is dropped by the http write
  * timeout, and a watcher that falls too far behind gets 410 from the store.
  */
+#include "api/api_crd.h"
 #include "api/api_srv.h"
 
 #include <inttypes.h>
@@ -116,6 +117,14 @@ static k32_status_t api_watch_format(struct api_wctx *wc, const char *type,
 	k32_status_t st = k32_buf_printf(&wc->line, &err, "{\"type\":\"%s\",\"object\":", type);
 	const char *data = store_obj_data(obj);
 	size_t len = obj->len;
+	/* a custom object watched at another served version: its apiVersion rewritten */
+	char head[API_CRD_VIEW_HEAD_LEN];
+	size_t skip = api_crd_view_head(wc->res, data, len, head, sizeof(head));
+	if (!st && skip) {
+		st = k32_buf_append_str(&wc->line, head, &err);
+		data += skip;
+		len -= skip;
+	}
 	if (!st && rv) {
 		/* the resourceVersion slot sits in metadata right after name/namespace/uid */
 		static const char pat[] = "\"resourceVersion\":\"";

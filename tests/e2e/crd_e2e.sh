@@ -6,7 +6,8 @@
 # schema, wait for Established, create an object, get it with the printer columns, a bad
 # object refused with the schema's messages, explain, watch a change, delete. Once: an
 # unknown field under Strict, defaults, the status and scale subresources, a restart (the
-# CRD and its objects persist), a hostile schema and the K32_API_MAX_CRDS bound refused with
+# CRD and its objects persist), two served versions (an object written at v1beta1 is stored
+# at the storage version v1 and read, listed and watched at either with that apiVersion), a hostile schema and the K32_API_MAX_CRDS bound refused with
 # the limit named, and deleting the CRD deletes its objects and its resource.
 #
 #   crd_e2e.sh /path/to/kube32-server
@@ -191,6 +192,43 @@ for _ in $(seq 50); do kill -0 "$SRV_PID" 2>/dev/null || break; sleep 0.1; done
 start_server "$PORT"
 rm -rf "$HOME/.kube/cache"
 check restart-object 'u1 +sht31 +0 +21.5' "$K" get sensors
+
+# ---- versions: v1beta1 and v1 (storage) served, conversion None -----------------------------
+cat >"$WORK/gauge-crd.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gauges.demo.kube32.io}
+spec:
+  group: demo.kube32.io
+  scope: Namespaced
+  names: {plural: gauges, singular: gauge, kind: Gauge}
+  versions:
+  - name: v1beta1
+    served: true
+    storage: false
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {level: {type: integer}}}}}}
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {level: {type: integer}}}}}}
+YAML
+check versions-crd 'created' "$K" apply -f "$WORK/gauge-crd.yaml"
+eventually versions-established '^True$' 20 "$K" get crd gauges.demo.kube32.io \
+	-o 'jsonpath={.status.conditions[?(@.type=="Established")].status}'
+printf 'apiVersion: demo.kube32.io/v1beta1\nkind: Gauge\nmetadata: {name: g1}\nspec: {level: 3}\n' >"$WORK/g1.yaml"
+check versions-create-v1beta1 'gauge.demo.kube32.io/g1 created' "$K" apply -f "$WORK/g1.yaml"
+check versions-read-v1 '^demo.kube32.io/v1 3$' "$K" get gauges.v1.demo.kube32.io g1 -o 'jsonpath={.apiVersion} {.spec.level}'
+check versions-read-v1beta1 '^demo.kube32.io/v1beta1 3$' "$K" get gauges.v1beta1.demo.kube32.io g1 \
+	-o 'jsonpath={.apiVersion} {.spec.level}'
+check versions-list-v1beta1 '"items":\[\{"apiVersion":"demo.kube32.io/v1beta1","kind":"Gauge"' \
+	"$K" get --raw /apis/demo.kube32.io/v1beta1/namespaces/default/gauges
+check versions-watch-v1beta1 '"type":"ADDED","object":\{"apiVersion":"demo.kube32.io/v1beta1","kind":"Gauge"' \
+	"$K" get --raw '/apis/demo.kube32.io/v1beta1/namespaces/default/gauges?watch=1&timeoutSeconds=1'
+check versions-watch-v1 '"type":"ADDED","object":\{"apiVersion":"demo.kube32.io/v1","kind":"Gauge"' \
+	"$K" get --raw '/apis/demo.kube32.io/v1/namespaces/default/gauges?watch=1&timeoutSeconds=1'
+# stored at the storage version: the store's files hold the object as v1, never as v1beta1
+check versions-stored-v1 '^v1: [1-9][0-9]* v1beta1: 0$' bash -c "echo v1: \$(grep -rac '\"apiVersion\":\"demo.kube32.io/v1\",\"kind\":\"Gauge\"' '$DATA' | awk -F: '{s+=\$NF} END {print s+0}') v1beta1: \$(grep -rac '\"apiVersion\":\"demo.kube32.io/v1beta1\",\"kind\":\"Gauge\"' '$DATA' | awk -F: '{s+=\$NF} END {print s+0}')"
+check versions-delete-crd 'deleted' "$K" delete -f "$WORK/gauge-crd.yaml"
 
 # ---- bounds ------------------------------------------------------------------------------------
 {
