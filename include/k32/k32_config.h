@@ -910,6 +910,16 @@ _Static_assert(K32_API_LIST_CACHE_ENTRIES >= 1 && K32_API_LIST_CACHE_ENTRIES <= 
 #ifndef K32_API_RBAC_MAX_BINDINGS
 #define K32_API_RBAC_MAX_BINDINGS 256
 #endif
+/* ClusterRoles read when aggregating (aggregationRule.clusterRoleSelectors); past it the
+ * others' rules are left out, with a warning. */
+#ifndef K32_API_RBAC_MAX_CLUSTERROLES
+#define K32_API_RBAC_MAX_CLUSTERROLES 256
+#endif
+/* Passes over the ClusterRoles one aggregation runs at most (a chain admin <- edit <- view
+ * takes three); roles that aggregate each other stop there, with a warning. */
+#ifndef K32_API_RBAC_AGGREGATE_PASSES
+#define K32_API_RBAC_AGGREGATE_PASSES 8
+#endif
 /* ServiceAccount tokens (TokenRequest, kubectl create token): HMAC-SHA256-signed JWTs of at
  * most K32_API_SA_TOKEN_LEN characters (a longer bearer token is refused before any
  * decoding), valid for expirationSeconds between K32_API_SA_TOKEN_MIN_S and

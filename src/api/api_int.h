@@ -114,8 +114,11 @@ struct api_strategy {
 	bool spec_has_template;
 	/* metadata.generation counts changes of spec */
 	bool generation;
-	/* the name is a DNS label (namespaces), else a DNS subdomain */
+	/* the name is a DNS label (namespaces), else a DNS subdomain; or, for the RBAC kinds
+	 * (whose names may hold ':' as "system:aggregate-to-view" does), any path segment:
+	 * not "." or "..", no '/' or '%', at most 253 bytes */
 	bool name_is_label;
+	bool name_is_path_segment;
 	/* what a node may write of the kind, and whether a node's write of its own object
 	 * goes through api_node_restrict's label and capacity rules */
 	enum api_node_access node_access;

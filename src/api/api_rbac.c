@@ -12,6 +12,11 @@
  * OpenAPI, /version and the health checks are open to every authenticated user, and so are
  * the self reviews (kube-apiserver's system:discovery and system:basic-user bindings).
  *
+ * Aggregation: a ClusterRole with an aggregationRule holds the union of the rules of the
+ * ClusterRoles its clusterRoleSelectors match, rewritten after every ClusterRole write and
+ * at start (api_rbac_aggregate, what kube-controller-manager's clusterrole-aggregation
+ * controller does); the default admin, edit and view roles are built that way.
+ *
  * Escalation: a caller checked by RBAC may create or change a Role or ClusterRole only with
  * the "escalate" verb on it, and a binding only with the "bind" verb on the role it names
  * (stricter than kube-apiserver, which also allows a caller who already holds every rule).
@@ -20,11 +25,13 @@
  */
 #include "api/api_srv.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/k32_json.h"
 #include "base/k32_log.h"
+#include "kmeta/kmeta.h"
 
 /* ---- the evaluator (pure) -------------------------------------------------------------- */
 
@@ -655,17 +662,34 @@ k32_status_t api_rbac_may_impersonate(struct api_server *api, const struct api_i
 	"]},"                                                                                      \
 	"{\"apiGroups\":[\"kube32.io\"],\"resources\":[\"devices\"],\"verbs\":[" RBAC_WRITE "]}"
 
+/* The default roles, as kube-apiserver defines them: admin, edit and view hold no rules of
+ * their own but aggregate those of the ClusterRoles labelled aggregate-to-admin/-edit/-view
+ * (system:aggregate-to-* hold the rules; edit is labelled for admin and view for edit, so
+ * admin >= edit >= view), and a user extends them by labelling a ClusterRole of their own
+ * (a CRD's read rules into view, say). */
+#define RBAC_AGG_LABEL "rbac.authorization.k8s.io/aggregate-to-"
+#define RBAC_AGG_RULE(to)                                                                          \
+	"\"aggregationRule\":{\"clusterRoleSelectors\":[{\"matchLabels\":{\"" RBAC_AGG_LABEL to    \
+	"\":\"true\"}}]}"
 static const struct {
 	const char *name;
-	const char *rules;
+	const char *labels;    /* more labels, each ",\"key\":\"value\"" */
+	const char *rules;     /* the rules (a JSON array's inside) */
+	const char *aggregate; /* ,"aggregationRule":{...} or "" */
 } rbac_defaults[] = {
-    {"cluster-admin", "{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]},"
-		      "{\"nonResourceURLs\":[\"*\"],\"verbs\":[\"*\"]}"},
-    {"admin", RBAC_VIEW_RULES "," RBAC_EDIT_RULES
-			      ",{\"apiGroups\":[\"rbac.authorization.k8s.io\"],\"resources\":"
-			      "[\"roles\",\"rolebindings\"],\"verbs\":[\"*\"]}"},
-    {"edit", RBAC_VIEW_RULES "," RBAC_EDIT_RULES},
-    {"view", RBAC_VIEW_RULES},
+    {"cluster-admin", "",
+     "{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]},"
+     "{\"nonResourceURLs\":[\"*\"],\"verbs\":[\"*\"]}",
+     ""},
+    {"system:aggregate-to-admin", ",\"" RBAC_AGG_LABEL "admin\":\"true\"",
+     "{\"apiGroups\":[\"rbac.authorization.k8s.io\"],\"resources\":[\"roles\",\"rolebindings\"],"
+     "\"verbs\":[\"*\"]}",
+     ""},
+    {"system:aggregate-to-edit", ",\"" RBAC_AGG_LABEL "edit\":\"true\"", RBAC_EDIT_RULES, ""},
+    {"system:aggregate-to-view", ",\"" RBAC_AGG_LABEL "view\":\"true\"", RBAC_VIEW_RULES, ""},
+    {"admin", "", "", "," RBAC_AGG_RULE("admin")},
+    {"edit", ",\"" RBAC_AGG_LABEL "admin\":\"true\"", "", "," RBAC_AGG_RULE("edit")},
+    {"view", ",\"" RBAC_AGG_LABEL "edit\":\"true\"", "", "," RBAC_AGG_RULE("view")},
 };
 
 void api_rbac_bootstrap(struct api_server *api)
@@ -681,9 +705,10 @@ void api_rbac_bootstrap(struct api_server *api)
 		    &body, &err,
 		    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\","
 		    "\"metadata\":{\"name\":\"%s\",\"labels\":{\"kubernetes.io/bootstrapping\":"
-		    "\"rbac-defaults\"},\"annotations\":{\"rbac.authorization.kubernetes.io/"
-		    "autoupdate\":\"true\"}},\"rules\":[%s]}",
-		    rbac_defaults[i].name, rbac_defaults[i].rules);
+		    "\"rbac-defaults\"%s},\"annotations\":{\"rbac.authorization.kubernetes.io/"
+		    "autoupdate\":\"true\"}},\"rules\":[%s]%s}",
+		    rbac_defaults[i].name, rbac_defaults[i].labels, rbac_defaults[i].rules,
+		    rbac_defaults[i].aggregate);
 		int code = 0;
 		if (!st)
 			st = api_do(api, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
@@ -696,5 +721,165 @@ void api_rbac_bootstrap(struct api_server *api)
 				rbac_defaults[i].name, code, st ? err.msg : k32_buf_cstr(&out));
 		k32_buf_fini(&body);
 		k32_buf_fini(&out);
+	}
+	api_rbac_aggregate(api); /* admin, edit and view get their rules */
+}
+
+/* ---- aggregated ClusterRoles (kube-controller-manager's clusterrole-aggregation) ---------- */
+
+/* Aggregation requests (a ClusterRole written) and whether a run is under way: process-wide,
+ * as one API server per process writes RBAC objects (the CRD registry is alike). */
+static _Atomic uint32_t rbac_agg_requests;
+static _Atomic bool rbac_agg_running;
+
+/* Whether the rule array holds a rule equal to r. */
+static bool rbac_rules_have(const cJSON *rules, const cJSON *r)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, rules)
+	{
+		if (cJSON_Compare(it, r, true))
+			return true;
+	}
+	return false;
+}
+
+/* Whether any of the selectors matches labels. */
+static bool rbac_selected(const cJSON *selectors, const cJSON *labels)
+{
+	const cJSON *sel;
+	cJSON_ArrayForEach(sel, selectors)
+	{
+		if (kmeta_label_selector_matches(sel, labels))
+			return true;
+	}
+	return false;
+}
+
+/* One pass over the ClusterRoles: each with an aggregationRule gets as its rules the union of
+ * the rules of the ClusterRoles its selectors match (in name order, duplicates once), written
+ * when that differs from what it holds. Returns whether it wrote. */
+static bool rbac_aggregate_pass(struct api_server *api)
+{
+	struct store_key prefix = {"rbac.authorization.k8s.io", "clusterroles", "", NULL};
+	struct store_list_opts opts = {.limit = K32_API_RBAC_MAX_CLUSTERROLES};
+	struct store_list l;
+	struct k32_err err;
+	memset(&l, 0, sizeof(l));
+	bool wrote = false;
+	if (store_list(api->store, &prefix, &opts, &l, &err)) {
+		store_list_fini(api->store, &l);
+		return false;
+	}
+	bool any = false;
+	for (uint32_t i = 0; i < l.count && !any; i++)
+		any = strstr(store_obj_data(l.items[i]), "\"aggregationRule\"") != NULL;
+	if (!any) {
+		store_list_fini(api->store, &l);
+		return false;
+	}
+	if (l.continue_token[0])
+		K32_LOGW("api",
+			 "aggregating ClusterRoles: only the first %d were read "
+			 "(K32_API_RBAC_MAX_CLUSTERROLES); the rules of the others are left out",
+			 K32_API_RBAC_MAX_CLUSTERROLES);
+	const uint32_t n = l.count;
+	size_t cap = (n ? n : 1) * sizeof(cJSON *);
+	cJSON **roles = api_zalloc(cap);
+	for (uint32_t i = 0; roles && i < n; i++)
+		roles[i] = api_parse_obj(l.items[i]);
+	store_list_fini(api->store, &l);
+	for (uint32_t i = 0; roles && i < n; i++) {
+		const cJSON *sels = k32_json_find(roles[i], "aggregationRule.clusterRoleSelectors");
+		if (!cJSON_IsArray(sels))
+			continue;
+		const char *name = api_jstr(roles[i], "metadata.name");
+		cJSON *rules = cJSON_CreateArray();
+		int count = 0;
+		bool cut = false;
+		for (uint32_t j = 0; rules && j < n; j++) {
+			if (j == i ||
+			    !rbac_selected(sels, k32_json_find(roles[j], "metadata.labels")))
+				continue;
+			const cJSON *r;
+			cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(roles[j], "rules"))
+			{
+				if (rbac_rules_have(rules, r))
+					continue;
+				if (count == K32_API_RBAC_MAX_RULES) {
+					cut = true;
+					break;
+				}
+				cJSON_AddItemToArray(rules, cJSON_Duplicate(r, true));
+				count++;
+			}
+		}
+		if (cut)
+			K32_LOGW(
+			    "api",
+			    "ClusterRole %s aggregates over %d rules (K32_API_RBAC_MAX_RULES); "
+			    "the rest are left out: select fewer roles or merge their rules",
+			    name ? name : "?", K32_API_RBAC_MAX_RULES);
+		const cJSON *have = cJSON_GetObjectItemCaseSensitive(roles[i], "rules");
+		bool same = rules && (have ? cJSON_Compare(have, rules, true)
+					   : cJSON_GetArraySize(rules) == 0);
+		if (!rules || same || !name) {
+			cJSON_Delete(rules);
+			continue;
+		}
+		/* the later roles read this one's new rules (a chain: admin <- edit <- view) */
+		if (have)
+			cJSON_ReplaceItemInObjectCaseSensitive(roles[i], "rules", rules);
+		else
+			cJSON_AddItemToObject(roles[i], "rules", rules);
+		char *body = cJSON_PrintUnformatted(roles[i]);
+		char target[320];
+		snprintf(target, sizeof(target),
+			 "/apis/rbac.authorization.k8s.io/v1/clusterroles/%s", name);
+		struct k32_buf out;
+		k32_buf_init(&out, k32_default_allocator(), 64 * 1024, "aggregation response");
+		int code = 0;
+		if (body &&
+		    !api_do(api, "PUT", target, "application/json", body, strlen(body), &code, &out,
+			    &err) &&
+		    code == 200)
+			wrote = true;
+		else if (code != 409) /* 409: changed meanwhile; its write asks for a pass */
+			K32_LOGW("api", "aggregating ClusterRole %s: HTTP %d: %.160s", name, code,
+				 k32_buf_cstr(&out));
+		k32_buf_fini(&out);
+		cJSON_free(body);
+	}
+	for (uint32_t i = 0; roles && i < n; i++)
+		cJSON_Delete(roles[i]);
+	api_free(roles, cap);
+	return wrote;
+}
+
+void api_rbac_aggregate(struct api_server *api)
+{
+	atomic_fetch_add(&rbac_agg_requests, 1);
+	for (;;) {
+		bool idle = false;
+		/* one run at a time: a write during a run (its own included) asks the run for
+		 * another pass instead of nesting */
+		if (!atomic_compare_exchange_strong(&rbac_agg_running, &idle, true))
+			return;
+		uint32_t seen = 0;
+		for (int pass = 0; pass < K32_API_RBAC_AGGREGATE_PASSES; pass++) {
+			seen = atomic_load(&rbac_agg_requests);
+			if (!rbac_aggregate_pass(api) && atomic_load(&rbac_agg_requests) == seen)
+				break;
+			if (pass + 1 == K32_API_RBAC_AGGREGATE_PASSES)
+				K32_LOGW("api",
+					 "aggregating ClusterRoles: still changing after %d passes "
+					 "(K32_API_RBAC_AGGREGATE_PASSES): do two roles aggregate "
+					 "each other?",
+					 K32_API_RBAC_AGGREGATE_PASSES);
+		}
+		atomic_store(&rbac_agg_running, false);
+		/* a request that came after the last look and found the run under way */
+		if (atomic_load(&rbac_agg_requests) == seen)
+			return;
 	}
 }

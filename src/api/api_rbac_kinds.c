@@ -223,21 +223,25 @@ const struct api_strategy api_strategy_role = {
     .validate = validate_role,
     .top_fields = "apiVersion,kind,metadata,rules",
     .printer = &api_printer_role,
+    .name_is_path_segment = true,
 };
 const struct api_strategy api_strategy_cluster_role = {
     .validate = validate_cluster_role,
     .top_fields = "apiVersion,kind,metadata,rules,aggregationRule",
     .printer = &api_printer_role,
+    .name_is_path_segment = true,
 };
 const struct api_strategy api_strategy_role_binding = {
     .validate = validate_role_binding,
     .top_fields = "apiVersion,kind,metadata,subjects,roleRef",
     .printer = &api_printer_binding,
+    .name_is_path_segment = true,
 };
 const struct api_strategy api_strategy_cluster_role_binding = {
     .validate = validate_cluster_role_binding,
     .top_fields = "apiVersion,kind,metadata,subjects,roleRef",
     .printer = &api_printer_binding,
+    .name_is_path_segment = true,
 };
 
 /* ---- the ServiceAccount kind -------------------------------------------------------------- */

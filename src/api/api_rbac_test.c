@@ -661,6 +661,139 @@ static void test_validation_and_bounds(void **state)
 		    NULL));
 }
 
+/* The rules of ClusterRole name as the admin reads them (a new array; NULL if none). */
+static cJSON *role_rules(struct fx *fx, const char *name)
+{
+	char target[160];
+	snprintf(target, sizeof(target), "/apis/rbac.authorization.k8s.io/v1/clusterroles/%s",
+		 name);
+	EXPECT(fx, 200, hreq(fx, fx->admin, "GET", target, NULL, NULL));
+	cJSON *j = cJSON_Parse(k32_buf_cstr(&fx->out));
+	cJSON *r = cJSON_DetachItemFromObjectCaseSensitive(j, "rules");
+	cJSON_Delete(j);
+	return r;
+}
+
+/* Whether the rules grant verb on resource of group. */
+static bool rules_grant(const cJSON *rules, const char *group, const char *resource,
+			const char *verb)
+{
+	struct api_rbac_attrs a = {
+	    .verb = verb, .group = group, .resource = resource, .sub = "", .ns = "", .name = ""};
+	const cJSON *r;
+	cJSON_ArrayForEach(r, rules)
+	{
+		if (api_rbac_rule_allows(r, &a))
+			return true;
+	}
+	return false;
+}
+
+/* Aggregated ClusterRoles: the default admin >= edit >= view are unions of the
+ * system:aggregate-to-* roles; a labelled role of one's own joins them, its changes and its
+ * deletion follow, a matchExpressions selector works, a ServiceAccount bound to view gets
+ * the new rule, and names are path segments as in kube-apiserver ("system:..." allowed,
+ * "a/b" not). */
+static void test_aggregation(void **state)
+{
+	struct fx *fx = *state;
+	cJSON *view = role_rules(fx, "view"), *edit = role_rules(fx, "edit"),
+	      *admin = role_rules(fx, "admin");
+	cJSON *to_view = role_rules(fx, "system:aggregate-to-view");
+	cJSON *to_edit = role_rules(fx, "system:aggregate-to-edit");
+	assert_true(cJSON_Compare(view, to_view, true));
+	assert_int_equal(cJSON_GetArraySize(edit),
+			 cJSON_GetArraySize(to_edit) + cJSON_GetArraySize(to_view));
+	assert_int_equal(cJSON_GetArraySize(admin), cJSON_GetArraySize(edit) + 1);
+	assert_true(rules_grant(view, "", "pods", "list"));
+	assert_false(rules_grant(view, "", "pods", "delete"));
+	assert_true(rules_grant(edit, "", "pods", "delete"));
+	assert_false(rules_grant(edit, "rbac.authorization.k8s.io", "roles", "create"));
+	assert_true(rules_grant(admin, "rbac.authorization.k8s.io", "roles", "create"));
+	assert_true(rules_grant(admin, "", "pods", "list"));
+	cJSON_Delete(view);
+	cJSON_Delete(edit);
+	cJSON_Delete(admin);
+	cJSON_Delete(to_view);
+	cJSON_Delete(to_edit);
+
+	/* a role of one's own labelled for view: view, edit and admin take its rule */
+	fx_reader(fx);
+	EXPECT(fx, 403, hreq(fx, fx->sa, "GET", "/api/v1/nodes", NULL, NULL));
+	EXPECT(fx, 201,
+	       hreq(fx, fx->admin, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+		    "{\"metadata\":{\"name\":\"readers-view\"},\"roleRef\":{\"apiGroup\":"
+		    "\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"view\"},"
+		    "\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":\"reader\","
+		    "\"namespace\":\"app\"}]}",
+		    NULL));
+	EXPECT(fx, 201,
+	       hreq(fx, fx->admin, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+		    "{\"metadata\":{\"name\":\"node-reader\",\"labels\":{\"rbac.authorization."
+		    "k8s.io/aggregate-to-view\":\"true\"}},\"rules\":[{\"apiGroups\":[\"\"],"
+		    "\"resources\":[\"nodes\"],\"verbs\":[\"get\",\"list\"]}]}",
+		    NULL));
+	static const char *const chain[] = {"view", "edit", "admin"};
+	for (size_t i = 0; i < 3; i++) {
+		cJSON *r = role_rules(fx, chain[i]);
+		if (!rules_grant(r, "", "nodes", "list"))
+			fail_msg("%s lacks the aggregated rule", chain[i]);
+		assert_false(rules_grant(r, "", "nodes", "watch"));
+		cJSON_Delete(r);
+	}
+	/* ... as a ServiceAccount bound to view sees at once */
+	EXPECT(fx, 200, hreq(fx, fx->sa, "GET", "/api/v1/nodes", NULL, NULL));
+	/* changed: watch added; followed */
+	EXPECT(fx, 200,
+	       hreq(fx, fx->admin, "PATCH",
+		    "/apis/rbac.authorization.k8s.io/v1/clusterroles/node-reader",
+		    "{\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"nodes\"],"
+		    "\"verbs\":[\"get\",\"list\",\"watch\"]}]}",
+		    NULL));
+	cJSON *r = role_rules(fx, "admin");
+	assert_true(rules_grant(r, "", "nodes", "watch"));
+	cJSON_Delete(r);
+	/* the label taken away: gone from view */
+	EXPECT(fx, 200,
+	       hreq(fx, fx->admin, "PATCH",
+		    "/apis/rbac.authorization.k8s.io/v1/clusterroles/node-reader",
+		    "{\"metadata\":{\"labels\":{\"rbac.authorization.k8s.io/aggregate-to-view\":"
+		    "null}}}",
+		    NULL));
+	r = role_rules(fx, "view");
+	assert_false(rules_grant(r, "", "nodes", "list"));
+	cJSON_Delete(r);
+	EXPECT(fx, 403, hreq(fx, fx->sa, "GET", "/api/v1/nodes", NULL, NULL));
+	/* an aggregated role of one's own, by matchExpressions; then the source deleted */
+	EXPECT(fx, 201,
+	       hreq(fx, fx->admin, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+		    "{\"metadata\":{\"name\":\"system:monitoring\"},\"aggregationRule\":{"
+		    "\"clusterRoleSelectors\":[{\"matchExpressions\":[{\"key\":\"team\","
+		    "\"operator\":\"In\",\"values\":[\"ops\",\"sre\"]}]}]},\"rules\":[]}",
+		    NULL));
+	EXPECT(fx, 201,
+	       hreq(fx, fx->admin, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+		    "{\"metadata\":{\"name\":\"sre-nodes\",\"labels\":{\"team\":\"sre\"}},"
+		    "\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"nodes\"],\"verbs\":"
+		    "[\"get\"]}]}",
+		    NULL));
+	r = role_rules(fx, "system:monitoring");
+	assert_int_equal(cJSON_GetArraySize(r), 1);
+	assert_true(rules_grant(r, "", "nodes", "get"));
+	cJSON_Delete(r);
+	EXPECT(fx, 200,
+	       hreq(fx, fx->admin, "DELETE",
+		    "/apis/rbac.authorization.k8s.io/v1/clusterroles/sre-nodes", NULL, NULL));
+	r = role_rules(fx, "system:monitoring");
+	assert_int_equal(cJSON_GetArraySize(r), 0);
+	cJSON_Delete(r);
+	/* names: a path segment */
+	EXPECT(fx, 422,
+	       hreq(fx, fx->admin, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+		    "{\"metadata\":{\"name\":\"a%b\"},\"rules\":[]}", NULL));
+	assert_true(out_has(fx, "may not contain"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -672,6 +805,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_escalation_and_impersonation, fx_setup,
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_validation_and_bounds, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_aggregation, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -922,6 +922,10 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 	/* a CRD written: its resources appear, change or go (with their objects) */
 	if (rq->res->strategy == &api_strategy_crd && strcmp(rq->method, "GET") && out->code < 300)
 		api_crd_sync(api, true);
+	/* a ClusterRole written: the aggregated ones follow (clusterrole-aggregation) */
+	if (!strcmp(rq->res->plural, "clusterroles") && strcmp(rq->method, "GET") &&
+	    out->code < 300 && !api_dry_run(rq))
+		api_rbac_aggregate(api);
 	/* a new namespace gets its ServiceAccount "default" (kube's serviceaccount controller) */
 	if (api->auth && out->code == 201 && rq->res->strategy->is_namespace && !api_dry_run(rq) &&
 	    !out->gzip) {

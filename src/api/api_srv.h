@@ -281,6 +281,8 @@ k32_status_t api_rbac_may_impersonate(struct api_server *api, const struct api_i
 /* Creates the default ClusterRoles (cluster-admin, admin, edit, view) if absent; one that
  * cannot be created (a store too small) is logged and skipped, never fatal. */
 void api_rbac_bootstrap(struct api_server *api);
+/* Brings every aggregated ClusterRole's rules up to date (after a ClusterRole write). */
+void api_rbac_aggregate(struct api_server *api);
 
 /* Claims of a verified ServiceAccount token. */
 struct api_sa_claims {

@@ -281,6 +281,25 @@ static void validate_labels(struct api_fail *f, const cJSON *labels, const char 
 	}
 }
 
+/* A path segment name (the RBAC kinds', as kube-apiserver's ValidatePathSegmentName, and
+ * no control byte or space, which no request line or log carries); NULL if fine. */
+static const char *api_check_path_segment(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0)
+		return "must be non-empty";
+	if (n > 253)
+		return "must be no more than 253 characters";
+	if (!strcmp(s, ".") || !strcmp(s, ".."))
+		return "may not be '.' or '..'";
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '/' || c == '%' || c <= 0x20 || c == 0x7f)
+			return "may not contain '/', '%', spaces or control characters";
+	}
+	return NULL;
+}
+
 static void validate_meta(const struct api_resource *res, const cJSON *obj, struct api_fail *f)
 {
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
@@ -290,7 +309,9 @@ static void validate_meta(const struct api_resource *res, const cJSON *obj, stru
 				   "Required value: name or generateName is required");
 	} else {
 		const char *why = res->strategy->name_is_label ? api_check_dns_label(name)
-							       : api_check_dns_subdomain(name);
+				  : res->strategy->name_is_path_segment
+				      ? api_check_path_segment(name)
+				      : api_check_dns_subdomain(name);
 		if (why)
 			cause_invalid(f, "metadata.name", name, why);
 	}

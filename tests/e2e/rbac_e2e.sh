@@ -4,7 +4,9 @@
 # RoleBinding with `kubectl create`, and a token with `kubectl create token`; with that token
 # alone kubectl can get, list and watch pods in that namespace and nothing else (403 in
 # kube-apiserver's words for other namespaces, other resources, writes), `kubectl auth can-i`
-# answers yes/no and --list, and deleting the ServiceAccount revokes the token. Then
+# answers yes/no and --list, and deleting the ServiceAccount revokes the token. The default
+# admin/edit/view ClusterRoles aggregate (aggregationRule), and a labelled role of one's own
+# joins and leaves them. Then
 # rbac_python_e2e.py does the same through python3-kubernetes. Stops the server (SIGTERM).
 #
 #   rbac_e2e.sh /path/to/kube32-server
@@ -61,7 +63,26 @@ export -f k asa
 export KUBECTL PORT CA WORK
 
 # ---- bootstrap objects ---------------------------------------------------------------------
-check default-clusterroles '^admin cluster-admin edit view $' k get clusterroles -o 'jsonpath={range .items[*]}{.metadata.name}{" "}{end}'
+check default-clusterroles '^admin cluster-admin edit system:aggregate-to-admin system:aggregate-to-edit system:aggregate-to-view view $' \
+	k get clusterroles -o 'jsonpath={range .items[*]}{.metadata.name}{" "}{end}'
+# admin, edit and view aggregate (kube-apiserver's definitions): view holds what
+# system:aggregate-to-view holds, edit adds writes, admin adds roles and rolebindings
+check default-view-aggregated 'pods' k get clusterrole view -o 'jsonpath={.rules[0].resources}'
+check default-admin-aggregated 'rolebindings' k get clusterrole admin -o 'jsonpath={.rules[*].resources}'
+# a role of one's own joins view by a label (kubectl label), leaves by its removal; an
+# aggregated role of one's own (kubectl create --aggregation-rule)
+check own-role-created 'created' k create clusterrole node-reader --verb=get,list --resource=nodes
+check own-role-labelled 'labeled' k label clusterrole node-reader rbac.authorization.k8s.io/aggregate-to-view=true
+check view-has-nodes '"nodes"' k get clusterrole view -o 'jsonpath={.rules}'
+check edit-has-nodes '"nodes"' k get clusterrole edit -o 'jsonpath={.rules}'
+check own-aggregated 'created' k create clusterrole monitoring --aggregation-rule=team=sre
+check own-source 'created' k create clusterrole sre-pods --verb=watch --resource=pods
+check own-source-labelled 'labeled' k label clusterrole sre-pods team=sre
+check own-aggregated-rules '^\[\{"apiGroups":\[""\],"resources":\["pods"\],"verbs":\["watch"\]\}\]$' \
+	k get clusterrole monitoring -o 'jsonpath={.rules}'
+check own-role-unlabelled 'unlabeled' k label clusterrole node-reader rbac.authorization.k8s.io/aggregate-to-view-
+check view-lost-nodes '^0$' bash -c 'k get clusterrole view -o "jsonpath={.rules}" | grep -c "\"nodes\""'
+k delete clusterrole node-reader monitoring sre-pods >/dev/null
 check default-serviceaccount '^default$' k -n kube-system get serviceaccount default -o 'jsonpath={.metadata.name}'
 check create-ns '^namespace/app created$' k create namespace app
 check create-ns-other '^namespace/other created$' k create namespace other
