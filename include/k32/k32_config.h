@@ -912,6 +912,12 @@ _Static_assert(K32_API_LIST_CACHE_ENTRIES >= 1 && K32_API_LIST_CACHE_ENTRIES <= 
 #endif
 /* ClusterRoles read when aggregating (aggregationRule.clusterRoleSelectors); past it the
  * others' rules are left out, with a warning. */
+/* RBAC objects (the four kinds together) the API server keeps parsed in its snapshot, shared
+ * by every access check until one is written; with more, each check reads the bindings from
+ * the store instead (slower, same answers). */
+#ifndef K32_API_RBAC_CACHE_OBJECTS
+#define K32_API_RBAC_CACHE_OBJECTS 1024
+#endif
 #ifndef K32_API_RBAC_MAX_CLUSTERROLES
 #define K32_API_RBAC_MAX_CLUSTERROLES 256
 #endif

@@ -80,6 +80,9 @@ void api_server_attach_http(struct api_server *api, struct http_server *srv);
 /* http_server_config.handler / .authenticate (ctx = the api_server). Thread-safe. */
 void api_http_handler(void *ctx, struct http_request *req, struct http_response *resp);
 bool api_http_authenticate(void *ctx, struct http_request *req, struct http_response *resp);
+/* For a handler that answers a request api_http_authenticate passed without calling
+ * api_http_handler: frees the identity it allocated for the request (a ServiceAccount's). */
+void api_http_release_identity(struct http_request *req);
 
 /* The admin bearer token (from the tokens file); "" when auth is off. */
 const char *api_server_admin_token(const struct api_server *api);

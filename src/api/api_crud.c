@@ -185,6 +185,7 @@ k32_status_t api_put_obj_marked(struct api_server *api, const struct api_resourc
 	cJSON_free(text);
 	if (st)
 		return api_store_err(f, res, name ? name : "", st, &err);
+	api_rbac_note_write(api, res); /* RBAC's cached snapshot is stale */
 	return K32_OK;
 }
 

@@ -143,6 +143,7 @@ k32_status_t api_delete_now(struct api_server *api, const struct api_resource *r
 	api_health_note_write(api, st, &err);
 	if (st)
 		return api_store_err(f, res, name, st, &err);
+	api_rbac_note_write(api, res);
 	if (depth < K32_API_MAX_CASCADE && *out_prev) {
 		cJSON *j = api_parse_obj(*out_prev);
 		const char *uid = api_jstr(j, "metadata.uid");
@@ -176,6 +177,8 @@ void api_purge_namespace(struct api_server *api, const char *ns)
 				api_key(r, ns, nm ? nm + 1 : "", &dk);
 				store_delete(api->store, &dk, 0, NULL, NULL, &err);
 			}
+			if (list.count)
+				api_rbac_note_write(api, r);
 		}
 		store_list_fini(api->store, &list);
 	}

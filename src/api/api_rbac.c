@@ -6,9 +6,12 @@
  * any other kind. A request is allowed when a ClusterRoleBinding, or a RoleBinding of the
  * request's namespace, names the caller (User, Group, ServiceAccount subject) and its role
  * has a rule that matches the request's attributes (verb, API group, resource with
- * subresource, resource name; or a non-resource URL). Nothing is cached: each check reads
- * the bindings from the store (references, no copy), skips those whose text cannot name the
- * caller before parsing them, and parses only the candidates and their roles. Discovery,
+ * subresource, resource name; or a non-resource URL). The four kinds are read from the store
+ * and parsed once into a snapshot shared by every check until one of them is written
+ * (api_rbac_note_write, called by the API's store writes and deletes, moves a generation
+ * the snapshot is compared with), at most K32_API_RBAC_CACHE_OBJECTS objects; past that a
+ * check reads the bindings from the store (references, no copy), skips those whose text
+ * cannot name the caller before parsing them, and parses only the candidates and roles. Discovery,
  * OpenAPI, /version and the health checks are open to every authenticated user, and so are
  * the self reviews (kube-apiserver's system:discovery and system:basic-user bindings).
  *
@@ -21,7 +24,7 @@
  * the "escalate" verb on it, and a binding only with the "bind" verb on the role it names
  * (stricter than kube-apiserver, which also allows a caller who already holds every rule).
  *
- * Context: any thread (reads the store; no state of its own).
+ * Context: any thread (the snapshot is reference counted, swapped under api->rbac_mu).
  */
 #include "api/api_srv.h"
 
@@ -32,6 +35,7 @@
 #include "base/k32_json.h"
 #include "base/k32_log.h"
 #include "kmeta/kmeta.h"
+#include "platform/k32_platform.h"
 
 /* ---- the evaluator (pure) -------------------------------------------------------------- */
 
@@ -236,27 +240,141 @@ struct rbac_walk {
 	struct rbac_needles needles; /* of who, filled by rbac_walk */
 };
 
-/* Applies the rules of the role a binding names. */
-static void rbac_role_rules(struct api_server *api, struct rbac_walk *w, const char *bkind,
-			    const char *bns, const char *bname, const cJSON *ref)
+/* ---- the snapshot: RBAC's objects parsed once, shared until one is written ------------- */
+
+struct api_rbac_snap {
+	atomic_uint refs;
+	uint64_t gen;	 /* api->rbac_gen when it was read */
+	cJSON *crb, *rb; /* ClusterRoleBindings; RoleBindings of every namespace (key order) */
+	cJSON *croles, *roles; /* ClusterRoles; Roles of every namespace */
+};
+
+static void snap_release(struct api_rbac_snap *s)
 {
-	const char *kind = api_jstr(ref, "kind");
-	const char *name = api_jstr(ref, "name");
-	if (!kind || !name)
+	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
-	bool cluster = !strcmp(kind, "ClusterRole");
-	if (!cluster && (strcmp(kind, "Role") || !bns[0]))
-		return;
-	struct store_obj *o = NULL;
-	struct store_key key = {"rbac.authorization.k8s.io", cluster ? "clusterroles" : "roles",
-				cluster ? "" : bns, name};
+	cJSON_Delete(s->crb);
+	cJSON_Delete(s->rb);
+	cJSON_Delete(s->croles);
+	cJSON_Delete(s->roles);
+	api_free(s, sizeof(*s));
+}
+
+/* Every object of one RBAC resource, parsed, in key order, into a new array; NULL when there
+ * are more than *budget left (which it lowers) or memory runs out. */
+static cJSON *snap_list(struct api_server *api, const char *plural, uint32_t *budget)
+{
+	struct store_key prefix = {"rbac.authorization.k8s.io", plural, "", NULL};
+	struct store_list_opts opts = {.limit = *budget + 1};
+	struct store_list l;
 	struct k32_err err;
-	if (store_get(api->store, &key, &o, &err))
-		return;
-	cJSON *role = api_parse_obj(o);
-	store_obj_unref(api->store, o);
+	memset(&l, 0, sizeof(l));
+	cJSON *arr = NULL;
+	if (store_list(api->store, &prefix, &opts, &l, &err) == K32_OK && l.count <= *budget &&
+	    !l.continue_token[0]) {
+		arr = cJSON_CreateArray();
+		for (uint32_t i = 0; arr && i < l.count; i++) {
+			cJSON *o = api_parse_obj(l.items[i]);
+			if (!o) {
+				cJSON_Delete(arr);
+				arr = NULL;
+				break;
+			}
+			cJSON_AddItemToArray(arr, o);
+		}
+		*budget -= l.count;
+	}
+	store_list_fini(api->store, &l);
+	return arr;
+}
+
+static struct api_rbac_snap *snap_build(struct api_server *api, uint64_t gen)
+{
+	struct api_rbac_snap *s = api_zalloc(sizeof(*s));
+	if (!s)
+		return NULL;
+	atomic_init(&s->refs, 1);
+	s->gen = gen;
+	uint32_t budget = K32_API_RBAC_CACHE_OBJECTS;
+	s->crb = snap_list(api, "clusterrolebindings", &budget);
+	s->rb = s->crb ? snap_list(api, "rolebindings", &budget) : NULL;
+	s->croles = s->rb ? snap_list(api, "clusterroles", &budget) : NULL;
+	s->roles = s->croles ? snap_list(api, "roles", &budget) : NULL;
+	if (!s->roles) {
+		snap_release(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* The current snapshot (a reference), read again when an RBAC object changed since; NULL
+ * when the objects are over K32_API_RBAC_CACHE_OBJECTS (the check then walks the store). */
+static struct api_rbac_snap *snap_get(struct api_server *api)
+{
+	uint64_t gen = atomic_load(&api->rbac_gen);
+	k32_mutex_lock(&api->rbac_mu);
+	struct api_rbac_snap *s = api->rbac_snap;
+	if (s && s->gen == gen) {
+		atomic_fetch_add(&s->refs, 1);
+		k32_mutex_unlock(&api->rbac_mu);
+		atomic_fetch_add(&api->rbac_hits, 1);
+		return s;
+	}
+	k32_mutex_unlock(&api->rbac_mu);
+	/* read outside the lock: checks meanwhile use the old one or read their own */
+	s = snap_build(api, gen);
+	if (!s) {
+		atomic_fetch_add(&api->rbac_uncached, 1);
+		return NULL;
+	}
+	atomic_fetch_add(&api->rbac_builds, 1);
+	struct api_rbac_snap *old = NULL;
+	k32_mutex_lock(&api->rbac_mu);
+	if (!api->rbac_snap || api->rbac_snap->gen <= gen) {
+		old = api->rbac_snap;
+		atomic_fetch_add(&s->refs, 1); /* the cache's */
+		api->rbac_snap = s;
+	}
+	k32_mutex_unlock(&api->rbac_mu);
+	snap_release(old);
+	return s;
+}
+
+void api_rbac_note_write(struct api_server *api, const struct api_resource *res)
+{
+	if (api && res && !strcmp(res->group, "rbac.authorization.k8s.io"))
+		atomic_fetch_add(&api->rbac_gen, 1);
+}
+
+void api_rbac_cache_init(struct api_server *api)
+{
+	k32_plat()->mutex_init(&api->rbac_mu);
+	api->rbac_snap = NULL;
+}
+
+void api_rbac_cache_fini(struct api_server *api)
+{
+	snap_release(api->rbac_snap);
+	api->rbac_snap = NULL;
+	k32_plat()->mutex_fini(&api->rbac_mu);
+}
+
+void api_rbac_cache_stats(const struct api_server *api, struct api_rbac_cache_stats *out)
+{
+	out->builds = atomic_load(&api->rbac_builds);
+	out->hits = atomic_load(&api->rbac_hits);
+	out->uncached = atomic_load(&api->rbac_uncached);
+}
+
+/* ---- the walk ------------------------------------------------------------------------------ */
+
+/* Applies a role's rules for the binding that names it. */
+static void rbac_apply_rules(struct rbac_walk *w, const char *bkind, const char *bns,
+			     const char *bname, const char *kind, const char *name,
+			     const cJSON *rules)
+{
 	const cJSON *rule;
-	cJSON_ArrayForEach(rule, cJSON_GetObjectItemCaseSensitive(role, "rules"))
+	cJSON_ArrayForEach(rule, rules)
 	{
 		if (w->a && api_rbac_rule_allows(rule, w->a)) {
 			w->allowed = true;
@@ -273,12 +391,97 @@ static void rbac_role_rules(struct api_server *api, struct rbac_walk *w, const c
 		if (w->rules)
 			cJSON_AddItemToArray(w->rules, cJSON_Duplicate(rule, true));
 	}
+}
+
+/* The role a binding's roleRef names, from the snapshot (NULL: none such). */
+static const cJSON *snap_role(const struct api_rbac_snap *s, bool cluster, const char *ns,
+			      const char *name)
+{
+	const cJSON *r;
+	cJSON_ArrayForEach(r, (cluster ? s->croles : s->roles))
+	{
+		const char *n = api_jstr(r, "metadata.name");
+		const char *rns = api_jstr(r, "metadata.namespace");
+		if (n && !strcmp(n, name) && (cluster || (rns && !strcmp(rns, ns))))
+			return r;
+	}
+	return NULL;
+}
+
+/* Applies the rules of the role a binding names (from snap, or from the store). */
+static void rbac_role_rules(struct api_server *api, const struct api_rbac_snap *snap,
+			    struct rbac_walk *w, const char *bkind, const char *bns,
+			    const char *bname, const cJSON *ref)
+{
+	const char *kind = api_jstr(ref, "kind");
+	const char *name = api_jstr(ref, "name");
+	if (!kind || !name)
+		return;
+	bool cluster = !strcmp(kind, "ClusterRole");
+	if (!cluster && (strcmp(kind, "Role") || !bns[0]))
+		return;
+	if (snap) {
+		const cJSON *role = snap_role(snap, cluster, bns, name);
+		if (role)
+			rbac_apply_rules(w, bkind, bns, bname, kind, name,
+					 cJSON_GetObjectItemCaseSensitive(role, "rules"));
+		return;
+	}
+	struct store_obj *o = NULL;
+	struct store_key key = {"rbac.authorization.k8s.io", cluster ? "clusterroles" : "roles",
+				cluster ? "" : bns, name};
+	struct k32_err err;
+	if (store_get(api->store, &key, &o, &err))
+		return;
+	cJSON *role = api_parse_obj(o);
+	store_obj_unref(api->store, o);
+	rbac_apply_rules(w, bkind, bns, bname, kind, name,
+			 cJSON_GetObjectItemCaseSensitive(role, "rules"));
 	cJSON_Delete(role);
 }
 
-/* Walks the bindings of one scope (ns "" : ClusterRoleBindings). */
-static void rbac_walk_scope(struct api_server *api, struct rbac_walk *w, const char *ns)
+/* One binding b of scope ns: its role's rules when it names the caller. */
+static void rbac_binding(struct api_server *api, const struct api_rbac_snap *snap,
+			 struct rbac_walk *w, const char *ns, const cJSON *b)
 {
+	const cJSON *s;
+	bool named = false;
+	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(b, "subjects"))
+	{
+		if (api_rbac_subject_matches(s, w->who, ns)) {
+			named = true;
+			break;
+		}
+	}
+	const char *bname = api_jstr(b, "metadata.name");
+	if (named)
+		rbac_role_rules(api, snap, w, ns[0] ? "RoleBinding" : "ClusterRoleBinding", ns,
+				bname ? bname : "", cJSON_GetObjectItemCaseSensitive(b, "roleRef"));
+}
+
+/* Walks the bindings of one scope (ns "" : ClusterRoleBindings), the first
+ * K32_API_RBAC_MAX_BINDINGS of it in name order, from the snapshot or the store. */
+static void rbac_walk_scope(struct api_server *api, const struct api_rbac_snap *snap,
+			    struct rbac_walk *w, const char *ns)
+{
+	if (snap) {
+		uint32_t seen = 0;
+		const cJSON *b;
+		cJSON_ArrayForEach(b, (ns[0] ? snap->rb : snap->crb))
+		{
+			if (w->allowed)
+				break;
+			const char *bns = api_jstr(b, "metadata.namespace");
+			if (ns[0] && (!bns || strcmp(bns, ns)))
+				continue;
+			if (++seen > K32_API_RBAC_MAX_BINDINGS) {
+				w->truncated = true;
+				break;
+			}
+			rbac_binding(api, snap, w, ns, b);
+		}
+		return;
+	}
 	struct store_key prefix = {"rbac.authorization.k8s.io",
 				   ns[0] ? "rolebindings" : "clusterrolebindings", ns, NULL};
 	struct store_list_opts opts = {.limit = K32_API_RBAC_MAX_BINDINGS};
@@ -293,21 +496,7 @@ static void rbac_walk_scope(struct api_server *api, struct rbac_walk *w, const c
 			if (!rbac_may_name(text, &w->needles))
 				continue;
 			cJSON *b = api_parse_obj(l.items[i]);
-			const cJSON *s;
-			bool named = false;
-			cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(b, "subjects"))
-			{
-				if (api_rbac_subject_matches(s, w->who, ns)) {
-					named = true;
-					break;
-				}
-			}
-			const char *bname = api_jstr(b, "metadata.name");
-			if (named)
-				rbac_role_rules(api, w,
-						ns[0] ? "RoleBinding" : "ClusterRoleBinding", ns,
-						bname ? bname : "",
-						cJSON_GetObjectItemCaseSensitive(b, "roleRef"));
+			rbac_binding(api, NULL, w, ns, b);
 			cJSON_Delete(b);
 		}
 	}
@@ -317,9 +506,11 @@ static void rbac_walk_scope(struct api_server *api, struct rbac_walk *w, const c
 static void rbac_walk(struct api_server *api, struct rbac_walk *w, const char *ns)
 {
 	rbac_needles_of(w->who, &w->needles);
-	rbac_walk_scope(api, w, "");
+	struct api_rbac_snap *snap = snap_get(api);
+	rbac_walk_scope(api, snap, w, "");
 	if (!w->allowed && ns && ns[0])
-		rbac_walk_scope(api, w, ns);
+		rbac_walk_scope(api, snap, w, ns);
+	snap_release(snap);
 }
 
 /* kube-apiserver's words for a denial. */

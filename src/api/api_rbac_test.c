@@ -794,6 +794,65 @@ static void test_aggregation(void **state)
 	assert_true(out_has(fx, "may not contain"));
 }
 
+/* A request over HTTP(S) verifies its ServiceAccount token once (authenticate, not again in
+ * the handler); access checks share one parsed snapshot of the RBAC objects, read again
+ * only after an RBAC object is written (a binding deleted: denied at once; created again:
+ * allowed at once), not after other writes. */
+static void test_verify_once_and_cache(void **state)
+{
+	struct fx *fx = *state;
+	fx_reader(fx);
+	struct api_rbac_cache_stats c0, c1;
+	EXPECT(fx, 200, hreq(fx, fx->sa, "GET", "/api/v1/namespaces/app/pods", NULL, NULL));
+	api_rbac_cache_stats(fx->api, &c0);
+	uint64_t v0 = api_token_verifications();
+	for (int i = 0; i < 5; i++)
+		EXPECT(fx, 200,
+		       hreq(fx, fx->sa, "GET", "/api/v1/namespaces/app/pods/p1", NULL, NULL));
+	assert_int_equal(api_token_verifications() - v0, 5);
+	api_rbac_cache_stats(fx->api, &c1);
+	assert_int_equal(c1.builds, c0.builds); /* nothing RBAC changed: no re-read */
+	assert_true(c1.hits >= c0.hits + 5);
+	assert_int_equal(c1.uncached, c0.uncached);
+	/* a write of another kind keeps the snapshot */
+	EXPECT(fx, 201,
+	       hreq(fx, fx->admin, "POST", "/api/v1/namespaces/app/configmaps",
+		    "{\"metadata\":{\"name\":\"c\"}}", NULL));
+	EXPECT(fx, 200, hreq(fx, fx->sa, "GET", "/api/v1/namespaces/app/pods", NULL, NULL));
+	api_rbac_cache_stats(fx->api, &c0);
+	assert_int_equal(c0.builds, c1.builds);
+	/* the binding deleted: the next check reads again and denies */
+	EXPECT(fx, 200,
+	       hreq(fx, fx->admin, "DELETE",
+		    "/apis/rbac.authorization.k8s.io/v1/namespaces/app/rolebindings/rb", NULL,
+		    NULL));
+	EXPECT(fx, 403, hreq(fx, fx->sa, "GET", "/api/v1/namespaces/app/pods", NULL, NULL));
+	api_rbac_cache_stats(fx->api, &c1);
+	assert_int_equal(c1.builds, c0.builds + 1);
+	EXPECT(fx, 201,
+	       hreq(fx, fx->admin, "POST",
+		    "/apis/rbac.authorization.k8s.io/v1/namespaces/app/rolebindings",
+		    "{\"metadata\":{\"name\":\"rb\"},\"roleRef\":{\"apiGroup\":"
+		    "\"rbac.authorization.k8s.io\",\"kind\":\"Role\",\"name\":\"pod-reader\"},"
+		    "\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":\"reader\"}]}",
+		    NULL));
+	EXPECT(fx, 200, hreq(fx, fx->sa, "GET", "/api/v1/namespaces/app/pods", NULL, NULL));
+	/* the role's rules changed: followed at once too */
+	EXPECT(fx, 200,
+	       hreq(fx, fx->admin, "PATCH",
+		    "/apis/rbac.authorization.k8s.io/v1/namespaces/app/roles/pod-reader",
+		    "{\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],"
+		    "\"verbs\":[\"get\"]}]}",
+		    NULL));
+	EXPECT(fx, 403, hreq(fx, fx->sa, "GET", "/api/v1/namespaces/app/pods", NULL, NULL));
+	EXPECT(fx, 200, hreq(fx, fx->sa, "GET", "/api/v1/namespaces/app/configmaps/c", NULL, NULL));
+	/* a token that does not verify: 401, and nothing allocated is left (ASan's leak check) */
+	char bad[K32_API_SA_TOKEN_LEN + 1];
+	snprintf(bad, sizeof(bad), "%s", fx->sa);
+	bad[strlen(bad) - 2] ^= 1;
+	EXPECT(fx, 401, hreq(fx, bad, "GET", "/api/v1/namespaces/app/pods", NULL, NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -806,6 +865,7 @@ int main(void)
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_validation_and_bounds, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_aggregation, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_verify_once_and_cache, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1074,6 +1074,15 @@ static void api_serve(struct api_server *api, struct api_req *rq, struct api_out
 	api_metrics_record(&api->metrics, rq, out->code, k32_now_us() - t0);
 }
 
+void api_http_release_identity(struct http_request *req)
+{
+	struct api_identity *id = req->identity;
+	if (id && id->owned) {
+		api_free(id, sizeof(*id));
+		req->identity = NULL;
+	}
+}
+
 bool api_http_authenticate(void *ctx, struct http_request *req, struct http_response *resp)
 {
 	struct api_server *api = ctx;
@@ -1092,13 +1101,16 @@ bool api_http_authenticate(void *ctx, struct http_request *req, struct http_resp
 	k32_mutex_unlock(&api->mu);
 	if (!id && req->bearer_token.len && req->bearer_token.len <= K32_API_SA_TOKEN_LEN &&
 	    memchr(req->bearer_token.p, '.', req->bearer_token.len)) {
-		/* a ServiceAccount token: checked here, resolved again by the handler into its
-		 * request (the identity needs per-request storage) */
+		/* a ServiceAccount token: verified here, once; the identity goes to the handler
+		 * with the request (owned: the handler frees it) */
 		struct api_identity *sa = api_zalloc(sizeof(*sa));
 		char why[160];
 		if (sa && api_token_identity(api, req->bearer_token.p, req->bearer_token.len, sa,
-					     why, sizeof(why)))
-			id = &api->sa_pending;
+					     why, sizeof(why))) {
+			sa->owned = true;
+			req->identity = sa;
+			return true;
+		}
 		if (sa)
 			api_free(sa, sizeof(*sa));
 	}
@@ -1136,6 +1148,7 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 		    "\"Failure\",\"message\":\"out of memory; retry "
 		    "later\",\"reason\":\"InternalError\",\"code\":500}";
 		http_response_set(resp, 500, "application/json", oom, sizeof(oom) - 1);
+		api_http_release_identity(req);
 		return;
 	}
 	rq->method = req->method;
@@ -1163,13 +1176,13 @@ void api_http_handler(void *ctx, struct http_request *req, struct http_response 
 		api_out_fail(&out, &rq->fail);
 	} else {
 		api_fail_clear(&rq->fail);
-		char why[160];
-		if (req->identity == &api->sa_pending) {
-			if (api_token_identity(api, req->bearer_token.p, req->bearer_token.len,
-					       &rq->as, why, sizeof(why)))
-				rq->who = &rq->as;
-			else
-				api_fail_set(&rq->fail, 401, "Unauthorized", "Unauthorized");
+		if (req->identity && ((struct api_identity *)req->identity)->owned) {
+			/* the ServiceAccount authenticate verified: into the request */
+			rq->as = *(struct api_identity *)req->identity;
+			rq->as.owned = false;
+			rq->who = &rq->as;
+			api_http_release_identity(req);
+			req->identity = &rq->as;
 		}
 		if (rq->fail.code)
 			api_out_fail(&out, &rq->fail);
@@ -1300,6 +1313,7 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 	api->log_fn = cfg->log_fn;
 	api->log_ctx = cfg->log_ctx;
 	k32_plat()->mutex_init(&api->mu);
+	api_rbac_cache_init(api);
 	api_cache_init(&api->lists);
 	api_metrics_init(&api->metrics);
 	snprintf(api->admin.user, sizeof(api->admin.user), "admin");
@@ -1341,6 +1355,7 @@ k32_status_t api_server_new(const struct api_config *cfg, struct api_server **ou
 out_free:
 	api_cache_fini(&api->lists);
 	api_metrics_fini(&api->metrics);
+	api_rbac_cache_fini(api);
 	k32_plat()->mutex_fini(&api->mu);
 	api_free(api, sizeof(*api));
 	return st;
@@ -1360,6 +1375,7 @@ void api_server_free(struct api_server *api)
 	api_ns_janitor_stop(api);
 	api_cache_fini(&api->lists);
 	api_metrics_fini(&api->metrics);
+	api_rbac_cache_fini(api);
 	k32_plat()->mutex_fini(&api->mu);
 	api_free(api, sizeof(*api));
 }

@@ -30,6 +30,9 @@ struct api_identity {
 	/* the server whose RBAC objects decide what this identity may do (set for every
 	 * identity the server resolves; NULL: only admin and node rules apply) */
 	struct api_server *rbac;
+	/* allocated by api_http_authenticate for this request (a ServiceAccount's, verified
+	 * there once); api_http_handler takes it over and frees it */
+	bool owned;
 };
 
 struct api_token {
@@ -125,12 +128,18 @@ struct api_server {
 	uint32_t bookmark_s;	  /* seconds between BOOKMARK events */
 	api_log_fn log_fn;	  /* pod logs, or NULL */
 	void *log_ctx;
-	struct api_list_cache lists;	/* gzip renderings of plain lists (api_cache.c) */
-	struct api_metrics metrics;	/* what /metrics reports (api_metrics.c) */
-	_Atomic bool store_unwritable;	/* the last store write failed for I/O (api_health.c) */
-	char store_fault[160];		/* its message (guarded by mu) */
-	uint8_t sa_key[32];		/* HMAC-SHA256 key of ServiceAccount tokens (api_token.c) */
-	struct api_identity sa_pending; /* marks a request whose SA token authenticate checked */
+	struct api_list_cache lists;   /* gzip renderings of plain lists (api_cache.c) */
+	struct api_metrics metrics;    /* what /metrics reports (api_metrics.c) */
+	_Atomic bool store_unwritable; /* the last store write failed for I/O (api_health.c) */
+	char store_fault[160];	       /* its message (guarded by mu) */
+	uint8_t sa_key[32];	       /* HMAC-SHA256 key of ServiceAccount tokens (api_token.c) */
+	/* RBAC's objects, parsed once and shared by the checks until one of them is written
+	 * (api_rbac.c): rbac_gen counts those writes, the snapshot names the count it was
+	 * read at */
+	_Atomic uint64_t rbac_gen;
+	struct k32_mutex rbac_mu; /* guards rbac_snap */
+	struct api_rbac_snap *rbac_snap;
+	_Atomic uint64_t rbac_builds, rbac_hits, rbac_uncached; /* api_rbac_cache_stats */
 };
 
 struct api_req {
@@ -283,6 +292,21 @@ k32_status_t api_rbac_may_impersonate(struct api_server *api, const struct api_i
 void api_rbac_bootstrap(struct api_server *api);
 /* Brings every aggregated ClusterRole's rules up to date (after a ClusterRole write). */
 void api_rbac_aggregate(struct api_server *api);
+/* An RBAC object (res of rbac.authorization.k8s.io) was written or deleted: the cached
+ * snapshot is stale. No-op for other kinds. Called after the store committed. */
+void api_rbac_note_write(struct api_server *api, const struct api_resource *res);
+/* The snapshot cache: set up and torn down with the server; its counters (tests). */
+void api_rbac_cache_init(struct api_server *api);
+void api_rbac_cache_fini(struct api_server *api);
+struct api_rbac_cache_stats {
+	uint64_t builds;   /* snapshots read from the store */
+	uint64_t hits;	   /* checks served by a current snapshot */
+	uint64_t uncached; /* checks that walked the store (too many objects to cache) */
+};
+void api_rbac_cache_stats(const struct api_server *api, struct api_rbac_cache_stats *out);
+/* ServiceAccount tokens verified since start (api_token_identity calls): tests check a
+ * request verifies its token once. */
+uint64_t api_token_verifications(void);
 
 /* Claims of a verified ServiceAccount token. */
 struct api_sa_claims {

@@ -18,6 +18,7 @@
 #include "api/api_srv.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -314,9 +315,17 @@ static bool token_obj_uid(struct api_server *api, const char *plural, const char
 	return true;
 }
 
+static _Atomic uint64_t token_verifications;
+
+uint64_t api_token_verifications(void)
+{
+	return atomic_load(&token_verifications);
+}
+
 bool api_token_identity(struct api_server *api, const char *tok, size_t len,
 			struct api_identity *id, char *why, size_t cap)
 {
+	atomic_fetch_add(&token_verifications, 1);
 	struct api_sa_claims c;
 	if (api_token_verify(api->sa_key, tok, len, api_now_s(), &c, why, cap))
 		return false;

@@ -140,6 +140,7 @@ static void cp_handler(void *ctx, struct http_request *req, struct http_response
 	struct cplane *cp = ctx;
 	if (!strcmp(req->method, "GET") && k32_str_has_prefix(req->path, CPLANE_METRICS_PREFIX)) {
 		cplane_serve_metrics(cp, req, resp);
+		api_http_release_identity(req); /* a ServiceAccount's, from cp_auth */
 		return;
 	}
 	api_http_handler(cp->api, req, resp);
