@@ -283,51 +283,28 @@ static void pf_try_request(struct api_pf *s, struct pf_stream *st, bool fin)
 	k32_buf_fini(&answer);
 }
 
-/* The HTTP forward to the pod's node's pod server: the pod's status, or 502/504 with why. */
+/* The HTTP forward to the pod's node's pod server (api_pod_forward, as pods/proxy): the
+ * pod's status, or 502/504 with why. */
 static int pf_forward(void *ctx, const struct api_pf *s, const char *method, const char *target,
 		      const char *ctype, const void *body, size_t body_len, char *rct, size_t rcap,
 		      struct k32_buf *answer)
 {
 	(void)ctx;
-	int status;
-	struct http_client_config cc;
-	http_client_config_init(&cc);
-	cc.host = s->ip;
-	cc.port = s->port;
-	cc.timeout_us = (int64_t)K32_SVC_FORWARD_TIMEOUT_MS * 1000;
-	cc.max_response_bytes = K32_API_PROXY_BODY_MAX;
-	struct http_client *c = NULL;
 	struct k32_err err;
 	k32_err_clear(&err);
-	char hdr[400];
-	snprintf(hdr, sizeof(hdr), "X-Kube32-Pod: %.63s/%.253s\r\n", s->ns, s->pod);
-	struct http_client_request rq = {.method = method,
-					 .target = target,
-					 .content_type = ctype[0] ? ctype : NULL,
-					 .headers = hdr,
-					 .body = body,
-					 .body_len = body_len};
-	struct http_client_response r;
-	memset(&r, 0, sizeof(r));
-	k32_status_t rs = http_client_new(&cc, &c, &err);
-	if (!rs)
-		rs = http_client_do(c, &rq, &r, &err);
-	if (rs) {
-		k32_buf_printf(answer, NULL,
-			       "kube32 port-forward: pod %s/%s at node %s's pod server "
-			       "http://%s:%u: %s\n",
-			       s->ns, s->pod, s->node, s->ip, (unsigned)s->port, err.msg);
-		status = rs == K32_ERR_TIMED_OUT ? 504 : 502;
-	} else {
-		struct k32_str v;
-		if (http_client_response_header(&r, "Content-Type", &v))
-			k32_str_copy(v, rct, rcap);
-		k32_buf_append(answer, r.body.data, r.body.len, NULL);
-		status = r.status;
-	}
-	http_client_response_fini(&r);
-	http_client_free(c);
-	return status;
+	const struct api_pod_request prq = {
+	    .method = method, .target = target, .ctype = ctype, .body = body, .body_len = body_len};
+	int status = 0;
+	k32_status_t st =
+	    api_pod_forward(s->ns, s->pod, s->ip, s->port, &prq, &status, rct, rcap, answer, &err);
+	if (!st)
+		return status;
+	k32_buf_reset(answer);
+	k32_buf_printf(answer, NULL,
+		       "kube32 port-forward: pod %s/%s at node %s's pod server "
+		       "http://%s:%u: %s\n",
+		       s->ns, s->pod, s->node, s->ip, (unsigned)s->port, err.msg);
+	return st == K32_ERR_TIMED_OUT ? 504 : 502;
 }
 
 /* ---- the frame loop ----------------------------------------------------------------------- */

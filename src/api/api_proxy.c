@@ -320,13 +320,10 @@ static bool api_proxy_service_endpoint(struct api_server *api, const struct api_
 
 /* ---- forwarding ----------------------------------------------------------------------------- */
 
-/* Sends the request to ip:port for pod ns/pod and answers out with what the pod said. */
-static void api_proxy_forward(const struct api_req *rq, struct api_out *out, const char *ns,
-			      const char *pod, const char *node, const char *ip, uint16_t port,
-			      const char *target)
+k32_status_t api_pod_forward(const char *ns, const char *pod, const char *ip, uint16_t port,
+			     const struct api_pod_request *prq, int *status, char *rct, size_t rcap,
+			     struct k32_buf *answer, struct k32_err *err)
 {
-	struct api_fail f;
-	api_fail_clear(&f);
 	struct http_client_config cc;
 	http_client_config_init(&cc);
 	cc.host = ip;
@@ -334,21 +331,53 @@ static void api_proxy_forward(const struct api_req *rq, struct api_out *out, con
 	cc.timeout_us = (int64_t)K32_SVC_FORWARD_TIMEOUT_MS * 1000;
 	cc.max_response_bytes = K32_API_PROXY_BODY_MAX;
 	struct http_client *c = NULL;
-	struct k32_err err;
-	k32_err_clear(&err);
 	char hdr[400];
 	snprintf(hdr, sizeof(hdr), "X-Kube32-Pod: %.63s/%.253s\r\n", ns, pod);
-	struct http_client_request req = {.method = rq->method,
-					  .target = target,
-					  .content_type = rq->ctype[0] ? rq->ctype : NULL,
+	struct http_client_request req = {.method = prq->method,
+					  .target = prq->target,
+					  .content_type =
+					      prq->ctype && prq->ctype[0] ? prq->ctype : NULL,
 					  .headers = hdr,
-					  .body = rq->body,
-					  .body_len = rq->body_len};
+					  .body = prq->body,
+					  .body_len = prq->body_len};
 	struct http_client_response r;
 	memset(&r, 0, sizeof(r));
-	k32_status_t st = http_client_new(&cc, &c, &err);
+	*status = 0;
+	k32_status_t st = http_client_new(&cc, &c, err);
 	if (!st)
-		st = http_client_do(c, &req, &r, &err);
+		st = http_client_do(c, &req, &r, err);
+	if (!st) {
+		struct k32_str v;
+		if (http_client_response_header(&r, "Content-Type", &v))
+			k32_str_copy(v, rct, rcap);
+		st = k32_buf_append(answer, r.body.data, r.body.len, err);
+		*status = r.status >= 100 && r.status <= 599 ? r.status : 502;
+	}
+	http_client_response_fini(&r);
+	http_client_free(c);
+	return st;
+}
+
+/* Sends the request to ip:port for pod ns/pod and answers out with what the pod said. */
+static void api_proxy_forward(const struct api_req *rq, struct api_out *out, const char *ns,
+			      const char *pod, const char *node, const char *ip, uint16_t port,
+			      const char *target)
+{
+	struct api_fail f;
+	api_fail_clear(&f);
+	struct k32_err err;
+	k32_err_clear(&err);
+	const struct api_pod_request prq = {.method = rq->method,
+					    .target = target,
+					    .ctype = rq->ctype,
+					    .body = rq->body,
+					    .body_len = rq->body_len};
+	char ctype[sizeof(out->ctype)] = "text/plain; charset=utf-8";
+	struct k32_buf answer;
+	k32_buf_init(&answer, k32_default_allocator(), K32_API_PROXY_BODY_MAX, "proxy answer");
+	int status = 0;
+	k32_status_t st =
+	    api_pod_forward(ns, pod, ip, port, &prq, &status, ctype, sizeof(ctype), &answer, &err);
 	if (st) {
 		api_fail_set(&f, st == K32_ERR_TIMED_OUT ? 504 : 503,
 			     st == K32_ERR_TIMED_OUT ? "Timeout" : "ServiceUnavailable",
@@ -357,20 +386,15 @@ static void api_proxy_forward(const struct api_req *rq, struct api_out *out, con
 			     ns, pod, node, ip, (unsigned)port, ns, pod, err.msg);
 		api_out_fail(out, &f);
 	} else {
-		struct k32_str ct;
-		char ctype[sizeof(out->ctype)] = "text/plain; charset=utf-8";
-		if (http_client_response_header(&r, "Content-Type", &ct))
-			k32_str_copy(ct, ctype, sizeof(ctype));
-		api_out_text(out, r.status >= 100 && r.status <= 599 ? r.status : 502, ctype,
-			     r.body.data ? (const char *)r.body.data : "", r.body.len);
+		api_out_text(out, status, ctype, answer.data ? (const char *)answer.data : "",
+			     answer.len);
 		if (rq->http) { /* who answered, as the pod servers' Service routing says it */
 			char v[600];
 			snprintf(v, sizeof(v), "%.63s/%.253s@%.253s", ns, pod, node);
 			http_response_header(rq->http, "X-Kube32-Endpoint", v);
 		}
 	}
-	http_client_response_fini(&r);
-	http_client_free(c);
+	k32_buf_fini(&answer);
 }
 
 static const char *api_proxy_verb(const char *method)

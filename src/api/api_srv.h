@@ -426,6 +426,21 @@ struct api_proxy_target {
  */
 bool api_proxy_parse(const char *path, struct k32_str query, struct api_proxy_target *t,
 		     struct api_fail *f);
+/* One HTTP request to a pod's handler. */
+struct api_pod_request {
+	const char *method, *target; /* target: "/path?query", fit for a request line */
+	const char *ctype;	     /* Content-Type or NULL/"" */
+	const void *body;
+	size_t body_len;
+};
+/* Sends prq to pod ns/pod through its node's pod server ip:port (header X-Kube32-Pod), within
+ * K32_SVC_FORWARD_TIMEOUT_MS and K32_API_PROXY_BODY_MAX: K32_OK with the pod's status (502
+ * for one outside 100-599), Content-Type (into rct, rcap bytes, left as is when absent) and
+ * body (appended to answer); else the client's failure (TIMED_OUT ...) and err says why. The
+ * one forward of pods/proxy, services/proxy and the port-forward tunnel. */
+k32_status_t api_pod_forward(const char *ns, const char *pod, const char *ip, uint16_t port,
+			     const struct api_pod_request *prq, int *status, char *rct, size_t rcap,
+			     struct k32_buf *answer, struct k32_err *err);
 /* Answers a proxy request into out (true), or returns false when rq is not one. */
 bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out *out);
 /* The WebSocket subprotocol of port-forward: SPDY frames in binary messages (KEP 4006). */
