@@ -130,11 +130,18 @@ static bool rbac_in_groups(const char *groups, const char *g)
 	return false;
 }
 
+/* The string member key of o, or NULL. */
+static const char *rbac_member(const cJSON *o, const char *key)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
 bool api_rbac_subject_matches(const cJSON *subject, const struct api_identity *who,
 			      const char *binding_ns)
 {
-	const char *kind = api_jstr(subject, "kind");
-	const char *name = api_jstr(subject, "name");
+	/* direct members, not dotted paths: this runs for every subject of every binding */
+	const char *kind = rbac_member(subject, "kind");
+	const char *name = rbac_member(subject, "name");
 	if (!kind || !name || !name[0])
 		return false;
 	if (!strcmp(kind, "User"))
@@ -142,7 +149,7 @@ bool api_rbac_subject_matches(const cJSON *subject, const struct api_identity *w
 	if (!strcmp(kind, "Group"))
 		return rbac_in_groups(who->groups, name);
 	if (!strcmp(kind, "ServiceAccount")) {
-		const char *ns = api_jstr(subject, "namespace");
+		const char *ns = rbac_member(subject, "namespace");
 		if (!ns || !ns[0])
 			ns = binding_ns;
 		static const char pre[] = "system:serviceaccount:";
@@ -242,11 +249,24 @@ struct rbac_walk {
 
 /* ---- the snapshot: RBAC's objects parsed once, shared until one is written ------------- */
 
+/* A binding as the checks read it: found once when the snapshot is read. */
+struct snap_binding {
+	const char *ns; /* "" for a ClusterRoleBinding */
+	const char *name;
+	const cJSON *subjects;
+	const char *role_kind; /* roleRef.kind, roleRef.name ("" when absent) */
+	const char *role_name;
+	const cJSON *rules; /* the rules of the role it names; NULL when there is none */
+};
+
 struct api_rbac_snap {
 	atomic_uint refs;
 	uint64_t gen;	 /* api->rbac_gen when it was read */
 	cJSON *crb, *rb; /* ClusterRoleBindings; RoleBindings of every namespace (key order) */
-	cJSON *croles, *roles; /* ClusterRoles; Roles of every namespace */
+	cJSON *croles, *roles;	/* ClusterRoles; Roles of every namespace */
+	struct snap_binding *b; /* the ClusterRoleBindings, then the RoleBindings (key order) */
+	uint32_t ncluster, nb;	/* how many ClusterRoleBindings; in all */
+	size_t b_bytes;
 };
 
 static void snap_release(struct api_rbac_snap *s)
@@ -257,6 +277,8 @@ static void snap_release(struct api_rbac_snap *s)
 	cJSON_Delete(s->rb);
 	cJSON_Delete(s->croles);
 	cJSON_Delete(s->roles);
+	if (s->b)
+		api_free(s->b, s->b_bytes);
 	api_free(s, sizeof(*s));
 }
 
@@ -288,6 +310,54 @@ static cJSON *snap_list(struct api_server *api, const char *plural, uint32_t *bu
 	return arr;
 }
 
+/* The role a binding's roleRef names, from the snapshot (NULL: none such). */
+static const cJSON *snap_role(const struct api_rbac_snap *s, bool cluster, const char *ns,
+			      const char *name)
+{
+	const cJSON *r;
+	cJSON_ArrayForEach(r, (cluster ? s->croles : s->roles))
+	{
+		const char *n = api_jstr(r, "metadata.name");
+		const char *rns = api_jstr(r, "metadata.namespace");
+		if (n && !strcmp(n, name) && (cluster || (rns && !strcmp(rns, ns))))
+			return r;
+	}
+	return NULL;
+}
+
+/* Digests the bindings of s->crb and s->rb into s->b, each with its role's rules. */
+static bool snap_digest(struct api_rbac_snap *s)
+{
+	s->ncluster = (uint32_t)cJSON_GetArraySize(s->crb);
+	s->nb = s->ncluster + (uint32_t)cJSON_GetArraySize(s->rb);
+	s->b_bytes = (s->nb ? s->nb : 1) * sizeof(*s->b);
+	s->b = api_zalloc(s->b_bytes);
+	if (!s->b)
+		return false;
+	uint32_t k = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		const cJSON *b;
+		cJSON_ArrayForEach(b, (pass ? s->rb : s->crb))
+		{
+			struct snap_binding *d = &s->b[k++];
+			const cJSON *md = cJSON_GetObjectItemCaseSensitive(b, "metadata");
+			const cJSON *ref = cJSON_GetObjectItemCaseSensitive(b, "roleRef");
+			const char *ns = pass ? rbac_member(md, "namespace") : "";
+			d->ns = ns ? ns : "";
+			d->name = rbac_member(md, "name") ? rbac_member(md, "name") : "";
+			d->subjects = cJSON_GetObjectItemCaseSensitive(b, "subjects");
+			d->role_kind = rbac_member(ref, "kind") ? rbac_member(ref, "kind") : "";
+			d->role_name = rbac_member(ref, "name") ? rbac_member(ref, "name") : "";
+			bool cluster = !strcmp(d->role_kind, "ClusterRole");
+			const cJSON *role = NULL;
+			if (cluster || (!strcmp(d->role_kind, "Role") && d->ns[0]))
+				role = snap_role(s, cluster, d->ns, d->role_name);
+			d->rules = role ? cJSON_GetObjectItemCaseSensitive(role, "rules") : NULL;
+		}
+	}
+	return true;
+}
+
 static struct api_rbac_snap *snap_build(struct api_server *api, uint64_t gen)
 {
 	struct api_rbac_snap *s = api_zalloc(sizeof(*s));
@@ -300,7 +370,7 @@ static struct api_rbac_snap *snap_build(struct api_server *api, uint64_t gen)
 	s->rb = s->crb ? snap_list(api, "rolebindings", &budget) : NULL;
 	s->croles = s->rb ? snap_list(api, "clusterroles", &budget) : NULL;
 	s->roles = s->croles ? snap_list(api, "roles", &budget) : NULL;
-	if (!s->roles) {
+	if (!s->roles || !snap_digest(s)) {
 		snap_release(s);
 		return NULL;
 	}
@@ -393,25 +463,9 @@ static void rbac_apply_rules(struct rbac_walk *w, const char *bkind, const char 
 	}
 }
 
-/* The role a binding's roleRef names, from the snapshot (NULL: none such). */
-static const cJSON *snap_role(const struct api_rbac_snap *s, bool cluster, const char *ns,
-			      const char *name)
-{
-	const cJSON *r;
-	cJSON_ArrayForEach(r, (cluster ? s->croles : s->roles))
-	{
-		const char *n = api_jstr(r, "metadata.name");
-		const char *rns = api_jstr(r, "metadata.namespace");
-		if (n && !strcmp(n, name) && (cluster || (rns && !strcmp(rns, ns))))
-			return r;
-	}
-	return NULL;
-}
-
-/* Applies the rules of the role a binding names (from snap, or from the store). */
-static void rbac_role_rules(struct api_server *api, const struct api_rbac_snap *snap,
-			    struct rbac_walk *w, const char *bkind, const char *bns,
-			    const char *bname, const cJSON *ref)
+/* Applies the rules of the role a binding names, read from the store. */
+static void rbac_role_rules(struct api_server *api, struct rbac_walk *w, const char *bkind,
+			    const char *bns, const char *bname, const cJSON *ref)
 {
 	const char *kind = api_jstr(ref, "kind");
 	const char *name = api_jstr(ref, "name");
@@ -420,13 +474,6 @@ static void rbac_role_rules(struct api_server *api, const struct api_rbac_snap *
 	bool cluster = !strcmp(kind, "ClusterRole");
 	if (!cluster && (strcmp(kind, "Role") || !bns[0]))
 		return;
-	if (snap) {
-		const cJSON *role = snap_role(snap, cluster, bns, name);
-		if (role)
-			rbac_apply_rules(w, bkind, bns, bname, kind, name,
-					 cJSON_GetObjectItemCaseSensitive(role, "rules"));
-		return;
-	}
 	struct store_obj *o = NULL;
 	struct store_key key = {"rbac.authorization.k8s.io", cluster ? "clusterroles" : "roles",
 				cluster ? "" : bns, name};
@@ -440,9 +487,10 @@ static void rbac_role_rules(struct api_server *api, const struct api_rbac_snap *
 	cJSON_Delete(role);
 }
 
-/* One binding b of scope ns: its role's rules when it names the caller. */
-static void rbac_binding(struct api_server *api, const struct api_rbac_snap *snap,
-			 struct rbac_walk *w, const char *ns, const cJSON *b)
+/* One binding b of scope ns (read from the store): its role's rules when it names the
+ * caller. */
+static void rbac_binding(struct api_server *api, struct rbac_walk *w, const char *ns,
+			 const cJSON *b)
 {
 	const cJSON *s;
 	bool named = false;
@@ -455,7 +503,7 @@ static void rbac_binding(struct api_server *api, const struct api_rbac_snap *sna
 	}
 	const char *bname = api_jstr(b, "metadata.name");
 	if (named)
-		rbac_role_rules(api, snap, w, ns[0] ? "RoleBinding" : "ClusterRoleBinding", ns,
+		rbac_role_rules(api, w, ns[0] ? "RoleBinding" : "ClusterRoleBinding", ns,
 				bname ? bname : "", cJSON_GetObjectItemCaseSensitive(b, "roleRef"));
 }
 
@@ -466,19 +514,27 @@ static void rbac_walk_scope(struct api_server *api, const struct api_rbac_snap *
 {
 	if (snap) {
 		uint32_t seen = 0;
-		const cJSON *b;
-		cJSON_ArrayForEach(b, (ns[0] ? snap->rb : snap->crb))
-		{
-			if (w->allowed)
-				break;
-			const char *bns = api_jstr(b, "metadata.namespace");
-			if (ns[0] && (!bns || strcmp(bns, ns)))
+		uint32_t from = ns[0] ? snap->ncluster : 0, to = ns[0] ? snap->nb : snap->ncluster;
+		for (uint32_t i = from; i < to && !w->allowed; i++) {
+			const struct snap_binding *d = &snap->b[i];
+			if (ns[0] && strcmp(d->ns, ns))
 				continue;
 			if (++seen > K32_API_RBAC_MAX_BINDINGS) {
 				w->truncated = true;
 				break;
 			}
-			rbac_binding(api, snap, w, ns, b);
+			const cJSON *sub;
+			bool named = false;
+			cJSON_ArrayForEach(sub, d->subjects)
+			{
+				if (api_rbac_subject_matches(sub, w->who, ns)) {
+					named = true;
+					break;
+				}
+			}
+			if (named && d->rules)
+				rbac_apply_rules(w, ns[0] ? "RoleBinding" : "ClusterRoleBinding",
+						 ns, d->name, d->role_kind, d->role_name, d->rules);
 		}
 		return;
 	}
@@ -496,7 +552,7 @@ static void rbac_walk_scope(struct api_server *api, const struct api_rbac_snap *
 			if (!rbac_may_name(text, &w->needles))
 				continue;
 			cJSON *b = api_parse_obj(l.items[i]);
-			rbac_binding(api, NULL, w, ns, b);
+			rbac_binding(api, w, ns, b);
 			cJSON_Delete(b);
 		}
 	}
