@@ -1352,7 +1352,8 @@ _Static_assert(K32_KLET_JOIN_BACKOFF_MIN_MS >= 1 &&
 #ifndef K32_HTTP_WS_MESSAGE_MAX
 #define K32_HTTP_WS_MESSAGE_MAX (1024u * 1024u)
 #endif
-/* kubectl port-forward tunnels (SPDY/3.1, plain or in WebSocket, api_portforward.c) open at once; past it 429. */
+/* kubectl port-forward tunnels (SPDY/3.1, plain or in WebSocket, api_portforward.c) open at
+ * once; past it 429. */
 #ifndef K32_API_PORTFORWARD_TUNNELS
 #define K32_API_PORTFORWARD_TUNNELS 4
 #endif
