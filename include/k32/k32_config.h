@@ -60,6 +60,19 @@
 #define K32_LOG_LINE_LEN 384
 #endif
 
+/* Bytes of one whole log message, including the NUL: the longest kubelet line (a node and a
+ * pod clipped to K32_MSG_CLIP_LEN around a whole K32_ERR_MSG_LEN message). When it is over
+ * K32_LOG_LINE_LEN (the boards keep 128-byte ring lines), a longer message is stored as
+ * several lines broken between words, each continuation starting with K32_LOG_CONT, and
+ * formatted in one static buffer of this size rather than on the caller's stack. */
+#ifndef K32_LOG_MSG_LEN
+#define K32_LOG_MSG_LEN K32_LOG_LINE_LEN
+#endif
+/* What a continuation line of a message stored in pieces starts with. */
+#ifndef K32_LOG_CONT
+#define K32_LOG_CONT "  "
+#endif
+
 /* Nesting depth the JSON helpers accept when parsing (cJSON recurses per level, so this
  * bounds native stack use on the board). */
 #ifndef K32_JSON_MAX_DEPTH
@@ -1883,6 +1896,10 @@ _Static_assert(K32_ERR_MSG_LEN >= 64 && K32_ERR_MSG_LEN <= 512, "K32_ERR_MSG_LEN
 _Static_assert(K32_MSG_CLIP_LEN >= 8 && K32_MSG_CLIP_LEN * 4 < K32_ERR_MSG_LEN,
 	       "K32_MSG_CLIP_LEN: three clipped names and the sentence must fit K32_ERR_MSG_LEN");
 _Static_assert(K32_LOG_LINE_LEN >= 16, "K32_LOG_LINE_LEN out of range");
+_Static_assert(K32_LOG_MSG_LEN >= K32_LOG_LINE_LEN && K32_LOG_MSG_LEN <= 1024,
+	       "K32_LOG_MSG_LEN: at least a ring line, at most 1024");
+_Static_assert(K32_LOG_MSG_LEN >= 2 * K32_MSG_CLIP_LEN + K32_ERR_MSG_LEN + 24,
+	       "K32_LOG_MSG_LEN: a kubelet line (node, pod and a whole k32_err message) must fit");
 _Static_assert((K32_ALLOC_ALIGN & (K32_ALLOC_ALIGN - 1)) == 0,
 	       "K32_ALLOC_ALIGN must be a power of 2");
 

@@ -202,13 +202,13 @@ k32_status_t api_decode_body(const struct api_req *rq, cJSON **out, struct api_f
 	if (strstr(rq->ctype, "yaml") && !strstr(rq->ctype, "apply-patch"))
 		return api_fail_set(
 		    f, 415, "UnsupportedMediaType",
-		    "the body of type %.60s is not supported: send application/json (kubectl does)",
-		    rq->ctype);
+		    "the body of type %s is not supported: send application/json (kubectl does)",
+		    K32_CLIP(rq->ctype));
 	if (rq->ctype[0] && !strstr(rq->ctype, "json") && !strstr(rq->ctype, "apply-patch") &&
 	    !strstr(rq->ctype, "*/*"))
-		return api_fail_set(
-		    f, 415, "UnsupportedMediaType",
-		    "the body of type %.60s is not supported: send application/json", rq->ctype);
+		return api_fail_set(f, 415, "UnsupportedMediaType",
+				    "the body of type %s is not supported: send application/json",
+				    K32_CLIP(rq->ctype));
 	struct k32_err err;
 	char field[sizeof(f->causes[0].field)];
 	k32_err_clear(&err);
@@ -258,9 +258,9 @@ k32_status_t api_field_validation(const struct api_req *rq, enum api_field_valid
 		*out = API_FV_IGNORE;
 	else /* api_query_check refused other values before any handler ran */
 		return api_fail_set(f, 400, "BadRequest",
-				    "fieldValidation: invalid value \"%.31s\": must be one of "
+				    "fieldValidation: invalid value \"%s\": must be one of "
 				    "Strict, Warn or Ignore",
-				    v);
+				    K32_CLIP(v));
 	return K32_OK;
 }
 
@@ -292,7 +292,7 @@ void api_set_num(cJSON *o, const char *key, double v)
 
 static void api_set_type(cJSON *obj, const struct api_resource *res)
 {
-	char av[64];
+	char av[API_VERSION_LEN];
 	/* a custom object is stored at its CRD's storage version, whichever version wrote it */
 	if (!api_crd_storage_api_version(res, av, sizeof(av)))
 		api_resource_api_version(res, av, sizeof(av));
@@ -586,7 +586,7 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 		goto out_fini;
 	}
 	/* plain list: the stored texts, concatenated (no parse) */
-	char av[64];
+	char av[API_VERSION_LEN];
 	api_resource_api_version(rq->res, av, sizeof(av));
 	struct k32_buf *b = out->body;
 	k32_buf_reset(b);
@@ -645,17 +645,17 @@ static k32_status_t api_check_type(const struct api_req *rq, const cJSON *obj, s
 {
 	const char *kind = api_jstr(obj, "kind");
 	const char *av = api_jstr(obj, "apiVersion");
-	char want[64];
+	char want[API_VERSION_LEN];
 	api_resource_api_version(rq->res, want, sizeof(want));
 	if (kind && kind[0] && strcmp(kind, rq->res->kind))
 		return api_fail_set(f, 400, "BadRequest",
-				    "the body is a %s, but the URL is for %s (%s)", kind,
+				    "the body is a %s, but the URL is for %s (%s)", K32_CLIP(kind),
 				    rq->res->plural, rq->res->kind);
 	if (av && av[0] && strcmp(av, want))
 		return api_fail_set(
 		    f, 400, "BadRequest",
 		    "the API version in the data (%s) does not match the expected API version (%s)",
-		    av, want);
+		    K32_CLIP(av), want);
 	return K32_OK;
 }
 
@@ -698,7 +698,7 @@ static k32_status_t api_prepare_new(struct api_server *api, struct api_req *rq, 
 			return api_fail_set(f, 400, "BadRequest",
 					    "the namespace of the provided object (%s) does not "
 					    "match the namespace sent on the request (%s)",
-					    bns, rq->ns);
+					    K32_CLIP(bns), rq->ns);
 		if (!rq->ns[0] && !(bns && bns[0]))
 			return api_fail_set(f, 400, "BadRequest",
 					    "%s is namespaced: create it under /namespaces/<ns>/%s",
@@ -747,7 +747,7 @@ static void api_create(struct api_server *api, struct api_req *rq, struct api_ou
 {
 	struct api_fail f;
 	cJSON *obj = NULL;
-	char why[320];
+	char why[API_WHY_LEN];
 	api_fail_clear(&f);
 	if (api_decode_body(rq, &obj, &f))
 		goto out_fail;
@@ -888,7 +888,7 @@ static void api_manager(const struct api_req *rq, char *buf, size_t cap)
 
 struct api_ssa_buf {
 	struct api_ssa_ctx cx;
-	char manager[API_FIELD_MANAGER_MAX + 1], api_version[64], time[32];
+	char manager[API_FIELD_MANAGER_MAX + 1], api_version[API_VERSION_LEN], time[32];
 };
 
 static void api_ssa_ctx_init(const struct api_req *rq, struct api_ssa_buf *b)
@@ -1026,7 +1026,7 @@ static const struct api_write_strategy *api_write_strategy_of(const char *sub)
 static k32_status_t api_apply_create(struct api_write *w, struct api_out *out, struct api_fail *f)
 {
 	struct api_req *rq = w->rq;
-	char why[320];
+	char why[API_WHY_LEN];
 	struct store_obj *so = NULL;
 	cJSON *obj = cJSON_Duplicate(w->body, true);
 	if (!obj)
@@ -1071,7 +1071,7 @@ static k32_status_t api_write_edit(struct api_write *w, struct api_fail *f)
 			return api_fail_set(
 			    f, 400, "BadRequest",
 			    "the name of the object (%s) does not match the name on the URL (%s)",
-			    bname, rq->name);
+			    K32_CLIP(bname), rq->name);
 		if (ws->check_fields &&
 		    ((st = api_check_type(rq, w->input, f)) ||
 		     (st = api_dedupe_fields(rq->res, w->input, w->fv, &rq->warn, f)) ||
@@ -1194,7 +1194,7 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 			      .pt = pt,
 			      .body = body,
 			      .ssa = pt == API_PATCH_APPLY && !rq->sub[0]};
-	char why[320];
+	char why[API_WHY_LEN];
 	api_ssa_ctx_init(rq, &w.sb);
 	memset(&rq->warn, 0, sizeof(rq->warn)); /* a retried attempt warns afresh */
 	if (api_field_validation(rq, &w.fv, f))
@@ -1242,8 +1242,8 @@ static void api_update(struct api_server *api, struct api_req *rq, struct api_ou
 				     "the body of the request was in an unknown format - accepted "
 				     "media types include: application/json-patch+json, "
 				     "application/merge-patch+json, application/apply-patch+yaml, "
-				     "application/strategic-merge-patch+json (got \"%.60s\")",
-				     rq->ctype);
+				     "application/strategic-merge-patch+json (got \"%s\")",
+				     K32_CLIP(rq->ctype));
 			api_out_fail(out, &f);
 			return;
 		}

@@ -230,8 +230,8 @@ static k32_status_t api_delopts_parse(const struct api_req *rq, struct api_delop
 	    strcmp(o->policy, "Orphan"))
 		return api_fail_set(
 		    f, 400, "BadRequest",
-		    "propagationPolicy \"%.16s\" is not one of Background, Foreground, Orphan",
-		    o->policy);
+		    "propagationPolicy \"%s\" is not one of Background, Foreground, Orphan",
+		    K32_CLIP(o->policy));
 	return K32_OK;
 }
 
@@ -445,7 +445,7 @@ static k32_status_t api_delete_once(struct api_server *api, struct api_req *rq, 
 {
 	struct store_obj *old = NULL, *so = NULL;
 	cJSON *oldj = NULL;
-	char why[320];
+	char why[API_WHY_LEN];
 	k32_status_t st = api_get_obj(api, rq->res, rq->ns, rq->name, &old, f);
 	if (st)
 		goto out;
@@ -556,7 +556,7 @@ void api_delete_collection(struct api_server *api, struct api_req *rq, struct ap
 		api_out_fail(out, f);
 		return;
 	}
-	char why[320];
+	char why[API_WHY_LEN];
 	if (!api_authorize(rq->who, "deletecollection", rq->res, "", rq->ns, NULL, NULL, why,
 			   sizeof(why))) {
 		api_fail_forbidden(f, rq->res, "", why);
@@ -616,7 +616,7 @@ void api_binding(struct api_server *api, struct api_req *rq, struct api_out *out
 	struct api_fail f;
 	cJSON *b = NULL, *pod = NULL;
 	struct store_obj *old = NULL, *so = NULL;
-	char why[320];
+	char why[API_WHY_LEN];
 	api_fail_clear(&f);
 	if (api_decode_body(rq, &b, &f) || api_get_obj(api, rq->res, rq->ns, rq->name, &old, &f))
 		goto out_fail;
@@ -641,7 +641,7 @@ void api_binding(struct api_server *api, struct api_req *rq, struct api_out *out
 		api_fail_set(&f, 409, "Conflict",
 			     "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is "
 			     "already assigned to node \"%s\"",
-			     rq->name, rq->name, cur);
+			     rq->name, K32_CLIP(rq->name), K32_CLIP(cur));
 		goto out_fail;
 	}
 	cJSON *spec = cJSON_GetObjectItem(pod, "spec");

@@ -173,6 +173,13 @@ const struct api_resource *api_registry_find(const char *group, const char *vers
 const struct api_resource *api_registry_find_kind(const char *api_version, const char *kind);
 /* "apps/v1" or "v1" into buf; returns buf. */
 const char *api_resource_api_version(const struct api_resource *res, char *buf, size_t cap);
+/* Bytes of a "why" an authorizer writes for a 403 (api_authorize): a user, verb, resource,
+ * group and namespace (each clipped to K32_MSG_CLIP_LEN) and the advice. */
+#define API_WHY_LEN 400
+/* Bytes of a buffer for api_resource_api_version: a CRD's group (63) "/" its version (15). */
+#define API_VERSION_LEN 80
+/* Bytes of a buffer for api_resource_qualified: a CRD's plural (63) "." its group (63). */
+#define API_QUALIFIED_LEN 128
 /* "deployments.apps" or "pods" (as upstream messages name resources) into buf. */
 const char *api_resource_qualified(const struct api_resource *res, char *buf, size_t cap);
 /* Whether field is a field-selector field of res (metadata.name/namespace always are). */
@@ -188,12 +195,12 @@ struct api_cause {
 
 /* A failure to report as a Kubernetes Status. Fixed size: filling it never allocates. */
 struct api_fail {
-	int code;	    /* HTTP status code (404, 409, 422, ...) */
-	const char *reason; /* static: "NotFound", "Invalid", ... */
-	char message[480];  /* the Status message */
-	char name[96];	    /* details.name */
-	char kind[64];	    /* details.kind */
-	char group[48];	    /* details.group */
+	int code;		      /* HTTP status code (404, 409, 422, ...) */
+	const char *reason;	      /* static: "NotFound", "Invalid", ... */
+	char message[480];	      /* the Status message */
+	char name[254];		      /* details.name: any legal name whole (kubectl prints it) */
+	char kind[API_QUALIFIED_LEN]; /* details.kind (a CRD's Kind.group in a 422) */
+	char group[64];		      /* details.group (a CRD's group is at most 63) */
 	struct api_cause causes[K32_API_MAX_CAUSES];
 	size_t cause_count;
 	uint32_t retry_after_s; /* details.retryAfterSeconds for 429 (0 = absent) */
@@ -209,6 +216,9 @@ struct api_warnings {
 /* Adds a warning (past K32_API_MAX_WARNINGS the last kept one says how many more came). */
 void api_warn(struct api_warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Messages (Status, causes, warnings) that did not fit their buffer since start: each is a
+ * sizing bug (it ends with "..." and is logged); the message table test asserts 0. */
+size_t api_fail_cut_count(void);
 /* Clears f (code 0 means no failure). */
 void api_fail_clear(struct api_fail *f);
 /* Sets code, reason and a printf message; returns a k32 status matching the code. */

@@ -259,7 +259,7 @@ static k32_status_t api_merge_obj(cJSON *target, const cJSON *patch, bool smp, i
 				   strncmp(k, "$setElementOrder/", 17)) {
 				return api_fail_set(
 				    f, 400, "BadRequest",
-				    "strategic merge patch: unknown directive \"%s\"", k);
+				    "strategic merge patch: unknown directive \"%s\"", K32_CLIP(k));
 			}
 			continue;
 		}
@@ -391,8 +391,8 @@ static k32_status_t api_ptr_parent(cJSON *doc, const char *path, cJSON **out_par
 	for (;;) {
 		const char *rest = api_ptr_next(p, tok, cap, &ok);
 		if (!ok)
-			return api_fail_set(f, 422, "Invalid", "json patch: invalid path \"%.80s\"",
-					    path);
+			return api_fail_set(f, 422, "Invalid", "json patch: invalid path \"%s\"",
+					    K32_CLIP(path));
 		if (!*rest) {
 			*out_parent = cur;
 			return K32_OK;
@@ -408,8 +408,8 @@ static k32_status_t api_ptr_parent(cJSON *doc, const char *path, cJSON **out_par
 			next = cJSON_GetArrayItem(cur, idx);
 		if (!next)
 			return api_fail_set(f, 422, "Invalid",
-					    "json patch: path \"%.80s\" does not exist (at \"%s\")",
-					    path, tok);
+					    "json patch: path \"%s\" does not exist (at \"%s\")",
+					    K32_CLIP(path), K32_CLIP(tok));
 		cur = next;
 		p = rest;
 	}
@@ -431,7 +431,8 @@ static cJSON *api_ptr_get(cJSON *doc, const char *path, struct api_fail *f)
 		 api_parse_index(tok, cJSON_GetArraySize(parent), false, &idx))
 		v = cJSON_GetArrayItem(parent, idx);
 	if (!v)
-		api_fail_set(f, 422, "Invalid", "json patch: path \"%.80s\" does not exist", path);
+		api_fail_set(f, 422, "Invalid", "json patch: path \"%s\" does not exist",
+			     K32_CLIP(path));
 	return v;
 }
 
@@ -454,7 +455,8 @@ static cJSON *api_ptr_detach(cJSON *doc, const char *path, struct api_fail *f)
 		 api_parse_index(tok, cJSON_GetArraySize(parent), false, &idx))
 		v = cJSON_DetachItemFromArray(parent, idx);
 	if (!v)
-		api_fail_set(f, 422, "Invalid", "json patch: path \"%.80s\" does not exist", path);
+		api_fail_set(f, 422, "Invalid", "json patch: path \"%s\" does not exist",
+			     K32_CLIP(path));
 	return v;
 }
 
@@ -489,7 +491,8 @@ static k32_status_t api_ptr_add(cJSON **doc, const char *path, cJSON *val, bool 
 		bool has = cJSON_GetObjectItemCaseSensitive(parent, tok) != NULL;
 		if (replace && !has) {
 			st = api_fail_set(f, 422, "Invalid",
-					  "json patch: replace of missing path \"%.80s\"", path);
+					  "json patch: replace of missing path \"%s\"",
+					  K32_CLIP(path));
 			goto out_free;
 		}
 		if (!api_obj_put(parent, tok, val))
@@ -498,8 +501,8 @@ static k32_status_t api_ptr_add(cJSON **doc, const char *path, cJSON *val, bool 
 	}
 	int idx, size = cJSON_GetArraySize(parent);
 	if (!cJSON_IsArray(parent) || !api_parse_index(tok, size, !replace, &idx)) {
-		st = api_fail_set(f, 422, "Invalid", "json patch: path \"%.80s\" does not exist",
-				  path);
+		st = api_fail_set(f, 422, "Invalid", "json patch: path \"%s\" does not exist",
+				  K32_CLIP(path));
 		goto out_free;
 	}
 	if (replace)
@@ -538,7 +541,8 @@ static k32_status_t api_json_patch(cJSON **doc, const cJSON *ops, struct api_fai
 			if (!jv)
 				return api_fail_set(
 				    f, 400, "BadRequest",
-				    "json patch: operation %d (%s) has no \"value\"", i, o);
+				    "json patch: operation %d (%s) has no \"value\"", i,
+				    K32_CLIP(o));
 			cJSON *v = cJSON_Duplicate(jv, true);
 			if (!v)
 				return api_patch_nomem(f);
@@ -555,12 +559,13 @@ static k32_status_t api_json_patch(cJSON **doc, const cJSON *ops, struct api_fai
 			if (!jv || !cJSON_Compare(v, jv, true))
 				return api_fail_set(
 				    f, 422, "Invalid",
-				    "json patch: test operation %d failed at \"%.80s\"", i, path);
+				    "json patch: test operation %d failed at \"%s\"", i,
+				    K32_CLIP(path));
 		} else if (!strcmp(o, "move") || !strcmp(o, "copy")) {
 			if (!cJSON_IsString(jf))
 				return api_fail_set(f, 400, "BadRequest",
 						    "json patch: operation %d (%s) has no \"from\"",
-						    i, o);
+						    i, K32_CLIP(o));
 			cJSON *v;
 			if (o[0] == 'm') {
 				v = api_ptr_detach(*doc, jf->valuestring, f);
@@ -575,7 +580,7 @@ static k32_status_t api_json_patch(cJSON **doc, const cJSON *ops, struct api_fai
 			return api_fail_set(f, 400, "BadRequest",
 					    "json patch: operation %d has unknown op \"%s\" (add, "
 					    "remove, replace, move, copy, test)",
-					    i, o);
+					    i, K32_CLIP(o));
 		}
 		if (st)
 			return st;

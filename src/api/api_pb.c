@@ -523,7 +523,7 @@ k32_status_t api_pb_decode(const uint8_t *body, size_t len, cJSON **out, struct 
 		return pb_bad(f, "missing the \"k8s\\0\" magic prefix");
 	struct pb_reader r = {body + 4, body + len};
 	struct pb_reader raw = {0};
-	char api_version[64] = "", kind[64] = "";
+	char api_version[API_VERSION_LEN] = "", kind[64] = "";
 	while (r.p < r.end) {
 		uint32_t num, wt;
 		uint64_t iv;

@@ -575,20 +575,21 @@ static void rbac_denial(const struct api_identity *who, const struct api_rbac_at
 {
 	int n;
 	if (!a->resource)
-		n = snprintf(why, cap, "User \"%s\" cannot %s path \"%s\"", who->user, a->verb,
-			     a->path ? a->path : "");
+		n = snprintf(why, cap, "User \"%s\" cannot %s path \"%s\"", K32_CLIP(who->user),
+			     a->verb, K32_CLIP(a->path));
 	else
 		n = snprintf(why, cap,
 			     "User \"%s\" cannot %s resource \"%s%s%s\" in API group "
 			     "\"%s\"%s%s%s",
-			     who->user, a->verb, a->resource, a->sub && a->sub[0] ? "/" : "",
-			     a->sub ? a->sub : "", a->group ? a->group : "",
+			     K32_CLIP(who->user), a->verb, a->resource,
+			     a->sub && a->sub[0] ? "/" : "", a->sub ? a->sub : "",
+			     K32_CLIP(a->group),
 			     a->ns && a->ns[0] ? " in the namespace \"" : " at the cluster scope",
 			     a->ns && a->ns[0] ? a->ns : "", a->ns && a->ns[0] ? "\"" : "");
 	if (truncated && n > 0 && (size_t)n < cap)
 		snprintf(why + n, cap - (size_t)n,
-			 " (only the first %d bindings of a scope were read: "
-			 "K32_API_RBAC_MAX_BINDINGS; remove unused bindings)",
+			 " (read the first %d bindings of a scope only, "
+			 "K32_API_RBAC_MAX_BINDINGS: remove unused ones)",
 			 K32_API_RBAC_MAX_BINDINGS);
 }
 

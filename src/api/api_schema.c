@@ -98,8 +98,7 @@ struct walk {
 static void show_value(const cJSON *v, char *buf, size_t cap)
 {
 	if (cJSON_IsString(v))
-		snprintf(buf, cap, "\"%.48s%s\"", v->valuestring,
-			 strlen(v->valuestring) > 48 ? "..." : "");
+		snprintf(buf, cap, "\"%s\"", K32_CLIP(v->valuestring));
 	else if (cJSON_IsNumber(v))
 		snprintf(buf, cap, "%.17g", v->valuedouble);
 	else if (cJSON_IsBool(v))
@@ -167,15 +166,15 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 	show_value(v, val, sizeof(val));
 	if (kw_true(s, "x-kubernetes-int-or-string")) {
 		if (!type_ok("integer", v) && !cJSON_IsString(v)) {
-			snprintf(msg, sizeof(msg),
-				 "%.96s in body must be of type integer-or-string", p);
+			snprintf(msg, sizeof(msg), "%s in body must be of type integer-or-string",
+				 K32_CLIP(p));
 			cause(w, "FieldValueTypeInvalid", "Invalid value: %s: %s", val, msg);
 		}
 		return false;
 	}
 	const char *t = kw_type(s);
 	if (t && !type_ok(t, v)) {
-		snprintf(msg, sizeof(msg), "%.96s in body must be of type %s: \"%s\"", p, t,
+		snprintf(msg, sizeof(msg), "%s in body must be of type %s: \"%s\"", K32_CLIP(p), t,
 			 json_type_of(v));
 		cause(w, "FieldValueTypeInvalid", "Invalid value: %s: %s", val, msg);
 		return false;
@@ -211,14 +210,14 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 		bool exmn = kw_true(s, "exclusiveMinimum"), exmx = kw_true(s, "exclusiveMaximum");
 		if (cJSON_IsNumber(mn) && (x < mn->valuedouble || (exmn && x == mn->valuedouble))) {
 			show_value(mn, lim, sizeof(lim));
-			snprintf(msg, sizeof(msg), "%.96s in body should be greater than %s%s", p,
-				 exmn ? "" : "or equal to ", lim);
+			snprintf(msg, sizeof(msg), "%s in body should be greater than %s%s",
+				 K32_CLIP(p), exmn ? "" : "or equal to ", lim);
 			cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 		}
 		if (cJSON_IsNumber(mx) && (x > mx->valuedouble || (exmx && x == mx->valuedouble))) {
 			show_value(mx, lim, sizeof(lim));
-			snprintf(msg, sizeof(msg), "%.96s in body should be less than %s%s", p,
-				 exmx ? "" : "or equal to ", lim);
+			snprintf(msg, sizeof(msg), "%s in body should be less than %s%s",
+				 K32_CLIP(p), exmx ? "" : "or equal to ", lim);
 			cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 		}
 		const cJSON *mo = kw(s, "multipleOf");
@@ -226,8 +225,8 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 			double q = x / mo->valuedouble;
 			if (fabs(q - floor(q + 0.5)) > 1e-9) {
 				show_value(mo, lim, sizeof(lim));
-				snprintf(msg, sizeof(msg),
-					 "%.96s in body should be a multiple of %s", p, lim);
+				snprintf(msg, sizeof(msg), "%s in body should be a multiple of %s",
+					 K32_CLIP(p), lim);
 				cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 			}
 		}
@@ -236,9 +235,8 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 		size_t n = utf8_chars(v->valuestring);
 		const cJSON *mn = kw(s, "minLength"), *mx = kw(s, "maxLength");
 		if (cJSON_IsNumber(mn) && (double)n < mn->valuedouble) {
-			snprintf(msg, sizeof(msg),
-				 "%.96s in body should be at least %.0f chars long", p,
-				 mn->valuedouble);
+			snprintf(msg, sizeof(msg), "%s in body should be at least %.0f chars long",
+				 K32_CLIP(p), mn->valuedouble);
 			cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 		}
 		if (cJSON_IsNumber(mx) && (double)n > mx->valuedouble) {
@@ -251,7 +249,8 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 		char why[96];
 		if (re && api_pattern_compile(re, &pat, why, sizeof(why)) &&
 		    !api_pattern_match(&pat, v->valuestring)) {
-			snprintf(msg, sizeof(msg), "%.96s in body should match '%.100s'", p, re);
+			snprintf(msg, sizeof(msg), "%s in body should match '%s'", K32_CLIP(p),
+				 K32_CLIP(re));
 			cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 		}
 	}
@@ -259,8 +258,8 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 		int n = cJSON_GetArraySize(v);
 		const cJSON *mn = kw(s, "minItems"), *mx = kw(s, "maxItems");
 		if (cJSON_IsNumber(mn) && n < mn->valuedouble) {
-			snprintf(msg, sizeof(msg), "%.96s in body should have at least %.0f items",
-				 p, mn->valuedouble);
+			snprintf(msg, sizeof(msg), "%s in body should have at least %.0f items",
+				 K32_CLIP(p), mn->valuedouble);
 			cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 		}
 		if (cJSON_IsNumber(mx) && n > mx->valuedouble) {
@@ -285,14 +284,13 @@ static bool validate_node(struct walk *w, const cJSON *s, const cJSON *v)
 		const cJSON *mn = kw(s, "minProperties"), *mx = kw(s, "maxProperties");
 		if (cJSON_IsNumber(mn) && n < mn->valuedouble) {
 			snprintf(msg, sizeof(msg),
-				 "%.96s in body should have at least %.0f properties", p,
+				 "%s in body should have at least %.0f properties", K32_CLIP(p),
 				 mn->valuedouble);
 			cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 		}
 		if (cJSON_IsNumber(mx) && n > mx->valuedouble) {
-			snprintf(msg, sizeof(msg),
-				 "%.96s in body should have at most %.0f properties", p,
-				 mx->valuedouble);
+			snprintf(msg, sizeof(msg), "%s in body should have at most %.0f properties",
+				 K32_CLIP(p), mx->valuedouble);
 			cause(w, "FieldValueInvalid", "Invalid value: %s: %s", val, msg);
 		}
 	}
@@ -310,17 +308,17 @@ static bool prune_node(struct walk *w, const cJSON *s, cJSON *v, bool root)
 		if (c->string && !schema_keeps(s, c->string, root)) {
 			size_t plen = strlen(w->path);
 			if (w->mode == API_FV_STRICT) {
-				w->st =
-				    api_fail_set(w->f, 400, "BadRequest",
-						 "%s in version \"%s\" cannot be handled as a %s: "
-						 "strict decoding error: unknown field \"%s%s%s\"",
-						 w->res->kind, w->res->version, w->res->kind,
-						 w->path, plen ? "." : "", c->string);
+				w->st = api_fail_set(
+				    w->f, 400, "BadRequest",
+				    "%s in version \"%s\" cannot be handled as a %s: "
+				    "strict decoding error: unknown field \"%s%s%s\"",
+				    w->res->kind, w->res->version, w->res->kind, K32_CLIP(w->path),
+				    plen ? "." : "", K32_CLIP(c->string));
 				return false;
 			}
 			if (w->mode == API_FV_WARN)
-				api_warn(w->w, "unknown field \"%s%s%s\"", w->path, plen ? "." : "",
-					 c->string);
+				api_warn(w->w, "unknown field \"%s%s%s\"", K32_CLIP(w->path),
+					 plen ? "." : "", K32_CLIP(c->string));
 			cJSON_Delete(cJSON_DetachItemViaPointer(v, c));
 		}
 		c = next;
@@ -470,9 +468,9 @@ static void check_one(const cJSON *s, const char *path, bool root, struct api_fa
 	else if (t && strcmp(t, "object") && strcmp(t, "array") && strcmp(t, "string") &&
 		 strcmp(t, "integer") && strcmp(t, "number") && strcmp(t, "boolean")) {
 		snprintf(msg, sizeof(msg),
-			 "Unsupported value: \"%.40s\": supported values: \"array\", \"boolean\", "
+			 "Unsupported value: \"%s\": supported values: \"array\", \"boolean\", "
 			 "\"integer\", \"number\", \"object\", \"string\"",
-			 t);
+			 K32_CLIP(t));
 		check_cause(f, path, "FieldValueNotSupported", msg);
 	} else if (!t && !ios && !keep)
 		check_cause(f, path, "FieldValueRequired",
@@ -542,7 +540,7 @@ static void check_one(const cJSON *s, const char *path, bool root, struct api_fa
 				 strlen(re), K32_API_CRD_PATTERN_LEN);
 			check_cause(f, path, "FieldValueTooLong", msg);
 		} else if (!api_pattern_compile(re, &pat, why, sizeof(why))) {
-			snprintf(msg, sizeof(msg), "Invalid value: \"%.40s\": %s", re, why);
+			snprintf(msg, sizeof(msg), "Invalid value: \"%s\": %s", K32_CLIP(re), why);
 			check_cause(f, path, "FieldValueInvalid", msg);
 		}
 	}

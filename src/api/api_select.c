@@ -146,8 +146,8 @@ static k32_status_t api_sel_bad(struct api_sel_parse *ps, const char *req, size_
 				const char *why)
 {
 	return api_fail_set(ps->f, 400, "BadRequest",
-			    "unable to parse requirement: %s selector \"%.*s\": %s", ps->what,
-			    (int)(n > 120 ? 120 : n), req, why);
+			    "unable to parse requirement: %s selector \"%s\": %s", ps->what,
+			    k32_clip_mem((char[K32_CLIP_BUF]){0}, K32_CLIP_BUF, req, n), why);
 }
 
 static struct api_sel_term *api_sel_new_term(struct api_sel_parse *ps)
@@ -332,7 +332,7 @@ k32_status_t api_field_selector_parse(const char *s, const struct api_resource *
 			return api_fail_set(f, 400, "BadRequest",
 					    "field label not supported: %s (resource %s supports "
 					    "metadata.name%s%s%s)",
-					    out->terms[i].key, res->plural,
+					    K32_CLIP(out->terms[i].key), res->plural,
 					    res->namespaced ? ", metadata.namespace" : "",
 					    res->fields[0] ? ", " : "", res->fields);
 	}

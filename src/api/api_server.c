@@ -270,8 +270,16 @@ k32_status_t api_server_node_token(struct api_server *api, const char *node, cha
 {
 	char user[96];
 	if (api_check_dns_subdomain(node))
-		return k32_err_set(err, K32_ERR_INVALID_ARGS, "api", "node name \"%.60s\": %s",
-				   node, api_check_dns_subdomain(node));
+		return k32_err_set(err, K32_ERR_INVALID_ARGS, "api", "node name \"%s\": %s",
+				   K32_CLIP(node), api_check_dns_subdomain(node));
+	/* the identity keeps the name whole (struct api_identity's node, "system:node:" user) */
+	if (strlen(node) >= sizeof(((struct api_identity *)0)->node) ||
+	    strlen(node) + sizeof("system:node:") > sizeof(user))
+		return k32_err_set(
+		    err, K32_ERR_OUT_OF_RANGE, "api",
+		    "node name %s is %zu bytes; a node's identity keeps at most %zu; "
+		    "use a shorter node name",
+		    K32_CLIP(node), strlen(node), sizeof(((struct api_identity *)0)->node) - 1);
 	if (cap < API_TOKEN_LEN + 1)
 		return k32_err_set(err, K32_ERR_BUFFER_TOO_SMALL, "api",
 				   "node token buffer is %zu bytes, needs %d", cap,
@@ -369,10 +377,10 @@ bool api_authorize(const struct api_identity *who, const char *verb, const struc
 	}
 	if (!ok)
 		snprintf(why, cap,
-			 "User \"%s\" cannot %s resource \"%s%s%s\" in API group \"%s\"%s%s: node "
-			 "%s may only modify its own Node and Lease and the pods bound to it",
-			 who->user, verb, plural, sub[0] ? "/" : "", sub, res->group,
-			 ns && ns[0] ? " in the namespace " : "", ns && ns[0] ? ns : "", who->node);
+			 "User \"%s\" cannot %s resource \"%s%s%s\" in API group \"%s\"%s%s: a "
+			 "node may only modify its own Node and Lease and the pods bound to it",
+			 K32_CLIP(who->user), verb, plural, sub[0] ? "/" : "", sub, res->group,
+			 ns && ns[0] ? " in the namespace " : "", ns && ns[0] ? ns : "");
 	return ok;
 }
 
@@ -731,9 +739,9 @@ static bool api_route_resource(struct api_req *rq, char **seg, size_t n, struct 
 		    (!strcmp(rq->sub, "exec") || !strcmp(rq->sub, "attach") ||
 		     !strcmp(rq->sub, "portforward") || !strcmp(rq->sub, "proxy"))) {
 			api_fail_set(f, 400, "BadRequest",
-				     "pods/%s is not supported by kube32: a pod is a WebAssembly "
-				     "module, not a container; reach its HTTP handler with kubectl "
-				     "get --raw /api/v1/namespaces/%s/pods/%s/proxy/",
+				     "pods/%s is not supported by kube32 (a pod is a Wasm module); "
+				     "reach its HTTP handler with kubectl get --raw "
+				     "/api/v1/namespaces/%s/pods/%s/proxy/",
 				     rq->sub, rq->ns, rq->name);
 			return false;
 		}
@@ -903,7 +911,7 @@ static void api_route(struct api_server *api, struct api_req *rq, struct api_out
 			api_out_fail(out, f);
 			return;
 		}
-		char av[64];
+		char av[API_VERSION_LEN];
 		cJSON_DeleteItemFromObject(obj, "apiVersion");
 		cJSON_DeleteItemFromObject(obj, "kind");
 		cJSON_AddStringToObject(obj, "apiVersion",

@@ -27,8 +27,8 @@ static void required(struct api_fail *f, const char *field)
 
 static void invalid(struct api_fail *f, const char *field, const char *value, const char *why)
 {
-	api_fail_add_cause(f, "FieldValueInvalid", field, "Invalid value: \"%.60s\": %s", value,
-			   why);
+	api_fail_add_cause(f, "FieldValueInvalid", field, "Invalid value: \"%s\": %s",
+			   K32_CLIP(value), why);
 }
 
 /* A port number 1..65535 at o[key] (required or not); false if present and bad. */
@@ -58,9 +58,9 @@ static void protocol_ok(struct api_fail *f, const cJSON *o, const char *field)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "protocol");
 	if (v && (!cJSON_IsString(v) || strcmp(v->valuestring, "TCP")))
 		api_fail_add_cause(f, "FieldValueNotSupported", field,
-				   "Unsupported value: \"%.20s\": supported values: \"TCP\" (a "
+				   "Unsupported value: \"%s\": supported values: \"TCP\" (a "
 				   "kube32 pod answers HTTP over TCP)",
-				   cJSON_IsString(v) ? v->valuestring : "?");
+				   K32_CLIP(cJSON_IsString(v) ? v->valuestring : "?"));
 }
 
 /* A port name: a DNS label (IANA_SVC_NAME is narrower; a label is what kubectl shows). */
@@ -119,10 +119,10 @@ static void validate_service(const cJSON *obj, struct api_fail *f)
 	if (type && (!cJSON_IsString(type) || strcmp(type->valuestring, "ClusterIP")))
 		api_fail_add_cause(
 		    f, "FieldValueNotSupported", "spec.type",
-		    "Unsupported value: \"%.20s\": supported values: \"ClusterIP\" (kube32 has "
-		    "no cluster network: reach a Service through any node's pod server with "
-		    "header X-Kube32-Service: <namespace>/<name>, or kubectl port-forward)",
-		    cJSON_IsString(type) ? type->valuestring : "?");
+		    "Unsupported value: \"%s\": supported values: \"ClusterIP\" (no cluster "
+		    "network: reach a Service through a node's pod server with header "
+		    "X-Kube32-Service: NS/NAME, or kubectl port-forward)",
+		    K32_CLIP(cJSON_IsString(type) ? type->valuestring : "?"));
 	const cJSON *ip = cJSON_GetObjectItemCaseSensitive(spec, "clusterIP");
 	if (ip && (!cJSON_IsString(ip) || (ip->valuestring[0] && strcmp(ip->valuestring, "None"))))
 		invalid(f, "spec.clusterIP", cJSON_IsString(ip) ? ip->valuestring : "",
@@ -202,7 +202,7 @@ static void validate_service(const cJSON *obj, struct api_fail *f)
 			if (other && !strcmp(other, name)) {
 				snprintf(field, sizeof(field), "spec.ports[%d].name", i);
 				api_fail_add_cause(f, "FieldValueDuplicate", field,
-						   "Duplicate value: \"%.60s\"", name);
+						   "Duplicate value: \"%s\"", K32_CLIP(name));
 			}
 		}
 	}
@@ -277,9 +277,9 @@ static void validate_endpointslice(const cJSON *obj, struct api_fail *f)
 		required(f, "addressType");
 	else if (strcmp(at, "IPv4") && strcmp(at, "IPv6") && strcmp(at, "FQDN"))
 		api_fail_add_cause(f, "FieldValueNotSupported", "addressType",
-				   "Unsupported value: \"%.20s\": supported values: \"FQDN\", "
+				   "Unsupported value: \"%s\": supported values: \"FQDN\", "
 				   "\"IPv4\", \"IPv6\"",
-				   at);
+				   K32_CLIP(at));
 	const cJSON *eps = cJSON_GetObjectItemCaseSensitive(obj, "endpoints");
 	if (eps && !cJSON_IsArray(eps)) {
 		api_fail_add_cause(f, "FieldValueTypeInvalid", "endpoints",

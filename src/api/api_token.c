@@ -446,10 +446,10 @@ void api_token_request(struct api_server *api, struct api_req *rq, struct api_ou
 	int ulen = snprintf(NULL, 0, "system:serviceaccount:%s:%s", c.ns, c.name);
 	if (ulen >= K32_API_USER_LEN)
 		api_fail_add_cause(&f, "FieldValueInvalid", "metadata.name",
-				   "Invalid value: the user name system:serviceaccount:%s:%.40s... "
-				   "is %d characters, over K32_API_USER_LEN (%d); use a shorter "
+				   "Invalid value: the user name system:serviceaccount:%s:%s is %d "
+				   "characters, over K32_API_USER_LEN (%d); use a shorter "
 				   "ServiceAccount name",
-				   c.ns, c.name, ulen, K32_API_USER_LEN - 1);
+				   K32_CLIP(c.ns), K32_CLIP(c.name), ulen, K32_API_USER_LEN - 1);
 	if (f.cause_count) {
 		api_fail_invalid(&f, "TokenRequest", rq->name);
 		goto fail;

@@ -235,8 +235,8 @@ k32_status_t api_default(const struct api_resource *res, cJSON *obj, struct api_
 
 static void cause_invalid(struct api_fail *f, const char *field, const char *value, const char *why)
 {
-	api_fail_add_cause(f, "FieldValueInvalid", field, "Invalid value: \"%.60s\": %s",
-			   value ? value : "", why);
+	api_fail_add_cause(f, "FieldValueInvalid", field, "Invalid value: \"%s\": %s",
+			   K32_CLIP(value), why);
 }
 
 /* kmeta's report of a quantity or kube32.io/ annotation that does not parse or is out of
@@ -587,8 +587,8 @@ static void validate_cronjob(const cJSON *obj, struct api_fail *f)
 	/* its Jobs are named <name>-<minutes since 1970> (11 more bytes), within 63 */
 	if (name && strlen(name) > 52)
 		api_fail_add_cause(f, "FieldValueInvalid", "metadata.name",
-				   "Invalid value: \"%.60s\": must be no more than 52 characters",
-				   name);
+				   "Invalid value: \"%s\": must be no more than 52 characters",
+				   K32_CLIP(name));
 	if (!cJSON_IsObject(spec)) {
 		cause_required(f, "spec");
 		return;
@@ -607,15 +607,15 @@ static void validate_cronjob(const cJSON *obj, struct api_fail *f)
 	    !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(spec, "timeZone")) &&
 	    (!tz || (strcmp(tz, "UTC") && strcmp(tz, "Etc/UTC"))))
 		api_fail_add_cause(f, "FieldValueNotSupported", "spec.timeZone",
-				   "Unsupported value: \"%.40s\": supported values: \"UTC\", "
+				   "Unsupported value: \"%s\": supported values: \"UTC\", "
 				   "\"Etc/UTC\" (kube32 boards keep no time zone database)",
-				   tz ? tz : "");
+				   K32_CLIP(tz));
 	const char *cp = jstr(spec, "concurrencyPolicy");
 	if (cp && strcmp(cp, "Allow") && strcmp(cp, "Forbid") && strcmp(cp, "Replace"))
 		api_fail_add_cause(f, "FieldValueNotSupported", "spec.concurrencyPolicy",
-				   "Unsupported value: \"%.40s\": supported values: \"Allow\", "
+				   "Unsupported value: \"%s\": supported values: \"Allow\", "
 				   "\"Forbid\", \"Replace\"",
-				   cp);
+				   K32_CLIP(cp));
 	const cJSON *susp = cJSON_GetObjectItemCaseSensitive(spec, "suspend");
 	if (susp && !cJSON_IsBool(susp))
 		api_fail_add_cause(f, "FieldValueTypeInvalid", "spec.suspend",
@@ -760,9 +760,11 @@ static k32_status_t api_unknown(const struct api_uf *u, cJSON *o, const char *li
 				    u->f, 400, "BadRequest",
 				    "%s in version \"%s\" cannot be handled as a %s: "
 				    "strict decoding error: unknown field \"%s%s\"",
-				    u->res->kind, u->res->version, u->res->kind, prefix, c->string);
+				    u->res->kind, u->res->version, u->res->kind, K32_CLIP(prefix),
+				    K32_CLIP(c->string));
 			if (u->mode == API_FV_WARN)
-				api_warn(u->w, "unknown field \"%s%s\"", prefix, c->string);
+				api_warn(u->w, "unknown field \"%s%s\"", K32_CLIP(prefix),
+					 K32_CLIP(c->string));
 			cJSON_Delete(cJSON_DetachItemViaPointer(o, c));
 		}
 		c = next;

@@ -288,7 +288,7 @@ static k32_status_t api_watch_pull(void *ctx, struct http_stream *s, uint32_t ev
 	}
 	if (wc->bookmarks && now >= wc->next_bm_us) {
 		struct k32_err err;
-		char av[64];
+		char av[API_VERSION_LEN];
 		k32_buf_reset(&wc->line);
 		api_resource_api_version(wc->res, av, sizeof(av));
 		if (k32_buf_printf(

@@ -5,6 +5,13 @@
  * newest line overwrites the oldest. A spinlock (C11 atomic_flag) guards the copy in and out:
  * it is held for a memcpy of one line, so spinning is cheaper than a platform mutex and keeps
  * base independent of the platform layer. Formatting happens outside the lock.
+ *
+ * A board keeps short ring lines (K32_LOG_LINE_LEN 128) but whole messages (K32_LOG_MSG_LEN
+ * 384): a longer message is formatted into one static buffer (not onto the caller's task
+ * stack) and stored as consecutive lines broken between words, each continuation starting
+ * with K32_LOG_CONT, so its advice is never cut. There the lock is also held while
+ * formatting: the boards' platform runs its tasks to completion (no preemption), so nothing
+ * ever spins on it.
  */
 #include "base/k32_log.h"
 
@@ -21,6 +28,13 @@ static _Atomic bool to_stderr = true;
 static uint64_t (*_Atomic log_clock)(void);
 
 static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+
+/* What every line of one message shares. */
+struct log_head {
+	uint64_t time_us;
+	enum k32_log_level level;
+	char component[sizeof(((struct k32_log_line *)0)->component)];
+};
 
 static void ring_lock_take(void)
 {
@@ -48,9 +62,54 @@ void k32_log_set_clock(uint64_t (*now_us)(void))
 	atomic_store(&log_clock, now_us);
 }
 
+#if K32_LOG_MSG_LEN > K32_LOG_LINE_LEN
+static char msg_buf[K32_LOG_MSG_LEN]; /* guarded by ring_lock */
+
+/* Bytes of the next piece of a message of left bytes at p that a line with room bytes of
+ * text holds: all of it, or up to the last blank that keeps the piece over half a line (a
+ * word longer than that is broken where the line ends). */
+static size_t piece_len(const char *p, size_t left, size_t room)
+{
+	if (left <= room)
+		return left;
+	for (size_t i = room; i > room / 2; i--)
+		if (p[i] == ' ')
+			return i;
+	return room;
+}
+
+/* The message in msg_buf as lines sharing head; ring_lock held. */
+static void store_pieces(const struct log_head *head, int n)
+{
+	const char *p = msg_buf;
+	size_t left = strlen(msg_buf);
+	bool first = true;
+	if (n >= (int)sizeof(msg_buf)) /* cut even here: say so rather than end mid-word */
+		memcpy(msg_buf + sizeof(msg_buf) - 4, "...", 4);
+	do {
+		size_t pre = first ? 0 : sizeof(K32_LOG_CONT) - 1;
+		size_t take = piece_len(p, left, K32_LOG_LINE_LEN - 1 - pre);
+		struct k32_log_line *l = &ring[next_seq % K32_LOG_RING_LINES];
+		l->seq = next_seq++;
+		l->time_us = head->time_us;
+		l->level = head->level;
+		memcpy(l->component, head->component, sizeof(l->component));
+		memcpy(l->text, K32_LOG_CONT, pre);
+		memcpy(l->text + pre, p, take);
+		l->text[pre + take] = 0;
+		p += take;
+		left -= take;
+		while (left && *p == ' ') {
+			p++;
+			left--;
+		}
+		first = false;
+	} while (left);
+}
+#endif
+
 void k32_log(enum k32_log_level level, const char *component, const char *fmt, ...)
 {
-	struct k32_log_line line;
 	uint64_t (*clock)(void) = atomic_load(&log_clock);
 	va_list ap;
 
@@ -58,9 +117,20 @@ void k32_log(enum k32_log_level level, const char *component, const char *fmt, .
 		return;
 	if ((unsigned)level > K32_LOG_ERROR)
 		level = K32_LOG_ERROR;
-	line.level = level;
-	line.time_us = clock ? clock() : 0;
-	snprintf(line.component, sizeof(line.component), "%s", component ? component : "-");
+	struct log_head head = {.level = level, .time_us = clock ? clock() : 0};
+	snprintf(head.component, sizeof(head.component), "%s", component ? component : "-");
+#if K32_LOG_MSG_LEN > K32_LOG_LINE_LEN
+	ring_lock_take();
+	va_start(ap, fmt);
+	int n = vsnprintf(msg_buf, sizeof(msg_buf), fmt, ap);
+	va_end(ap);
+	store_pieces(&head, n);
+	ring_lock_give();
+	if (atomic_load(&to_stderr))
+		fprintf(stderr, "%-5s %s: %s\n", level_names[level], head.component, msg_buf);
+#else
+	struct k32_log_line line = {.level = level, .time_us = head.time_us};
+	memcpy(line.component, head.component, sizeof(line.component));
 	va_start(ap, fmt);
 	int n = vsnprintf(line.text, sizeof(line.text), fmt, ap);
 	va_end(ap);
@@ -74,6 +144,7 @@ void k32_log(enum k32_log_level level, const char *component, const char *fmt, .
 
 	if (atomic_load(&to_stderr))
 		fprintf(stderr, "%-5s %s: %s\n", level_names[level], line.component, line.text);
+#endif
 }
 
 size_t k32_log_read(uint64_t after_seq, struct k32_log_line *out, size_t cap, uint64_t *out_dropped)

@@ -3,9 +3,11 @@
  *
  * Each line goes to stderr (when enabled and at or above the stderr level) and into a
  * bounded ring of the most recent K32_LOG_RING_LINES lines, which the console and
- * `kubectl logs`-style readers page through by sequence number. Lines longer than
- * K32_LOG_LINE_LEN are cut and end with "..." (callers clip names with K32_CLIP so theirs
- * fit). Logging never allocates.
+ * `kubectl logs`-style readers page through by sequence number. A message longer than a ring
+ * line (K32_LOG_LINE_LEN) but within K32_LOG_MSG_LEN (the boards: 128 and 384) is stored as
+ * consecutive lines broken between words, the later ones starting with K32_LOG_CONT; one
+ * longer than K32_LOG_MSG_LEN is cut and ends with "..." (callers clip names with K32_CLIP
+ * so theirs fit). Logging never allocates.
  *
  * Context: any thread; the ring is guarded by a spinlock held only for a copy.
  */

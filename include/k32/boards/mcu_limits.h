@@ -17,6 +17,11 @@
 #ifndef K32_LOG_LINE_LEN
 #define K32_LOG_LINE_LEN 128
 #endif
+/* whole messages all the same: a longer one is stored as several lines (k32_log.c), so a
+ * kubelet line keeps its advice; one static buffer of this size, off the tasks' stacks */
+#ifndef K32_LOG_MSG_LEN
+#define K32_LOG_MSG_LEN 384
+#endif
 #ifndef K32_JSON_MAX_DEPTH
 #define K32_JSON_MAX_DEPTH 24
 #endif
