@@ -145,7 +145,8 @@ k32_status_t wrt_host_failed(const struct wrt_funcinst *fn, k32_status_t st, str
 		return st;
 	if (st != K32_ERR_TRAP || !err || err->status != K32_ERR_TRAP)
 		k32_err_set(err, K32_ERR_TRAP, "wasm", "host function %s.%s failed: %s",
-			    fn->host->module, fn->host->name, k32_status_name(st));
+			    K32_CLIP(fn->host->module), K32_CLIP(fn->host->name),
+			    k32_status_name(st));
 	return K32_ERR_TRAP;
 }
 
@@ -441,7 +442,8 @@ void wrt_instance_free(struct wrt_instance *inst)
 static k32_status_t oom(struct k32_err *err, const char *what, size_t n)
 {
 	return k32_err_set(err, K32_ERR_NO_MEMORY, "wasm",
-			   "out of memory allocating %s (%zu bytes); raise the pod's memory pool",
+			   "out of memory allocating %s (%zu bytes); raise the pod's memory pool "
+			   "(resources.limits.memory)",
 			   what, n);
 }
 
@@ -456,7 +458,8 @@ static k32_status_t inst_memory(struct wrt_instance *inst, struct k32_err *err)
 		return k32_err_set(err, K32_ERR_NO_RESOURCES, "wasm",
 				   "module needs %llu bytes of linear memory (%" PRIu32
 				   " pages), limit is "
-				   "%llu bytes; raise the memory limit or shrink the module",
+				   "%llu bytes; raise wrt_limits.mem_bytes (a pod: "
+				   "resources.limits.memory) or shrink the module",
 				   (unsigned long long)m->mem.min * WRT_PAGE, m->mem.min,
 				   (unsigned long long)limit);
 	struct wrt_memory *mem = &inst->own_mem;
@@ -489,7 +492,9 @@ static k32_status_t inst_tables(struct wrt_instance *inst, struct k32_err *err)
 		if (d->lim.min > inst->lim.table_elems)
 			return k32_err_set(err, K32_ERR_NO_RESOURCES, "wasm",
 					   "table %" PRIu32 " needs %" PRIu32
-					   " elements, limit is %" PRIu32 "; raise the table limit",
+					   " elements, limit is %" PRIu32
+					   "; raise wrt_limits.table_elems "
+					   "(K32_WASM_DEFAULT_TABLE_ELEMS)",
 					   i, d->lim.min, inst->lim.table_elems);
 		t->alloc = inst->alloc;
 		t->type = d->type;
@@ -696,8 +701,8 @@ k32_status_t wrt_export_find_n(const struct wrt_instance *inst, const char *name
 	const struct wrt_export *e =
 	    len <= UINT32_MAX ? find_export(inst->mod, name, (uint32_t)len) : NULL;
 	if (!e)
-		return k32_err_set(err, K32_ERR_NOT_FOUND, "wasm", "no export named '%.*s'",
-				   (int)(len > 64 ? 64 : len), name);
+		return k32_err_set(err, K32_ERR_NOT_FOUND, "wasm", "no export named '%s'",
+				   k32_clip_mem((char[K32_CLIP_BUF]){0}, K32_CLIP_BUF, name, len));
 	*out_kind = e->kind;
 	*out_index = e->index;
 	return K32_OK;
@@ -708,7 +713,8 @@ k32_status_t wrt_export_find(const struct wrt_instance *inst, const char *name, 
 {
 	const struct wrt_export *e = find_export(inst->mod, name, (uint32_t)strlen(name));
 	if (!e)
-		return k32_err_set(err, K32_ERR_NOT_FOUND, "wasm", "no export named '%s'", name);
+		return k32_err_set(err, K32_ERR_NOT_FOUND, "wasm", "no export named '%s'",
+				   K32_CLIP(name));
 	*out_kind = e->kind;
 	*out_index = e->index;
 	return K32_OK;
@@ -723,7 +729,7 @@ k32_status_t wrt_export_func(const struct wrt_instance *inst, const char *name, 
 		return st;
 	if (kind != WRT_EXTERN_FUNC)
 		return k32_err_set(err, K32_ERR_WRONG_TYPE, "wasm",
-				   "export '%s' is not a function (kind %u)", name, kind);
+				   "export '%s' is not a function (kind %u)", K32_CLIP(name), kind);
 	return K32_OK;
 }
 
@@ -749,7 +755,7 @@ k32_status_t wrt_export_global(const struct wrt_instance *inst, const char *name
 		return st;
 	if (kind != WRT_EXTERN_GLOBAL)
 		return k32_err_set(err, K32_ERR_WRONG_TYPE, "wasm", "export '%s' is not a global",
-				   name);
+				   K32_CLIP(name));
 	*out_type = inst->globals[idx]->type;
 	*out_val = inst->globals[idx]->val;
 	return K32_OK;

@@ -43,7 +43,7 @@ void wrt_ld_limit_hit(struct wrt_ld *ld, size_t off, const char *what, const cha
 void wrt_ld_no_memory(struct wrt_ld *ld, size_t off)
 {
 	wrt_ld_fail(ld, K32_ERR_NO_MEMORY, off, "out of memory while loading",
-		    "the allocator refused; raise the pod's memory pool");
+		    "the allocator refused; raise the pod's memory pool (resources.limits.memory)");
 }
 
 /* ---- module storage -------------------------------------------------------------------- */
