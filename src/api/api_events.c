@@ -316,9 +316,10 @@ k32_status_t api_event_record(struct api_server *api, const struct api_event_ref
 	    api_do(api, "POST", target, "application/json", text, strlen(text), &code, &out, err);
 	cJSON_free(text);
 	if (!st && code != 201)
-		st = k32_err_set(err, api_status_for_code(code), "api",
-				 "recording event %s for %s/%s: HTTP %d: %.80s", reason, ref->kind,
-				 ref->name, code, k32_buf_cstr(&out));
+		st =
+		    k32_err_set(err, api_status_for_code(code), "api",
+				"recording event %s for %s/%s: HTTP %d: %.80s", K32_CLIP(reason),
+				K32_CLIP(ref->kind), K32_CLIP(ref->name), code, k32_buf_cstr(&out));
 	k32_buf_fini(&out);
 	if (st)
 		return st;

@@ -159,6 +159,9 @@ static const struct mrow rows[] = {
      NULL, NULL, 400, "propagationPolicy", NULL},
     {"continue", ADMIN, "GET", "/api/v1/namespaces/@S/configmaps?limit=1&continue=@5", NULL, NULL,
      0, "", NULL},
+    /* 503: a pod's HTTP handler through the API (its node publishes no pod server) */
+    {"proxy", ADMIN, "GET", "/api/v1/namespaces/@S/pods/@N/proxy/", NULL, NULL, 503,
+     "publishes no pod server", "it runs without one or has not registered"},
     /* 405 */
     {"method", ADMIN, "PUT", "/api/v1/namespaces/@S/configmaps", NULL, CM("a"), 405,
      "does not allow this method", ")"},

@@ -266,7 +266,7 @@ static bool api_proxy_pod_server(struct api_server *api, const char *ns, const c
 		    "node %s of pod %s/%s publishes no pod server "
 		    "(status.daemonEndpoints.kubeletEndpoint.Port): it runs without one or "
 		    "has not registered",
-		    node, ns, name);
+		    K32_CLIP(node), ns, K32_CLIP(name));
 		return false;
 	}
 	return true;

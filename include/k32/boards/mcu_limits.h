@@ -184,8 +184,10 @@
 #ifndef K32_KLET_LOG_RING_BYTES
 #define K32_KLET_LOG_RING_BYTES 2048
 #endif
+/* the kubelet's own line about a crash ("Error: " and a whole k32_err message) whole, as on
+ * the host; a pod's lines are as short as it writes them, so the ring holds as many */
 #ifndef K32_KLET_LOG_LINE_MAX
-#define K32_KLET_LOG_LINE_MAX 160
+#define K32_KLET_LOG_LINE_MAX 384
 #endif
 #ifndef K32_KLET_IMAGE_MAX_BYTES
 #define K32_KLET_IMAGE_MAX_BYTES (64u * 1024u)
