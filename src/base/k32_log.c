@@ -121,13 +121,14 @@ void k32_log(enum k32_log_level level, const char *component, const char *fmt, .
 	snprintf(head.component, sizeof(head.component), "%s", component ? component : "-");
 #if K32_LOG_MSG_LEN > K32_LOG_LINE_LEN
 	ring_lock_take();
+	msg_buf[0] = 0;
 	va_start(ap, fmt);
 	int n = vsnprintf(msg_buf, sizeof(msg_buf), fmt, ap);
 	va_end(ap);
 	store_pieces(&head, n);
-	ring_lock_give();
-	if (atomic_load(&to_stderr))
+	if (atomic_load(&to_stderr)) /* still under the lock: msg_buf is shared */
 		fprintf(stderr, "%-5s %s: %s\n", level_names[level], head.component, msg_buf);
+	ring_lock_give();
 #else
 	struct k32_log_line line = {.level = level, .time_us = head.time_us};
 	memcpy(line.component, head.component, sizeof(line.component));
