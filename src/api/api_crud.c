@@ -490,19 +490,19 @@ static bool api_list_gzip(struct api_server *api, const char *key, uint64_t rev,
 
 static void api_list(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
-	struct api_fail f;
+	struct api_fail *f = &rq->fail; /* off the stack (2.8 KB) */
 	struct api_filter *flt = api_zalloc(sizeof(*flt));
 	struct store_list list;
 	char tok[STORE_CONTINUE_LEN], v[32];
 	memset(&list, 0, sizeof(list));
-	api_fail_clear(&f);
+	api_fail_clear(f);
 	if (!flt) {
-		api_fail_set(&f, 500, "InternalError", "out of memory");
-		api_out_fail(out, &f);
+		api_fail_set(f, 500, "InternalError", "out of memory");
+		api_out_fail(out, f);
 		return;
 	}
-	if (api_filter_init(rq, flt, &f)) {
-		api_out_fail(out, &f);
+	if (api_filter_init(rq, flt, f)) {
+		api_out_fail(out, f);
 		goto out_free;
 	}
 	struct store_list_opts opts = {0};
@@ -510,9 +510,9 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 		char *end;
 		unsigned long l = strtoul(v, &end, 10);
 		if (*end || v[0] == '-') {
-			api_fail_set(&f, 400, "BadRequest",
+			api_fail_set(f, 400, "BadRequest",
 				     "limit=%s: expected a non-negative integer", v);
-			api_out_fail(out, &f);
+			api_out_fail(out, f);
 			goto out_free;
 		}
 		opts.limit = l > 100000 ? 100000 : (uint32_t)l;
@@ -526,9 +526,9 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 		opts.rev = strtoull(v, &end, 10);
 		if (*end || !opts.rev) {
 			api_fail_set(
-			    &f, 400, "BadRequest",
+			    f, 400, "BadRequest",
 			    "resourceVersion=%s: expected a revision from a list or an object", v);
-			api_out_fail(out, &f);
+			api_out_fail(out, f);
 			goto out_free;
 		}
 	}
@@ -554,16 +554,16 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 	k32_status_t st = store_list(api->store, &key, &opts, &list, &err);
 	if (st) {
 		if (st == K32_ERR_OUT_OF_RANGE)
-			api_fail_set(&f, 504, "Timeout", "Too large resource version: %s", err.msg);
+			api_fail_set(f, 504, "Timeout", "Too large resource version: %s", err.msg);
 		else if (st == K32_ERR_COMPACTED)
-			api_fail_set(&f, 410, "Expired",
+			api_fail_set(f, 410, "Expired",
 				     "The provided continue parameter is too old to display a "
 				     "consistent list result. You can start a new list without the "
 				     "continue parameter. (%s)",
 				     err.msg);
 		else
-			api_store_err(&f, rq->res, "", st, &err);
-		api_out_fail(out, &f);
+			api_store_err(f, rq->res, "", st, &err);
+		api_out_fail(out, f);
 		goto out_fini;
 	}
 	char rv[24];
@@ -623,10 +623,10 @@ static void api_list(struct api_server *api, struct api_req *rq, struct api_out 
 	if (!st)
 		st = k32_buf_append_str(b, "]}", &err);
 	if (st) {
-		api_fail_set(&f, 500, "InternalError",
+		api_fail_set(f, 500, "InternalError",
 			     "the list does not fit in the response (%s); use limit and continue",
 			     err.msg);
-		api_out_fail(out, &f);
+		api_out_fail(out, f);
 		goto out_fini;
 	}
 	out->code = 200;
@@ -745,36 +745,36 @@ static k32_status_t api_prepare_new(struct api_server *api, struct api_req *rq, 
 
 static void api_create(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
-	struct api_fail f;
+	struct api_fail *f = &rq->fail; /* off the stack (2.8 KB) */
 	cJSON *obj = NULL;
 	char why[API_WHY_LEN];
-	api_fail_clear(&f);
-	if (api_decode_body(rq, &obj, &f))
+	api_fail_clear(f);
+	if (api_decode_body(rq, &obj, f))
 		goto out_fail;
 	if (!cJSON_IsObject(obj)) {
-		api_fail_set(&f, 400, "BadRequest", "the request body must be a JSON object");
+		api_fail_set(f, 400, "BadRequest", "the request body must be a JSON object");
 		goto out_fail;
 	}
-	if (api_prepare_new(api, rq, obj, &f))
+	if (api_prepare_new(api, rq, obj, f))
 		goto out_fail;
 	const char *name = api_jstr(obj, "metadata.name");
 	const char *ns = api_jstr(obj, "metadata.namespace");
 	if (!api_authorize(rq->who, "create", rq->res, "", ns, name, obj, why, sizeof(why))) {
-		api_fail_forbidden(&f, rq->res, name, why);
+		api_fail_forbidden(f, rq->res, name, why);
 		goto out_fail;
 	}
-	if (api_node_restrict(rq->who, rq->res, NULL, obj, &f))
+	if (api_node_restrict(rq->who, rq->res, NULL, obj, f))
 		goto out_fail;
-	if (rq->res->namespaced && api_ns_usable(api, ns, &f))
+	if (rq->res->namespaced && api_ns_usable(api, ns, f))
 		goto out_fail;
-	if (api_service_room(api, rq->res, &f)) /* K32_SVC_MAX (api_proxy.c) */
+	if (api_service_room(api, rq->res, f)) /* K32_SVC_MAX (api_proxy.c) */
 		goto out_fail;
 	if (api_dry_run(rq)) {
 		api_out_cjson_obj(rq, out, 201, obj);
 		return;
 	}
 	struct store_obj *so = NULL;
-	if (api_put_obj(api, rq->res, obj, true, 0, &so, &f))
+	if (api_put_obj(api, rq->res, obj, true, 0, &so, f))
 		goto out_fail;
 	cJSON_Delete(obj);
 	api_out_obj(rq, out, 201, so);
@@ -782,7 +782,7 @@ static void api_create(struct api_server *api, struct api_req *rq, struct api_ou
 	return;
 out_fail:
 	cJSON_Delete(obj);
-	api_out_fail(out, &f);
+	api_out_fail(out, f);
 }
 
 /* ---- update / patch -------------------------------------------------------------------- */
@@ -1224,10 +1224,11 @@ static k32_status_t api_update_once(struct api_server *api, struct api_req *rq, 
 static void api_update(struct api_server *api, struct api_req *rq, struct api_out *out,
 		       enum api_write_kind wk)
 {
-	struct api_fail f;
+	/* the request's own failure record: a 2.8 KB struct api_fail stays off the stack */
+	struct api_fail *f = &rq->fail;
 	cJSON *body = NULL;
 	enum api_patch_type pt = API_PATCH_MERGE;
-	api_fail_clear(&f);
+	api_fail_clear(f);
 	if (wk == API_WRITE_PATCH) {
 		if (strstr(rq->ctype, "application/json-patch+json"))
 			pt = API_PATCH_JSON;
@@ -1238,60 +1239,60 @@ static void api_update(struct api_server *api, struct api_req *rq, struct api_ou
 		else if (strstr(rq->ctype, "application/apply-patch"))
 			pt = API_PATCH_APPLY;
 		else {
-			api_fail_set(&f, 415, "UnsupportedMediaType",
+			api_fail_set(f, 415, "UnsupportedMediaType",
 				     "the body of the request was in an unknown format - accepted "
 				     "media types include: application/json-patch+json, "
 				     "application/merge-patch+json, application/apply-patch+yaml, "
 				     "application/strategic-merge-patch+json (got \"%s\")",
 				     K32_CLIP(rq->ctype));
-			api_out_fail(out, &f);
+			api_out_fail(out, f);
 			return;
 		}
 		char fm[API_FIELD_MANAGER_MAX + 1];
 		if (pt == API_PATCH_APPLY &&
 		    !(api_q(rq, "fieldManager", fm, sizeof(fm)) && fm[0])) {
-			api_fail_set(&f, 400, "BadRequest",
+			api_fail_set(f, 400, "BadRequest",
 				     "PATCH %s: fieldManager is required for apply requests; add "
 				     "?fieldManager=NAME (kubectl sends --field-manager, default "
 				     "\"kubectl\")",
 				     rq->path);
-			api_out_fail(out, &f);
+			api_out_fail(out, f);
 			return;
 		}
 	}
-	if (api_decode_body(rq, &body, &f)) {
-		api_out_fail(out, &f);
+	if (api_decode_body(rq, &body, f)) {
+		api_out_fail(out, f);
 		return;
 	}
 	if (wk == API_WRITE_PUT && !cJSON_IsObject(body)) {
 		cJSON_Delete(body);
-		api_fail_set(&f, 400, "BadRequest", "the request body must be a JSON object");
-		api_out_fail(out, &f);
+		api_fail_set(f, 400, "BadRequest", "the request body must be a JSON object");
+		api_out_fail(out, f);
 		return;
 	}
 	k32_status_t st = K32_ERR_CONFLICT;
 	/* a conflict with a concurrent writer (not a stale client version) is retried */
 	for (int attempt = 0; attempt < K32_API_WRITE_RETRIES && st == K32_ERR_CONFLICT;
 	     attempt++) {
-		api_fail_clear(&f);
+		api_fail_clear(f);
 		k32_buf_reset(out->body);
-		st = api_update_once(api, rq, out, wk, pt, body, &f);
+		st = api_update_once(api, rq, out, wk, pt, body, f);
 		if (st == K32_ERR_CONFLICT &&
 		    (wk == API_WRITE_PUT && api_jstr(body, "metadata.resourceVersion")))
 			break;
 	}
 	cJSON_Delete(body);
 	if (st)
-		api_out_fail(out, &f);
+		api_out_fail(out, f);
 }
 
 static void api_get(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
-	struct api_fail f;
+	struct api_fail *f = &rq->fail; /* off the stack (2.8 KB) */
 	struct store_obj *o = NULL;
-	api_fail_clear(&f);
-	if (api_get_obj(api, rq->res, rq->ns, rq->name, &o, &f)) {
-		api_out_fail(out, &f);
+	api_fail_clear(f);
+	if (api_get_obj(api, rq->res, rq->ns, rq->name, &o, f)) {
+		api_out_fail(out, f);
 		return;
 	}
 	if (!strcmp(rq->sub, "scale")) {

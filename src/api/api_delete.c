@@ -613,32 +613,32 @@ out:
 
 void api_binding(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
-	struct api_fail f;
+	struct api_fail *f = &rq->fail; /* off the stack (2.8 KB) */
 	cJSON *b = NULL, *pod = NULL;
 	struct store_obj *old = NULL, *so = NULL;
 	char why[API_WHY_LEN];
-	api_fail_clear(&f);
-	if (api_decode_body(rq, &b, &f) || api_get_obj(api, rq->res, rq->ns, rq->name, &old, &f))
+	api_fail_clear(f);
+	if (api_decode_body(rq, &b, f) || api_get_obj(api, rq->res, rq->ns, rq->name, &old, f))
 		goto out_fail;
 	const char *node = api_jstr(b, "target.name");
 	if (!node || !node[0]) {
-		api_fail_add_cause(&f, "FieldValueRequired", "target.name", "Required value");
-		api_fail_invalid(&f, "Binding", rq->name);
+		api_fail_add_cause(f, "FieldValueRequired", "target.name", "Required value");
+		api_fail_invalid(f, "Binding", rq->name);
 		goto out_fail;
 	}
 	pod = api_parse_obj(old);
 	if (!pod) {
-		api_fail_set(&f, 500, "InternalError", "stored pod does not parse");
+		api_fail_set(f, 500, "InternalError", "stored pod does not parse");
 		goto out_fail;
 	}
 	if (!api_authorize(rq->who, "create", rq->res, "binding", rq->ns, rq->name, pod, why,
 			   sizeof(why))) {
-		api_fail_forbidden(&f, rq->res, rq->name, why);
+		api_fail_forbidden(f, rq->res, rq->name, why);
 		goto out_fail;
 	}
 	const char *cur = api_jstr(pod, "spec.nodeName");
 	if (cur && cur[0]) {
-		api_fail_set(&f, 409, "Conflict",
+		api_fail_set(f, 409, "Conflict",
 			     "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is "
 			     "already assigned to node \"%s\"",
 			     rq->name, K32_CLIP(rq->name), K32_CLIP(cur));
@@ -648,12 +648,12 @@ void api_binding(struct api_server *api, struct api_req *rq, struct api_out *out
 	if (!spec)
 		spec = cJSON_AddObjectToObject(pod, "spec");
 	api_set_str(spec, "nodeName", node);
-	if (api_put_obj(api, rq->res, pod, false, old->mod_rev, &so, &f))
+	if (api_put_obj(api, rq->res, pod, false, old->mod_rev, &so, f))
 		goto out_fail;
 	api_out_status_ok(out, 201, "pods", rq->name);
 	goto out;
 out_fail:
-	api_out_fail(out, &f);
+	api_out_fail(out, f);
 out:
 	cJSON_Delete(b);
 	cJSON_Delete(pod);
@@ -663,11 +663,11 @@ out:
 
 void api_log(struct api_server *api, struct api_req *rq, struct api_out *out)
 {
-	struct api_fail f;
+	struct api_fail *f = &rq->fail; /* off the stack (2.8 KB) */
 	struct store_obj *o = NULL;
-	api_fail_clear(&f);
-	if (api_get_obj(api, rq->res, rq->ns, rq->name, &o, &f)) {
-		api_out_fail(out, &f);
+	api_fail_clear(f);
+	if (api_get_obj(api, rq->res, rq->ns, rq->name, &o, f)) {
+		api_out_fail(out, f);
 		return;
 	}
 	cJSON *pod = api_parse_obj(o);
@@ -676,7 +676,7 @@ void api_log(struct api_server *api, struct api_req *rq, struct api_out *out)
 	const cJSON *cs = k32_json_find(pod, "spec.containers");
 	if (!api_q(rq, "container", container, sizeof(container)) || !container[0]) {
 		if (cJSON_GetArraySize(cs) > 1) {
-			api_fail_set(&f, 400, "BadRequest",
+			api_fail_set(f, 400, "BadRequest",
 				     "a container name must be specified for pod %s", rq->name);
 			goto out_fail;
 		}
@@ -686,7 +686,7 @@ void api_log(struct api_server *api, struct api_req *rq, struct api_out *out)
 	const char *phase = api_jstr(pod, "status.phase");
 	if (!phase || !strcmp(phase, "Pending")) {
 		api_fail_set(
-		    &f, 400, "BadRequest",
+		    f, 400, "BadRequest",
 		    "container \"%s\" in pod \"%s\" is waiting to start: ContainerCreating",
 		    container, rq->name);
 		goto out_fail;
@@ -703,7 +703,7 @@ void api_log(struct api_server *api, struct api_req *rq, struct api_out *out)
 		k32_status_t st = api->log_fn(api->log_ctx, rq->ns, rq->name, container,
 					      node ? node : "", query, out->body, &code, &err);
 		if (st) {
-			api_fail_set(&f, 500, "InternalError", "reading logs of pod %s: %s",
+			api_fail_set(f, 500, "InternalError", "reading logs of pod %s: %s",
 				     rq->name, err.msg);
 			goto out_fail;
 		}
@@ -717,7 +717,7 @@ void api_log(struct api_server *api, struct api_req *rq, struct api_out *out)
 	return;
 out_fail:
 	cJSON_Delete(pod);
-	api_out_fail(out, &f);
+	api_out_fail(out, f);
 }
 
 void api_eviction(struct api_server *api, struct api_req *rq, struct api_out *out)
@@ -782,9 +782,14 @@ static bool api_ns_janitor_pass(struct api_server *api, uint64_t now_s)
 		api_purge_namespace(api, name);
 		if (cJSON_GetArraySize(k32_json_find(j, "metadata.finalizers")) == 0) {
 			struct store_obj *prev = NULL;
-			struct api_fail f;
-			api_fail_clear(&f);
-			api_delete_now(api, nsres, "", name, 0, "Background", 0, &prev, &f);
+			/* its failure record off the stack (2.8 KB; the pass runs on request paths)
+			 */
+			struct api_fail *f = api_zalloc(sizeof(*f));
+			if (f)
+				api_delete_now(api, nsres, "", name, 0, "Background", 0, &prev, f);
+			else
+				pending = true; /* out of memory: the next pass deletes it */
+			api_free(f, sizeof(*f));
 			store_obj_unref(api->store, prev);
 		} else {
 			pending = true; /* a controller removes the finalizers */

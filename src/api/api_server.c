@@ -568,13 +568,13 @@ static void api_ssar(struct api_server *api, struct api_req *rq, struct api_out 
 	} else if (nra) {
 		allowed = rq->who->admin || rq->who->node[0];
 	} else {
-		struct api_fail f;
-		api_fail_clear(&f);
-		api_fail_add_cause(&f, "FieldValueRequired", "spec.resourceAttributes",
+		struct api_fail *f = &rq->fail; /* off the stack (2.8 KB) */
+		api_fail_clear(f);
+		api_fail_add_cause(f, "FieldValueRequired", "spec.resourceAttributes",
 				   "Required value: exactly one of nonResourceAttributes or "
 				   "resourceAttributes must be specified");
-		api_fail_invalid(&f, "SelfSubjectAccessReview", "");
-		api_out_fail(out, &f);
+		api_fail_invalid(f, "SelfSubjectAccessReview", "");
+		api_out_fail(out, f);
 		return;
 	}
 	cJSON_DeleteItemFromObject(obj, "status");
