@@ -377,10 +377,11 @@ bool api_authorize(const struct api_identity *who, const char *verb, const struc
 	}
 	if (!ok)
 		snprintf(why, cap,
-			 "User \"%s\" cannot %s resource \"%s%s%s\" in API group \"%s\"%s%s: a "
-			 "node may only modify its own Node and Lease and the pods bound to it",
+			 "User \"%s\" cannot %s resource \"%s%s%s\" in API group \"%s\"%s%s: "
+			 "node %s may only modify its own Node and Lease and the pods bound to it",
 			 K32_CLIP(who->user), verb, plural, sub[0] ? "/" : "", sub, res->group,
-			 ns && ns[0] ? " in the namespace " : "", ns && ns[0] ? ns : "");
+			 ns && ns[0] ? " in the namespace " : "", ns && ns[0] ? ns : "",
+			 K32_CLIP(who->node));
 	return ok;
 }
 
