@@ -339,7 +339,7 @@ void api_out_obj(struct api_req *rq, struct api_out *out, int code, const struct
 
 static void api_out_cjson_obj(struct api_req *rq, struct api_out *out, int code, cJSON *obj)
 {
-	char av[64];
+	char av[API_VERSION_LEN];
 	if (obj && api_crd_storage_api_version(rq->res, av, sizeof(av))) {
 		/* a custom object (stored at its storage version) answered at the version asked */
 		api_resource_api_version(rq->res, av, sizeof(av));
