@@ -1380,6 +1380,12 @@ _Static_assert(K32_KLET_JOIN_BACKOFF_MIN_MS >= 1 &&
 #ifndef K32_API_PROXY_CONCURRENT
 #define K32_API_PROXY_CONCURRENT 4
 #endif
+
+/* Bytes of a failed forward's cause kept in the 503/504 that reports it (clipped in the
+ * middle, so the Status message's advice after it always fits). */
+#ifndef K32_API_PROXY_ERR_CLIP
+#define K32_API_PROXY_ERR_CLIP 100
+#endif
 /* Bytes of one module file read from the image directory. */
 #ifndef K32_KLET_IMAGE_MAX_BYTES
 #define K32_KLET_IMAGE_MAX_BYTES (1024u * 1024u)

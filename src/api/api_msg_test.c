@@ -162,6 +162,12 @@ static const struct mrow rows[] = {
     /* 503: a pod's HTTP handler through the API (its node publishes no pod server) */
     {"proxy", ADMIN, "GET", "/api/v1/namespaces/@S/pods/@N/proxy/", NULL, NULL, 503,
      "publishes no pod server", "it runs without one or has not registered"},
+    /* 503: the pod's node publishes a pod server that refuses the connection (port 1) */
+    {"proxy-reach", ADMIN, "GET", "/api/v1/namespaces/@S/pods/@O/proxy/", NULL, NULL, 503,
+     "(header X-Kube32-Pod: @S/other-", NULL},
+    /* 400: port-forward without an upgrade this server tunnels */
+    {"portforward", ADMIN, "GET", "/api/v1/namespaces/@S/pods/@O/portforward", NULL, NULL, 400,
+     "pods/portforward: kube32 tunnels SPDY/3.1", "at pods/<name>/proxy (kubectl get --raw)"},
     /* 405 */
     {"method", ADMIN, "PUT", "/api/v1/namespaces/@S/configmaps", NULL, CM("a"), 405,
      "does not allow this method", ")"},
@@ -379,6 +385,18 @@ static int fx_setup(void **state)
 	       req(&fx, ADMIN, "POST", "/api/v1/namespaces/@S/pods", NULL,
 		   "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"@N\"},"
 		   "\"spec\":{\"nodeName\":\"@N\",\"containers\":[{\"name\":\"c\",\"image\":"
+		   "\"t.wasm\"}]}}"));
+	/* node @O publishes a pod server on loopback port 1, where nothing listens; pod @O runs
+	 * there */
+	EXPECT(&fx, 200,
+	       req(&fx, ADMIN, "PUT", "/api/v1/nodes/@O/status", NULL,
+		   "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"@O\"},"
+		   "\"status\":{\"addresses\":[{\"type\":\"InternalIP\",\"address\":"
+		   "\"127.0.0.1\"}],\"daemonEndpoints\":{\"kubeletEndpoint\":{\"Port\":1}}}}"));
+	EXPECT(&fx, 201,
+	       req(&fx, ADMIN, "POST", "/api/v1/namespaces/@S/pods", NULL,
+		   "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"@O\"},"
+		   "\"spec\":{\"nodeName\":\"@O\",\"containers\":[{\"name\":\"c\",\"image\":"
 		   "\"t.wasm\"}]}}"));
 	EXPECT(&fx, 201,
 	       req(&fx, ADMIN, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",

@@ -381,9 +381,11 @@ static void api_proxy_forward(const struct api_req *rq, struct api_out *out, con
 	if (st) {
 		api_fail_set(&f, st == K32_ERR_TIMED_OUT ? 504 : 503,
 			     st == K32_ERR_TIMED_OUT ? "Timeout" : "ServiceUnavailable",
-			     "error trying to reach pod %s/%s at node %s's pod server "
-			     "http://%s:%u (header X-Kube32-Pod: %s/%s): %s",
-			     ns, pod, node, ip, (unsigned)port, ns, pod, err.msg);
+			     "error trying to reach the pod at node %s's pod server http://%s:%u "
+			     "(header X-Kube32-Pod: %s/%s): %s",
+			     K32_CLIP(node), ip, (unsigned)port, ns, K32_CLIP(pod),
+			     k32_clip_to((char[K32_API_PROXY_ERR_CLIP + 1]){0},
+					 K32_API_PROXY_ERR_CLIP + 1, err.msg));
 		api_out_fail(out, &f);
 	} else {
 		api_out_text(out, status, ctype, answer.data ? (const char *)answer.data : "",
@@ -474,13 +476,12 @@ bool api_proxy_route(struct api_server *api, struct api_req *rq, struct api_out 
 	if (t.portforward) {
 		api_fail_set(
 		    f, 400, "BadRequest",
-		    "pods/portforward: kube32 tunnels SPDY/3.1 (portforward.k8s.io), plain "
-		    "or in WebSocket (subprotocol " API_PF_WS_PROTOCOL
-		    "), not \"%.30s\"; pod %s/%s answers HTTP at node %s's pod server "
-		    "http://%s:%u with header X-Kube32-Pod: %s/%s, or through kubectl get "
-		    "--raw /api/v1/namespaces/%s/pods/%s/proxy/",
-		    rq->upgrade[0] ? rq->upgrade : "no upgrade", t.ns, t.name, node, ip,
-		    (unsigned)port, t.ns, t.name, t.ns, t.name);
+		    "pods/portforward: kube32 tunnels SPDY/3.1 (plain or in WebSocket, "
+		    "subprotocol " API_PF_WS_PROTOCOL "), not \"%s\"; the pod answers HTTP at its "
+		    "node's pod server http://%s:%u with header X-Kube32-Pod: %s/%s, and at "
+		    "pods/<name>/proxy (kubectl get --raw)",
+		    K32_CLIP(rq->upgrade[0] ? rq->upgrade : "no upgrade"), ip, (unsigned)port, t.ns,
+		    K32_CLIP(t.name));
 		api_out_fail(out, f);
 		return true;
 	}
