@@ -1762,6 +1762,13 @@ _Static_assert(K32_CTRL_SCHED_QUEUE_MAX >= 8 && K32_CTRL_SCHED_QUEUE_MAX <= (1 <
 #define K32_CTRL_CACHE_MAX_OBJECTS 20000
 #endif
 
+/* How long a controller's read of its cache waits for the cache to hold the controller's
+ * own last write of that kind (read-your-writes, as client-go's expectations give); past it
+ * that read goes to the API. */
+#ifndef K32_CTRL_CACHE_WAIT_MS
+#define K32_CTRL_CACHE_WAIT_MS 1000
+#endif
+
 /* Stack of each informer task (one per watched kind). It parses one watch event at a time
  * and, with the in-process client, runs the API server's whole request path for its relists
  * (api_serve and api_crud frames: ~16 KB at -O2, several times that under ASan at -O0, which
@@ -1779,6 +1786,8 @@ _Static_assert(K32_CTRL_SCHED_QUEUE_MAX >= 8 && K32_CTRL_SCHED_QUEUE_MAX <= (1 <
 _Static_assert(K32_CTRL_CACHE_MAX_OBJECTS >= 16 && K32_CTRL_CACHE_MAX_OBJECTS <= 1000000,
 	       "K32_CTRL_CACHE_MAX_OBJECTS out of range");
 
+_Static_assert(K32_CTRL_CACHE_WAIT_MS >= 1 && K32_CTRL_CACHE_WAIT_MS <= 60000,
+	       "K32_CTRL_CACHE_WAIT_MS out of range");
 _Static_assert(K32_CTRL_BATCH >= 1 && K32_CTRL_BATCH <= 1024, "K32_CTRL_BATCH out of range");
 _Static_assert(K32_CTRL_LIST_PAGE >= 1 && K32_CTRL_LIST_PAGE <= 500,
 	       "K32_CTRL_LIST_PAGE out of range");

@@ -105,10 +105,10 @@ static uint32_t ctrl_run_mask(struct ctrl *c, uint32_t mask, uint32_t full, k32_
 		ctrl_item_end(c); /* a pass that left an item open */
 		ctrl_backoff_pass_done(c, bit);
 		uint64_t cpu = k32_plat()->thread_cpu_us() - cpu0;
-		/* a pass cut short by its budget finishes with a full one (the queue it
-		 * took is spent) */
+		/* a pass cut short by its budget goes on where it stopped (the queue it took
+		 * is spent) */
 		if (c->more)
-			ctrl_enqueue(c, bit, NULL, NULL);
+			ctrl_requeue_rest(c, bit);
 		uint64_t now = ctrl_now_us(c);
 		k32_mutex_lock(&c->lock);
 		c->stats.passes++;

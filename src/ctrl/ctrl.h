@@ -128,6 +128,8 @@ struct ctrl_stats {
 	uint64_t pass_cpu_us[11];     /* CPU time spent in passes, per controller (bit index of
 				       * enum ctrl_kind: [0] scheduler ... [9] CronJob, [10]
 				       * endpoints) */
+	uint64_t cache_lags;	      /* cache reads that waited K32_CTRL_CACHE_WAIT_MS for the
+				       * controllers' own writes and went to the API instead */
 };
 
 /*

@@ -23,6 +23,7 @@
 #include "ctrl/ctrl_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/k32_log.h"
@@ -632,6 +633,16 @@ static void ctrl_inf_mark_full(struct ctrl *c, uint32_t mask)
 	ctrl_inf_mark(c, mask);
 }
 
+/* Notes that the cache now holds revision rv (a decimal string; lock held). */
+static void ctrl_inf_applied(struct ctrl_informer *inf, const char *rv)
+{
+	uint64_t r = rv ? strtoull(rv, NULL, 10) : 0;
+	if (r > inf->applied_rv) {
+		inf->applied_rv = r;
+		k32_plat()->cond_broadcast(&inf->applied);
+	}
+}
+
 /* Lists the kind into a fresh cache and swaps it in. */
 /* What one relist builds and the page requests it makes: on the heap, not on the informer
  * task's stack (a board's is 16 KiB, and the in-process API path runs below it). */
@@ -715,6 +726,7 @@ ctrl_inf_relist(struct ctrl_informer *inf, struct k32_err *err)
 	inf->cap = fresh->cap;
 	inf->synced = !overflow;
 	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+	ctrl_inf_applied(inf, rv);
 	k32_mutex_unlock(&inf->lock);
 	ctrl_inf_mark_full(c, inf->mask);
 	ctrl_free(sc, sizeof(*sc));
@@ -757,6 +769,7 @@ static k32_status_t ctrl_inf_line(void *arg, const char *line, size_t len)
 				room = ctrl_inf_put(inf, obj, &prev);
 			if (!room)
 				inf->synced = false; /* reads go to the API; relist below */
+			ctrl_inf_applied(inf, v);
 			k32_mutex_unlock(&inf->lock);
 			/* the filters look at obj after it went into the cache: nothing else
 			 * changes a cached object, and only this task replaces or frees it */
@@ -843,6 +856,7 @@ k32_status_t ctrl_informers_start(struct ctrl *c, struct k32_err *err)
 		inf->resource = ctrl_inf_defs[i].resource;
 		inf->mask = ctrl_inf_defs[i].mask;
 		k32_plat()->mutex_init(&inf->lock);
+		k32_plat()->cond_init(&inf->applied);
 		inf->lock_ready = true;
 	}
 	for (unsigned i = 0; i < CTRL_INFORMER_COUNT; i++) {
@@ -869,6 +883,7 @@ void ctrl_informers_stop(struct ctrl *c)
 		inf->task = NULL;
 		if (inf->lock_ready) {
 			ctrl_inf_clear(inf);
+			k32_plat()->cond_fini(&inf->applied);
 			k32_plat()->mutex_fini(&inf->lock);
 			inf->lock_ready = false;
 		}
@@ -985,12 +1000,67 @@ static struct ctrl_informer *ctrl_inf_lock_path(struct ctrl *c, const char *path
 	struct ctrl_informer *inf = ctrl_inf_route(c, path, ns, node);
 	if (!inf)
 		return NULL;
+	k32_mutex_lock(&c->lock);
+	uint64_t want = inf->want_rv;
+	k32_mutex_unlock(&c->lock);
 	k32_mutex_lock(&inf->lock);
+	/* not older than this controller's own writes (ctrl_cache_note_write) */
+	int64_t deadline = 0;
+	while (inf->synced && inf->applied_rv < want && !ctrl_inf_stopping(c)) {
+		if (!deadline)
+			deadline = k32_deadline_after((int64_t)K32_CTRL_CACHE_WAIT_MS * 1000);
+		if (k32_plat()->cond_wait(&inf->applied, &inf->lock, deadline) ==
+			K32_ERR_TIMED_OUT &&
+		    inf->applied_rv < want) {
+			k32_mutex_unlock(&inf->lock);
+			k32_mutex_lock(&c->lock);
+			c->stats.cache_lags++; /* the API answers instead */
+			k32_mutex_unlock(&c->lock);
+			return NULL;
+		}
+	}
 	if (!inf->synced) {
 		k32_mutex_unlock(&inf->lock);
 		return NULL;
 	}
 	return inf;
+}
+
+/* The informer of the kind target names (a collection, an object or its subresource). */
+static struct ctrl_informer *ctrl_inf_of_target(struct ctrl *c, const char *target)
+{
+	for (unsigned i = 0; i < CTRL_INFORMER_COUNT; i++) {
+		struct ctrl_informer *inf = &c->inf[i];
+		size_t pl = inf->task ? strlen(inf->prefix) : 0;
+		if (!pl || strncmp(target, inf->prefix, pl) || target[pl] != '/')
+			continue;
+		const char *rest = target + pl + 1;
+		if (!strncmp(rest, "namespaces/", 11)) {
+			const char *slash = strchr(rest + 11, '/');
+			if (!slash)
+				continue; /* a Namespace itself */
+			rest = slash + 1;
+		}
+		size_t rl = strlen(inf->resource);
+		if (!strncmp(rest, inf->resource, rl) &&
+		    (rest[rl] == 0 || rest[rl] == '/' || rest[rl] == '?'))
+			return inf;
+	}
+	return NULL;
+}
+
+void ctrl_cache_note_write(struct ctrl *c, const char *target, const cJSON *ans)
+{
+	const char *v = ctrl_jstr(ans, "metadata.resourceVersion");
+	struct ctrl_informer *inf = v ? ctrl_inf_of_target(c, target) : NULL;
+	if (!inf)
+		return;
+	uint64_t r = strtoull(v, NULL, 10);
+	/* not inf->lock: the write may come from a callback that holds it */
+	k32_mutex_lock(&c->lock);
+	if (r > inf->want_rv)
+		inf->want_rv = r;
+	k32_mutex_unlock(&c->lock);
 }
 
 int ctrl_cache_index(struct ctrl *c, const char *path, enum ctrl_index_kind k, const char *key,
@@ -1044,6 +1114,30 @@ int ctrl_cache_keys(struct ctrl *c, const char *path, const uint32_t *hashes, si
 	for (size_t i = 0; i < count; i++)
 		if (!ctrl_idx_each(c, inf, CTRL_IDX_KEY, hashes[i], ns, NULL, fn, ctx))
 			break;
+	k32_mutex_unlock(&inf->lock);
+	return 0;
+}
+
+int ctrl_cache_keys_from(struct ctrl *c, const char *path, const uint32_t *sorted, size_t count,
+			 uint32_t from, ctrl_item_fn fn, void *ctx)
+{
+	char ns[CTRL_NAME_LEN];
+	struct ctrl_informer *inf = ctrl_inf_lock_path(c, path, ns);
+	if (!inf)
+		return -1;
+	if (!inf->idx[CTRL_IDX_KEY].e && inf->n) {
+		k32_mutex_unlock(&inf->lock); /* no key index (out of memory): list */
+		return -1;
+	}
+	bool go = true;
+	for (size_t i = 0; go && i < count && sorted[i] < from; i++)
+		go = ctrl_idx_each(c, inf, CTRL_IDX_KEY, sorted[i], ns, NULL, fn, ctx);
+	const struct ctrl_index *x = &inf->idx[CTRL_IDX_KEY];
+	for (size_t i = ctrl_idx_lower(x, from, NULL); go && x->e && i < x->n; i++) {
+		cJSON *o = x->e[i].obj;
+		if (!ns[0] || !strcmp(ctrl_inf_ns(o), ns))
+			go = fn(c, o, ctx);
+	}
 	k32_mutex_unlock(&inf->lock);
 	return 0;
 }

@@ -99,17 +99,28 @@ struct ctrl_informer {
 	struct ctrl_node_use *use;
 	size_t use_n, use_cap;
 	bool use_full;
-	bool synced;		/* objs mirrors the server as of rv: ctrl_list may read it */
-	char rv[32];		/* last resourceVersion seen */
-	char watch_target[256]; /* the watch request's target (the informer task only) */
+	bool synced;	     /* objs mirrors the server as of rv: ctrl_list may read it */
+	char rv[32];	     /* last resourceVersion seen */
+	uint64_t applied_rv; /* revision of the last event applied (or of the list) */
+	uint64_t want_rv;    /* revision of the controllers' last write of this kind; under c->lock
+			      * (writes also come from ctrl_list callbacks, which hold inf->lock) */
+	struct k32_cond applied; /* signalled when applied_rv moves */
+	char watch_target[256];	 /* the watch request's target (the informer task only) */
 };
 
 /* Objects a controller's next pass must reconcile (hashes of "ns/name"), as client-go's
- * work queue; full: every object (a resync, a relist, an orphan, an overflow). */
+ * work queue; full: every object (a resync, a relist, an orphan, an overflow). A full pass
+ * from the cache goes in key-hash order; one cut short by its budget is resumed, not
+ * restarted: resume (with full) means the objects whose hash is at least from, plus keys
+ * (still collected meanwhile), so a cluster built 32 writes a pass costs each object once
+ * instead of every object per pass. */
 struct ctrl_queue {
 	uint32_t keys[K32_CTRL_QUEUE_LEN];
 	uint32_t n;
 	bool full;
+	bool resume;	 /* with full: only from (and keys) on */
+	bool hash_order; /* pass_q only: the pass's list came in key-hash order */
+	uint32_t from;
 };
 
 /* A work item backing off after a failed write (ctrl_item_begin/end), as an entry of
@@ -152,6 +163,7 @@ struct ctrl {
 	struct ctrl_backoff backoff[K32_CTRL_BACKOFF_ITEMS]; /* under c->lock */
 	uint32_t pass_bit;	    /* the controller whose pass runs (run_lock held) */
 	uint32_t item_key;	    /* ctrl_item_begin's object */
+	bool item_begun;	    /* ctrl_item_begin succeeded in this pass (item_key valid) */
 	bool item_active;	    /* between ctrl_item_begin and ctrl_item_end */
 	bool item_failed;	    /* a write of the current item failed */
 	bool pass_failed;	    /* a write outside any item failed in this pass */
@@ -259,6 +271,10 @@ cJSON *ctrl_list_work(struct ctrl *c, const char *path);
 void ctrl_enqueue(struct ctrl *c, uint32_t bit, const char *ns, const char *name);
 /* Takes the queue of bit for the pass about to run (full when want_full); run_lock held. */
 void ctrl_queue_take(struct ctrl *c, uint32_t bit, bool want_full);
+/* After a pass of bit cut short by its budget: queues what it did not reach (a full pass
+ * resumes at the last item begun; a queued one keeps its keys from that item on); a full
+ * pass when the list had no key-hash order. run_lock held. */
+void ctrl_requeue_rest(struct ctrl *c, uint32_t bit);
 
 /* ctrl_list_array of the objects controlled by owner_uid plus those with no controller (what
  * an owner may adopt), NULL on failure (c->perr). */
@@ -390,6 +406,17 @@ int ctrl_cache_index(struct ctrl *c, const char *path, enum ctrl_index_kind k, c
  * hashes (count of them; a hash collision may add an object). -1: ask the API. */
 int ctrl_cache_keys(struct ctrl *c, const char *path, const uint32_t *hashes, size_t count,
 		    ctrl_item_fn fn, void *ctx);
+
+/* After a successful write to target (answer ans): reads of that kind's cache wait until
+ * the cache holds the answer's resourceVersion, so a pass never acts on a cache older than
+ * its own writes (a ReplicaSet counting its pods before its creates arrived would create
+ * them again). Up to K32_CTRL_CACHE_WAIT_MS; then that read goes to the API. */
+void ctrl_cache_note_write(struct ctrl *c, const char *target, const cJSON *ans);
+
+/* ctrl_cache_keys in key-hash order over the hashes below from (sorted ascending), then
+ * every object whose hash is from or more (from 0: every object of path). -1: ask the API. */
+int ctrl_cache_keys_from(struct ctrl *c, const char *path, const uint32_t *sorted, size_t count,
+			 uint32_t from, ctrl_item_fn fn, void *ctx);
 
 /* The work queues' key of an object: FNV-1a of "namespace/name" (ns NULL: ""). */
 uint32_t ctrl_key_hash(const char *ns, const char *name);

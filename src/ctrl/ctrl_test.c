@@ -1839,6 +1839,120 @@ static void test_batch_limit(void **state)
 	assert_false(more);
 }
 
+/* A pass cut short by its budget is resumed where it stopped, not restarted: a full pass
+ * (key-hash order) resumes at the item it was on and keeps what was queued meanwhile; a
+ * queued pass keeps its keys from that item on; without an order, a full pass again. */
+static void test_queue_resume(void **state)
+{
+	struct fx *fx = *state;
+	struct ctrl *c = fx->ctrl;
+	struct ctrl_queue *q = &c->queue[0]; /* the ReplicaSet controller's */
+	memset(q, 0, sizeof(*q));
+	memset(&c->pass_q, 0, sizeof(c->pass_q));
+	c->pass_q.full = true;
+	c->pass_q.hash_order = true;
+	c->item_begun = true;
+	c->item_key = 500;
+	ctrl_requeue_rest(c, CTRL_REPLICASET);
+	assert_true(q->full);
+	assert_true(q->resume);
+	assert_int_equal(q->from, 500);
+	/* keys still collect while a resume waits; a whole-pass request ends the resume */
+	ctrl_enqueue(c, CTRL_REPLICASET, "default", "web");
+	assert_int_equal(q->n, 1);
+	assert_int_equal(q->keys[0], ctrl_key_hash("default", "web"));
+	ctrl_enqueue(c, CTRL_REPLICASET, NULL, NULL);
+	assert_true(q->full);
+	assert_false(q->resume);
+	/* a queued pass: the keys from the cut item on go back */
+	memset(q, 0, sizeof(*q));
+	memset(&c->pass_q, 0, sizeof(c->pass_q));
+	c->pass_q.hash_order = true;
+	c->pass_q.n = 3;
+	c->pass_q.keys[0] = 100;
+	c->pass_q.keys[1] = 300;
+	c->pass_q.keys[2] = 700;
+	c->item_key = 300;
+	ctrl_requeue_rest(c, CTRL_REPLICASET);
+	assert_false(q->full);
+	assert_int_equal(q->n, 2);
+	assert_int_equal(q->keys[0], 300);
+	assert_int_equal(q->keys[1], 700);
+	/* a list from the API (name order) cannot be resumed by hash */
+	memset(q, 0, sizeof(*q));
+	c->pass_q.hash_order = false;
+	ctrl_requeue_rest(c, CTRL_REPLICASET);
+	assert_true(q->full);
+	assert_false(q->resume);
+	/* the next pass takes the resume and sorts the keys it serves */
+	memset(q, 0, sizeof(*q));
+	q->full = q->resume = true;
+	q->from = 42;
+	q->n = 2;
+	q->keys[0] = 9;
+	q->keys[1] = 3;
+	c->cfg.no_task = false; /* else every pass is a whole one */
+	ctrl_queue_take(c, CTRL_REPLICASET, false);
+	c->cfg.no_task = true;
+	assert_true(c->pass_q.full && c->pass_q.resume);
+	assert_int_equal(c->pass_q.from, 42);
+	assert_int_equal(c->pass_q.keys[0], 3);
+	assert_int_equal(c->pass_q.keys[1], 9);
+	assert_false(q->full || q->resume || q->n);
+	memset(&c->pass_q, 0, sizeof(c->pass_q));
+}
+
+/* With the informers: more ReplicaSets than the work queue holds, each wanting a pod, so
+ * passes are full ones cut by the budget and resumed; none is skipped (a skipped one would
+ * wait for the hour's resync). */
+static void test_task_resume(void **state)
+{
+	struct fx *fx = *state;
+	struct k32_err err;
+	ctrl_stop(fx->ctrl);
+	struct ctrl_config cc = {
+	    .enable = CTRL_REPLICASET, .resync_s = 3600, .sched_resync_s = 3600};
+	if (ctrl_start(&cc, fx->kc, &fx->ctrl, &err))
+		fail_msg("ctrl_start: %s", err.msg);
+	enum { SETS = K32_CTRL_QUEUE_LEN + 44 };
+	for (int i = 0; i < SETS; i++) {
+		int code = reqf(
+		    fx, "POST", "/apis/apps/v1/namespaces/default/replicasets",
+		    "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+		    "\"r%d\"},\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"app\":"
+		    "\"r%d\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"r%d\"}},"
+		    "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"hello.wasm\"}]}}}}",
+		    i, i, i);
+		must(code, 201, fx, "rs");
+	}
+	int live = 0, ready = 0;
+	uint64_t deadline = k32_now_us() + 60 * 1000000ull;
+	while (k32_now_us() < deadline) {
+		count_pods(fx, "r", &live, &ready);
+		if (live >= SETS)
+			break;
+		k32_plat()->sleep_us(20000);
+	}
+	assert_int_equal(live, SETS);
+	/* and no ReplicaSet got two */
+	cJSON *l = get(fx, "/apis/apps/v1/namespaces/default/replicasets");
+	const cJSON *rs;
+	int ok = 0;
+	deadline = k32_now_us() + 30 * 1000000ull;
+	do {
+		cJSON_Delete(l);
+		l = get(fx, "/apis/apps/v1/namespaces/default/replicasets");
+		ok = 0;
+		cJSON_ArrayForEach(rs, cJSON_GetObjectItem(l, "items")) ok +=
+		    ctrl_jint(rs, "status.replicas", 0) == 1;
+		if (ok == SETS)
+			break;
+		k32_plat()->sleep_us(20000);
+	} while (k32_now_us() < deadline);
+	cJSON_Delete(l);
+	assert_int_equal(ok, SETS);
+}
+
 /* Writes the API refuses (the store is full) are counted and retried, not fatal. */
 static void test_write_errors(void **state)
 {
@@ -2161,6 +2275,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_heartbeat_filter, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_pod_sched_filter, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_limit, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_queue_resume, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_task_resume, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_write_errors),
 	    cmocka_unit_test_setup_teardown(test_node_many, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_write_backoff, fx_setup, fx_teardown),

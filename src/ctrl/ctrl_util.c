@@ -117,7 +117,8 @@ int ctrl_write(struct ctrl *c, const char *method, const char *target, const cha
 			k32_log(K32_LOG_WARN, "ctrl",
 				"%s %.160s failed: %.160s (retried with back-off)", method, target,
 				err.msg);
-	}
+	} else
+		ctrl_cache_note_write(c, target, ans);
 	if (out)
 		*out = ans;
 	else
@@ -268,7 +269,8 @@ static void ctrl_queue_add(struct ctrl_queue *q, uint32_t h, bool whole)
 {
 	if (whole || q->n == K32_CTRL_QUEUE_LEN) {
 		q->full = true;
-	} else if (!q->full) {
+		q->resume = false;
+	} else if (!q->full || q->resume) {
 		uint32_t i = 0;
 		while (i < q->n && q->keys[i] != h)
 			i++;
@@ -374,6 +376,7 @@ bool ctrl_item_begin(struct ctrl *c, const cJSON *obj)
 	if (wait)
 		return false;
 	c->item_key = key;
+	c->item_begun = true;
 	c->item_active = true;
 	c->item_failed = false;
 	return true;
@@ -422,6 +425,12 @@ uint64_t ctrl_backoff_fire(struct ctrl *c, uint64_t now, uint32_t *out_dirty, ui
 	return next;
 }
 
+static int ctrl_u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 void ctrl_queue_take(struct ctrl *c, uint32_t bit, bool want_full)
 {
 	struct ctrl_queue *q = ctrl_queue_of(c, bit);
@@ -430,10 +439,42 @@ void ctrl_queue_take(struct ctrl *c, uint32_t bit, bool want_full)
 		c->pass_q = *q;
 		q->n = 0;
 		q->full = false;
+		q->resume = false;
 	}
 	/* without informers nothing queues: every pass is a full one */
-	if (!q || want_full || c->cfg.no_task || c->cfg.no_cache)
+	if (!q || want_full || c->cfg.no_task || c->cfg.no_cache) {
 		c->pass_q.full = true;
+		c->pass_q.resume = false;
+	}
+	k32_mutex_unlock(&c->lock);
+	c->pass_q.hash_order = false;
+	c->item_begun = false;
+	/* ascending: the cache serves them in this order (ctrl_requeue_rest relies on it) */
+	qsort(c->pass_q.keys, c->pass_q.n, sizeof(c->pass_q.keys[0]), ctrl_u32_cmp);
+}
+
+void ctrl_requeue_rest(struct ctrl *c, uint32_t bit)
+{
+	struct ctrl_queue *q = ctrl_queue_of(c, bit);
+	if (!q)
+		return;
+	const struct ctrl_queue *p = &c->pass_q;
+	k32_mutex_lock(&c->lock);
+	if (!p->hash_order || !c->item_begun) {
+		ctrl_queue_add(q, 0, true); /* no order to resume by: a full pass */
+	} else if (p->full) {
+		/* resumed at the item the budget cut (it may be half done); what was queued
+		 * meanwhile stays queued */
+		if (!q->full) {
+			q->full = true;
+			q->resume = true;
+			q->from = c->item_key;
+		}
+	} else {
+		for (uint32_t i = 0; i < p->n; i++)
+			if (p->keys[i] >= c->item_key)
+				ctrl_queue_add(q, p->keys[i], false);
+	}
 	k32_mutex_unlock(&c->lock);
 }
 
@@ -472,15 +513,29 @@ static bool ctrl_work_copy(struct ctrl *c, cJSON *item, void *ctx)
 
 cJSON *ctrl_list_work(struct ctrl *c, const char *path)
 {
-	if (c->pass_q.full)
-		return ctrl_list_array(c, path, NULL);
 	struct ctrl_work w = {cJSON_CreateArray(), &c->pass_q};
-	if (!w.arr)
+	if (!w.arr) {
+		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "listing %.80s: out of memory",
+			    path);
 		return NULL;
+	}
+	if (c->pass_q.full) {
+		/* from the cache in key-hash order, so a pass cut short can be resumed */
+		const struct ctrl_queue *q = &c->pass_q;
+		if (ctrl_cache_keys_from(c, path, q->keys, q->resume ? q->n : 0,
+					 q->resume ? q->from : 0, ctrl_work_copy, w.arr) == 0) {
+			c->pass_q.hash_order = true;
+			return w.arr;
+		}
+		cJSON_Delete(w.arr);
+		return ctrl_list_array(c, path, NULL); /* from the API: everything, by name */
+	}
 	/* the queued objects only, through the cache's key index; else filter a list */
 	if (c->pass_q.n &&
-	    ctrl_cache_keys(c, path, c->pass_q.keys, c->pass_q.n, ctrl_work_copy, w.arr) == 0)
+	    ctrl_cache_keys(c, path, c->pass_q.keys, c->pass_q.n, ctrl_work_copy, w.arr) == 0) {
+		c->pass_q.hash_order = true;
 		return w.arr;
+	}
 	if (c->pass_q.n && ctrl_list(c, path, ctrl_work_item, &w)) {
 		cJSON_Delete(w.arr);
 		return NULL;
