@@ -275,48 +275,6 @@ static bool ctrl_pod_pending(const cJSON *p)
 	return !(n && n[0]) && !ctrl_pod_terminal(p);
 }
 
-/* First index of the use table at or after node. */
-static size_t ctrl_use_lower(const struct ctrl_informer *inf, const char *node)
-{
-	size_t lo = 0, hi = inf->use_n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(inf->use[mid].name, node) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* The use entry of node, inserted when absent (NULL past cfg.max_nodes or out of memory). */
-static struct ctrl_node_use *ctrl_use_slot(struct ctrl_informer *inf, const char *node)
-{
-	size_t i = ctrl_use_lower(inf, node);
-	if (i < inf->use_n && !strcmp(inf->use[i].name, node))
-		return &inf->use[i];
-	if (strlen(node) >= CTRL_NAME_LEN || inf->use_n >= inf->c->cfg.max_nodes)
-		return NULL;
-	if (inf->use_n == inf->use_cap) {
-		size_t cap = inf->use_cap ? inf->use_cap * 2 : 16;
-		if (cap > inf->c->cfg.max_nodes)
-			cap = inf->c->cfg.max_nodes;
-		struct ctrl_node_use *u = ctrl_zalloc(cap * sizeof(*u));
-		if (!u)
-			return NULL;
-		if (inf->use_n)
-			memcpy(u, inf->use, inf->use_n * sizeof(*u));
-		ctrl_free(inf->use, inf->use_cap * sizeof(*u));
-		inf->use = u;
-		inf->use_cap = cap;
-	}
-	memmove(&inf->use[i + 1], &inf->use[i], (inf->use_n - i) * sizeof(inf->use[0]));
-	inf->use_n++;
-	memset(&inf->use[i], 0, sizeof(inf->use[i]));
-	snprintf(inf->use[i].name, sizeof(inf->use[i].name), "%s", node);
-	return &inf->use[i];
-}
-
 /* Adds (sign 1) or takes back (-1) what pod p uses on its node. */
 static void ctrl_use_apply(struct ctrl_informer *inf, const cJSON *p, int sign)
 {
@@ -325,11 +283,12 @@ static void ctrl_use_apply(struct ctrl_informer *inf, const cJSON *p, int sign)
 		return;
 	struct ctrl_node_use *slot = NULL;
 	if (sign > 0) {
-		slot = ctrl_use_slot(inf, node);
+		void *t = inf->use;
+		slot = ctrl_name_slot(&t, &inf->use_n, &inf->use_cap, sizeof(*slot),
+				      inf->c->cfg.max_nodes, node, NULL);
+		inf->use = t;
 	} else {
-		size_t i = ctrl_use_lower(inf, node);
-		if (i < inf->use_n && !strcmp(inf->use[i].name, node))
-			slot = &inf->use[i];
+		slot = ctrl_name_find(inf->use, inf->use_n, sizeof(*slot), node, NULL);
 	}
 	if (!slot) {
 		if (sign > 0)

@@ -37,6 +37,20 @@ struct ctrl_node_health {
 	bool seen;		 /* found in this pass (for forgetting deleted nodes) */
 };
 
+/* Tables sorted by name whose entries begin with char name[CTRL_NAME_LEN] (node
+ * lifecycle's health table, the pods cache's per-node use): one binary search for both. */
+_Static_assert(offsetof(struct ctrl_node_health, name) == 0, "ctrl_name_find needs name first");
+
+/* The entry named name in table (count entries of size bytes, sorted by name); NULL when
+ * absent. *at (may be NULL) gets the index where it is or would go. */
+void *ctrl_name_find(const void *table, size_t count, size_t size, const char *name, size_t *at);
+
+/* The entry named name, inserted zeroed (with its name) at its place when absent, growing
+ * the table by doubling up to max entries (ctrl_zalloc). *created (may be NULL) says it was
+ * inserted. NULL when name is too long, the table holds max entries, or out of memory. */
+void *ctrl_name_slot(void **table, size_t *count, size_t *cap, size_t size, size_t max,
+		     const char *name, bool *created);
+
 /* An object the GC found with its owners gone, waiting K32_CTRL_GC_CONFIRM_S. */
 struct ctrl_gc_suspect {
 	char uid[40];
@@ -78,6 +92,7 @@ struct ctrl_node_use {
 	uint64_t mem; /* ctrl_pod_memory sum */
 	uint32_t pods;
 };
+_Static_assert(offsetof(struct ctrl_node_use, name) == 0, "ctrl_name_find needs name first");
 
 /* One watch-fed cache (ctrl_inform.c). objs is sorted by (namespace, name). */
 struct ctrl_informer {

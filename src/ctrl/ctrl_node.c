@@ -35,52 +35,19 @@
 
 #define NODE_UNREACHABLE "node.kubernetes.io/unreachable"
 
-/* First index of the health table at or after name. */
-static size_t node_health_lower(const struct ctrl *c, const char *name)
-{
-	size_t lo = 0, hi = c->nodes_n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(c->nodes[mid].name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* The heartbeat memory of node name, made when new; NULL past cfg.max_nodes (counted in
  * c->nodes_unmonitored) or out of memory. */
 static struct ctrl_node_health *node_health(struct ctrl *c, const char *name, uint64_t now)
 {
-	size_t i = node_health_lower(c, name);
-	if (i < c->nodes_n && !strcmp(c->nodes[i].name, name))
-		return &c->nodes[i];
-	if (strlen(name) >= CTRL_NAME_LEN || c->nodes_n >= c->cfg.max_nodes) {
+	void *t = c->nodes;
+	bool created = false;
+	struct ctrl_node_health *h = ctrl_name_slot(&t, &c->nodes_n, &c->nodes_cap, sizeof(*h),
+						    c->cfg.max_nodes, name, &created);
+	c->nodes = t;
+	if (!h)
 		c->nodes_unmonitored++;
-		return NULL;
-	}
-	if (c->nodes_n == c->nodes_cap) {
-		size_t cap = c->nodes_cap ? c->nodes_cap * 2 : 16;
-		if (cap > c->cfg.max_nodes)
-			cap = c->cfg.max_nodes;
-		struct ctrl_node_health *t = ctrl_zalloc(cap * sizeof(*t));
-		if (!t) {
-			c->nodes_unmonitored++;
-			return NULL;
-		}
-		if (c->nodes_n)
-			memcpy(t, c->nodes, c->nodes_n * sizeof(*t));
-		ctrl_free(c->nodes, c->nodes_cap * sizeof(*t));
-		c->nodes = t;
-		c->nodes_cap = cap;
-	}
-	memmove(&c->nodes[i + 1], &c->nodes[i], (c->nodes_n - i) * sizeof(c->nodes[0]));
-	c->nodes_n++;
-	struct ctrl_node_health *h = &c->nodes[i];
-	memset(h, 0, sizeof(*h));
-	snprintf(h->name, sizeof(h->name), "%s", name);
-	h->beat_us = now;
+	else if (created)
+		h->beat_us = now;
 	return h;
 }
 
@@ -279,8 +246,7 @@ static bool node_orphan_pod(struct ctrl *c, cJSON *pod, void *ctx)
 	const char *node = ctrl_jstr(pod, "spec.nodeName");
 	if (!node || !node[0])
 		return true;
-	size_t i = node_health_lower(c, node);
-	if (i < c->nodes_n && !strcmp(c->nodes[i].name, node))
+	if (ctrl_name_find(c->nodes, c->nodes_n, sizeof(c->nodes[0]), node, NULL))
 		return true;
 	if (c->nodes_unmonitored) {
 		/* the table does not hold every node: ask the node list */

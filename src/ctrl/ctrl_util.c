@@ -425,6 +425,56 @@ uint64_t ctrl_backoff_fire(struct ctrl *c, uint64_t now, uint32_t *out_dirty, ui
 	return next;
 }
 
+void *ctrl_name_find(const void *table, size_t count, size_t size, const char *name, size_t *at)
+{
+	const char *base = table;
+	size_t lo = 0, hi = count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(base + mid * size, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (at)
+		*at = lo;
+	return lo < count && !strcmp(base + lo * size, name) ? (void *)(base + lo * size) : NULL;
+}
+
+void *ctrl_name_slot(void **table, size_t *count, size_t *cap, size_t size, size_t max,
+		     const char *name, bool *created)
+{
+	size_t i;
+	void *hit = ctrl_name_find(*table, *count, size, name, &i);
+	if (created)
+		*created = false;
+	if (hit)
+		return hit;
+	if (strlen(name) >= CTRL_NAME_LEN || *count >= max)
+		return NULL;
+	if (*count == *cap) {
+		size_t grown = *cap ? *cap * 2 : 16;
+		if (grown > max)
+			grown = max;
+		char *t = ctrl_zalloc(grown * size);
+		if (!t)
+			return NULL;
+		if (*count)
+			memcpy(t, *table, *count * size);
+		ctrl_free(*table, *cap * size);
+		*table = t;
+		*cap = grown;
+	}
+	char *e = (char *)*table + i * size;
+	memmove(e + size, e, (*count - i) * size);
+	(*count)++;
+	memset(e, 0, size);
+	memcpy(e, name, strlen(name) + 1);
+	if (created)
+		*created = true;
+	return e;
+}
+
 static int ctrl_u32_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
