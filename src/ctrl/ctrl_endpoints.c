@@ -75,14 +75,65 @@ static bool ep_selects(const cJSON *sel, const cJSON *labels)
 	return true;
 }
 
-static const cJSON *ep_node_find(const cJSON *nodes, const char *name)
+/* The nodes, copied from the cache on the first Service with a selector of a pass (a pass
+ * for Services without one, or none, copies nothing), sorted by name for the look-ups. */
+struct ep_nodes {
+	cJSON *arr;
+	const cJSON **by_name;
+	size_t n;
+	bool loaded;
+};
+
+static const char *ep_node_name(const cJSON *n)
 {
+	const char *s = ctrl_jstr(n, "metadata.name");
+	return s ? s : "";
+}
+
+static int ep_node_cmp(const void *a, const void *b)
+{
+	return strcmp(ep_node_name(*(const cJSON *const *)a),
+		      ep_node_name(*(const cJSON *const *)b));
+}
+
+static bool ep_nodes_load(struct ctrl *c, struct ep_nodes *en)
+{
+	if (en->loaded)
+		return en->arr != NULL;
+	en->loaded = true;
+	en->arr = ctrl_list_array(c, "/api/v1/nodes", NULL);
+	size_t count = en->arr ? (size_t)cJSON_GetArraySize(en->arr) : 0;
+	en->by_name = count ? ctrl_zalloc(count * sizeof(*en->by_name)) : NULL;
+	if (count && !en->by_name) {
+		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "endpoints: out of memory");
+		cJSON_Delete(en->arr);
+		en->arr = NULL;
+		return false;
+	}
 	const cJSON *n;
-	cJSON_ArrayForEach(n, nodes)
-	{
-		const char *nn = ctrl_jstr(n, "metadata.name");
-		if (nn && !strcmp(nn, name))
-			return n;
+	cJSON_ArrayForEach(n, en->arr) en->by_name[en->n++] = n;
+	qsort(en->by_name, en->n, sizeof(*en->by_name), ep_node_cmp);
+	return en->arr != NULL;
+}
+
+static void ep_nodes_free(struct ep_nodes *en)
+{
+	ctrl_free(en->by_name, en->n * sizeof(*en->by_name));
+	cJSON_Delete(en->arr);
+}
+
+static const cJSON *ep_node_find(const struct ep_nodes *en, const char *name)
+{
+	size_t lo = 0, hi = en->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = strcmp(ep_node_name(en->by_name[mid]), name);
+		if (!r)
+			return en->by_name[mid];
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
 	return NULL;
 }
@@ -97,8 +148,8 @@ static int ep_entry_cmp(const void *a, const void *b)
 }
 
 /* The pods of svc with their pod servers into e (at most cap), sorted by server then name. */
-static size_t ep_gather(const cJSON *svc, const cJSON *pods, const cJSON *nodes, struct ep_entry *e,
-			size_t cap, size_t *dropped)
+static size_t ep_gather(const cJSON *svc, const cJSON *pods, const struct ep_nodes *nodes,
+			struct ep_entry *e, size_t cap, size_t *dropped)
 {
 	const cJSON *sel = k32_json_find(svc, "spec.selector");
 	size_t n = 0;
@@ -399,13 +450,15 @@ static void ep_sync_slices(struct ctrl *c, const cJSON *svc, cJSON *want, const 
 	cJSON_Delete(have);
 }
 
-static void ep_sync(struct ctrl *c, const cJSON *svc, const cJSON *nodes)
+static void ep_sync(struct ctrl *c, const cJSON *svc, struct ep_nodes *nodes)
 {
 	const char *ns = ctrl_jstr(svc, "metadata.namespace");
 	const char *name = ctrl_jstr(svc, "metadata.name");
 	const cJSON *sel = k32_json_find(svc, "spec.selector");
 	if (!ns || !name || !cJSON_IsObject(sel) || !sel->child || ctrl_deleting(svc))
 		return; /* no selector: its Endpoints are someone else's */
+	if (!ep_nodes_load(c, nodes))
+		return;
 	char path[300];
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
 	cJSON *pods = cJSON_CreateArray();
@@ -477,11 +530,9 @@ static void ep_orphans(struct ctrl *c, const cJSON *svcs)
 void ctrl_endpoints_pass(struct ctrl *c)
 {
 	cJSON *svcs = ctrl_list_array(c, "/api/v1/services", NULL);
-	cJSON *nodes = svcs ? ctrl_list_array(c, "/api/v1/nodes", NULL) : NULL;
-	if (!svcs || !nodes) {
-		cJSON_Delete(svcs);
+	struct ep_nodes nodes = {0};
+	if (!svcs)
 		return;
-	}
 	uint32_t done = 0;
 	const cJSON *s;
 	cJSON_ArrayForEach(s, svcs)
@@ -497,11 +548,11 @@ void ctrl_endpoints_pass(struct ctrl *c)
 			c->more = true;
 			break;
 		}
-		ep_sync(c, s, nodes);
+		ep_sync(c, s, &nodes);
 		done++;
 	}
 	if (!c->more)
 		ep_orphans(c, svcs);
-	cJSON_Delete(nodes);
+	ep_nodes_free(&nodes);
 	cJSON_Delete(svcs);
 }

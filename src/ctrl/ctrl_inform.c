@@ -1101,6 +1101,19 @@ int ctrl_cache_keys_from(struct ctrl *c, const char *path, const uint32_t *sorte
 	return 0;
 }
 
+int ctrl_cache_pending(struct ctrl *c)
+{
+	char ns[CTRL_NAME_LEN], node[CTRL_NAME_LEN];
+	struct ctrl_informer *inf =
+	    c->cfg.no_cache ? NULL : ctrl_inf_route(c, "/api/v1/pods", ns, node);
+	if (!inf)
+		return -1;
+	k32_mutex_lock(&inf->lock);
+	int n = inf->synced ? (int)inf->pend_n : -1;
+	k32_mutex_unlock(&inf->lock);
+	return n;
+}
+
 int ctrl_cache_sched(struct ctrl *c,
 		     void (*usage)(void *ctx, const char *node, uint64_t mem, uint32_t pods),
 		     ctrl_item_fn fn, void *ctx)

@@ -436,6 +436,9 @@ int ctrl_cache_keys_from(struct ctrl *c, const char *path, const uint32_t *sorte
 /* The work queues' key of an object: FNV-1a of "namespace/name" (ns NULL: ""). */
 uint32_t ctrl_key_hash(const char *ns, const char *name);
 
+/* Pending pods (unbound, not terminal) in the pods cache; -1 when no synced cache. */
+int ctrl_cache_pending(struct ctrl *c);
+
 /* The scheduler's inputs from the pods cache: usage(ctx, node, mem, pods) per node with
  * bound pods, then fn per pending pod (lock held, as ctrl_cache_list). -1: list the pods. */
 int ctrl_cache_sched(struct ctrl *c,

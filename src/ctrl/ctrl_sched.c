@@ -557,6 +557,12 @@ void ctrl_sched_pass(struct ctrl *c)
 	memset(&sp, 0, sizeof(sp));
 	sp.now = ctrl_now_us(c);
 	c->sched_pass++;
+	if (ctrl_cache_pending(c) == 0) {
+		/* nothing to place (half the passes a pod change causes, e.g. its deletion):
+		 * no copy of every node */
+		ctrl_schedq_sweep(c->schedq, c->sched_pass);
+		return;
+	}
 	cJSON *nodes = ctrl_list_array(c, "/api/v1/nodes", NULL);
 	if (!nodes)
 		return;
