@@ -4,9 +4,12 @@
 #   - BOARDS_LIST (10 100 1000) cardputer boards in one kube32-sim process: seconds from
 #     start to all Ready, RSS, OS threads, API connections, and the process's idle CPU over
 #     IDLE_S (20) seconds once all are Ready;
-#   - on the largest fleet, PODS_LIST (100 1000 10000) pods through 10 Deployments: seconds
-#     from apply to all Running and from delete to all gone (a run that does not finish in
-#     POD_TIMEOUT_S (600) says how far it got);
+#   - PODS_LIST (100 1000 10000) pods through 10 Deployments on PODS_BOARDS (1000) boards of
+#     PODS_PROFILE (devkit) in PODS_SHAPE (sim: one kube32-sim; join:K: kube32-server and K
+#     --join processes): seconds from apply to all Running and from delete to all gone (a
+#     run that does not finish in POD_TIMEOUT_S (600) says how far it got), the most nodes
+#     seen not Ready meanwhile and the writes refused; then the controllers' CPU for one pod
+#     change at each size (src/ctrl/ctrl-scale-bench);
 #   - JOIN_ROUNDS (20) rounds of two kube32-sim --join processes of 50 boards started
 #     together against kube32-server: crashes (must be 0) and seconds to all Ready;
 #   - fsyncs per write with 1 and 8 writers (src/store/store-bench).
@@ -61,7 +64,6 @@ echo "### Boards in one process"
 echo
 echo "| boards | all Ready (s) | RSS (MiB) | per board (KiB) | OS threads | API connections | idle CPU (% of a core) |"
 echo "|---:|---:|---:|---:|---:|---:|---:|"
-LAST_BOARDS=
 for n in $BOARDS_LIST; do
 	d=$WORK/b$n
 	mkdir -p "$d"
@@ -90,54 +92,132 @@ for n in $BOARDS_LIST; do
 	thr=$(field "$pid" Threads)
 	conns=$(ss -tnH state established "( dport = :$(cat "$d/port") )" 2>/dev/null | wc -l)
 	echo "| $n | $ready | $rss | $((rss * 1024 / n)) | $thr | $conns | $idle |"
-	if [ "$n" = "$(echo "$BOARDS_LIST" | awk '{ print $NF }')" ]; then
-		LAST_BOARDS=$n
-		LAST_PID=$pid
-		LAST_KC=$kc
-	else
-		kill -TERM "$pid"
-		wait "$pid" 2>/dev/null
-	fi
+	kill -TERM "$pid"
+	wait "$pid" 2>/dev/null
 done
 echo
 echo "Command: \`kube32-sim --boards cardputer:N --port 0 --pod-port 0\`, then \`kubectl get nodes\` until all are Ready; RSS and threads from /proc, idle CPU over ${IDLE_S} s (utime+stime)."
 echo
 
-if [ -n "$LAST_BOARDS" ]; then
-	echo "### Pods through Deployments ($LAST_BOARDS boards, one process)"
-	echo
-	echo "| pods | apply -> all Running (s) | delete -> all gone (s) |"
-	echo "|---:|---:|---:|"
+# ---- pods through Deployments (pods10k) ----
+# PODS_BOARDS boards of PODS_PROFILE (a cardputer holds 8 pods, K32_CARDPUTER_MAX_PODS, so
+# 10 a board needs devkit, 16, or host) carry PODS_LIST pods in 10 Deployments. PODS_SHAPE:
+#   sim      one kube32-sim --boards PROFILE:PODS_BOARDS (the control plane inside it)
+#   join:K   kube32-server plus K kube32-sim --join processes of PODS_BOARDS/K boards each
+#            (the shape to use until one process holds PODS_BOARDS boards)
+# Besides the times: the most nodes seen not Ready while the pods came and went (must be 0)
+# and the writes the controllers saw refused (WARN "refused" in the logs; must be 0).
+PODS_BOARDS=${PODS_BOARDS:-1000}
+PODS_PROFILE=${PODS_PROFILE:-devkit}
+PODS_SHAPE=${PODS_SHAPE:-sim}
+pods_fleet() { # starts the fleet; sets PODS_KC and PODS_LOGS; 0 when all Ready in 300 s
+	local d=$WORK/pods
+	mkdir -p "$d"
+	PODS_LOGS=()
+	if [ "$PODS_SHAPE" = sim ]; then
+		"$SIM" --data-dir "$d/data" --port 0 --port-file "$d/port" --images "$WORK/images" \
+			--boards "$PODS_PROFILE:$PODS_BOARDS" --pod-port 0 >"$d/sim.log" 2>&1 &
+		PIDS+=($!)
+		PODS_LOGS+=("$d/sim.log")
+		PODS_KC=$d/data/admin.kubeconfig
+	else
+		local k=${PODS_SHAPE#join:}
+		"$SERVER" --data-dir "$d/server" --port 0 --port-file "$d/sport" >"$d/server.log" 2>&1 &
+		PIDS+=($!)
+		PODS_LOGS+=("$d/server.log")
+		PODS_KC=$d/server/admin.kubeconfig
+		for _ in $(seq 100); do
+			[ -s "$d/sport" ] && [ -s "$PODS_KC" ] && break
+			sleep 0.1
+		done
+		local tok
+		tok=$(sed -n 's/^ *token: //p' "$PODS_KC")
+		for j in $(seq "$k"); do
+			for i in $(seq $((PODS_BOARDS / k))); do echo "$PODS_PROFILE name=p$j-$i"; done >"$d/j$j.conf"
+			"$SIM" --join "https://127.0.0.1:$(cat "$d/sport")" --token "$tok" \
+				--ca-file "$d/server/pki/ca.crt" --config "$d/j$j.conf" --pod-port 0 \
+				--images "$WORK/images" >"$d/join$j.log" 2>&1 &
+			PIDS+=($!)
+			PODS_LOGS+=("$d/join$j.log")
+		done
+	fi
+	for _ in $(seq 600); do
+		[ -s "$PODS_KC" ] && break
+		sleep 0.1
+	done
+	wait_count "$PODS_BOARDS" 300 "$PODS_KC" '$2 == "Ready"' get nodes
+}
+# wait_pods WANT COND SECONDS: polls pods, tracking the most nodes not Ready; 0 when reached
+wait_pods() {
+	local want=$1 cond=$2 secs=$3 n t0 bad
+	t0=$(date +%s)
+	while [ $(($(date +%s) - t0)) -lt "$secs" ]; do
+		bad=$(count "$PODS_KC" '$2 != "Ready"' get nodes)
+		[ "$bad" -gt "$NOT_READY_MAX" ] && NOT_READY_MAX=$bad
+		n=$(count "$PODS_KC" "$cond" get pods -A)
+		[ "$n" -eq "$want" ] && return 0
+		sleep 2
+	done
+	echo "$n" >"$WORK/last_count"
+	return 1
+}
+echo "### Pods through Deployments ($PODS_BOARDS $PODS_PROFILE boards, shape $PODS_SHAPE)"
+echo
+if ! pods_fleet; then
+	echo "Not all $PODS_BOARDS boards Ready in 300 s ($(cat "$WORK/last_count") were): no pod figures."
+else
+	echo "| pods | apply -> all Running (s) | delete -> all gone (s) | most nodes not Ready | writes refused |"
+	echo "|---:|---:|---:|---:|---:|"
 	for p in $PODS_LIST; do
 		per=$((p / 10))
+		NOT_READY_MAX=0
+		refused0=$(cat "${PODS_LOGS[@]}" | grep -c "refused")
 		t0=$(now)
 		for i in $(seq 10); do
-			"$KUBECTL" --kubeconfig "$LAST_KC" create deployment "d$i" --image=hello.wasm \
+			"$KUBECTL" --kubeconfig "$PODS_KC" create deployment "d$i" --image=hello.wasm \
 				--replicas="$per" >/dev/null
 		done
-		if wait_count "$p" "$POD_TIMEOUT_S" "$LAST_KC" '$3 == "Running"' get pods; then
+		if wait_pods "$p" '$4 == "Running"' "$POD_TIMEOUT_S"; then
 			up=$(since "$t0")
 		else
 			up="not all in ${POD_TIMEOUT_S} s ($(cat "$WORK/last_count") Running)"
 		fi
 		t0=$(now)
 		for i in $(seq 10); do
-			"$KUBECTL" --kubeconfig "$LAST_KC" delete deployment "d$i" --wait=false >/dev/null
+			"$KUBECTL" --kubeconfig "$PODS_KC" delete deployment "d$i" --wait=false >/dev/null
 		done
-		if wait_count 0 "$POD_TIMEOUT_S" "$LAST_KC" '1' get pods; then
+		if wait_pods 0 '1' "$POD_TIMEOUT_S"; then
 			down=$(since "$t0")
 		else
 			down="not all in ${POD_TIMEOUT_S} s ($(cat "$WORK/last_count") left)"
 		fi
-		echo "| $p | $up | $down |"
+		refused=$(($(cat "${PODS_LOGS[@]}" | grep -c "refused") - refused0))
+		echo "| $p | $up | $down | $NOT_READY_MAX | $refused |"
 		[[ $up == not* || $down == not* ]] && break
 	done
-	echo
-	echo "Command: 10 x \`kubectl create deployment dI --image=hello.wasm --replicas=PODS/10\`, \`kubectl get pods\` each second until all Running; then \`kubectl delete deployment\` until none is left."
-	echo
-	kill -TERM "$LAST_PID"
-	wait "$LAST_PID" 2>/dev/null
+	if grep -q "refused" "${PODS_LOGS[@]}"; then
+		echo
+		echo "Refused writes (count, message without the object's name):"
+		grep -h "refused" "${PODS_LOGS[@]}" | sed -e 's/^.*ctrl: //' -e 's,/[a-z0-9.-]*-[a-z0-9]\{5\}\b,/NAME,g' |
+			sort | uniq -c | sort -rn | head -5 | sed 's/^/    /'
+	fi
 fi
+echo
+echo "Command: PODS_SHAPE=$PODS_SHAPE PODS_BOARDS=$PODS_BOARDS PODS_PROFILE=$PODS_PROFILE; 10 x \`kubectl create deployment dI --image=hello.wasm --replicas=PODS/10\`, \`kubectl get pods -A\` every 2 s until all Running; then \`kubectl delete deployment\` until none is left; \`kubectl get nodes\` at each poll."
+echo
+for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do kill -TERM "${PIDS[$i]}" 2>/dev/null; done
+wait 2>/dev/null
+PIDS=()
+
+echo "### Controller CPU for one pod change"
+echo
+for p in $PODS_LIST; do
+	nodes=$((p / 10 > 10 ? p / 10 : 10))
+	"$build/src/ctrl/ctrl-scale-bench" "$p" 5 --nodes "$nodes" 2>/dev/null | sed 's/^/    /'
+done
+echo
+echo "Command: \`src/ctrl/ctrl-scale-bench PODS 5 --nodes PODS/10\` (10 pods a node, as the fleet's 10 a board). Instructions: the same under \`valgrind --tool=callgrind --instr-atstart=no\` (docs/controllers.md)."
+echo
 
 echo "### Two --join processes of 50 boards, started together $JOIN_ROUNDS times"
 echo
