@@ -77,6 +77,7 @@ struct sched_pass {
 	struct sched_cands *ready; /* may be tried now */
 	struct sched_cands *moved; /* may be tried if the cluster's fingerprint changed */
 	uint32_t untracked;	   /* pending pods the full queue could not take */
+	bool parked;		   /* a pod found no node in this pass */
 };
 
 static int sched_node_cmp(const void *a, const void *b)
@@ -428,6 +429,7 @@ static void sched_unschedulable(struct ctrl *c, struct sched_pass *sp, const cJS
 	k32_mutex_lock(&c->lock);
 	c->stats.unschedulable++;
 	k32_mutex_unlock(&c->lock);
+	sp->parked = true;
 	sched_set_condition(c, pod, "False", "Unschedulable", msg);
 	uint32_t h = k32_crc32(0, msg, strlen(msg));
 	bool again = e && e->event_us && e->msg_hash == h &&
@@ -610,7 +612,10 @@ void ctrl_sched_pass(struct ctrl *c)
 	    ctrl_list(c, "/api/v1/pods", sched_pod, &sp))
 		goto out; /* a partial view: no sweep, no fingerprint */
 	/* parked pods wait for a change: was there one since the last pass? */
-	bool changed = sched_fingerprint(&sp) != c->sched_fp;
+	/* the fingerprint (every node's labels, spec and room, printed) only matters to
+	 * parked pods: without any, a pass (a pod change's, typically) skips it */
+	bool parked_before = sp.moved->n || sp.moved->more;
+	bool changed = parked_before && sched_fingerprint(&sp) != c->sched_fp;
 	order = ctrl_zalloc(order_len);
 	if (!order) {
 		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "scheduler: out of memory");
@@ -634,13 +639,16 @@ void ctrl_sched_pass(struct ctrl *c)
 	for (uint32_t i = 0; i < n; i++)
 		cJSON_Delete(order[i].pod);
 	/* the pods that failed now carry the cluster as they saw it, after this pass's binds */
-	uint32_t fp = sched_fingerprint(&sp);
-	for (uint32_t i = 0; i < tried; i++) {
-		struct ctrl_schedq_ent *e = ctrl_schedq_find(&c->schedq, order[i].key, false);
-		if (e && e->parked_us == sp.now)
-			e->fp = fp;
+	if (parked_before || sp.parked) {
+		uint32_t fp = sched_fingerprint(&sp);
+		for (uint32_t i = 0; i < tried; i++) {
+			struct ctrl_schedq_ent *e =
+			    ctrl_schedq_find(&c->schedq, order[i].key, false);
+			if (e && e->parked_us == sp.now)
+				e->fp = fp;
+		}
+		c->sched_fp = fp;
 	}
-	c->sched_fp = fp;
 	ctrl_schedq_sweep(c->schedq, c->sched_pass);
 	if (left)
 		c->more = true; /* pods it could try remain: not a spin, each try parks a pod */
