@@ -257,6 +257,7 @@ void ctrl_stop(struct ctrl *c)
 	k32_plat()->mutex_fini(&c->lock);
 	ctrl_schedq_free(c->schedq);
 	ctrl_node_fini(c);
+	ctrl_sched_fini(c);
 	k32_free(k32_default_allocator(), c, sizeof(*c));
 }
 

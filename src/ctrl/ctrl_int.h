@@ -189,6 +189,7 @@ struct ctrl {
 	struct k32_err perr;	    /* first read failure of the current pass */
 	struct ctrl_schedq *schedq; /* the scheduler's pending pods (NULL until one) */
 	uint32_t sched_fp;	    /* fingerprint of nodes and their room after the last pass */
+	cJSON *sched_nodes;	    /* the scheduler's copy of the nodes (kept between passes) */
 	uint32_t sched_pass;	    /* scheduler passes so far (marks entries seen) */
 	uint64_t sched_full_log_us; /* last warning that the queue was full */
 };
@@ -484,6 +485,8 @@ void ctrl_cron_pass(struct ctrl *c);
 void ctrl_node_pass(struct ctrl *c);
 /* Frees node lifecycle's table (ctrl_stop). */
 void ctrl_node_fini(struct ctrl *c);
+/* Frees the scheduler's copy of the nodes (ctrl_stop). */
+void ctrl_sched_fini(struct ctrl *c);
 void ctrl_gc_pass(struct ctrl *c);
 void ctrl_ns_pass(struct ctrl *c);
 /* ctrl_dev.c */

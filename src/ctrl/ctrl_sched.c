@@ -78,6 +78,7 @@ struct sched_pass {
 	struct sched_cands *moved; /* may be tried if the cluster's fingerprint changed */
 	uint32_t untracked;	   /* pending pods the full queue could not take */
 	bool parked;		   /* a pod found no node in this pass */
+	bool any_parked;	   /* a pending pod is parked (backing off included) */
 };
 
 static int sched_node_cmp(const void *a, const void *b)
@@ -193,6 +194,8 @@ static bool sched_pod(struct ctrl *c, cJSON *pod, void *ctx)
 		return true;
 	}
 	e->seen = c->sched_pass;
+	if (e->parked_us)
+		sp->any_parked = true;
 	if (sp->now < e->retry_us)
 		return true; /* backing off */
 	struct sched_cands *into = sp->ready;
@@ -553,6 +556,79 @@ static void sched_wake_of(struct ctrl_schedq_ent *e, void *ctx)
 		w->at = t;
 }
 
+struct sched_sync {
+	cJSON *old;   /* the last pass's copies, sorted by name */
+	cJSON *cur;   /* next of them not yet matched */
+	cJSON *fresh; /* this pass's */
+	bool failed;
+};
+
+static const char *sched_node_name(const cJSON *n)
+{
+	const char *s = ctrl_jstr(n, "metadata.name");
+	return s ? s : "";
+}
+
+/* One cached node (in name order): its last copy when its resourceVersion is the same,
+ * else a new copy. */
+static bool sched_node_sync(struct ctrl *c, cJSON *node, void *ctx)
+{
+	(void)c;
+	struct sched_sync *ss = ctx;
+	const char *name = sched_node_name(node);
+	while (ss->cur && strcmp(sched_node_name(ss->cur), name) < 0)
+		ss->cur = ss->cur->next; /* gone */
+	cJSON *keep = NULL;
+	if (ss->cur && !strcmp(sched_node_name(ss->cur), name)) {
+		const char *rv = ctrl_jstr(node, "metadata.resourceVersion");
+		const char *was = ctrl_jstr(ss->cur, "metadata.resourceVersion");
+		cJSON *next = ss->cur->next;
+		if (rv && was && !strcmp(rv, was))
+			keep = cJSON_DetachItemViaPointer(ss->old, ss->cur);
+		ss->cur = next;
+	}
+	if (!keep)
+		keep = cJSON_Duplicate(node, true);
+	if (!keep) {
+		ss->failed = true;
+		return false;
+	}
+	cJSON_AddItemToArray(ss->fresh, keep);
+	return true;
+}
+
+/* The nodes, sorted by name, as the scheduler's copy kept between passes (c->sched_nodes):
+ * from the cache only the nodes whose resourceVersion moved are copied again, so a pass
+ * costs a walk over the nodes, not a copy of each. NULL on failure (c->perr). */
+static cJSON *sched_nodes(struct ctrl *c)
+{
+	struct sched_sync ss = {c->sched_nodes, c->sched_nodes ? c->sched_nodes->child : NULL,
+				cJSON_CreateArray(), false};
+	int r = ss.fresh ? ctrl_cache_list(c, "/api/v1/nodes", sched_node_sync, &ss) : 0;
+	cJSON_Delete(c->sched_nodes);
+	c->sched_nodes = NULL;
+	if (!ss.fresh || ss.failed) {
+		cJSON_Delete(ss.fresh);
+		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "scheduler: out of memory");
+		return NULL;
+	}
+	if (r) { /* no cache: a list through the API */
+		cJSON_Delete(ss.fresh);
+		ss.fresh = ctrl_list_array(c, "/api/v1/nodes", NULL);
+		if (!ss.fresh)
+			return NULL;
+		/* the API lists by key: the same order as the cache's for names */
+	}
+	c->sched_nodes = ss.fresh;
+	return ss.fresh;
+}
+
+void ctrl_sched_fini(struct ctrl *c)
+{
+	cJSON_Delete(c->sched_nodes);
+	c->sched_nodes = NULL;
+}
+
 void ctrl_sched_pass(struct ctrl *c)
 {
 	struct sched_pass sp;
@@ -565,7 +641,7 @@ void ctrl_sched_pass(struct ctrl *c)
 		ctrl_schedq_sweep(c->schedq, c->sched_pass);
 		return;
 	}
-	cJSON *nodes = ctrl_list_array(c, "/api/v1/nodes", NULL);
+	const cJSON *nodes = sched_nodes(c);
 	if (!nodes)
 		return;
 	int total = cJSON_GetArraySize(nodes);
@@ -613,7 +689,8 @@ void ctrl_sched_pass(struct ctrl *c)
 		goto out; /* a partial view: no sweep, no fingerprint */
 	/* parked pods wait for a change: was there one since the last pass? */
 	/* the fingerprint (every node's labels, spec and room, printed) only matters to
-	 * parked pods: without any, a pass (a pod change's, typically) skips it */
+	 * parked pods (their wake-up compares it too): without any, a pass (a pod change's,
+	 * typically) skips it */
 	bool parked_before = sp.moved->n || sp.moved->more;
 	bool changed = parked_before && sched_fingerprint(&sp) != c->sched_fp;
 	order = ctrl_zalloc(order_len);
@@ -639,7 +716,7 @@ void ctrl_sched_pass(struct ctrl *c)
 	for (uint32_t i = 0; i < n; i++)
 		cJSON_Delete(order[i].pod);
 	/* the pods that failed now carry the cluster as they saw it, after this pass's binds */
-	if (parked_before || sp.parked) {
+	if (parked_before || sp.parked || sp.any_parked) {
 		uint32_t fp = sched_fingerprint(&sp);
 		for (uint32_t i = 0; i < tried; i++) {
 			struct ctrl_schedq_ent *e =
@@ -669,5 +746,4 @@ out:
 	ctrl_free(sp.nodes, sp.nodes_len);
 	sched_cands_free(sp.ready);
 	sched_cands_free(sp.moved);
-	cJSON_Delete(nodes);
 }

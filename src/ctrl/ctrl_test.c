@@ -1953,6 +1953,40 @@ static void test_task_resume(void **state)
 	assert_int_equal(ok, SETS);
 }
 
+/* The scheduler keeps its copy of the nodes between passes and copies again only the nodes
+ * whose resourceVersion moved: a node given room after a pass is seen by the next. */
+static void test_sched_nodes_refresh(void **state)
+{
+	struct fx *fx = *state;
+	struct k32_err err;
+	ctrl_stop(fx->ctrl);
+	struct ctrl_config cc = {
+	    .enable = CTRL_SCHEDULER, .resync_s = 3600, .sched_resync_s = 3600};
+	if (ctrl_start(&cc, fx->kc, &fx->ctrl, &err))
+		fail_msg("ctrl_start: %s", err.msg);
+	node_add(fx, "n0", "1Mi", 0, NULL, NULL, NULL); /* never has room: stays in the copy */
+	node_add(fx, "n1", "1Mi", 1, NULL, NULL, NULL);
+	pod_add(fx, "default", "p1", NULL, NULL, NULL);
+	char buf[64];
+	uint64_t deadline = k32_now_us() + 20 * 1000000ull;
+	while (k32_now_us() < deadline &&
+	       strcmp(pod_node(fx, "default", "p1", buf, sizeof(buf)), "n1"))
+		k32_plat()->sleep_us(10000);
+	assert_string_equal(pod_node(fx, "default", "p1", buf, sizeof(buf)), "n1");
+	/* n1 full: p2 waits; then n1 gets a second slot */
+	pod_add(fx, "default", "p2", NULL, NULL, NULL);
+	k32_plat()->sleep_us(100000);
+	assert_string_equal(pod_node(fx, "default", "p2", buf, sizeof(buf)), "");
+	must(reqf(fx, "PATCH", "/api/v1/nodes/n1/status",
+		  "{\"status\":{\"allocatable\":{\"memory\":\"1Mi\",\"pods\":\"2\"}}}"),
+	     200, fx, "n1 status");
+	deadline = k32_now_us() + 20 * 1000000ull;
+	while (k32_now_us() < deadline &&
+	       strcmp(pod_node(fx, "default", "p2", buf, sizeof(buf)), "n1"))
+		k32_plat()->sleep_us(10000);
+	assert_string_equal(pod_node(fx, "default", "p2", buf, sizeof(buf)), "n1");
+}
+
 /* Writes the API refuses (the store is full) are counted and retried, not fatal. */
 static void test_write_errors(void **state)
 {
@@ -2277,6 +2311,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_batch_limit, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_queue_resume, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_task_resume, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_sched_nodes_refresh, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_write_errors),
 	    cmocka_unit_test_setup_teardown(test_node_many, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_write_backoff, fx_setup, fx_teardown),
