@@ -206,6 +206,13 @@ echo
 echo "Command: PODS_SHAPE=$PODS_SHAPE PODS_BOARDS=$PODS_BOARDS PODS_PROFILE=$PODS_PROFILE; 10 x \`kubectl create deployment dI --image=hello.wasm --replicas=PODS/10\`, \`kubectl get pods -A\` every 2 s until all Running; then \`kubectl delete deployment\` until none is left; \`kubectl get nodes\` at each poll."
 echo
 for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do kill -TERM "${PIDS[$i]}" 2>/dev/null; done
+for _ in $(seq 100); do # 10 s for them to stop, then kill
+	alive=0
+	for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+	[ "$alive" = 0 ] && break
+	sleep 0.1
+done
+for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null && echo "(pid $p did not stop on SIGTERM in 10 s)" && kill -9 "$p"; done
 wait 2>/dev/null
 PIDS=()
 
