@@ -371,6 +371,7 @@ int main(int argc, char **argv)
 		struct cplane_config cc;
 		cplane_config_init(&cc);
 		cc.data_dir = data_dir;
+		cc.handler_threads = K32_SIM_API_HANDLER_THREADS;
 		cc.host = host;
 		cc.port = (uint16_t)port;
 		cc.tls = tls;

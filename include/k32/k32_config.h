@@ -1856,6 +1856,14 @@ _Static_assert(K32_CPLANE_RELAY_STACK_BYTES >= 16384, "K32_CPLANE_RELAY_STACK_BY
 #ifndef K32_SIM_MAX_BOARDS
 #define K32_SIM_MAX_BOARDS 1024
 #endif
+/* Handler tasks of kube32-sim's API server (http.h, HANDLER THREADS; kube32-server's
+ * --handler-threads default is 2). On the loop task (0) every fsynced write and every TLS
+ * handshake of a thousand boards queued behind each other and the listen backlog filled
+ * (issue 15); on handler tasks writes that arrive together share one fsync (group commit)
+ * and handshakes run beside requests. */
+#ifndef K32_SIM_API_HANDLER_THREADS
+#define K32_SIM_API_HANDLER_THREADS 4
+#endif
 /* A board file (--config): bytes in all, bytes per line, words per line. */
 #ifndef K32_SIM_CONF_MAX_BYTES
 #define K32_SIM_CONF_MAX_BYTES (64 * 1024)
@@ -1876,6 +1884,8 @@ _Static_assert(K32_CPLANE_RELAY_STACK_BYTES >= 16384, "K32_CPLANE_RELAY_STACK_BY
 
 _Static_assert(K32_SIM_MAX_BOARDS >= 1 && K32_SIM_MAX_BOARDS <= K32_CPLANE_MAX_LOCAL_NODES,
 	       "K32_SIM_MAX_BOARDS out of range (each board is attached to the control plane)");
+_Static_assert(K32_SIM_API_HANDLER_THREADS <= K32_HTTP_MAX_HANDLER_THREADS,
+	       "K32_SIM_API_HANDLER_THREADS above K32_HTTP_MAX_HANDLER_THREADS");
 _Static_assert(K32_SIM_CONF_LINE_MAX >= 64 && K32_SIM_CONF_LINE_MAX <= 4096,
 	       "K32_SIM_CONF_LINE_MAX out of range");
 _Static_assert(K32_SIM_CONF_MAX_WORDS >= 3, "K32_SIM_CONF_MAX_WORDS too small");

@@ -124,6 +124,27 @@ static const int server_suites[] = {
     0,
 };
 
+/*
+ * ECDHE groups in order of preference, both sides. Debian's mbedTLS 2.28 defaults to every
+ * curve it has, largest first, so two kube32 ends (a board and its API server) agreed on
+ * secp521r1: ecp_mod_p521 led the API server's profile while 1,000 simulated boards
+ * connected (issue 15). x25519 and secp256r1 first, as mbedTLS 3 orders them; the larger
+ * curves stay for peers that offer nothing else.
+ */
+static const mbedtls_ecp_group_id tls_curves[] = {
+#if defined(MBEDTLS_ECP_DP_CURVE25519_ENABLED)
+    MBEDTLS_ECP_DP_CURVE25519,
+#endif
+    MBEDTLS_ECP_DP_SECP256R1,
+#if defined(MBEDTLS_ECP_DP_SECP384R1_ENABLED)
+    MBEDTLS_ECP_DP_SECP384R1,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP521R1_ENABLED)
+    MBEDTLS_ECP_DP_SECP521R1,
+#endif
+    MBEDTLS_ECP_DP_NONE,
+};
+
 static int entropy_fn(void *ctx, unsigned char *buf, size_t len)
 {
 	(void)ctx;
@@ -620,8 +641,10 @@ k32_status_t http_tls_server_new(const char *data_dir, const char *const *names,
 	}
 	if (ret == 0)
 		ret = mbedtls_ssl_conf_alpn_protocols(&ts->conf, alpn_protos);
-	if (ret == 0)
+	if (ret == 0) {
 		mbedtls_ssl_conf_ciphersuites(&ts->conf, server_suites);
+		mbedtls_ssl_conf_curves(&ts->conf, tls_curves);
+	}
 	if (ret != 0) {
 		st = tls_fail(err, K32_ERR_INTERNAL, ret, "configuring the TLS server");
 		goto fail;
@@ -675,6 +698,7 @@ k32_status_t http_tls_client_new(const char *ca_file, const struct k32_allocator
 		mbedtls_ssl_conf_ca_chain(&tc->conf, &tc->ca, NULL);
 		mbedtls_ssl_conf_min_version(&tc->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
 					     MBEDTLS_SSL_MINOR_VERSION_3);
+		mbedtls_ssl_conf_curves(&tc->conf, tls_curves);
 	}
 	if (ret != 0) {
 		st = tls_fail(err, K32_ERR_INTERNAL, ret, "configuring the TLS client");
