@@ -564,8 +564,9 @@ void http_client_response_fini(struct http_client_response *resp);
  * a last line without '\n' too) or each received block (raw mode); and with (NULL, 0) after
  * each req->tick_us of silence when tick_us > 0, so a caller (a kubelet shutting down) can
  * end a quiet stream from its own thread by returning non-OK. Return K32_OK to go on,
- * anything else to stop (http_client_stream then returns that status and closes the
- * connection).
+ * anything else to stop: http_client_stream then returns that status, keeping the
+ * connection when the response had already arrived whole (a watch answered with one ERROR
+ * line: the relist that follows needs no new TLS handshake), else closing it.
  */
 typedef k32_status_t (*http_client_data_fn)(void *ctx, const uint8_t *data, size_t len);
 

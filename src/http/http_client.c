@@ -298,14 +298,23 @@ struct reader {
 	void *ctx;
 	struct k32_buf line; /* partial line in lines mode */
 	bool gzip;	     /* ask for Content-Encoding: gzip (whole responses only) */
+	/* on_data asked to stop with this status: later pieces are dropped while the bytes
+	 * already received are parsed, so a response that was complete anyway (a watch's one
+	 * ERROR line, answered with a Content-Length) leaves the connection usable */
+	k32_status_t stopped;
+	bool kept; /* stopped, but the response was whole: the connection stays */
 };
 
 static k32_status_t deliver(void *ctx, const uint8_t *data, size_t len)
 {
 	struct reader *r = ctx;
 
-	if (!r->lines)
-		return r->on_data(r->ctx, data, len);
+	if (r->stopped)
+		return K32_OK;
+	if (!r->lines) {
+		r->stopped = r->on_data(r->ctx, data, len);
+		return K32_OK;
+	}
 	while (len > 0) {
 		const uint8_t *nl = memchr(data, '\n', len);
 		size_t take = nl ? (size_t)(nl - data) : len;
@@ -320,8 +329,10 @@ static k32_status_t deliver(void *ctx, const uint8_t *data, size_t len)
 		st = r->on_data(r->ctx, r->line.data ? r->line.data : (const uint8_t *)"",
 				r->line.len);
 		k32_buf_reset(&r->line);
-		if (st != K32_OK)
-			return st;
+		if (st != K32_OK) {
+			r->stopped = st;
+			return K32_OK;
+		}
 		data += take + 1;
 		len -= take + 1;
 	}
@@ -420,14 +431,14 @@ static k32_status_t exchange(struct http_client *c, const struct http_client_req
 		}
 		if (r->mp.complete)
 			break;
+		if (r->stopped)
+			return r->stopped; /* mid-response: run() drops the connection */
 	}
 	if (out_status)
 		*out_status = (int)r->mp.p.status_code;
-	if (r->lines && r->line.len > 0) {
-		st = r->on_data(r->ctx, r->line.data, r->line.len);
+	if (r->lines && r->line.len > 0 && !r->stopped) {
+		r->stopped = r->on_data(r->ctx, r->line.data, r->line.len);
 		k32_buf_reset(&r->line);
-		if (st != K32_OK)
-			return st;
 	}
 	if (c->sock != K32_SOCK_INVALID) {
 		if (!http_should_keep_alive(&r->mp.p))
@@ -435,7 +446,8 @@ static k32_status_t exchange(struct http_client *c, const struct http_client_req
 		else
 			c->reused = true;
 	}
-	return K32_OK;
+	r->kept = r->stopped != K32_OK;
+	return r->stopped;
 }
 
 static k32_status_t run(struct http_client *c, const struct http_client_request *req,
@@ -448,8 +460,8 @@ static k32_status_t run(struct http_client *c, const struct http_client_request 
 		k32_status_t st =
 		    exchange(c, req, r, body, headers, out_status, idle_timeout, &got, err);
 
-		if (st == K32_OK)
-			return K32_OK;
+		if (st == K32_OK || (r && r->kept))
+			return st;
 		disconnect(c);
 		if (!was_reused || got || st == K32_ERR_TIMED_OUT)
 			return st;

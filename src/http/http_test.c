@@ -1433,6 +1433,56 @@ static void test_stream_incremental(void **state)
 	http_server_stop(srv);
 }
 
+static k32_status_t stop_at_first(void *ctx, const uint8_t *data, size_t len)
+{
+	int *lines = ctx;
+
+	(void)data;
+	if (len == 0)
+		return K32_OK;
+	(*lines)++;
+	return K32_ERR_COMPACTED;
+}
+
+/* A stream callback that stops on a response already received whole (a watch answered with
+ * one ERROR line and a Content-Length) keeps the connection; one that stops mid-response
+ * drops it. Counted by the server's accepts, not by time. */
+static void test_stream_stop_keeps_whole(void **state)
+{
+	struct http_server *srv = start_default();
+	struct http_client *c = client_for(srv, NULL);
+	struct http_client_request one = {.method = "GET", .target = "/echo"};
+	struct http_client_request big = {.method = "GET", .target = "/big"};
+	struct http_client_response resp;
+	struct http_server_stats stats;
+	struct k32_err err;
+	int status = 0, lines = 0;
+
+	(void)state;
+	assert_int_equal(http_client_stream(c, &one, true, stop_at_first, &lines, &status, &err),
+			 K32_ERR_COMPACTED);
+	assert_int_equal(status, 200);
+	assert_int_equal(lines, 1);
+	assert_int_equal(http_client_do(c, &one, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 200);
+	http_client_response_fini(&resp);
+	http_server_get_stats(srv, &stats);
+	assert_int_equal(stats.conns_accepted, 1);
+
+	/* 20,000 lines: stopped after the first, most of it still on the way */
+	lines = 0;
+	assert_int_equal(http_client_stream(c, &big, true, stop_at_first, &lines, &status, &err),
+			 K32_ERR_COMPACTED);
+	assert_int_equal(lines, 1);
+	assert_int_equal(http_client_do(c, &one, &resp, &err), K32_OK);
+	assert_int_equal(resp.status, 200);
+	http_client_response_fini(&resp);
+	http_server_get_stats(srv, &stats);
+	assert_int_equal(stats.conns_accepted, 2);
+	http_client_free(c);
+	http_server_stop(srv);
+}
+
 static void test_stream_backpressure(void **state)
 {
 	struct http_server_config cfg;
@@ -2085,6 +2135,7 @@ int main(void)
 	    cmocka_unit_test(test_admission_first_request_deadline),
 	    cmocka_unit_test(test_admission_tls),
 	    cmocka_unit_test(test_stream_incremental),
+	    cmocka_unit_test(test_stream_stop_keeps_whole),
 	    cmocka_unit_test(test_stream_backpressure),
 	    cmocka_unit_test(test_stream_tick),
 	    cmocka_unit_test(test_stream_memory),
