@@ -372,6 +372,10 @@ int main(int argc, char **argv)
 		cplane_config_init(&cc);
 		cc.data_dir = data_dir;
 		cc.handler_threads = K32_SIM_API_HANDLER_THREADS;
+		/* the simulated fleet's control plane is a host's, sized as kube32-server's
+		 * (1,000 boards x 10 pods); the 2 MiB default filled at ~840 boards */
+		cc.store_bytes = K32_SERVER_STORE_MAX_BYTES;
+		cc.store_objects = K32_SERVER_STORE_MAX_OBJECTS;
 		cc.host = host;
 		cc.port = (uint16_t)port;
 		cc.tls = tls;
@@ -467,6 +471,13 @@ int main(int argc, char **argv)
 							   ? K32_KLET_JOIN_BACKOFF_MAX_MS
 							   : nboards * 10)
 					  : 0,
+		    /* boards of this process's own control plane: long watches, spread over
+		     * [T, 2T) by board (Kubernetes' kubelet: 30-60 min), since its stop ends
+		     * them at once; joined boards keep the kubelet's short one, which bounds
+		     * how long their stop waits */
+		    .watch_timeout_s =
+			cp ? K32_SIM_LOCAL_WATCH_S + (uint32_t)(i * 7919) % K32_SIM_LOCAL_WATCH_S
+			   : 0,
 		};
 		if (sim_board_start(&bc, &klets[i], &err)) {
 			fprintf(stderr, "kube32-sim: board %s: %s\n", reqs[i].name, err.msg);

@@ -1864,6 +1864,14 @@ _Static_assert(K32_CPLANE_RELAY_STACK_BYTES >= 16384, "K32_CPLANE_RELAY_STACK_BY
 #ifndef K32_SIM_API_HANDLER_THREADS
 #define K32_SIM_API_HANDLER_THREADS 4
 #endif
+/* Shortest pod watch (timeoutSeconds) of a board run by kube32-sim's own control plane;
+ * boards spread theirs over [this, 2 x this). With the kubelet's 5 s (which bounds a joined
+ * board's stop) 1,000 boards re-watched ~200 times a second, their resourceVersions fell
+ * out of the store's history between BOOKMARKs and each re-watch relisted: 318 watches and
+ * 119 lists a second at idle (issue 15). */
+#ifndef K32_SIM_LOCAL_WATCH_S
+#define K32_SIM_LOCAL_WATCH_S 300
+#endif
 /* A board file (--config): bytes in all, bytes per line, words per line. */
 #ifndef K32_SIM_CONF_MAX_BYTES
 #define K32_SIM_CONF_MAX_BYTES (64 * 1024)
@@ -1884,6 +1892,8 @@ _Static_assert(K32_CPLANE_RELAY_STACK_BYTES >= 16384, "K32_CPLANE_RELAY_STACK_BY
 
 _Static_assert(K32_SIM_MAX_BOARDS >= 1 && K32_SIM_MAX_BOARDS <= K32_CPLANE_MAX_LOCAL_NODES,
 	       "K32_SIM_MAX_BOARDS out of range (each board is attached to the control plane)");
+_Static_assert(K32_SIM_LOCAL_WATCH_S >= 1 && K32_SIM_LOCAL_WATCH_S <= 3600,
+	       "K32_SIM_LOCAL_WATCH_S out of range 1..3600");
 _Static_assert(K32_SIM_API_HANDLER_THREADS <= K32_HTTP_MAX_HANDLER_THREADS,
 	       "K32_SIM_API_HANDLER_THREADS above K32_HTTP_MAX_HANDLER_THREADS");
 _Static_assert(K32_SIM_CONF_LINE_MAX >= 64 && K32_SIM_CONF_LINE_MAX <= 4096,

@@ -163,6 +163,7 @@ k32_status_t sim_board_start(const struct sim_board_config *cfg, struct klet **o
 	    /* a board never gives up on its control plane: it registers in the background */
 	    .join_retry = true,
 	    .join_spread_ms = cfg->join_spread_ms,
+	    .watch_timeout_s = cfg->watch_timeout_s,
 	};
 	struct klet *k = NULL;
 	/* the board's tasks (kubelet, pod server, and what they start) share the pool's

@@ -119,6 +119,9 @@ struct sim_board_config {
 	uint32_t lease_renew_ms; /* 0: the kubelet's default */
 	/* its first registration waits a random 0 .. join_spread_ms (klet_config) */
 	uint32_t join_spread_ms;
+	/* seconds its pod watch asks for (klet_config.watch_timeout_s); 0: the kubelet's
+	 * K32_KLET_WATCH_TIMEOUT_S */
+	uint32_t watch_timeout_s;
 };
 
 /* ---- simulated hardware (sim_hw.c) ----------------------------------------------------------
