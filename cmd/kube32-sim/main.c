@@ -464,13 +464,15 @@ int main(int argc, char **argv)
 		     * boards flap NotReady */
 		    .lease_renew_ms =
 			node_grace && node_grace < 30 ? (uint32_t)node_grace * 1000 / 3 : 0,
-		    /* many boards: their first registrations spread over ~10 ms a board (beyond
-		     * 50 boards; at most K32_KLET_JOIN_BACKOFF_MAX_MS) */
-		    .join_spread_ms = nboards > 50
-					  ? (uint32_t)(nboards * 10 > K32_KLET_JOIN_BACKOFF_MAX_MS
-							   ? K32_KLET_JOIN_BACKOFF_MAX_MS
-							   : nboards * 10)
-					  : 0,
+		    /* many boards: their first registrations spread over
+		     * K32_SIM_JOIN_SPREAD_MS_PER_BOARD a board (beyond 50 boards; at most
+		     * K32_KLET_JOIN_BACKOFF_MAX_MS) */
+		    .join_spread_ms =
+			nboards > 50 ? (uint32_t)(nboards * K32_SIM_JOIN_SPREAD_MS_PER_BOARD >
+							  K32_KLET_JOIN_BACKOFF_MAX_MS
+						      ? K32_KLET_JOIN_BACKOFF_MAX_MS
+						      : nboards * K32_SIM_JOIN_SPREAD_MS_PER_BOARD)
+				     : 0,
 		    /* boards of this process's own control plane: long watches, spread over
 		     * [T, 2T) by board (Kubernetes' kubelet: 30-60 min), since its stop ends
 		     * them at once; joined boards keep the kubelet's short one, which bounds

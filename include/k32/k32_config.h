@@ -1862,7 +1862,15 @@ _Static_assert(K32_CPLANE_RELAY_STACK_BYTES >= 16384, "K32_CPLANE_RELAY_STACK_BY
  * (issue 15); on handler tasks writes that arrive together share one fsync (group commit)
  * and handshakes run beside requests. */
 #ifndef K32_SIM_API_HANDLER_THREADS
-#define K32_SIM_API_HANDLER_THREADS 4
+#define K32_SIM_API_HANDLER_THREADS 8
+#endif
+/* Beyond 50 boards in one kube32-sim, their first registrations spread over this many
+ * milliseconds a board (at most K32_KLET_JOIN_BACKOFF_MAX_MS): two TLS handshakes and three
+ * fsynced writes each. At 10 ms a board, 1,000 boards asked for ~200 handshakes a second
+ * on a loaded 2-core machine, the queue passed the kubelet's 10 s timeouts and most first
+ * attempts were thrown away (1,231 handshake timeouts). */
+#ifndef K32_SIM_JOIN_SPREAD_MS_PER_BOARD
+#define K32_SIM_JOIN_SPREAD_MS_PER_BOARD 25
 #endif
 /* Shortest pod watch (timeoutSeconds) of a board run by kube32-sim's own control plane;
  * boards spread theirs over [this, 2 x this). With the kubelet's 5 s (which bounds a joined
