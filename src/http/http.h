@@ -250,6 +250,8 @@ struct http_server_stats {
 	uint32_t unauth_open;	 /* unauthenticated connections now open */
 	uint32_t handshakes;	 /* TLS sessions in handshake now (<= max_handshakes) */
 	uint64_t requests;	 /* requests handed to the handler or authenticate */
+	uint32_t jobs_waiting;	 /* requests and handshake steps queued for handler tasks */
+	uint64_t hs_steps;	 /* TLS handshake steps run on handler tasks (taken first) */
 	uint64_t errors_4xx;	 /* requests refused by the server itself (400/413/431) */
 	uint64_t timeouts;	 /* connections closed by a timeout */
 	uint32_t tls_parked;	 /* TLS connections idle with their record buffers freed now */

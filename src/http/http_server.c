@@ -182,6 +182,11 @@ struct http_server {
 	struct k32_cond job_cond;   /* signals handler tasks (with mu) */
 	struct http_conn *job_head; /* requests waiting for a handler task (under mu) */
 	struct http_conn *job_tail;
+	/* TLS handshake steps waiting for a handler task (under mu): taken before requests,
+	 * so a client's handshake does not queue behind fsynced writes (at most
+	 * max_handshakes of them) */
+	struct http_conn *hs_job_head;
+	struct http_conn *hs_job_tail;
 	struct http_conn *done_head; /* handled, waiting for the loop (under mu) */
 	bool workers_stop;	     /* handler tasks should exit (under mu) */
 	uint32_t unauth_count;	     /* unauthenticated connections (loop task; stats mirror) */
@@ -902,15 +907,19 @@ static enum drive_result enqueue(struct http_conn *c)
 {
 	struct http_server *srv = c->srv;
 
+	struct http_conn **head = c->job_handshake ? &srv->hs_job_head : &srv->job_head;
+	struct http_conn **tail = c->job_handshake ? &srv->hs_job_tail : &srv->job_tail;
+
 	c->state = CS_HANDLER;
 	c->again = false;
 	c->job_next = NULL;
 	k32_mutex_lock(&srv->mu);
-	if (srv->job_tail)
-		srv->job_tail->job_next = c;
+	if (*tail)
+		(*tail)->job_next = c;
 	else
-		srv->job_head = c;
-	srv->job_tail = c;
+		*head = c;
+	*tail = c;
+	srv->stats.jobs_waiting++;
 	pl()->cond_signal(&srv->job_cond);
 	k32_mutex_unlock(&srv->mu);
 	return DR_WAIT;
@@ -927,14 +936,24 @@ static void worker_main(void *arg)
 		struct http_conn *c;
 		size_t sent;
 
-		while (!srv->workers_stop && !srv->job_head)
+		while (!srv->workers_stop && !srv->job_head && !srv->hs_job_head)
 			pl()->cond_wait(&srv->job_cond, &srv->mu, K32_FOREVER);
 		if (srv->workers_stop)
 			break;
-		c = srv->job_head;
-		srv->job_head = c->job_next;
-		if (!srv->job_head)
-			srv->job_tail = NULL;
+		if (srv->hs_job_head) {
+			c = srv->hs_job_head;
+			srv->hs_job_head = c->job_next;
+			if (!srv->hs_job_head)
+				srv->hs_job_tail = NULL;
+		} else {
+			c = srv->job_head;
+			srv->job_head = c->job_next;
+			if (!srv->job_head)
+				srv->job_tail = NULL;
+		}
+		srv->stats.jobs_waiting--;
+		if (c->job_handshake)
+			srv->stats.hs_steps++;
 		k32_mutex_unlock(&srv->mu);
 
 		if (c->job_handshake) {

@@ -9,6 +9,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -97,6 +98,9 @@ static void idle_close(void *ctx, k32_status_t why)
 
 static const struct http_stream_ops idle_ops = {idle_pull, idle_close};
 
+/* hs_steps when /order ran (test_handshake_before_requests) */
+static atomic_ullong g_order_hs_steps;
+
 /* /block waits (bounded) until /unblock ran: only possible with handler threads. */
 static struct k32_mutex g_block_mu;
 static struct k32_cond g_block_cond;
@@ -116,6 +120,14 @@ static void handler(void *ctx, struct http_request *req, struct http_response *r
 			;
 		resp->status = g_unblocked ? 200 : 504;
 		k32_mutex_unlock(&g_block_mu);
+		return;
+	}
+	if (k32_str_eq_cstr(req->path, "/order")) {
+		struct http_server_stats st;
+
+		http_server_get_stats(req->server, &st);
+		atomic_store(&g_order_hs_steps, st.hs_steps);
+		resp->status = 200;
 		return;
 	}
 	if (k32_str_eq_cstr(req->path, "/unblock")) {
@@ -1820,6 +1832,119 @@ static void call_block(void *arg)
 	http_client_free(c);
 }
 
+struct tls_call {
+	uint16_t port;
+	const char *ca;
+	const char *target;
+	struct http_client *c; /* NULL: a new one (a new TLS handshake) */
+	int status;
+};
+
+static void tls_call_main(void *arg)
+{
+	struct tls_call *t = arg;
+	struct http_client_config cc;
+	struct http_client *c = t->c;
+	struct http_client_request req = {.method = "GET", .target = t->target};
+	struct http_client_response resp;
+	struct k32_err err;
+
+	if (!c) {
+		http_client_config_init(&cc);
+		cc.port = t->port;
+		cc.tls = true;
+		cc.ca_file = t->ca;
+		cc.timeout_us = WAIT_US * 2;
+		if (http_client_new(&cc, &c, &err) != K32_OK)
+			return;
+	}
+	if (http_client_do(c, &req, &resp, &err) == K32_OK)
+		t->status = resp.status;
+	http_client_response_fini(&resp);
+	if (!t->c)
+		http_client_free(c);
+}
+
+static void wait_jobs(struct http_server *srv, uint32_t want)
+{
+	struct http_server_stats st;
+
+	for (int tries = 0; tries < 1000; tries++) {
+		http_server_get_stats(srv, &st);
+		if (st.jobs_waiting >= want)
+			return;
+		P->sleep_us(10000);
+	}
+	fail_msg("%" PRIu32 " jobs waiting, expected %" PRIu32, st.jobs_waiting, want);
+}
+
+/* A new client's handshake step is taken before requests queued earlier (a fleet's fsynced
+ * writes must not keep kubectl's handshake past its timeout). One handler task, held by
+ * /block; a kept-alive client's /order is queued, then a new client's first handshake step;
+ * when /block returns, /order sees that step already run. Ordered by counters, not time. */
+static void test_handshake_before_requests(void **state)
+{
+	struct http_server_config cfg;
+	struct http_server *srv;
+	struct http_client_config cc;
+	struct http_client *kept;
+	struct http_client_request echo = {.method = "GET", .target = "/echo"};
+	struct http_client_response resp;
+	struct http_server_stats st;
+	struct tls_call blk = {.target = "/block"}, ord = {.target = "/order"},
+			fresh = {.target = "/echo"};
+	struct k32_task *tb, *to, *tf;
+	struct k32_err err;
+
+	(void)state;
+	P->mutex_init(&g_block_mu);
+	P->cond_init(&g_block_cond);
+	g_unblocked = 0;
+	http_server_config_init(&cfg);
+	cfg.tls = true;
+	cfg.data_dir = "http_test_data";
+	cfg.handler_threads = 1;
+	srv = start(&cfg);
+	http_client_config_init(&cc);
+	cc.port = http_server_port(srv);
+	cc.tls = true;
+	cc.ca_file = http_server_ca_file(srv);
+	cc.timeout_us = WAIT_US * 2;
+	assert_int_equal(http_client_new(&cc, &kept, &err), K32_OK);
+	assert_int_equal(http_client_do(kept, &echo, &resp, &err), K32_OK); /* handshaken */
+	http_client_response_fini(&resp);
+	blk.port = ord.port = fresh.port = cc.port;
+	blk.ca = ord.ca = fresh.ca = cc.ca_file;
+	ord.c = kept;
+	assert_int_equal(P->task_create(&tb, "block", tls_call_main, &blk, 0, -1, &err), K32_OK);
+	for (int tries = 0; tries < 1000; tries++) {
+		http_server_get_stats(srv, &st);
+		if (st.requests >= 2 && st.jobs_waiting == 0)
+			break;
+		P->sleep_us(10000);
+	}
+	/* the one handler task now holds /block (taken off the queue) */
+	assert_int_equal(P->task_create(&to, "order", tls_call_main, &ord, 0, -1, &err), K32_OK);
+	wait_jobs(srv, 1);
+	assert_int_equal(P->task_create(&tf, "fresh", tls_call_main, &fresh, 0, -1, &err), K32_OK);
+	wait_jobs(srv, 2);
+	http_server_get_stats(srv, &st);
+	uint64_t before = st.hs_steps;
+	k32_mutex_lock(&g_block_mu);
+	g_unblocked = 1;
+	P->cond_broadcast(&g_block_cond);
+	k32_mutex_unlock(&g_block_mu);
+	P->task_join(tb);
+	P->task_join(to);
+	P->task_join(tf);
+	assert_int_equal(blk.status, 200);
+	assert_int_equal(ord.status, 200);
+	assert_int_equal(fresh.status, 200);
+	assert_true(atomic_load(&g_order_hs_steps) > before);
+	http_client_free(kept);
+	http_server_stop(srv);
+}
+
 static void test_handler_threads(void **state)
 {
 	struct http_server_config cfg;
@@ -2141,6 +2266,7 @@ int main(void)
 	    cmocka_unit_test(test_stream_memory),
 	    cmocka_unit_test(test_tls),
 	    cmocka_unit_test(test_handler_threads),
+	    cmocka_unit_test(test_handshake_before_requests),
 	    cmocka_unit_test(test_short_io),
 	    cmocka_unit_test(test_accept_out_of_fds),
 	    cmocka_unit_test(test_client_errors),
