@@ -182,11 +182,13 @@ struct http_server {
 	struct k32_cond job_cond;   /* signals handler tasks (with mu) */
 	struct http_conn *job_head; /* requests waiting for a handler task (under mu) */
 	struct http_conn *job_tail;
-	/* TLS handshake steps waiting for a handler task (under mu): taken before requests,
-	 * so a client's handshake does not queue behind fsynced writes (at most
-	 * max_handshakes of them) */
+	/* TLS handshake steps waiting for a handler task (under mu). When both queues hold
+	 * jobs, handler tasks take from them in turn (hs_job_next): a client's handshake does
+	 * not wait behind every queued fsynced write, nor a reconnect storm's handshakes
+	 * starve the requests (strict priority did: 1,000 boards' Lease renewals timed out) */
 	struct http_conn *hs_job_head;
 	struct http_conn *hs_job_tail;
+	bool hs_job_later;	     /* both queues busy: the next take is a request's turn */
 	struct http_conn *done_head; /* handled, waiting for the loop (under mu) */
 	bool workers_stop;	     /* handler tasks should exit (under mu) */
 	uint32_t unauth_count;	     /* unauthenticated connections (loop task; stats mirror) */
@@ -940,7 +942,11 @@ static void worker_main(void *arg)
 			pl()->cond_wait(&srv->job_cond, &srv->mu, K32_FOREVER);
 		if (srv->workers_stop)
 			break;
-		if (srv->hs_job_head) {
+		bool hs = srv->hs_job_head && (!srv->job_head || !srv->hs_job_later);
+
+		if (srv->hs_job_head && srv->job_head)
+			srv->hs_job_later = hs;
+		if (hs) {
 			c = srv->hs_job_head;
 			srv->hs_job_head = c->job_next;
 			if (!srv->hs_job_head)
