@@ -9,8 +9,9 @@
  *     authentication, authorization, validation and admission exactly as over HTTP, without
  *     a socket.
  *   - HTTP(S) (kclient_http_new, library k32_kclient): over src/http's client, one kept-
- *     alive connection for requests and one connection per running watch; what
- *     `kube32-server --controllers-only` uses against a remote control plane.
+ *     alive connection for requests and one connection per running watch (a watch that
+ *     ended cleanly leaves its connection for the next one); what the kubelet and
+ *     `kube32-server --controllers-only` use against the API server.
  * Callers depend only on this header, so src/ctrl links no api and no store.
  *
  * Requests: kclient_do sends method/target/body and appends the JSON answer to out, with the
@@ -23,6 +24,10 @@
  * own thread by returning anything but K32_OK. It returns when the stream ends (K32_OK: the
  * server closed it, reconnect from the last resourceVersion), when the server says the
  * revision is too old (K32_ERR_COMPACTED: relist), or with on_line's status.
+ *
+ * Failures: kclient_answer_err turns an answer that is not what the caller wanted into an
+ * error (the status the HTTP code means, the Status message kept whole or clipped in its
+ * middle); kclient_backoff paces the retries of a caller that lost the server.
  *
  * Context: kclient_do is thread-safe (requests of several threads are serialised on one
  * connection in the HTTP client); each kclient_watch runs on its caller's thread, several
@@ -64,9 +69,41 @@ k32_status_t kclient_do(struct kclient *c, const char *method, const char *targe
 			const char *content_type, const void *body, size_t body_len, int *out_code,
 			struct k32_buf *out, struct k32_err *err);
 
+/* kclient_do with a NUL-terminated body (NULL: none) into out emptied first: the form of
+ * most callers, which build their body as a string and reuse one answer buffer. */
+k32_status_t kclient_call(struct kclient *c, const char *method, const char *target,
+			  const char *content_type, const char *body, int *out_code,
+			  struct k32_buf *out, struct k32_err *err);
+
 /* See the header comment. target: "/api/v1/pods?resourceVersion=12" (no watch=true). */
 k32_status_t kclient_watch(struct kclient *c, const char *target, kclient_line_fn on_line,
 			   void *ctx, struct k32_err *err);
+
+/* Requests of an HTTP client that got no answer (an error status) since it was made; 0 for
+ * the in-process client (its requests cannot get lost). */
+uint32_t kclient_failures(const struct kclient *c);
+
+/*
+ * The error for an answer the caller did not want: err gets "WHAT: API server answered
+ * CODE: MESSAGE" (MESSAGE: the Status body's message, or the body's first bytes, clipped in
+ * its middle so the server's advice at its end stays) under module mod. Returns the status
+ * the code means: 401/403 K32_ERR_ACCESS_DENIED, 404 K32_ERR_NOT_FOUND, 409
+ * K32_ERR_CONFLICT, 410 K32_ERR_COMPACTED, anything else K32_ERR_IO.
+ */
+k32_status_t kclient_answer_err(struct k32_err *err, const char *mod, const char *what, int code,
+				const struct k32_buf *answer);
+
+/* Retry pauses after failures: min_ms, doubling up to max_ms, each cut by a random share of
+ * up to half, so clients that lost the server together do not come back in step. */
+struct kclient_backoff {
+	uint32_t min_ms, max_ms;
+	uint32_t next_ms; /* the next pause before its cut */
+};
+void kclient_backoff_init(struct kclient_backoff *b, uint32_t min_ms, uint32_t max_ms);
+/* The pause to take before the next try (in [next/2, next]); doubles the next one. */
+uint32_t kclient_backoff_next(struct kclient_backoff *b);
+/* After a success: the next failure waits min_ms again. */
+void kclient_backoff_reset(struct kclient_backoff *b);
 
 /* "in-process" or "http". */
 const char *kclient_name(const struct kclient *c);
@@ -77,10 +114,16 @@ void kclient_free(struct kclient *c);
 /* ---- over HTTP(S) ----------------------------------------------------------------------- */
 
 struct kclient_http_config {
-	const char *url;	  /* "https://HOST:PORT" or "http://HOST:PORT" (required) */
-	const char *ca_file;	  /* PEM CA of the server (required for https) */
-	const char *bearer_token; /* admin token (controllers need it); NULL: none */
-	int64_t timeout_us;	  /* per request; 0: K32_HTTP_CLIENT_TIMEOUT_MS */
+	const char *url;	   /* "https://HOST:PORT" or "http://HOST:PORT" (required) */
+	const char *ca_file;	   /* PEM CA of the server (required for https) */
+	const char *bearer_token;  /* admin token (controllers need it); NULL: none */
+	int64_t timeout_us;	   /* per request; 0: K32_HTTP_CLIENT_TIMEOUT_MS */
+	size_t max_response_bytes; /* cap on one answer; 0: K32_CTRL_RESP_BYTES */
+	/* seconds a watch may stay silent before the connection is dropped (the caller sets
+	 * timeoutSeconds below it); 0: K32_KCLIENT_WATCH_IDLE_S */
+	uint32_t watch_idle_s;
+	/* do not ask for gzip answers (the kubelet: inflating costs a board RAM it has not) */
+	bool no_gzip;
 };
 
 /*

@@ -210,12 +210,147 @@ static void test_watch(void **state)
 			     K32_OK);
 }
 
+/* Counts the events of a watch that the server ends at its timeoutSeconds. */
+static k32_status_t count_line(void *arg, const char *line, size_t len)
+{
+	(void)len;
+	if (line)
+		(*(int *)arg)++;
+	return K32_OK;
+}
+
+/* A watch the server ended cleanly leaves its connection for the next one: two watches in a
+ * row open one connection between them (the kubelet re-watches every few seconds). */
+static void test_watch_keeps_connection(void **state)
+{
+	struct fx *fx = *state;
+	struct k32_err err;
+	struct http_server_stats before, after;
+	int events = 0;
+	http_server_get_stats(fx->srv, &before);
+	for (int i = 0; i < 2; i++) {
+		k32_status_t st =
+		    kclient_watch(fx->cli[1], "/api/v1/namespaces/wt/configmaps?timeoutSeconds=1",
+				  count_line, &events, &err);
+		if (st)
+			fail_msg("watch %d: %s (%s)", i, k32_status_name(st), err.msg);
+	}
+	http_server_get_stats(fx->srv, &after);
+	assert_true(events >= 2); /* what exists, once per watch */
+	assert_int_equal(after.conns_accepted - before.conns_accepted, 1);
+}
+
+/* Answers the caller did not want become errors with the status the code means and the
+ * Status message (or the body's first bytes). */
+static void test_answer_err(void **state)
+{
+	(void)state;
+	static const struct {
+		int code;
+		const char *body;
+		k32_status_t want;
+		const char *msg;
+	} cases[] = {
+	    {403, "{\"kind\":\"Status\",\"message\":\"nodes is forbidden\"}", K32_ERR_ACCESS_DENIED,
+	     "listing: API server answered 403: nodes is forbidden"},
+	    {401, "", K32_ERR_ACCESS_DENIED, "listing: API server answered 401: "},
+	    {404, "{\"message\":\"pods \\\"x\\\" not found\"}", K32_ERR_NOT_FOUND,
+	     "listing: API server answered 404: pods \"x\" not found"},
+	    {409, "{}", K32_ERR_CONFLICT, "listing: API server answered 409: {}"},
+	    {410, "gone", K32_ERR_COMPACTED, "listing: API server answered 410: gone"},
+	    {500, "not json", K32_ERR_IO, "listing: API server answered 500: not json"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct k32_buf b;
+		struct k32_err err;
+		k32_buf_init(&b, k32_default_allocator(), 4096, "answer");
+		assert_int_equal(k32_buf_append(&b, cases[i].body, strlen(cases[i].body), &err),
+				 K32_OK);
+		assert_int_equal(kclient_answer_err(&err, "t", "listing", cases[i].code, &b),
+				 cases[i].want);
+		assert_int_equal(err.status, cases[i].want);
+		assert_string_equal(err.msg, cases[i].msg);
+		k32_buf_fini(&b);
+	}
+	/* a message longer than the error holds keeps its end (the server's advice) */
+	struct k32_buf b;
+	struct k32_err err;
+	k32_buf_init(&b, k32_default_allocator(), 4096, "answer");
+	k32_buf_append_str(&b, "{\"message\":\"", &err);
+	for (int i = 0; i < K32_ERR_MSG_LEN; i++)
+		k32_buf_append_str(&b, "x", &err);
+	k32_buf_append_str(&b, " ADVICE\"}", &err);
+	kclient_answer_err(&err, "t", "listing", 422, &b);
+	assert_non_null(strstr(err.msg, " ADVICE"));
+	k32_buf_fini(&b);
+}
+
+/* Retry pauses: min, doubling to max, each in [half, whole]; reset starts over. */
+static void test_backoff(void **state)
+{
+	(void)state;
+	struct kclient_backoff bo;
+	kclient_backoff_init(&bo, 500, 30000);
+	uint32_t whole = 500;
+	for (int i = 0; i < 12; i++) {
+		uint32_t p = kclient_backoff_next(&bo);
+		if (p < whole / 2 || p > whole)
+			fail_msg("pause %d: %u ms outside [%u, %u]", i, (unsigned)p,
+				 (unsigned)(whole / 2), (unsigned)whole);
+		whole = whole * 2 > 30000 ? 30000 : whole * 2;
+	}
+	assert_int_equal(bo.next_ms, 30000);
+	kclient_backoff_reset(&bo);
+	uint32_t p = kclient_backoff_next(&bo);
+	assert_true(p >= 250 && p <= 500);
+}
+
+/* Requests that got no answer are counted by the HTTP client (the kubelet's api_errors). */
+static void test_failures(void **state)
+{
+	struct fx *fx = *state;
+	struct kclient *c = NULL;
+	struct k32_err err;
+	/* a port nothing listens on: this test's server's, once it is stopped */
+	struct http_server_config hc;
+	http_server_config_init(&hc);
+	hc.handler = api_http_handler;
+	hc.ctx = fx->api;
+	struct http_server *srv = NULL;
+	assert_int_equal(http_server_start(&hc, &srv, &err), K32_OK);
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)http_server_port(srv));
+	http_server_stop(srv);
+	struct kclient_http_config kc = {.url = url, .timeout_us = 2000000};
+	assert_int_equal(kclient_http_new(&kc, &c, &err), K32_OK);
+	struct k32_buf out;
+	k32_buf_init(&out, k32_default_allocator(), 4096, "answer");
+	int code = 0;
+	assert_int_equal(kclient_failures(c), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_not_equal(
+		    kclient_call(c, "GET", "/api/v1/namespaces", NULL, NULL, &code, &out, &err),
+		    K32_OK);
+	assert_int_equal(kclient_failures(c), 2);
+	assert_int_equal(kclient_failures(fx->cli[0]), 0);
+	/* kclient_call empties out first */
+	k32_buf_append_str(&out, "stale", &err);
+	assert_int_equal(
+	    kclient_call(fx->cli[1], "GET", "/api/v1/namespaces/wt", NULL, NULL, &code, &out, &err),
+	    K32_OK);
+	assert_int_equal(code, 200);
+	assert_int_equal(strncmp(k32_buf_cstr(&out), "stale", 5) != 0, 1);
+	k32_buf_fini(&out);
+	kclient_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_url),
-	    cmocka_unit_test(test_requests),
-	    cmocka_unit_test(test_watch),
+	    cmocka_unit_test(test_url),	       cmocka_unit_test(test_requests),
+	    cmocka_unit_test(test_watch),      cmocka_unit_test(test_watch_keeps_connection),
+	    cmocka_unit_test(test_answer_err), cmocka_unit_test(test_backoff),
+	    cmocka_unit_test(test_failures),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

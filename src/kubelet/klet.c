@@ -3,7 +3,7 @@
  * worker that runs the pod life cycle, and pod status.
  *
  * Divisions:
- *   helpers           time format, API requests over the http.h client
+ *   helpers           time format (API requests, watches, backoff and errors: src/kclient)
  *   node and lease    klet_register (create or patch the Node and its status), lease renew
  *   watch             list + watch of the pods bound to this node -> the pod table
  *   life cycle        the worker: start, run, exits and restarts with back-off, deletion
@@ -66,68 +66,6 @@ void klet_wake(struct klet *k)
 {
 	/* the watcher waits on the same condition during its retry pause */
 	k32_plat()->cond_broadcast(&k->cv);
-}
-
-k32_status_t klet_api(struct klet *k, struct http_client *c, const char *method, const char *target,
-		      const char *ctype, const char *body, int *out_code, struct k32_buf *out,
-		      struct k32_err *err)
-{
-	struct http_client_request rq = {.method = method,
-					 .target = target,
-					 .content_type = ctype,
-					 .body = body,
-					 .body_len = body ? strlen(body) : 0};
-	struct http_client_response resp;
-	/* the worker and the node task share one kept-alive connection */
-	bool shared = c == k->cli;
-	if (shared)
-		k32_mutex_lock(&k->api_lock);
-	k32_status_t st = http_client_do(c, &rq, &resp, err);
-	*out_code = st ? 0 : resp.status;
-	k32_buf_reset(out);
-	if (!st && resp.body.len)
-		st = k32_buf_append(out, resp.body.data, resp.body.len, err);
-	http_client_response_fini(&resp);
-	if (shared)
-		k32_mutex_unlock(&k->api_lock);
-	if (st) {
-		k32_mutex_lock(&k->lock);
-		k->stats.api_errors++;
-		k32_mutex_unlock(&k->lock);
-	}
-	return st;
-}
-
-/* The "message" of a Kubernetes Status body, or the body itself, for error texts: clipped
- * to cap bytes in its middle (k32_clip_to), so the server's advice at its end stays. */
-static const char *status_msg(struct k32_buf *b, char *out, size_t cap)
-{
-	cJSON *j = NULL;
-	const char *m = NULL;
-	if (b->len && !k32_json_parse((const char *)b->data, b->len, &j, NULL))
-		m = cJSON_GetStringValue(cJSON_GetObjectItem(j, "message"));
-	if (m) {
-		k32_clip_to(out, cap, m);
-	} else {
-		/* not a Status: its first bytes */
-		snprintf(out, cap, "%.*s", (int)(b->len < cap ? b->len : cap - 1),
-			 b->data ? (char *)b->data : "");
-	}
-	cJSON_Delete(j);
-	return out;
-}
-
-static k32_status_t api_fail(struct k32_err *err, const char *what, int code, struct k32_buf *b)
-{
-	/* "WHAT: API server answered NNN: " (WHAT is this file's own, under 48 bytes) and the
-	 * server's message, whole or clipped in its middle */
-	char m[K32_ERR_MSG_LEN - 80];
-	k32_status_t st = code == 401 || code == 403 ? K32_ERR_ACCESS_DENIED
-			  : code == 404		     ? K32_ERR_NOT_FOUND
-			  : code == 409		     ? K32_ERR_CONFLICT
-						     : K32_ERR_IO;
-	return k32_err_set(err, st, KLET_MOD, "%s: API server answered %d: %s", what, code,
-			   status_msg(b, m, sizeof(m)));
 }
 
 static char *json_text(cJSON *j)
@@ -208,7 +146,7 @@ static cJSON *node_meta_json(struct klet *k)
 }
 
 /* Patches the Node's status (Ready heartbeat). */
-static k32_status_t node_status_send(struct klet *k, struct http_client *c, struct k32_buf *b,
+static k32_status_t node_status_send(struct klet *k, struct kclient *c, struct k32_buf *b,
 				     struct k32_err *err)
 {
 	cJSON *p = cJSON_CreateObject();
@@ -222,14 +160,14 @@ static k32_status_t node_status_send(struct klet *k, struct http_client *c, stru
 	snprintf(target, sizeof(target), "/api/v1/nodes/%s/status", k->node);
 	int code;
 	k32_status_t st =
-	    klet_api(k, c, "PATCH", target, "application/merge-patch+json", body, &code, b, err);
+	    kclient_call(c, "PATCH", target, "application/merge-patch+json", body, &code, b, err);
 	cJSON_free(body);
 	if (!st && code != 200)
-		st = api_fail(err, "patching the Node status", code, b);
+		st = kclient_answer_err(err, KLET_MOD, "patching the Node status", code, b);
 	return st;
 }
 
-static k32_status_t node_register(struct klet *k, struct http_client *c, struct k32_buf *b,
+static k32_status_t node_register(struct klet *k, struct kclient *c, struct k32_buf *b,
 				  struct k32_err *err)
 {
 	cJSON *n = cJSON_CreateObject();
@@ -244,7 +182,7 @@ static k32_status_t node_register(struct klet *k, struct http_client *c, struct 
 		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD, "out of memory building Node");
 	int code;
 	k32_status_t st =
-	    klet_api(k, c, "POST", "/api/v1/nodes", "application/json", body, &code, b, err);
+	    kclient_call(c, "POST", "/api/v1/nodes", "application/json", body, &code, b, err);
 	cJSON_free(body);
 	if (st)
 		return st;
@@ -258,20 +196,20 @@ static k32_status_t node_register(struct klet *k, struct http_client *c, struct 
 			return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD, "out of memory");
 		char target[256];
 		snprintf(target, sizeof(target), "/api/v1/nodes/%s", k->node);
-		st = klet_api(k, c, "PATCH", target, "application/merge-patch+json", body, &code, b,
-			      err);
+		st = kclient_call(c, "PATCH", target, "application/merge-patch+json", body, &code,
+				  b, err);
 		cJSON_free(body);
 		if (!st && code != 200)
-			st = api_fail(err, "updating the Node", code, b);
+			st = kclient_answer_err(err, KLET_MOD, "updating the Node", code, b);
 	} else if (code != 201 && code != 200) {
-		st = api_fail(err, "creating the Node", code, b);
+		st = kclient_answer_err(err, KLET_MOD, "creating the Node", code, b);
 	}
 	if (st)
 		return st;
 	return node_status_send(k, c, b, err);
 }
 
-static k32_status_t lease_renew(struct klet *k, struct http_client *c, struct k32_buf *b,
+static k32_status_t lease_renew(struct klet *k, struct kclient *c, struct k32_buf *b,
 				struct k32_err *err)
 {
 	char ts[40], now[32];
@@ -287,7 +225,7 @@ static k32_status_t lease_renew(struct klet *k, struct http_client *c, struct k3
 		 k->node, K32_KLET_LEASE_DURATION_S, ts);
 	int code;
 	k32_status_t st =
-	    klet_api(k, c, "PATCH", target, "application/merge-patch+json", body, &code, b, err);
+	    kclient_call(c, "PATCH", target, "application/merge-patch+json", body, &code, b, err);
 	if (!st && code == 404) {
 		snprintf(body, sizeof(body),
 			 "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
@@ -295,13 +233,13 @@ static k32_status_t lease_renew(struct klet *k, struct http_client *c, struct k3
 			 "\"spec\":{\"holderIdentity\":\"%s\",\"leaseDurationSeconds\":%d,"
 			 "\"acquireTime\":\"%s\",\"renewTime\":\"%s\"}}",
 			 k->node, k->node, K32_KLET_LEASE_DURATION_S, ts, ts);
-		st = klet_api(k, c, "POST",
-			      "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
-			      "application/json", body, &code, b, err);
+		st = kclient_call(c, "POST",
+				  "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+				  "application/json", body, &code, b, err);
 		if (!st && code != 201 && code != 200)
-			st = api_fail(err, "creating the Lease", code, b);
+			st = kclient_answer_err(err, KLET_MOD, "creating the Lease", code, b);
 	} else if (!st && code != 200) {
-		st = api_fail(err, "renewing the Lease", code, b);
+		st = kclient_answer_err(err, KLET_MOD, "renewing the Lease", code, b);
 	}
 	if (!st) {
 		k32_mutex_lock(&k->lock);
@@ -507,11 +445,15 @@ struct watch_ctx {
 	bool relist;
 };
 
-static k32_status_t watch_line(void *arg, const uint8_t *data, size_t len)
+/* One watch event (kclient_line_fn); (NULL, 0) is the client's quiet tick, which ends the
+ * watch when the kubelet stops. */
+static k32_status_t watch_line(void *arg, const char *data, size_t len)
 {
 	struct watch_ctx *w = arg;
 	struct klet *k = w->k;
 	cJSON *ev = NULL;
+	if (!data)
+		return k->stopping ? K32_ERR_CANCELED : K32_OK;
 	if (!len)
 		return K32_OK;
 	if (k32_json_parse((const char *)data, len, &ev, NULL))
@@ -548,11 +490,11 @@ static k32_status_t pods_list(struct klet *k, struct watch_ctx *w, struct k32_bu
 	char target[300];
 	snprintf(target, sizeof(target), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", k->node);
 	int code;
-	k32_status_t st = klet_api(k, k->wcli, "GET", target, NULL, NULL, &code, b, err);
+	k32_status_t st = kclient_call(k->kc, "GET", target, NULL, NULL, &code, b, err);
 	if (st)
 		return st;
 	if (code != 200)
-		return api_fail(err, "listing this node's pods", code, b);
+		return kclient_answer_err(err, KLET_MOD, "listing this node's pods", code, b);
 	cJSON *l = NULL;
 	st = k32_json_parse((const char *)b->data, b->len, &l, err);
 	if (st)
@@ -591,7 +533,8 @@ static void watcher_main(void *arg)
 	k32_mutex_unlock(&k->lock);
 	/* after a failure: 1 s, doubling to K32_KLET_JOIN_BACKOFF_MAX_MS, each cut by a random
 	 * share of up to half, so a fleet that lost its API server does not storm it back */
-	uint64_t pause_ms = 1000;
+	struct kclient_backoff bo;
+	kclient_backoff_init(&bo, 1000, K32_KLET_JOIN_BACKOFF_MAX_MS);
 	k32_status_t last_fail = K32_OK;
 	while (!k->stopping) {
 		k32_err_clear(&err);
@@ -608,37 +551,32 @@ static void watcher_main(void *arg)
 			}
 			w.relist = false;
 		}
-		char target[400];
+		/* the server ends the watch after wt s (kclient drops it after wt + 10 s of
+		 * silence, klet_kclient_new); kclient adds watch=true and bookmarks */
+		char target[300];
 		snprintf(target, sizeof(target),
-			 "/api/v1/pods?watch=true&allowWatchBookmarks=true&fieldSelector=spec."
-			 "nodeName%%3D%s&resourceVersion=%s&timeoutSeconds=%" PRIu32,
+			 "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&resourceVersion=%s"
+			 "&timeoutSeconds=%" PRIu32,
 			 k->node, w.rv, wt);
-		struct http_client_request rq = {
-		    .method = "GET", .target = target, .timeout_us = (int64_t)(wt + 10) * 1000000};
-		int code = 0;
-		k32_status_t st =
-		    http_client_stream(k->wcli, &rq, true, watch_line, &w, &code, &err);
+		k32_status_t st = kclient_watch(k->kc, target, watch_line, &w, &err);
 		if (k->stopping)
 			break;
-		if (code == 410) {
-			w.relist = true;
-			continue;
-		}
-		if (st == K32_ERR_COMPACTED || (!st && code == 200)) {
-			pause_ms = 1000;
+		if (st == K32_ERR_COMPACTED || !st) {
+			/* the stream ended (reconnect from w.rv) or the revision is gone (410 or
+			 * an ERROR event: relist) */
+			if (st)
+				w.relist = true;
+			kclient_backoff_reset(&bo);
 			last_fail = K32_OK;
 			continue;
 		}
 		if (st != last_fail)
-			K32_LOGW(KLET_MOD, "node %s: pod watch ended (%s, HTTP %d): %s; relisting",
-				 k->node, k32_status_name(st), code, err.msg);
+			K32_LOGW(KLET_MOD, "node %s: pod watch ended (%s): %s; relisting", k->node,
+				 k32_status_name(st), err.msg);
 		last_fail = st;
 		w.relist = true;
 	backoff:
-		pause_until(k, pause_ms - jitter(pause_ms / 2));
-		pause_ms = pause_ms * 2 > K32_KLET_JOIN_BACKOFF_MAX_MS
-			       ? K32_KLET_JOIN_BACKOFF_MAX_MS
-			       : pause_ms * 2;
+		pause_until(k, kclient_backoff_next(&bo));
 	}
 	k32_buf_fini(&b);
 }
@@ -752,7 +690,7 @@ static char *pod_status_text(struct klet *k, struct klet_pod *p)
 
 /* Sends the pod's status if it changed since the last successful write. Node task only
  * (the worker may free or reuse the slot meanwhile: the generation tells). */
-static void pod_status_sync(struct klet *k, struct http_client *c, struct klet_pod *p, uint64_t now,
+static void pod_status_sync(struct klet *k, struct kclient *c, struct klet_pod *p, uint64_t now,
 			    struct k32_buf *b)
 {
 	k32_mutex_lock(&k->lock);
@@ -774,9 +712,9 @@ static void pod_status_sync(struct klet *k, struct http_client *c, struct klet_p
 	struct k32_err err;
 	int code;
 	k32_status_t st =
-	    klet_api(k, c, "PATCH", target, "application/merge-patch+json", text, &code, b, &err);
+	    kclient_call(c, "PATCH", target, "application/merge-patch+json", text, &code, b, &err);
 	if (!st && code != 200)
-		st = api_fail(&err, "writing pod status", code, b);
+		st = kclient_answer_err(&err, KLET_MOD, "writing pod status", code, b);
 	k32_mutex_lock(&k->lock);
 	if (!p->used || p->gen != gen) {
 		cJSON_free(text); /* the pod went while its status was on the way */
@@ -823,8 +761,8 @@ static void event_locked(struct klet *k, const struct klet_pod *p, const char *t
 
 /* Counts one more occurrence of series s up on its Event (node task): true when the Event
  * took it; false when it is gone (deleted by the TTL or the store's bound: a new one is due). */
-static bool event_bump(struct klet *k, struct http_client *c, struct k32_buf *b,
-		       struct kmeta_event_series *s, const char *ts)
+static bool event_bump(struct kclient *c, struct k32_buf *b, struct kmeta_event_series *s,
+		       const char *ts)
 {
 	char target[64 + KLET_NS_LEN + KMETA_EVENT_NAME_LEN], patch[96];
 	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/events/%s", s->ns, s->name);
@@ -832,8 +770,8 @@ static bool event_bump(struct klet *k, struct http_client *c, struct k32_buf *b,
 		 s->count + 1, ts);
 	struct k32_err err;
 	int code = 0;
-	if (klet_api(k, c, "PATCH", target, "application/merge-patch+json", patch, &code, b,
-		     &err) ||
+	if (kclient_call(c, "PATCH", target, "application/merge-patch+json", patch, &code, b,
+			 &err) ||
 	    code != 200)
 		return false;
 	s->count++;
@@ -841,7 +779,7 @@ static bool event_bump(struct klet *k, struct http_client *c, struct k32_buf *b,
 }
 
 /* Sends the queued Events (node task): a repeat of a recent one counts it up. */
-static void events_send(struct klet *k, struct http_client *c, struct k32_buf *b)
+static void events_send(struct klet *k, struct kclient *c, struct k32_buf *b)
 {
 	for (;;) {
 		struct klet_event e;
@@ -861,7 +799,7 @@ static void events_send(struct klet *k, struct http_client *c, struct k32_buf *b
 		uint32_t h = kmeta_event_hash(&ref, e.ns, e.type, e.reason, e.message);
 		struct kmeta_event_series *s =
 		    kmeta_event_series_find(k->event_series, K32_KLET_EVENT_SERIES, h, e.ns, now_s);
-		bool sent = s && event_bump(k, c, b, s, ts);
+		bool sent = s && event_bump(c, b, s, ts);
 		if (!sent) {
 			char name[KMETA_EVENT_NAME_LEN];
 			kmeta_event_name(e.name, k32_now_us(), ++k->event_seq, name, sizeof(name));
@@ -884,8 +822,8 @@ static void events_send(struct klet *k, struct http_client *c, struct k32_buf *b
 			struct k32_err err;
 			int code = 0;
 			sent = body &&
-			       !klet_api(k, c, "POST", target, "application/json", body, &code, b,
-					 &err) &&
+			       !kclient_call(c, "POST", target, "application/json", body, &code, b,
+					     &err) &&
 			       code == 201;
 			cJSON_free(body);
 			if (sent)
@@ -1170,11 +1108,11 @@ static bool pod_finalize_api(struct klet *k, struct klet_pod *p, struct k32_buf 
 	struct k32_err err;
 	int code;
 	k32_status_t st =
-	    klet_api(k, k->cli, "DELETE", target, "application/json", body, &code, b, &err);
+	    kclient_call(k->kc, "DELETE", target, "application/json", body, &code, b, &err);
 	if (!st && (code == 200 || code == 202 || code == 404 || code == 409))
 		return true;
 	if (!st)
-		api_fail(&err, "deleting the stopped pod", code, b);
+		kclient_answer_err(&err, KLET_MOD, "deleting the stopped pod", code, b);
 	K32_LOGW(KLET_MOD, "node %s: pod %s: %s; retrying", K32_CLIP(k->node), K32_CLIP(p->ref),
 		 err.msg);
 	return false;
@@ -1316,7 +1254,8 @@ static uint64_t jitter(uint64_t span)
 static void register_patiently(struct klet *k, struct k32_buf *b)
 {
 	struct k32_err err;
-	uint64_t wait_ms = K32_KLET_JOIN_BACKOFF_MIN_MS;
+	struct kclient_backoff bo;
+	kclient_backoff_init(&bo, K32_KLET_JOIN_BACKOFF_MIN_MS, K32_KLET_JOIN_BACKOFF_MAX_MS);
 	k32_status_t last = K32_OK;
 	int last_code = -1;
 	uint32_t attempts = 0;
@@ -1324,9 +1263,9 @@ static void register_patiently(struct klet *k, struct k32_buf *b)
 		pause_until(k, jitter(k->cfg.join_spread_ms));
 	while (!k->stopping) {
 		k32_err_clear(&err);
-		k32_status_t st = node_register(k, k->ncli, b, &err);
+		k32_status_t st = node_register(k, k->kc, b, &err);
 		if (!st)
-			st = lease_renew(k, k->ncli, b, &err);
+			st = lease_renew(k, k->kc, b, &err);
 		attempts++;
 		if (!st) {
 			k32_mutex_lock(&k->lock);
@@ -1351,9 +1290,7 @@ static void register_patiently(struct klet *k, struct k32_buf *b)
 				 (unsigned)(K32_KLET_JOIN_BACKOFF_MAX_MS / 1000));
 		last = st;
 		last_code = code;
-		pause_until(k, wait_ms - jitter(wait_ms / 2));
-		wait_ms = wait_ms * 2 > K32_KLET_JOIN_BACKOFF_MAX_MS ? K32_KLET_JOIN_BACKOFF_MAX_MS
-								     : wait_ms * 2;
+		pause_until(k, kclient_backoff_next(&bo));
 	}
 }
 
@@ -1383,26 +1320,26 @@ static void node_main(void *arg)
 		uint64_t now = k32_now_us();
 		if (now >= k->next_lease_us) {
 			k32_err_clear(&err);
-			if (lease_renew(k, k->ncli, &b, &err))
+			if (lease_renew(k, k->kc, &b, &err))
 				K32_LOGW(KLET_MOD, "node %s: %s", k->node, err.msg);
 			/* up to a tenth early, at random: a fleet's renewals stay spread */
 			k->next_lease_us = now + renew - jitter(renew / 10);
 		}
 		if (now >= k->next_node_status_us) {
 			k32_err_clear(&err);
-			k32_status_t st = node_status_send(k, k->ncli, &b, &err);
+			k32_status_t st = node_status_send(k, k->kc, &b, &err);
 			if (st == K32_ERR_NOT_FOUND) {
 				/* the Node was deleted (kubectl delete node): register again */
 				k32_err_clear(&err);
-				st = node_register(k, k->ncli, &b, &err);
+				st = node_register(k, k->kc, &b, &err);
 			}
 			if (st)
 				K32_LOGW(KLET_MOD, "node %s: %s", k->node, err.msg);
 			k->next_node_status_us = now + (uint64_t)K32_KLET_NODE_STATUS_S * 1000000;
 		}
 		for (uint32_t i = 0; i < k->max_pods && !k->stopping; i++)
-			pod_status_sync(k, k->ncli, &k->pods[i], now, &b);
-		events_send(k, k->ncli, &b);
+			pod_status_sync(k, k->kc, &k->pods[i], now, &b);
+		events_send(k, k->kc, &b);
 		now = k32_now_us();
 		uint64_t next = k->next_lease_us < k->next_node_status_us ? k->next_lease_us
 									  : k->next_node_status_us;
@@ -1633,7 +1570,7 @@ k32_status_t klet_module_fetch(struct klet_pod *pod, const char *file_name,
 			 file_name);
 		int code = 0;
 		struct k32_err e;
-		if (klet_api(k, k->cli, "GET", target, NULL, NULL, &code, &b, &e) || code != 200)
+		if (kclient_call(k->kc, "GET", target, NULL, NULL, &code, &b, &e) || code != 200)
 			continue;
 		cJSON *cm = NULL;
 		if (k32_json_parse((const char *)b.data, b.len, &cm, &e))
@@ -1759,7 +1696,6 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 	const struct k32_platform_ops *pl = k32_plat();
 	pl->mutex_init(&k->lock);
 	pl->mutex_init(&k->run_lock);
-	pl->mutex_init(&k->api_lock);
 	pl->cond_init(&k->cv);
 	pl->cond_init(&k->sleep_cv);
 	pl->cond_init(&k->http_cv);
@@ -1772,17 +1708,23 @@ out_nomem:
 			   cfg->profile->max_pods);
 }
 
-static k32_status_t client_new(struct klet *k, struct http_client **out, struct k32_err *err)
+k32_status_t klet_kclient_new(struct klet *k, int64_t timeout_us, struct kclient **out,
+			      struct k32_err *err)
 {
-	struct http_client_config cc;
-	http_client_config_init(&cc);
-	cc.host = k->api_host;
-	cc.port = k->cfg.api_port;
-	cc.tls = k->cfg.api_tls;
-	cc.ca_file = k->cfg.api_tls ? k->ca_file : NULL;
-	cc.bearer_token = k->token[0] ? k->token : NULL;
-	cc.timeout_us = 10 * 1000000;
-	return http_client_new(&cc, out, err);
+	char url[sizeof(k->api_host) + 24];
+	snprintf(url, sizeof(url), "%s://%s:%u", k->cfg.api_tls ? "https" : "http", k->api_host,
+		 (unsigned)k->cfg.api_port);
+	uint32_t wt = k->cfg.watch_timeout_s ? k->cfg.watch_timeout_s : K32_KLET_WATCH_TIMEOUT_S;
+	struct kclient_http_config kc = {
+	    .url = url,
+	    .ca_file = k->cfg.api_tls ? k->ca_file : NULL,
+	    .bearer_token = k->token[0] ? k->token : NULL,
+	    .timeout_us = timeout_us,
+	    .max_response_bytes = K32_HTTP_MAX_RESPONSE_BYTES,
+	    /* the server ends each watch at timeoutSeconds; silence past it: a lost server */
+	    .watch_idle_s = wt + 10,
+	    .no_gzip = true};
+	return kclient_http_new(&kc, out, err);
 }
 
 k32_status_t klet_start(struct klet *k, struct k32_err *err)
@@ -1790,19 +1732,18 @@ k32_status_t klet_start(struct klet *k, struct k32_err *err)
 	if (k->started)
 		return k32_err_set(err, K32_ERR_BAD_STATE, KLET_MOD,
 				   "node %s: kubelet already started", k->node);
-	k32_status_t st = client_new(k, &k->cli, err);
-	if (!st)
-		st = client_new(k, &k->wcli, err);
-	k->ncli = k->cli; /* one connection for requests, one for the watch */
+	/* one connection for requests (the worker's and the node task's, one at a time) and
+	 * one for the pod watch */
+	k32_status_t st = klet_kclient_new(k, 10 * 1000000, &k->kc, err);
 	if (!st && !k->cfg.pod_http_off)
 		st = klet_http_start(k, err);
 	struct k32_buf b;
 	k32_buf_init(&b, k->alloc, K32_HTTP_MAX_RESPONSE_BYTES, "API response");
 	k->registered = false;
 	if (!st && !k->cfg.join_retry)
-		st = node_register(k, k->cli, &b, err);
+		st = node_register(k, k->kc, &b, err);
 	if (!st && !k->cfg.join_retry)
-		st = lease_renew(k, k->cli, &b, err);
+		st = lease_renew(k, k->kc, &b, err);
 	k->registered = !st && !k->cfg.join_retry;
 	k32_buf_fini(&b);
 	if (st)
@@ -1855,9 +1796,11 @@ k32_status_t klet_start(struct klet *k, struct k32_err *err)
 	return K32_OK;
 out_fail:
 	klet_http_stop(k);
-	http_client_free(k->cli);
-	http_client_free(k->wcli);
-	k->cli = k->wcli = k->ncli = NULL;
+	k32_mutex_lock(&k->lock);
+	k->stats.api_errors += kclient_failures(k->kc); /* the count outlives the client */
+	k32_mutex_unlock(&k->lock);
+	kclient_free(k->kc);
+	k->kc = NULL;
 	return st;
 }
 
@@ -1900,9 +1843,11 @@ void klet_stop(struct klet *k)
 		if (p->used)
 			pod_free_slot(k, p);
 	}
-	http_client_free(k->cli);
-	http_client_free(k->wcli);
-	k->cli = k->wcli = k->ncli = NULL;
+	k32_mutex_lock(&k->lock);
+	k->stats.api_errors += kclient_failures(k->kc); /* the count outlives the client */
+	k32_mutex_unlock(&k->lock);
+	kclient_free(k->kc);
+	k->kc = NULL;
 	k->started = false;
 }
 
@@ -1923,7 +1868,6 @@ void klet_free(struct klet *k)
 	pl->cond_fini(&k->sleep_cv);
 	pl->cond_fini(&k->http_cv);
 	pl->mutex_fini(&k->lock);
-	pl->mutex_fini(&k->api_lock);
 	pl->mutex_fini(&k->run_lock);
 	k32_free(k->alloc, k, sizeof(*k));
 }
@@ -2031,8 +1975,12 @@ k32_status_t klet_stats_json(struct klet *k, struct k32_buf *b, struct k32_err *
 
 void klet_get_stats(struct klet *k, struct klet_stats *out)
 {
+	/* the clients count their own failures (the Service client under its own lock, never
+	 * taken with k->lock) */
+	uint64_t svc_failures = klet_svc_api_failures(k);
 	k32_mutex_lock(&k->lock);
 	*out = k->stats;
+	out->api_errors += kclient_failures(k->kc) + svc_failures;
 	out->pods = out->running = 0;
 	for (uint32_t i = 0; i < k->max_pods; i++) {
 		if (k->pods[i].used && !k->pods[i].gone) {

@@ -23,6 +23,7 @@
 
 #include "base/k32_json.h"
 #include "http/http.h"
+#include "kclient/kclient.h"
 #include "platform/k32_platform.h"
 
 #define KLET_MOD      "kubelet"
@@ -211,13 +212,10 @@ struct klet {
 	struct k32_task *watcher;   /* the pod list + watch */
 	struct k32_task *node_task; /* Lease, Node status, pod status, Events */
 	struct http_server *pod_srv;
-	/* One connection for requests, one for the watch: cli is the worker's and the node
-	 * task's (modules, deletion, Device status; Lease, Node and pod status, Events), one
-	 * request at a time under api_lock (klet_api); ncli is the same client. */
-	struct http_client *cli;
-	struct http_client *wcli; /* the watcher's client */
-	struct http_client *ncli; /* == cli */
-	struct k32_mutex api_lock;
+	/* The API client (src/kclient over HTTP(S)): one kept-alive connection for requests,
+	 * the worker's and the node task's (modules, deletion, Device status; Lease, Node and
+	 * pod status, Events) and the watcher's list, one at a time; one for the pod watch. */
+	struct kclient *kc;
 	bool registered; /* the Node and its Lease exist (under lock) */
 
 	struct kobj_node *kobj; /* the node's kernel objects (klet_kobj.c), from the profile */
@@ -256,11 +254,10 @@ void klet_msgf(char *out, size_t cap, const char *fmt, ...) __attribute__((forma
 void klet_wake(struct klet *k);
 /* Finds a used, not-gone pod by namespace and name (lock held). */
 struct klet_pod *klet_pod_find_locked(struct klet *k, const char *ns, const char *name);
-/* One API request with the given client: body may be NULL. out is reset and receives the
- * body; *out_code the status. */
-k32_status_t klet_api(struct klet *k, struct http_client *c, const char *method, const char *target,
-		      const char *ctype, const char *body, int *out_code, struct k32_buf *out,
-		      struct k32_err *err);
+/* An HTTP(S) client of this kubelet's API server, as the node (its token, CA), answers
+ * capped at K32_HTTP_MAX_RESPONSE_BYTES, timeout_us per request. */
+k32_status_t klet_kclient_new(struct klet *k, int64_t timeout_us, struct kclient **out,
+			      struct k32_err *err);
 
 /* klet_log.c */
 /* Empties r and allocates its K32_KLET_LOG_RING_BYTES (K32_ERR_NO_MEMORY: r->buf is NULL). */
@@ -308,6 +305,8 @@ void klet_http_pod_request(struct klet *k, struct k32_str hv, struct http_reques
 /* klet_svc.c: X-Kube32-Service routing; init/fini with the pod server */
 k32_status_t klet_svc_init(struct klet *k, struct k32_err *err);
 void klet_svc_fini(struct klet *k);
+/* API requests of the Service lookups that got no answer. */
+uint32_t klet_svc_api_failures(struct klet *k);
 void klet_svc_request(struct klet *k, struct k32_str hv, struct http_request *req,
 		      struct http_response *resp);
 

@@ -40,7 +40,7 @@ struct klet_svc_entry {
 
 struct klet_svc {
 	struct k32_mutex mu;
-	struct http_client *api; /* the pod server's API client (made on first use) */
+	struct kclient *api; /* the pod server's API client (made on first use) */
 	struct k32_buf b;
 	struct klet_svc_entry e[K32_KLET_SVC_CACHE];
 };
@@ -72,11 +72,22 @@ void klet_svc_fini(struct klet *k)
 		return;
 	for (size_t i = 0; i < K32_KLET_SVC_CACHE; i++)
 		cJSON_Delete(s->e[i].eps);
-	http_client_free(s->api);
+	kclient_free(s->api);
 	k32_buf_fini(&s->b);
 	k32_plat()->mutex_fini(&s->mu);
 	k32_free(k->alloc, s, sizeof(*s));
 	k->svc = NULL;
+}
+
+uint32_t klet_svc_api_failures(struct klet *k)
+{
+	struct klet_svc *s = k->svc;
+	if (!s)
+		return 0;
+	k32_mutex_lock(&s->mu);
+	uint32_t n = kclient_failures(s->api);
+	k32_mutex_unlock(&s->mu);
+	return n;
 }
 
 /* The cache entry of ns/name, read again when older than K32_KLET_SVC_CACHE_MS (mu held).
@@ -98,15 +109,10 @@ static struct klet_svc_entry *svc_entry(struct klet *k, struct klet_svc *s, cons
 	struct k32_err err;
 	k32_err_clear(&err);
 	if (!s->api) {
-		struct http_client_config cc;
-		http_client_config_init(&cc);
-		cc.host = k->api_host;
-		cc.port = k->cfg.api_port;
-		cc.tls = k->cfg.api_tls;
-		cc.ca_file = k->cfg.api_tls ? k->ca_file : NULL;
-		cc.bearer_token = k->token[0] ? k->token : NULL;
-		cc.timeout_us = (int64_t)K32_SVC_FORWARD_TIMEOUT_MS * 1000;
-		if (http_client_new(&cc, &s->api, &err)) {
+		/* its own connection: a Service lookup does not wait behind the worker's
+		 * requests, and gives up within the forward timeout */
+		if (klet_kclient_new(k, (int64_t)K32_SVC_FORWARD_TIMEOUT_MS * 1000, &s->api,
+				     &err)) {
 			klet_msgf(msg, cap,
 				  "node %s cannot ask the API server for Service %s/%s: %s\n",
 				  k->node, ns, name, err.msg);
@@ -116,7 +122,7 @@ static struct klet_svc_entry *svc_entry(struct klet *k, struct klet_svc *s, cons
 	char target[200];
 	snprintf(target, sizeof(target), "/api/v1/namespaces/%s/endpoints/%s", ns, name);
 	int code = 0;
-	if (klet_api(k, s->api, "GET", target, NULL, NULL, &code, &s->b, &err) ||
+	if (kclient_call(s->api, "GET", target, NULL, NULL, &code, &s->b, &err) ||
 	    (code != 200 && code != 404)) {
 		klet_msgf(msg, cap, "node %s could not read the endpoints of Service %s/%s: %s\n",
 			  k->node, ns, name, code ? "the API server refused" : err.msg);

@@ -555,7 +555,7 @@ static void kw_hw_flush(struct kw_pod *w)
 	int code = 0;
 	if (hw_node_pod_event(slot, "kubelet", &b, &e)) {
 		klet_msgf(target, sizeof(target), "/api/v1/namespaces/%s/events", slot->dev.ns);
-		if (klet_api(k, k->cli, "POST", target, NULL, k32_buf_cstr(&b), &code, &out, &e) ||
+		if (kclient_call(k->kc, "POST", target, NULL, k32_buf_cstr(&b), &code, &out, &e) ||
 		    code / 100 != 2)
 			K32_LOGW(KLET_MOD, "device %s/%s: posting its event failed (%d): %s",
 				 K32_CLIP(slot->dev.ns), K32_CLIP(slot->dev.name), code,
@@ -570,8 +570,8 @@ static void kw_hw_flush(struct kw_pod *w)
 			klet_msgf(target, sizeof(target),
 				  "/apis/kube32.io/v1alpha1/namespaces/%s/devices/%s/status",
 				  slot->dev.ns, slot->dev.name);
-			if (klet_api(k, k->cli, "PATCH", target, "application/merge-patch+json",
-				     k32_buf_cstr(&b), &code, &out, &e) ||
+			if (kclient_call(k->kc, "PATCH", target, "application/merge-patch+json",
+					 k32_buf_cstr(&b), &code, &out, &e) ||
 			    code != 200)
 				K32_LOGW(
 				    KLET_MOD,
@@ -607,7 +607,7 @@ static k32_status_t kw_hw_bind(struct kw_pod *w, const struct klet_run_spec *s, 
 	klet_msgf(target, sizeof(target), "/apis/kube32.io/v1alpha1/namespaces/%s/devices/%s",
 		  s->ns, s->device);
 	int code = 0;
-	k32_status_t st = klet_api(k, k->cli, "GET", target, NULL, NULL, &code, &b, err);
+	k32_status_t st = kclient_call(k->kc, "GET", target, NULL, NULL, &code, &b, err);
 	if (!st && code != 200)
 		st = k32_err_set(err, code == 404 ? K32_ERR_NOT_FOUND : K32_ERR_IO, KLET_MOD,
 				 "GET Device %s/%s answered %d; create the Device first",
