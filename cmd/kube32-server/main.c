@@ -199,6 +199,7 @@ static bool parse_size(const char *flag, const char *v, unsigned long long min,
 
 int main(int argc, char **argv)
 {
+	k32_log_set_clock(k32_plat()->now_us); /* log lines carry the time since start */
 	const char *data_dir = "./kube32-data", *host = "127.0.0.1", *kubeconfig = NULL;
 	const char *port_file = NULL;
 	long port = 6443, threads = KUBE32_SERVER_HANDLER_THREADS;

@@ -172,6 +172,7 @@ static bool parse_url(const char *url, bool *tls, char *host, size_t cap, uint16
 
 int main(int argc, char **argv)
 {
+	k32_log_set_clock(k32_plat()->now_us); /* log lines carry the time since start */
 	const char *data_dir = "./kube32-data", *host = "127.0.0.1", *kubeconfig = NULL;
 	static const char default_boards[] = "devkit:1,cardputer:1";
 	const char *boards_spec = default_boards, *images = NULL, *port_file = NULL;

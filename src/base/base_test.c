@@ -631,6 +631,55 @@ static void test_log_ring(void **state)
 	assert_string_equal(lines[0].text + K32_LOG_LINE_LEN - 4, "...");
 }
 
+/* The log's clock: lines carry its reading and their formatted form the seconds since it was
+ * set, as stderr shows them; without a clock the line has no time. */
+static uint64_t fake_now_us;
+static uint64_t fake_clock(void)
+{
+	return fake_now_us;
+}
+
+static void test_log_clock(void **state)
+{
+	(void)state;
+	struct k32_log_line l;
+	char out[K32_LOG_LINE_LEN + 64];
+	k32_log_set_stderr(false);
+	k32_log_set_level(K32_LOG_INFO);
+	K32_LOGI("test", "before the clock");
+	struct k32_log_line all[K32_LOG_RING_LINES];
+	size_t n = k32_log_read(0, all, K32_LOG_RING_LINES, NULL);
+	assert_true(n > 0);
+	uint64_t last = all[n - 1].seq;
+	fake_now_us = 7000000000ull; /* the platform's epoch is arbitrary */
+	k32_log_set_clock(fake_clock);
+	fake_now_us += 2500123;
+	K32_LOGW("kclient", "watch ended: %s", "relisting");
+	assert_int_equal(k32_log_read(last, &l, 1, NULL), 1);
+	last = l.seq;
+	assert_int_equal(l.time_us, 7002500123ull);
+	assert_int_equal(k32_log_format(&l, out, sizeof(out)),
+			 strlen("[    2.500123] WARN  kclient: watch ended: relisting\n"));
+	assert_string_equal(out, "[    2.500123] WARN  kclient: watch ended: relisting\n");
+	/* an hour and more: the seconds widen, nothing is cut */
+	fake_now_us += 4000ull * 1000000 + 7;
+	K32_LOGE("api", "x");
+	assert_int_equal(k32_log_read(last, &l, 1, NULL), 1);
+	k32_log_format(&l, out, sizeof(out));
+	assert_string_equal(out, "[ 4002.500130] ERROR api: x\n");
+	/* a short buffer is cut and terminated; the length needed is returned */
+	char small[8];
+	assert_int_equal(k32_log_format(&l, small, sizeof(small)), strlen(out));
+	assert_string_equal(small, "[ 4002.");
+	/* no clock: no time */
+	k32_log_set_clock(NULL);
+	K32_LOGI("api", "y");
+	assert_int_equal(k32_log_read(l.seq, &l, 1, NULL), 1);
+	assert_int_equal(l.time_us, 0);
+	k32_log_format(&l, out, sizeof(out));
+	assert_string_equal(out, "INFO  api: y\n");
+}
+
 /* k32_clip: short parts unchanged, long ones keep their start and end around "...", at
  * exactly K32_MSG_CLIP_LEN bytes, whatever the input's length. */
 static void test_clip(void **state)
@@ -770,6 +819,7 @@ int main(void)
 	    cmocka_unit_test(test_json_depth_limit),
 	    cmocka_unit_test(test_json_allocation_faults),
 	    cmocka_unit_test(test_log_ring),
+	    cmocka_unit_test(test_log_clock),
 	    cmocka_unit_test(test_base64),
 	    cmocka_unit_test(test_clip),
 	    cmocka_unit_test(test_prom),

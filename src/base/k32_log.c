@@ -15,6 +15,7 @@
  */
 #include "base/k32_log.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ static atomic_flag ring_lock = ATOMIC_FLAG_INIT;
 static _Atomic int min_level = K32_LOG_INFO;
 static _Atomic bool to_stderr = true;
 static uint64_t (*_Atomic log_clock)(void);
+static _Atomic uint64_t log_epoch_us; /* the clock's first reading: formatted times count from it */
 
 static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
 
@@ -59,7 +61,33 @@ void k32_log_set_stderr(bool on)
 
 void k32_log_set_clock(uint64_t (*now_us)(void))
 {
+	atomic_store(&log_epoch_us, now_us ? now_us() : 0);
 	atomic_store(&log_clock, now_us);
+}
+
+/* The one line format, to a stream (f) or a buffer (out, cap): stderr and k32_log_format
+ * cannot disagree. */
+static int log_emit(FILE *f, char *out, size_t cap, uint64_t time_us, enum k32_log_level lv,
+		    const char *component, const char *text)
+{
+	unsigned level = (unsigned)lv <= K32_LOG_ERROR ? (unsigned)lv : K32_LOG_ERROR;
+	if (!time_us)
+		return f ? fprintf(f, "%-5s %s: %s\n", level_names[level], component, text)
+			 : snprintf(out, cap, "%-5s %s: %s\n", level_names[level], component, text);
+	uint64_t epoch = atomic_load(&log_epoch_us);
+	uint64_t since = time_us > epoch ? time_us - epoch : 0;
+	uint64_t s = since / 1000000;
+	uint32_t us = (uint32_t)(since % 1000000);
+	return f ? fprintf(f, "[%5" PRIu64 ".%06" PRIu32 "] %-5s %s: %s\n", s, us,
+			   level_names[level], component, text)
+		 : snprintf(out, cap, "[%5" PRIu64 ".%06" PRIu32 "] %-5s %s: %s\n", s, us,
+			    level_names[level], component, text);
+}
+
+size_t k32_log_format(const struct k32_log_line *line, char *out, size_t cap)
+{
+	int n = log_emit(NULL, out, cap, line->time_us, line->level, line->component, line->text);
+	return n < 0 ? 0 : (size_t)n;
 }
 
 #if K32_LOG_MSG_LEN > K32_LOG_LINE_LEN
@@ -118,6 +146,9 @@ void k32_log(enum k32_log_level level, const char *component, const char *fmt, .
 	if ((unsigned)level > K32_LOG_ERROR)
 		level = K32_LOG_ERROR;
 	struct log_head head = {.level = level, .time_us = clock ? clock() : 0};
+	/* a clock that starts at 0 (a board's tick): known all the same */
+	if (clock && !head.time_us)
+		head.time_us = 1;
 	snprintf(head.component, sizeof(head.component), "%s", component ? component : "-");
 #if K32_LOG_MSG_LEN > K32_LOG_LINE_LEN
 	ring_lock_take();
@@ -127,7 +158,7 @@ void k32_log(enum k32_log_level level, const char *component, const char *fmt, .
 	va_end(ap);
 	store_pieces(&head, n);
 	if (atomic_load(&to_stderr)) /* still under the lock: msg_buf is shared */
-		fprintf(stderr, "%-5s %s: %s\n", level_names[level], head.component, msg_buf);
+		log_emit(stderr, NULL, 0, head.time_us, level, head.component, msg_buf);
 	ring_lock_give();
 #else
 	struct k32_log_line line = {.level = level, .time_us = head.time_us};
@@ -144,7 +175,7 @@ void k32_log(enum k32_log_level level, const char *component, const char *fmt, .
 	ring_lock_give();
 
 	if (atomic_load(&to_stderr))
-		fprintf(stderr, "%-5s %s: %s\n", level_names[level], line.component, line.text);
+		log_emit(stderr, NULL, 0, line.time_us, level, line.component, line.text);
 #endif
 }
 

@@ -55,7 +55,19 @@ struct k32_log_line {
 size_t k32_log_read(uint64_t after_seq, struct k32_log_line *out, size_t cap,
 		    uint64_t *out_dropped);
 
-/* Sets the clock the log stamps lines with (the platform's now_us); NULL for none. */
+/*
+ * Sets the clock the log stamps lines with (the platform's now_us: each entry point, the
+ * server's, the simulator's and the boards', sets it first); NULL for none. The first
+ * reading is the log's start: formatted lines show the seconds since it.
+ */
 void k32_log_set_clock(uint64_t (*now_us)(void));
+
+/*
+ * Formats a line as it goes to stderr, into out (cap bytes, NUL-terminated, cut if short):
+ *   "[SSSSS.UUUUUU] LEVEL component: text\n"  with a clock (seconds since k32_log_set_clock)
+ *   "LEVEL component: text\n"                 without one (time_us 0)
+ * Returns the length the whole line needs (as snprintf).
+ */
+size_t k32_log_format(const struct k32_log_line *line, char *out, size_t cap);
 
 #endif /* K32_LOG_H */

@@ -6,11 +6,14 @@
  */
 #include <stdio.h>
 
+#include "base/k32_log.h"
 #include "cplane/cplane.h"
 #include "platform/baremetal/k32_baremetal.h"
+#include "platform/k32_platform.h"
 
 int main(void)
 {
+	k32_log_set_clock(k32_plat()->now_us); /* log lines carry the tick clock */
 	struct cplane_config cfg;
 	struct cplane *cp;
 	struct k32_err err;

@@ -6,11 +6,14 @@
  */
 #include <stdio.h>
 
+#include "base/k32_log.h"
 #include "kubelet/klet.h"
 #include "platform/baremetal/k32_baremetal.h"
+#include "platform/k32_platform.h"
 
 int main(void)
 {
+	k32_log_set_clock(k32_plat()->now_us); /* log lines carry the tick clock */
 	static const struct klet_profile profile = {.name = K32_BOARD_NAME,
 						    .pod_pool_bytes = K32_BOARD_POD_POOL_BYTES,
 						    .interp_stack = K32_BOARD_INTERP_STACK_BYTES,
