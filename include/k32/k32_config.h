@@ -1676,6 +1676,19 @@ _Static_assert(K32_KCLIENT_WATCH_TICK_MS >= 10 && K32_KCLIENT_WATCH_TICK_MS <= 1
 #define K32_CTRL_GC_CONFIRM_S 2
 #endif
 
+/* Change events the garbage collector and the namespace controller keep to work from (an
+ * owner deleted, an object being deleted with a GC finalizer, a Terminating namespace),
+ * about 180 bytes each; past it they walk their kinds as on a resync. */
+#ifndef K32_CTRL_GC_NOTES
+#define K32_CTRL_GC_NOTES 16
+#endif
+
+/* Seconds between the GC's or the namespace controller's re-checks of what they wait on (an
+ * owner's dependents going, a namespace emptying): what no change event of theirs reports. */
+#ifndef K32_CTRL_GC_RECHECK_S
+#define K32_CTRL_GC_RECHECK_S 2
+#endif
+
 /* Bytes the scheduler adds to every pod's memory limit for what the kubelet takes from the
  * pool besides linear memory (Kubernetes' pod overhead): the module's compiled code, the
  * interpreter value stack (K32_KLET_POD_STACK_BYTES) and runtime tables. Measured for

@@ -27,6 +27,18 @@
  * owners gone is acted on only when a pass K32_CTRL_GC_CONFIRM_S later finds it so again:
  * the API removes an owner deleted with propagationPolicy Orphan a moment before it strips
  * the dependents' references, and the GC must not collect them in between.
+ *
+ * Change events, not walks (as kube-controller-manager's GC works from its graph): the
+ * informers hand over (ctrl_gc_note) the owners deleted, the objects being deleted with
+ * foregroundDeletion or orphan, and the namespaces Terminating. A pass works from those
+ * notes: a deleted owner's dependents come from the informers' owner index (the kinds
+ * without an informer: one list of the owner's namespace), a finalizing object or a
+ * Terminating namespace is read and handled, and looked at again K32_CTRL_GC_RECHECK_S later
+ * while it waits on its dependents or contents. Both controllers walk their kinds whole
+ * (what the notes cannot see: references that are not the controller's, kinds without
+ * informers, changes lost in a watch gap) on a periodic resync (cfg.resync_s since the last
+ * walk), after an informer relisted, when a note did not fit (K32_CTRL_GC_NOTES), and always
+ * without informers (cfg.no_task, cfg.no_cache).
  */
 #include "ctrl/ctrl_int.h"
 
@@ -328,7 +340,7 @@ static void gc_finalize(struct ctrl *c, const cJSON *o)
 	gc_patch_meta(c, path, "finalizers", keep);
 }
 
-void ctrl_gc_pass(struct ctrl *c)
+static void gc_walk(struct ctrl *c)
 {
 	struct gc_pass *gp = ctrl_zalloc(sizeof(*gp));
 	if (!gp) {
@@ -464,7 +476,7 @@ static void ns_finalize(struct ctrl *c, const cJSON *ns)
 	cJSON_Delete(patch);
 }
 
-void ctrl_ns_pass(struct ctrl *c)
+static void ns_walk(struct ctrl *c)
 {
 	cJSON *list = ctrl_list_array(c, "/api/v1/namespaces", NULL);
 	const cJSON *ns;
@@ -478,4 +490,308 @@ void ctrl_ns_pass(struct ctrl *c)
 			ns_finalize(c, ns);
 	}
 	cJSON_Delete(list);
+}
+
+/* ---- change events ----------------------------------------------------------------------- */
+
+enum {
+	CTRL_GC_NOTE_OWNER_GONE = 1, /* an owner was deleted: its dependents may dangle */
+	CTRL_GC_NOTE_FINALIZING,     /* being deleted with foregroundDeletion or orphan */
+	CTRL_GC_NOTE_NS,	     /* a Terminating namespace */
+};
+
+static uint32_t gc_note_bit(uint8_t what)
+{
+	return what == CTRL_GC_NOTE_NS ? CTRL_NAMESPACE : CTRL_GC;
+}
+
+void ctrl_gc_note(struct ctrl *c, const char *resource, const cJSON *obj, bool deleted)
+{
+	uint8_t what = 0, kind = 0;
+	if (!strcmp(resource, "namespaces")) {
+		if (!deleted && ctrl_deleting(obj))
+			what = CTRL_GC_NOTE_NS;
+	} else {
+		for (size_t i = 0; i < GC_DEPENDENT_KINDS; i++)
+			if (!strcmp(gc_kinds[i].plural, resource))
+				kind = (uint8_t)i, what = CTRL_GC_NOTE_OWNER_GONE;
+		if (what && !deleted)
+			what = ctrl_deleting(obj) && (gc_has_finalizer(obj, "foregroundDeletion") ||
+						      gc_has_finalizer(obj, "orphan"))
+				   ? CTRL_GC_NOTE_FINALIZING
+				   : 0;
+	}
+	uint32_t bit = gc_note_bit(what);
+	if (!what || !(c->cfg.enable & bit))
+		return;
+	const char *uid = ctrl_jstr(obj, "metadata.uid");
+	const char *ns = ctrl_jstr(obj, "metadata.namespace");
+	const char *name = ctrl_jstr(obj, "metadata.name");
+	ns = ns ? ns : "";
+	struct ctrl_gc_note n = {.at_us = ctrl_now_us(c), .what = what, .kind = kind};
+	bool fits = uid && name && strlen(uid) < sizeof(n.uid) && strlen(ns) < sizeof(n.ns) &&
+		    strlen(name) < sizeof(n.name);
+	if (fits) {
+		snprintf(n.uid, sizeof(n.uid), "%s", uid);
+		snprintf(n.ns, sizeof(n.ns), "%s", ns);
+		snprintf(n.name, sizeof(n.name), "%s", name);
+		n.at_us += !n.at_us;
+	}
+	k32_mutex_lock(&c->lock);
+	struct ctrl_gc_note *slot = NULL;
+	for (unsigned i = 0; fits && i < K32_CTRL_GC_NOTES; i++) {
+		struct ctrl_gc_note *x = &c->gc_notes[i];
+		if (x->at_us && x->what == what && !strcmp(x->uid, n.uid)) {
+			slot = x; /* noted already: look at once */
+			break;
+		}
+		if (!x->at_us && !slot)
+			slot = x;
+	}
+	if (slot)
+		*slot = n;
+	else
+		c->gc_notes_over |= bit; /* lost: the next pass walks */
+	k32_mutex_unlock(&c->lock);
+}
+
+/* Whether controller bit's pass walks its kinds whole (see the top of this file). */
+static bool gc_walk_due(struct ctrl *c, uint32_t bit, uint64_t now)
+{
+	unsigned w = bit == CTRL_GC ? 0 : 1;
+	k32_mutex_lock(&c->lock);
+	bool over = (c->gc_notes_over & bit) != 0;
+	c->gc_notes_over &= ~bit;
+	uint64_t restarts = c->stats.watch_restarts;
+	k32_mutex_unlock(&c->lock);
+	return c->cfg.no_task || c->cfg.no_cache || over || !c->gc_walked[w] ||
+	       restarts != c->gc_restarts[w] ||
+	       now - c->gc_walk_us[w] >= (uint64_t)c->cfg.resync_s * 1000000u;
+}
+
+/* After a walk: finished (not cut by the budget, no read failure) it counts as the resync
+ * and the notes it covered go; cut short, the next pass walks again. */
+static void gc_walk_done(struct ctrl *c, uint32_t bit, uint64_t now, uint64_t restarts)
+{
+	unsigned w = bit == CTRL_GC ? 0 : 1;
+	k32_mutex_lock(&c->lock);
+	if (c->more || c->perr.status) {
+		c->gc_notes_over |= bit;
+	} else {
+		c->gc_walked[w] = true;
+		c->gc_walk_us[w] = now;
+		c->gc_restarts[w] = restarts;
+		for (unsigned i = 0; i < K32_CTRL_GC_NOTES; i++)
+			if (c->gc_notes[i].at_us && gc_note_bit(c->gc_notes[i].what) == bit &&
+			    c->gc_notes[i].at_us <= now)
+				c->gc_notes[i].at_us = 0;
+	}
+	k32_mutex_unlock(&c->lock);
+}
+
+/* Takes controller bit's notes due by now out of the table (into out, up to cap); sets
+ * *next to the earliest one left (UINT64_MAX: none). */
+static unsigned gc_notes_take(struct ctrl *c, uint32_t bit, uint64_t now, struct ctrl_gc_note *out,
+			      unsigned cap, uint64_t *next)
+{
+	unsigned n = 0;
+	*next = UINT64_MAX;
+	k32_mutex_lock(&c->lock);
+	for (unsigned i = 0; i < K32_CTRL_GC_NOTES; i++) {
+		struct ctrl_gc_note *x = &c->gc_notes[i];
+		if (!x->at_us || gc_note_bit(x->what) != bit)
+			continue;
+		if (x->at_us <= now && n < cap) {
+			out[n++] = *x;
+			x->at_us = 0;
+		} else if (x->at_us < *next) {
+			*next = x->at_us;
+		}
+	}
+	k32_mutex_unlock(&c->lock);
+	return n;
+}
+
+/* Puts a note back to be looked at again at at_us (and asks for a pass then). */
+static void gc_note_again(struct ctrl *c, const struct ctrl_gc_note *n, uint64_t at_us)
+{
+	struct ctrl_gc_note again = *n;
+	again.at_us = at_us ? at_us : 1;
+	k32_mutex_lock(&c->lock);
+	struct ctrl_gc_note *slot = NULL;
+	for (unsigned i = 0; i < K32_CTRL_GC_NOTES && !slot; i++)
+		if (!c->gc_notes[i].at_us ||
+		    (c->gc_notes[i].what == n->what && !strcmp(c->gc_notes[i].uid, n->uid)))
+			slot = &c->gc_notes[i];
+	if (slot && slot->at_us && slot->at_us < again.at_us)
+		again.at_us = slot->at_us; /* a newer event of the same: the sooner */
+	if (slot)
+		*slot = again;
+	else
+		c->gc_notes_over |= gc_note_bit(n->what);
+	k32_mutex_unlock(&c->lock);
+	uint64_t now = ctrl_now_us(c);
+	ctrl_requeue(c, again.at_us > now ? (again.at_us - now + 999999u) / 1000000u : 0);
+}
+
+/* The dependents of one owner uid (copies), and whether the list is whole. */
+struct gc_collect {
+	const char *uid;
+	cJSON *deps;
+};
+
+static bool gc_collect_dep(struct ctrl *c, cJSON *o, void *ctx)
+{
+	(void)c;
+	struct gc_collect *gc = ctx;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, k32_json_find(o, "metadata.ownerReferences"))
+	{
+		const char *u = ctrl_jstr(r, "uid");
+		if (u && !strcmp(u, gc->uid)) {
+			cJSON_AddItemToArray(gc->deps, cJSON_Duplicate(o, true));
+			break;
+		}
+	}
+	return true;
+}
+
+/* An owner was deleted: its dependents of every kind, each handled as a walk would (its
+ * owners checked, collected once confirmed). False when nothing is left to wait for. */
+static bool gc_owner_gone(struct ctrl *c, struct gc_pass *gp, const struct ctrl_gc_note *n)
+{
+	bool waiting = false;
+	for (size_t i = 0; i < GC_DEPENDENT_KINDS && !c->perr.status; i++) {
+		struct gc_collect gcl = {n->uid, cJSON_CreateArray()};
+		if (!gcl.deps)
+			return true;
+		char path[400];
+		snprintf(path, sizeof(path), "%s/%s", gc_kinds[i].prefix, gc_kinds[i].plural);
+		/* the owner index (controller references) of a cached kind; else the API, the
+		 * owner's namespace only */
+		if (ctrl_cache_index(c, path, CTRL_IDX_OWNER, n->uid, gc_collect_dep, &gcl) < 0) {
+			snprintf(path, sizeof(path), "%s/namespaces/%s/%s", gc_kinds[i].prefix,
+				 n->ns, gc_kinds[i].plural);
+			ctrl_list(c, path, gc_collect_dep, &gcl);
+		}
+		gp->kind = &gc_kinds[i];
+		cJSON *d;
+		cJSON_ArrayForEach(d, gcl.deps)
+		{
+			/* one being deleted is on its way: nothing to wait for */
+			if (ctrl_deleting(d))
+				continue;
+			waiting = true;
+			if (!gc_item(c, d, gp))
+				break;
+		}
+		cJSON_Delete(gcl.deps);
+	}
+	return waiting;
+}
+
+/* An object being deleted with a GC finalizer: its dependents handled, the finalizer removed
+ * once they are gone. False when it is done (gone, or the finalizer removed). */
+static bool gc_finalizing(struct ctrl *c, const struct ctrl_gc_note *n)
+{
+	const struct gc_kind *k = &gc_kinds[n->kind];
+	char path[400];
+	gc_obj_path(k, n->ns, n->name, path, sizeof(path));
+	cJSON *o = NULL;
+	struct k32_err err;
+	if (ctrl_get(c, path, &o, &err))
+		return err.status != K32_ERR_NOT_FOUND; /* a failed read: again later */
+	const char *uid = ctrl_jstr(o, "metadata.uid");
+	bool pending = ctrl_deleting(o) && uid && !strcmp(uid, n->uid) &&
+		       (gc_has_finalizer(o, "foregroundDeletion") || gc_has_finalizer(o, "orphan"));
+	if (pending) {
+		cJSON_AddStringToObject(o, "apiVersion", k->api_version);
+		cJSON_AddStringToObject(o, "kind", k->kind);
+		gc_finalize(c, o);
+	}
+	cJSON_Delete(o);
+	return pending;
+}
+
+void ctrl_gc_pass(struct ctrl *c)
+{
+	uint64_t now = ctrl_now_us(c);
+	k32_mutex_lock(&c->lock);
+	uint64_t restarts = c->stats.watch_restarts;
+	k32_mutex_unlock(&c->lock);
+	if (gc_walk_due(c, CTRL_GC, now)) {
+		gc_walk(c);
+		gc_walk_done(c, CTRL_GC, now, restarts);
+		return;
+	}
+	struct gc_pass *gp = ctrl_zalloc(sizeof(*gp));
+	struct ctrl_gc_note *notes = ctrl_zalloc(sizeof(*notes) * K32_CTRL_GC_NOTES);
+	if (!gp || !notes) {
+		ctrl_free(gp, sizeof(*gp));
+		ctrl_free(notes, sizeof(*notes) * K32_CTRL_GC_NOTES);
+		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "gc: out of memory");
+		return;
+	}
+	uint64_t next;
+	unsigned n = gc_notes_take(c, CTRL_GC, now, notes, K32_CTRL_GC_NOTES, &next);
+	uint64_t recheck = now + (uint64_t)K32_CTRL_GC_RECHECK_S * 1000000u;
+	for (unsigned i = 0; i < n; i++) {
+		if (c->budget == 0 || c->perr.status) {
+			gc_note_again(c, &notes[i], now); /* not reached: at once */
+			continue;
+		}
+		bool again = notes[i].what == CTRL_GC_NOTE_FINALIZING
+				 ? gc_finalizing(c, &notes[i])
+				 : gc_owner_gone(c, gp, &notes[i]);
+		if (again) /* cut by the budget: at once; else when its dependents may be gone */
+			gc_note_again(c, &notes[i], c->more ? now : recheck);
+	}
+	if (next != UINT64_MAX)
+		ctrl_requeue(c, next > now ? (next - now + 999999u) / 1000000u : 0);
+	ctrl_free(notes, sizeof(*notes) * K32_CTRL_GC_NOTES);
+	ctrl_free(gp, sizeof(*gp));
+}
+
+void ctrl_ns_pass(struct ctrl *c)
+{
+	uint64_t now = ctrl_now_us(c);
+	k32_mutex_lock(&c->lock);
+	uint64_t restarts = c->stats.watch_restarts;
+	k32_mutex_unlock(&c->lock);
+	if (gc_walk_due(c, CTRL_NAMESPACE, now)) {
+		ns_walk(c);
+		gc_walk_done(c, CTRL_NAMESPACE, now, restarts);
+		return;
+	}
+	struct ctrl_gc_note *notes = ctrl_zalloc(sizeof(*notes) * K32_CTRL_GC_NOTES);
+	if (!notes) {
+		k32_err_set(&c->perr, K32_ERR_NO_MEMORY, "ctrl", "namespaces: out of memory");
+		return;
+	}
+	uint64_t next;
+	unsigned n = gc_notes_take(c, CTRL_NAMESPACE, now, notes, K32_CTRL_GC_NOTES, &next);
+	for (unsigned i = 0; i < n; i++) {
+		if (c->budget == 0 || c->perr.status) {
+			gc_note_again(c, &notes[i], now);
+			continue;
+		}
+		char path[128];
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s", notes[i].name);
+		cJSON *ns = NULL;
+		struct k32_err err;
+		k32_status_t st = ctrl_get(c, path, &ns, &err);
+		const char *uid = st ? NULL : ctrl_jstr(ns, "metadata.uid");
+		/* a failed read, or still Terminating after this look: again later */
+		if ((st && st != K32_ERR_NOT_FOUND) ||
+		    (!st && ctrl_deleting(ns) && uid && !strcmp(uid, notes[i].uid))) {
+			if (!st)
+				ns_finalize(c, ns);
+			gc_note_again(c, &notes[i],
+				      now + (uint64_t)K32_CTRL_GC_RECHECK_S * 1000000u);
+		}
+		cJSON_Delete(ns);
+	}
+	if (next != UINT64_MAX)
+		ctrl_requeue(c, next > now ? (next - now + 999999u) / 1000000u : 0);
+	ctrl_free(notes, sizeof(*notes) * K32_CTRL_GC_NOTES);
 }

@@ -734,6 +734,8 @@ static k32_status_t ctrl_inf_line(void *arg, const char *line, size_t len)
 			 * changes a cached object, and only this task replaces or frees it */
 			uint32_t m =
 			    room ? ctrl_inf_event_mask(inf, deleted ? NULL : obj, prev) : inf->mask;
+			if (room && (m & (CTRL_GC | CTRL_NAMESPACE)))
+				ctrl_gc_note(c, inf->resource, obj, deleted);
 			if (!room) {
 				ctrl_inf_mark_full(c, m);
 			} else if (m) {

@@ -58,6 +58,16 @@ struct ctrl_gc_suspect {
 	bool seen;	   /* found again in this pass */
 };
 
+/* What one change event gave the GC or the namespace controller to look at (ctrl_gc_note). */
+struct ctrl_gc_note {
+	uint64_t at_us; /* look not before (ctrl clock); 0: free slot */
+	uint8_t what;	/* CTRL_GC_NOTE_* (ctrl_gc.c) */
+	uint8_t kind;	/* the object's row in ctrl_gc.c's kind table */
+	char uid[40];
+	char ns[64];
+	char name[64];
+};
+
 /*
  * The informers' indexes (as client-go's Indexers): besides the cache itself, sorted by
  * (namespace, name) so a namespace is one range, each informer keeps these, so a pass
@@ -172,6 +182,13 @@ struct ctrl {
 	uint32_t nodes_unmonitored; /* nodes past cfg.max_nodes in the last pass */
 	uint64_t nodes_cap_log_us;  /* last WARN about them */
 	struct ctrl_gc_suspect gc_suspects[K32_CTRL_BATCH];
+	/* the GC's and the namespace controller's change events (c->lock) and their walks:
+	 * [0] GC, [1] namespaces (ctrl_gc.c) */
+	struct ctrl_gc_note gc_notes[K32_CTRL_GC_NOTES];
+	uint32_t gc_notes_over;	 /* CTRL_GC / CTRL_NAMESPACE: a note was lost: walk */
+	uint64_t gc_walk_us[2];	 /* last whole walk (ctrl clock) */
+	uint64_t gc_restarts[2]; /* stats.watch_restarts at that walk */
+	bool gc_walked[2];	 /* a whole walk finished since ctrl_start */
 	struct kmeta_event_series series[K32_CTRL_EVENT_SERIES]; /* Events to count up (lock) */
 	uint64_t events_sweep_us; /* last sweep of expired Events (ctrl clock) */
 	bool events_swept;	  /* a sweep ran (the first Event made sweeps at once) */
@@ -489,6 +506,10 @@ void ctrl_node_fini(struct ctrl *c);
 void ctrl_sched_fini(struct ctrl *c);
 void ctrl_gc_pass(struct ctrl *c);
 void ctrl_ns_pass(struct ctrl *c);
+/* An informer's change event that concerns the GC or the namespace controller (resource:
+ * the informer's, "replicasets"; obj the object now, or as it was when deleted). Any
+ * informer task; takes c->lock. */
+void ctrl_gc_note(struct ctrl *c, const char *resource, const cJSON *obj, bool deleted);
 /* ctrl_dev.c */
 void ctrl_dev_pass(struct ctrl *c);
 /* ctrl_endpoints.c */
