@@ -116,7 +116,7 @@ void kclient_free(struct kclient *c);
 struct kclient_http_config {
 	const char *url;	   /* "https://HOST:PORT" or "http://HOST:PORT" (required) */
 	const char *ca_file;	   /* PEM CA of the server (required for https) */
-	const char *bearer_token;  /* admin token (controllers need it); NULL: none */
+	const char *bearer_token;  /* controllers: the admin's; a board: its node's; NULL: none */
 	int64_t timeout_us;	   /* per request; 0: K32_HTTP_CLIENT_TIMEOUT_MS */
 	size_t max_response_bytes; /* cap on one answer; 0: K32_CTRL_RESP_BYTES */
 	/* seconds a watch may stay silent before the connection is dropped (the caller sets
