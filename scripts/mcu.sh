@@ -272,7 +272,7 @@ board_images() {
 image_main() { echo "src/platform/baremetal/mcu_$1_main.c"; }
 image_libs() {
 	case $1 in
-	worker) echo "kubelet kmeta wasm kobj http hw console bench platform base" ;;
+	worker) echo "kubelet kclient kmeta wasm kobj http hw console bench platform base" ;;
 	cplane) echo "cplane ctrl kclient api kmeta store http hw kubelet wasm kobj console bench platform base" ;;
 	bench) echo "bench hw wasm platform base" ;;
 	esac

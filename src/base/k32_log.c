@@ -27,7 +27,9 @@ static atomic_flag ring_lock = ATOMIC_FLAG_INIT;
 static _Atomic int min_level = K32_LOG_INFO;
 static _Atomic bool to_stderr = true;
 static uint64_t (*_Atomic log_clock)(void);
-static _Atomic uint64_t log_epoch_us; /* the clock's first reading: formatted times count from it */
+/* the clock's first reading: formatted times count from it. Written before log_clock and
+ * read after it (a 64-bit atomic is a library call on a 32-bit board) */
+static uint64_t log_epoch_us;
 
 static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
 
@@ -61,7 +63,7 @@ void k32_log_set_stderr(bool on)
 
 void k32_log_set_clock(uint64_t (*now_us)(void))
 {
-	atomic_store(&log_epoch_us, now_us ? now_us() : 0);
+	log_epoch_us = now_us ? now_us() : 0;
 	atomic_store(&log_clock, now_us);
 }
 
@@ -74,7 +76,7 @@ static int log_emit(FILE *f, char *out, size_t cap, uint64_t time_us, enum k32_l
 	if (!time_us)
 		return f ? fprintf(f, "%-5s %s: %s\n", level_names[level], component, text)
 			 : snprintf(out, cap, "%-5s %s: %s\n", level_names[level], component, text);
-	uint64_t epoch = atomic_load(&log_epoch_us);
+	uint64_t epoch = log_epoch_us;
 	uint64_t since = time_us > epoch ? time_us - epoch : 0;
 	uint64_t s = since / 1000000;
 	uint32_t us = (uint32_t)(since % 1000000);
