@@ -149,7 +149,10 @@ static bool eventually(bool (*cond)(struct fx *fx, const void *arg), struct fx *
 static bool synced(struct fx *fx, const void *arg)
 {
 	(void)arg;
-	bool all = fx->kc.walk_lists > 0; /* the first pass walked */
+	/* the first passes finished their walks */
+	k32_mutex_lock(&fx->ctrl->lock);
+	bool all = fx->ctrl->gc_walked[0] && fx->ctrl->gc_walked[1];
+	k32_mutex_unlock(&fx->ctrl->lock);
 	for (unsigned i = 0; i < CTRL_INFORMER_COUNT; i++) {
 		struct ctrl_informer *inf = &fx->ctrl->inf[i];
 		if (!inf->task)
