@@ -1688,6 +1688,10 @@ _Static_assert(K32_KCLIENT_WATCH_TICK_MS >= 10 && K32_KCLIENT_WATCH_TICK_MS <= 1
 #ifndef K32_CTRL_GC_RECHECK_S
 #define K32_CTRL_GC_RECHECK_S 2
 #endif
+_Static_assert(K32_CTRL_GC_NOTES >= 1 && K32_CTRL_GC_NOTES <= 1024,
+	       "K32_CTRL_GC_NOTES out of range (1..1024: the notes are scanned per event)");
+_Static_assert(K32_CTRL_GC_RECHECK_S >= 1 && K32_CTRL_GC_RECHECK_S <= 3600,
+	       "K32_CTRL_GC_RECHECK_S out of range (1..3600)");
 
 /* Bytes the scheduler adds to every pod's memory limit for what the kubelet takes from the
  * pool besides linear memory (Kubernetes' pod overhead): the module's compiled code, the
