@@ -59,9 +59,7 @@ struct kw_pod {
 	struct klet *k;
 	struct klet_pod *pod;
 	const struct k32_allocator *a;
-	uint8_t *bytes;	    /* the module file, until the load (which copies what it keeps) */
-	void *code_reserve; /* pool bytes standing for the compiled module (see kw_start) */
-	size_t code_reserve_len;
+	uint8_t *bytes; /* the module file, until the load (which copies what it keeps) */
 	size_t len;
 	struct wrt_module *mod;
 	struct wrt_instance *inst;
@@ -763,8 +761,6 @@ static void kw_free(struct kw_pod *w)
 		wrt_module_free(w->mod);
 	if (w->owner_inited)
 		kobj_owner_fini(&w->owner);
-	if (w->code_reserve)
-		k32_free(w->a, w->code_reserve, w->code_reserve_len ? w->code_reserve_len : 1);
 	if (w->bytes)
 		k32_free(w->a, w->bytes, w->len + 1);
 	k32_free(w->a, w, sizeof(*w));
@@ -971,18 +967,27 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		snprintf(src, sizeof(src), "ConfigMap %s/%s", K32_CLIP(from_ns), K32_CLIP(file));
 	}
 	/*
-	 * The loader's validator needs scratch for a moment (its operand and block stacks are
-	 * sized for the worst case, K32_WASM_MAX_OPERANDS and _BLOCK_DEPTH: about 100 KiB),
-	 * more than a cardputer's whole pool. So the module is loaded from the node's heap and the
-	 * bytes it keeps (compiled code, tables) are then charged to the pod pool with a
-	 * reservation of the same size: the pool's accounting stays exact. The loader copies
-	 * what it keeps of the file (data segments, names: copy_bytes), so the file's bytes go
-	 * back to the pool right after the load (a driver pod holds ~2.8 KiB less).
+	 * The module lives in the pod's pool, what the pod is charged for; the loader's working
+	 * memory (the validator's operand and block stacks, sized up to K32_WASM_MAX_OPERANDS and
+	 * _BLOCK_DEPTH, the code while it grows) comes from the node's heap for the moment of the
+	 * load. (Until issue 13's RAM work the module itself was loaded on the node heap and the
+	 * same number of pool bytes reserved for it: its kept bytes took RAM twice.) The loader
+	 * copies what it keeps of the file (copy_bytes), so the file's bytes go back to the pool
+	 * right after the load.
 	 */
 	struct wrt_load_opts lo;
 	wrt_load_opts_default(&lo);
 	lo.copy_bytes = true;
-	st = wrt_module_load(k32_default_allocator(), w->bytes, w->len, &lo, &w->mod, err);
+	lo.scratch = k->alloc;
+	st = wrt_module_load(a, w->bytes, w->len, &lo, &w->mod, err);
+	if (st == K32_ERR_NO_MEMORY) {
+		size_t need = w->len;
+		k32_free(a, w->bytes, w->len + 1);
+		w->bytes = NULL;
+		w->len = 0;
+		st = no_fit(k, s, "its compiled module", need, err);
+		goto out_free;
+	}
 	if (st) {
 		char why[K32_ERR_MSG_LEN];
 		snprintf(why, sizeof(why), "%s", err->msg);
@@ -992,17 +997,11 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 	k32_free(a, w->bytes, w->len + 1);
 	w->bytes = NULL;
 	w->len = 0;
-	w->code_reserve_len = wrt_module_bytes(w->mod);
-	w->code_reserve = k32_alloc(a, w->code_reserve_len ? w->code_reserve_len : 1);
-	if (!w->code_reserve) {
-		st = no_fit(k, s, "its compiled module", w->code_reserve_len, err);
-		goto out_free;
-	}
 	kobj_owner_init(&w->owner, k->kobj, klet_pod_ref(pod), K32_KLET_POD_HANDLES);
 	w->owner_inited = true;
 	/* The linker is needed only while instantiating (~650 B on a 64-bit host): from the
 	 * node's heap for that moment, like the loader's scratch, not the pod's for its life. */
-	struct wrt_linker *lk = k32_alloc(k32_default_allocator(), sizeof(*lk));
+	struct wrt_linker *lk = k32_alloc(k->alloc, sizeof(*lk));
 	if (!lk) {
 		st = k32_err_set(
 		    err, K32_ERR_NO_MEMORY, KLET_MOD,
@@ -1050,7 +1049,7 @@ static k32_status_t kw_start(void *ctx, struct klet_pod *pod, const struct klet_
 		else if (st)
 			st = instance_fail(s, src, mem, st, err);
 	}
-	k32_free(k32_default_allocator(), lk, sizeof(*lk));
+	k32_free(k->alloc, lk, sizeof(*lk));
 	if (st)
 		goto out_free;
 	w->has_init = !wrt_export_func(w->inst, "k32_init", &w->f_init, NULL) &&

@@ -77,6 +77,11 @@ struct wrt_load_opts {
 			      may free the bytes right after the load (default false: the
 			      module points into them, which costs nothing while the caller
 			      keeps them anyway) */
+	/* where the loader's working memory comes from (the validator's stacks, the code and
+	 * source map while they grow; all of it freed before the load returns), so that the
+	 * module's allocator holds only what the module keeps: a kubelet loads a pod's module
+	 * into the pod's pool with the scratch on the node heap. NULL: the module's allocator */
+	const struct k32_allocator *scratch;
 };
 
 /* Fills opts with the defaults (gas metering compiled in, bytes not copied). */

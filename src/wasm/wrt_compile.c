@@ -20,8 +20,8 @@ void wrt_ld_emit(struct wrt_ld *ld, uint32_t w)
 		return;
 	if (ld->ncode == ld->code_cap) {
 		uint32_t ncap = ld->code_cap ? ld->code_cap * 2 : 1024;
-		uint32_t *p = k32_realloc(&ld->m->alloc, ld->code, (size_t)ld->code_cap * 4,
-					  (size_t)ncap * 4);
+		uint32_t *p =
+		    k32_realloc(&ld->scratch, ld->code, (size_t)ld->code_cap * 4, (size_t)ncap * 4);
 		if (!p) {
 			wrt_ld_no_memory(ld, ld->pos);
 			return;
@@ -45,7 +45,7 @@ void wrt_ld_srcmap(struct wrt_ld *ld, size_t wasm_off)
 	if (ld->nsm == ld->sm_cap) {
 		uint32_t ncap = ld->sm_cap ? ld->sm_cap * 2 : 256;
 		struct wrt_srcmap *p =
-		    k32_realloc(&ld->m->alloc, ld->sm, (size_t)ld->sm_cap * sizeof(*p),
+		    k32_realloc(&ld->scratch, ld->sm, (size_t)ld->sm_cap * sizeof(*p),
 				(size_t)ncap * sizeof(*p));
 		if (!p) {
 			wrt_ld_no_memory(ld, ld->pos);
@@ -1495,7 +1495,7 @@ void wrt_ld_compile_func(struct wrt_ld *ld, struct wrt_func *f, size_t body_end)
 		return;
 	if (total >= ld->locals_cap) {
 		uint32_t ncap = (uint32_t)total + 64;
-		uint8_t *p = k32_realloc(&m->alloc, ld->locals, ld->locals_cap, ncap);
+		uint8_t *p = k32_realloc(&ld->scratch, ld->locals, ld->locals_cap, ncap);
 		if (!p) {
 			wrt_ld_no_memory(ld, ld->pos);
 			return;

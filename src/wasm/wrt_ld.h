@@ -100,9 +100,10 @@ struct wrt_ctl {
 
 struct wrt_ld {
 	struct wrt_module *m;
-	const uint8_t *b; /* module bytes */
-	size_t pos, end;  /* cursor and end of the current section or body */
-	k32_status_t st;  /* first error */
+	struct k32_allocator scratch; /* working memory (wrt_load_opts.scratch) */
+	const uint8_t *b;	      /* module bytes */
+	size_t pos, end;	      /* cursor and end of the current section or body */
+	k32_status_t st;	      /* first error */
 	struct k32_err *err;
 	/* validator (scratch grown on demand up to the K32_WASM_* limits: see grow_operands) */
 	uint32_t v_cap;	     /* operands vt, vk, vv, vhi hold (one allocation) */

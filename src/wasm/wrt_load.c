@@ -97,6 +97,7 @@ void wrt_load_opts_default(struct wrt_load_opts *opts)
 {
 	opts->gas_metering = true;
 	opts->copy_bytes = false;
+	opts->scratch = NULL;
 }
 
 /* A copy of n bytes of the module in module storage (opts.copy_bytes). */
@@ -171,7 +172,7 @@ static void pack_srcmap(struct wrt_ld *ld)
 
 static void ld_free_scratch(struct wrt_ld *ld)
 {
-	const struct k32_allocator *a = &ld->m->alloc;
+	const struct k32_allocator *a = &ld->scratch;
 	if (ld->v_cap)
 		k32_free(a, ld->vv, wrt_ld_operands_bytes(ld->v_cap));
 	if (ld->ctl_cap)
@@ -211,6 +212,7 @@ k32_status_t wrt_module_load(const struct k32_allocator *alloc, const uint8_t *b
 	m->metered = opts->gas_metering;
 	memset(&ld, 0, sizeof(ld));
 	ld.m = m;
+	ld.scratch = opts->scratch ? *opts->scratch : *alloc;
 	ld.b = bytes;
 	ld.end = len;
 	ld.err = err;
@@ -222,20 +224,21 @@ k32_status_t wrt_module_load(const struct k32_allocator *alloc, const uint8_t *b
 	if (!ld.st && opts->copy_bytes)
 		own_bytes(&ld);
 	if (!ld.st && ld.ncode) {
-		/* shrink code and source map to their exact size */
-		uint32_t *c =
-		    k32_realloc(alloc, ld.code, (size_t)ld.code_cap * 4, (size_t)ld.ncode * 4);
+		/* the code at its exact size, in the module's storage */
+		uint32_t *c = k32_alloc(alloc, (size_t)ld.ncode * 4);
 		if (c) {
-			ld.code = c;
-			ld.code_cap = ld.ncode;
+			memcpy(c, ld.code, (size_t)ld.ncode * 4);
+			m->code = c;
+			m->code_words = ld.ncode;
+			m->bytes += (size_t)ld.ncode * 4;
+		} else {
+			wrt_ld_no_memory(&ld, 0);
 		}
 	}
-	m->code = ld.code;
-	m->code_words = ld.code_cap;
-	m->bytes += (size_t)ld.code_cap * 4;
+	k32_free(&ld.scratch, ld.code, (size_t)ld.code_cap * 4);
 	if (!ld.st && ld.nsm)
 		pack_srcmap(&ld);
-	k32_free(alloc, ld.sm, (size_t)ld.sm_cap * sizeof(*ld.sm));
+	k32_free(&ld.scratch, ld.sm, (size_t)ld.sm_cap * sizeof(*ld.sm));
 	if (ld.st) {
 		wrt_module_free(m);
 		return ld.st;

@@ -208,6 +208,42 @@ static struct wrt_limits test_limits(void)
 	return lim;
 }
 
+/* wrt_load_opts.scratch: the module's allocator holds what the module keeps and nothing more
+ * (a kubelet charges it to the pod); the loader's working memory comes from the scratch
+ * allocator and is all given back, on success and on failure alike. */
+static void test_load_scratch(void **state)
+{
+	(void)state;
+	struct file f = read_testdata("t_exec.wasm");
+	struct k32_heap sh;
+	k32_heap_init(&sh, 0);
+	struct k32_allocator sa = k32_heap_allocator(&sh);
+	struct wrt_load_opts lo;
+	wrt_load_opts_default(&lo);
+	lo.copy_bytes = true;
+	lo.scratch = &sa;
+	struct wrt_module *m = NULL;
+	struct k32_err err;
+	assert_int_equal(wrt_module_load(&alloc, f.b, f.len, &lo, &m, &err), K32_OK);
+	assert_int_equal(sh.stats.cur_bytes, 0);
+	assert_true(sh.stats.peak_bytes > 0); /* the validator's stacks were there */
+	assert_int_equal(heap.stats.cur_bytes, wrt_module_bytes(m));
+	/* the same module loaded with one allocator keeps the same bytes */
+	struct wrt_module *m1 = NULL;
+	assert_int_equal(wrt_module_load(&alloc, f.b, f.len, &lo, &m1, &err), K32_OK);
+	assert_int_equal(wrt_module_bytes(m1), wrt_module_bytes(m));
+	wrt_module_free(m1);
+	wrt_module_free(m);
+	/* an allocator that refuses the module's code: NO_MEMORY, nothing left anywhere */
+	struct k32_heap tight;
+	k32_heap_init(&tight, 600);
+	struct k32_allocator ta = k32_heap_allocator(&tight);
+	assert_int_equal(wrt_module_load(&ta, f.b, f.len, &lo, &m, &err), K32_ERR_NO_MEMORY);
+	assert_int_equal(tight.stats.cur_bytes, 0);
+	assert_int_equal(sh.stats.cur_bytes, 0);
+	free(f.b);
+}
+
 /* ---- decoder: malformed binaries ----------------------------------------------------- */
 
 struct bad_case {
@@ -1203,6 +1239,7 @@ static void test_small_native_stack(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_load_scratch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),

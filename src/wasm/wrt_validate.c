@@ -37,7 +37,7 @@ bool wrt_ld_grow_operands(struct wrt_ld *ld)
 	uint32_t cap = ld->v_cap ? ld->v_cap * 2 : WRT_LD_OPERANDS0;
 	if (cap > K32_WASM_MAX_OPERANDS)
 		cap = K32_WASM_MAX_OPERANDS;
-	uint8_t *p = k32_alloc(&ld->m->alloc, wrt_ld_operands_bytes(cap));
+	uint8_t *p = k32_alloc(&ld->scratch, wrt_ld_operands_bytes(cap));
 	if (!p) {
 		wrt_ld_no_memory(ld, ld->pos);
 		return false;
@@ -49,7 +49,7 @@ bool wrt_ld_grow_operands(struct wrt_ld *ld)
 		memcpy(vhi, ld->vhi, (size_t)ld->v_cap * 4);
 		memcpy(vt, ld->vt, ld->v_cap);
 		memcpy(vk, ld->vk, ld->v_cap);
-		k32_free(&ld->m->alloc, ld->vv, wrt_ld_operands_bytes(ld->v_cap));
+		k32_free(&ld->scratch, ld->vv, wrt_ld_operands_bytes(ld->v_cap));
 	}
 	ld->vv = vv;
 	ld->vhi = vhi;
@@ -64,7 +64,7 @@ bool wrt_ld_grow_ctl(struct wrt_ld *ld)
 	uint32_t cap = ld->ctl_cap ? ld->ctl_cap * 2 : WRT_LD_BLOCKS0;
 	if (cap > K32_WASM_MAX_BLOCK_DEPTH)
 		cap = K32_WASM_MAX_BLOCK_DEPTH;
-	struct wrt_ctl *n = k32_alloc(&ld->m->alloc, sizeof(*n) * cap);
+	struct wrt_ctl *n = k32_alloc(&ld->scratch, sizeof(*n) * cap);
 	if (!n) {
 		wrt_ld_no_memory(ld, ld->pos);
 		return false;
@@ -75,7 +75,7 @@ bool wrt_ld_grow_ctl(struct wrt_ld *ld)
 		for (uint32_t i = 0; i < ld->ctl_cap; i++)
 			if (ld->ctl[i].results == &ld->ctl[i].single)
 				n[i].results = &n[i].single;
-		k32_free(&ld->m->alloc, ld->ctl, sizeof(*n) * ld->ctl_cap);
+		k32_free(&ld->scratch, ld->ctl, sizeof(*n) * ld->ctl_cap);
 	}
 	ld->ctl = n;
 	ld->ctl_cap = cap;
