@@ -78,7 +78,9 @@ static void usage(void)
 	    "  --boot-report PROFILE print the free memory after each boot stage of a PROFILE\n"
 	    "                        board (K32_BOOT lines; see docs/controllers.md) and exit\n"
 	    "  --boot-pods N         pods of the report's last stage (default 2)\n"
-	    "  --boot-image FILE     their module, in --images (default hello.wasm)\n");
+	    "  --boot-image FILE     their module, in --images (default hello.wasm)\n"
+	    "  --boot-devices        the last stage runs the board's three driver pods (its\n"
+	    "                        simulated I2C devices as Devices; --images: apps/drivers)\n");
 }
 
 static bool parse_num(const char *flag, const char *v, unsigned long long max,
@@ -179,6 +181,7 @@ int main(int argc, char **argv)
 	const char *join = NULL, *token = NULL, *ca_file = NULL, *node_name = NULL;
 	const char *boot_report = NULL, *boot_image = "hello.wasm", *config = NULL;
 	unsigned long long boot_pods = 2;
+	bool boot_devices = false;
 	unsigned long long port = 6443, pod_port = 7000, host_pool = 0, host_stack = 0;
 	unsigned long long node_grace = 0, pod_eviction = 0;
 	bool cp_only = false, controllers = true, tls = true;
@@ -194,6 +197,9 @@ int main(int argc, char **argv)
 			continue;
 		} else if (!strcmp(a, "--insecure-http")) {
 			tls = false;
+			continue;
+		} else if (!strcmp(a, "--boot-devices")) {
+			boot_devices = true;
 			continue;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage();
@@ -308,14 +314,16 @@ int main(int argc, char **argv)
 	if (boot_report) {
 		/* without the module its pods never run: say so now, not after the 30 s wait */
 		char img_path[1024];
-		snprintf(img_path, sizeof(img_path), "%s/%s", images, boot_image);
+		snprintf(img_path, sizeof(img_path), "%s/%s", images,
+			 boot_devices ? "bme688.wasm" : boot_image);
 		FILE *img = fopen(img_path, "rb");
-		if (!img && boot_pods) {
+		if (!img && (boot_pods || boot_devices)) {
 			fprintf(stderr,
 				"kube32-sim: --boot-report: the pods' module %s is not in %s: pass "
-				"--images DIR (after make: --images build/apps/examples) or "
+				"--images DIR (after make: --images build/apps/%s) or "
 				"--boot-pods 0\n",
-				boot_image, images);
+				boot_devices ? "bme688.wasm" : boot_image, images,
+				boot_devices ? "drivers" : "examples");
 			return 2;
 		}
 		if (img)
@@ -325,7 +333,8 @@ int main(int argc, char **argv)
 					     .image_dir = images,
 					     .image = boot_image,
 					     .pods = (uint32_t)boot_pods,
-					     .tls = tls};
+					     .tls = tls,
+					     .devices = boot_devices};
 		struct k32_buf out;
 		k32_buf_init(&out, k32_default_allocator(), 64 * 1024, "boot report");
 		k32_log_set_level(K32_LOG_WARN);

@@ -139,7 +139,8 @@ struct kc_http {
 	char ca_file[512];
 	char token[256];
 	uint32_t watch_idle_s;
-	struct k32_mutex lock; /* cli, parked */
+	const struct k32_allocator *alloc; /* this struct's (cfg.alloc: its clients') */
+	struct k32_mutex lock;		   /* cli, parked */
 	struct http_client *cli;
 	struct http_client *parked; /* a finished watch's client, its connection kept */
 	_Atomic uint32_t failures;  /* requests that got no answer (kclient_failures) */
@@ -237,7 +238,7 @@ static void kc_http_free(struct kclient *base)
 	http_client_free(h->cli);
 	http_client_free(h->parked);
 	k32_plat()->mutex_fini(&h->lock);
-	k32_free(k32_default_allocator(), h, sizeof(*h));
+	k32_free(h->alloc, h, sizeof(*h));
 }
 
 static const struct kclient_ops kc_http_ops = {
@@ -263,11 +264,13 @@ k32_status_t kclient_http_new(const struct kclient_http_config *cfg, struct kcli
 	if (tls && (!cfg->ca_file || !cfg->ca_file[0]))
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, KC_MOD,
 				   "server %s is https: give its CA file (pki/ca.crt)", cfg->url);
-	struct kc_http *h = k32_calloc(k32_default_allocator(), sizeof(*h));
+	const struct k32_allocator *alloc = cfg->alloc ? cfg->alloc : k32_default_allocator();
+	struct kc_http *h = k32_calloc(alloc, sizeof(*h));
 	if (!h)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, KC_MOD,
 				   "out of memory for a %zu-byte HTTP client", sizeof(*h));
 	h->base.ops = &kc_http_ops;
+	h->alloc = alloc;
 	snprintf(h->host, sizeof(h->host), "%s", host);
 	snprintf(h->ca_file, sizeof(h->ca_file), "%s", cfg->ca_file ? cfg->ca_file : "");
 	snprintf(h->token, sizeof(h->token), "%s", cfg->bearer_token ? cfg->bearer_token : "");
@@ -280,6 +283,7 @@ k32_status_t kclient_http_new(const struct kclient_http_config *cfg, struct kcli
 	h->cfg.max_response_bytes =
 	    cfg->max_response_bytes ? cfg->max_response_bytes : K32_CTRL_RESP_BYTES;
 	h->cfg.accept_gzip = !cfg->no_gzip;
+	h->cfg.alloc = alloc;
 	h->watch_idle_s = cfg->watch_idle_s ? cfg->watch_idle_s : K32_KCLIENT_WATCH_IDLE_S;
 	if (cfg->timeout_us > 0)
 		h->cfg.timeout_us = cfg->timeout_us;

@@ -124,6 +124,9 @@ struct kclient_http_config {
 	uint32_t watch_idle_s;
 	/* do not ask for gzip answers (the kubelet: inflating costs a board RAM it has not) */
 	bool no_gzip;
+	/* the client and its connections' buffers (a board: its node heap); NULL: the default
+	 * heap. Thread-safe. */
+	const struct k32_allocator *alloc;
 };
 
 /*

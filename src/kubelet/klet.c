@@ -1636,7 +1636,7 @@ k32_status_t klet_new(const struct klet_config *cfg, struct klet **out, struct k
 		    err, K32_ERR_INVALID_ARGS, KLET_MOD,
 		    "kubelet config for node %s: HTTPS needs the API server's CA file",
 		    K32_CLIP(cfg->node_name));
-	const struct k32_allocator *a = k32_default_allocator();
+	const struct k32_allocator *a = cfg->alloc ? cfg->alloc : k32_default_allocator();
 	struct klet *k = k32_calloc(a, sizeof(*k));
 	if (!k)
 		return k32_err_set(err, K32_ERR_NO_MEMORY, KLET_MOD, "out of memory (kubelet)");
@@ -1723,7 +1723,8 @@ k32_status_t klet_kclient_new(struct klet *k, int64_t timeout_us, struct kclient
 	    .max_response_bytes = K32_HTTP_MAX_RESPONSE_BYTES,
 	    /* the server ends each watch at timeoutSeconds; silence past it: a lost server */
 	    .watch_idle_s = wt + 10,
-	    .no_gzip = true};
+	    .no_gzip = true,
+	    .alloc = k->alloc};
 	return kclient_http_new(&kc, out, err);
 }
 

@@ -236,6 +236,12 @@ struct klet_config {
 	 * pod is admitted and given back with it; NULL: the default heap (tests pass a k32_heap
 	 * with fault injection). Used under the kubelet's lock only. */
 	const struct k32_allocator *log_alloc;
+	/* the node heap: the kubelet's own state, its API clients and pod server, the kernel
+	 * objects, the pods' log rings (unless log_alloc), the loader's scratch; NULL: the
+	 * default heap. kube32-sim's boot report passes a counting heap of its own, so the
+	 * figure is one board's and not the control plane's that shares the process. (cJSON's
+	 * trees use the thread's allocator, k32_json.h: not this one.) */
+	const struct k32_allocator *alloc;
 	/* true: klet_start does not wait for the API server; the node task registers the Node
 	 * (and its Lease), retrying with exponential backoff and jitter
 	 * (K32_KLET_JOIN_BACKOFF_MIN_MS .. _MAX_MS) and logging once per change of what went

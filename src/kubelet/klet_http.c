@@ -624,6 +624,7 @@ k32_status_t klet_http_start(struct klet *k, struct k32_err *err)
 	c.port = k->cfg.pod_http_port;
 	c.handler = handler;
 	c.ctx = k;
+	c.alloc = k->alloc;
 	c.max_conns =
 	    k->profile.pod_http_conns ? k->profile.pod_http_conns : K32_KLET_POD_HTTP_CONNS;
 	/* one client (one address) may not take every connection of the node */

@@ -164,6 +164,7 @@ k32_status_t sim_board_start(const struct sim_board_config *cfg, struct klet **o
 	    .join_retry = true,
 	    .join_spread_ms = cfg->join_spread_ms,
 	    .watch_timeout_s = cfg->watch_timeout_s,
+	    .alloc = cfg->alloc,
 	};
 	struct klet *k = NULL;
 	/* the board's tasks (kubelet, pod server, and what they start) share the pool's

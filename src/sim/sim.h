@@ -82,6 +82,9 @@ struct sim_boot_config {
 	const char *pod_memory; /* their resources.limits.memory; NULL: "24Ki" */
 	uint32_t pods;		/* pods of the last stage */
 	bool tls;		/* HTTPS as kube32-sim runs it */
+	/* the last stage runs the board's three driver pods instead (the profile's simulated
+	 * I2C devices, their Devices created; image_dir holds bme688/miniscale/rfid.wasm) */
+	bool devices;
 };
 k32_status_t sim_boot_report(const struct sim_boot_config *cfg, struct k32_buf *out,
 			     struct k32_err *err);
@@ -122,6 +125,8 @@ struct sim_board_config {
 	/* seconds its pod watch asks for (klet_config.watch_timeout_s); 0: the kubelet's
 	 * K32_KLET_WATCH_TIMEOUT_S */
 	uint32_t watch_timeout_s;
+	/* the board's node heap (klet_config.alloc); NULL: the default heap */
+	const struct k32_allocator *alloc;
 };
 
 /* ---- simulated hardware (sim_hw.c) ----------------------------------------------------------

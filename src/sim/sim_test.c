@@ -358,6 +358,30 @@ static void test_boot_report(void **state)
 		p = l;
 	}
 	assert_non_null(strstr(p, "K32_BOOT_END profile=devkit pods=2 image=t_ok.wasm"));
+	/* a worker counts its own node heap (klet_config.alloc) and not its control plane's:
+	 * used is the pool and interpreter stack plus that heap, which pods make grow */
+	bc.profile = "cardputer";
+	k32_buf_reset(&out);
+	if (sim_boot_report(&bc, &out, &err))
+		fail_msg("sim_boot_report cardputer: %s", err.msg);
+	size_t heap_at[2] = {0, 0};
+	for (size_t i = 0; i < 2; i++) {
+		const char *l = strstr(k32_buf_cstr(&out), i ? "stage=pods " : "stage=kubelet ");
+		assert_non_null(l);
+		long long used = 0, free_b = 0;
+		size_t budget = 0, heap_now = 0, peak = 0;
+		if (sscanf(strstr(l, "used="),
+			   "used=%lld free=%lld budget=%zu node_heap=%zu "
+			   "node_heap_peak=%zu",
+			   &used, &free_b, &budget, &heap_now, &peak) != 5)
+			fail_msg("no used= ... node_heap_peak= in: %.300s", l);
+		assert_int_equal((size_t)used, K32_CARDPUTER_POD_POOL_BYTES +
+						   K32_CARDPUTER_INTERP_STACK_BYTES + heap_now);
+		assert_true(heap_now > 0 && peak >= heap_now);
+		heap_at[i] = heap_now;
+	}
+	assert_true(heap_at[1] > heap_at[0]); /* two pods: their log rings at least */
+	bc.profile = "devkit";
 	/* an unknown profile; a module that is not there times out with its name */
 	bc.profile = "toaster";
 	assert_int_equal(sim_boot_report(&bc, &out, &err), K32_ERR_INVALID_ARGS);

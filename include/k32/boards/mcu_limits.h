@@ -210,6 +210,12 @@
 #ifndef K32_KLET_HW_MSG_BYTES
 #define K32_KLET_HW_MSG_BYTES 2048
 #endif
+/* one pod request waits for the interpreter at a time (a second gets 503): two router tasks,
+ * within K32_HTTP_MAX_HANDLER_THREADS (the host's 2 + 1 asked for 3, which the board's HTTP
+ * server refused: a host build with the board's limits found it) */
+#ifndef K32_KLET_POD_HTTP_QUEUE
+#define K32_KLET_POD_HTTP_QUEUE 1
+#endif
 #ifndef K32_KLET_LOG_FOLLOWERS
 #define K32_KLET_LOG_FOLLOWERS 2
 #endif
