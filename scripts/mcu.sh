@@ -300,6 +300,83 @@ size_table() {
 		--budget-cmd "$0 board-value" --thirdparty "$TP" "$@"
 }
 
+# The cardputer's RAM at the pods stage, measured: kube32-sim built with the board's limits
+# (-DK32_BOARD_CARDPUTER; a host build, so pointers and size_t are twice the board's and the
+# figure bounds the board's from above; host-sized task stacks, K32_BOARD_HOST_STACKS, which
+# are not heap), its boot report with the three driver pods running (--boot-devices). The
+# node heap's peak (boot to pods, the module loader's scratch included) must fit the node
+# heap the board header plans (K32_CARDPUTER_NODE_HEAP_BYTES), and the worker image's static
+# RAM + pod pool + interpreter stack + planned task stacks + that peak must leave the system
+# reserve (160 KiB for ESP-IDF, Wi-Fi, lwIP and one TLS session). OUT/ram.md has the figures.
+# MCU_NODE_HEAP_MAX_OVERRIDE (budget-selftest) lowers the planned node heap to prove it fails.
+ram_measure() {
+	local hc="$OUT/host-cardputer"
+	local flags="-DK32_BOARD_CARDPUTER -DK32_BOARD_HOST_STACKS -DK32_KLET_WATCHER_STACK_BYTES=65536u"
+	flags+=" -DK32_CTRL_INFORMER_STACK_BYTES=262144u -DK32_CPLANE_RELAY_STACK_BYTES=32768u"
+	flags+=" -DK32_KLET_NODE_TASK_STACK=65536u"
+	if [ ! -f "$hc/CMakeCache.txt" ] || ! grep -q -- "-DK32_BOARD_HOST_STACKS" "$hc/CMakeCache.txt"; then
+		CC=cc cmake -S . -B "$hc" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS=$flags" >/dev/null
+	fi
+	cmake --build "$hc" -j "$JOBS" --target kube32-sim >/dev/null ||
+		{ echo "mcu: FAILED: kube32-sim does not build with the cardputer's limits" >&2; exit 1; }
+	rm -rf "$hc/boot"
+	"$hc/cmd/kube32-sim/kube32-sim" --boot-report cardputer --boot-devices \
+		--images "$DRIVERS_DIR" --data-dir "$hc/boot" >"$OUT/boot_cardputer.txt" 2>"$OUT/boot_cardputer.err" || {
+		cat "$OUT/boot_cardputer.txt" "$OUT/boot_cardputer.err" >&2
+		echo "mcu: FAILED: the cardputer's boot report (three driver pods) did not complete" >&2
+		exit 1
+	}
+	local static
+	static=$(arm-none-eabi-size -B "$OUT/cardputer/worker.elf" | awk 'NR==2 {print $2 + $3}')
+	python3 - "$OUT" "$static" \
+		"$(board_value cardputer K32_CARDPUTER_SRAM_BYTES)" \
+		"$(board_value cardputer K32_CARDPUTER_SYSTEM_RESERVE_BYTES)" \
+		"$(board_value cardputer K32_CARDPUTER_POD_POOL_BYTES)" \
+		"$(board_value cardputer K32_CARDPUTER_INTERP_STACK_BYTES)" \
+		"$(board_value cardputer K32_CARDPUTER_TASK_STACKS_BYTES)" \
+		"${MCU_NODE_HEAP_MAX_OVERRIDE:-$(board_value cardputer K32_CARDPUTER_NODE_HEAP_BYTES)}" <<'PY'
+import re, sys
+out, static, sram, reserve, pool, interp, stacks, heap_max = sys.argv[1], *map(int, sys.argv[2:])
+rep = open(out + "/boot_cardputer.txt").read()
+st = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in
+      re.finditer(r"stage=(\w+) .*node_heap=(\d+) node_heap_peak=(\d+)", rep)}
+end = re.search(r"K32_BOOT_END .*pods=(\d+) .*pool_used=(\d+) .*ptr_bytes=(\d+)", rep)
+if "pods" not in st or "kubelet" not in st or not end or end.group(1) != "3":
+    sys.exit("mcu: FAILED: no kubelet/pods stage with 3 pods in " + out + "/boot_cardputer.txt")
+peak = st["pods"][1]
+left = sram - static - pool - interp - stacks - peak
+rows = [("static RAM of the worker image (.data + .bss, Cortex-M4F)", static),
+        ("pod pool reserved at boot", pool), ("interpreter stack", interp),
+        ("other task stacks (planned)", stacks),
+        ("node heap at the kubelet stage", st["kubelet"][0]),
+        ("node heap at the pods stage (3 driver pods)", st["pods"][0]),
+        ("node heap peak, boot to pods (counted below)", peak),
+        ("left for ESP-IDF, Wi-Fi, lwIP and one TLS session", left)]
+md = ["# cardputer RAM at the pods stage (scripts/mcu.sh ram_measure)", "",
+      "Node heap from `kube32-sim --boot-report cardputer --boot-devices` built with the "
+      "board's limits on a %d-bit host (an upper bound of the board's 32-bit figure); "
+      "the three driver pods hold %d B of the pool." % (8 * int(end.group(3)), int(end.group(2))),
+      "", "| | bytes |", "| --- | ---: |"] + ["| %s | %d |" % r for r in rows]
+md.append("| required: at least | %d (%.1f KiB) |" % (reserve, reserve / 1024))
+open(out + "/ram.md", "w").write("\n".join(md) + "\n")
+print("mcu: cardputer RAM: static %d + pool %d + interpreter stack %d + task stacks %d + node "
+      "heap peak %d (pods stage %d, three drivers) leave %d B (%.1f KiB) of %d; reserve %d" %
+      (static, pool, interp, stacks, peak, st["pods"][0], left, left / 1024, sram, reserve),
+      file=sys.stderr)
+bad = []
+if peak > heap_max:
+    bad.append("the node heap's peak %d B is over the planned K32_CARDPUTER_NODE_HEAP_BYTES=%d"
+               % (peak, heap_max))
+if left < reserve:
+    bad.append("%d B left, under the %d B system reserve" % (left, reserve))
+for b in bad:
+    print("mcu: RAM OVER BUDGET (cardputer): " + b + "; find the growth with the boot "
+          "report's stages, shrink it or lower the board's limits (include/k32/boards/)",
+          file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+}
+
 case $MODE in
 board-value) # internal: scripts/mcu.sh board-value BOARD MACRO
 	board_value "$2" "$3"
@@ -319,13 +396,18 @@ build)
 		done
 	done
 	size_table
+	case " $BOARDS " in *" cardputer "*) ram_measure ;; esac
 	# the host build without zlib (-DK32_HTTP_GZIP=OFF, what the boards compile in) must not
 	# rot: the control-plane server built that way, and linked without zlib
-	echo "mcu: host build with -DK32_HTTP_GZIP=OFF (kube32-server without zlib)" >&2
+	echo "mcu: host build with -DK32_HTTP_GZIP=OFF (kube32-server and http_test without zlib)" >&2
 	[ -f "$OUT/host-nogzip/CMakeCache.txt" ] ||
 		CC=cc cmake -S . -B "$OUT/host-nogzip" -DCMAKE_BUILD_TYPE=Release -DK32_HTTP_GZIP=OFF >/dev/null
-	cmake --build "$OUT/host-nogzip" -j "$JOBS" --target kube32-server >/dev/null ||
-		{ echo "mcu: FAILED: kube32-server does not build with -DK32_HTTP_GZIP=OFF" >&2; exit 1; }
+	cmake --build "$OUT/host-nogzip" -j "$JOBS" --target kube32-server http_test >/dev/null ||
+		{ echo "mcu: FAILED: kube32-server or http_test does not build with -DK32_HTTP_GZIP=OFF" >&2; exit 1; }
+	# and the HTTP unit tests pass there (answers plain, gzip refused with its reason)
+	local_log="$(realpath -m "$OUT")/http_test_nogzip.log"
+	(cd "$OUT/host-nogzip" && ctest -R '^http_test$' --output-on-failure >"$local_log" 2>&1) ||
+		{ tail -30 "$OUT/http_test_nogzip.log" >&2; echo "mcu: FAILED: http_test without zlib" >&2; exit 1; }
 	if readelf -d "$OUT/host-nogzip/cmd/kube32-server/kube32-server" | grep -q 'libz\.' ||
 		nm "$OUT/host-nogzip/cmd/kube32-server/kube32-server" | grep -qE ' (deflate|inflate)(Init2_)?$'; then
 		echo "mcu: FAILED: kube32-server built with -DK32_HTTP_GZIP=OFF still uses zlib" >&2
@@ -400,7 +482,17 @@ budget-selftest)
 		exit 1
 	fi
 	grep -q "worst static stack path" "$OUT/selftest3.err" || { cat "$OUT/selftest3.err" >&2; exit 1; }
-	echo "mcu: budget-selftest passed (the linker and the size check refuse an image that outgrows its board, and a task whose worst stack path outgrows its stack)"
+	# and the measured RAM: a planned node heap below the boot report's peak must fail it
+	if [ -f "$OUT/cardputer/worker.elf" ]; then
+		if MCU_NODE_HEAP_MAX_OVERRIDE=1024 ram_measure 2>"$OUT/selftest4.err"; then
+			echo "mcu: budget-selftest FAILED: the RAM check passed a node heap over its plan" >&2
+			exit 1
+		fi
+		grep -q "RAM OVER BUDGET" "$OUT/selftest4.err" || { cat "$OUT/selftest4.err" >&2; exit 1; }
+	else
+		echo "mcu: budget-selftest: no cardputer worker image (MCU_BOARDS): RAM check not self-tested" >&2
+	fi
+	echo "mcu: budget-selftest passed (the linker and the size check refuse an image that outgrows its board, a task whose worst stack path outgrows its stack, and a measured node heap over its plan)"
 	;;
 *)
 	echo "usage: scripts/mcu.sh build|test|budget-selftest [OUT]" >&2
