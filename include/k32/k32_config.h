@@ -1266,6 +1266,13 @@ _Static_assert(K32_KLET_JOIN_BACKOFF_MIN_MS >= 1 &&
 #define K32_CRON_MISSED_MAX 100
 #endif
 
+/* Events about pods a kubelet queues for its node task to send (~580 bytes each, in the
+ * kubelet's record); when full a new one is dropped and counted (events_dropped). Boards: 4. */
+#ifndef K32_KLET_EVENT_QUEUE
+#define K32_KLET_EVENT_QUEUE 16
+#endif
+_Static_assert(K32_KLET_EVENT_QUEUE >= 1 && K32_KLET_EVENT_QUEUE <= 256,
+	       "K32_KLET_EVENT_QUEUE must be 1..256");
 /* Event series a kubelet remembers, so a repeated Event about a pod (a crash loop's BackOff,
  * each restart's Started) counts up its existing Event (PATCH count) instead of adding one,
  * as client-go's correlator does; the least recently used is forgotten first. ~200 bytes

@@ -68,7 +68,7 @@ struct klet_term {
 };
 
 /* An Event about a pod, queued under lock by a transition and sent by the worker. */
-#define KLET_EVENT_QUEUE 16
+#define KLET_EVENT_QUEUE K32_KLET_EVENT_QUEUE
 struct klet_event {
 	char ns[KLET_NS_LEN];
 	char name[KLET_NAME_LEN];

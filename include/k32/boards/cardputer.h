@@ -28,13 +28,17 @@
 #define K32_CARDPUTER_INTERP_STACK_BYTES (16u * 1024u)
 #define K32_CARDPUTER_MAX_PODS		 8u
 #define K32_CARDPUTER_HARDWARE		 "i2c:bme688,i2c:miniscale,i2c:rfid"
-/* the node heap at the pods stage besides the pool and the interpreter stack, the kernel
- * objects' pools included (struct kobj_limits, allocated per board): kube32-sim --boot-report
- * cardputer, 2 pods of hello.wasm: 294,153 B used - 98,304 B of pool and stack = 195,849 B
- * (2026-12-03, a 64-bit host: the board's 32-bit pointers need less) */
-#define K32_CARDPUTER_NODE_HEAP_BYTES (192u * 1024u)
-/* task stacks besides the interpreter's: kubelet watcher, HTTP loop, kobj timer, console */
-#define K32_CARDPUTER_TASK_STACKS_BYTES (4u * 8u * 1024u)
+/* the node heap besides the pool and the interpreter stack (the kubelet's record and pod
+ * table, kobj's pools, API clients, pod server, log rings, the module loader's scratch),
+ * measured by `make mcu` (scripts/mcu.sh ram_measure: kube32-sim built with these limits,
+ * --boot-report cardputer --boot-devices): its peak from boot to the three driver pods
+ * running was 170,127 B on 2026-12-03, on a 64-bit host (the board's 32-bit pointers need
+ * less); make mcu fails when the peak outgrows this */
+#define K32_CARDPUTER_NODE_HEAP_BYTES (176u * 1024u)
+/* task stacks besides the interpreter's (make mcu's worst static paths in brackets): node
+ * task 12 KiB (4.5 KB), watcher 8 KiB (2.3 KB), HTTP server loop 8 KiB (6.1 KB), two pod
+ * request routers 8 KiB each (5.6 KB), kobj timer and console 2 KiB each (0.2 KB) */
+#define K32_CARDPUTER_TASK_STACKS_BYTES ((12u + 8u + 8u + 2u * 8u + 2u + 2u) * 1024u)
 #define K32_CARDPUTER_HEAP_PLANNED_BYTES                                                           \
 	(K32_CARDPUTER_POD_POOL_BYTES + K32_CARDPUTER_INTERP_STACK_BYTES +                         \
 	 K32_CARDPUTER_NODE_HEAP_BYTES + K32_CARDPUTER_TASK_STACKS_BYTES)

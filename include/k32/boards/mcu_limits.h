@@ -216,6 +216,10 @@
 #ifndef K32_KLET_POD_HTTP_QUEUE
 #define K32_KLET_POD_HTTP_QUEUE 1
 #endif
+/* Events waiting for the node task: a few (each ~580 B of the kubelet's record) */
+#ifndef K32_KLET_EVENT_QUEUE
+#define K32_KLET_EVENT_QUEUE 4
+#endif
 #ifndef K32_KLET_LOG_FOLLOWERS
 #define K32_KLET_LOG_FOLLOWERS 2
 #endif
