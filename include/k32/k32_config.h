@@ -1889,7 +1889,11 @@ _Static_assert(K32_CPLANE_RELAY_STACK_BYTES >= 16384, "K32_CPLANE_RELAY_STACK_BY
  * (issue 15); on handler tasks writes that arrive together share one fsync (group commit)
  * and handshakes run beside requests. */
 #ifndef K32_SIM_API_HANDLER_THREADS
+#if K32_HTTP_MAX_HANDLER_THREADS < 8 /* kube32-sim built with a board's limits (make mcu) */
+#define K32_SIM_API_HANDLER_THREADS K32_HTTP_MAX_HANDLER_THREADS
+#else
 #define K32_SIM_API_HANDLER_THREADS 8
+#endif
 #endif
 /* Beyond 50 boards in one kube32-sim, their first registrations spread over this many
  * milliseconds a board (at most K32_KLET_JOIN_BACKOFF_MAX_MS): two TLS handshakes and three
