@@ -46,7 +46,8 @@
 
 static _Atomic uint32_t pf_tunnels;
 /* tunnels served since start, by protocol (0 SPDY, 1 WebSocket): /metrics */
-static _Atomic uint64_t pf_served[2];
+/* 32-bit: a board has no 64-bit atomics (make mcu links no libatomic) */
+static _Atomic uint32_t pf_served[2];
 
 struct pf_stream {
 	uint32_t id;	    /* 0: free */

@@ -261,7 +261,7 @@ struct snap_binding {
 
 struct api_rbac_snap {
 	atomic_uint refs;
-	uint64_t gen;	 /* api->rbac_gen when it was read */
+	uint32_t gen;	 /* api->rbac_gen when it was read */
 	cJSON *crb, *rb; /* ClusterRoleBindings; RoleBindings of every namespace (key order) */
 	cJSON *croles, *roles;	/* ClusterRoles; Roles of every namespace */
 	struct snap_binding *b; /* the ClusterRoleBindings, then the RoleBindings (key order) */
@@ -381,7 +381,7 @@ static struct api_rbac_snap *snap_build(struct api_server *api, uint64_t gen)
  * when the objects are over K32_API_RBAC_CACHE_OBJECTS (the check then walks the store). */
 static struct api_rbac_snap *snap_get(struct api_server *api)
 {
-	uint64_t gen = atomic_load(&api->rbac_gen);
+	uint32_t gen = atomic_load(&api->rbac_gen);
 	k32_mutex_lock(&api->rbac_mu);
 	struct api_rbac_snap *s = api->rbac_snap;
 	if (s && s->gen == gen) {

@@ -136,10 +136,10 @@ struct api_server {
 	/* RBAC's objects, parsed once and shared by the checks until one of them is written
 	 * (api_rbac.c): rbac_gen counts those writes, the snapshot names the count it was
 	 * read at */
-	_Atomic uint64_t rbac_gen;
-	struct k32_mutex rbac_mu; /* guards rbac_snap */
+	_Atomic uint32_t rbac_gen; /* 32-bit atomics only: boards have no 64-bit ones */
+	struct k32_mutex rbac_mu;  /* guards rbac_snap */
 	struct api_rbac_snap *rbac_snap;
-	_Atomic uint64_t rbac_builds, rbac_hits, rbac_uncached; /* api_rbac_cache_stats */
+	_Atomic uint32_t rbac_builds, rbac_hits, rbac_uncached; /* api_rbac_cache_stats */
 };
 
 struct api_req {

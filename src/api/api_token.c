@@ -315,7 +315,8 @@ static bool token_obj_uid(struct api_server *api, const char *plural, const char
 	return true;
 }
 
-static _Atomic uint64_t token_verifications;
+/* 32-bit: a board has no 64-bit atomics (make mcu links no libatomic); wraps after 2^32 */
+static _Atomic uint32_t token_verifications;
 
 uint64_t api_token_verifications(void)
 {
