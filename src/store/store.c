@@ -47,15 +47,15 @@ static k32_status_t key_part(char *buf, size_t *pos, const char *part, const cha
 	for (size_t i = 0; i < len; i++) {
 		if (part[i] == '/' || (unsigned char)part[i] < 0x20)
 			return k32_err_set(err, K32_ERR_INVALID_ARGS, "store",
-					   "store key: %s \"%.64s\" has a '/' or control byte at "
+					   "store key: %s \"%s\" has a '/' or control byte at "
 					   "%zu; names may not contain them",
-					   what, part, i);
+					   what, K32_CLIP(part), i);
 	}
 	if (*pos + 1 + len > K32_STORE_KEY_MAX)
 		return k32_err_set(err, K32_ERR_INVALID_ARGS, "store",
-				   "store key: %s \"%.64s\" makes the key longer than "
+				   "store key: %s \"%s\" makes the key longer than "
 				   "K32_STORE_KEY_MAX=%d bytes; shorten the name",
-				   what, part, K32_STORE_KEY_MAX);
+				   what, K32_CLIP(part), K32_STORE_KEY_MAX);
 	buf[(*pos)++] = '/';
 	memcpy(buf + *pos, part, len);
 	*pos += len;
