@@ -75,10 +75,12 @@ static char *json_text(cJSON *j)
 
 /* ---- node and lease ------------------------------------------------------------------- */
 
-static cJSON *node_status_json(struct klet *k, uint64_t now_s)
+cJSON *klet_node_status_json(struct klet *k, uint64_t now_s)
 {
 	char ts[32], mem[32], pods[16];
 	klet_fmt_time(now_s, ts, sizeof(ts));
+	if (!k->conditions_since[0])
+		snprintf(k->conditions_since, sizeof(k->conditions_since), "%s", ts);
 	snprintf(mem, sizeof(mem), "%zu", k->profile.pod_pool_bytes);
 	snprintf(pods, sizeof(pods), "%" PRIu32, k->max_pods);
 	cJSON *st = cJSON_CreateObject();
@@ -100,7 +102,8 @@ static cJSON *node_status_json(struct klet *k, uint64_t now_s)
 	};
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		/* kmeta's condition writer; a Node's conditions also carry the heartbeat */
-		kmeta_cond_set(st, types[i][0], types[i][1], types[i][2], types[i][3], ts, false);
+		kmeta_cond_set(st, types[i][0], types[i][1], types[i][2], types[i][3],
+			       k->conditions_since, false);
 		cJSON_AddStringToObject(
 		    kmeta_cond_find(cJSON_GetObjectItem(st, "conditions"), types[i][0]),
 		    "lastHeartbeatTime", ts);
@@ -150,7 +153,7 @@ static k32_status_t node_status_send(struct klet *k, struct kclient *c, struct k
 				     struct k32_err *err)
 {
 	cJSON *p = cJSON_CreateObject();
-	cJSON_AddItemToObject(p, "status", node_status_json(k, klet_wall()));
+	cJSON_AddItemToObject(p, "status", klet_node_status_json(k, klet_wall()));
 	char *body = json_text(p);
 	cJSON_Delete(p);
 	if (!body)
@@ -175,7 +178,7 @@ static k32_status_t node_register(struct klet *k, struct kclient *c, struct k32_
 	cJSON_AddStringToObject(n, "kind", "Node");
 	cJSON_AddItemToObject(n, "metadata", node_meta_json(k));
 	cJSON_AddObjectToObject(n, "spec");
-	cJSON_AddItemToObject(n, "status", node_status_json(k, klet_wall()));
+	cJSON_AddItemToObject(n, "status", klet_node_status_json(k, klet_wall()));
 	char *body = json_text(n);
 	cJSON_Delete(n);
 	if (!body)

@@ -190,6 +190,10 @@ struct klet {
 	char ca_file[K32_HTTP_PATH_LEN];
 	char token[128];
 	char node_ip[64];
+	/* RFC 3339 time this kubelet first posted its node conditions: their lastTransitionTime
+	 * from then on (the statuses it posts never change while it runs), so a status update
+	 * that only renews the heartbeat changes nothing the controllers compare */
+	char conditions_since[32];
 	char image_dir[K32_HTTP_PATH_LEN];
 	char pod_http_host[64];
 	struct klet_profile profile;
@@ -318,5 +322,10 @@ void klet_image_sha256(const uint8_t *bytes, size_t len, char hex[65]);
 /* The keys of a module ConfigMap (binaryData, then data) as "a, b, c" in out, whole keys
  * only ("a, b, ..." when they do not all fit). */
 void klet_image_versions(const cJSON *cm, char *out, size_t cap);
+
+/* The Node status this kubelet posts at now_s (registration and every
+ * K32_KLET_NODE_STATUS_S): capacity, conditions (lastHeartbeatTime now_s, lastTransitionTime
+ * the first post's), addresses, endpoints, nodeInfo. NULL when out of memory. */
+cJSON *klet_node_status_json(struct klet *k, uint64_t now_s);
 
 #endif /* KLET_INT_H */
