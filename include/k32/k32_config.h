@@ -1267,9 +1267,11 @@ _Static_assert(K32_KLET_JOIN_BACKOFF_MIN_MS >= 1 &&
 #endif
 
 /* Events about pods a kubelet queues for its node task to send (~580 bytes each, in the
- * kubelet's record); when full a new one is dropped and counted (events_dropped). Boards: 4. */
+ * kubelet's record); when full a new one is dropped and counted (events_dropped). Hosts: 64,
+ * so a burst (many pods failing at once while the node task is slow, as under ASan in CI)
+ * keeps its Events; boards: 4. */
 #ifndef K32_KLET_EVENT_QUEUE
-#define K32_KLET_EVENT_QUEUE 16
+#define K32_KLET_EVENT_QUEUE 64
 #endif
 _Static_assert(K32_KLET_EVENT_QUEUE >= 1 && K32_KLET_EVENT_QUEUE <= 256,
 	       "K32_KLET_EVENT_QUEUE must be 1..256");
