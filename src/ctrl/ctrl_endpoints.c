@@ -112,7 +112,8 @@ static bool ep_nodes_load(struct ctrl *c, struct ep_nodes *en)
 	}
 	const cJSON *n;
 	cJSON_ArrayForEach(n, en->arr) en->by_name[en->n++] = n;
-	qsort(en->by_name, en->n, sizeof(*en->by_name), ep_node_cmp);
+	if (en->n > 1) /* by_name is NULL when there is no node */
+		qsort(en->by_name, en->n, sizeof(*en->by_name), ep_node_cmp);
 	return en->arr != NULL;
 }
 
@@ -179,7 +180,8 @@ static size_t ep_gather(const cJSON *svc, const cJSON *pods, const struct ep_nod
 		x->ready = ctrl_pod_ready(p) && !x->terminating;
 		n++;
 	}
-	qsort(e, n, sizeof(*e), ep_entry_cmp);
+	if (n > 1) /* e is NULL when the cluster has no pods: qsort wants a pointer */
+		qsort(e, n, sizeof(*e), ep_entry_cmp);
 	return n;
 }
 

@@ -678,7 +678,8 @@ void ctrl_sched_pass(struct ctrl *c)
 		sp.count++;
 	}
 	/* by name: look-ups by binary search, ties of the score go to the first name */
-	qsort(sp.nodes, sp.count, sizeof(sp.nodes[0]), sched_node_cmp);
+	if (sp.count > 1) /* sp.nodes may be NULL with no node */
+		qsort(sp.nodes, sp.count, sizeof(sp.nodes[0]), sched_node_cmp);
 	/* Devices are optional: a failed list only means no Device-derived hardware */
 	if (ctrl_list(c, "/apis/kube32.io/v1alpha1/devices", sched_device, &sp))
 		k32_err_clear(&c->perr);
