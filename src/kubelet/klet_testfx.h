@@ -163,7 +163,7 @@ static inline bool fx_gone_pred(struct fx_cp *cp, const char *name)
 {
 	char target[256];
 	snprintf(target, sizeof(target), "/api/v1/namespaces/default/pods/%s", name);
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < 3000; i++) { /* up to 30 s: TSan under CI's load took over 10 */
 		int code;
 		cJSON *j = fx_do(cp, "GET", target, NULL, &code);
 		cJSON_Delete(j);
